@@ -1,0 +1,159 @@
+package ovsdb
+
+import (
+	"fmt"
+	"slices"
+
+	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+// ensureBridge plans the creation of spec's bridge, or the changes that bring an owned bridge to
+// spec. A bridge owned by someone else is an ErrNotOwned error.
+func (p *planner) ensureBridge(spec BridgeSpec) error {
+	ref := objRef{vswitch.BridgeTable, spec.Name}
+	b, err := p.bridge(spec.Name)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		// New bridge: its insert is emitted by finish, with every port added in this txn.
+		if _, err := p.rootRow(); err != nil {
+			return err
+		}
+		nb := &bridgeState{uuid: p.namedUUID("br"), created: &spec, owned: true}
+		if old := p.bridges[spec.Name]; old != nil && old.deleted {
+			// Re-created under the same name in one transaction: keep the old state deleted.
+			p.bridges[spec.Name+"\x00old"] = old
+		}
+		p.bridges[spec.Name] = nb
+		p.rootAdd = append(p.rootAdd, nb.uuid)
+		return p.ensurePort(localPort(spec.Name))
+	}
+	if b.created != nil {
+		return &OpError{Kind: ErrInvalid, Table: ref.table, Row: spec.Name, Details: "bridge given twice in one transaction"}
+	}
+	cur := &vswitch.Bridge{Name: spec.Name}
+	if _, err := p.lookup(vswitch.BridgeTable, cur); err != nil {
+		return err
+	}
+	if !b.owned {
+		return notOwned(ref.table, spec.Name, p.owner, cur.ExternalIDs)
+	}
+	row := libovsdb.Row{}
+	var muts []libovsdb.Mutation
+	if cur.DatapathType != spec.DatapathType {
+		row["datapath_type"] = spec.DatapathType
+	}
+	if curFail := derefStr(cur.FailMode); curFail != spec.FailMode {
+		row["fail_mode"] = optString(spec.FailMode)
+	}
+	have := make([]string, len(cur.Protocols))
+	for i, pr := range cur.Protocols {
+		have[i] = string(pr)
+	}
+	muts = append(muts, setMutations("protocols", have, spec.Protocols, stringSet)...)
+	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
+	muts = append(muts, mapMutations("external_ids", cur.ExternalIDs, tagged(spec.ExternalIDs, p.owner, p.gen))...)
+	if len(row) > 0 || len(muts) > 0 {
+		p.guard(ref, b.uuid, true, libovsdb.Row{"name": spec.Name})
+	}
+	if len(row) > 0 {
+		p.add(ref, updateOp(ref.table, whereUUID(b.uuid), row))
+	}
+	if len(muts) > 0 {
+		p.add(ref, mutateOp(ref.table, whereUUID(b.uuid), muts))
+	}
+	// The local port follows its bridge (and its generation).
+	return p.ensurePort(localPort(spec.Name))
+}
+
+func localPort(bridge string) PortSpec {
+	return PortSpec{Bridge: bridge, Name: bridge, Interfaces: []InterfaceSpec{{Name: bridge, Type: "internal"}}}
+}
+
+// insertBridge emits the insert of a bridge created in this transaction, ports included.
+func (p *planner) insertBridge(name string, b *bridgeState) error {
+	s := b.created
+	br := &vswitch.Bridge{UUID: b.uuid, Name: name, DatapathType: s.DatapathType,
+		OtherConfig: s.OtherConfig, ExternalIDs: tagged(s.ExternalIDs, p.owner, p.gen), Ports: b.add}
+	if s.FailMode != "" {
+		fm := vswitch.BridgeFailMode(s.FailMode)
+		br.FailMode = &fm
+	}
+	for _, pr := range s.Protocols {
+		br.Protocols = append(br.Protocols, vswitch.BridgeProtocols(pr))
+	}
+	return p.create(objRef{vswitch.BridgeTable, name}, br)
+}
+
+// deleteBridge plans the removal of an owned bridge with its ports and interfaces. A bridge that
+// holds a port someone else created is refused: deleting it would delete their port.
+func (p *planner) deleteBridge(name string) error {
+	ref := objRef{vswitch.BridgeTable, name}
+	b, err := p.bridge(name)
+	if err != nil || b == nil {
+		return err // absent: nothing to do
+	}
+	if b.created != nil {
+		return &OpError{Kind: ErrInvalid, Table: ref.table, Row: name, Details: "bridge created and deleted in one transaction"}
+	}
+	cur := &vswitch.Bridge{Name: name}
+	if _, err := p.lookup(vswitch.BridgeTable, cur); err != nil {
+		return err
+	}
+	if !b.owned {
+		return notOwned(ref.table, name, p.owner, cur.ExternalIDs)
+	}
+	var ports []*vswitch.Port
+	for _, pu := range cur.Ports {
+		port := &vswitch.Port{}
+		if !p.rowByUUID(vswitch.PortTable, pu, port) {
+			continue
+		}
+		if !ownedBy(port.ExternalIDs, p.owner) {
+			return &OpError{Kind: ErrNotOwned, Table: ref.table, Row: name, Details: fmt.Sprintf(
+				"bridge holds port %q, which ovsplane did not create; remove that port first (ovs-vsctl del-port %s %s)", port.Name, name, port.Name)}
+		}
+		ports = append(ports, port)
+	}
+	// The bridge must still hold exactly the ports read, so a port added meanwhile is not lost.
+	p.guard(ref, b.uuid, true, libovsdb.Row{"ports": uuidSet(cur.Ports)})
+	for _, port := range ports {
+		p.dropPort(port)
+	}
+	p.add(ref, deleteOp(ref.table, b.uuid))
+	p.goneUUIDs[b.uuid] = true
+	b.deleted = true
+	p.rootDel = append(p.rootDel, b.uuid)
+	return nil
+}
+
+// dropPort emits the deletion of a port row and its interfaces (callers unlink it from its bridge).
+func (p *planner) dropPort(port *vswitch.Port) {
+	for _, iu := range port.Interfaces {
+		ifc := &vswitch.Interface{}
+		name := iu
+		if p.rowByUUID(vswitch.InterfaceTable, iu, ifc) {
+			name = ifc.Name
+		}
+		p.add(objRef{vswitch.InterfaceTable, name}, deleteOp(vswitch.InterfaceTable, iu))
+		p.goneUUIDs[iu] = true
+	}
+	p.add(objRef{vswitch.PortTable, port.Name}, deleteOp(vswitch.PortTable, port.UUID))
+	p.goneUUIDs[port.UUID] = true
+}
+
+func derefStr[T ~string](v *T) string {
+	if v == nil {
+		return ""
+	}
+	return string(*v)
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}

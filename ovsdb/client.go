@@ -1,0 +1,342 @@
+package ovsdb
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-logr/logr"
+	"github.com/ovn-kubernetes/libovsdb/cache"
+	"github.com/ovn-kubernetes/libovsdb/client"
+	"github.com/ovn-kubernetes/libovsdb/model"
+	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+// DefaultOwner is the owner tag written when Config.Owner is empty.
+const DefaultOwner = "ovsplane"
+
+// TLSFiles names the PEM files used for ssl: endpoints, as ovs-vsctl's -p/-c/-C options do.
+type TLSFiles struct {
+	PrivateKey  string // client private key
+	Certificate string // client certificate
+	CACert      string // CA certificate that signed the server's certificate
+}
+
+// Config describes how to reach OVSDB and how this client tags what it creates.
+type Config struct {
+	// Endpoints in OVSDB connection syntax: "unix:/path", "tcp:host:port", "ssl:host:port".
+	// Several endpoints name the members of a clustered database; the client uses the first
+	// that answers (and, with LeaderOnly, is the Raft leader). Required.
+	Endpoints []string
+	// TLS files, required when any endpoint is ssl:.
+	TLS *TLSFiles
+	// LeaderOnly makes the client connect only to the cluster leader. nil means: true when
+	// several endpoints are given, false for a single one.
+	LeaderOnly *bool
+	// Owner is the value written under the owner key in external_ids of every row created,
+	// and the only owner whose rows this client will modify or delete. Default DefaultOwner.
+	Owner string
+	// Logger receives connection events. Default: slog.Default().
+	Logger *slog.Logger
+	// ConnectTimeout bounds each connection attempt. Default 5s.
+	ConnectTimeout time.Duration
+	// MaxBackoff caps the delay between reconnection attempts. Default 5s.
+	MaxBackoff time.Duration
+	// AttachToForeignBridges lets EnsurePort add owned ports to a bridge this owner did not
+	// create (for example br-int made by an operator): the only change made to such a bridge is
+	// a mutate insert/delete of the owned port's reference in Bridge.ports. Default false: a
+	// foreign bridge is not touched at all.
+	AttachToForeignBridges bool
+	// InactivityProbe, when non-zero, sends echo requests after this much silence and
+	// reconnects when they go unanswered (useful over TCP). Must exceed ConnectTimeout.
+	InactivityProbe time.Duration
+}
+
+// Client is a cached, reconnecting connection to the Open_vSwitch database. It caches only the
+// tables it needs (Open_vSwitch, Bridge, Port, Interface) and is safe for concurrent use.
+type Client struct {
+	lc             client.Client
+	owner          string
+	foreignBridges bool
+	log            *slog.Logger
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every cache change
+	rootUUID string
+	curCfg   int
+}
+
+// cachedTables are the tables monitored; the typed operations need nothing else.
+var cachedTables = []model.Model{
+	&vswitch.OpenvSwitch{}, &vswitch.Bridge{}, &vswitch.Port{}, &vswitch.Interface{},
+}
+
+// Dial validates cfg, connects to the first reachable endpoint, and fills the cache before
+// returning. After that the client reconnects by itself, with exponential backoff, whenever the
+// connection drops; the cache is resynchronised on reconnection. ctx bounds the initial
+// connection only. Close releases the connection.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	opts, err := clientOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dbModel, err := model.NewClientDBModel(vswitch.Schema().Name, map[string]model.Model{
+		vswitch.OpenvSwitchTable: &vswitch.OpenvSwitch{},
+		vswitch.BridgeTable:      &vswitch.Bridge{},
+		vswitch.PortTable:        &vswitch.Port{},
+		vswitch.InterfaceTable:   &vswitch.Interface{},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ovsdb: building the client model: %w", err)
+	}
+	lc, err := client.NewOVSDBClient(dbModel, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("ovsdb: %w", err)
+	}
+	c := &Client{lc: lc, owner: cfg.Owner, foreignBridges: cfg.AttachToForeignBridges, log: cfg.Logger,
+		changed: make(chan struct{})}
+	if c.owner == "" {
+		c.owner = DefaultOwner
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	lc.Cache() // nil until connected; handlers are added after Connect
+	if err := lc.Connect(ctx); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrNotConnected, strings.Join(cfg.Endpoints, ","), err)
+	}
+	lc.Cache().AddEventHandler(&cache.EventHandlerFuncs{
+		AddFunc:    func(table string, m model.Model) { c.onChange(table, m) },
+		UpdateFunc: func(table string, _, m model.Model) { c.onChange(table, m) },
+		DeleteFunc: func(table string, _ model.Model) { c.onChange(table, nil) },
+	})
+	mon := lc.NewMonitor(
+		client.WithTable(&vswitch.OpenvSwitch{}), client.WithTable(&vswitch.Bridge{}),
+		client.WithTable(&vswitch.Port{}), client.WithTable(&vswitch.Interface{}),
+	)
+	if _, err := lc.Monitor(ctx, mon); err != nil {
+		lc.Close()
+		return nil, fmt.Errorf("ovsdb: monitoring %s: %w", lc.CurrentEndpoint(), err)
+	}
+	c.refreshRoot()
+	c.log.Info("connected to OVSDB", "endpoint", lc.CurrentEndpoint(), "owner", c.owner)
+	return c, nil
+}
+
+func clientOptions(cfg Config) ([]client.Option, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, fmt.Errorf("%w: no OVSDB endpoint given; set one such as unix:/var/run/openvswitch/db.sock", ErrInvalid)
+	}
+	var opts []client.Option
+	needTLS := false
+	for _, ep := range cfg.Endpoints {
+		scheme, rest, ok := strings.Cut(ep, ":")
+		switch {
+		case !ok || rest == "":
+			return nil, fmt.Errorf("%w: endpoint %q: expected unix:PATH, tcp:HOST:PORT or ssl:HOST:PORT", ErrInvalid, ep)
+		case scheme == "ssl":
+			needTLS = true
+		case scheme != "unix" && scheme != "tcp":
+			return nil, fmt.Errorf("%w: endpoint %q: unsupported scheme %q (use unix:, tcp: or ssl:)", ErrInvalid, ep, scheme)
+		}
+		opts = append(opts, client.WithEndpoint(ep))
+	}
+	if needTLS {
+		tc, err := loadTLS(cfg.TLS)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, client.WithTLSConfig(tc))
+	}
+	leaderOnly := len(cfg.Endpoints) > 1
+	if cfg.LeaderOnly != nil {
+		leaderOnly = *cfg.LeaderOnly
+	}
+	opts = append(opts, client.WithLeaderOnly(leaderOnly))
+	connTimeout, maxBackoff := cfg.ConnectTimeout, cfg.MaxBackoff
+	if connTimeout <= 0 {
+		connTimeout = 5 * time.Second
+	}
+	if maxBackoff <= 0 {
+		maxBackoff = 5 * time.Second
+	}
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval = 50 * time.Millisecond
+	bo.MaxInterval = maxBackoff
+	bo.MaxElapsedTime = 0 // never give up; Close stops it
+	if cfg.InactivityProbe > 0 {
+		if cfg.InactivityProbe <= connTimeout {
+			return nil, fmt.Errorf("%w: inactivity probe %s must exceed connect timeout %s", ErrInvalid, cfg.InactivityProbe, connTimeout)
+		}
+		opts = append(opts, client.WithInactivityCheck(cfg.InactivityProbe, connTimeout, bo))
+	} else {
+		opts = append(opts, client.WithReconnect(connTimeout, bo))
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	lr := logr.FromSlogHandler(logger.With("component", "libovsdb").Handler())
+	opts = append(opts, client.WithLogger(&lr))
+	return opts, nil
+}
+
+func loadTLS(files *TLSFiles) (*tls.Config, error) {
+	if files == nil || files.PrivateKey == "" || files.Certificate == "" || files.CACert == "" {
+		return nil, fmt.Errorf("%w: ssl: endpoints need TLS private key, certificate and CA certificate files", ErrInvalid)
+	}
+	cert, err := tls.LoadX509KeyPair(files.Certificate, files.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("ovsdb: loading TLS key pair %s / %s: %w", files.Certificate, files.PrivateKey, err)
+	}
+	pem, err := os.ReadFile(files.CACert)
+	if err != nil {
+		return nil, fmt.Errorf("ovsdb: reading CA certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%w: CA certificate %s holds no PEM certificate", ErrInvalid, files.CACert)
+	}
+	// OVS PKI certificates carry no host names, so verify the chain ourselves, as OVS does.
+	return &tls.Config{
+		Certificates:       []tls.Certificate{cert},
+		InsecureSkipVerify: true, //nolint:gosec // chain verified in VerifyPeerCertificate
+		MinVersion:         tls.VersionTLS12,
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			return verifyChain(raw, pool)
+		},
+	}, nil
+}
+
+func verifyChain(raw [][]byte, roots *x509.CertPool) error {
+	if len(raw) == 0 {
+		return errors.New("ovsdb: server sent no certificate")
+	}
+	certs := make([]*x509.Certificate, len(raw))
+	for i, r := range raw {
+		c, err := x509.ParseCertificate(r)
+		if err != nil {
+			return fmt.Errorf("ovsdb: parsing server certificate: %w", err)
+		}
+		certs[i] = c
+	}
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+	return err
+}
+
+// Close disconnects and stops reconnecting. The client must not be used afterwards.
+func (c *Client) Close() {
+	c.lc.Close()
+}
+
+// Owner returns the owner tag this client writes and honours.
+func (c *Client) Owner() string { return c.owner }
+
+// Connected reports whether the client currently has a live connection.
+func (c *Client) Connected() bool { return c.lc.Connected() }
+
+// Endpoint returns the endpoint currently in use, or "" when disconnected.
+func (c *Client) Endpoint() string { return c.lc.CurrentEndpoint() }
+
+func (c *Client) onChange(table string, m model.Model) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if table == vswitch.OpenvSwitchTable {
+		if ovs, ok := m.(*vswitch.OpenvSwitch); ok {
+			c.rootUUID, c.curCfg = ovs.UUID, ovs.CurCfg
+		} else {
+			c.rootUUID, c.curCfg = "", 0
+		}
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// refreshRoot reads the Open_vSwitch row from the cache (needed after the initial dump, whose
+// events may have been delivered before the handler was registered).
+func (c *Client) refreshRoot() {
+	var rows []vswitch.OpenvSwitch
+	if err := c.lc.List(context.Background(), &rows); err != nil || len(rows) == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.rootUUID, c.curCfg = rows[0].UUID, rows[0].CurCfg
+	c.mu.Unlock()
+}
+
+// changes returns a channel closed at the next cache change.
+func (c *Client) changes() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// Changes returns a channel that is closed at the next change of any cached row. Callers that
+// want to follow the database call it again after each close. It never blocks.
+func (c *Client) Changes() <-chan struct{} { return c.changes() }
+
+// root returns the Open_vSwitch row, or an error telling how to create it.
+func (c *Client) root() (*vswitch.OpenvSwitch, error) {
+	var rows []vswitch.OpenvSwitch
+	if err := c.lc.List(context.Background(), &rows); err != nil {
+		return nil, fmt.Errorf("ovsdb: reading Open_vSwitch: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%w: the Open_vSwitch table has no row; initialise the database (`ovs-vsctl init` or Client.Init)", ErrNotFound)
+	}
+	return &rows[0], nil
+}
+
+// Init creates the Open_vSwitch row if the database has none, as `ovs-vsctl init` does, and
+// waits until the cache shows it. It is idempotent and never touches an existing row.
+func (c *Client) Init(ctx context.Context) error {
+	if _, err := c.root(); err == nil {
+		return nil
+	}
+	ops, err := c.lc.Create(&vswitch.OpenvSwitch{UUID: "root"})
+	if err != nil {
+		return fmt.Errorf("ovsdb: init: %w", err)
+	}
+	zero := 0
+	// Insert only while the table is still empty, so two initialisers cannot make two rows.
+	guard := libovsdb.Operation{Op: libovsdb.OperationWait, Table: vswitch.OpenvSwitchTable, Timeout: &zero,
+		Where: []libovsdb.Condition{{Column: "_uuid", Function: libovsdb.ConditionNotEqual,
+			Value: libovsdb.UUID{GoUUID: "00000000-0000-0000-0000-000000000000"}}}, Columns: []string{"_uuid"}, Until: string(libovsdb.WaitConditionEqual), Rows: []libovsdb.Row{}}
+	all := append([]libovsdb.Operation{guard}, ops...)
+	results, err := c.lc.Transact(ctx, all...)
+	if err != nil {
+		return fmt.Errorf("ovsdb: init: %w", translateTransportErr(err))
+	}
+	if err := translateResults(results, all, []objRef{{table: vswitch.OpenvSwitchTable}, {table: vswitch.OpenvSwitchTable}}); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil // someone else initialised it first
+		}
+		return fmt.Errorf("ovsdb: init: %w", err)
+	}
+	for {
+		ch := c.changes()
+		if _, err := c.root(); err == nil {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("ovsdb: init: waiting for the Open_vSwitch row: %w", ctx.Err())
+		}
+	}
+}

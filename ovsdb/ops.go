@@ -1,0 +1,142 @@
+package ovsdb
+
+import (
+	"maps"
+	"slices"
+
+	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
+)
+
+// Raw OVSDB operation builders. The typed operations compose these into one transaction.
+
+func whereUUID(uuid string) []libovsdb.Condition {
+	return []libovsdb.Condition{{Column: "_uuid", Function: libovsdb.ConditionEqual, Value: libovsdb.UUID{GoUUID: uuid}}}
+}
+
+// ownedWhere matches the row uuid only while it still carries owner's tag.
+func ownedWhere(uuid, owner string) []libovsdb.Condition {
+	return append(whereUUID(uuid), libovsdb.Condition{
+		Column: "external_ids", Function: libovsdb.ConditionIncludes,
+		Value: mustMap(map[string]string{OwnerKey: owner}),
+	})
+}
+
+func mustMap(m map[string]string) libovsdb.OvsMap {
+	gm := make(map[any]any, len(m))
+	for k, v := range m {
+		gm[k] = v
+	}
+	return libovsdb.OvsMap{GoMap: gm}
+}
+
+func stringSet(vals []string) libovsdb.OvsSet {
+	s := make([]any, len(vals))
+	for i, v := range vals {
+		s[i] = v
+	}
+	return libovsdb.OvsSet{GoSet: s}
+}
+
+func intSet(vals []int) libovsdb.OvsSet {
+	s := make([]any, len(vals))
+	for i, v := range vals {
+		s[i] = v
+	}
+	return libovsdb.OvsSet{GoSet: s}
+}
+
+func uuidSet(uuids []string) libovsdb.OvsSet {
+	s := make([]any, len(uuids))
+	for i, u := range uuids {
+		s[i] = libovsdb.UUID{GoUUID: u}
+	}
+	return libovsdb.OvsSet{GoSet: s}
+}
+
+// optString encodes an optional string column: "" is the empty set.
+func optString(v string) libovsdb.OvsSet {
+	if v == "" {
+		return libovsdb.OvsSet{GoSet: []any{}}
+	}
+	return libovsdb.OvsSet{GoSet: []any{v}}
+}
+
+func optInt(v *int) libovsdb.OvsSet {
+	if v == nil {
+		return libovsdb.OvsSet{GoSet: []any{}}
+	}
+	return libovsdb.OvsSet{GoSet: []any{*v}}
+}
+
+// waitOp asserts that the rows matching where, projected on the row's columns, equal rows now.
+// With timeout 0 it fails the whole transaction at once if they differ, so a decision made from
+// a stale cache causes a retry instead of a lost update.
+func waitOp(table string, where []libovsdb.Condition, row libovsdb.Row) libovsdb.Operation {
+	zero := 0
+	cols := slices.Sorted(maps.Keys(row))
+	return libovsdb.Operation{Op: libovsdb.OperationWait, Table: table, Where: where, Columns: cols,
+		Until: string(libovsdb.WaitConditionEqual), Rows: []libovsdb.Row{row}, Timeout: &zero}
+}
+
+func deleteOp(table, uuid string) libovsdb.Operation {
+	return libovsdb.Operation{Op: libovsdb.OperationDelete, Table: table, Where: whereUUID(uuid)}
+}
+
+func updateOp(table string, where []libovsdb.Condition, row libovsdb.Row) libovsdb.Operation {
+	return libovsdb.Operation{Op: libovsdb.OperationUpdate, Table: table, Where: where, Row: row}
+}
+
+func mutateOp(table string, where []libovsdb.Condition, muts []libovsdb.Mutation) libovsdb.Operation {
+	return libovsdb.Operation{Op: libovsdb.OperationMutate, Table: table, Where: where, Mutations: muts}
+}
+
+// setMutations returns the mutations that turn set column col from have into want: one delete of
+// the elements to drop and one insert of those to add, never a rewrite of the whole set.
+func setMutations[T comparable](col string, have, want []T, enc func([]T) libovsdb.OvsSet) []libovsdb.Mutation {
+	var del, add []T
+	for _, v := range have {
+		if !slices.Contains(want, v) {
+			del = append(del, v)
+		}
+	}
+	for _, v := range want {
+		if !slices.Contains(have, v) && !slices.Contains(add, v) {
+			add = append(add, v)
+		}
+	}
+	var muts []libovsdb.Mutation
+	if len(del) > 0 {
+		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationDelete, Value: enc(del)})
+	}
+	if len(add) > 0 {
+		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationInsert, Value: enc(add)})
+	}
+	return muts
+}
+
+// mapMutations returns the mutations that turn map column col from have into want: delete the
+// keys that are gone or whose value changes, then insert the new pairs (OVSDB's map insert never
+// overwrites an existing key, hence the delete first).
+func mapMutations(col string, have, want map[string]string) []libovsdb.Mutation {
+	var del []string
+	add := map[string]string{}
+	for k, v := range have {
+		if w, ok := want[k]; !ok || w != v {
+			del = append(del, k)
+		}
+	}
+	for k, v := range want {
+		if h, ok := have[k]; !ok || h != v {
+			add[k] = v
+		}
+	}
+	var muts []libovsdb.Mutation
+	if len(del) > 0 {
+		slices.Sort(del)
+		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationDelete, Value: stringSet(del)})
+	}
+	if len(add) > 0 {
+		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationInsert, Value: mustMap(add)})
+	}
+	return muts
+}

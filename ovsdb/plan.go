@@ -1,0 +1,233 @@
+package ovsdb
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ovn-kubernetes/libovsdb/model"
+	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+// planner turns a Txn's intents into OVSDB operations against one snapshot of the cache. It is
+// rebuilt from scratch on every commit attempt.
+type planner struct {
+	c     *Client
+	owner string
+	gen   int64
+	seq   int
+
+	ops  []libovsdb.Operation
+	refs []objRef
+
+	root        *vswitch.OpenvSwitch
+	bridges     map[string]*bridgeState // by name, as seen or changed in this txn
+	portBridge  map[string]string       // port UUID → bridge name (built on first need)
+	newPorts    map[string]bool
+	goneUUIDs   map[string]bool // rows deleted in this txn
+	guarded     map[string]bool // rows that already carry a wait operation
+	newIfaces   map[string]bool
+	ifaces      []string // interfaces whose status the commit reports
+	rootAdd     []string
+	rootDel     []string
+	needRootOps bool
+}
+
+type bridgeState struct {
+	uuid    string // real UUID, or named UUID when created in this txn
+	created *BridgeSpec
+	local   []string // created: UUIDs of ports to insert with the bridge
+	owned   bool
+	deleted bool
+	add     []string
+	del     []string
+}
+
+func newPlanner(c *Client, gen int64) *planner {
+	return &planner{c: c, owner: c.owner, gen: gen, bridges: map[string]*bridgeState{},
+		newPorts: map[string]bool{}, goneUUIDs: map[string]bool{}, guarded: map[string]bool{},
+		newIfaces: map[string]bool{}}
+}
+
+func (p *planner) add(ref objRef, ops ...libovsdb.Operation) {
+	for range ops {
+		p.refs = append(p.refs, ref)
+	}
+	p.ops = append(p.ops, ops...)
+}
+
+func (p *planner) namedUUID(prefix string) string {
+	p.seq++
+	return fmt.Sprintf("%s%d", prefix, p.seq)
+}
+
+// create appends insert operations for models whose UUID field holds a named UUID.
+func (p *planner) create(ref objRef, models ...model.Model) error {
+	ops, err := p.c.lc.Create(models...)
+	if err != nil {
+		return fmt.Errorf("ovsdb: encoding new %s %q: %w", ref.table, ref.name, err)
+	}
+	p.add(ref, ops...)
+	return nil
+}
+
+// lookup fills m (a model with its index column set) from the cache; false when absent or
+// deleted earlier in this transaction.
+func (p *planner) lookup(table string, m model.Model) (bool, error) {
+	tc := p.c.lc.Cache()
+	if tc == nil {
+		return false, ErrNotConnected
+	}
+	uuid, row, err := tc.Table(table).RowByModel(m)
+	if err != nil {
+		return false, fmt.Errorf("ovsdb: cache lookup in %s: %w", table, err)
+	}
+	if row == nil || p.goneUUIDs[uuid] {
+		return false, nil
+	}
+	model.CloneInto(row, m)
+	return true, nil
+}
+
+func (p *planner) rowByUUID(table, uuid string, m model.Model) bool {
+	tc := p.c.lc.Cache()
+	if tc == nil {
+		return false
+	}
+	row := tc.Table(table).Row(uuid)
+	if row == nil {
+		return false
+	}
+	model.CloneInto(row, m)
+	return true
+}
+
+// bridge returns the state of the named bridge, or nil when it does not exist.
+func (p *planner) bridge(name string) (*bridgeState, error) {
+	if b, ok := p.bridges[name]; ok {
+		if b.deleted {
+			return nil, nil
+		}
+		return b, nil
+	}
+	br := &vswitch.Bridge{Name: name}
+	found, err := p.lookup(vswitch.BridgeTable, br)
+	if err != nil || !found {
+		return nil, err
+	}
+	b := &bridgeState{uuid: br.UUID, owned: ownedBy(br.ExternalIDs, p.owner)}
+	p.bridges[name] = b
+	return b, nil
+}
+
+// guard adds, once per row, a wait operation asserting the row still exists with the given
+// column values (and still carries our owner tag when owned is true).
+func (p *planner) guard(ref objRef, uuid string, owned bool, row libovsdb.Row) {
+	key := ref.table + "/" + uuid
+	if p.guarded[key] {
+		return
+	}
+	p.guarded[key] = true
+	where := whereUUID(uuid)
+	if owned {
+		where = ownedWhere(uuid, p.owner)
+	}
+	p.add(ref, waitOp(ref.table, where, row))
+}
+
+// existsRow is the projection used to assert that a row exists at all.
+func existsRow(uuid string) libovsdb.Row {
+	return libovsdb.Row{"_uuid": libovsdb.UUID{GoUUID: uuid}}
+}
+
+func notOwned(table, name, owner string, ext map[string]string) error {
+	holder := ext[OwnerKey]
+	if holder == "" {
+		holder = "nobody (no " + OwnerKey + " key)"
+	}
+	return &OpError{Kind: ErrNotOwned, Table: table, Row: name,
+		Details: fmt.Sprintf("it is owned by %s, not %q; ovsplane never changes rows it did not create — remove or rename it by hand, or pick another name", holder, owner)}
+}
+
+// bridgeOf returns the name of the bridge holding portUUID ("" if none).
+func (p *planner) bridgeOf(portUUID string) string {
+	if p.portBridge == nil {
+		p.portBridge = map[string]string{}
+		var all []vswitch.Bridge
+		if tc := p.c.lc.Cache(); tc != nil {
+			for _, row := range tc.Table(vswitch.BridgeTable).RowsShallow() {
+				if br, ok := row.(*vswitch.Bridge); ok {
+					all = append(all, *br)
+				}
+			}
+		}
+		for _, br := range all {
+			for _, pu := range br.Ports {
+				p.portBridge[pu] = br.Name
+			}
+		}
+	}
+	return p.portBridge[portUUID]
+}
+
+// finish appends the per-bridge and root mutations collected while planning, so that a batch
+// of N ports on one bridge costs one mutate of Bridge.ports, not N.
+func (p *planner) finish() error {
+	names := make([]string, 0, len(p.bridges))
+	for n := range p.bridges {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		b := p.bridges[name]
+		switch {
+		case b.deleted:
+			continue
+		case b.created != nil:
+			if err := p.insertBridge(name, b); err != nil {
+				return err
+			}
+		default:
+			if len(b.add)+len(b.del) > 0 {
+				ref := objRef{vswitch.BridgeTable, name}
+				p.guard(ref, b.uuid, b.owned, existsRow(b.uuid))
+				p.add(ref, mutateOp(vswitch.BridgeTable, whereUUID(b.uuid), pairMutations("ports", b.del, b.add)))
+			}
+		}
+	}
+	if len(p.rootAdd)+len(p.rootDel) > 0 {
+		root, err := p.rootRow()
+		if err != nil {
+			return err
+		}
+		ref := objRef{table: vswitch.OpenvSwitchTable}
+		p.guard(ref, root.UUID, false, existsRow(root.UUID))
+		p.add(ref, mutateOp(vswitch.OpenvSwitchTable, whereUUID(root.UUID),
+			pairMutations("bridges", p.rootDel, p.rootAdd)))
+	}
+	return nil
+}
+
+// pairMutations deletes del then inserts add in one set column.
+func pairMutations(col string, del, add []string) []libovsdb.Mutation {
+	var muts []libovsdb.Mutation
+	if len(del) > 0 {
+		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationDelete, Value: uuidSet(del)})
+	}
+	if len(add) > 0 {
+		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationInsert, Value: uuidSet(add)})
+	}
+	return muts
+}
+
+func (p *planner) rootRow() (*vswitch.OpenvSwitch, error) {
+	if p.root == nil {
+		r, err := p.c.root()
+		if err != nil {
+			return nil, err
+		}
+		p.root = r
+	}
+	return p.root, nil
+}

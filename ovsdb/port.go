@@ -1,0 +1,247 @@
+package ovsdb
+
+import (
+	"fmt"
+
+	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+// ensurePort plans the creation of a port with all its interfaces, or the changes that bring an
+// owned port to spec (columns, interfaces added, changed or removed, move to another bridge).
+func (p *planner) ensurePort(spec PortSpec) error {
+	ref := objRef{vswitch.PortTable, spec.Name}
+	b, err := p.bridge(spec.Bridge)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		return &OpError{Kind: ErrNotFound, Table: ref.table, Row: spec.Name, Details: fmt.Sprintf(
+			"bridge %q does not exist; create it first (in this transaction or an earlier one)", spec.Bridge)}
+	}
+	if !b.owned && !p.c.foreignBridges {
+		br := &vswitch.Bridge{Name: spec.Bridge}
+		_, _ = p.lookup(vswitch.BridgeTable, br)
+		return &OpError{Kind: ErrNotOwned, Table: vswitch.BridgeTable, Row: spec.Bridge, Details: fmt.Sprintf(
+			"cannot add port %q: the bridge was not created by %q (owner tag %q); create the bridge through ovsplane or allow attaching to foreign bridges",
+			spec.Name, p.owner, br.ExternalIDs[OwnerKey])}
+	}
+	if p.newPorts[spec.Name] {
+		return &OpError{Kind: ErrInvalid, Table: ref.table, Row: spec.Name, Details: "port given twice in one transaction"}
+	}
+	cur := &vswitch.Port{Name: spec.Name}
+	found, err := p.lookup(vswitch.PortTable, cur)
+	if err != nil {
+		return err
+	}
+	p.newPorts[spec.Name] = true
+	if !found {
+		return p.createPort(spec, b)
+	}
+	if !ownedBy(cur.ExternalIDs, p.owner) {
+		return notOwned(ref.table, spec.Name, p.owner, cur.ExternalIDs)
+	}
+	return p.updatePort(spec, b, cur)
+}
+
+// newInterface returns the model of an interface created in this transaction, after checking
+// that no other port already uses the name.
+func (p *planner) newInterface(port string, s InterfaceSpec) (*vswitch.Interface, error) {
+	other := &vswitch.Interface{Name: s.Name}
+	exists, err := p.lookup(vswitch.InterfaceTable, other)
+	if err != nil {
+		return nil, err
+	}
+	if exists || p.newIfaces[s.Name] {
+		return nil, &OpError{Kind: ErrConstraintViolation, Table: vswitch.InterfaceTable, Row: s.Name, Column: "name",
+			Details: fmt.Sprintf("an interface with this name already exists; port %q cannot use it — pick another name or delete the other port", port)}
+	}
+	p.newIfaces[s.Name] = true
+	p.ifaces = append(p.ifaces, s.Name)
+	return &vswitch.Interface{UUID: p.namedUUID("if"), Name: s.Name, Type: s.Type, Options: s.Options,
+		OtherConfig: s.OtherConfig, ExternalIDs: tagged(s.ExternalIDs, p.owner, p.gen),
+		MTURequest: s.MTURequest, OfportRequest: s.OfportRequest}, nil
+}
+
+func (p *planner) createPort(spec PortSpec, b *bridgeState) error {
+	port := p.portModel(spec)
+	port.UUID = p.namedUUID("port")
+	var ifaces []*vswitch.Interface
+	for _, is := range spec.interfaces() {
+		ifc, err := p.newInterface(spec.Name, is)
+		if err != nil {
+			return err
+		}
+		ifaces = append(ifaces, ifc)
+		port.Interfaces = append(port.Interfaces, ifc.UUID)
+	}
+	for _, ifc := range ifaces {
+		if err := p.create(objRef{vswitch.InterfaceTable, ifc.Name}, ifc); err != nil {
+			return err
+		}
+	}
+	if err := p.create(objRef{vswitch.PortTable, spec.Name}, port); err != nil {
+		return err
+	}
+	b.add = append(b.add, port.UUID)
+	return nil
+}
+
+func (p *planner) portModel(spec PortSpec) *vswitch.Port {
+	port := &vswitch.Port{Name: spec.Name, Tag: spec.Tag, Trunks: spec.Trunks, OtherConfig: spec.OtherConfig,
+		ExternalIDs: tagged(spec.ExternalIDs, p.owner, p.gen)}
+	if spec.VLANMode != "" {
+		v := vswitch.PortVLANMode(spec.VLANMode)
+		port.VLANMode = &v
+	}
+	if spec.BondMode != "" {
+		v := vswitch.PortBondMode(spec.BondMode)
+		port.BondMode = &v
+	}
+	if spec.LACP != "" {
+		v := vswitch.PortLACP(spec.LACP)
+		port.LACP = &v
+	}
+	return port
+}
+
+func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) error {
+	ref := objRef{vswitch.PortTable, spec.Name}
+	// Everything below is decided from cur: assert it is still what the server has.
+	p.guard(ref, cur.UUID, true, libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)})
+	if holder := p.bridgeOf(cur.UUID); holder != spec.Bridge {
+		if old, _ := p.bridge(holder); old != nil {
+			old.del = append(old.del, cur.UUID)
+		}
+		b.add = append(b.add, cur.UUID)
+	}
+	want := p.portModel(spec)
+	row := libovsdb.Row{}
+	if !eqIntPtr(cur.Tag, want.Tag) {
+		row["tag"] = optInt(want.Tag)
+	}
+	if derefStr(cur.VLANMode) != spec.VLANMode {
+		row["vlan_mode"] = optString(spec.VLANMode)
+	}
+	if derefStr(cur.BondMode) != spec.BondMode {
+		row["bond_mode"] = optString(spec.BondMode)
+	}
+	if derefStr(cur.LACP) != spec.LACP {
+		row["lacp"] = optString(spec.LACP)
+	}
+	var muts []libovsdb.Mutation
+	muts = append(muts, setMutations("trunks", cur.Trunks, spec.Trunks, intSet)...)
+	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
+	muts = append(muts, mapMutations("external_ids", cur.ExternalIDs, want.ExternalIDs)...)
+
+	ifMuts, err := p.reconcileInterfaces(spec, cur)
+	if err != nil {
+		return err
+	}
+	muts = append(muts, ifMuts...)
+	if len(row) > 0 {
+		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
+	}
+	if len(muts) > 0 {
+		p.add(ref, mutateOp(ref.table, whereUUID(cur.UUID), muts))
+	}
+	return nil
+}
+
+// reconcileInterfaces updates the port's existing interfaces in place and returns the mutations
+// of Port.interfaces that add new ones and drop unwanted ones.
+func (p *planner) reconcileInterfaces(spec PortSpec, cur *vswitch.Port) ([]libovsdb.Mutation, error) {
+	existing := map[string]*vswitch.Interface{}
+	for _, iu := range cur.Interfaces {
+		ifc := &vswitch.Interface{}
+		if p.rowByUUID(vswitch.InterfaceTable, iu, ifc) {
+			existing[ifc.Name] = ifc
+		}
+	}
+	var add, del []string
+	wanted := map[string]bool{}
+	for _, is := range spec.interfaces() {
+		wanted[is.Name] = true
+		if ifc, ok := existing[is.Name]; ok {
+			p.updateInterface(is, ifc)
+			continue
+		}
+		ifc, err := p.newInterface(spec.Name, is)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.create(objRef{vswitch.InterfaceTable, ifc.Name}, ifc); err != nil {
+			return nil, err
+		}
+		add = append(add, ifc.UUID)
+	}
+	for name, ifc := range existing {
+		if !wanted[name] {
+			del = append(del, ifc.UUID)
+			p.add(objRef{vswitch.InterfaceTable, name}, deleteOp(vswitch.InterfaceTable, ifc.UUID))
+			p.goneUUIDs[ifc.UUID] = true
+		}
+	}
+	return pairMutations("interfaces", del, add), nil
+}
+
+func (p *planner) updateInterface(s InterfaceSpec, cur *vswitch.Interface) {
+	ref := objRef{vswitch.InterfaceTable, s.Name}
+	p.ifaces = append(p.ifaces, s.Name)
+	row := libovsdb.Row{}
+	if cur.Type != s.Type {
+		row["type"] = s.Type
+	}
+	if !eqIntPtr(cur.MTURequest, s.MTURequest) {
+		row["mtu_request"] = optInt(s.MTURequest)
+	}
+	if !eqIntPtr(cur.OfportRequest, s.OfportRequest) {
+		row["ofport_request"] = optInt(s.OfportRequest)
+	}
+	var muts []libovsdb.Mutation
+	muts = append(muts, mapMutations("options", cur.Options, s.Options)...)
+	muts = append(muts, mapMutations("other_config", cur.OtherConfig, s.OtherConfig)...)
+	muts = append(muts, mapMutations("external_ids", cur.ExternalIDs, tagged(s.ExternalIDs, p.owner, p.gen))...)
+	if len(row) == 0 && len(muts) == 0 {
+		return
+	}
+	p.guard(ref, cur.UUID, true, libovsdb.Row{"name": cur.Name})
+	if len(row) > 0 {
+		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
+	}
+	if len(muts) > 0 {
+		p.add(ref, mutateOp(ref.table, whereUUID(cur.UUID), muts))
+	}
+}
+
+// deletePort plans the removal of an owned port and its interfaces. bridge may be "" (any).
+func (p *planner) deletePort(bridge, name string) error {
+	ref := objRef{vswitch.PortTable, name}
+	cur := &vswitch.Port{Name: name}
+	found, err := p.lookup(vswitch.PortTable, cur)
+	if err != nil || !found {
+		return err // absent: nothing to do
+	}
+	if !ownedBy(cur.ExternalIDs, p.owner) {
+		return notOwned(ref.table, name, p.owner, cur.ExternalIDs)
+	}
+	holder := p.bridgeOf(cur.UUID)
+	if bridge != "" && holder != bridge {
+		return &OpError{Kind: ErrNotFound, Table: ref.table, Row: name,
+			Details: fmt.Sprintf("port is on bridge %q, not %q", holder, bridge)}
+	}
+	p.guard(ref, cur.UUID, true, libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)})
+	if b, _ := p.bridge(holder); b != nil {
+		b.del = append(b.del, cur.UUID)
+	}
+	p.dropPort(cur)
+	return nil
+}
+
+func eqIntPtr(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}

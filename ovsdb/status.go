@@ -1,0 +1,187 @@
+package ovsdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+// InterfaceState is what ovs-vswitchd reports about one interface.
+type InterfaceState struct {
+	Name       string
+	Type       string
+	Ofport     int    // OpenFlow port number; -1 when vswitchd failed to set it up; 0 when not assigned yet
+	Error      string // Interface.error; "" when fine
+	LinkState  string // "up", "down" or "" when unknown
+	AdminState string
+	MTU        int
+	MAC        string // mac_in_use
+	Statistics map[string]int
+	Owned      bool // created by this client's owner
+}
+
+func stateOf(ifc *vswitch.Interface, owner string) InterfaceState {
+	st := InterfaceState{Name: ifc.Name, Type: ifc.Type, Error: derefStr(ifc.Error),
+		LinkState: derefStr(ifc.LinkState), AdminState: derefStr(ifc.AdminState),
+		MAC: derefStr(ifc.MACInUse), Statistics: ifc.Statistics, Owned: ownedBy(ifc.ExternalIDs, owner)}
+	if ifc.Ofport != nil {
+		st.Ofport = *ifc.Ofport
+	}
+	if ifc.MTU != nil {
+		st.MTU = *ifc.MTU
+	}
+	return st
+}
+
+// Interface returns the cached state of the named interface, or an error matching ErrNotFound.
+func (c *Client) Interface(name string) (InterfaceState, error) {
+	st := c.interfaceStates([]string{name})
+	if len(st) == 0 {
+		return InterfaceState{}, &OpError{Kind: ErrNotFound, Table: vswitch.InterfaceTable, Row: name}
+	}
+	return st[0], nil
+}
+
+// interfaceStates returns the cached states of the named interfaces that exist, in order.
+func (c *Client) interfaceStates(names []string) []InterfaceState {
+	tc := c.lc.Cache()
+	if tc == nil {
+		return nil
+	}
+	table := tc.Table(vswitch.InterfaceTable)
+	out := make([]InterfaceState, 0, len(names))
+	for _, n := range names {
+		_, row, err := table.RowByModel(&vswitch.Interface{Name: n})
+		if err != nil || row == nil {
+			continue
+		}
+		if ifc, ok := row.(*vswitch.Interface); ok {
+			out = append(out, stateOf(ifc, c.owner))
+		}
+	}
+	return out
+}
+
+// CurCfg returns Open_vSwitch.cur_cfg as last seen: the last configuration ovs-vswitchd applied.
+func (c *Client) CurCfg() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.curCfg
+}
+
+// WaitApplied blocks until ovs-vswitchd reports cur_cfg ≥ nextCfg, then returns the states of the
+// named interfaces. If any of them carries an Interface.error, the error is an *ApplyError naming
+// each (errors.Is ErrVswitchd) — the acknowledgement ovs-vsctl gives after a change. When ctx
+// ends first, the error matches ErrTimeout for a deadline and context.Canceled for a cancel; it
+// says how far ovs-vswitchd got, which tells a stuck or absent ovs-vswitchd apart.
+func (c *Client) WaitApplied(ctx context.Context, nextCfg int, ifaces ...string) ([]InterfaceState, error) {
+	for {
+		ch := c.changes()
+		cur := c.CurCfg()
+		if cur >= nextCfg {
+			break
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			err := ctx.Err()
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w: %w", ErrTimeout, err)
+			}
+			return nil, fmt.Errorf("ovsdb: waiting for ovs-vswitchd to apply configuration %d (it has applied %d; is ovs-vswitchd running?): %w",
+				nextCfg, cur, err)
+		}
+	}
+	states := c.interfaceStates(ifaces)
+	var failed []InterfaceError
+	for _, st := range states {
+		if st.Error != "" {
+			failed = append(failed, InterfaceError{Interface: st.Name, Message: st.Error})
+		}
+	}
+	if len(failed) > 0 {
+		return states, &ApplyError{Interfaces: failed}
+	}
+	return states, nil
+}
+
+// OwnedRow is a row carrying this client's owner tag.
+type OwnedRow struct {
+	Table      string
+	Name       string
+	UUID       string
+	Generation int64 // -1 when the generation key is missing or unreadable
+}
+
+// Owned lists, from the cache, every Bridge, Port and Interface row tagged with this client's
+// owner, sorted by table then name. A restarted daemon uses it to rebuild its view and to find
+// stale rows (an older Generation) to prune.
+func (c *Client) Owned() []OwnedRow {
+	tc := c.lc.Cache()
+	if tc == nil {
+		return nil
+	}
+	var out []OwnedRow
+	add := func(table, name, uuid string, ext map[string]string) {
+		if !ownedBy(ext, c.owner) {
+			return
+		}
+		gen, err := strconv.ParseInt(ext[GenerationKey], 10, 64)
+		if err != nil {
+			gen = -1
+		}
+		out = append(out, OwnedRow{Table: table, Name: name, UUID: uuid, Generation: gen})
+	}
+	for uuid, row := range tc.Table(vswitch.BridgeTable).RowsShallow() {
+		if b, ok := row.(*vswitch.Bridge); ok {
+			add(vswitch.BridgeTable, b.Name, uuid, b.ExternalIDs)
+		}
+	}
+	for uuid, row := range tc.Table(vswitch.PortTable).RowsShallow() {
+		if p, ok := row.(*vswitch.Port); ok {
+			add(vswitch.PortTable, p.Name, uuid, p.ExternalIDs)
+		}
+	}
+	for uuid, row := range tc.Table(vswitch.InterfaceTable).RowsShallow() {
+		if i, ok := row.(*vswitch.Interface); ok {
+			add(vswitch.InterfaceTable, i.Name, uuid, i.ExternalIDs)
+		}
+	}
+	slices.SortFunc(out, func(a, b OwnedRow) int {
+		if a.Table != b.Table {
+			return compareStr(a.Table, b.Table)
+		}
+		return compareStr(a.Name, b.Name)
+	})
+	return out
+}
+
+// OwnedGlobal returns the Open_vSwitch.other_config keys (with their current values) that this
+// client's owner has set.
+func (c *Client) OwnedGlobal() (map[string]string, error) {
+	root, err := c.root()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, k := range ownedGlobalKeys(root, c.owner) {
+		if v, ok := root.OtherConfig[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func compareStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,271 @@
+package ovsdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+// Txn collects changes that are committed together, atomically, in one OVSDB transaction. Build
+// it with the Ensure*/Delete*/…Global* methods (each returns the Txn for chaining) and send it with
+// Commit. Every change is idempotent: ensuring what already exists changes nothing, deleting
+// what is absent is a no-op. A Txn holds intents, not operations: Commit plans the operations
+// from the cache on each attempt, so a retry after a concurrent change starts from fresh state.
+// A Txn is not safe for concurrent use.
+type Txn struct {
+	c       *Client
+	gen     int64
+	intents []func(*planner) error
+	err     error
+}
+
+// NewTxn starts a transaction whose created or changed rows are tagged with generation gen.
+func (c *Client) NewTxn(gen int64) *Txn {
+	return &Txn{c: c, gen: gen}
+}
+
+func (t *Txn) push(validate func() error, f func(*planner) error) *Txn {
+	if t.err != nil {
+		return t
+	}
+	if validate != nil {
+		if err := validate(); err != nil {
+			t.err = err
+			return t
+		}
+	}
+	t.intents = append(t.intents, f)
+	return t
+}
+
+// EnsureBridge makes the bridge exist as spec says. A new bridge gets its local internal port
+// (named like the bridge), as ovs-vsctl add-br does. An existing bridge must be owned.
+func (t *Txn) EnsureBridge(spec BridgeSpec) *Txn {
+	return t.push(spec.validate, func(p *planner) error { return p.ensureBridge(spec) })
+}
+
+// DeleteBridge removes an owned bridge with its ports and interfaces. It fails with ErrNotOwned
+// when the bridge, or any port on it, was created by someone else.
+func (t *Txn) DeleteBridge(name string) *Txn {
+	return t.push(func() error { return validName("bridge", name) }, func(p *planner) error { return p.deleteBridge(name) })
+}
+
+// EnsurePort makes the port and exactly its listed interfaces exist on spec.Bridge, all columns
+// written in the same transaction that creates the rows (never create-then-set). Bridge.ports is
+// changed with a mutate insert, never rewritten.
+func (t *Txn) EnsurePort(spec PortSpec) *Txn {
+	return t.push(spec.validate, func(p *planner) error { return p.ensurePort(spec) })
+}
+
+// DeletePort removes an owned port and its interfaces. bridge may be "" to mean whichever bridge
+// holds it; a non-empty bridge must match.
+func (t *Txn) DeletePort(bridge, name string) *Txn {
+	return t.push(func() error { return validName("port", name) }, func(p *planner) error { return p.deletePort(bridge, name) })
+}
+
+// SetGlobal sets keys of Open_vSwitch.other_config (dpdk-init, dpdk-socket-mem, pmd-cpu-mask…)
+// and records them as owned.
+func (t *Txn) SetGlobal(kv map[string]string) *Txn {
+	return t.push(func() error {
+		for k := range kv {
+			if k == "" {
+				return fmt.Errorf("%w: Open_vSwitch other_config: empty key", ErrInvalid)
+			}
+		}
+		return nil
+	}, func(p *planner) error { return p.setGlobal(kv) })
+}
+
+// UnsetGlobal removes owned keys from Open_vSwitch.other_config. Absent keys are ignored; keys
+// present but set by someone else fail with ErrNotOwned.
+func (t *Txn) UnsetGlobal(keys ...string) *Txn {
+	return t.push(nil, func(p *planner) error { return p.unsetGlobal(keys) })
+}
+
+// CommitOptions tune Commit.
+type CommitOptions struct {
+	// NoWait skips the ovs-vswitchd acknowledgement: next_cfg is not incremented and Commit
+	// returns as soon as the database has committed (like ovs-vsctl --no-wait).
+	NoWait bool
+	// MaxAttempts bounds the retries after a concurrent writer changed rows this transaction
+	// depended on. Default 8.
+	MaxAttempts int
+}
+
+// Result reports a committed transaction.
+type Result struct {
+	Attempts   int              // 1 unless concurrent writers forced retries
+	Ops        int              // operations in the committed transaction
+	NextCfg    int              // next_cfg written (0 with NoWait)
+	Interfaces []InterfaceState // interfaces created or changed, as ovs-vswitchd left them
+}
+
+// Commit sends the transaction and, unless opts.NoWait, waits for ovs-vswitchd to apply it
+// (Open_vSwitch.cur_cfg reaching the next_cfg this transaction wrote). It returns the state of
+// every interface it created or changed. When ovs-vswitchd reported errors for some interfaces
+// the error is an *ApplyError (errors.Is ErrVswitchd) and the Result is still returned; the
+// transaction is not undone. Spec errors, ownership refusals and OVSDB errors return before or
+// instead of committing, with nothing changed. ctx bounds the whole call; when it ends while
+// waiting for ovs-vswitchd the error matches ErrTimeout (deadline) or context.Canceled.
+func (t *Txn) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	maxAttempts := opts.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = 8
+	}
+	var lastErr error
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		changed := t.c.changes()
+		res, p, err := t.attempt(ctx, opts)
+		if err == nil {
+			res.Attempts = attempt
+			return t.finishCommit(ctx, opts, res, p)
+		}
+		if !retryable(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		lastErr = err
+		// Give the cache a moment to receive the change that made the attempt fail.
+		select {
+		case <-changed:
+		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+			if errors.Is(err, ErrConstraintViolation) {
+				return nil, err // nothing changed: the spec itself clashes
+			}
+		case <-ctx.Done():
+			return nil, fmt.Errorf("ovsdb: commit: %w (last error: %w)", ctx.Err(), err)
+		}
+	}
+	return nil, fmt.Errorf("%w: gave up after %d attempts: %w", ErrConflict, maxAttempts, lastErr)
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, ErrConflict) || errors.Is(err, ErrNotConnected) || errors.Is(err, ErrConstraintViolation)
+}
+
+// attempt plans and sends the transaction once.
+func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (*Result, *planner, error) {
+	p := newPlanner(t.c, t.gen)
+	for _, f := range t.intents {
+		if err := f(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := p.finish(); err != nil {
+		return nil, nil, err
+	}
+	res := &Result{}
+	if len(p.ops) == 0 && opts.NoWait {
+		return res, p, nil
+	}
+	selectIdx := -1
+	if !opts.NoWait {
+		root, err := p.rootRow()
+		if err != nil {
+			return nil, nil, err
+		}
+		ref := objRef{table: vswitch.OpenvSwitchTable, name: "."}
+		p.guard(ref, root.UUID, false, existsRow(root.UUID))
+		p.add(ref, mutateOp(ref.table, whereUUID(root.UUID), []libovsdb.Mutation{
+			{Column: "next_cfg", Mutator: libovsdb.MutateOperationAdd, Value: 1}}))
+		selectIdx = len(p.ops)
+		p.add(ref, libovsdb.Operation{Op: libovsdb.OperationSelect, Table: ref.table,
+			Where: whereUUID(root.UUID), Columns: []string{"next_cfg"}})
+	}
+	results, err := t.c.lc.Transact(ctx, p.ops...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ovsdb: transaction of %d operations: %w", len(p.ops), translateTransportErr(err))
+	}
+	if err := translateResults(results, p.ops, p.refs); err != nil {
+		return nil, nil, err
+	}
+	res.Ops = len(p.ops)
+	if err := t.c.awaitCache(ctx, p, results); err != nil {
+		return nil, nil, err
+	}
+	if selectIdx >= 0 {
+		n, err := intFromRow(results[selectIdx].Rows, "next_cfg")
+		if err != nil {
+			return nil, nil, err
+		}
+		res.NextCfg = n
+	}
+	return res, p, nil
+}
+
+func (t *Txn) finishCommit(ctx context.Context, opts CommitOptions, res *Result, p *planner) (*Result, error) {
+	if opts.NoWait {
+		res.Interfaces = t.c.interfaceStates(p.ifaces)
+		return res, nil
+	}
+	states, err := t.c.WaitApplied(ctx, res.NextCfg, p.ifaces...)
+	res.Interfaces = states
+	return res, err
+}
+
+func intFromRow(rows []libovsdb.Row, col string) (int, error) {
+	if len(rows) != 1 {
+		return 0, fmt.Errorf("ovsdb: select of %s returned %d rows, want 1", col, len(rows))
+	}
+	switch v := rows[0][col].(type) {
+	case float64:
+		return int(v), nil
+	case int:
+		return v, nil
+	case int64:
+		return int(v), nil
+	}
+	return 0, fmt.Errorf("ovsdb: select of %s returned %T", col, rows[0][col])
+}
+
+// awaitCache waits until the cache shows the rows this transaction inserted and no longer shows
+// those it deleted, so that the caller's next transaction plans from a cache that includes this
+// one (the server's update notification and its transaction reply travel separately).
+func (c *Client) awaitCache(ctx context.Context, p *planner, results []libovsdb.OperationResult) error {
+	type row struct{ table, uuid string }
+	var present, gone []row
+	for i, op := range p.ops {
+		switch op.Op {
+		case libovsdb.OperationInsert:
+			present = append(present, row{op.Table, results[i].UUID.GoUUID})
+		case libovsdb.OperationDelete:
+			if u, ok := op.Where[0].Value.(libovsdb.UUID); ok {
+				gone = append(gone, row{op.Table, u.GoUUID})
+			}
+		}
+	}
+	for {
+		ch := c.changes()
+		tc := c.lc.Cache()
+		synced := tc != nil
+		for _, r := range present {
+			if !synced || !tc.Table(r.table).HasRow(r.uuid) {
+				synced = false
+				break
+			}
+		}
+		for _, r := range gone {
+			if !synced || tc.Table(r.table).HasRow(r.uuid) {
+				synced = false
+				break
+			}
+		}
+		if synced {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Second):
+			// Reconnection replaces the cache without necessarily firing per-row events.
+		case <-ctx.Done():
+			return fmt.Errorf("ovsdb: waiting for the cache to show the committed transaction: %w", ctx.Err())
+		}
+	}
+}
