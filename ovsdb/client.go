@@ -70,6 +70,9 @@ type Client struct {
 	foreignBridges bool
 	log            *slog.Logger
 
+	// beforeTransact, when set (tests only), runs between planning and sending a transaction.
+	beforeTransact func()
+
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every cache change
 	rootUUID string

@@ -108,9 +108,9 @@ func (p *planner) portModel(spec PortSpec) *vswitch.Port {
 
 func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) error {
 	ref := objRef{vswitch.PortTable, spec.Name}
-	// Everything below is decided from cur: assert it is still what the server has.
-	p.guard(ref, cur.UUID, true, libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)})
+	moved := false
 	if holder := p.bridgeOf(cur.UUID); holder != spec.Bridge {
+		moved = true
 		if old, _ := p.bridge(holder); old != nil {
 			old.del = append(old.del, cur.UUID)
 		}
@@ -140,6 +140,12 @@ func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) e
 		return err
 	}
 	muts = append(muts, ifMuts...)
+	if len(row) == 0 && len(muts) == 0 && !moved {
+		return nil
+	}
+	// Everything above was decided from cur: assert it is still what the server has, before the
+	// port row is written (a wait sees the effects of the operations placed before it).
+	p.guard(ref, cur.UUID, true, libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)})
 	if len(row) > 0 {
 		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
 	}

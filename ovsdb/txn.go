@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ovn-kubernetes/libovsdb/client"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
@@ -179,8 +180,14 @@ func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (*Result, *planne
 		p.add(ref, libovsdb.Operation{Op: libovsdb.OperationSelect, Table: ref.table,
 			Where: whereUUID(root.UUID), Columns: []string{"next_cfg"}})
 	}
+	if t.c.beforeTransact != nil {
+		t.c.beforeTransact()
+	}
 	results, err := t.c.lc.Transact(ctx, p.ops...)
 	if err != nil {
+		if !t.c.lc.Connected() && !errors.Is(err, client.ErrNotConnected) {
+			err = fmt.Errorf("%w: %w", ErrNotConnected, err)
+		}
 		return nil, nil, fmt.Errorf("ovsdb: transaction of %d operations: %w", len(p.ops), translateTransportErr(err))
 	}
 	if err := translateResults(results, p.ops, p.refs); err != nil {

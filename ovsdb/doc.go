@@ -1,0 +1,60 @@
+// Package ovsdb is ovsplane's only door to the Open_vSwitch database: the one package that
+// imports libovsdb. Everything else (the daemon, vsctl, the plugin host) uses its typed
+// operations.
+//
+// # The client
+//
+// Dial connects to one of the configured endpoints ("unix:/run/openvswitch/db.sock",
+// "tcp:10.0.0.1:6640", "ssl:…"; several for a clustered database, where writes go to the Raft
+// leader), fills a cache of just the tables the operations need (Open_vSwitch, Bridge, Port,
+// Interface) and keeps it current through an OVSDB monitor. When the connection drops the client
+// reconnects by itself with exponential backoff and resynchronises the cache; transactions sent
+// meanwhile wait for the connection (bounded by their context).
+//
+// # Transactions
+//
+// Changes are intents collected in a Txn and committed atomically, as one OVSDB transaction:
+//
+//	res, err := c.NewTxn(gen).
+//		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
+//		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "dpdk0", Interfaces: []ovsdb.InterfaceSpec{{
+//			Name: "dpdk0", Type: "dpdk",
+//			Options: map[string]string{"dpdk-devargs": "0000:01:00.0"},
+//		}}}).
+//		Commit(ctx, ovsdb.CommitOptions{})
+//
+// Every intent is idempotent (ensure what exists: nothing is written; delete what is absent:
+// no-op). A new port is created with all its columns and interfaces in the same transaction that
+// creates it, never as a create followed by a set. Set and map columns are changed with mutate
+// insert/delete; Bridge.ports in particular is never rewritten whole, so adding one port to a
+// bridge of thousands costs the same as to an empty one, and a port another writer adds at the
+// same moment is not lost. Every decision taken from the cache carries a "wait" operation that
+// asserts what was read is still true, so a concurrent writer (ovs-vsctl, os-vif) makes the
+// transaction fail harmlessly; Commit then re-plans from the refreshed cache and retries.
+//
+// # Ownership
+//
+// Every row created here carries two keys in external_ids: OwnerKey (Config.Owner) and
+// GenerationKey (the generation given to NewTxn). Client.Owned lists the tagged rows, so a
+// restarted daemon rebuilds its view from OVSDB alone and prunes only its own stale rows. A row
+// without our owner tag is never modified or deleted: such requests fail with ErrNotOwned and
+// nothing is written. Open_vSwitch.other_config keys set through SetGlobal are recorded as owned
+// in Open_vSwitch.external_ids.
+//
+// # Acknowledgement from ovs-vswitchd
+//
+// Unless CommitOptions.NoWait is set, the transaction also increments Open_vSwitch.next_cfg and
+// Commit waits (WaitApplied) until ovs-vswitchd reports cur_cfg ≥ that value — the moment
+// ovs-vswitchd has really applied the change, exactly the acknowledgement ovs-vsctl waits for.
+// It then reports each created or changed interface's ofport, link state and Interface.error;
+// interfaces that ovs-vswitchd could not set up come back as an *ApplyError naming each one with
+// ovs-vswitchd's own message. The wait is bounded by the context: a deadline yields an error
+// matching ErrTimeout that says how far ovs-vswitchd got, a cancel returns at once.
+//
+// # Errors
+//
+// OVSDB operation errors become *OpError values naming the table, row and (when the server says)
+// column, and matching one of the sentinels: ErrConstraintViolation, ErrReferentialIntegrity,
+// ErrTimeout, ErrNotConnected, ErrNotOwned, ErrNotFound, ErrConflict, ErrInvalid. ovs-vswitchd's
+// per-interface errors match ErrVswitchd.
+package ovsdb
