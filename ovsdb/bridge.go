@@ -57,7 +57,9 @@ func (p *planner) ensureBridge(spec BridgeSpec) error {
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
 	muts = append(muts, mapMutations("external_ids", cur.ExternalIDs, tagged(spec.ExternalIDs, p.owner, p.gen))...)
 	if len(row) > 0 || len(muts) > 0 {
-		p.guard(ref, b.uuid, true, libovsdb.Row{"name": spec.Name})
+		read := map[string]any{"datapath_type": cur.DatapathType, "fail_mode": optString(derefStr(cur.FailMode)),
+			"protocols": stringSet(have), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}
+		p.guard(ref, b.uuid, true, guardColumns(libovsdb.Row{"name": spec.Name}, read, row, muts))
 	}
 	if len(row) > 0 {
 		p.add(ref, updateOp(ref.table, whereUUID(b.uuid), row))

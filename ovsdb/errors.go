@@ -124,9 +124,6 @@ type objRef struct {
 // translateResults turns OVSDB operation results into a typed error, or nil when every operation
 // succeeded. refs[i] names the object behind ops[i].
 func translateResults(results []libovsdb.OperationResult, ops []libovsdb.Operation, refs []objRef) error {
-	if len(results) < len(ops) {
-		return fmt.Errorf("ovsdb: %d operations sent but %d results received", len(ops), len(results))
-	}
 	for i, r := range results {
 		if r.Error == "" {
 			continue
@@ -136,7 +133,7 @@ func translateResults(results []libovsdb.OperationResult, ops []libovsdb.Operati
 			ref = refs[i]
 		} else if i >= len(ops) {
 			// Commit-time error (index or reference check): find the object from the details.
-			ref = refFromDetails(r.Details, refs)
+			ref = refFromDetails(r.Details, ops, refs)
 		}
 		e := &OpError{Kind: kindOf(r.Error), Table: ref.table, Row: ref.name, Details: r.Details}
 		if i < len(ops) && ops[i].Op == libovsdb.OperationWait && r.Error == "timed out" {
@@ -152,6 +149,9 @@ func translateResults(results []libovsdb.OperationResult, ops []libovsdb.Operati
 			e.Column = m[1]
 		}
 		return e
+	}
+	if len(results) < len(ops) {
+		return fmt.Errorf("ovsdb: %d operations sent but %d results received", len(ops), len(results))
 	}
 	return nil
 }
@@ -170,8 +170,17 @@ func kindOf(ovsdbErr string) error {
 	return nil
 }
 
-// refFromDetails picks the object whose table and name the server's message mentions.
-func refFromDetails(details string, refs []objRef) objRef {
+// refFromDetails picks the object whose row UUID, or table and name, the server's message
+// mentions.
+func refFromDetails(details string, ops []libovsdb.Operation, refs []objRef) objRef {
+	for i, op := range ops {
+		if i >= len(refs) || len(op.Where) == 0 || op.Where[0].Column != "_uuid" {
+			continue
+		}
+		if u, ok := op.Where[0].Value.(libovsdb.UUID); ok && strings.Contains(details, u.GoUUID) {
+			return refs[i]
+		}
+	}
 	var best objRef
 	for _, r := range refs {
 		if r.table == "" || !strings.Contains(details, r.table) {

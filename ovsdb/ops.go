@@ -140,3 +140,19 @@ func mapMutations(col string, have, want map[string]string) []libovsdb.Mutation 
 	}
 	return muts
 }
+
+// guardColumns returns base plus, for every column that row or muts write, the value that was
+// read for it: the wait built from it fails if any of those columns changed after the read.
+func guardColumns(base libovsdb.Row, read map[string]any, row libovsdb.Row, muts []libovsdb.Mutation) libovsdb.Row {
+	for col := range row {
+		if v, ok := read[col]; ok {
+			base[col] = v
+		}
+	}
+	for _, m := range muts {
+		if v, ok := read[m.Column]; ok {
+			base[m.Column] = v
+		}
+	}
+	return base
+}

@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"io"
+	"log/slog"
 	"testing"
 	"time"
 
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
 func dialInternal(t *testing.T) (*Client, *ovsdbtest.Server) {
@@ -66,3 +67,146 @@ func TestIdempotentPlanIsEmpty(t *testing.T) {
 }
 
 var _ = errors.New
+
+func TestBridgePortsAreMutatedNeverRewritten(t *testing.T) {
+	c, _ := dialInternal(t)
+	ctx := context.Background()
+	if _, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).Commit(ctx, CommitOptions{NoWait: true}); err != nil {
+		t.Fatal(err)
+	}
+	tx := c.NewTxn(1)
+	for _, n := range []string{"p1", "p2", "p3"} {
+		tx.EnsurePort(PortSpec{Bridge: "br0", Name: n})
+	}
+	ops := planOps(t, tx)
+	var bridgeOps []libovsdb.Operation
+	for _, op := range ops {
+		if op.Table == "Bridge" && op.Op != libovsdb.OperationWait {
+			bridgeOps = append(bridgeOps, op)
+		}
+	}
+	if len(bridgeOps) != 1 {
+		t.Fatalf("want exactly one Bridge operation for three ports, got %d:\n%s", len(bridgeOps), dumpOps(bridgeOps))
+	}
+	op := bridgeOps[0]
+	if op.Op != libovsdb.OperationMutate || len(op.Mutations) != 1 || op.Mutations[0].Column != "ports" ||
+		op.Mutations[0].Mutator != libovsdb.MutateOperationInsert {
+		t.Errorf("Bridge.ports must change by one mutate insert, got:\n%s", dumpOps(bridgeOps))
+	}
+	if set, ok := op.Mutations[0].Value.(libovsdb.OvsSet); !ok || len(set.GoSet) != 3 {
+		t.Errorf("mutate must insert the three new ports, got %v", op.Mutations[0].Value)
+	}
+}
+
+func TestConcurrentWriterCausesRetryNotLostUpdate(t *testing.T) {
+	c, srv := dialInternal(t)
+	ctx := context.Background()
+	// p1 starts with a non-empty other_config: libovsdb's in-memory server skips comparing
+	// empty (default) values in "wait" rows, unlike ovsdb-server.
+	if _, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).
+		EnsurePort(PortSpec{Bridge: "br0", Name: "p1", OtherConfig: map[string]string{"mine": "0"}}).
+		Commit(ctx, CommitOptions{NoWait: true}); err != nil {
+		t.Fatal(err)
+	}
+	other := srv.Client(t)
+	// Between planning and sending our delete of br0, another writer adds its own port to br0.
+	// The guard on Bridge.ports must fail our first attempt; the retry must then refuse to
+	// delete a bridge that now holds a foreign port — the foreign port survives.
+	fired := false
+	c.beforeTransact = func() {
+		if fired {
+			return
+		}
+		fired = true
+		addForeignPort(t, other, "br0", "theirs")
+	}
+	_, err := c.NewTxn(1).DeleteBridge("br0").Commit(ctx, CommitOptions{NoWait: true})
+	if !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("DeleteBridge after a concurrent foreign add-port: err = %v, want ErrNotOwned", err)
+	}
+	c.beforeTransact = nil
+	if _, err := c.Interface("theirs"); err != nil {
+		t.Errorf("foreign interface lost: %v", err)
+	}
+
+	// A concurrent change to a port we are updating makes the first attempt fail and the
+	// second succeed on fresh state.
+	fired = false
+	c.beforeTransact = func() {
+		if fired {
+			return
+		}
+		fired = true
+		touchPortOtherConfig(t, other, "p1")
+	}
+	res, err := c.NewTxn(2).EnsurePort(PortSpec{Bridge: "br0", Name: "p1", Tag: ptrInt(5),
+		OtherConfig: map[string]string{"mine": "1"}}).Commit(ctx, CommitOptions{NoWait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Attempts != 2 {
+		t.Errorf("Attempts = %d, want 2 (first attempt must be rejected by its wait guard)", res.Attempts)
+	}
+	// The retry planned from fresh state: the port is ours as desired (the operator's key is
+	// removed from an owned row, as desired state says), and nothing was written twice.
+	p := &vswitch.Port{Name: "p1"}
+	if err := other.Get(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyT(t, func() bool {
+		_ = other.Get(ctx, p)
+		return p.Tag != nil && *p.Tag == 5 && p.OtherConfig["mine"] == "1"
+	}, "port p1 not updated by the retried commit")
+}
+
+func ptrInt(v int) *int { return &v }
+
+func eventuallyT(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestTranslateResults(t *testing.T) {
+	const u = "6a1f0c8e-2d3b-4c5d-8e9f-0a1b2c3d4e5f"
+	ops := []libovsdb.Operation{{Op: libovsdb.OperationWait, Table: "Port"}, {Op: libovsdb.OperationInsert, Table: "Interface"},
+		deleteOp("Interface", u)}
+	refs := []objRef{{"Port", "p1"}, {"Interface", "eth0"}, {"Interface", "old0"}}
+	cases := []struct {
+		name    string
+		results []libovsdb.OperationResult
+		kind    error
+		table   string
+		row     string
+		column  string
+	}{
+		{"wait guard", []libovsdb.OperationResult{{Error: "timed out"}}, ErrConflict, "Port", "p1", ""},
+		{"commit-time index", []libovsdb.OperationResult{{}, {}, {}, {Error: "constraint violation",
+			Details: `Transaction causes multiple rows in "Interface" table to have identical values (eth0) for index on column "name".`}},
+			ErrConstraintViolation, "Interface", "eth0", "name"},
+		{"referential", []libovsdb.OperationResult{{}, {}, {}, {Error: "referential integrity violation",
+			Details: `cannot delete Interface row ` + u + ` because of 1 remaining reference(s)`}}, ErrReferentialIntegrity, "Interface", "old0", ""},
+		{"op error", []libovsdb.OperationResult{{}, {Error: "constraint violation", Details: `column "ofport_request" out of range`}},
+			ErrConstraintViolation, "Interface", "eth0", "ofport_request"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := translateResults(tc.results, ops, refs)
+			var oe *OpError
+			if !errors.As(err, &oe) || !errors.Is(err, tc.kind) {
+				t.Fatalf("err = %v, want *OpError matching %v", err, tc.kind)
+			}
+			if oe.Table != tc.table || oe.Row != tc.row || oe.Column != tc.column {
+				t.Errorf("OpError names %s/%s/%s, want %s/%s/%s", oe.Table, oe.Row, oe.Column, tc.table, tc.row, tc.column)
+			}
+		})
+	}
+	if err := translateResults([]libovsdb.OperationResult{{}, {}, {}}, ops, refs); err != nil {
+		t.Errorf("success translated to %v", err)
+	}
+}

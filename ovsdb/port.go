@@ -145,7 +145,10 @@ func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) e
 	}
 	// Everything above was decided from cur: assert it is still what the server has, before the
 	// port row is written (a wait sees the effects of the operations placed before it).
-	p.guard(ref, cur.UUID, true, libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)})
+	read := map[string]any{"tag": optInt(cur.Tag), "vlan_mode": optString(derefStr(cur.VLANMode)),
+		"bond_mode": optString(derefStr(cur.BondMode)), "lacp": optString(derefStr(cur.LACP)),
+		"trunks": intSet(cur.Trunks), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}
+	p.guard(ref, cur.UUID, true, guardColumns(libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)}, read, row, muts))
 	if len(row) > 0 {
 		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
 	}
@@ -212,7 +215,9 @@ func (p *planner) updateInterface(s InterfaceSpec, cur *vswitch.Interface) {
 	if len(row) == 0 && len(muts) == 0 {
 		return
 	}
-	p.guard(ref, cur.UUID, true, libovsdb.Row{"name": cur.Name})
+	read := map[string]any{"type": cur.Type, "mtu_request": optInt(cur.MTURequest), "ofport_request": optInt(cur.OfportRequest),
+		"options": mustMap(cur.Options), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}
+	p.guard(ref, cur.UUID, true, guardColumns(libovsdb.Row{"name": cur.Name}, read, row, muts))
 	if len(row) > 0 {
 		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
 	}

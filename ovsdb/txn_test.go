@@ -116,7 +116,7 @@ func TestEnsurePortUpdatesOwnedPort(t *testing.T) {
 		EnsureBridge(ovsdb.BridgeSpec{Name: "br1"}).
 		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bond0", BondMode: "active-backup",
 			OtherConfig: map[string]string{"keep": "1", "drop": "1"},
-			Interfaces: []ovsdb.InterfaceSpec{{Name: "e1", Options: map[string]string{"x": "1"}}, {Name: "e2"}}}))
+			Interfaces:  []ovsdb.InterfaceSpec{{Name: "e1", Options: map[string]string{"x": "1"}}, {Name: "e2"}}}))
 	// Second generation: move to br1, change bond mode, replace e2 by e3, change e1's options.
 	commit(t, e.c.NewTxn(2).
 		EnsurePort(ovsdb.PortSpec{Bridge: "br1", Name: "bond0", BondMode: "balance-slb", Trunks: []int{10, 20},
