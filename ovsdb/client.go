@@ -131,7 +131,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		lc.Close()
 		return nil, fmt.Errorf("ovsdb: monitoring %s: %w", lc.CurrentEndpoint(), err)
 	}
-	c.refreshRoot()
+	c.refreshRoot(ctx)
 	c.log.Info("connected to OVSDB", "endpoint", lc.CurrentEndpoint(), "owner", c.owner)
 	return c, nil
 }
@@ -250,8 +250,10 @@ func (c *Client) Close() {
 // Owner returns the owner tag this client writes and honours.
 func (c *Client) Owner() string { return c.owner }
 
-// Connected reports whether the client currently has a live connection.
-func (c *Client) Connected() bool { return c.lc.Connected() }
+// Connected reports whether the client currently has a live connection. (libovsdb keeps its own
+// "connected" flag set while it reconnects; the RPC client it drops on disconnection is the
+// reliable signal, and CurrentEndpoint reports it.)
+func (c *Client) Connected() bool { return c.lc.Connected() && c.lc.CurrentEndpoint() != "" }
 
 // Endpoint returns the endpoint currently in use, or "" when disconnected.
 func (c *Client) Endpoint() string { return c.lc.CurrentEndpoint() }
@@ -270,11 +272,29 @@ func (c *Client) onChange(table string, m model.Model) {
 	c.changed = make(chan struct{})
 }
 
+// waitConnected returns nil once the client is connected, or an error matching ErrNotConnected
+// when ctx ends first.
+func (c *Client) waitConnected(ctx context.Context) error {
+	if c.Connected() {
+		return nil
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !c.Connected() {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("%w (reconnecting): %w", ErrNotConnected, ctx.Err())
+		}
+	}
+	return nil
+}
+
 // refreshRoot reads the Open_vSwitch row from the cache (needed after the initial dump, whose
 // events may have been delivered before the handler was registered).
-func (c *Client) refreshRoot() {
+func (c *Client) refreshRoot(ctx context.Context) {
 	var rows []vswitch.OpenvSwitch
-	if err := c.lc.List(context.Background(), &rows); err != nil || len(rows) == 0 {
+	if err := c.lc.List(ctx, &rows); err != nil || len(rows) == 0 {
 		return
 	}
 	c.mu.Lock()
@@ -294,9 +314,9 @@ func (c *Client) changes() <-chan struct{} {
 func (c *Client) Changes() <-chan struct{} { return c.changes() }
 
 // root returns the Open_vSwitch row, or an error telling how to create it.
-func (c *Client) root() (*vswitch.OpenvSwitch, error) {
+func (c *Client) root(ctx context.Context) (*vswitch.OpenvSwitch, error) {
 	var rows []vswitch.OpenvSwitch
-	if err := c.lc.List(context.Background(), &rows); err != nil {
+	if err := c.lc.List(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("ovsdb: reading Open_vSwitch: %w", err)
 	}
 	if len(rows) == 0 {
@@ -308,7 +328,10 @@ func (c *Client) root() (*vswitch.OpenvSwitch, error) {
 // Init creates the Open_vSwitch row if the database has none, as `ovs-vsctl init` does, and
 // waits until the cache shows it. It is idempotent and never touches an existing row.
 func (c *Client) Init(ctx context.Context) error {
-	if _, err := c.root(); err == nil {
+	if err := c.waitConnected(ctx); err != nil {
+		return err
+	}
+	if _, err := c.root(ctx); err == nil {
 		return nil
 	}
 	ops, err := c.lc.Create(&vswitch.OpenvSwitch{UUID: "root"})
@@ -333,7 +356,7 @@ func (c *Client) Init(ctx context.Context) error {
 	}
 	for {
 		ch := c.changes()
-		if _, err := c.root(); err == nil {
+		if _, err := c.root(ctx); err == nil {
 			return nil
 		}
 		select {

@@ -1,6 +1,7 @@
 package ovsdb
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -13,6 +14,7 @@ import (
 // planner turns a Txn's intents into OVSDB operations against one snapshot of the cache. It is
 // rebuilt from scratch on every commit attempt.
 type planner struct {
+	ctx   context.Context
 	c     *Client
 	owner string
 	gen   int64
@@ -44,8 +46,8 @@ type bridgeState struct {
 	del     []string
 }
 
-func newPlanner(c *Client, gen int64) *planner {
-	return &planner{c: c, owner: c.owner, gen: gen, bridges: map[string]*bridgeState{},
+func newPlanner(ctx context.Context, c *Client, gen int64) *planner {
+	return &planner{ctx: ctx, c: c, owner: c.owner, gen: gen, bridges: map[string]*bridgeState{},
 		newPorts: map[string]bool{}, goneUUIDs: map[string]bool{}, guarded: map[string]bool{},
 		newIfaces: map[string]bool{}}
 }
@@ -223,7 +225,7 @@ func pairMutations(col string, del, add []string) []libovsdb.Mutation {
 
 func (p *planner) rootRow() (*vswitch.OpenvSwitch, error) {
 	if p.root == nil {
-		r, err := p.c.root()
+		r, err := p.c.root(p.ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -34,7 +34,7 @@ func planOps(t *testing.T, tx *Txn) []libovsdb.Operation {
 	if tx.err != nil {
 		t.Fatal(tx.err)
 	}
-	p := newPlanner(tx.c, tx.gen)
+	p := newPlanner(context.Background(), tx.c, tx.gen)
 	for _, f := range tx.intents {
 		if err := f(p); err != nil {
 			t.Fatal(err)

@@ -162,8 +162,8 @@ func (c *Client) Owned() []OwnedRow {
 
 // OwnedGlobal returns the Open_vSwitch.other_config keys (with their current values) that this
 // client's owner has set.
-func (c *Client) OwnedGlobal() (map[string]string, error) {
-	root, err := c.root()
+func (c *Client) OwnedGlobal(ctx context.Context) (map[string]string, error) {
+	root, err := c.root(ctx)
 	if err != nil {
 		return nil, err
 	}

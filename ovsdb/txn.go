@@ -153,7 +153,10 @@ func retryable(err error) bool {
 
 // attempt plans and sends the transaction once.
 func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (*Result, *planner, error) {
-	p := newPlanner(t.c, t.gen)
+	if err := t.c.waitConnected(ctx); err != nil {
+		return nil, nil, err
+	}
+	p := newPlanner(ctx, t.c, t.gen)
 	for _, f := range t.intents {
 		if err := f(p); err != nil {
 			return nil, nil, err
@@ -185,7 +188,7 @@ func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (*Result, *planne
 	}
 	results, err := t.c.lc.Transact(ctx, p.ops...)
 	if err != nil {
-		if !t.c.lc.Connected() && !errors.Is(err, client.ErrNotConnected) {
+		if !t.c.Connected() && !errors.Is(err, client.ErrNotConnected) {
 			err = fmt.Errorf("%w: %w", ErrNotConnected, err)
 		}
 		return nil, nil, fmt.Errorf("ovsdb: transaction of %d operations: %w", len(p.ops), translateTransportErr(err))

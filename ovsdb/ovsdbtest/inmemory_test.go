@@ -23,6 +23,7 @@ func seedBridge(t *testing.T, c client.Client) {
 }
 
 func TestInMemorySeed(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	c := s.Client(t)
 	ovs, err := ovsRow(c)
@@ -44,6 +45,7 @@ func TestInMemorySeed(t *testing.T) {
 }
 
 func TestInMemoryWait(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	c := s.Client(t)
 	ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(c))
@@ -92,6 +94,7 @@ func TestInMemoryWait(t *testing.T) {
 }
 
 func TestInMemoryMutate(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	c := s.Client(t)
 	seedBridge(t, c)
@@ -138,6 +141,7 @@ func TestInMemoryMutate(t *testing.T) {
 }
 
 func TestInMemorySelect(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	c := s.Client(t)
 	seedBridge(t, c)
@@ -175,6 +179,7 @@ func TestInMemorySelect(t *testing.T) {
 }
 
 func TestInMemoryGarbageCollection(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	c := s.Client(t)
 	seedBridge(t, c)
@@ -211,6 +216,7 @@ func TestInMemoryGarbageCollection(t *testing.T) {
 }
 
 func TestInMemoryIntegrity(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	c := s.Client(t)
 	seedBridge(t, c)
@@ -308,6 +314,7 @@ func TestInMemoryIntegrity(t *testing.T) {
 }
 
 func TestInMemoryServerDB(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		opts       []Option
@@ -333,6 +340,7 @@ func TestInMemoryServerDB(t *testing.T) {
 }
 
 func TestInMemoryMonitorUpdates(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	watcher := s.Client(t)
 	writer := s.Client(t)

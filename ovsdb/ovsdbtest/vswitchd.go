@@ -116,6 +116,10 @@ type Vswitchd struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	// pass is held for a whole reconfiguration pass, so that Pause and
+	// PauseAck take effect for everything committed after they return.
+	pass sync.Mutex
+
 	mu        sync.Mutex
 	paused    bool
 	ackPaused bool
@@ -194,24 +198,28 @@ func (v *Vswitchd) Close() {
 	<-v.done
 }
 
-// Pause stops all reconfiguration, as if ovs-vswitchd hung. Changes made
-// meanwhile are applied after Resume.
+// Pause stops all reconfiguration, as if ovs-vswitchd hung. A pass in
+// progress finishes first; nothing is written after Pause returns. Changes
+// made meanwhile are applied after Resume. Do not call it from OnReconfigure.
 func (v *Vswitchd) Pause() { v.setPaused(&v.paused, true) }
 
 // Resume undoes Pause.
 func (v *Vswitchd) Resume() { v.setPaused(&v.paused, false) }
 
 // PauseAck keeps reconfiguring but stops acknowledging: cur_cfg stays where
-// it is, so clients waiting for next_cfg time out.
+// it is after PauseAck returns, so clients waiting for next_cfg time out.
+// Do not call it from OnReconfigure.
 func (v *Vswitchd) PauseAck() { v.setPaused(&v.ackPaused, true) }
 
 // ResumeAck undoes PauseAck; the pending next_cfg is acknowledged promptly.
 func (v *Vswitchd) ResumeAck() { v.setPaused(&v.ackPaused, false) }
 
 func (v *Vswitchd) setPaused(flag *bool, on bool) {
+	v.pass.Lock()
 	v.mu.Lock()
 	*flag = on
 	v.mu.Unlock()
+	v.pass.Unlock()
 	v.Kick()
 }
 
@@ -307,7 +315,13 @@ func (v *Vswitchd) serve(ctx context.Context, c client.Client) {
 				return
 			}
 		case <-v.kick:
-			if err := v.reconfigure(ctx, c); err != nil {
+			v.pass.Lock()
+			r, err := v.reconfigure(ctx, c)
+			v.pass.Unlock()
+			if r != nil && v.cfg.OnReconfigure != nil {
+				v.cfg.OnReconfigure(*r)
+			}
+			if err != nil {
 				if !c.Connected() || ctx.Err() != nil {
 					return
 				}

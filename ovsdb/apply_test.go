@@ -1,0 +1,174 @@
+package ovsdb_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+)
+
+func TestCommitWaitsForVswitchdAndReportsOfports(t *testing.T) {
+	e := newEnv(t)
+	ovsdbtest.StartVswitchd(t, e.srv)
+	res, err := e.c.NewTxn(1).
+		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
+		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "dpdk0", Interfaces: []ovsdb.InterfaceSpec{{
+			Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_af_packet0,iface=veth0"}}}}).
+		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "vhu0", Interfaces: []ovsdb.InterfaceSpec{{
+			Name: "vhu0", Type: "dpdkvhostuserclient", OfportRequest: ptr(42),
+			Options: map[string]string{"vhost-server-path": "/tmp/vhu0.sock"}}}}).
+		Commit(ctxT(t), ovsdb.CommitOptions{})
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if res.NextCfg <= 0 {
+		t.Errorf("NextCfg = %d, want > 0", res.NextCfg)
+	}
+	if e.c.CurCfg() < res.NextCfg {
+		t.Errorf("Commit returned before cur_cfg (%d) reached next_cfg (%d)", e.c.CurCfg(), res.NextCfg)
+	}
+	got := map[string]ovsdb.InterfaceState{}
+	for _, st := range res.Interfaces {
+		got[st.Name] = st
+	}
+	if len(got) != 3 {
+		t.Fatalf("reported %d interfaces (%v), want br0, dpdk0, vhu0", len(got), res.Interfaces)
+	}
+	if got["br0"].Ofport != 65534 {
+		t.Errorf("bridge-local port ofport = %d, want 65534", got["br0"].Ofport)
+	}
+	if got["vhu0"].Ofport != 42 {
+		t.Errorf("vhu0 ofport = %d, want the requested 42", got["vhu0"].Ofport)
+	}
+	if got["dpdk0"].Ofport < 1 || got["dpdk0"].Error != "" {
+		t.Errorf("dpdk0 = %+v, want an ofport and no error", got["dpdk0"])
+	}
+}
+
+func TestVswitchdErrorsComeBackPerInterface(t *testing.T) {
+	e := newEnv(t)
+	ovsdbtest.StartVswitchd(t, e.srv)
+	res, err := e.c.NewTxn(1).
+		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
+		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "good", Interfaces: []ovsdb.InterfaceSpec{{Name: "good", Type: "internal"}}}).
+		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bad", Interfaces: []ovsdb.InterfaceSpec{{
+			Name: "bad", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "nonsense"}}}}).
+		Commit(ctxT(t), ovsdb.CommitOptions{})
+	var ae *ovsdb.ApplyError
+	if !errors.As(err, &ae) || !errors.Is(err, ovsdb.ErrVswitchd) {
+		t.Fatalf("err = %v, want *ApplyError", err)
+	}
+	if len(ae.Interfaces) != 1 || ae.Interfaces[0].Interface != "bad" || ae.Interfaces[0].Message == "" {
+		t.Errorf("ApplyError = %+v, want exactly interface bad with vswitchd's message", ae.Interfaces)
+	}
+	if !strings.Contains(err.Error(), "bad") || !strings.Contains(err.Error(), "nonsense") {
+		t.Errorf("error %q should name the interface and carry vswitchd's message", err)
+	}
+	if res == nil {
+		t.Fatal("Result must be returned along with an ApplyError")
+	}
+	for _, st := range res.Interfaces {
+		if st.Name == "good" && (st.Ofport < 1 || st.Error != "") {
+			t.Errorf("good interface = %+v: a failing neighbour must not fail it", st)
+		}
+		if st.Name == "bad" && st.Ofport != -1 {
+			t.Errorf("bad interface ofport = %d, want -1", st.Ofport)
+		}
+	}
+	// Fixing the options clears the error.
+	_, err = e.c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bad", Interfaces: []ovsdb.InterfaceSpec{{
+		Name: "bad", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_af_packet1,iface=veth1"}}}}).
+		Commit(ctxT(t), ovsdb.CommitOptions{})
+	if err != nil {
+		t.Errorf("after fixing dpdk-devargs: %v", err)
+	}
+}
+
+func TestWaitAppliedTimeoutAndCancel(t *testing.T) {
+	e := newEnv(t)
+	sim := ovsdbtest.StartVswitchd(t, e.srv)
+	sim.PauseAck()
+	tx := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := tx.Commit(ctx, ovsdb.CommitOptions{})
+	if !errors.Is(err, ovsdb.ErrTimeout) {
+		t.Fatalf("stuck vswitchd: err = %v, want ErrTimeout", err)
+	}
+	if !strings.Contains(err.Error(), "ovs-vswitchd") {
+		t.Errorf("timeout error %q should say what it waited for", err)
+	}
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.c.WaitApplied(ctx2, e.c.CurCfg()+100)
+		done <- err
+	}()
+	cancel2()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || errors.Is(err, ovsdb.ErrTimeout) {
+			t.Errorf("cancelled wait: err = %v, want context.Canceled", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("WaitApplied ignored cancellation")
+	}
+
+	// Once ovs-vswitchd catches up, the same configuration is acknowledged.
+	sim.ResumeAck()
+	if _, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctxT(t), ovsdb.CommitOptions{}); err != nil {
+		t.Errorf("after resume: %v", err)
+	}
+}
+
+func TestClientSurvivesServerRestart(t *testing.T) {
+	e := newEnv(t)
+	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}))
+	e.srv.Restart(t)
+	// A writer that reconnects after the restart adds a port while we may still be reconnecting.
+	other := e.srv.Client(t)
+	_ = other
+	eventually(t, func() string {
+		if !e.c.Connected() {
+			return "client did not reconnect"
+		}
+		return ""
+	})
+	res := commit(t, e.c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}))
+	if res.Ops == 0 {
+		t.Error("no operations sent after reconnect")
+	}
+	eventually(t, func() string {
+		if _, err := e.c.Interface("p1"); err != nil {
+			return "cache after reconnect lacks p1: " + err.Error()
+		}
+		owned := e.c.Owned()
+		if len(owned) != 5 { // bridge, 2 ports, 2 interfaces
+			return "owned rows after reconnect: wrong count"
+		}
+		return ""
+	})
+}
+
+func TestCommitWhileDisconnectedFailsWithNotConnected(t *testing.T) {
+	e := newEnv(t)
+	e.srv.Stop()
+	eventually(t, func() string {
+		if e.c.Connected() {
+			return "client still thinks it is connected"
+		}
+		return ""
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctx, ovsdb.CommitOptions{NoWait: true})
+	if !errors.Is(err, ovsdb.ErrNotConnected) {
+		t.Errorf("err = %v, want ErrNotConnected", err)
+	}
+}

@@ -1,0 +1,99 @@
+package ovsdb_test
+
+import (
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/ovn-kubernetes/libovsdb/model"
+	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+func rootRow(t *testing.T, e *env) *vswitch.OpenvSwitch {
+	t.Helper()
+	var rows []vswitch.OpenvSwitch
+	if err := e.foreign.List(ctxT(t), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("Open_vSwitch rows: %v (%d)", err, len(rows))
+	}
+	return &rows[0]
+}
+
+func TestGlobalOtherConfigOwnership(t *testing.T) {
+	e := newEnv(t)
+	// An operator's key, set before us.
+	foreignTransact(t, e, func() ([]ovsdbOp, error) {
+		root := rootRow(t, e)
+		return e.foreign.Where(root).Mutate(root, model.Mutation{Field: &root.OtherConfig,
+			Mutator: libovsdb.MutateOperationInsert, Value: map[string]string{"vlan-limit": "2"}})
+	})
+	commit(t, e.c.NewTxn(1).SetGlobal(map[string]string{
+		ovsdb.DPDKInit: "true", ovsdb.DPDKSocketMem: "1024", ovsdb.DPDKExtra: "--no-pci", ovsdb.PMDCPUMask: "0x2"}))
+	commit(t, e.c.NewTxn(2).SetGlobal(map[string]string{ovsdb.DPDKSocketMem: "512"}))
+	eventually(t, func() string {
+		got, err := e.c.OwnedGlobal(ctxT(t))
+		if err != nil {
+			return err.Error()
+		}
+		want := map[string]string{ovsdb.DPDKInit: "true", ovsdb.DPDKSocketMem: "512", ovsdb.DPDKExtra: "--no-pci", ovsdb.PMDCPUMask: "0x2"}
+		if !maps.Equal(got, want) {
+			return "OwnedGlobal mismatch"
+		}
+		return ""
+	})
+	if got := rootRow(t, e).OtherConfig["vlan-limit"]; got != "2" {
+		t.Errorf("operator's vlan-limit = %q, want it untouched", got)
+	}
+	_, err := e.c.NewTxn(3).UnsetGlobal("vlan-limit").Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
+	if !errors.Is(err, ovsdb.ErrNotOwned) {
+		t.Errorf("UnsetGlobal of a foreign key: err = %v, want ErrNotOwned", err)
+	}
+	commit(t, e.c.NewTxn(3).UnsetGlobal(ovsdb.PMDCPUMask, "never-set"))
+	eventually(t, func() string {
+		oc := rootRow(t, e).OtherConfig
+		if _, ok := oc[ovsdb.PMDCPUMask]; ok || oc["vlan-limit"] != "2" || oc[ovsdb.DPDKInit] != "true" {
+			return "other_config after UnsetGlobal wrong"
+		}
+		return ""
+	})
+}
+
+func TestSpecErrorsNameObjectAndChangeNothing(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		name string
+		tx   *ovsdb.Txn
+		kind error
+		want string
+	}{
+		{"empty bridge name", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{}), ovsdb.ErrInvalid, "bridge name is empty"},
+		{"bad fail mode", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0", FailMode: "open"}), ovsdb.ErrInvalid, `bridge "br0"`},
+		{"reserved key", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0", ExternalIDs: map[string]string{ovsdb.OwnerKey: "x"}}), ovsdb.ErrInvalid, "reserved"},
+		{"port without bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Name: "p1"}), ovsdb.ErrInvalid, `port "p1"`},
+		{"missing bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "nope", Name: "p1"}), ovsdb.ErrNotFound, `"nope"`},
+		{"bad tag", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1", Tag: ptr(5000)}), ovsdb.ErrInvalid, "tag 5000"},
+		{"ofport_request range", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1",
+			Interfaces: []ovsdb.InterfaceSpec{{Name: "p1", OfportRequest: ptr(70000)}}}), ovsdb.ErrInvalid, `interface "p1"`},
+		{"interface twice", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
+			EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "a", Interfaces: []ovsdb.InterfaceSpec{{Name: "x"}}}).
+			EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "b", Interfaces: []ovsdb.InterfaceSpec{{Name: "x"}}}), ovsdb.ErrConstraintViolation, `"x"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.tx.Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
+			if !errors.Is(err, tc.kind) {
+				t.Fatalf("err = %v, want %v", err, tc.kind)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+	var bridges []vswitch.Bridge
+	if err := e.foreign.List(ctxT(t), &bridges); err != nil || len(bridges) != 0 {
+		t.Errorf("failed transactions left %d bridges (%v)", len(bridges), err)
+	}
+}

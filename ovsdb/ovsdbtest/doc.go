@@ -1,0 +1,122 @@
+// Package ovsdbtest is fast unit-test infrastructure for code built on OVSDB:
+// libovsdb's in-memory OVSDB server serving the vswitch schema on a unix
+// socket (Server), and a simulated ovs-vswitchd that reacts to it the way
+// vswitchd/bridge.c does (Vswitchd).
+//
+// # Use
+//
+//	s := ovsdbtest.Start(t)              // Open_vSwitch row as after `ovs-vsctl init`
+//	ovsdbtest.StartVswitchd(t, s)        // ofports, Interface.error, cur_cfg
+//	c := s.Client(t)                     // or your own client on s.Endpoint()
+//	...                                  // write, bump next_cfg, wait for cur_cfg
+//	s.Restart(t)                         // same data, clients must reconnect
+//
+// Start and StartVswitchd register their cleanup with t; New, NewVswitchd
+// and Dial are the same without testing.TB, for demo binaries.
+//
+// # The server
+//
+// The Server seeds the database like ovsdb-server plus `ovs-vsctl init` plus
+// ovs-vswitchd 3.1.0 built with DPDK: one Open_vSwitch row with ovs_version
+// "3.1.0", db_version "8.3.1", the DPDK build's iface_types and
+// datapath_types [netdev, system]. It also serves the _Server database with
+// a "standalone", connected, leader row per database, which real
+// ovsdb-server has and libovsdb's in-memory server lacks.
+//
+// Restart works over the same in-memory database object: libovsdb's
+// NewOvsdbServer calls CreateDatabase for every model, which would replace
+// the content, so the Server wraps the database to make CreateDatabase a
+// no-op for existing databases. OvsdbServer.Close only closes the listener;
+// the Server also closes every accepted connection so clients notice.
+//
+// # libovsdb v0.8.1's in-memory server compared with ovsdb-server
+//
+// Tests in inmemory_test.go pin each point; when one fails after a libovsdb
+// upgrade, update this list.
+//
+// Supported as in ovsdb-server:
+//   - wait with until "==" or "!=" and timeout 0: succeeds, or fails with
+//     "timed out" and aborts the whole transaction.
+//   - mutate insert/delete on sets, insert on maps (existing keys are not
+//     overwritten), delete on maps by key-value pairs (only matching pairs
+//     go) and by a set of keys.
+//   - select returns the matching rows (but see below).
+//   - garbage collection of non-root rows (Bridge, Port, Interface, ...):
+//     unreferenced inserted rows are dropped silently, rows losing their
+//     last strong reference are deleted, transitively.
+//   - referential integrity: a strong reference to a missing row, or
+//     deleting a still-referenced row, fails the transaction with
+//     "referential integrity violation" (the details text differs from
+//     ovsdb-server's "cannot delete ... because of N remaining reference(s)").
+//   - index uniqueness (Bridge, Port and Interface name), against existing
+//     rows and within one transaction: "constraint violation: operation would
+//     cause rows in the "Bridge" table to have identical values (br0) for
+//     index on column "name" ...".
+//   - monitor_cond and monitor_cond_since, which libovsdb clients use
+//     (updates arrive as update2; monitor_cond_since always answers
+//     found=false, so every reconnect is a full resync). Plain "monitor"
+//     sends version-1 rows under the update2 method, which no client parses.
+//
+// Different from ovsdb-server:
+//   - a wait with a timeout other than 0 holds the server's transaction lock
+//     while it polls every 200ms, so no other client can make it true: it
+//     always times out, and without a timeout it hangs the server for good.
+//     Always use timeout 0.
+//   - wait ignores columns whose value in the wait row is the column's
+//     default (0, "", empty set or map): waiting for next_cfg == 0 succeeds
+//     whatever next_cfg is. "==" also compares row counts only.
+//   - select ignores the columns list and leaves out columns holding their
+//     default value.
+//   - schema constraints are not enforced: Port.interfaces may become empty
+//     (min 1), ofport_request may be 70000 (max 65279), enum columns accept
+//     any string. ovsdb-server answers "constraint violation".
+//   - operations without a table ("comment" as ovs-vsctl sends, "commit",
+//     "abort", "assert") fail the whole transaction with `table "" not found
+//     in schema`. (Unknown columns are caught by libovsdb's client before
+//     sending: "validation failed for the operation".)
+//   - no _Server database unless served explicitly (this package does).
+//     A client created WithLeaderOnly(true) adds _Server to its databases and
+//     Connect fails with "target database _Server not found" on a server
+//     without it (try WithoutServerDB); WithLeaderOnly defaults to false.
+//   - update notifications are sent synchronously, before the commit and
+//     the reply, while the transaction lock is held: a monitoring client
+//     that stops reading stalls every transaction. Monitors of closed
+//     connections are never removed; the server logs "client error handling
+//     update2 rpc" through the standard library's log package for them.
+//   - locks (lock, steal, unlock), cancel and monitor_cancel are not
+//     implemented.
+//
+// Two client-side facts found on the way: libovsdb panics when the backoff
+// of WithReconnect gives up (ReconnectOption never gives up), and Close
+// during a reconnect attempt does not stop it.
+//
+// # The simulated ovs-vswitchd
+//
+// Vswitchd monitors Open_vSwitch, Bridge, Port and Interface. After every
+// change it reads the four tables in one select transaction (the client
+// cache may be mid-update) and writes, in one transaction guarded by a wait
+// on next_cfg (retried on conflict), what bridge.c would:
+//   - per interface of a port of a bridge: the checks of iface_do_create in
+//     order, with ovs-vswitchd 3.1's messages in Interface.error:
+//     type not in iface_types → "could not open network device NAME (Address
+//     family not supported by protocol)"; missing kernel device (see
+//     VswitchdConfig.SystemDevice) → "... (No such device)"; dpdk without,
+//     with unacceptable (DevargsPolicy) or already used dpdk-devargs; patch
+//     without a valid peer; tunnels without a valid remote_ip; DPDK types on
+//     a bridge whose datapath_type is not netdev → "could not add network
+//     device NAME to ofproto (Invalid argument)". A failed interface gets
+//     ofport -1 and its status columns cleared (iface_clear_db_record).
+//   - ofports per bridge like ofproto: 65534 for the bridge's own interface,
+//     ofport_request when no other interface holds it, the current ofport
+//     otherwise, and new numbers from 1 upward after the last allocated, so
+//     a freed number is not reused until the range wraps.
+//   - admin_state up, link_state up (down for vhost-user types without a
+//     guest and for patch ports without a matching peer), mtu (mtu_request or
+//     1500), mac_in_use, statistics rx/tx packets/bytes.
+//   - Open_vSwitch: dpdk_initialized once other_config:dpdk-init is "true"
+//     or "try", dpdk_version, and cur_cfg = next_cfg (unless PauseAck).
+//
+// It does not simulate Bridge and Port status columns, datapath_id,
+// controllers, managers, bonds, QoS, mirrors or ifindex, and never changes
+// iface_types.
+package ovsdbtest

@@ -1,0 +1,355 @@
+package ovsdbtest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ovn-kubernetes/libovsdb/client"
+	"github.com/ovn-kubernetes/libovsdb/model"
+	"github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+// env is a server, a simulated vswitchd and a client, all closed by cleanup.
+type env struct {
+	srv *Server
+	vsd *Vswitchd
+	c   client.Client
+}
+
+func newEnv(t *testing.T, opts ...VswitchdOption) *env {
+	t.Helper()
+	s := Start(t)
+	return &env{srv: s, vsd: StartVswitchd(t, s, opts...), c: s.Client(t)}
+}
+
+// wantIface checks an interface after the simulator acknowledged.
+type wantIface struct {
+	ofport int    // -1 for failed; 0 means "any valid ofport"
+	err    string // substring of Interface.error; "" means no error
+	link   string // expected link_state if not ""
+}
+
+func checkIface(t *testing.T, c client.Client, name string, want wantIface) *vswitch.Interface {
+	t.Helper()
+	iface, err := ifaceByName(c, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotErr := deref(iface.Error)
+	switch {
+	case want.err == "" && gotErr != "":
+		t.Errorf("%s: unexpected error %q", name, gotErr)
+	case want.err != "" && !strings.Contains(gotErr, want.err):
+		t.Errorf("%s: error %q, want it to contain %q", name, gotErr, want.err)
+	}
+	ofport := deref(iface.Ofport)
+	switch {
+	case want.ofport == 0 && !validOfport(ofport):
+		t.Errorf("%s: ofport %v, want a valid one", name, iface.Ofport)
+	case want.ofport != 0 && ofport != want.ofport:
+		t.Errorf("%s: ofport %v, want %d", name, iface.Ofport, want.ofport)
+	}
+	if want.link != "" && deref(iface.LinkState) != want.link {
+		t.Errorf("%s: link_state %v, want %s", name, iface.LinkState, want.link)
+	}
+	if want.err == "" {
+		if deref(iface.AdminState) != "up" || iface.MACInUse == nil || len(iface.Statistics) != 4 {
+			t.Errorf("%s: admin_state %v mac_in_use %v statistics %v", name, iface.AdminState, iface.MACInUse, iface.Statistics)
+		}
+	} else if iface.MACInUse != nil || iface.LinkState != nil || len(iface.Statistics) != 0 {
+		t.Errorf("%s: failed interface keeps status columns: %+v", name, iface)
+	}
+	return iface
+}
+
+func TestVswitchdInterfaces(t *testing.T) {
+	t.Parallel()
+	devargs := func(d string) map[string]string { return map[string]string{"dpdk-devargs": d} }
+	tests := []struct {
+		name   string
+		opts   []VswitchdOption
+		dpType string
+		ports  []ifaceSpec
+		want   map[string]wantIface
+	}{
+		{"dpdk with PCI devargs", nil, "netdev",
+			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			map[string]wantIface{"dpdk0": {link: "up"}, "br0": {ofport: OFPPLocal}}},
+		{"dpdk with vdev devargs", nil, "netdev",
+			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("net_tap0,iface=tap0")}},
+			map[string]wantIface{"dpdk0": {}}},
+		{"dpdk with bad devargs", nil, "netdev",
+			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("net_bogus0")}},
+			map[string]wantIface{"dpdk0": {ofport: -1, err: "Error attaching device 'net_bogus0' to DPDK"}}},
+		{"dpdk without devargs", nil, "netdev",
+			[]ifaceSpec{{name: "dpdk0", typ: "dpdk"}},
+			map[string]wantIface{"dpdk0": {ofport: -1, err: "'dpdk0' is missing 'options:dpdk-devargs'"}}},
+		{"dpdk devargs policy option", []VswitchdOption{WithDevargs(DevargsPolicy{Prefixes: []string{"net_bogus"}})}, "netdev",
+			[]ifaceSpec{{name: "a", typ: "dpdk", options: devargs("net_bogus0")}, {name: "b", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			map[string]wantIface{"a": {}, "b": {ofport: -1, err: "Error attaching device '0000:01:00.0' to DPDK"}}},
+		{"two interfaces with the same devargs", nil, "netdev",
+			[]ifaceSpec{{name: "a", typ: "dpdk", options: devargs("0000:01:00.0")}, {name: "b", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			map[string]wantIface{"a": {}, "b": {ofport: -1, err: "'b' is trying to use device '0000:01:00.0' which is already in use by 'a'"}}},
+		{"dpdk on the kernel datapath", nil, "system",
+			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			map[string]wantIface{"dpdk0": {ofport: -1, err: "could not add network device dpdk0 to ofproto (Invalid argument)"}}},
+		{"dpdk before dpdk-init", []VswitchdOption{WithRequireDPDKInit()}, "netdev",
+			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			map[string]wantIface{"dpdk0": {ofport: -1, err: "could not open network device dpdk0 (Address family not supported by protocol)"}}},
+		{"unknown type", nil, "",
+			[]ifaceSpec{{name: "x0", typ: "bogus"}},
+			map[string]wantIface{"x0": {ofport: -1, err: "could not open network device x0 (Address family not supported by protocol)"}}},
+		{"missing kernel device", []VswitchdOption{WithSystemDevice(func(n string) bool { return n != "eth9" })}, "",
+			[]ifaceSpec{{name: "eth9"}, {name: "eth0"}},
+			map[string]wantIface{"eth9": {ofport: -1, err: "could not open network device eth9 (No such device)"}, "eth0": {}}},
+		{"ofport_request honoured", nil, "",
+			[]ifaceSpec{{name: "a", typ: "internal", request: ptr(42)}, {name: "b", typ: "internal"}},
+			map[string]wantIface{"a": {ofport: 42}, "b": {ofport: 1}}},
+		{"conflicting ofport_request", nil, "",
+			[]ifaceSpec{{name: "a", typ: "internal", request: ptr(7)}, {name: "b", typ: "internal", request: ptr(7)}},
+			map[string]wantIface{"a": {ofport: 7}, "b": {ofport: 1}}},
+		{"patch pair", nil, "",
+			[]ifaceSpec{{name: "pa", typ: "patch", options: map[string]string{"peer": "pb"}}, {name: "pb", typ: "patch", options: map[string]string{"peer": "pa"}}},
+			map[string]wantIface{"pa": {link: "up"}, "pb": {link: "up"}}},
+		{"patch without peer", nil, "",
+			[]ifaceSpec{{name: "pa", typ: "patch"}},
+			map[string]wantIface{"pa": {ofport: -1, err: "pa: patch type requires valid 'peer' argument"}}},
+		{"vxlan without remote_ip", nil, "",
+			[]ifaceSpec{{name: "vx0", typ: "vxlan"}, {name: "vx1", typ: "vxlan", options: map[string]string{"remote_ip": "192.0.2.1"}}},
+			map[string]wantIface{"vx0": {ofport: -1, err: "vx0: vxlan type requires valid 'remote_ip' argument"}, "vx1": {}}},
+		{"vhost-user client without a guest", nil, "netdev",
+			[]ifaceSpec{{name: "vhu0", typ: "dpdkvhostuserclient", options: map[string]string{"vhost-server-path": "/tmp/vhu0"}}},
+			map[string]wantIface{"vhu0": {link: "down"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, tt.opts...)
+			applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", dpType: tt.dpType, ports: tt.ports})...)
+			for name, want := range tt.want {
+				checkIface(t, e.c, name, want)
+			}
+		})
+	}
+}
+
+func TestVswitchdLifecycle(t *testing.T) {
+	t.Parallel()
+	t.Run("removing a port frees its ofport", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "a", typ: "internal"}, {name: "b", typ: "internal"}}})...)
+		freed := deref(checkIface(t, e.c, "a", wantIface{}).Ofport)
+		applyAndWait(t, e.c, delPortOps(t, e.c, "br0", "a")...)
+		applyAndWait(t, e.c, addPortOps(t, e.c, "br0", ifaceSpec{name: "c", typ: "internal"})...)
+		if got := deref(checkIface(t, e.c, "c", wantIface{}).Ofport); got == freed {
+			t.Errorf("new port got just-freed ofport %d; ofproto hands out unused numbers first", got)
+		}
+		applyAndWait(t, e.c, addPortOps(t, e.c, "br0", ifaceSpec{name: "d", typ: "internal", request: ptr(freed)})...)
+		checkIface(t, e.c, "d", wantIface{ofport: freed})
+	})
+	t.Run("fixing an interface clears its error", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", dpType: "netdev",
+			ports: []ifaceSpec{{name: "dpdk0", typ: "dpdk", options: map[string]string{"dpdk-devargs": "bad"}}}})...)
+		checkIface(t, e.c, "dpdk0", wantIface{ofport: -1, err: "Error attaching device 'bad'"})
+		iface := &vswitch.Interface{Options: map[string]string{"dpdk-devargs": "0000:02:00.0"}}
+		ops := must[[]ovsdb.Operation](t)(e.c.Where(&vswitch.Interface{Name: "dpdk0"}).Update(iface, &iface.Options))
+		applyAndWait(t, e.c, append(ops, bumpNextCfg(t, e.c)...)...)
+		checkIface(t, e.c, "dpdk0", wantIface{link: "up"})
+	})
+	t.Run("dpdk-init sets dpdk_initialized", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, WithRequireDPDKInit())
+		ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c))
+		ops := must[[]ovsdb.Operation](t)(e.c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.OtherConfig, Mutator: ovsdb.MutateOperationInsert, Value: map[string]string{"dpdk-init": "true"}}))
+		applyAndWait(t, e.c, append(ops, bumpNextCfg(t, e.c)...)...)
+		if ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c)); !ovs.DpdkInitialized || deref(ovs.DpdkVersion) != DefaultDPDKVersion {
+			t.Fatalf("dpdk_initialized %v dpdk_version %v", ovs.DpdkInitialized, ovs.DpdkVersion)
+		}
+		applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", dpType: "netdev",
+			ports: []ifaceSpec{{name: "dpdk0", typ: "dpdk", options: map[string]string{"dpdk-devargs": "0000:01:00.0"}}}})...)
+		checkIface(t, e.c, "dpdk0", wantIface{})
+	})
+	t.Run("paused acknowledgement", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.vsd.PauseAck()
+		mustTransact(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "a", typ: "internal"}}})...)
+		eventually(t, "ofport assigned while acknowledgement is paused", func() error {
+			iface, err := ifaceByName(e.c, "a")
+			if err == nil && !validOfport(deref(iface.Ofport)) {
+				err = fmt.Errorf("ofport %v", iface.Ofport)
+			}
+			return err
+		})
+		// The pass that assigned the ofport is the one that would have
+		// acknowledged, so cur_cfg must still lag.
+		if ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c)); ovs.CurCfg >= ovs.NextCfg {
+			t.Fatalf("cur_cfg %d acknowledged next_cfg %d while paused", ovs.CurCfg, ovs.NextCfg)
+		}
+		e.vsd.ResumeAck()
+		applyAndWait(t, e.c, bumpNextCfg(t, e.c)...)
+	})
+	t.Run("pause and resume", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.vsd.Pause()
+		mustTransact(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0"})...)
+		e.vsd.Resume()
+		applyAndWait(t, e.c, bumpNextCfg(t, e.c)...)
+		checkIface(t, e.c, "br0", wantIface{ofport: OFPPLocal})
+	})
+	t.Run("reconfiguration hook and counter", func(t *testing.T) {
+		t.Parallel()
+		var mu sync.Mutex
+		var seen []Reconfiguration
+		e := newEnv(t, WithOnReconfigure(func(r Reconfiguration) {
+			mu.Lock()
+			seen = append(seen, r)
+			mu.Unlock()
+		}))
+		applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "x", typ: "bogus"}}})...)
+		// The hook runs after the server replied, so it may trail what
+		// clients already see.
+		eventually(t, "hook reports the failed interface", func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			for i, r := range seen {
+				if r.Seq != i+1 {
+					return fmt.Errorf("reconfiguration %d has Seq %d", i, r.Seq)
+				}
+				if r.Acked && strings.Contains(r.Errors["x"], "Address family not supported") {
+					if n := e.vsd.Reconfigurations(); n < r.Seq {
+						return fmt.Errorf("counter %d behind hook %d", n, r.Seq)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("hook saw %+v", seen)
+		})
+	})
+}
+
+func TestRestart(t *testing.T) {
+	t.Parallel()
+	s := Start(t)
+	v := StartVswitchd(t, s)
+	c := s.Client(t, ReconnectOption(10*time.Millisecond))
+	applyAndWait(t, c, createBridgeOps(t, c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "a", typ: "internal", request: ptr(5)}}})...)
+	before := v.Reconfigurations()
+
+	s.Restart(t)
+
+	t.Run("a new client sees the data", func(t *testing.T) {
+		fresh := s.Client(t)
+		checkIface(t, fresh, "a", wantIface{ofport: 5})
+	})
+	t.Run("the reconnecting client sees the data", func(t *testing.T) {
+		eventually(t, "client reconnected", func() error {
+			if !c.Connected() {
+				return fmt.Errorf("not connected")
+			}
+			_, err := ifaceByName(c, "a")
+			return err
+		})
+		checkIface(t, c, "a", wantIface{ofport: 5})
+	})
+	t.Run("the simulator reconnects and keeps working", func(t *testing.T) {
+		applyAndWait(t, c, addPortOps(t, c, "br0", ifaceSpec{name: "b", typ: "internal"})...)
+		checkIface(t, c, "b", wantIface{})
+		eventually(t, "reconfiguration counted after restart", func() error {
+			if n := v.Reconfigurations(); n <= before {
+				return fmt.Errorf("%d reconfigurations, %d before restart", n, before)
+			}
+			return nil
+		})
+	})
+	t.Run("stop refuses connections until serve", func(t *testing.T) {
+		s.Stop()
+		ctx, cancel := context.WithTimeout(context.Background(), DialTimeout)
+		defer cancel()
+		if fresh, err := Dial(ctx, s.Endpoint()); err == nil {
+			fresh.Close()
+			t.Fatal("connected to a stopped server")
+		}
+		if err := s.Serve(ctx); err != nil {
+			t.Fatal(err)
+		}
+		checkIface(t, s.Client(t), "b", wantIface{})
+	})
+}
+
+func TestAssignOfports(t *testing.T) {
+	t.Parallel()
+	m := func(name string, current, request int) ofportMember {
+		return ofportMember{uuid: name, name: name, current: current, request: request}
+	}
+	tests := []struct {
+		name     string
+		members  []ofportMember
+		last     int
+		want     map[string]int
+		wantLast int
+	}{
+		{"local port and first allocations", []ofportMember{m("br0", 0, 0), m("a", 0, 0), m("b", 0, 0)}, 0,
+			map[string]int{"br0": OFPPLocal, "a": 1, "b": 2}, 2},
+		{"existing ofports are kept", []ofportMember{m("a", 5, 0), m("b", 0, 0)}, 5,
+			map[string]int{"a": 5, "b": 6}, 6},
+		{"freed numbers are not reused before wrapping", []ofportMember{m("c", 0, 0)}, 3,
+			map[string]int{"c": 4}, 4},
+		{"request honoured when free", []ofportMember{m("a", 0, 10), m("b", 0, 0)}, 0,
+			map[string]int{"a": 10, "b": 1}, 1},
+		{"holder keeps its number against a request", []ofportMember{m("a", 3, 0), m("b", 0, 3)}, 3,
+			map[string]int{"a": 3, "b": 4}, 4},
+		{"changed request moves the interface", []ofportMember{m("a", 3, 8)}, 3,
+			map[string]int{"a": 8}, 3},
+		{"invalid request ignored", []ofportMember{m("a", 0, 70000)}, 0,
+			map[string]int{"a": 1}, 1},
+		{"allocation wraps after OFPPMax", []ofportMember{m("a", 1, 0), m("b", 0, 0)}, OFPPMax,
+			map[string]int{"a": 1, "b": 2}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, last := assignOfports("br0", tt.members, tt.last)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) || last != tt.wantLast {
+				t.Fatalf("got %v last %d, want %v last %d", got, last, tt.want, tt.wantLast)
+			}
+		})
+	}
+}
+
+func TestDevargsPolicy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		devargs string
+		want    bool
+	}{
+		{"0000:01:00.0", true},
+		{"01:00.1", true},
+		{"0000:af:00.7,representor=[0]", true},
+		{"0000:01:00.8", false},
+		{"0000:01:00", false},
+		{"net_af_packet0,iface=eth0", true},
+		{"net_tap0,iface=tap0", true},
+		{"net_vhost0,iface=/tmp/sock", true},
+		{"net_virtio_user0,path=/dev/vhost-net", true},
+		{"net_bogus0", false},
+		{"", false},
+	}
+	p := DefaultDevargsPolicy()
+	for _, tt := range tests {
+		t.Run(tt.devargs, func(t *testing.T) {
+			if got := p.Accepts(tt.devargs); got != tt.want {
+				t.Fatalf("Accepts(%q) = %v, want %v", tt.devargs, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,33 @@
+//go:build linux
+
+package lab
+
+import (
+	"strconv"
+	"testing"
+)
+
+// DPDKAFPacketDevargs returns the dpdk-devargs of an af_packet "NIC" on the Linux interface
+// iface: "net_af_packet<index>,iface=<iface>". Within one DPDK process every port needs its own
+// index; Vswitchd.AFPacketDevargs hands them out.
+func DPDKAFPacketDevargs(index int, iface string) string {
+	return "net_af_packet" + strconv.Itoa(index) + ",iface=" + iface
+}
+
+// AFPacketDevargs returns DPDKAFPacketDevargs with the next unused vdev index of this vswitchd
+// (1, 2, …), for a type=dpdk interface on iface, which must be in the vswitchd's namespace.
+// Safe for concurrent use.
+func (v *Vswitchd) AFPacketDevargs(iface string) string {
+	return DPDKAFPacketDevargs(int(v.vdevs.Add(1)), iface)
+}
+
+// checkFreeHugepages fails the test unless socketMemMB of hugepage memory is free.
+func checkFreeHugepages(t testing.TB, socketMemMB int) {
+	t.Helper()
+	if free := hugepageBytes("free_hugepages"); free < int64(socketMemMB)<<20 {
+		t.Fatalf("lab: DPDK vswitchd needs %d MiB of free hugepages, %d MiB are free of %d MiB "+
+			"reserved; another DPDK process holds them (see `grep -i huge /proc/meminfo`) or "+
+			"vm.nr_hugepages is too low (lab.EnsureHugepages, or echo N > /proc/sys/vm/nr_hugepages)",
+			socketMemMB, free>>20, hugepageBytes("nr_hugepages")>>20)
+	}
+}

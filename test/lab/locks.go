@@ -1,0 +1,75 @@
+//go:build linux
+
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Lock files that serialise lab daemons across all test processes of the machine. Each holds
+// the pid and test name of its current holder. When both are needed, DPDKLockFile is taken
+// first.
+const (
+	// DPDKLockFile admits one DPDK vswitchd at a time: a two-CPU machine has room for one PMD
+	// thread and one set of hugepages.
+	DPDKLockFile = "/tmp/ovsplane-lab-dpdk.lock"
+	// RootNetdevLockFile admits one userspace-datapath vswitchd (Userspace or DPDK) at a time
+	// in the root network namespace: such a vswitchd creates a tap device named "ovs-netdev"
+	// there, and a second one fails with "creating tap device failed: Device or resource busy".
+	// Vswitchds given their own VswitchdSpec.Netns do not take it.
+	RootNetdevLockFile = "/tmp/ovsplane-lab-root-netdev.lock"
+)
+
+// lockWait bounds the wait for a lock when the test has no deadline.
+const lockWait = 5 * time.Minute
+
+// lockExclusive takes the flock on path for the rest of the test, waiting for other holders at
+// most until 30 s before the test's deadline (or lockWait). why explains the lock in messages.
+func lockExclusive(t testing.TB, path, why string) {
+	t.Helper()
+	deadline := time.Now().Add(lockWait)
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, ok := d.Deadline(); ok {
+			deadline = dl.Add(-30 * time.Second)
+		}
+	}
+	ctx, cancel := testContext(t, time.Until(deadline))
+	defer cancel()
+	logged := false
+	var f *os.File
+	err := poll(ctx, func(context.Context) error {
+		var err error
+		f, err = lockFile(path, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != nil && errors.Is(err, syscall.EWOULDBLOCK) && !logged {
+			logged = true
+			t.Logf("lab: %s: waiting for %s, held by %s", why, path, lockHolder(path))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("lab: %s: %v (holder: %s)", why, err, lockHolder(path))
+	}
+	t.Cleanup(func() {
+		_ = f.Truncate(0)
+		f.Close()
+	})
+	if err := f.Truncate(0); err == nil {
+		_, _ = fmt.Fprintf(f, "pid %d, test %s\n", os.Getpid(), t.Name())
+	}
+}
+
+// lockHolder describes who holds the lock at path, as recorded in the file.
+func lockHolder(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+		return "an unknown process"
+	}
+	return strings.TrimSpace(string(data))
+}
