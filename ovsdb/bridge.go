@@ -2,7 +2,6 @@ package ovsdb
 
 import (
 	"fmt"
-	"slices"
 
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
@@ -152,10 +151,4 @@ func derefStr[T ~string](v *T) string {
 		return ""
 	}
 	return string(*v)
-}
-
-func sortedCopy(s []string) []string {
-	out := slices.Clone(s)
-	slices.Sort(out)
-	return out
 }

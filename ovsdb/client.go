@@ -79,11 +79,6 @@ type Client struct {
 	curCfg   int
 }
 
-// cachedTables are the tables monitored; the typed operations need nothing else.
-var cachedTables = []model.Model{
-	&vswitch.OpenvSwitch{}, &vswitch.Bridge{}, &vswitch.Port{}, &vswitch.Interface{},
-}
-
 // Dial validates cfg, connects to the first reachable endpoint, and fills the cache before
 // returning. After that the client reconnects by itself, with exponential backoff, whenever the
 // connection drops; the cache is resynchronised on reconnection. ctx bounds the initial

@@ -23,23 +23,21 @@ type planner struct {
 	ops  []libovsdb.Operation
 	refs []objRef
 
-	root        *vswitch.OpenvSwitch
-	bridges     map[string]*bridgeState // by name, as seen or changed in this txn
-	portBridge  map[string]string       // port UUID → bridge name (built on first need)
-	newPorts    map[string]bool
-	goneUUIDs   map[string]bool // rows deleted in this txn
-	guarded     map[string]bool // rows that already carry a wait operation
-	newIfaces   map[string]bool
-	ifaces      []string // interfaces whose status the commit reports
-	rootAdd     []string
-	rootDel     []string
-	needRootOps bool
+	root       *vswitch.OpenvSwitch
+	bridges    map[string]*bridgeState // by name, as seen or changed in this txn
+	portBridge map[string]string       // port UUID → bridge name (built on first need)
+	newPorts   map[string]bool
+	goneUUIDs  map[string]bool // rows deleted in this txn
+	guarded    map[string]bool // rows that already carry a wait operation
+	newIfaces  map[string]bool
+	ifaces     []string // interfaces whose status the commit reports
+	rootAdd    []string
+	rootDel    []string
 }
 
 type bridgeState struct {
 	uuid    string // real UUID, or named UUID when created in this txn
 	created *BridgeSpec
-	local   []string // created: UUIDs of ports to insert with the bridge
 	owned   bool
 	deleted bool
 	add     []string

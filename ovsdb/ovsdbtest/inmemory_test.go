@@ -6,6 +6,9 @@ package ovsdbtest
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -373,4 +376,38 @@ func containsAll(have []int, want ...int) bool {
 		}
 	}
 	return true
+}
+
+func TestServerLifecycle(t *testing.T) {
+	t.Parallel()
+	t.Run("close removes the private directory and refuses serve", func(t *testing.T) {
+		s, err := New(ctxT(t), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Dir(s.Sock())); !os.IsNotExist(err) {
+			t.Fatalf("socket directory still there: %v", err)
+		}
+		if err := s.Serve(ctxT(t)); !errors.Is(err, ErrClosed) {
+			t.Fatalf("serve after close: %v", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("second close: %v", err)
+		}
+	})
+	t.Run("socket path too long", func(t *testing.T) {
+		_, err := New(ctxT(t), Config{Dir: "/tmp/" + strings.Repeat("x", 110)})
+		if err == nil || !strings.Contains(err.Error(), "longer than 107 bytes") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("without init there is no Open_vSwitch row", func(t *testing.T) {
+		c := Start(t, WithoutInit()).Client(t)
+		if _, err := ovsRow(c); err == nil {
+			t.Fatal("Open_vSwitch row exists")
+		}
+	})
 }

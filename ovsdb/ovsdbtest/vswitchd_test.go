@@ -207,6 +207,21 @@ func TestVswitchdLifecycle(t *testing.T) {
 		applyAndWait(t, e.c, bumpNextCfg(t, e.c)...)
 		checkIface(t, e.c, "br0", wantIface{ofport: OFPPLocal})
 	})
+	t.Run("waits for the Open_vSwitch row", func(t *testing.T) {
+		t.Parallel()
+		s := Start(t, WithoutInit())
+		StartVswitchd(t, s)
+		c := s.Client(t)
+		row := &vswitch.OpenvSwitch{NextCfg: 3, IfaceTypes: DefaultIfaceTypes()}
+		mustTransact(t, c, must[[]ovsdb.Operation](t)(c.Create(row))...)
+		eventually(t, "cur_cfg acknowledged", func() error {
+			ovs, err := ovsRow(c)
+			if err == nil && ovs.CurCfg != 3 {
+				err = fmt.Errorf("cur_cfg %d", ovs.CurCfg)
+			}
+			return err
+		})
+	})
 	t.Run("reconfiguration hook and counter", func(t *testing.T) {
 		t.Parallel()
 		var mu sync.Mutex

@@ -13,11 +13,10 @@ import (
 
 // leftovers lists what a finished lab must no longer have on the machine.
 type leftovers struct {
-	dirs   []string // directories
-	netns  []string // namespace names
-	links  []string // interfaces of the test's own namespace
-	pids   []int    // processes
-	locked bool     // whether the DPDK lock was taken
+	dirs  []string // directories
+	netns []string // namespace names
+	links []string // interfaces of the test's own namespace
+	pids  []int    // processes
 }
 
 // assertGone fails t for each leftover that still exists.
