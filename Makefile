@@ -1,4 +1,5 @@
 # ovsplane — build, test and tooling entry points. Tool versions are pinned here.
+SHELL           := /bin/bash
 GO              ?= go
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOTEST_FLAGS    ?= -race -count=1 -timeout 25m
@@ -22,7 +23,7 @@ build:
 test:
 	@scripts/lab-setup.sh
 	@set -o pipefail; \
-	  $(if $(IS_ROOT),OVSPLANE_REQUIRE_LAB=1,) $(GO) test $(GOTEST_FLAGS) -json $(PKGS) | scripts/test-summary.sh
+	  $(if $(IS_ROOT),OVSPLANE_REQUIRE_LAB=1,) $(GO) test $(GOTEST_FLAGS) -json $(PKGS) | scripts/test-summary.py
 
 ## unit: only the fast tests that need no root and no OVS installation
 unit:

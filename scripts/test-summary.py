@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Summarise a `go test -json` stream read from stdin.
+
+Echoes the tests' output as it arrives, then prints per-kind counts (unit: everything outside
+test/; integration: test/...), the skipped tests with their reasons, failed packages, and a
+closing "N passed, N failed, N skipped" line. Exits 1 if any test or package failed.
+"""
+import collections
+import json
+import sys
+
+
+def main():
+    results = {}
+    output = collections.defaultdict(list)
+    failed_pkgs = set()
+    for line in sys.stdin:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            sys.stdout.write(line)
+            continue
+        pkg, test, action = ev.get("Package", ""), ev.get("Test"), ev.get("Action")
+        if action == "output":
+            text = ev.get("Output", "")
+            sys.stdout.write(text)
+            if test:
+                output[(pkg, test)].append(text)
+        elif test and action in ("pass", "fail", "skip"):
+            results[(pkg, test)] = action
+        elif not test and action == "fail":
+            failed_pkgs.add(pkg)
+    sys.stdout.flush()
+
+    def kind(pkg):
+        return "integration" if "/test/" in pkg else "unit"
+
+    counts = collections.Counter()
+    for (pkg, _), action in results.items():
+        counts[(kind(pkg), action)] += 1
+    print("\n==== test summary ====")
+    for k in ("unit", "integration"):
+        print("%-12s passed %4d  failed %4d  skipped %4d" % (
+            k, counts[(k, "pass")], counts[(k, "fail")], counts[(k, "skip")]))
+    skipped = sorted(key for key, action in results.items() if action == "skip")
+    if skipped:
+        print("skipped, and why:")
+        for pkg, test in skipped:
+            lines = [l.strip() for l in output[(pkg, test)]
+                     if l.strip() and not l.startswith("=== ") and not l.strip().startswith("--- SKIP")]
+            print("  %s %s: %s" % (pkg.split("/", 3)[-1], test, lines[-1] if lines else "(no reason given)"))
+    for pkg in sorted(failed_pkgs):
+        print("FAILED package: %s" % pkg)
+    passed = sum(v for (_, a), v in counts.items() if a == "pass")
+    failed = sum(v for (_, a), v in counts.items() if a == "fail")
+    if failed_pkgs and failed == 0:
+        failed = len(failed_pkgs)  # a package that failed to build or panicked outside a test
+    skipped_n = sum(v for (_, a), v in counts.items() if a == "skip")
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped_n))
+    return 1 if failed or failed_pkgs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
