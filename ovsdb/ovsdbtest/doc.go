@@ -86,9 +86,12 @@
 //   - locks (lock, steal, unlock), cancel and monitor_cancel are not
 //     implemented.
 //
-// Two client-side facts found on the way: libovsdb panics when the backoff
-// of WithReconnect gives up (ReconnectOption never gives up), and Close
-// during a reconnect attempt does not stop it.
+// Client-side facts found on the way: libovsdb panics when the backoff of
+// WithReconnect gives up (ReconnectOption never gives up); Close during a
+// reconnect attempt does not stop it; without WithReconnect, a connection
+// the server dropped leaves Connected() true (CurrentEndpoint() turns empty
+// and Transact fails with ErrNotConnected), and DisconnectNotify reaches
+// only a receiver already waiting on it.
 //
 // # The simulated ovs-vswitchd
 //

@@ -411,3 +411,25 @@ func TestServerLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// TestClientDisconnectState pins how a libovsdb client without reconnect
+// reports a connection the server dropped: CurrentEndpoint becomes empty,
+// but Connected keeps returning true.
+func TestClientDisconnectState(t *testing.T) {
+	t.Parallel()
+	s := Start(t)
+	c := s.Client(t)
+	s.Stop()
+	eventually(t, "CurrentEndpoint empty after the server dropped the client", func() error {
+		if ep := c.CurrentEndpoint(); ep != "" {
+			return errors.New("still on " + ep)
+		}
+		return nil
+	})
+	if !c.Connected() {
+		t.Fatal("Connected() turned false; update the package documentation and alive()")
+	}
+	if _, err := c.Transact(ctxT(t), ovsdb.Operation{Op: ovsdb.OperationSelect, Table: vswitch.BridgeTable}); !errors.Is(err, client.ErrNotConnected) {
+		t.Fatalf("transact after disconnect: %v", err)
+	}
+}

@@ -329,6 +329,8 @@ func (g *generation) stop() {
 
 // Stop stops serving and drops every client connection, keeping the data.
 // Clients reconnecting before Serve fail to connect. Stop is idempotent.
+// (A connection accepted just before Stop is closed asynchronously, as soon
+// as libovsdb reports it.)
 func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -298,8 +298,7 @@ func (v *Vswitchd) reconnect(ctx context.Context) client.Client {
 }
 
 // serve reconfigures after every change until the connection drops or ctx
-// is cancelled. libovsdb only reports a disconnect to a listener that is
-// waiting at that moment, so Connected is also polled.
+// is cancelled.
 func (v *Vswitchd) serve(ctx context.Context, c client.Client) {
 	v.Kick()
 	check := time.NewTicker(100 * time.Millisecond)
@@ -311,7 +310,7 @@ func (v *Vswitchd) serve(ctx context.Context, c client.Client) {
 		case <-c.DisconnectNotify():
 			return
 		case <-check.C:
-			if !c.Connected() {
+			if !alive(c) {
 				return
 			}
 		case <-v.kick:
@@ -322,7 +321,7 @@ func (v *Vswitchd) serve(ctx context.Context, c client.Client) {
 				v.cfg.OnReconfigure(*r)
 			}
 			if err != nil {
-				if !c.Connected() || ctx.Err() != nil {
+				if errors.Is(err, client.ErrNotConnected) || !alive(c) || ctx.Err() != nil {
 					return
 				}
 				v.log.Warn("vswitchd reconfiguration failed", "error", err)
@@ -330,4 +329,12 @@ func (v *Vswitchd) serve(ctx context.Context, c client.Client) {
 			}
 		}
 	}
+}
+
+// alive reports whether c still has a connection. libovsdb only delivers
+// DisconnectNotify to a listener waiting at that moment, and after the
+// server drops a client without WithReconnect, Connected keeps returning
+// true; CurrentEndpoint turns empty once the connection is gone.
+func alive(c client.Client) bool {
+	return c.Connected() && c.CurrentEndpoint() != ""
 }
