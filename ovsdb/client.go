@@ -184,7 +184,7 @@ func clientOptions(cfg Config) ([]client.Option, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	lr := logr.FromSlogHandler(logger.With("component", "libovsdb").Handler())
+	lr := logr.FromSlogHandler(capLevel{h: logger.With("component", "libovsdb").Handler(), max: slog.LevelWarn})
 	opts = append(opts, client.WithLogger(&lr))
 	return opts, nil
 }

@@ -29,7 +29,8 @@ func mustMap(m map[string]string) libovsdb.OvsMap {
 	return libovsdb.OvsMap{GoMap: gm}
 }
 
-func stringSet(vals []string) libovsdb.OvsSet {
+// atomSet encodes a set of strings or integers.
+func atomSet[T string | int](vals []T) libovsdb.OvsSet {
 	s := make([]any, len(vals))
 	for i, v := range vals {
 		s[i] = v
@@ -37,13 +38,9 @@ func stringSet(vals []string) libovsdb.OvsSet {
 	return libovsdb.OvsSet{GoSet: s}
 }
 
-func intSet(vals []int) libovsdb.OvsSet {
-	s := make([]any, len(vals))
-	for i, v := range vals {
-		s[i] = v
-	}
-	return libovsdb.OvsSet{GoSet: s}
-}
+func stringSet(vals []string) libovsdb.OvsSet { return atomSet(vals) }
+
+func intSet(vals []int) libovsdb.OvsSet { return atomSet(vals) }
 
 func uuidSet(uuids []string) libovsdb.OvsSet {
 	s := make([]any, len(uuids))
@@ -104,6 +101,11 @@ func setMutations[T comparable](col string, have, want []T, enc func([]T) libovs
 			add = append(add, v)
 		}
 	}
+	return deleteInsert(col, del, add, enc)
+}
+
+// deleteInsert deletes del then inserts add in set column col (either may be empty).
+func deleteInsert[T any](col string, del, add []T, enc func([]T) libovsdb.OvsSet) []libovsdb.Mutation {
 	var muts []libovsdb.Mutation
 	if len(del) > 0 {
 		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationDelete, Value: enc(del)})

@@ -209,16 +209,9 @@ func (p *planner) finish() error {
 	return nil
 }
 
-// pairMutations deletes del then inserts add in one set column.
+// pairMutations deletes the del row references then inserts the add ones in one set column.
 func pairMutations(col string, del, add []string) []libovsdb.Mutation {
-	var muts []libovsdb.Mutation
-	if len(del) > 0 {
-		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationDelete, Value: uuidSet(del)})
-	}
-	if len(add) > 0 {
-		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationInsert, Value: uuidSet(add)})
-	}
-	return muts
+	return deleteInsert(col, del, add, uuidSet)
 }
 
 func (p *planner) rootRow() (*vswitch.OpenvSwitch, error) {
