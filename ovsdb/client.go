@@ -17,7 +17,6 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/cache"
 	"github.com/ovn-kubernetes/libovsdb/client"
 	"github.com/ovn-kubernetes/libovsdb/model"
-	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
@@ -333,20 +332,14 @@ func (c *Client) Init(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ovsdb: init: %w", err)
 	}
-	zero := 0
-	// Insert only while the table is still empty, so two initialisers cannot make two rows.
-	guard := libovsdb.Operation{Op: libovsdb.OperationWait, Table: vswitch.OpenvSwitchTable, Timeout: &zero,
-		Where: []libovsdb.Condition{{Column: "_uuid", Function: libovsdb.ConditionNotEqual,
-			Value: libovsdb.UUID{GoUUID: "00000000-0000-0000-0000-000000000000"}}}, Columns: []string{"_uuid"}, Until: string(libovsdb.WaitConditionEqual), Rows: []libovsdb.Row{}}
-	all := append([]libovsdb.Operation{guard}, ops...)
-	results, err := c.lc.Transact(ctx, all...)
+	// The schema allows one Open_vSwitch row (maxRows 1): if another initialiser won the race,
+	// ovsdb-server rejects this insert with a constraint violation, which means done.
+	results, err := c.lc.Transact(ctx, ops...)
 	if err != nil {
 		return fmt.Errorf("ovsdb: init: %w", translateTransportErr(err))
 	}
-	if err := translateResults(results, all, []objRef{{table: vswitch.OpenvSwitchTable}, {table: vswitch.OpenvSwitchTable}}); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return nil // someone else initialised it first
-		}
+	if err := translateResults(results, ops, []objRef{{table: vswitch.OpenvSwitchTable, name: "."}}); err != nil &&
+		!errors.Is(err, ErrConstraintViolation) {
 		return fmt.Errorf("ovsdb: init: %w", err)
 	}
 	for {
