@@ -86,7 +86,8 @@ func (p *planner) insertBridge(name string, b *bridgeState) error {
 	for _, pr := range s.Protocols {
 		br.Protocols = append(br.Protocols, vswitch.BridgeProtocols(pr))
 	}
-	return p.create(objRef{vswitch.BridgeTable, name}, br)
+	p.add(objRef{vswitch.BridgeTable, name}, bridgeInsert(br))
+	return nil
 }
 
 // deleteBridge plans the removal of an owned bridge with its ports and interfaces. A bridge that

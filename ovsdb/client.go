@@ -56,6 +56,10 @@ type Config struct {
 	// a mutate insert/delete of the owned port's reference in Bridge.ports. Default false: a
 	// foreign bridge is not touched at all.
 	AttachToForeignBridges bool
+	// MonitorStatistics adds Interface.statistics to the cache (InterfaceState.Statistics).
+	// ovs-vswitchd rewrites it for every interface every few seconds, which on a large switch is
+	// most of the update traffic, so it is off unless asked for.
+	MonitorStatistics bool
 	// InactivityProbe, when non-zero, sends echo requests after this much silence and
 	// reconnects when they go unanswered (useful over TCP). Must exceed ConnectTimeout.
 	InactivityProbe time.Duration
@@ -117,10 +121,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		UpdateFunc: func(table string, _, m model.Model) { c.onChange(table, m) },
 		DeleteFunc: func(table string, _ model.Model) { c.onChange(table, nil) },
 	})
-	mon := lc.NewMonitor(
-		client.WithTable(&vswitch.OpenvSwitch{}), client.WithTable(&vswitch.Bridge{}),
-		client.WithTable(&vswitch.Port{}), client.WithTable(&vswitch.Interface{}),
-	)
+	mon := lc.NewMonitor(monitoredColumns(cfg.MonitorStatistics)...)
 	if _, err := lc.Monitor(ctx, mon); err != nil {
 		lc.Close()
 		return nil, fmt.Errorf("ovsdb: monitoring %s: %w", lc.CurrentEndpoint(), err)
@@ -128,6 +129,31 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c.refreshRoot(ctx)
 	c.log.Info("connected to OVSDB", "endpoint", lc.CurrentEndpoint(), "owner", c.owner)
 	return c, nil
+}
+
+// monitoredColumns lists, per table, the only columns the cache holds: those the typed
+// operations read or write, plus the status columns they report. Everything else that
+// ovs-vswitchd keeps rewriting (status maps, statistics, rstp/cfm/lacp state) never crosses the
+// wire to this client.
+func monitoredColumns(withStats bool) []client.MonitorOption {
+	ovs := &vswitch.OpenvSwitch{}
+	br := &vswitch.Bridge{}
+	port := &vswitch.Port{}
+	ifc := &vswitch.Interface{}
+	ifCols := []any{&ifc.Name, &ifc.Type, &ifc.Options, &ifc.OtherConfig, &ifc.ExternalIDs, &ifc.MTURequest,
+		&ifc.OfportRequest, &ifc.Ofport, &ifc.Error, &ifc.LinkState, &ifc.AdminState, &ifc.MTU, &ifc.MACInUse}
+	if withStats {
+		ifCols = append(ifCols, &ifc.Statistics)
+	}
+	return []client.MonitorOption{
+		client.WithTable(ovs, &ovs.Bridges, &ovs.CurCfg, &ovs.NextCfg, &ovs.OtherConfig, &ovs.ExternalIDs,
+			&ovs.OVSVersion, &ovs.DpdkVersion, &ovs.DpdkInitialized, &ovs.IfaceTypes, &ovs.DatapathTypes),
+		client.WithTable(br, &br.Name, &br.DatapathType, &br.FailMode, &br.Protocols, &br.OtherConfig,
+			&br.ExternalIDs, &br.Ports),
+		client.WithTable(port, &port.Name, &port.Interfaces, &port.Tag, &port.Trunks, &port.VLANMode,
+			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs),
+		client.WithTable(ifc, ifCols...),
+	}
 }
 
 func clientOptions(cfg Config) ([]client.Option, error) {

@@ -62,16 +62,6 @@ func (p *planner) namedUUID(prefix string) string {
 	return fmt.Sprintf("%s%d", prefix, p.seq)
 }
 
-// create appends insert operations for models whose UUID field holds a named UUID.
-func (p *planner) create(ref objRef, models ...model.Model) error {
-	ops, err := p.c.lc.Create(models...)
-	if err != nil {
-		return fmt.Errorf("ovsdb: encoding new %s %q: %w", ref.table, ref.name, err)
-	}
-	p.add(ref, ops...)
-	return nil
-}
-
 // lookup fills m (a model with its index column set) from the cache; false when absent or
 // deleted earlier in this transaction.
 func (p *planner) lookup(table string, m model.Model) (bool, error) {

@@ -77,13 +77,9 @@ func (p *planner) createPort(spec PortSpec, b *bridgeState) error {
 		port.Interfaces = append(port.Interfaces, ifc.UUID)
 	}
 	for _, ifc := range ifaces {
-		if err := p.create(objRef{vswitch.InterfaceTable, ifc.Name}, ifc); err != nil {
-			return err
-		}
+		p.add(objRef{vswitch.InterfaceTable, ifc.Name}, interfaceInsert(ifc))
 	}
-	if err := p.create(objRef{vswitch.PortTable, spec.Name}, port); err != nil {
-		return err
-	}
+	p.add(objRef{vswitch.PortTable, spec.Name}, portInsert(port))
 	b.add = append(b.add, port.UUID)
 	return nil
 }
@@ -180,9 +176,7 @@ func (p *planner) reconcileInterfaces(spec PortSpec, cur *vswitch.Port) ([]libov
 		if err != nil {
 			return nil, err
 		}
-		if err := p.create(objRef{vswitch.InterfaceTable, ifc.Name}, ifc); err != nil {
-			return nil, err
-		}
+		p.add(objRef{vswitch.InterfaceTable, ifc.Name}, interfaceInsert(ifc))
 		add = append(add, ifc.UUID)
 	}
 	for name, ifc := range existing {

@@ -20,7 +20,7 @@ type InterfaceState struct {
 	AdminState string
 	MTU        int
 	MAC        string // mac_in_use
-	Statistics map[string]int
+	Statistics map[string]int // only with Config.MonitorStatistics
 	Owned      bool // created by this client's owner
 }
 
