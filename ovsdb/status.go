@@ -19,9 +19,9 @@ type InterfaceState struct {
 	LinkState  string // "up", "down" or "" when unknown
 	AdminState string
 	MTU        int
-	MAC        string // mac_in_use
+	MAC        string         // mac_in_use
 	Statistics map[string]int // only with Config.MonitorStatistics
-	Owned      bool // created by this client's owner
+	Owned      bool           // created by this client's owner
 }
 
 func stateOf(ifc *vswitch.Interface, owner string) InterfaceState {
