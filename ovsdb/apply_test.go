@@ -172,3 +172,22 @@ func TestCommitWhileDisconnectedFailsWithNotConnected(t *testing.T) {
 		t.Errorf("err = %v, want ErrNotConnected", err)
 	}
 }
+
+func TestStatisticsAreCachedOnlyWhenAskedFor(t *testing.T) {
+	for _, withStats := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "MonitorStatistics"}[withStats], func(t *testing.T) {
+			e := newEnv(t, func(c *ovsdb.Config) { c.MonitorStatistics = withStats })
+			ovsdbtest.StartVswitchd(t, e.srv)
+			res, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctxT(t), ovsdb.CommitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Interfaces) != 1 || res.Interfaces[0].Ofport != 65534 {
+				t.Fatalf("interfaces = %+v", res.Interfaces)
+			}
+			if got := res.Interfaces[0].Statistics != nil; got != withStats {
+				t.Errorf("statistics present = %v, want %v (%v)", got, withStats, res.Interfaces[0].Statistics)
+			}
+		})
+	}
+}
