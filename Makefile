@@ -36,7 +36,7 @@ generate:
 ## check-generated: fail if the committed models differ from what the generator produces
 check-generated:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	  $(GO) tool modelgen -p vswitch -o $$tmp $(SCHEMA) && \
+	  $(GO) tool modelgen -extended -p vswitch -o $$tmp $(SCHEMA) && \
 	  for f in $$tmp/*.go; do \
 	    diff -u ovsdb/vswitch/$$(basename $$f) $$f || { echo "check-generated: $$(basename $$f) is stale; run 'make generate'"; exit 1; }; \
 	  done; \
