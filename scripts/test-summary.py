@@ -46,9 +46,12 @@ def main():
     if skipped:
         print("skipped, and why:")
         for pkg, test in skipped:
+            # The reason is the first line the test logged with its file:line prefix
+            # (t.Skipf's message); continuation lines follow it.
             lines = [l.strip() for l in output[(pkg, test)]
-                     if l.strip() and not l.startswith("=== ") and not l.strip().startswith("--- SKIP")]
-            print("  %s %s: %s" % (pkg.split("/", 3)[-1], test, lines[-1] if lines else "(no reason given)"))
+                     if l.startswith("    ") and not l.startswith("        ")]
+            reason = lines[-1].split(": ", 1)[-1] if lines else "(no reason given)"
+            print("  %s %s: %s" % (pkg.split("/", 3)[-1], test, reason))
     for pkg in sorted(failed_pkgs):
         print("FAILED package: %s" % pkg)
     passed = sum(v for (_, a), v in counts.items() if a == "pass")
