@@ -131,9 +131,6 @@ func TestClientSurvivesServerRestart(t *testing.T) {
 	e := newEnv(t)
 	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}))
 	e.srv.Restart(t)
-	// A writer that reconnects after the restart adds a port while we may still be reconnecting.
-	other := e.srv.Client(t)
-	_ = other
 	eventually(t, func() string {
 		if !e.c.Connected() {
 			return "client did not reconnect"
@@ -189,5 +186,26 @@ func TestStatisticsAreCachedOnlyWhenAskedFor(t *testing.T) {
 				t.Errorf("statistics present = %v, want %v (%v)", got, withStats, res.Interfaces[0].Statistics)
 			}
 		})
+	}
+}
+
+func TestCloseDuringOutageStopsReconnecting(t *testing.T) {
+	e := newEnv(t)
+	e.srv.Stop()
+	eventually(t, func() string {
+		if e.c.Connected() {
+			return "client did not notice the outage"
+		}
+		return ""
+	})
+	e.c.Close()
+	if err := e.srv.Serve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Give a reconnection attempt that was already under way every chance to land, then check
+	// that the closed client is not connected.
+	time.Sleep(7 * time.Second)
+	if e.c.Connected() {
+		t.Error("closed client reconnected after the server came back")
 	}
 }

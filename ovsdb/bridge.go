@@ -54,7 +54,7 @@ func (p *planner) ensureBridge(spec BridgeSpec) error {
 	}
 	muts = append(muts, setMutations("protocols", have, spec.Protocols, stringSet)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
-	muts = append(muts, mapMutations("external_ids", cur.ExternalIDs, tagged(spec.ExternalIDs, p.owner, p.gen))...)
+	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, tagged(spec.ExternalIDs, p.owner, p.gen))...)
 	if len(row) > 0 || len(muts) > 0 {
 		read := map[string]any{"datapath_type": cur.DatapathType, "fail_mode": optString(derefStr(cur.FailMode)),
 			"protocols": stringSet(have), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}
@@ -123,7 +123,9 @@ func (p *planner) deleteBridge(name string) error {
 	// The bridge must still hold exactly the ports read, so a port added meanwhile is not lost.
 	p.guard(ref, b.uuid, true, libovsdb.Row{"ports": uuidSet(cur.Ports)})
 	for _, port := range ports {
-		p.dropPort(port)
+		if err := p.dropPort(port); err != nil {
+			return err
+		}
 	}
 	p.add(ref, deleteOp(ref.table, b.uuid))
 	p.goneUUIDs[b.uuid] = true
@@ -132,19 +134,33 @@ func (p *planner) deleteBridge(name string) error {
 	return nil
 }
 
-// dropPort emits the deletion of a port row and its interfaces (callers unlink it from its bridge).
-func (p *planner) dropPort(port *vswitch.Port) {
+// dropPort emits the deletion of an owned port row and its interfaces (callers unlink it from its
+// bridge). An interface someone else added to the port (ovs-vsctl add-bond-iface) is not ours to
+// delete: that is an ErrNotOwned error and nothing is planned.
+func (p *planner) dropPort(port *vswitch.Port) error {
+	type iface struct{ uuid, name string }
+	var ifaces []iface
 	for _, iu := range port.Interfaces {
 		ifc := &vswitch.Interface{}
-		name := iu
-		if p.rowByUUID(vswitch.InterfaceTable, iu, ifc) {
-			name = ifc.Name
+		if !p.rowByUUID(vswitch.InterfaceTable, iu, ifc) {
+			continue // not in the cache: the port guard fails if the server disagrees
 		}
-		p.add(objRef{vswitch.InterfaceTable, name}, deleteOp(vswitch.InterfaceTable, iu))
-		p.goneUUIDs[iu] = true
+		if !ownedBy(ifc.ExternalIDs, p.owner) {
+			return &OpError{Kind: ErrNotOwned, Table: vswitch.InterfaceTable, Row: ifc.Name, Details: fmt.Sprintf(
+				"port %q holds interface %q, which ovsplane did not create; remove it first (ovs-vsctl del-bond-iface %s %s)",
+				port.Name, ifc.Name, port.Name, ifc.Name)}
+		}
+		ifaces = append(ifaces, iface{iu, ifc.Name})
+	}
+	for _, i := range ifaces {
+		ref := objRef{vswitch.InterfaceTable, i.name}
+		p.guard(ref, i.uuid, true, existsRow(i.uuid))
+		p.add(ref, deleteOp(vswitch.InterfaceTable, i.uuid))
+		p.goneUUIDs[i.uuid] = true
 	}
 	p.add(objRef{vswitch.PortTable, port.Name}, deleteOp(vswitch.PortTable, port.UUID))
 	p.goneUUIDs[port.UUID] = true
+	return nil
 }
 
 func derefStr[T ~string](v *T) string {

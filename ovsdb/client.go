@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -69,17 +70,18 @@ type Config struct {
 // tables it needs (Open_vSwitch, Bridge, Port, Interface) and is safe for concurrent use.
 type Client struct {
 	lc             client.Client
+	bo             *closableBackOff
 	owner          string
+	endpoints      []string
+	connectTimeout time.Duration
 	foreignBridges bool
 	log            *slog.Logger
 
 	// beforeTransact, when set (tests only), runs between planning and sending a transaction.
 	beforeTransact func()
 
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every cache change
-	rootUUID string
-	curCfg   int
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every cache change
 }
 
 // Dial validates cfg, connects to the first reachable endpoint, and fills the cache before
@@ -87,7 +89,8 @@ type Client struct {
 // connection drops; the cache is resynchronised on reconnection. ctx bounds the initial
 // connection only. Close releases the connection.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
-	opts, err := clientOptions(cfg)
+	bo := &closableBackOff{}
+	opts, err := clientOptions(cfg, bo)
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +103,15 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ovsdb: building the client model: %w", err)
 	}
+	connectTimeout := cfg.ConnectTimeout
+	if connectTimeout <= 0 {
+		connectTimeout = 5 * time.Second
+	}
 	lc, err := client.NewOVSDBClient(dbModel, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("ovsdb: %w", err)
 	}
-	c := &Client{lc: lc, owner: cfg.Owner, foreignBridges: cfg.AttachToForeignBridges, log: cfg.Logger,
+	c := &Client{lc: lc, bo: bo, connectTimeout: connectTimeout, owner: cfg.Owner, endpoints: cfg.Endpoints, foreignBridges: cfg.AttachToForeignBridges, log: cfg.Logger,
 		changed: make(chan struct{})}
 	if c.owner == "" {
 		c.owner = DefaultOwner
@@ -112,21 +119,19 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	lc.Cache() // nil until connected; handlers are added after Connect
 	if err := lc.Connect(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotConnected, strings.Join(cfg.Endpoints, ","), err)
 	}
 	lc.Cache().AddEventHandler(&cache.EventHandlerFuncs{
-		AddFunc:    func(table string, m model.Model) { c.onChange(table, m) },
-		UpdateFunc: func(table string, _, m model.Model) { c.onChange(table, m) },
-		DeleteFunc: func(table string, _ model.Model) { c.onChange(table, nil) },
+		AddFunc:    func(string, model.Model) { c.onChange() },
+		UpdateFunc: func(string, model.Model, model.Model) { c.onChange() },
+		DeleteFunc: func(string, model.Model) { c.onChange() },
 	})
 	mon := lc.NewMonitor(monitoredColumns(cfg.MonitorStatistics)...)
 	if _, err := lc.Monitor(ctx, mon); err != nil {
 		lc.Close()
 		return nil, fmt.Errorf("ovsdb: monitoring %s: %w", lc.CurrentEndpoint(), err)
 	}
-	c.refreshRoot(ctx)
 	c.log.Info("connected to OVSDB", "endpoint", lc.CurrentEndpoint(), "owner", c.owner)
 	return c, nil
 }
@@ -156,7 +161,22 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 	}
 }
 
-func clientOptions(cfg Config) ([]client.Option, error) {
+// closableBackOff is libovsdb's reconnection backoff. libovsdb panics if a backoff gives up, and
+// its Close is ignored while it is between connections, so after Close this backoff just waits
+// very long instead of stopping.
+type closableBackOff struct {
+	backoff.BackOff
+	closed atomic.Bool
+}
+
+func (b *closableBackOff) NextBackOff() time.Duration {
+	if b.closed.Load() {
+		return 24 * time.Hour
+	}
+	return b.BackOff.NextBackOff()
+}
+
+func clientOptions(cfg Config, bo *closableBackOff) ([]client.Option, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, fmt.Errorf("%w: no OVSDB endpoint given; set one such as unix:/var/run/openvswitch/db.sock", ErrInvalid)
 	}
@@ -193,10 +213,11 @@ func clientOptions(cfg Config) ([]client.Option, error) {
 	if maxBackoff <= 0 {
 		maxBackoff = 5 * time.Second
 	}
-	bo := backoff.NewExponentialBackOff()
-	bo.InitialInterval = 50 * time.Millisecond
-	bo.MaxInterval = maxBackoff
-	bo.MaxElapsedTime = 0 // never give up; Close stops it
+	exp := backoff.NewExponentialBackOff()
+	exp.InitialInterval = 50 * time.Millisecond
+	exp.MaxInterval = maxBackoff
+	exp.MaxElapsedTime = 0 // never give up (libovsdb panics when a backoff does); see Close
+	bo.BackOff = exp
 	if cfg.InactivityProbe > 0 {
 		if cfg.InactivityProbe <= connTimeout {
 			return nil, fmt.Errorf("%w: inactivity probe %s must exceed connect timeout %s", ErrInvalid, cfg.InactivityProbe, connTimeout)
@@ -262,9 +283,26 @@ func verifyChain(raw [][]byte, roots *x509.CertPool) error {
 	return err
 }
 
-// Close disconnects and stops reconnecting. The client must not be used afterwards.
+// Close disconnects and stops reconnecting. The client must not be used afterwards. If it is
+// between connections, a connection attempt already under way may still succeed; Close watches
+// for that for one connect timeout and closes it too.
 func (c *Client) Close() {
+	c.bo.closed.Store(true)
+	wasConnected := c.Connected()
 	c.lc.Close()
+	if wasConnected {
+		return
+	}
+	go func() {
+		deadline := time.Now().Add(c.connectTimeout + time.Second)
+		for time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			if c.Connected() {
+				c.lc.Close()
+				return
+			}
+		}
+	}()
 }
 
 // Owner returns the owner tag this client writes and honours.
@@ -278,48 +316,27 @@ func (c *Client) Connected() bool { return c.lc.Connected() && c.lc.CurrentEndpo
 // Endpoint returns the endpoint currently in use, or "" when disconnected.
 func (c *Client) Endpoint() string { return c.lc.CurrentEndpoint() }
 
-func (c *Client) onChange(table string, m model.Model) {
+// onChange wakes everything waiting on the cache. Events only wake waiters; they always re-read
+// the cache itself (libovsdb drops events when its queue is full).
+func (c *Client) onChange() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if table == vswitch.OpenvSwitchTable {
-		if ovs, ok := m.(*vswitch.OpenvSwitch); ok {
-			c.rootUUID, c.curCfg = ovs.UUID, ovs.CurCfg
-		} else {
-			c.rootUUID, c.curCfg = "", 0
-		}
-	}
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
 
-// waitConnected returns nil once the client is connected, or an error matching ErrNotConnected
-// when ctx ends first.
-func (c *Client) waitConnected(ctx context.Context) error {
-	if c.Connected() {
+// cachedRoot returns the cached Open_vSwitch row without copying it (read only), or nil.
+func (c *Client) cachedRoot() *vswitch.OpenvSwitch {
+	tc := c.lc.Cache()
+	if tc == nil {
 		return nil
 	}
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !c.Connected() {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return fmt.Errorf("%w (reconnecting): %w", ErrNotConnected, ctx.Err())
+	for _, row := range tc.Table(vswitch.OpenvSwitchTable).RowsShallow() {
+		if r, ok := row.(*vswitch.OpenvSwitch); ok {
+			return r
 		}
 	}
 	return nil
-}
-
-// refreshRoot reads the Open_vSwitch row from the cache (needed after the initial dump, whose
-// events may have been delivered before the handler was registered).
-func (c *Client) refreshRoot(ctx context.Context) {
-	var rows []vswitch.OpenvSwitch
-	if err := c.lc.List(ctx, &rows); err != nil || len(rows) == 0 {
-		return
-	}
-	c.mu.Lock()
-	c.rootUUID, c.curCfg = rows[0].UUID, rows[0].CurCfg
-	c.mu.Unlock()
 }
 
 // changes returns a channel closed at the next cache change.
@@ -379,4 +396,22 @@ func (c *Client) Init(ctx context.Context) error {
 			return fmt.Errorf("ovsdb: init: waiting for the Open_vSwitch row: %w", ctx.Err())
 		}
 	}
+}
+
+// waitConnected returns nil once the client is connected, or an error matching ErrNotConnected
+// (naming the endpoints) when ctx ends first.
+func (c *Client) waitConnected(ctx context.Context) error {
+	if c.Connected() {
+		return nil
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !c.Connected() {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("%w to %s (reconnecting): %w", ErrNotConnected, strings.Join(c.endpoints, ","), ctx.Err())
+		}
+	}
+	return nil
 }

@@ -49,6 +49,19 @@ func newEnv(t *testing.T, mod ...func(*ovsdb.Config)) *env {
 	return &env{srv: srv, c: c, foreign: srv.Client(t)}
 }
 
+// newClient dials one more client to the env's server with cfg (endpoint and logger filled in).
+func newClient(t *testing.T, e *env, cfg ovsdb.Config) *ovsdb.Client {
+	t.Helper()
+	cfg.Endpoints = []string{e.srv.Endpoint()}
+	cfg.Logger = quietLogger()
+	c, err := ovsdb.Dial(ctxT(t), cfg)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)

@@ -58,3 +58,20 @@ func touchPortOtherConfig(t *testing.T, c client.Client, name string) {
 	}
 	mustTransact(t, c, ops)
 }
+
+// touchPortOtherConfigValue rewrites other_config:touched on a port (delete then insert).
+func touchPortOtherConfigValue(t *testing.T, c client.Client, name, v string) {
+	t.Helper()
+	p := &vswitch.Port{Name: name}
+	if err := c.Get(context.Background(), p); err != nil {
+		return
+	}
+	ops, err := c.Where(p).Mutate(p,
+		model.Mutation{Field: &p.OtherConfig, Mutator: libovsdb.MutateOperationDelete, Value: []string{"touched"}},
+		model.Mutation{Field: &p.OtherConfig, Mutator: libovsdb.MutateOperationInsert, Value: map[string]string{"touched": v}})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	_, _ = c.Transact(context.Background(), ops...)
+}

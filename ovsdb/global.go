@@ -36,64 +36,86 @@ func ownedGlobalKeys(root *vswitch.OpenvSwitch, owner string) []string {
 	return strings.Split(v, ",")
 }
 
-// setGlobal plans setting the given Open_vSwitch.other_config keys. Keys set here become owned:
-// their names are recorded in Open_vSwitch.external_ids so that they can be listed and removed
-// later without touching keys set by others.
+// validGlobalKey rejects keys that cannot be recorded in the owned-key list.
+func validGlobalKey(k string) error {
+	if k == "" || strings.ContainsAny(k, ",\x00") {
+		return fmt.Errorf("%w: Open_vSwitch other_config key %q: keys must be non-empty and contain no comma", ErrInvalid, k)
+	}
+	return nil
+}
+
+// setGlobal records keys to set in Open_vSwitch.other_config; finishGlobal plans them.
 func (p *planner) setGlobal(kv map[string]string) error {
+	for k, v := range kv {
+		p.globalSet[k] = v
+		delete(p.globalUnset, k)
+	}
+	return nil
+}
+
+// unsetGlobal records keys to remove from Open_vSwitch.other_config; finishGlobal plans them.
+func (p *planner) unsetGlobal(keys []string) error {
+	for _, k := range keys {
+		p.globalUnset[k] = true
+		delete(p.globalSet, k)
+	}
+	return nil
+}
+
+// finishGlobal plans every other_config change of the transaction as one mutate of the root row,
+// plus the update of the owned-key list, guarded by a wait on both columns as read. Keys set here
+// become owned. A key that is present but was set by someone else is never overwritten or
+// removed: that is an ErrNotOwned error naming the key. Removing an absent key is a no-op.
+func (p *planner) finishGlobal() error {
+	if len(p.globalSet)+len(p.globalUnset) == 0 {
+		return nil
+	}
 	root, err := p.rootRow()
 	if err != nil {
 		return err
 	}
 	owned := ownedGlobalKeys(root, p.owner)
-	have := map[string]string{}
-	for k := range kv {
-		if v, ok := root.OtherConfig[k]; ok {
+	notMine := func(k string) error {
+		return &OpError{Kind: ErrNotOwned, Table: vswitch.OpenvSwitchTable, Row: ".", Column: "other_config",
+			Details: fmt.Sprintf("key %q is set (to %q) by someone else; ovsplane will not change it — remove it by hand "+
+				"(ovs-vsctl remove Open_vSwitch . other_config %s) or leave it out of the desired state", k, root.OtherConfig[k], k)}
+	}
+	have, want := map[string]string{}, map[string]string{}
+	newOwned := slices.Clone(owned)
+	for _, k := range slices.Sorted(maps.Keys(p.globalSet)) {
+		v, present := root.OtherConfig[k]
+		if present && !slices.Contains(owned, k) {
+			return notMine(k)
+		}
+		if present {
 			have[k] = v
 		}
-	}
-	muts := mapMutations("other_config", have, kv)
-	newOwned := slices.Clone(owned)
-	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		want[k] = p.globalSet[k]
 		if !slices.Contains(newOwned, k) {
 			newOwned = append(newOwned, k)
 		}
 	}
+	for _, k := range slices.Sorted(maps.Keys(p.globalUnset)) {
+		v, present := root.OtherConfig[k]
+		if !present {
+			continue
+		}
+		if !slices.Contains(owned, k) {
+			return notMine(k)
+		}
+		have[k] = v
+	}
+	newOwned = slices.DeleteFunc(newOwned, func(k string) bool { return p.globalUnset[k] })
+	muts := mapMutations("other_config", have, want)
 	muts = append(muts, p.ownedKeysMutations(root, owned, newOwned)...)
 	if len(muts) == 0 {
 		return nil
 	}
-	p.addRootMutations(root, muts)
-	return nil
-}
-
-// unsetGlobal plans the removal of owned other_config keys. A key that is absent is ignored; a
-// key present but set by someone else is an ErrNotOwned error.
-func (p *planner) unsetGlobal(keys []string) error {
-	root, err := p.rootRow()
-	if err != nil {
-		return err
-	}
-	owned := ownedGlobalKeys(root, p.owner)
-	var del []string
-	for _, k := range keys {
-		if _, present := root.OtherConfig[k]; !present {
-			continue
-		}
-		if !slices.Contains(owned, k) {
-			return &OpError{Kind: ErrNotOwned, Table: vswitch.OpenvSwitchTable, Row: ".", Column: "other_config",
-				Details: fmt.Sprintf("key %q was not set by %q; remove it by hand (ovs-vsctl remove Open_vSwitch . other_config %s)", k, p.owner, k)}
-		}
-		del = append(del, k)
-	}
-	newOwned := slices.DeleteFunc(slices.Clone(owned), func(k string) bool { return slices.Contains(keys, k) })
-	var muts []libovsdb.Mutation
-	if len(del) > 0 {
-		muts = append(muts, libovsdb.Mutation{Column: "other_config", Mutator: libovsdb.MutateOperationDelete, Value: stringSet(del)})
-	}
-	muts = append(muts, p.ownedKeysMutations(root, owned, newOwned)...)
-	if len(muts) > 0 {
-		p.addRootMutations(root, muts)
-	}
+	ref := objRef{table: vswitch.OpenvSwitchTable, name: "."}
+	// Both maps were read to decide: another writer changing either makes the server refuse.
+	p.guard(ref, root.UUID, false, libovsdb.Row{"other_config": mustMap(root.OtherConfig),
+		"external_ids": mustMap(root.ExternalIDs)})
+	p.add(ref, mutateOp(ref.table, whereUUID(root.UUID), muts))
 	return nil
 }
 
@@ -111,18 +133,4 @@ func (p *planner) ownedKeysMutations(root *vswitch.OpenvSwitch, owned, newOwned 
 		want[key] = newV
 	}
 	return mapMutations("external_ids", have, want)
-}
-
-func (p *planner) addRootMutations(root *vswitch.OpenvSwitch, muts []libovsdb.Mutation) {
-	ref := objRef{table: vswitch.OpenvSwitchTable, name: "."}
-	// The list of owned keys was read: make sure nobody changed it meanwhile.
-	key := globalKeysPrefix + p.owner
-	p.guardRootKey(ref, root, key)
-	p.add(ref, mutateOp(ref.table, whereUUID(root.UUID), muts))
-}
-
-// guardRootKey asserts that Open_vSwitch.external_ids is still what was read (the owned-key
-// list lives there; the column rarely changes, so a retry is cheap and rare).
-func (p *planner) guardRootKey(ref objRef, root *vswitch.OpenvSwitch, _ string) {
-	p.guard(ref, root.UUID, false, libovsdb.Row{"external_ids": mustMap(root.ExternalIDs)})
 }

@@ -3,6 +3,7 @@ package ovsdb_test
 import (
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,4 +97,66 @@ func TestSpecErrorsNameObjectAndChangeNothing(t *testing.T) {
 	if err := e.foreign.List(ctxT(t), &bridges); err != nil || len(bridges) != 0 {
 		t.Errorf("failed transactions left %d bridges (%v)", len(bridges), err)
 	}
+}
+
+func TestGlobalKeysOfOthersAreNeverTakenOver(t *testing.T) {
+	e := newEnv(t)
+	foreignTransact(t, e, func() ([]ovsdbOp, error) {
+		root := rootRow(t, e)
+		return e.foreign.Where(root).Mutate(root, model.Mutation{Field: &root.OtherConfig,
+			Mutator: libovsdb.MutateOperationInsert, Value: map[string]string{ovsdb.PMDCPUMask: "0xf0"}})
+	})
+	eventually(t, func() string {
+		_, err := e.c.NewTxn(1).SetGlobal(map[string]string{ovsdb.PMDCPUMask: "0x2"}).Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
+		if !errors.Is(err, ovsdb.ErrNotOwned) {
+			return "SetGlobal over an operator's key: err = " + fmtErr(err) + ", want ErrNotOwned"
+		}
+		if !strings.Contains(err.Error(), ovsdb.PMDCPUMask) {
+			return "error does not name the key: " + err.Error()
+		}
+		return ""
+	})
+	if got := rootRow(t, e).OtherConfig[ovsdb.PMDCPUMask]; got != "0xf0" {
+		t.Errorf("operator's pmd-cpu-mask = %q, want 0xf0 untouched", got)
+	}
+}
+
+func TestGlobalIntentsMergeInOneTransaction(t *testing.T) {
+	e := newEnv(t)
+	commit(t, e.c.NewTxn(1).
+		SetGlobal(map[string]string{"ovsplane-test-a": "1"}).
+		SetGlobal(map[string]string{"ovsplane-test-b": "2"}).
+		SetGlobal(map[string]string{"ovsplane-test-c": "3"}).
+		UnsetGlobal("ovsplane-test-c"))
+	eventually(t, func() string {
+		got, err := e.c.OwnedGlobal(ctxT(t))
+		if err != nil {
+			return err.Error()
+		}
+		if !maps.Equal(got, map[string]string{"ovsplane-test-a": "1", "ovsplane-test-b": "2"}) {
+			return "OwnedGlobal = " + fmtMap(got) + ", want a=1 b=2"
+		}
+		if _, ok := rootRow(t, e).OtherConfig["ovsplane-test-c"]; ok {
+			return "key set then unset in one transaction is present"
+		}
+		return ""
+	})
+	if _, err := e.c.NewTxn(1).SetGlobal(map[string]string{"a,b": "x"}).Commit(ctxT(t), ovsdb.CommitOptions{}); !errors.Is(err, ovsdb.ErrInvalid) {
+		t.Errorf("key with a comma: err = %v, want ErrInvalid", err)
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+func fmtMap(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }

@@ -158,3 +158,16 @@ func guardColumns(base libovsdb.Row, read map[string]any, row libovsdb.Row, muts
 	}
 	return base
 }
+
+// mergeMutations sets every pair of want in map column col (delete then insert for a changed
+// value) and leaves other keys alone. Used for external_ids, where other daemons legitimately add
+// keys to our rows (ovn-controller's ovn-installed, os-vif's iface-id).
+func mergeMutations(col string, have, want map[string]string) []libovsdb.Mutation {
+	sub := make(map[string]string, len(want))
+	for k := range want {
+		if v, ok := have[k]; ok {
+			sub[k] = v
+		}
+	}
+	return mapMutations(col, sub, want)
+}

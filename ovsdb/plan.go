@@ -23,16 +23,18 @@ type planner struct {
 	ops  []libovsdb.Operation
 	refs []objRef
 
-	root       *vswitch.OpenvSwitch
-	bridges    map[string]*bridgeState // by name, as seen or changed in this txn
-	portBridge map[string]string       // port UUID → bridge name (built on first need)
-	newPorts   map[string]bool
-	goneUUIDs  map[string]bool // rows deleted in this txn
-	guarded    map[string]bool // rows that already carry a wait operation
-	newIfaces  map[string]bool
-	ifaces     []string // interfaces whose status the commit reports
-	rootAdd    []string
-	rootDel    []string
+	root        *vswitch.OpenvSwitch
+	bridges     map[string]*bridgeState // by name, as seen or changed in this txn
+	portBridge  map[string]string       // port UUID → bridge name (built on first need)
+	newPorts    map[string]bool
+	goneUUIDs   map[string]bool // rows deleted in this txn
+	guarded     map[string]bool // rows that already carry a wait operation
+	newIfaces   map[string]bool
+	ifaces      []string // interfaces whose status the commit reports
+	globalSet   map[string]string
+	globalUnset map[string]bool
+	rootAdd     []string
+	rootDel     []string
 }
 
 type bridgeState struct {
@@ -47,7 +49,7 @@ type bridgeState struct {
 func newPlanner(ctx context.Context, c *Client, gen int64) *planner {
 	return &planner{ctx: ctx, c: c, owner: c.owner, gen: gen, bridges: map[string]*bridgeState{},
 		newPorts: map[string]bool{}, goneUUIDs: map[string]bool{}, guarded: map[string]bool{},
-		newIfaces: map[string]bool{}}
+		newIfaces: map[string]bool{}, globalSet: map[string]string{}, globalUnset: map[string]bool{}}
 }
 
 func (p *planner) add(ref objRef, ops ...libovsdb.Operation) {
@@ -164,6 +166,9 @@ func (p *planner) bridgeOf(portUUID string) string {
 // finish appends the per-bridge and root mutations collected while planning, so that a batch
 // of N ports on one bridge costs one mutate of Bridge.ports, not N.
 func (p *planner) finish() error {
+	if err := p.finishGlobal(); err != nil {
+		return err
+	}
 	names := make([]string, 0, len(p.bridges))
 	for n := range p.bridges {
 		names = append(names, n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -155,8 +156,8 @@ func TestConcurrentWriterCausesRetryNotLostUpdate(t *testing.T) {
 	}
 	eventuallyT(t, func() bool {
 		_ = other.Get(ctx, p)
-		return p.Tag != nil && *p.Tag == 5 && p.OtherConfig["mine"] == "1"
-	}, "port p1 not updated by the retried commit")
+		return p.Tag != nil && *p.Tag == 5 && len(p.OtherConfig) == 1 && p.OtherConfig["mine"] == "1"
+	}, "port p1 not brought to its desired state by the retried commit (other_config must be exactly {mine=1})")
 }
 
 func ptrInt(v int) *int { return &v }
@@ -208,5 +209,65 @@ func TestTranslateResults(t *testing.T) {
 	}
 	if err := translateResults([]libovsdb.OperationResult{{}, {}, {}}, ops, refs); err != nil {
 		t.Errorf("success translated to %v", err)
+	}
+}
+
+func TestPlannerRefusalsAreNotRetried(t *testing.T) {
+	c, srv := dialInternal(t)
+	ctx := context.Background()
+	if _, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).EnsurePort(PortSpec{Bridge: "br0", Name: "a",
+		Interfaces: []InterfaceSpec{{Name: "x"}}}).Commit(ctx, CommitOptions{NoWait: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Keep the cache busy with unrelated changes while the commit runs: a refusal must still
+	// come back at once, as itself, not as ErrConflict after all attempts.
+	other := srv.Client(t)
+	attempts := 0
+	c.beforeTransact = func() { attempts++ }
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			touchPortOtherConfigValue(t, other, "a", fmt.Sprint(i))
+		}
+	}()
+	_, err := c.NewTxn(1).EnsurePort(PortSpec{Bridge: "br0", Name: "b", Interfaces: []InterfaceSpec{{Name: "x"}}}).
+		Commit(ctx, CommitOptions{NoWait: true})
+	close(stop)
+	<-done
+	if !errors.Is(err, ErrConstraintViolation) || errors.Is(err, ErrConflict) {
+		t.Fatalf("interface name clash: err = %v, want ErrConstraintViolation (not retried into ErrConflict)", err)
+	}
+	if attempts != 0 {
+		t.Errorf("a planner refusal reached the server %d times", attempts)
+	}
+}
+
+func TestNothingToChangeDoesNotReconfigureVswitchd(t *testing.T) {
+	c, _ := dialInternal(t)
+	ctx := context.Background()
+	tx := func() *Txn { return c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}) }
+	if _, err := tx().Commit(ctx, CommitOptions{NoWait: true}); err != nil {
+		t.Fatal(err)
+	}
+	before := c.cachedRoot().NextCfg
+	// No ovs-vswitchd runs here: if the commit bumped next_cfg it would wait forever.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := tx().Commit(wctx, CommitOptions{})
+	if err != nil && !errors.Is(err, ErrTimeout) {
+		t.Fatal(err)
+	}
+	if res != nil && res.Ops != 0 {
+		t.Errorf("unchanged ensure sent %d operations", res.Ops)
+	}
+	if after := c.cachedRoot().NextCfg; after != before {
+		t.Errorf("next_cfg went from %d to %d for a transaction with nothing to change", before, after)
 	}
 }

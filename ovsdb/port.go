@@ -2,6 +2,8 @@ package ovsdb
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
@@ -108,6 +110,9 @@ func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) e
 	if holder := p.bridgeOf(cur.UUID); holder != spec.Bridge {
 		moved = true
 		if old, _ := p.bridge(holder); old != nil {
+			if err := p.mayDetach(old, holder, spec.Name); err != nil {
+				return err
+			}
 			old.del = append(old.del, cur.UUID)
 		}
 		b.add = append(b.add, cur.UUID)
@@ -129,7 +134,7 @@ func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) e
 	var muts []libovsdb.Mutation
 	muts = append(muts, setMutations("trunks", cur.Trunks, spec.Trunks, intSet)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
-	muts = append(muts, mapMutations("external_ids", cur.ExternalIDs, want.ExternalIDs)...)
+	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, want.ExternalIDs)...)
 
 	ifMuts, err := p.reconcileInterfaces(spec, cur)
 	if err != nil {
@@ -169,6 +174,9 @@ func (p *planner) reconcileInterfaces(spec PortSpec, cur *vswitch.Port) ([]libov
 	for _, is := range spec.interfaces() {
 		wanted[is.Name] = true
 		if ifc, ok := existing[is.Name]; ok {
+			if !ownedBy(ifc.ExternalIDs, p.owner) {
+				return nil, notOwned(vswitch.InterfaceTable, ifc.Name, p.owner, ifc.ExternalIDs)
+			}
 			p.updateInterface(is, ifc)
 			continue
 		}
@@ -179,12 +187,20 @@ func (p *planner) reconcileInterfaces(spec PortSpec, cur *vswitch.Port) ([]libov
 		p.add(objRef{vswitch.InterfaceTable, ifc.Name}, interfaceInsert(ifc))
 		add = append(add, ifc.UUID)
 	}
-	for name, ifc := range existing {
-		if !wanted[name] {
-			del = append(del, ifc.UUID)
-			p.add(objRef{vswitch.InterfaceTable, name}, deleteOp(vswitch.InterfaceTable, ifc.UUID))
-			p.goneUUIDs[ifc.UUID] = true
+	for _, name := range slices.Sorted(maps.Keys(existing)) {
+		ifc := existing[name]
+		if wanted[name] {
+			continue
 		}
+		if !ownedBy(ifc.ExternalIDs, p.owner) {
+			return nil, &OpError{Kind: ErrNotOwned, Table: vswitch.InterfaceTable, Row: name, Details: fmt.Sprintf(
+				"port %q holds interface %q, which ovsplane did not create; it would be removed — add it to the desired state or remove it by hand", spec.Name, name)}
+		}
+		ref := objRef{vswitch.InterfaceTable, name}
+		p.guard(ref, ifc.UUID, true, existsRow(ifc.UUID))
+		del = append(del, ifc.UUID)
+		p.add(ref, deleteOp(vswitch.InterfaceTable, ifc.UUID))
+		p.goneUUIDs[ifc.UUID] = true
 	}
 	return pairMutations("interfaces", del, add), nil
 }
@@ -205,7 +221,7 @@ func (p *planner) updateInterface(s InterfaceSpec, cur *vswitch.Interface) {
 	var muts []libovsdb.Mutation
 	muts = append(muts, mapMutations("options", cur.Options, s.Options)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, s.OtherConfig)...)
-	muts = append(muts, mapMutations("external_ids", cur.ExternalIDs, tagged(s.ExternalIDs, p.owner, p.gen))...)
+	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, tagged(s.ExternalIDs, p.owner, p.gen))...)
 	if len(row) == 0 && len(muts) == 0 {
 		return
 	}
@@ -218,6 +234,16 @@ func (p *planner) updateInterface(s InterfaceSpec, cur *vswitch.Interface) {
 	if len(muts) > 0 {
 		p.add(ref, mutateOp(ref.table, whereUUID(cur.UUID), muts))
 	}
+}
+
+// mayDetach refuses to change Bridge.ports of a bridge we do not own unless attaching to foreign
+// bridges is allowed.
+func (p *planner) mayDetach(b *bridgeState, bridge, port string) error {
+	if b.owned || p.c.foreignBridges {
+		return nil
+	}
+	return &OpError{Kind: ErrNotOwned, Table: vswitch.BridgeTable, Row: bridge, Details: fmt.Sprintf(
+		"port %q sits on this bridge, which ovsplane did not create; detaching it would change the bridge — allow attaching to foreign bridges or move the port by hand", port)}
 }
 
 // deletePort plans the removal of an owned port and its interfaces. bridge may be "" (any).
@@ -237,10 +263,15 @@ func (p *planner) deletePort(bridge, name string) error {
 			Details: fmt.Sprintf("port is on bridge %q, not %q", holder, bridge)}
 	}
 	p.guard(ref, cur.UUID, true, libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)})
+	if err := p.dropPort(cur); err != nil {
+		return err
+	}
 	if b, _ := p.bridge(holder); b != nil {
+		if err := p.mayDetach(b, holder, name); err != nil {
+			return err
+		}
 		b.del = append(b.del, cur.UUID)
 	}
-	p.dropPort(cur)
 	return nil
 }
 

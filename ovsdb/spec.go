@@ -18,13 +18,18 @@ const (
 )
 
 // BridgeSpec is the desired state of one bridge. Zero fields mean the OVS default.
+//
+// Map columns are made equal to the spec (other_config, options), except external_ids: there the
+// spec's keys are set and keys added by others (ovn-controller, os-vif) are left alone, so a key
+// dropped from the spec stays until removed by hand. The same holds for PortSpec and
+// InterfaceSpec.
 type BridgeSpec struct {
 	Name         string            // required, unique
 	DatapathType string            // "" (system) or "netdev" (userspace, needed for DPDK)
 	FailMode     string            // "", "standalone" or "secure"
 	Protocols    []string          // e.g. OpenFlow10, OpenFlow13
 	OtherConfig  map[string]string // Bridge.other_config
-	ExternalIDs  map[string]string // caller's keys; ownership keys are added
+	ExternalIDs  map[string]string // keys to set; ownership keys are added; others' keys are kept
 }
 
 // InterfaceSpec is the desired state of one interface of a port.

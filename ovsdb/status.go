@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
@@ -68,9 +69,10 @@ func (c *Client) interfaceStates(names []string) []InterfaceState {
 
 // CurCfg returns Open_vSwitch.cur_cfg as last seen: the last configuration ovs-vswitchd applied.
 func (c *Client) CurCfg() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.curCfg
+	if r := c.cachedRoot(); r != nil {
+		return r.CurCfg
+	}
+	return 0
 }
 
 // WaitApplied blocks until ovs-vswitchd reports cur_cfg ≥ nextCfg, then returns the states of the
@@ -87,6 +89,7 @@ func (c *Client) WaitApplied(ctx context.Context, nextCfg int, ifaces ...string)
 		}
 		select {
 		case <-ch:
+		case <-time.After(200 * time.Millisecond): // in case an event was dropped
 		case <-ctx.Done():
 			err := ctx.Err()
 			if errors.Is(err, context.DeadlineExceeded) {

@@ -70,12 +70,14 @@ func (t *Txn) DeletePort(bridge, name string) *Txn {
 }
 
 // SetGlobal sets keys of Open_vSwitch.other_config (dpdk-init, dpdk-socket-mem, pmd-cpu-mask…)
-// and records them as owned.
+// and records them as owned. A key already set by someone else is refused with ErrNotOwned and
+// left as it is. Several SetGlobal/UnsetGlobal calls in one Txn merge, the last word per key
+// winning.
 func (t *Txn) SetGlobal(kv map[string]string) *Txn {
 	return t.push(func() error {
 		for k := range kv {
-			if k == "" {
-				return fmt.Errorf("%w: Open_vSwitch other_config: empty key", ErrInvalid)
+			if err := validGlobalKey(k); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -122,58 +124,92 @@ func (t *Txn) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 		maxAttempts = 8
 	}
 	var lastErr error
+	serverClashes := 0
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		changed := t.c.changes()
-		res, p, err := t.attempt(ctx, opts)
+		res, p, sent, err := t.attempt(ctx, opts)
 		if err == nil {
 			res.Attempts = attempt
 			return t.finishCommit(ctx, opts, res, p)
 		}
-		if !retryable(err) || ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctxErr(ctx, err)
+		case !sent && !errors.Is(err, ErrNotConnected):
+			return nil, err // the planner refused: spec, ownership, missing bridge — retrying cannot help
+		case errors.Is(err, ErrConstraintViolation):
+			// A name the cache did not show was taken on the server: one more try from a cache
+			// that has caught up turns it into a precise error (or succeeds).
+			if serverClashes++; serverClashes > 1 {
+				return nil, err
+			}
+		case !retryable(err):
 			return nil, err
 		}
 		lastErr = err
-		// Give the cache a moment to receive the change that made the attempt fail.
+		// Wait for the cache to receive the change that made the attempt fail, and at least a
+		// short, growing pause so a busy switch does not burn all attempts in a millisecond.
+		pause := time.Duration(attempt) * 10 * time.Millisecond
 		select {
 		case <-changed:
-		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
-			if errors.Is(err, ErrConstraintViolation) {
-				return nil, err // nothing changed: the spec itself clashes
-			}
+		case <-time.After(250 * time.Millisecond):
 		case <-ctx.Done():
-			return nil, fmt.Errorf("ovsdb: commit: %w (last error: %w)", ctx.Err(), err)
+			return nil, ctxErr(ctx, err)
+		}
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return nil, ctxErr(ctx, err)
 		}
 	}
 	return nil, fmt.Errorf("%w: gave up after %d attempts: %w", ErrConflict, maxAttempts, lastErr)
+}
+
+// ctxErr reports the end of ctx during a commit; a deadline matches ErrTimeout.
+func ctxErr(ctx context.Context, last error) error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return fmt.Errorf("ovsdb: commit: %w (last error: %w)", err, last)
 }
 
 func retryable(err error) bool {
 	return errors.Is(err, ErrConflict) || errors.Is(err, ErrNotConnected) || errors.Is(err, ErrConstraintViolation)
 }
 
-// attempt plans and sends the transaction once.
-func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (*Result, *planner, error) {
+// attempt plans and sends the transaction once. sent tells whether it reached the server.
+func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (res *Result, p *planner, sent bool, err error) {
 	if err := t.c.waitConnected(ctx); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	p := newPlanner(ctx, t.c, t.gen)
+	p = newPlanner(ctx, t.c, t.gen)
 	for _, f := range t.intents {
 		if err := f(p); err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 	}
 	if err := p.finish(); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	res := &Result{}
-	if len(p.ops) == 0 && opts.NoWait {
-		return res, p, nil
+	res = &Result{}
+	if len(p.ops) == 0 {
+		// Nothing to change: no transaction, and no needless ovs-vswitchd reconfiguration. A
+		// waiting caller still learns that everything written so far has been applied.
+		if !opts.NoWait {
+			root, err := p.rootRow()
+			if err != nil {
+				return nil, nil, false, err
+			}
+			res.NextCfg = root.NextCfg
+		}
+		return res, p, false, nil
 	}
 	selectIdx := -1
 	if !opts.NoWait {
 		root, err := p.rootRow()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		ref := objRef{table: vswitch.OpenvSwitchTable, name: "."}
 		p.guard(ref, root.UUID, false, existsRow(root.UUID))
@@ -191,23 +227,21 @@ func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (*Result, *planne
 		if !t.c.Connected() && !errors.Is(err, client.ErrNotConnected) {
 			err = fmt.Errorf("%w: %w", ErrNotConnected, err)
 		}
-		return nil, nil, fmt.Errorf("ovsdb: transaction of %d operations: %w", len(p.ops), translateTransportErr(err))
+		return nil, nil, true, fmt.Errorf("ovsdb: transaction of %d operations on %s: %w", len(p.ops), t.c.Endpoint(), translateTransportErr(err))
 	}
 	if err := translateResults(results, p.ops, p.refs); err != nil {
-		return nil, nil, err
+		return nil, nil, true, err
 	}
 	res.Ops = len(p.ops)
-	if err := t.c.awaitCache(ctx, p, results); err != nil {
-		return nil, nil, err
-	}
+	t.c.awaitCache(ctx, p, results)
 	if selectIdx >= 0 {
 		n, err := intFromRow(results[selectIdx].Rows, "next_cfg")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, true, err
 		}
 		res.NextCfg = n
 	}
-	return res, p, nil
+	return res, p, true, nil
 }
 
 func (t *Txn) finishCommit(ctx context.Context, opts CommitOptions, res *Result, p *planner) (*Result, error) {
@@ -235,10 +269,19 @@ func intFromRow(rows []libovsdb.Row, col string) (int, error) {
 	return 0, fmt.Errorf("ovsdb: select of %s returned %T", col, rows[0][col])
 }
 
-// awaitCache waits until the cache shows the rows this transaction inserted and no longer shows
-// those it deleted, so that the caller's next transaction plans from a cache that includes this
-// one (the server's update notification and its transaction reply travel separately).
-func (c *Client) awaitCache(ctx context.Context, p *planner, results []libovsdb.OperationResult) error {
+// awaitCacheLimit bounds awaitCache: rows can legitimately never show up (an inserted Port or
+// Interface nothing refers to is garbage-collected at commit; another writer may delete a new row
+// before our cache sees it).
+const awaitCacheLimit = 2 * time.Second
+
+// awaitCache waits, for at most awaitCacheLimit, until the cache shows the rows this transaction
+// inserted and no longer shows those it deleted, so that the caller's next transaction plans
+// from a cache that includes this one (the server's update notification and its transaction
+// reply travel separately). The transaction has committed either way; if the cache lags, the
+// next transaction's guards catch it.
+func (c *Client) awaitCache(ctx context.Context, p *planner, results []libovsdb.OperationResult) {
+	ctx, cancel := context.WithTimeout(ctx, awaitCacheLimit)
+	defer cancel()
 	type row struct{ table, uuid string }
 	var present, gone []row
 	for i, op := range p.ops {
@@ -268,14 +311,15 @@ func (c *Client) awaitCache(ctx context.Context, p *planner, results []libovsdb.
 			}
 		}
 		if synced {
-			return nil
+			return
 		}
 		select {
 		case <-ch:
-		case <-time.After(time.Second):
+		case <-time.After(100 * time.Millisecond):
 			// Reconnection replaces the cache without necessarily firing per-row events.
 		case <-ctx.Done():
-			return fmt.Errorf("ovsdb: waiting for the cache to show the committed transaction: %w", ctx.Err())
+			c.log.Debug("cache did not show every row of a committed transaction in time", "rows", len(present)+len(gone))
+			return
 		}
 	}
 }

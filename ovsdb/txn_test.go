@@ -11,6 +11,7 @@ import (
 
 	"github.com/ovn-kubernetes/libovsdb/cache"
 	"github.com/ovn-kubernetes/libovsdb/model"
+	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
@@ -281,4 +282,87 @@ func TestOwnedListsRowsWithGenerations(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// foreignAddBondIface adds, as another writer (ovs-vsctl add-bond-iface), an untagged interface
+// to an existing port.
+func foreignAddBondIface(t *testing.T, e *env, port, name string) {
+	t.Helper()
+	foreignTransact(t, e, func() ([]ovsdbOp, error) {
+		ops, err := e.foreign.Create(&vswitch.Interface{UUID: "fif", Name: name, ExternalIDs: map[string]string{"who": "operator"}})
+		if err != nil {
+			return nil, err
+		}
+		p, err := getPort(ctxT(t), e, port)
+		if err != nil {
+			return nil, err
+		}
+		mut, err := e.foreign.Where(p).Mutate(p, model.Mutation{Field: &p.Interfaces, Mutator: libovsdb.MutateOperationInsert, Value: []string{"fif"}})
+		return append(ops, mut...), err
+	})
+}
+
+func TestForeignInterfaceInOwnedPortIsNeverTouched(t *testing.T) {
+	e := newEnv(t)
+	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
+		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bond0", BondMode: "active-backup",
+			Interfaces: []ovsdb.InterfaceSpec{{Name: "e1"}, {Name: "e2"}}}))
+	eventually(t, func() string {
+		if _, err := getPort(ctxT(t), e, "bond0"); err != nil {
+			return "bond0 not visible to the foreign client"
+		}
+		return ""
+	})
+	foreignAddBondIface(t, e, "bond0", "ops3")
+	eventually(t, func() string {
+		if _, err := e.c.Interface("ops3"); err != nil {
+			return "ops3 not in the cache yet"
+		}
+		return ""
+	})
+	cases := []struct {
+		name string
+		tx   *ovsdb.Txn
+	}{
+		{"re-ensure drops it", e.c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bond0", BondMode: "active-backup",
+			Interfaces: []ovsdb.InterfaceSpec{{Name: "e1"}, {Name: "e2"}}})},
+		{"re-ensure adopts it", e.c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bond0", BondMode: "active-backup",
+			Interfaces: []ovsdb.InterfaceSpec{{Name: "e1"}, {Name: "e2"}, {Name: "ops3"}}})},
+		{"delete port", e.c.NewTxn(2).DeletePort("br0", "bond0")},
+		{"delete bridge", e.c.NewTxn(2).DeleteBridge("br0")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tc.tx.Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
+			if !errors.Is(err, ovsdb.ErrNotOwned) || !strings.Contains(err.Error(), "ops3") {
+				t.Fatalf("err = %v (result %+v), want ErrNotOwned naming ops3", err, res)
+			}
+		})
+	}
+	ifc, err := getIface(ctxT(t), e, "ops3")
+	if err != nil || ifc.ExternalIDs["who"] != "operator" || ifc.ExternalIDs[ovsdb.OwnerKey] != "" {
+		t.Errorf("foreign interface changed: %+v, %v", ifc, err)
+	}
+}
+
+func TestOwnedPortIsNotMovedOffAForeignBridge(t *testing.T) {
+	e := newEnv(t, func(c *ovsdb.Config) { c.AttachToForeignBridges = true })
+	foreignBridge(t, e, "br-int")
+	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}))
+	eventually(t, func() string {
+		_, err := e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br-int", Name: "p1"}).Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
+		if err != nil {
+			return "attaching p1 to br-int: " + err.Error()
+		}
+		return ""
+	})
+	// The same client, without permission to touch foreign bridges, must not detach p1 from br-int.
+	strict := newClient(t, e, ovsdb.Config{})
+	_, err := strict.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
+	if !errors.Is(err, ovsdb.ErrNotOwned) || !strings.Contains(err.Error(), "br-int") {
+		t.Fatalf("moving a port off a foreign bridge: err = %v, want ErrNotOwned naming br-int", err)
+	}
+	if n := len(getBridge(t, e, "br-int").Ports); n != 1 {
+		t.Errorf("br-int has %d ports, want 1 (p1 still there)", n)
+	}
 }
