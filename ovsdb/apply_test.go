@@ -209,3 +209,44 @@ func TestCloseDuringOutageStopsReconnecting(t *testing.T) {
 		t.Error("closed client reconnected after the server came back")
 	}
 }
+
+func TestApplyTimeoutBoundsTheWait(t *testing.T) {
+	e := newEnv(t)
+	sim := ovsdbtest.StartVswitchd(t, e.srv)
+	sim.PauseAck()
+	// No deadline on ctx at all: only ApplyTimeout can end the wait.
+	res, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
+		Commit(context.Background(), ovsdb.CommitOptions{ApplyTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, ovsdb.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if res == nil || res.Ops == 0 || res.NextCfg == 0 {
+		t.Errorf("result = %+v: the committed transaction must still be described", res)
+	}
+}
+
+func TestBridgeLocalInterfaceIsConfigurable(t *testing.T) {
+	e := newEnv(t)
+	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br-phy", DatapathType: "netdev",
+		Local: &ovsdb.InterfaceSpec{MTURequest: ptr(9000), ExternalIDs: map[string]string{"role": "underlay"}}}))
+	eventually(t, func() string {
+		ifc, err := getIface(ctxT(t), e, "br-phy")
+		if err != nil {
+			return err.Error()
+		}
+		if ifc.Type != "internal" || ifc.MTURequest == nil || *ifc.MTURequest != 9000 || ifc.ExternalIDs["role"] != "underlay" {
+			return "local interface not configured"
+		}
+		return ""
+	})
+	// Changing it later is an update of the owned local interface.
+	commit(t, e.c.NewTxn(2).EnsureBridge(ovsdb.BridgeSpec{Name: "br-phy", DatapathType: "netdev",
+		Local: &ovsdb.InterfaceSpec{MTURequest: ptr(1500)}}))
+	eventually(t, func() string {
+		ifc, err := getIface(ctxT(t), e, "br-phy")
+		if err != nil || ifc.MTURequest == nil || *ifc.MTURequest != 1500 {
+			return "local interface mtu_request not updated"
+		}
+		return ""
+	})
+}

@@ -28,7 +28,7 @@ func (p *planner) ensureBridge(spec BridgeSpec) error {
 		}
 		p.bridges[spec.Name] = nb
 		p.rootAdd = append(p.rootAdd, nb.uuid)
-		return p.ensurePort(localPort(spec.Name))
+		return p.ensurePort(localPort(spec.Name, spec.Local))
 	}
 	if b.created != nil {
 		return &OpError{Kind: ErrInvalid, Table: ref.table, Row: spec.Name, Details: "bridge given twice in one transaction"}
@@ -67,11 +67,18 @@ func (p *planner) ensureBridge(spec BridgeSpec) error {
 		p.add(ref, mutateOp(ref.table, whereUUID(b.uuid), muts))
 	}
 	// The local port follows its bridge (and its generation).
-	return p.ensurePort(localPort(spec.Name))
+	return p.ensurePort(localPort(spec.Name, spec.Local))
 }
 
-func localPort(bridge string) PortSpec {
-	return PortSpec{Bridge: bridge, Name: bridge, Interfaces: []InterfaceSpec{{Name: bridge, Type: "internal"}}}
+// localPort is the spec of a bridge's own port: one internal interface named like the bridge,
+// configured by local when given.
+func localPort(bridge string, local *InterfaceSpec) PortSpec {
+	ifc := InterfaceSpec{}
+	if local != nil {
+		ifc = *local
+	}
+	ifc.Name, ifc.Type = bridge, "internal"
+	return PortSpec{Bridge: bridge, Name: bridge, Interfaces: []InterfaceSpec{ifc}}
 }
 
 // insertBridge emits the insert of a bridge created in this transaction, ports included.

@@ -30,6 +30,10 @@ type BridgeSpec struct {
 	Protocols    []string          // e.g. OpenFlow10, OpenFlow13
 	OtherConfig  map[string]string // Bridge.other_config
 	ExternalIDs  map[string]string // keys to set; ownership keys are added; others' keys are kept
+	// Local configures the bridge's own internal interface (named like the bridge), for example
+	// its mtu_request on a DPDK br-phy. Name and Type are ignored: they are always the bridge's
+	// name and "internal". nil means OVS defaults.
+	Local *InterfaceSpec
 }
 
 // InterfaceSpec is the desired state of one interface of a port.
@@ -66,6 +70,12 @@ func (s *BridgeSpec) validate() error {
 	case "", "standalone", "secure":
 	default:
 		return fmt.Errorf("%w: bridge %q: fail_mode %q must be standalone or secure", ErrInvalid, s.Name, s.FailMode)
+	}
+	if s.Local != nil {
+		l := localPort(s.Name, s.Local)
+		if err := l.validate(); err != nil {
+			return fmt.Errorf("bridge %q local interface: %w", s.Name, err)
+		}
 	}
 	return checkReservedKeys("bridge "+s.Name, s.ExternalIDs)
 }

@@ -98,7 +98,15 @@ type CommitOptions struct {
 	// MaxAttempts bounds the retries after a concurrent writer changed rows this transaction
 	// depended on. Default 8.
 	MaxAttempts int
+	// ApplyTimeout bounds the wait for ovs-vswitchd, on top of ctx. 0 means
+	// DefaultApplyTimeout; negative means no bound but ctx (ovs-vsctl's default behaviour).
+	ApplyTimeout time.Duration
 }
+
+// DefaultApplyTimeout is how long Commit waits for ovs-vswitchd unless told otherwise: long enough
+// for a reconfiguration of thousands of ports, short enough that an absent ovs-vswitchd is
+// reported instead of hanging the caller.
+const DefaultApplyTimeout = 2 * time.Minute
 
 // Result reports a committed transaction.
 type Result struct {
@@ -114,7 +122,8 @@ type Result struct {
 // the error is an *ApplyError (errors.Is ErrVswitchd) and the Result is still returned; the
 // transaction is not undone. Spec errors, ownership refusals and OVSDB errors return before or
 // instead of committing, with nothing changed. ctx bounds the whole call; when it ends while
-// waiting for ovs-vswitchd the error matches ErrTimeout (deadline) or context.Canceled.
+// waiting for ovs-vswitchd the error matches ErrTimeout (deadline, or opts.ApplyTimeout) or
+// context.Canceled; the transaction itself has then committed and Result says what it wrote.
 func (t *Txn) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 	if t.err != nil {
 		return nil, t.err
@@ -248,6 +257,15 @@ func (t *Txn) finishCommit(ctx context.Context, opts CommitOptions, res *Result,
 	if opts.NoWait {
 		res.Interfaces = t.c.interfaceStates(p.ifaces)
 		return res, nil
+	}
+	wait := opts.ApplyTimeout
+	if wait == 0 {
+		wait = DefaultApplyTimeout
+	}
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
 	}
 	states, err := t.c.WaitApplied(ctx, res.NextCfg, p.ifaces...)
 	res.Interfaces = states
