@@ -3,9 +3,13 @@ package ovsdb
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"regexp"
 	"strings"
+	"syscall"
 
+	"github.com/cenkalti/rpc2"
 	"github.com/ovn-kubernetes/libovsdb/client"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 )
@@ -196,9 +200,17 @@ func refFromDetails(details string, ops []libovsdb.Operation, refs []objRef) obj
 	return best
 }
 
-// translateTransportErr maps libovsdb's transport errors to this package's sentinels.
+// translateTransportErr maps libovsdb's and the socket's transport errors to ErrNotConnected:
+// a connection the server dropped (restart, failover) can still look connected until libovsdb
+// notices, and the first write on it fails with EPIPE, ECONNRESET or EOF.
 func translateTransportErr(err error) error {
-	if errors.Is(err, client.ErrNotConnected) {
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, ErrNotConnected):
+		return err
+	case errors.Is(err, client.ErrNotConnected), errors.Is(err, rpc2.ErrShutdown),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.As(err, &opErr):
 		return fmt.Errorf("%w: %w", ErrNotConnected, err)
 	}
 	return err
