@@ -54,7 +54,7 @@ lint:
 ## bench: side-by-side benchmarks against ovs-vsctl (as root; needs the lab)
 bench:
 	@scripts/lab-setup.sh
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/ | tee bench.out
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/ | tee bench.out
 
 ## run: start the demo of the OVSDB layer (embedded in-memory OVSDB when no OVS is installed)
 run:
