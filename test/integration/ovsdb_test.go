@@ -154,13 +154,28 @@ func TestConcurrentOvsVsctlWriterLosesNothing(t *testing.T) {
 			}
 		}
 	}()
+	// Make sure the two writers really overlap: start ours once ovs-vsctl is under way, and pace
+	// ours to ovs-vsctl's speed (one process per port) so both run over the same period.
+	lab.WaitFor(t, 30*time.Second, "ovs-vsctl to start adding ports", func(context.Context) error {
+		if len(strings.Fields(db.Vsctl(t, "list-ports", "br0"))) < 2 {
+			return errors.New("fewer than 2 ports yet")
+		}
+		return nil
+	})
+	retried := 0
 	for i := range n {
 		name := fmt.Sprintf("ours%d", i)
-		if _, err := c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: name}).
-			Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true}); err != nil {
+		res, err := c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: name}).
+			Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true})
+		if err != nil {
 			t.Fatalf("EnsurePort %s: %v", name, err)
 		}
+		if res.Attempts > 1 {
+			retried++
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
+	t.Logf("%d of our %d commits were retried after a concurrent change", retried, n)
 	wg.Wait()
 	select {
 	case err := <-vsctlErr:
