@@ -1,0 +1,204 @@
+//go:build linux
+
+package vsctldiff
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovsplane/ovsplane/test/lab"
+)
+
+// Step is what one command line did.
+type Step struct {
+	Args   []string
+	Stdout string
+	Stderr string
+	Exit   int
+}
+
+// Outcome is what a whole session did: its steps and the database it left, normalised so that
+// two runs of equivalent tools compare equal (see Normalise and Dump).
+type Outcome struct {
+	Steps []Step
+	Dump  string
+}
+
+// StepTimeout bounds each command line; a step that hits it records exit status -1.
+const StepTimeout = 30 * time.Second
+
+// Run executes s with binary (a path or a name on $PATH) against a fresh ovsdb-server with a
+// dummy-datapath ovs-vswitchd, both torn down at the end of the test. Each line runs as
+// `binary --db=unix:SOCK LINE…` in that lab's environment. Outputs are normalised with the
+// lab's directory replaced by $DIR, the program's name (or "ovs-vsctl") by PROG, and UUIDs numbered in order of
+// first appearance across the session.
+func Run(t testing.TB, binary string, s Session) *Outcome {
+	t.Helper()
+	db := lab.StartOVSDB(t)
+	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	n := newNormaliser(db.Dir, filepath.Base(binary))
+	out := &Outcome{}
+	for _, args := range s.Lines {
+		out.Steps = append(out.Steps, runStep(t, db, binary, args, n))
+	}
+	out.Dump = Dump(t, db)
+	return out
+}
+
+func runStep(t testing.TB, db *lab.OVSDB, binary string, args []string, n *normaliser) Step {
+	ctx, cancel := context.WithTimeout(context.Background(), StepTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, append([]string{"--db=" + db.Endpoint}, args...)...)
+	cmd.Env = append(cmd.Environ(), db.Env()...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	st := Step{Args: args, Stdout: n.text(stdout.String()), Stderr: n.text(stderr.String())}
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		st.Exit = exitErr.ExitCode()
+	default:
+		t.Fatalf("running %s %s: %v", binary, strings.Join(args, " "), err)
+	}
+	if ctx.Err() != nil {
+		st.Exit = -1
+	}
+	return st
+}
+
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// normaliser rewrites run-specific text: the lab directory, the program name, and UUIDs, which
+// are numbered in order of first appearance so that "the row created by step 3" reads the same
+// in both runs.
+type normaliser struct {
+	dir, prog string
+	ids       map[string]string
+}
+
+func newNormaliser(dir, prog string) *normaliser {
+	return &normaliser{dir: dir, prog: prog, ids: map[string]string{}}
+}
+
+func (n *normaliser) text(s string) string {
+	s = strings.ReplaceAll(s, n.dir, "$DIR")
+	// The candidate may name itself (vsctl: …) or speak as ovs-vsctl does; both read PROG.
+	s = strings.ReplaceAll(s, n.prog+": ", "PROG: ")
+	s = strings.ReplaceAll(s, "ovs-vsctl: ", "PROG: ")
+	return uuidRE.ReplaceAllStringFunc(s, func(u string) string {
+		if id, ok := n.ids[u]; ok {
+			return id
+		}
+		id := fmt.Sprintf("<uuid%d>", len(n.ids))
+		n.ids[u] = id
+		return id
+	})
+}
+
+// volatile lists columns that differ between two runs of the same session for reasons that have
+// nothing to do with the tool under test (ovs-vswitchd's runtime state, versions, timings).
+var volatile = map[string]bool{
+	"_version": true, "datapath_id": true, "datapath_version": true, "statistics": true, "status": true,
+	"mac_in_use": true, "ifindex": true, "link_resets": true, "link_speed": true, "link_state": true,
+	"admin_state": true, "duplex": true, "mtu": true, "lacp_current": true, "ofport": true, "cur_cfg": true,
+	"system_type": true, "system_version": true, "ovs_version": true, "db_version": true, "dpdk_version": true,
+	"dpdk_initialized": true, "iface_types": true, "datapath_types": true, "rstp_status": true,
+	"bfd_status": true, "cfm_fault": true, "cfm_fault_status": true, "cfm_health": true, "cfm_remote_mpids": true,
+	"cfm_remote_opstate": true, "cfm_flap_count": true,
+}
+
+// Dump returns the database's contents as sorted text: one line per row, "Table: col=value …",
+// volatile columns left out and UUIDs replaced by <uuid> (row order and UUIDs differ between
+// servers; what the rows say must not).
+func Dump(t testing.TB, db *lab.OVSDB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), StepTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ovsdb-client", "-f", "json", "dump", db.Endpoint, "Open_vSwitch")
+	cmd.Env = append(cmd.Environ(), db.Env()...)
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ovsdb-client dump: %v", err)
+	}
+	var lines []string
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for dec.More() {
+		var tbl struct {
+			Caption  string
+			Headings []string
+			Data     [][]json.RawMessage
+		}
+		if err := dec.Decode(&tbl); err != nil {
+			t.Fatalf("ovsdb-client dump output: %v", err)
+		}
+		table := strings.TrimSuffix(tbl.Caption, " table")
+		for _, row := range tbl.Data {
+			var cells []string
+			for i, h := range tbl.Headings {
+				if volatile[h] || h == "_uuid" || i >= len(row) {
+					continue
+				}
+				cells = append(cells, h+"="+uuidRE.ReplaceAllString(string(row[i]), "<uuid>"))
+			}
+			lines = append(lines, table+": "+strings.Join(cells, " "))
+		}
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// Compare lists the differences between a reference outcome (the real ovs-vsctl) and a
+// candidate's, one human-readable entry per difference. stderr is compared only when
+// withStderr is true.
+func Compare(ref, cand *Outcome, withStderr bool) []string {
+	var diffs []string
+	if len(ref.Steps) != len(cand.Steps) {
+		return []string{fmt.Sprintf("step count: %d vs %d", len(ref.Steps), len(cand.Steps))}
+	}
+	for i := range ref.Steps {
+		r, c := ref.Steps[i], cand.Steps[i]
+		line := strings.Join(r.Args, " ")
+		if r.Exit != c.Exit {
+			diffs = append(diffs, fmt.Sprintf("step %d `%s`: exit %d, candidate %d", i+1, line, r.Exit, c.Exit))
+		}
+		if r.Stdout != c.Stdout {
+			diffs = append(diffs, fmt.Sprintf("step %d `%s`: stdout\n--- ovs-vsctl\n%s--- candidate\n%s", i+1, line, r.Stdout, c.Stdout))
+		}
+		if withStderr && r.Stderr != c.Stderr {
+			diffs = append(diffs, fmt.Sprintf("step %d `%s`: stderr\n--- ovs-vsctl\n%s--- candidate\n%s", i+1, line, r.Stderr, c.Stderr))
+		}
+	}
+	if ref.Dump != cand.Dump {
+		diffs = append(diffs, "final database differs:\n"+lineDiff(ref.Dump, cand.Dump))
+	}
+	return diffs
+}
+
+// lineDiff shows the lines only one side has.
+func lineDiff(a, b string) string {
+	as, bs := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out []string
+	for _, l := range as {
+		if !slices.Contains(bs, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range bs {
+		if !slices.Contains(as, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
