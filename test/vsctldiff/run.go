@@ -116,7 +116,7 @@ var volatile = map[string]bool{
 	"system_type": true, "system_version": true, "ovs_version": true, "db_version": true, "dpdk_version": true,
 	"dpdk_initialized": true, "iface_types": true, "datapath_types": true, "rstp_status": true,
 	"bfd_status": true, "cfm_fault": true, "cfm_fault_status": true, "cfm_health": true, "cfm_remote_mpids": true,
-	"cfm_remote_opstate": true, "cfm_flap_count": true,
+	"cfm_remote_opstate": true, "cfm_flap_count": true, "bond_active_slave": true, "rstp_statistics": true,
 }
 
 // Dump returns the database's contents as sorted text: one line per row, "Table: col=value …",
