@@ -29,10 +29,14 @@ func mustMap(m map[string]string) libovsdb.OvsMap {
 	return libovsdb.OvsMap{GoMap: gm}
 }
 
-// atomSet encodes a set of strings or integers.
+// atomSet encodes a set of strings or integers, sorted: sets have no order, and a canonical one
+// lets servers that compare "wait" rows element by element (libovsdb's in-memory server) agree
+// with ovsdb-server.
 func atomSet[T string | int](vals []T) libovsdb.OvsSet {
-	s := make([]any, len(vals))
-	for i, v := range vals {
+	sorted := slices.Clone(vals)
+	slices.Sort(sorted)
+	s := make([]any, len(sorted))
+	for i, v := range sorted {
 		s[i] = v
 	}
 	return libovsdb.OvsSet{GoSet: s}
@@ -42,9 +46,12 @@ func stringSet(vals []string) libovsdb.OvsSet { return atomSet(vals) }
 
 func intSet(vals []int) libovsdb.OvsSet { return atomSet(vals) }
 
+// uuidSet encodes a set of row references, sorted (see atomSet).
 func uuidSet(uuids []string) libovsdb.OvsSet {
-	s := make([]any, len(uuids))
-	for i, u := range uuids {
+	sorted := slices.Clone(uuids)
+	slices.Sort(sorted)
+	s := make([]any, len(sorted))
+	for i, u := range sorted {
 		s[i] = libovsdb.UUID{GoUUID: u}
 	}
 	return libovsdb.OvsSet{GoSet: s}
@@ -104,14 +111,17 @@ func setMutations[T comparable](col string, have, want []T, enc func([]T) libovs
 	return deleteInsert(col, del, add, enc)
 }
 
-// deleteInsert deletes del then inserts add in set column col (either may be empty).
+// deleteInsert inserts add then deletes del in set column col (either may be empty). Insert
+// comes first because ovsdb-server checks a set's size bounds after every single mutation:
+// replacing the only interface of a port (Port.interfaces has min 1) by delete-then-insert
+// fails with "Attempted to store 0 elements". The sets changed here have no maximum.
 func deleteInsert[T any](col string, del, add []T, enc func([]T) libovsdb.OvsSet) []libovsdb.Mutation {
 	var muts []libovsdb.Mutation
-	if len(del) > 0 {
-		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationDelete, Value: enc(del)})
-	}
 	if len(add) > 0 {
 		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationInsert, Value: enc(add)})
+	}
+	if len(del) > 0 {
+		muts = append(muts, libovsdb.Mutation{Column: col, Mutator: libovsdb.MutateOperationDelete, Value: enc(del)})
 	}
 	return muts
 }

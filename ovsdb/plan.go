@@ -31,6 +31,7 @@ type planner struct {
 	guarded     map[string]bool // rows that already carry a wait operation
 	newIfaces   map[string]bool
 	ifaces      []string // interfaces whose status the commit reports
+	claims      []claim
 	globalSet   map[string]string
 	globalUnset map[string]bool
 	rootAdd     []string
@@ -166,6 +167,9 @@ func (p *planner) bridgeOf(portUUID string) string {
 // finish appends the per-bridge and root mutations collected while planning, so that a batch
 // of N ports on one bridge costs one mutate of Bridge.ports, not N.
 func (p *planner) finish() error {
+	if err := p.checkClaims(); err != nil {
+		return err
+	}
 	if err := p.finishGlobal(); err != nil {
 		return err
 	}
@@ -204,7 +208,7 @@ func (p *planner) finish() error {
 	return nil
 }
 
-// pairMutations deletes the del row references then inserts the add ones in one set column.
+// pairMutations inserts the add row references and deletes the del ones in one set column.
 func pairMutations(col string, del, add []string) []libovsdb.Mutation {
 	return deleteInsert(col, del, add, uuidSet)
 }

@@ -47,23 +47,40 @@ func (p *planner) ensurePort(spec PortSpec) error {
 	return p.updatePort(spec, b, cur)
 }
 
-// newInterface returns the model of an interface created in this transaction, after checking
-// that no other port already uses the name.
+// newInterface returns the model of an interface created in this transaction. A name used twice
+// in this transaction is an error at once; a name that exists in the database is checked when
+// planning ends (checkClaims), because a later intent of the same transaction may free it (an
+// interface moving from one port to another).
 func (p *planner) newInterface(port string, s InterfaceSpec) (*vswitch.Interface, error) {
-	other := &vswitch.Interface{Name: s.Name}
-	exists, err := p.lookup(vswitch.InterfaceTable, other)
-	if err != nil {
-		return nil, err
-	}
-	if exists || p.newIfaces[s.Name] {
+	if p.newIfaces[s.Name] {
 		return nil, &OpError{Kind: ErrConstraintViolation, Table: vswitch.InterfaceTable, Row: s.Name, Column: "name",
-			Details: fmt.Sprintf("an interface with this name already exists; port %q cannot use it — pick another name or delete the other port", port)}
+			Details: fmt.Sprintf("two ports of this transaction want an interface with this name (the second is %q)", port)}
 	}
 	p.newIfaces[s.Name] = true
+	p.claims = append(p.claims, claim{iface: s.Name, port: port})
 	p.ifaces = append(p.ifaces, s.Name)
 	return &vswitch.Interface{UUID: p.namedUUID("if"), Name: s.Name, Type: s.Type, Options: s.Options,
 		OtherConfig: s.OtherConfig, ExternalIDs: tagged(s.ExternalIDs, p.owner, p.gen),
 		MTURequest: s.MTURequest, OfportRequest: s.OfportRequest}, nil
+}
+
+// claim is a new interface name some port of the transaction wants.
+type claim struct{ iface, port string }
+
+// checkClaims fails if a new interface's name is still taken once every intent is planned.
+func (p *planner) checkClaims() error {
+	for _, c := range p.claims {
+		other := &vswitch.Interface{Name: c.iface}
+		exists, err := p.lookup(vswitch.InterfaceTable, other)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return &OpError{Kind: ErrConstraintViolation, Table: vswitch.InterfaceTable, Row: c.iface, Column: "name",
+				Details: fmt.Sprintf("an interface with this name already exists; port %q cannot use it — pick another name or delete the other port", c.port)}
+		}
+	}
+	return nil
 }
 
 func (p *planner) createPort(spec PortSpec, b *bridgeState) error {

@@ -65,6 +65,13 @@
 //   - wait ignores columns whose value in the wait row is the column's
 //     default (0, "", empty set or map): waiting for next_cfg == 0 succeeds
 //     whatever next_cfg is. "==" also compares row counts only.
+//   - libovsdb compares the sets of a wait row element by element, in order.
+//     Server hides this: the rows its transactions read have every set column
+//     sorted, so a client that sends sorted sets (package ovsdb does) gets
+//     ovsdb-server's answer.
+//   - Port.interfaces below its minimum of 1 is not refused (see below), so a
+//     client that replaces a port's only interface by delete-then-insert
+//     passes here and fails on ovsdb-server ("Attempted to store 0 elements").
 //   - select ignores the columns list and leaves out columns holding their
 //     default value.
 //   - schema constraints are not enforced: Port.interfaces may become empty
