@@ -26,7 +26,8 @@ func validOfport(p int) bool { return p >= 1 && p <= OFPPMax }
 // assignOfports gives every member of bridge an ofport, like ofproto's
 // allocator: the bridge's own interface gets OFPPLocal; an interface keeps
 // the ofport it has unless it requests another; a request is honoured when
-// no other interface uses that number; everything else gets the next unused
+// no other interface uses that number; an interface whose request cannot be
+// honoured keeps its current number; everything else gets the next unused
 // number after the last one allocated (last), wrapping after OFPPMax, so a
 // freed number is not handed out again until the range is exhausted.
 // It returns ofports by interface UUID (0 if the bridge is full) and the new
@@ -54,6 +55,13 @@ func assignOfports(bridge string, members []ofportMember, last int) (map[string]
 	for _, m := range sorted {
 		if _, done := got[m.uuid]; !done && validOfport(m.request) && !used[m.request] {
 			take(m, m.request)
+		}
+	}
+	// An interface whose request could not be honoured keeps the number it has, rather than
+	// moving to a new one at every reconfiguration.
+	for _, m := range sorted {
+		if _, done := got[m.uuid]; !done && validOfport(m.current) && !used[m.current] {
+			take(m, m.current)
 		}
 	}
 	for _, m := range sorted {

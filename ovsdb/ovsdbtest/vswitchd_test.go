@@ -51,9 +51,9 @@ func checkIface(t *testing.T, c client.Client, name string, want wantIface) *vsw
 	ofport := deref(iface.Ofport)
 	switch {
 	case want.ofport == 0 && !validOfport(ofport):
-		t.Errorf("%s: ofport %v, want a valid one", name, iface.Ofport)
+		t.Errorf("%s: ofport %d, want a valid one", name, ofport)
 	case want.ofport != 0 && ofport != want.ofport:
-		t.Errorf("%s: ofport %v, want %d", name, iface.Ofport, want.ofport)
+		t.Errorf("%s: ofport %d, want %d", name, ofport, want.ofport)
 	}
 	if want.link != "" && deref(iface.LinkState) != want.link {
 		t.Errorf("%s: link_state %v, want %s", name, iface.LinkState, want.link)
