@@ -286,7 +286,10 @@ func (v *Vswitchd) reconnect(ctx context.Context) client.Client {
 			return nil
 		case <-time.After(v.cfg.RetryInterval):
 		}
-		cctx, cancel := context.WithTimeout(ctx, DialTimeout)
+		// Not cancelled by Close: libovsdb v0.8.1 races (its reply decoding against Monitor
+		// reading the reply) when a monitor call's context is cancelled mid-call. With the
+		// server gone the attempt fails fast anyway.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DialTimeout)
 		c, err := v.connect(cctx)
 		cancel()
 		if err == nil {
