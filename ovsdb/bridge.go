@@ -22,10 +22,8 @@ func (p *planner) ensureBridge(spec BridgeSpec) error {
 			return err
 		}
 		nb := &bridgeState{uuid: p.namedUUID("br"), created: &spec, owned: true}
-		if old := p.bridges[spec.Name]; old != nil && old.deleted {
-			// Re-created under the same name in one transaction: keep the old state deleted.
-			p.bridges[spec.Name+"\x00old"] = old
-		}
+		// A bridge deleted earlier in this transaction is replaced: its deletion is already
+		// planned and finish has nothing left to do for it.
 		p.bridges[spec.Name] = nb
 		p.rootAdd = append(p.rootAdd, nb.uuid)
 		return p.ensurePort(localPort(spec.Name, spec.Local))

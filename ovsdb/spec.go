@@ -13,7 +13,8 @@ const (
 	// GenerationKey holds the generation (Txn's generation number) that last wrote the row, so a
 	// restarted daemon can tell stale rows from current ones.
 	GenerationKey = "ovsplane-generation"
-	// globalKeysKey, in Open_vSwitch.external_ids, lists the other_config keys this owner set.
+	// globalKeysPrefix+owner, a key of Open_vSwitch.external_ids, lists the other_config keys
+	// that owner set (comma-separated).
 	globalKeysPrefix = "ovsplane-other-config-"
 )
 

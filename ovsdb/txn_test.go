@@ -366,3 +366,20 @@ func TestOwnedPortIsNotMovedOffAForeignBridge(t *testing.T) {
 		t.Errorf("br-int has %d ports, want 1 (p1 still there)", n)
 	}
 }
+
+func TestBridgeDeletedAndRecreatedInOneTransaction(t *testing.T) {
+	e := newEnv(t)
+	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}))
+	old := getBridge(t, e, "br0")
+	commit(t, e.c.NewTxn(2).DeleteBridge("br0").EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}))
+	eventually(t, func() string {
+		br := getBridge(t, e, "br0")
+		if br.UUID == old.UUID || br.DatapathType != "netdev" || len(br.Ports) != 1 {
+			return "bridge not recreated fresh (new row, netdev, only its local port)"
+		}
+		if _, err := getPort(ctxT(t), e, "p1"); err == nil {
+			return "port p1 of the deleted bridge survived"
+		}
+		return ""
+	})
+}
