@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
@@ -156,9 +157,9 @@ func (c *Client) Owned() []OwnedRow {
 	}
 	slices.SortFunc(out, func(a, b OwnedRow) int {
 		if a.Table != b.Table {
-			return compareStr(a.Table, b.Table)
+			return strings.Compare(a.Table, b.Table)
 		}
-		return compareStr(a.Name, b.Name)
+		return strings.Compare(a.Name, b.Name)
 	})
 	return out
 }
@@ -177,14 +178,4 @@ func (c *Client) OwnedGlobal(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func compareStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

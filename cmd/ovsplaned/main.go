@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -170,15 +171,7 @@ func demo(ctx context.Context, c *ovsdb.Client, o options, endpoint string, out 
 
 func printInterfaces(out io.Writer, states []ovsdb.InterfaceState) {
 	states = slices.Clone(states)
-	slices.SortFunc(states, func(a, b ovsdb.InterfaceState) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(states, func(a, b ovsdb.InterfaceState) int { return strings.Compare(a.Name, b.Name) })
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  INTERFACE\tTYPE\tOFPORT\tLINK\tMTU\tERROR")
 	for _, s := range states {

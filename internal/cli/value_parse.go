@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -31,23 +32,13 @@ type Datum struct {
 func compareAtoms(a, b Atom) int {
 	switch a.Type {
 	case TypeInteger:
-		return cmpOrdered(a.Int, b.Int)
+		return cmp.Compare(a.Int, b.Int)
 	case TypeReal:
-		return cmpOrdered(a.Real, b.Real)
+		return cmp.Compare(a.Real, b.Real)
 	case TypeBoolean:
-		return cmpOrdered(boolInt(a.Bool), boolInt(b.Bool))
+		return cmp.Compare(boolInt(a.Bool), boolInt(b.Bool))
 	}
 	return strings.Compare(a.Str, b.Str)
-}
-
-func cmpOrdered[T int64 | float64 | int](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func boolInt(b bool) int {
