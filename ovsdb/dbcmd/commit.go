@@ -1,0 +1,292 @@
+package dbcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/ovsplane/ovsplane/internal/cli"
+)
+
+// Status is the outcome of Commit, named as OVS's IDL names them.
+type Status int
+
+const (
+	// Unchanged: there was nothing to write; nothing was sent.
+	Unchanged Status = iota
+	// Success: the transaction committed.
+	Success
+	// TryAgain: a verified value changed on the server; run the commands again on a fresh DB.
+	TryAgain
+	// Error: the server refused the transaction; Result.Error says why.
+	Error
+)
+
+// CommitOptions control Commit.
+type CommitOptions struct {
+	// Comment is recorded in the database log with the transaction.
+	Comment string
+	// DryRun asks the server to check the transaction and then abort it.
+	DryRun bool
+	// IncrementNextCfg is the Open_vSwitch row whose next_cfg the transaction increments (for
+	// waiting on ovs-vswitchd); nil for none.
+	IncrementNextCfg *Row
+}
+
+// Result is what Commit did.
+type Result struct {
+	Status Status
+	// Error is the server's error, as the JSON object it sent with keys sorted (Status Error).
+	Error string
+	// NextCfg is the new value of next_cfg (with IncrementNextCfg, on Success).
+	NextCfg int64
+	// UUIDs maps the temporary UUIDs of inserted rows to the UUIDs the server gave them.
+	UUIDs map[string]string
+}
+
+// HasChanges reports whether the view holds changes that Commit would send.
+func (db *DB) HasChanges() bool {
+	ops, _ := db.changeOps()
+	return len(ops) > 0
+}
+
+// Commit sends every change as one transaction, preceded by the waits recorded by Verify and
+// VerifyAbsent. It returns Unchanged without contacting the server when nothing changed. The
+// DB must not be used after Commit.
+func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
+	ops, inserts := db.changeOps()
+	if len(ops) == 0 {
+		return &Result{Status: Unchanged}, nil
+	}
+	all := append([]any{}, db.waits...)
+	all = append(all, ops...)
+	incIndex := -1
+	if r := opts.IncrementNextCfg; r != nil {
+		where := []any{[]any{"_uuid", "==", encodeAtom(cli.Atom{Type: cli.TypeUUID, Str: r.uuid}, db.names)}}
+		all = append(all, map[string]any{
+			"op": "mutate", "table": r.t.schema.Name, "where": where,
+			"mutations": []any{[]any{"next_cfg", "+=", 1}},
+		})
+		incIndex = len(all)
+		all = append(all, map[string]any{"op": "select", "table": r.t.schema.Name, "where": where, "columns": []string{"next_cfg"}})
+	}
+	if opts.Comment != "" {
+		all = append(all, map[string]any{"op": "comment", "comment": opts.Comment})
+	}
+	if opts.DryRun {
+		all = append(all, map[string]any{"op": "abort"})
+	}
+	res, err := db.conn.Transact(ctx, all)
+	if err != nil {
+		if rerr, ok := err.(*RPCError); ok {
+			if rerr.JSON == `"canceled"` {
+				return &Result{Status: TryAgain}, nil
+			}
+			return &Result{Status: Error, Error: rerr.JSON}, nil
+		}
+		return nil, err
+	}
+	out := &Result{Status: Success, UUIDs: map[string]string{}}
+	soft := false
+	for _, raw := range res {
+		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			soft = true
+			continue
+		}
+		var obj map[string]any
+		if json.Unmarshal(raw, &obj) != nil {
+			return setError(out, raw), nil
+		}
+		e, has := obj["error"]
+		if !has {
+			continue
+		}
+		s, isStr := e.(string)
+		switch {
+		case isStr && s == "timed out":
+			soft = true
+		case isStr && s == "aborted":
+		default:
+			return setError(out, raw), nil
+		}
+	}
+	if soft {
+		return &Result{Status: TryAgain}, nil
+	}
+	for i, temp := range inserts {
+		if i >= len(res) {
+			break
+		}
+		var ins struct {
+			UUID []string `json:"uuid"`
+		}
+		if json.Unmarshal(res[len(db.waits)+i], &ins) == nil && len(ins.UUID) == 2 {
+			out.UUIDs[temp] = ins.UUID[1]
+		}
+	}
+	if incIndex >= 0 && incIndex < len(res) {
+		var sel struct {
+			Rows []struct {
+				NextCfg int64 `json:"next_cfg"`
+			} `json:"rows"`
+		}
+		if json.Unmarshal(res[incIndex], &sel) == nil && len(sel.Rows) == 1 {
+			out.NextCfg = sel.Rows[0].NextCfg
+		}
+	}
+	return out, nil
+}
+
+// setError records the first hard error as OVS prints it: compact JSON, keys sorted.
+func setError(out *Result, raw json.RawMessage) *Result {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return &Result{Status: Error, Error: string(raw)}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return &Result{Status: Error, Error: string(bytes.TrimRight(b.Bytes(), "\n"))}
+}
+
+func (db *DB) names(uuid string) (string, bool) {
+	n, ok := db.temp[uuid]
+	return n, ok
+}
+
+// changeOps builds the insert, update, mutate and delete operations for every change, inserts
+// first (in insertion order); it also returns the temporary UUIDs of the inserts, in op order.
+func (db *DB) changeOps() ([]any, []string) {
+	var inserts, others []any
+	var temps []string
+	for _, r := range db.touched {
+		name := r.t.schema.Name
+		switch {
+		case r.inserted && r.deleted:
+			delete(db.temp, r.uuid) // never sent; references to it would fail on the server
+		case r.inserted:
+			row := map[string]any{}
+			for col, st := range r.cols {
+				if col == "_uuid" || col == "_version" {
+					continue
+				}
+				cs := r.t.schema.Columns[col]
+				if st.cur.Equal(cli.DefaultDatum(cs.Type)) {
+					continue
+				}
+				row[col] = encodeDatum(cs.Type, st.cur, db.names)
+			}
+			inserts = append(inserts, map[string]any{"op": "insert", "table": name, "uuid-name": db.temp[r.uuid], "row": row})
+			temps = append(temps, r.uuid)
+		case r.deleted:
+			others = append(others, map[string]any{"op": "delete", "table": name, "where": whereUUID(r.uuid)})
+		default:
+			update, mutations := db.rowChanges(r)
+			if len(update) > 0 {
+				others = append(others, map[string]any{"op": "update", "table": name, "where": whereUUID(r.uuid), "row": update})
+			}
+			if len(mutations) > 0 {
+				others = append(others, map[string]any{"op": "mutate", "table": name, "where": whereUUID(r.uuid), "mutations": mutations})
+			}
+		}
+	}
+	return append(inserts, others...), temps
+}
+
+func whereUUID(uuid string) []any {
+	return []any{[]any{"_uuid", "==", []any{"uuid", uuid}}}
+}
+
+// rowChanges returns the whole-value updates and the mutations that turn the server's row r
+// into this invocation's. Scalars and bounded sets are written whole; unbounded sets and maps
+// by mutation (sets: insert before delete, so a set that must not be empty never is; maps:
+// delete the keys that go or change, then insert the new pairs).
+func (db *DB) rowChanges(r *Row) (map[string]any, []any) {
+	update := map[string]any{}
+	var mutations []any
+	cols := make([]string, 0, len(r.cols))
+	for c, st := range r.cols {
+		if st.dirty {
+			cols = append(cols, c)
+		}
+	}
+	sort.Strings(cols)
+	for _, col := range cols {
+		st := r.cols[col]
+		cs := r.t.schema.Columns[col]
+		ct := cs.Type
+		isMap := ct.IsMap()
+		switch {
+		case st.whole && !st.loaded:
+			update[col] = encodeDatum(ct, st.cur, db.names)
+		case st.loaded:
+			if st.cur.Equal(st.orig) {
+				continue
+			}
+			if ct.Max != cli.MaxUnlimited || (isMap && ct.Min > 0) {
+				update[col] = encodeDatum(ct, st.cur, db.names)
+				continue
+			}
+			added := subtract(st.cur, st.orig, isMap)
+			if isMap {
+				gone := subtract(st.orig, st.cur, isMap)
+				if len(gone.Keys) > 0 {
+					mutations = append(mutations, []any{col, "delete", encodeDatum(setOf(ct), cli.Datum{Keys: gone.Keys}, db.names)})
+				}
+				if len(added.Keys) > 0 {
+					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, added, db.names)})
+				}
+			} else {
+				removed := subtract(st.orig, st.cur, false)
+				if len(added.Keys) > 0 {
+					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, added, db.names)})
+				}
+				if len(removed.Keys) > 0 {
+					mutations = append(mutations, []any{col, "delete", encodeDatum(ct, removed, db.names)})
+				}
+			}
+		default:
+			if isMap {
+				if len(st.dels) > 0 {
+					mutations = append(mutations, []any{col, "delete", encodeDatum(setOf(ct), cli.NewDatum(st.dels, nil), db.names)})
+				}
+				if len(st.adds) > 0 {
+					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, cli.NewDatum(st.adds, st.addVals), db.names)})
+				}
+			} else {
+				if len(st.adds) > 0 {
+					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, cli.NewDatum(st.adds, nil), db.names)})
+				}
+				if len(st.dels) > 0 {
+					mutations = append(mutations, []any{col, "delete", encodeDatum(ct, cli.NewDatum(st.dels, nil), db.names)})
+				}
+			}
+		}
+	}
+	return update, mutations
+}
+
+// setOf is the type of a set of ct's keys.
+func setOf(ct cli.ColumnType) cli.ColumnType {
+	return cli.ColumnType{Key: ct.Key, Min: 0, Max: cli.MaxUnlimited}
+}
+
+// String describes a status as OVS's IDL does.
+func (s Status) String() string {
+	switch s {
+	case Unchanged:
+		return "unchanged"
+	case Success:
+		return "success"
+	case TryAgain:
+		return "try again"
+	case Error:
+		return "error"
+	}
+	return fmt.Sprintf("status(%d)", int(s))
+}

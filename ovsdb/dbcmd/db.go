@@ -1,0 +1,618 @@
+package dbcmd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/ovsplane/ovsplane/internal/cli"
+)
+
+// DB is one invocation's view of the database (see the package documentation). It is not safe
+// for concurrent use.
+type DB struct {
+	conn   *Conn
+	schema *Schema
+	tables map[string]*tableCache
+	// touched lists rows changed, inserted or deleted, in the order of their first change, so
+	// that the transaction is deterministic.
+	touched []*Row
+	waits   []any
+	// temp maps the UUIDs given to inserted rows to their named-uuid names.
+	temp map[string]string
+}
+
+type tableCache struct {
+	schema *TableSchema
+	rows   map[string]*Row
+	// order lists the UUIDs of rows in the order they became known.
+	order []string
+	// complete records, per column, that the column is loaded for every row on the server;
+	// listed is true once every row of the table is known.
+	complete map[string]bool
+	listed   bool
+}
+
+// Row is one row as this invocation sees it.
+type Row struct {
+	db       *DB
+	t        *tableCache
+	uuid     string
+	cols     map[string]*colState
+	inserted bool
+	deleted  bool
+	touched  bool
+}
+
+type colState struct {
+	loaded bool
+	orig   cli.Datum // the server's value, when loaded
+	cur    cli.Datum // the value as changed by this invocation, when loaded or whole
+	dirty  bool
+	whole  bool // cur replaces the server's value, which was never read
+	// adds and dels are changes to a set or map column that was never read: elements (or map
+	// pairs) to insert, elements (or map keys) to delete.
+	adds, dels []cli.Atom
+	addVals    []cli.Atom
+}
+
+// New returns an empty view of the database behind conn, whose schema is schema.
+func New(conn *Conn, schema *Schema) *DB {
+	return &DB{conn: conn, schema: schema, tables: map[string]*tableCache{}, temp: map[string]string{}}
+}
+
+// Schema returns the database schema.
+func (db *DB) Schema() *Schema { return db.schema }
+
+// Conn returns the connection the view reads through.
+func (db *DB) Conn() *Conn { return db.conn }
+
+func (db *DB) table(name string) (*tableCache, error) {
+	if tc, ok := db.tables[name]; ok {
+		return tc, nil
+	}
+	ts, ok := db.schema.Tables[name]
+	if !ok {
+		return nil, fmt.Errorf("no table named %s in schema %s", name, db.schema.Name)
+	}
+	tc := &tableCache{schema: ts, rows: map[string]*Row{}, complete: map[string]bool{}}
+	db.tables[name] = tc
+	return tc, nil
+}
+
+func (db *DB) column(tc *tableCache, col string) (*ColumnSchema, error) {
+	cs, ok := tc.schema.Columns[col]
+	if !ok {
+		return nil, fmt.Errorf("table %s has no column %s", tc.schema.Name, col)
+	}
+	return cs, nil
+}
+
+// Cond is one condition of a server-side select.
+type Cond struct {
+	Column string
+	// Op is "==" or "includes" (the only ones DB can also evaluate on rows changed locally).
+	Op    string
+	Value cli.Datum
+}
+
+// Lookup returns the rows of table whose column col equals value, as this invocation sees them
+// (rows inserted or changed by earlier commands included, deleted ones excluded), with the
+// columns cols loaded as well as col. The rows come in the order they became known.
+func (db *DB) Lookup(ctx context.Context, table, col string, value cli.Datum, cols ...string) ([]*Row, error) {
+	return db.Select(ctx, table, Cond{Column: col, Op: "==", Value: value}, cols...)
+}
+
+// Containing returns the rows of table whose set (or map key) column col contains atom, as
+// Lookup does.
+func (db *DB) Containing(ctx context.Context, table, col string, atom cli.Atom, cols ...string) ([]*Row, error) {
+	return db.Select(ctx, table, Cond{Column: col, Op: "includes", Value: cli.Datum{Keys: []cli.Atom{atom}}}, cols...)
+}
+
+// Select returns the rows of table matching c, as Lookup does.
+func (db *DB) Select(ctx context.Context, table string, c Cond, cols ...string) ([]*Row, error) {
+	tc, err := db.table(table)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := db.column(tc, c.Column)
+	if err != nil {
+		return nil, err
+	}
+	if c.Op != "==" && c.Op != "includes" {
+		return nil, fmt.Errorf("select on %s.%s: unsupported operator %q", table, c.Column, c.Op)
+	}
+	want := append([]string{c.Column}, cols...)
+	if !tc.listed || !db.allComplete(tc, want) {
+		where := []any{[]any{c.Column, c.Op, encodeDatum(cs.Type, c.Value, db.namedOnly)}}
+		if c.Op == "includes" && cs.Type.IsMap() {
+			// A map "includes" needs a map value; look the key up client-side instead.
+			where = nil
+		}
+		if _, err := db.fetch(ctx, tc, where, want); err != nil {
+			return nil, err
+		}
+	}
+	var out []*Row
+	for _, id := range tc.order {
+		r := tc.rows[id]
+		if r == nil || r.deleted {
+			continue
+		}
+		st := r.cols[c.Column]
+		if st == nil || !(st.loaded || st.whole) {
+			continue // not returned by the server, so not matching there, and not changed here
+		}
+		if match(st.cur, c) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func match(v cli.Datum, c Cond) bool {
+	if c.Op == "==" {
+		return v.Equal(c.Value)
+	}
+	for _, k := range c.Value.Keys {
+		if _, ok := v.Find(k); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// namedOnly is the namer for conditions: rows inserted by this invocation are not on the
+// server, so their temporary UUIDs are sent as they are and match nothing there.
+func (db *DB) namedOnly(string) (string, bool) { return "", false }
+
+func (db *DB) allComplete(tc *tableCache, cols []string) bool {
+	for _, c := range cols {
+		if !tc.complete[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// Get returns the row of table with the given UUID, or nil when there is none (or it was
+// deleted by this invocation), with the columns cols loaded.
+func (db *DB) Get(ctx context.Context, table, uuid string, cols ...string) (*Row, error) {
+	tc, err := db.table(table)
+	if err != nil {
+		return nil, err
+	}
+	r := tc.rows[uuid]
+	if r == nil && !tc.listed {
+		if _, err := db.fetch(ctx, tc, []any{[]any{"_uuid", "==", []any{"uuid", uuid}}}, cols); err != nil {
+			return nil, err
+		}
+		r = tc.rows[uuid]
+	}
+	if r == nil || r.deleted {
+		return nil, nil
+	}
+	if err := r.load(ctx, cols...); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// All returns every row of table as this invocation sees it, with the columns cols loaded
+// (every column when cols is empty), in the order the rows became known.
+func (db *DB) All(ctx context.Context, table string, cols ...string) ([]*Row, error) {
+	tc, err := db.table(table)
+	if err != nil {
+		return nil, err
+	}
+	if len(cols) == 0 {
+		cols = tc.schema.ColumnNames()
+	}
+	if !tc.listed || !db.allComplete(tc, cols) {
+		if _, err := db.fetch(ctx, tc, nil, cols); err != nil {
+			return nil, err
+		}
+	}
+	var out []*Row
+	for _, id := range tc.order {
+		if r := tc.rows[id]; r != nil && !r.deleted {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// fetch selects the rows of tc matching where (every row when where is nil) with columns
+// cols, merges them into the cache and returns their UUIDs.
+func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []string) ([]string, error) {
+	if where == nil {
+		where = []any{}
+	}
+	want := []string{"_uuid"}
+	for _, c := range cols {
+		if _, err := db.column(tc, c); err != nil {
+			return nil, err
+		}
+		if c != "_uuid" && !slices.Contains(want, c) {
+			want = append(want, c)
+		}
+	}
+	res, err := db.conn.Transact(ctx, []any{map[string]any{
+		"op": "select", "table": tc.schema.Name, "where": where, "columns": want,
+	}})
+	if err != nil {
+		return nil, err
+	}
+	var sel struct {
+		Rows    []map[string]json.RawMessage `json:"rows"`
+		Error   string                       `json:"error"`
+		Details string                       `json:"details"`
+	}
+	if len(res) != 1 || json.Unmarshal(res[0], &sel) != nil {
+		return nil, fmt.Errorf("select on %s: malformed reply", tc.schema.Name)
+	}
+	if sel.Error != "" {
+		return nil, fmt.Errorf("select on %s: %s: %s", tc.schema.Name, sel.Error, sel.Details)
+	}
+	ids := make([]string, 0, len(sel.Rows))
+	for _, raw := range sel.Rows {
+		u, err := decodeDatum(uuidType, raw["_uuid"])
+		if err != nil || len(u.Keys) != 1 {
+			return nil, fmt.Errorf("select on %s: row without _uuid", tc.schema.Name)
+		}
+		id := u.Keys[0].Str
+		r := tc.rows[id]
+		if r == nil {
+			r = &Row{db: db, t: tc, uuid: id, cols: map[string]*colState{}}
+			tc.rows[id] = r
+			tc.order = append(tc.order, id)
+		}
+		for _, c := range want[1:] {
+			if err := r.merge(c, raw[c]); err != nil {
+				return nil, err
+			}
+		}
+		ids = append(ids, id)
+	}
+	if len(where) == 0 {
+		tc.listed = true
+		for _, c := range want {
+			tc.complete[c] = true
+		}
+		// Rows known from earlier partial fetches but gone from the full listing were deleted
+		// by someone else since; they stay (this invocation works on its first snapshot).
+	}
+	return ids, nil
+}
+
+// merge records the server's value of column c, unless this invocation already has one.
+func (r *Row) merge(c string, raw json.RawMessage) error {
+	cs := r.t.schema.Columns[c]
+	st := r.cols[c]
+	if st != nil && st.loaded {
+		return nil
+	}
+	var d cli.Datum
+	if raw == nil {
+		d = cli.DefaultDatum(cs.Type)
+	} else {
+		var err error
+		if d, err = decodeDatum(cs.Type, raw); err != nil {
+			return fmt.Errorf("%s.%s of row %s: %w", r.t.schema.Name, c, r.uuid, err)
+		}
+	}
+	if st == nil {
+		r.cols[c] = &colState{loaded: true, orig: d, cur: d}
+		return nil
+	}
+	st.loaded, st.orig = true, d
+	if !st.whole {
+		st.cur = applyPending(cs.Type, d, st)
+	}
+	return nil
+}
+
+// load makes sure the columns cols of r are loaded, with one select for those missing.
+func (r *Row) load(ctx context.Context, cols ...string) error {
+	var missing []string
+	for _, c := range cols {
+		if _, ok := r.t.schema.Columns[c]; !ok {
+			return fmt.Errorf("table %s has no column %s", r.t.schema.Name, c)
+		}
+		if st := r.cols[c]; st == nil || !(st.loaded || st.whole) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 || r.inserted {
+		return nil
+	}
+	_, err := r.db.fetch(ctx, r.t, []any{[]any{"_uuid", "==", []any{"uuid", r.uuid}}}, missing)
+	if err != nil {
+		return err
+	}
+	for _, c := range missing {
+		if st := r.cols[c]; st == nil || !(st.loaded || st.whole) {
+			// The row is gone from the server; it keeps default values for this invocation.
+			_ = r.merge(c, nil)
+		}
+	}
+	return nil
+}
+
+// UUID returns the row's UUID (a temporary one for a row inserted by this invocation, replaced
+// by the real one in Result.UUIDs after Commit).
+func (r *Row) UUID() string { return r.uuid }
+
+// Table returns the row's table schema.
+func (r *Row) Table() *TableSchema { return r.t.schema }
+
+// Inserted reports whether the row was inserted by this invocation.
+func (r *Row) Inserted() bool { return r.inserted }
+
+// Deleted reports whether the row was deleted by this invocation.
+func (r *Row) Deleted() bool { return r.deleted }
+
+// Get returns the value of column col, reading it from the server if it is not loaded yet.
+func (r *Row) Get(ctx context.Context, col string) (cli.Datum, error) {
+	if err := r.load(ctx, col); err != nil {
+		return cli.Datum{}, err
+	}
+	return r.cols[col].cur.Clone(), nil
+}
+
+// Loaded returns the value of col if it is known without a round trip.
+func (r *Row) Loaded(col string) (cli.Datum, bool) {
+	st := r.cols[col]
+	if st == nil || !(st.loaded || st.whole) {
+		return cli.Datum{}, false
+	}
+	return st.cur.Clone(), true
+}
+
+func (r *Row) touch() {
+	if !r.touched {
+		r.touched = true
+		r.db.touched = append(r.db.touched, r)
+	}
+}
+
+func (r *Row) state(col string) (*colState, *ColumnSchema, error) {
+	cs, ok := r.t.schema.Columns[col]
+	if !ok || col == "_uuid" || col == "_version" {
+		return nil, nil, fmt.Errorf("table %s has no writable column %s", r.t.schema.Name, col)
+	}
+	st := r.cols[col]
+	if st == nil {
+		st = &colState{}
+		r.cols[col] = st
+	}
+	return st, cs, nil
+}
+
+// Set replaces the value of column col with d (which must be of the column's type).
+func (r *Row) Set(col string, d cli.Datum) error {
+	st, _, err := r.state(col)
+	if err != nil {
+		return err
+	}
+	if !st.loaded {
+		st.whole = true
+		st.adds, st.dels, st.addVals = nil, nil, nil
+	}
+	st.cur, st.dirty = d.Clone(), true
+	r.touch()
+	return nil
+}
+
+// Add inserts the elements of d into set column col, or the pairs of d into map column col
+// (keys already present keep their value, as OVSDB's "insert" mutation does). The column need
+// not be loaded.
+func (r *Row) Add(col string, d cli.Datum) error {
+	st, cs, err := r.state(col)
+	if err != nil {
+		return err
+	}
+	isMap := cs.Type.IsMap()
+	if st.loaded || st.whole {
+		st.cur = union(st.cur, d, isMap)
+	} else {
+		for i, k := range d.Keys {
+			st.dels = removeAtom(st.dels, k)
+			if isMap {
+				if j := slices.IndexFunc(st.adds, func(a cli.Atom) bool { return cli.CompareAtoms(a, k) == 0 }); j >= 0 {
+					continue
+				}
+				st.adds = append(st.adds, k)
+				st.addVals = append(st.addVals, d.Values[i])
+			} else if !slices.ContainsFunc(st.adds, func(a cli.Atom) bool { return cli.CompareAtoms(a, k) == 0 }) {
+				st.adds = append(st.adds, k)
+			}
+		}
+	}
+	st.dirty = true
+	r.touch()
+	return nil
+}
+
+// Remove deletes from column col: for a set, the elements of d; for a map, the pairs of d
+// when d is a map datum (d.Values non-nil; a pair is removed only if its value matches), or the
+// keys of d when d.Values is nil. The column need not be loaded for removing set elements or
+// map keys.
+func (r *Row) Remove(col string, d cli.Datum) error {
+	st, cs, err := r.state(col)
+	if err != nil {
+		return err
+	}
+	isMap := cs.Type.IsMap()
+	if !(st.loaded || st.whole) && isMap && d.Values != nil {
+		// Removing pairs by value needs the current value.
+		if err := r.load(context.Background(), col); err != nil {
+			return err
+		}
+	}
+	if st.loaded || st.whole {
+		st.cur = subtract(st.cur, d, isMap)
+	} else {
+		for _, k := range d.Keys {
+			if i := slices.IndexFunc(st.adds, func(a cli.Atom) bool { return cli.CompareAtoms(a, k) == 0 }); i >= 0 {
+				st.adds = slices.Delete(st.adds, i, i+1)
+				if isMap {
+					st.addVals = slices.Delete(st.addVals, i, i+1)
+				}
+			}
+			st.dels = append(removeAtom(st.dels, k), k)
+		}
+	}
+	st.dirty = true
+	r.touch()
+	return nil
+}
+
+// Delete deletes the row.
+func (r *Row) Delete() {
+	if r.deleted {
+		return
+	}
+	r.deleted = true
+	r.touch()
+}
+
+// Verify makes the commit fail with TryAgain if column col of r changed on the server since
+// this invocation read it (ovs-vsctl's "verify"). It loads col if needed. Rows inserted by this
+// invocation need no verification.
+func (r *Row) Verify(ctx context.Context, col string) error {
+	if r.inserted {
+		return nil
+	}
+	if err := r.load(ctx, col); err != nil {
+		return err
+	}
+	st := r.cols[col]
+	if !st.loaded {
+		return nil
+	}
+	cs := r.t.schema.Columns[col]
+	r.db.waits = append(r.db.waits, map[string]any{
+		"op": "wait", "table": r.t.schema.Name, "timeout": 0,
+		"where":   []any{[]any{"_uuid", "==", []any{"uuid", r.uuid}}},
+		"columns": []string{col}, "until": "==",
+		"rows": []any{map[string]any{col: encodeDatum(cs.Type, st.orig, nil)}},
+	})
+	return nil
+}
+
+// VerifyAbsent makes the commit fail with TryAgain if, on the server, some row of table has
+// column col equal to value (so a name found free stays free).
+func (db *DB) VerifyAbsent(table, col string, value cli.Datum) error {
+	tc, err := db.table(table)
+	if err != nil {
+		return err
+	}
+	cs, err := db.column(tc, col)
+	if err != nil {
+		return err
+	}
+	db.waits = append(db.waits, map[string]any{
+		"op": "wait", "table": table, "timeout": 0,
+		"where":   []any{[]any{col, "==", encodeDatum(cs.Type, value, nil)}},
+		"columns": []string{"_uuid"}, "until": "==", "rows": []any{},
+	})
+	return nil
+}
+
+// Insert adds a new row to table, with default values in every column. uuid, when not empty,
+// is the temporary UUID to give it (a symbol's UUID reserved earlier); otherwise one is drawn.
+func (db *DB) Insert(table, uuid string) (*Row, error) {
+	tc, err := db.table(table)
+	if err != nil {
+		return nil, err
+	}
+	if uuid == "" {
+		uuid = NewUUID()
+	}
+	r := &Row{db: db, t: tc, uuid: uuid, cols: map[string]*colState{}, inserted: true}
+	for name, cs := range tc.schema.Columns {
+		d := cli.DefaultDatum(cs.Type)
+		if name == "_uuid" {
+			d = cli.Datum{Keys: []cli.Atom{{Type: cli.TypeUUID, Str: uuid}}}
+		}
+		r.cols[name] = &colState{loaded: true, orig: d, cur: d}
+	}
+	tc.rows[uuid] = r
+	tc.order = append(tc.order, uuid)
+	db.temp[uuid] = fmt.Sprintf("row%x", len(db.temp)+1)
+	r.touch()
+	return r, nil
+}
+
+// NewUUID returns a random (version 4) UUID.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func removeAtom(list []cli.Atom, k cli.Atom) []cli.Atom {
+	return slices.DeleteFunc(list, func(a cli.Atom) bool { return cli.CompareAtoms(a, k) == 0 })
+}
+
+// applyPending applies the pending changes of st to orig.
+func applyPending(ct cli.ColumnType, orig cli.Datum, st *colState) cli.Datum {
+	isMap := ct.IsMap()
+	d := subtract(orig, cli.Datum{Keys: st.dels}, isMap)
+	var vals []cli.Atom
+	if isMap {
+		vals = st.addVals
+	}
+	d = union(d, cli.NewDatum(st.adds, vals), isMap)
+	st.adds, st.dels, st.addVals = nil, nil, nil
+	return d
+}
+
+// union returns d with the elements (pairs) of e added; existing map keys keep their value.
+func union(d, e cli.Datum, isMap bool) cli.Datum {
+	keys := slices.Clone(d.Keys)
+	var vals []cli.Atom
+	if isMap {
+		vals = slices.Clone(d.Values)
+		if vals == nil {
+			vals = []cli.Atom{}
+		}
+	}
+	for i, k := range e.Keys {
+		if _, ok := d.Find(k); ok {
+			continue
+		}
+		keys = append(keys, k)
+		if isMap {
+			vals = append(vals, e.Values[i])
+		}
+	}
+	return cli.NewDatum(keys, vals)
+}
+
+// subtract returns d without the elements of e: for maps, the keys of e when e has no values,
+// else the pairs of e whose values match.
+func subtract(d, e cli.Datum, isMap bool) cli.Datum {
+	var keys, vals []cli.Atom
+	if isMap {
+		vals = []cli.Atom{}
+	}
+	keys = []cli.Atom{}
+	for i, k := range d.Keys {
+		if j, ok := e.Find(k); ok {
+			if !isMap || e.Values == nil || cli.CompareAtoms(e.Values[j], d.Values[i]) == 0 {
+				continue
+			}
+		}
+		keys = append(keys, k)
+		if isMap {
+			vals = append(vals, d.Values[i])
+		}
+	}
+	return cli.Datum{Keys: keys, Values: vals}
+}

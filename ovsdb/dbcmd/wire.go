@@ -1,0 +1,160 @@
+package dbcmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ovsplane/ovsplane/internal/cli"
+)
+
+// namer maps the temporary UUIDs of rows inserted by this transaction to named-uuid names.
+type namer func(uuid string) (name string, ok bool)
+
+// encodeAtom renders a as RFC 7047 JSON.
+func encodeAtom(a cli.Atom, names namer) any {
+	switch a.Type {
+	case cli.TypeInteger:
+		return a.Int
+	case cli.TypeReal:
+		return a.Real
+	case cli.TypeBoolean:
+		return a.Bool
+	case cli.TypeUUID:
+		if names != nil {
+			if n, ok := names(a.Str); ok {
+				return []any{"named-uuid", n}
+			}
+		}
+		return []any{"uuid", a.Str}
+	}
+	return a.Str
+}
+
+// encodeDatum renders d, of type ct, as RFC 7047 JSON.
+func encodeDatum(ct cli.ColumnType, d cli.Datum, names namer) any {
+	if ct.IsMap() || d.Values != nil {
+		pairs := make([]any, 0, len(d.Keys))
+		for i, k := range d.Keys {
+			pairs = append(pairs, []any{encodeAtom(k, names), encodeAtom(d.Values[i], names)})
+		}
+		return []any{"map", pairs}
+	}
+	if len(d.Keys) == 1 {
+		return encodeAtom(d.Keys[0], names)
+	}
+	set := make([]any, 0, len(d.Keys))
+	for _, k := range d.Keys {
+		set = append(set, encodeAtom(k, names))
+	}
+	return []any{"set", set}
+}
+
+// decodeDatum parses RFC 7047 JSON of a value of type ct.
+func decodeDatum(ct cli.ColumnType, raw json.RawMessage) (cli.Datum, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return cli.Datum{}, err
+	}
+	return datumFromJSON(ct, v)
+}
+
+func datumFromJSON(ct cli.ColumnType, v any) (cli.Datum, error) {
+	if arr, ok := v.([]any); ok && len(arr) == 2 {
+		switch arr[0] {
+		case "map":
+			pairs, _ := arr[1].([]any)
+			keys := make([]cli.Atom, 0, len(pairs))
+			vals := make([]cli.Atom, 0, len(pairs))
+			vt := ct.Key
+			if ct.Value != nil {
+				vt = *ct.Value
+			}
+			for _, p := range pairs {
+				kv, ok := p.([]any)
+				if !ok || len(kv) != 2 {
+					return cli.Datum{}, fmt.Errorf("bad map pair %v", p)
+				}
+				k, err := atomFromJSON(ct.Key.Type, kv[0])
+				if err != nil {
+					return cli.Datum{}, err
+				}
+				val, err := atomFromJSON(vt.Type, kv[1])
+				if err != nil {
+					return cli.Datum{}, err
+				}
+				keys, vals = append(keys, k), append(vals, val)
+			}
+			return cli.NewDatum(keys, vals), nil
+		case "set":
+			elems, _ := arr[1].([]any)
+			keys := make([]cli.Atom, 0, len(elems))
+			for _, e := range elems {
+				k, err := atomFromJSON(ct.Key.Type, e)
+				if err != nil {
+					return cli.Datum{}, err
+				}
+				keys = append(keys, k)
+			}
+			if ct.IsMap() {
+				return cli.NewDatum(keys, []cli.Atom{}), nil
+			}
+			return cli.NewDatum(keys, nil), nil
+		}
+	}
+	a, err := atomFromJSON(ct.Key.Type, v)
+	if err != nil {
+		return cli.Datum{}, err
+	}
+	return cli.Datum{Keys: []cli.Atom{a}}, nil
+}
+
+func atomFromJSON(t cli.AtomicType, v any) (cli.Atom, error) {
+	a := cli.Atom{Type: t}
+	switch t {
+	case cli.TypeInteger:
+		if n, ok := v.(json.Number); ok {
+			i, err := strconv.ParseInt(string(n), 10, 64)
+			if err != nil {
+				f, ferr := n.Float64()
+				if ferr != nil || f != math.Trunc(f) {
+					return a, fmt.Errorf("%v is not an integer", v)
+				}
+				i = int64(f)
+			}
+			a.Int = i
+			return a, nil
+		}
+	case cli.TypeReal:
+		if n, ok := v.(json.Number); ok {
+			f, err := n.Float64()
+			if err == nil {
+				a.Real = f
+				return a, nil
+			}
+		}
+	case cli.TypeBoolean:
+		if b, ok := v.(bool); ok {
+			a.Bool = b
+			return a, nil
+		}
+	case cli.TypeString:
+		if s, ok := v.(string); ok {
+			a.Str = s
+			return a, nil
+		}
+	case cli.TypeUUID:
+		if arr, ok := v.([]any); ok && len(arr) == 2 && arr[0] == "uuid" {
+			if s, ok := arr[1].(string); ok {
+				a.Str = strings.ToLower(s)
+				return a, nil
+			}
+		}
+	}
+	return a, fmt.Errorf("%v is not a valid %s", v, t)
+}
