@@ -124,15 +124,28 @@ func (db *DB) Select(ctx context.Context, table string, c Cond, cols ...string) 
 	if c.Op != "==" && c.Op != "includes" {
 		return nil, fmt.Errorf("select on %s.%s: unsupported operator %q", table, c.Column, c.Op)
 	}
-	want := append([]string{c.Column}, cols...)
-	if !tc.listed || !db.allComplete(tc, want) {
-		where := []any{[]any{c.Column, c.Op, encodeDatum(cs.Type, c.Value, db.namedOnly)}}
+	want := cols
+	if c.Op == "==" {
+		want = append([]string{c.Column}, cols...)
+	}
+	var server map[string]bool
+	if !tc.listed || !db.allComplete(tc, append([]string{c.Column}, cols...)) {
+		var where []any
 		if c.Op == "includes" && cs.Type.IsMap() {
 			// A map "includes" needs a map value; look the key up client-side instead.
-			where = nil
+			want = append([]string{c.Column}, cols...)
+		} else {
+			where = []any{[]any{c.Column, c.Op, encodeDatum(cs.Type, c.Value, db.namedOnly)}}
 		}
-		if _, err := db.fetch(ctx, tc, where, want); err != nil {
+		ids, err := db.fetch(ctx, tc, where, want)
+		if err != nil {
 			return nil, err
+		}
+		if where != nil {
+			server = make(map[string]bool, len(ids))
+			for _, id := range ids {
+				server[id] = true
+			}
 		}
 	}
 	var out []*Row
@@ -142,14 +155,45 @@ func (db *DB) Select(ctx context.Context, table string, c Cond, cols ...string) 
 			continue
 		}
 		st := r.cols[c.Column]
-		if st == nil || !(st.loaded || st.whole) {
-			continue // not returned by the server, so not matching there, and not changed here
-		}
-		if match(st.cur, c) {
-			out = append(out, r)
+		known := st != nil && (st.loaded || st.whole)
+		switch {
+		case known && (server == nil || st.dirty || r.inserted || !server[id]):
+			// Known here (and possibly changed here): this invocation's value decides.
+			if match(st.cur, c) {
+				out = append(out, r)
+			}
+		case server != nil && server[id]:
+			// Matched on the server. The column was never read here, so only pending edits
+			// can change that: the match stands unless one of the atoms was removed.
+			if st == nil || !st.dirty || st.whole || !containsAny(st.dels, c.Value.Keys) {
+				out = append(out, r)
+			}
+		case st != nil && st.dirty && !known && c.Op == "includes":
+			// Not matched on the server (or not asked): pending additions may make it match.
+			if containsAll(st.adds, c.Value.Keys) {
+				out = append(out, r)
+			}
 		}
 	}
 	return out, nil
+}
+
+func containsAny(list, atoms []cli.Atom) bool {
+	for _, a := range atoms {
+		if slices.ContainsFunc(list, func(b cli.Atom) bool { return cli.CompareAtoms(a, b) == 0 }) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsAll(list, atoms []cli.Atom) bool {
+	for _, a := range atoms {
+		if !slices.ContainsFunc(list, func(b cli.Atom) bool { return cli.CompareAtoms(a, b) == 0 }) {
+			return false
+		}
+	}
+	return len(atoms) > 0
 }
 
 func match(v cli.Datum, c Cond) bool {
