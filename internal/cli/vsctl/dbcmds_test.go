@@ -1,0 +1,204 @@
+package vsctl
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+func testSchema(t *testing.T) *dbcmd.Schema {
+	t.Helper()
+	s, err := dbcmd.ParseSchema(vswitch.SchemaJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNameScore(t *testing.T) {
+	cases := []struct {
+		name, s string
+		want    int
+	}{
+		{"Bridge", "Bridge", math.MaxInt},
+		{"Bridge", "bridge", math.MaxInt - 1},
+		{"stp_enable", "STP-ENABLE", math.MaxInt - 1},
+		{"stp_enable", "stp-en", 6},
+		{"Bridge", "", 0},
+		{"Bridge", "Bridges", 0},
+		{"Bridge", "x", 0},
+	}
+	for _, c := range cases {
+		if got := nameScore(c.name, c.s); got != c.want {
+			t.Errorf("nameScore(%q, %q) = %d, want %d", c.name, c.s, got, c.want)
+		}
+	}
+}
+
+// The messages below were read from ovs-vsctl 3.1.
+func TestFindTableAndColumn(t *testing.T) {
+	s := testSchema(t)
+	for in, want := range map[string]string{
+		"br": "Bridge", "open-v": "Open_vSwitch", "QOS": "QoS", "qo": "QoS", "Queue": "Queue",
+		"sflow": "sFlow", "in": "Interface", "ipfix": "IPFIX",
+	} {
+		ts, err := findTable(s, in)
+		if err != nil || ts.Name != want {
+			t.Errorf("findTable(%q) = %v, %v; want %s", in, ts, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"Foo": `unknown table "Foo"`,
+		"i":   `"i" matches multiple table names: IPFIX, Interface`,
+		"":    `unknown table ""`,
+	} {
+		if _, err := findTable(s, in); err == nil || err.Error() != want {
+			t.Errorf("findTable(%q): %v, want %s", in, err, want)
+		}
+	}
+	br := s.Tables["Bridge"]
+	for in, want := range map[string]string{
+		"n":        `Bridge contains more than one column whose name matches "n": name, netflow`,
+		"_uuid":    `Bridge does not contain a column whose name matches "_uuid"`,
+		"_version": `Bridge does not contain a column whose name matches "_version"`,
+	} {
+		if _, err := findColumn(br, in); err == nil || err.Error() != want {
+			t.Errorf("findColumn(%q): %v, want %s", in, err, want)
+		}
+	}
+	if cs, err := findColumn(br, "stp-en"); err != nil || cs.Name != "stp_enable" {
+		t.Errorf("findColumn(stp-en) = %v, %v", cs, err)
+	}
+}
+
+func TestParseToken(t *testing.T) {
+	cases := []struct{ in, tok, rest, err string }{
+		{"name=x", "name", "=x", ""},
+		{`other_config:"a b"=c`, "other_config", `:"a b"=c`, ""},
+		{`"a:b"=c`, `"a:b"`, "=c", ""},
+		{`a\:b=c`, "a:b", "=c", ""},
+		{`"a\"b"`, `"a\"b"`, "", ""},
+		{`a\`, "", "", `a\: backslash at end of argument`},
+		{`"a`, "", "", `"a: quoted string extends past end of argument`},
+		{"", "", "", ""},
+	}
+	for _, c := range cases {
+		tok, rest, err := parseToken(c.in)
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("parseToken(%q) error %v, want %s", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || tok != c.tok || rest != c.rest {
+			t.Errorf("parseToken(%q) = %q, %q, %v; want %q, %q", c.in, tok, rest, err, c.tok, c.rest)
+		}
+	}
+}
+
+func TestParseColumnArg(t *testing.T) {
+	s := testSchema(t)
+	br := s.Tables["Bridge"]
+	ca, err := parseColumnArg(br, "other:a<=b", relOps())
+	if err != nil || ca.Col.Name != "other_config" || !ca.HasKey || ca.Key != "a" || ca.Op != "<=" || ca.Value != "b" {
+		t.Errorf("other:a<=b: %+v %v", ca, err)
+	}
+	ca, err = parseColumnArg(br, "name{not-in}[a]", relOps())
+	if err != nil || ca.Op != "{not-in}" || ca.Value != "[a]" {
+		t.Errorf("name{not-in}[a]: %+v %v", ca, err)
+	}
+	for _, c := range []struct {
+		arg string
+		ops []string
+		err string
+	}{
+		{"name=", []string{"="}, `name=: argument does not end in "=" followed by a value.`},
+		{"name", relOps(), `name: argument does not end in "=", "!=", "<", ">", "<=", ">=", "{=}", "{!=}", "{<}", "{>}", "{<=}", "{>=}", "{in}", or "{not-in}" followed by a value.`},
+		{"name=x", nil, `name=x: trailing garbage "=x" in argument`},
+		{":x", nil, `:x: missing column name`},
+	} {
+		if _, err := parseColumnArg(br, c.arg, c.ops); err == nil || err.Error() != c.err {
+			t.Errorf("parseColumnArg(%q): %v, want %s", c.arg, err, c.err)
+		}
+	}
+	if err := missingOperator("x", []string{"=", "!="}); err.Error() != `x: argument does not end in "=" or "!=" followed by a value.` {
+		t.Errorf("two operators: %v", err)
+	}
+}
+
+func ints(v ...int64) cli.Datum {
+	d := cli.Datum{Keys: []cli.Atom{}}
+	for _, i := range v {
+		d.Keys = append(d.Keys, cli.Atom{Type: cli.TypeInteger, Int: i})
+	}
+	return d
+}
+
+func TestEvalRelOp(t *testing.T) {
+	cases := []struct {
+		a, b cli.Datum
+		op   string
+		want bool
+	}{
+		{ints(1), ints(1), "=", true},
+		{ints(1), ints(2), "<", true},
+		{ints(5), ints(1, 2), "<", true}, // fewer elements sort first
+		{ints(1, 2), ints(1, 2), "{=}", true},
+		{ints(1), ints(1, 2), "{<}", true},
+		{ints(1, 2), ints(1, 2), "{<}", false},
+		{ints(1, 2), ints(1, 2), "{<=}", true},
+		{ints(1, 2, 3), ints(1, 2), "{>}", true},
+		{ints(1, 2), ints(2), "{>=}", true},
+		{ints(1), ints(1, 2), "{in}", true},
+		{ints(1, 3), ints(1, 2), "{in}", false},
+		{ints(3), ints(1, 2), "{not-in}", true},
+		{ints(), ints(1), "{not-in}", true},
+		{ints(1), ints(1), "!=", false},
+		{ints(1), ints(2), "{!=}", true},
+		{ints(2), ints(1), ">=", true},
+	}
+	for _, c := range cases {
+		if got := evalRelOp(c.a, c.b, false, c.op); got != c.want {
+			t.Errorf("%v %s %v = %v, want %v", c.a.Keys, c.op, c.b.Keys, got, c.want)
+		}
+	}
+	str := func(s string) cli.Atom { return cli.Atom{Type: cli.TypeString, Str: s} }
+	m1 := cli.Datum{Keys: []cli.Atom{str("x")}, Values: []cli.Atom{str("1")}}
+	m2 := cli.Datum{Keys: []cli.Atom{str("x"), str("y")}, Values: []cli.Atom{str("1"), str("2")}}
+	m3 := cli.Datum{Keys: []cli.Atom{str("x")}, Values: []cli.Atom{str("2")}}
+	if !evalRelOp(m1, m2, true, "{<}") || evalRelOp(m3, m2, true, "{<=}") || !evalRelOp(m3, m1, true, "{not-in}") {
+		t.Error("map set operators compare key-value pairs")
+	}
+}
+
+func TestUUIDForms(t *testing.T) {
+	if !isFullUUID("12345678-1234-1234-1234-123456789ABC") || isFullUUID("12345678") {
+		t.Error("isFullUUID")
+	}
+	for in, want := range map[string]int{"1234": 4, "12345678-": 9, "12345678-1": 10, "1234567x": 0, "123456789": 0, "": 0} {
+		if got := uuidPrefixLen(in); got != want {
+			t.Errorf("uuidPrefixLen(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestUnionSubtract(t *testing.T) {
+	str := func(s string) cli.Atom { return cli.Atom{Type: cli.TypeString, Str: s} }
+	a := cli.Datum{Keys: []cli.Atom{str("a"), str("b")}, Values: []cli.Atom{str("1"), str("2")}}
+	b := cli.Datum{Keys: []cli.Atom{str("a"), str("c")}, Values: []cli.Atom{str("9"), str("3")}}
+	u := unionData(a, b, true)
+	if got := cli.FormatDatum(cli.ColumnType{Key: cli.NewBaseType(cli.TypeString), Value: &cli.BaseType{Type: cli.TypeString}, Max: cli.MaxUnlimited}, u, cli.DataString); got != `{a="1", b="2", c="3"}` {
+		t.Errorf("union = %s", got)
+	}
+	d := subtractData(u, cli.Datum{Keys: []cli.Atom{str("a"), str("b")}, Values: []cli.Atom{str("1"), str("9")}}, true)
+	if len(d.Keys) != 2 || d.Keys[0].Str != "b" {
+		t.Errorf("subtract pairs = %v", d.Keys)
+	}
+	d = subtractData(u, cli.Datum{Keys: []cli.Atom{str("a"), str("b")}}, true)
+	if len(d.Keys) != 1 || d.Keys[0].Str != "c" {
+		t.Errorf("subtract keys = %v", d.Keys)
+	}
+}
