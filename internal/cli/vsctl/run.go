@@ -154,6 +154,18 @@ func (p *program) main(ctx context.Context) int {
 		}
 	}
 
+	// ovs-vsctl logs its command line at level INFO (to syslog, by default) when some command
+	// may write to the database; that message takes sequence number 1 of the process's log,
+	// so the console's warnings start at 2.
+	if !opts.NoSyslog {
+		for _, c := range inv.Commands {
+			if isWriter(c.Spec.Name) {
+				p.log.n = 1
+				break
+			}
+		}
+	}
+
 	if t := opts.EffectiveTimeout(p.env.Getenv("OVS_CTL_TIMEOUT")); t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(t)*time.Second)
@@ -164,6 +176,19 @@ func (p *program) main(ctx context.Context) int {
 		return p.alarm()
 	}
 	return code
+}
+
+// isWriter reports whether command may write to the database (ovs-vsctl's RW mode).
+func isWriter(command string) bool {
+	switch command {
+	case "init", "add-br", "del-br", "br-set-external-id", "add-port", "del-port", "add-bond",
+		"add-bond-iface", "del-bond-iface", "del-controller", "set-controller", "del-fail-mode",
+		"set-fail-mode", "del-manager", "set-manager", "del-ssl", "set-ssl", "add-aa-mapping",
+		"del-aa-mapping", "emer-reset", "add-zone-tp", "del-zone-tp", "set", "add", "remove",
+		"clear", "create", "destroy":
+		return true
+	}
+	return false
 }
 
 // alarm reports the expiry of -t as ovs-vsctl's SIGALRM handler does and ends the process.
@@ -321,10 +346,12 @@ func (p *program) connErr(ctx context.Context, err error) int {
 // text (with --oneline, on one line with newlines and backslashes escaped).
 func (p *program) printOutputs(ctxs []*Context, opts *cli.Options) {
 	var b strings.Builder
+	var tw cli.TableWriter
+	style := cli.TableStyleFromOptions(*opts)
 	for _, c := range ctxs {
 		switch {
 		case c.Table != nil:
-			b.WriteString(renderTable(c.Table, opts))
+			b.WriteString(tw.Render(c.Table, style))
 		case opts.Oneline:
 			s := strings.TrimSuffix(c.Out.String(), "\n")
 			s = strings.NewReplacer("\\", "\\\\", "\n", "\\n").Replace(s)
