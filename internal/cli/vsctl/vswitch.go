@@ -311,6 +311,22 @@ func cmdDelBr(c *Context, v *vsView) error {
 // delRealBridgeLazily deletes a real bridge without fake children. Its ports and interfaces are
 // not read: once the bridge is gone nothing refers to them and the server collects them.
 func (v *vsView) delRealBridgeLazily(br *vsBridge) error {
+	if br.row.Inserted() {
+		// Created by this invocation: its ports and interfaces are local rows, which must be
+		// dropped rather than sent as inserts for the server to collect.
+		for _, u := range loadedUUIDs(br.row, "ports") {
+			p, err := v.db.Get(v.c.Ctx, "Port", u)
+			if err != nil {
+				return err
+			}
+			if p != nil && p.Inserted() {
+				if err := v.delIfaces(p); err != nil {
+					return err
+				}
+				p.Delete()
+			}
+		}
+	}
 	if err := v.delCollectorSets(br.row); err != nil {
 		return err
 	}
@@ -387,10 +403,27 @@ func (v *vsView) delPort(p *vsPort) error {
 			return v.delModelPort(mp)
 		}
 	}
-	if err := p.bridge.realBridge().row.Remove("ports", uuidDatum(p.row.UUID())); err != nil {
+	real := p.bridge.realBridge().row
+	if p.row.Inserted() {
+		// A port added by this invocation: with the bridge's ports loaded, its removal
+		// cancels the pending addition instead of also sending a removal.
+		if _, err := real.Get(v.c.Ctx, "ports"); err != nil {
+			return err
+		}
+	}
+	if err := real.Remove("ports", uuidDatum(p.row.UUID())); err != nil {
 		return err
 	}
-	for _, u := range loadedUUIDs(p.row, "interfaces") {
+	if err := v.delIfaces(p.row); err != nil {
+		return err
+	}
+	p.row.Delete()
+	return nil
+}
+
+// delIfaces deletes the interfaces of Port row p.
+func (v *vsView) delIfaces(p *dbcmd.Row) error {
+	for _, u := range loadedUUIDs(p, "interfaces") {
 		r, err := v.db.Get(v.c.Ctx, "Interface", u)
 		if err != nil {
 			return err
@@ -399,7 +432,6 @@ func (v *vsView) delPort(p *vsPort) error {
 			r.Delete()
 		}
 	}
-	p.row.Delete()
 	return nil
 }
 
