@@ -181,8 +181,14 @@ func (db *DB) changeOps() ([]any, []string) {
 				}
 				row[col] = encodeDatum(cs.Type, st.cur, db.names)
 			}
-			inserts = append(inserts, map[string]any{"op": "insert", "table": name, "uuid-name": db.temp[r.uuid], "row": row})
+			op := map[string]any{"op": "insert", "table": name, "uuid-name": db.temp[r.uuid], "row": row}
+			if r.persist {
+				op["uuid"] = []any{"uuid", r.uuid}
+			}
+			inserts = append(inserts, op)
 			temps = append(temps, r.uuid)
+		case r.deleted && !r.t.schema.IsRoot:
+			// Left to ovsdb-server's garbage collection, as OVS's IDL does.
 		case r.deleted:
 			others = append(others, map[string]any{"op": "delete", "table": name, "where": whereUUID(r.uuid)})
 		default:

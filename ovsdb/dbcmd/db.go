@@ -42,8 +42,10 @@ type Row struct {
 	uuid     string
 	cols     map[string]*colState
 	inserted bool
-	deleted  bool
-	touched  bool
+	// persist: the row keeps its UUID on the server (insert with "uuid", OVSDB 2.x+).
+	persist bool
+	deleted bool
+	touched bool
 }
 
 type colState struct {
@@ -514,7 +516,9 @@ func (r *Row) Remove(col string, d cli.Datum) error {
 	return nil
 }
 
-// Delete deletes the row.
+// Delete deletes the row. As OVS's IDL does, the deletion of a row of a non-root table is not
+// sent: the row disappears from this invocation's view, and ovsdb-server deletes it when
+// nothing refers to it any more after the commit.
 func (r *Row) Delete() {
 	if r.deleted {
 		return
@@ -588,6 +592,17 @@ func (db *DB) Insert(table, uuid string) (*Row, error) {
 	tc.order = append(tc.order, uuid)
 	db.temp[uuid] = fmt.Sprintf("row%x", len(db.temp)+1)
 	r.touch()
+	return r, nil
+}
+
+// InsertPersistent adds a new row to table that the server will create with exactly the UUID
+// uuid (the "uuid" member of the insert operation), as "create --id=UUID" does.
+func (db *DB) InsertPersistent(table, uuid string) (*Row, error) {
+	r, err := db.Insert(table, uuid)
+	if err != nil {
+		return nil, err
+	}
+	r.persist = true
 	return r, nil
 }
 

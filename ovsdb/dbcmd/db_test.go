@@ -196,18 +196,32 @@ func TestVerifyDetectsConcurrentChanges(t *testing.T) {
 func TestServerErrorsAreReportedLikeTheIDL(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
-	e.db.Vsctl(t, "--no-wait", "add-br", "br0")
+	e.db.Vsctl(t, "--no-wait", "add-br", "br0", "--", "add-port", "br0", "p1", "--", "set", "Port", "p1", "qos=@q", "--", "--id=@q", "create", "QoS", "type=linux-htb")
 	db := e.view()
-	brs, _ := db.Lookup(ctx, "Bridge", "name", str("br0"))
-	brs[0].Delete() // still referenced by Open_vSwitch.bridges
+	qos, _ := db.Lookup(ctx, "QoS", "type", str("linux-htb"))
+	if len(qos) != 1 {
+		t.Fatalf("QoS rows: %v", qos)
+	}
+	qos[0].Delete() // a root-table row still referenced by Port p1
 	r := e.commit(db)
-	if r.Status != dbcmd.Error || !strings.HasPrefix(r.Error, `{"details":"cannot delete Bridge row `) ||
+	if r.Status != dbcmd.Error || !strings.HasPrefix(r.Error, `{"details":"cannot delete QoS row `) ||
 		!strings.HasSuffix(r.Error, `"error":"referential integrity violation"}`) {
 		t.Fatalf("result %+v", r)
 	}
+	// Deleting a row of a non-root table sends nothing: ovsdb-server collects it when it is no
+	// longer referenced.
+	db = e.view()
+	ports, _ := db.Lookup(ctx, "Port", "name", str("p1"))
+	ports[0].Delete()
+	if rows, _ := db.Lookup(ctx, "Port", "name", str("p1")); len(rows) != 0 {
+		t.Errorf("a deleted row is still visible: %v", rows)
+	}
+	if r := e.commit(db); r.Status != dbcmd.Unchanged {
+		t.Errorf("deleting a non-root row: status %v, want unchanged", r.Status)
+	}
 	// A dry run checks and aborts.
 	db = e.view()
-	brs, _ = db.Lookup(ctx, "Bridge", "name", str("br0"))
+	brs, _ := db.Lookup(ctx, "Bridge", "name", str("br0"))
 	brs[0].Set("datapath_type", str("netdev"))
 	res, err := db.Commit(ctx, dbcmd.CommitOptions{DryRun: true})
 	if err != nil || res.Status != dbcmd.Success {

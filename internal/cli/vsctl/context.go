@@ -49,6 +49,17 @@ type Context struct {
 	// State is per-invocation state shared by the commands (vswitch cache, interfaces to
 	// check after ovs-vswitchd reloads).
 	State *State
+
+	log *logger
+}
+
+// Logf logs a message as ovs-vsctl's VLOG does on the console ("TIME|SEQ|MODULE|LEVEL|msg" on
+// stderr). Only WARN and more severe levels reach the console by default; others are dropped.
+func (c *Context) Logf(module, level, format string, args ...any) {
+	if c.log == nil || (level != "WARN" && level != "ERR" && level != "EMER") {
+		return
+	}
+	c.log.printf(module, level, format, args...)
 }
 
 // State is the per-invocation state shared by all commands of one attempt.

@@ -26,9 +26,6 @@ func registerDBCommands(m map[string]Handler) {
 
 // renderTable returns what ovs-vsctl prints for a command's table in the style the global
 // options select.
-func renderTable(t *cli.OutputTable, opts *cli.Options) string {
-	return t.Render(cli.TableStyleFromOptions(*opts))
-}
 
 // valueErr turns an error of the value layer into a fatal error with its message.
 func valueErr(err error) error {
@@ -819,5 +816,5 @@ func runWaitUntil(c *Context) error {
 // dbWarnf logs a warning as ovs-vsctl's VLOG_WARN does ("...|MODULE|WARN|message" on stderr).
 // The runner gives commands no logger yet, so the warning is dropped for now.
 func dbWarnf(c *Context, module, format string, args ...any) {
-	_, _, _, _ = c, module, format, args
+	c.Logf(module, "WARN", format, args...)
 }

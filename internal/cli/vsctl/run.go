@@ -147,7 +147,7 @@ func (p *program) main(ctx context.Context) int {
 			return p.fatal(Fatalf("%s: command not implemented", c.Spec.Name))
 		}
 		if h.Pre != nil {
-			pc := &Context{Ctx: ctx, Cmd: c, Opts: &opts, Schema: schema, Last: i == len(inv.Commands)-1}
+			pc := &Context{Ctx: ctx, Cmd: c, Opts: &opts, Schema: schema, Last: i == len(inv.Commands)-1, log: p.log}
 			if err := h.Pre(pc); err != nil {
 				return p.fatal(err)
 			}
@@ -266,7 +266,7 @@ func (p *program) attempt(ctx context.Context, conn *dbcmd.Conn, inv *cli.Invoca
 	for i := range inv.Commands {
 		c := &Context{
 			Ctx: ctx, Cmd: &inv.Commands[i], Opts: opts, Schema: schema, DB: db, OVS: ovs,
-			Symbols: syms, Last: i == len(inv.Commands)-1, State: state,
+			Symbols: syms, Last: i == len(inv.Commands)-1, State: state, log: p.log,
 		}
 		ctxs[i] = c
 		h := p.handlers[c.Cmd.Spec.Name]
@@ -309,6 +309,7 @@ func (p *program) attempt(ctx context.Context, conn *dbcmd.Conn, inv *cli.Invoca
 	case dbcmd.TryAgain:
 		return 0, true
 	case dbcmd.Error:
+		p.log.printf("ovsdb_idl", "WARN", "transaction error: %s", res.Error)
 		return p.fatal(Fatalf("transaction error: %s", res.Error)), false
 	}
 	for i, c := range ctxs {
