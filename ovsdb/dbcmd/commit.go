@@ -183,7 +183,7 @@ func (db *DB) changeOps() ([]any, []string) {
 			}
 			op := map[string]any{"op": "insert", "table": name, "uuid-name": db.temp[r.uuid], "row": row}
 			if r.persist {
-				op["uuid"] = []any{"uuid", r.uuid}
+				op["uuid"] = r.uuid
 			}
 			inserts = append(inserts, op)
 			temps = append(temps, r.uuid)

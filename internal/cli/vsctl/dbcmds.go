@@ -669,12 +669,11 @@ func runCreate(c *Context) error {
 	if err != nil {
 		return err
 	}
-	uuid := ""
+	uuid, persist := "", false
 	if id, ok := c.Cmd.Option("--id"); ok {
 		if isFullUUID(id) {
-			// ovs-vsctl 3.1 asks the server to give the row this UUID. The engine has no way
-			// to say so yet: the row gets a UUID of the server's choosing.
-			uuid = strings.ToLower(id)
+			// ovs-vsctl 3.1 asks the server to give the row exactly this UUID.
+			uuid, persist = strings.ToLower(id), true
 		} else {
 			sym, _, err := c.Symbols.Create(id)
 			if err != nil {
@@ -687,7 +686,11 @@ func runCreate(c *Context) error {
 			uuid = sym.UUID
 		}
 	}
-	row, err := c.DB.Insert(ts.Name, uuid)
+	insert := c.DB.Insert
+	if persist {
+		insert = c.DB.InsertPersistent
+	}
+	row, err := insert(ts.Name, uuid)
 	if err != nil {
 		return err
 	}

@@ -136,6 +136,18 @@ func (p *program) main(ctx context.Context) int {
 			f.Close()
 		}
 	}
+	// ovs-vsctl logs its command line at level INFO (to syslog, by default) when some command
+	// may write to the database; that message takes sequence number 1 of the process's log,
+	// so the console's warnings start at 2.
+	if !opts.NoSyslog {
+		for _, c := range inv.Commands {
+			if isWriter(c.Spec.Name) {
+				p.log.n = 1
+				break
+			}
+		}
+	}
+
 	schema, err := dbcmd.ParseSchema(vswitch.SchemaJSON())
 	if err != nil {
 		return p.fatal(err)
@@ -150,18 +162,6 @@ func (p *program) main(ctx context.Context) int {
 			pc := &Context{Ctx: ctx, Cmd: c, Opts: &opts, Schema: schema, Last: i == len(inv.Commands)-1, log: p.log}
 			if err := h.Pre(pc); err != nil {
 				return p.fatal(err)
-			}
-		}
-	}
-
-	// ovs-vsctl logs its command line at level INFO (to syslog, by default) when some command
-	// may write to the database; that message takes sequence number 1 of the process's log,
-	// so the console's warnings start at 2.
-	if !opts.NoSyslog {
-		for _, c := range inv.Commands {
-			if isWriter(c.Spec.Name) {
-				p.log.n = 1
-				break
 			}
 		}
 	}
