@@ -2,7 +2,6 @@ package vsctl
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ovsplane/ovsplane/internal/cli"
@@ -859,6 +858,3 @@ func cmdIfaceToBr(c *Context, v *vsView) error {
 	c.Printf("%s\n", i.port.bridge.name)
 	return nil
 }
-
-// itoa formats an integer as ovs-vsctl's %"PRId64" does.
-func itoa(i int64) string { return strconv.FormatInt(i, 10) }

@@ -128,6 +128,7 @@ func cmdSetController(c *Context, v *vsView) error {
 	probe, hasProbe := inactivityProbe(c)
 	ids := []string{}
 	for _, t := range c.Cmd.Args[1:] {
+		warnTarget(c, t)
 		cols := map[string]cli.Datum{"target": strDatum(t)}
 		if hasProbe {
 			cols["inactivity_probe"] = probe
@@ -233,6 +234,7 @@ func cmdSetManager(c *Context, _ *vsView) error {
 	probe, hasProbe := inactivityProbe(c)
 	ids := []string{}
 	for _, t := range c.Cmd.Args {
+		warnTarget(c, t)
 		cols := map[string]cli.Datum{"target": strDatum(t)}
 		if hasProbe {
 			cols["inactivity_probe"] = probe
@@ -244,6 +246,19 @@ func cmdSetManager(c *Context, _ *vsView) error {
 		ids = append(ids, r.UUID())
 	}
 	return c.OVS.Set("manager_options", uuidDatum(ids...))
+}
+
+// warnTarget warns, as ovs-vsctl does, about a controller or manager target whose connection
+// method is none of the active or passive stream methods (tcp, ssl, unix and their "p" forms).
+func warnTarget(c *Context, target string) {
+	method, _, ok := strings.Cut(target, ":")
+	if ok {
+		switch method {
+		case "tcp", "ssl", "unix", "ptcp", "pssl", "punix":
+			return
+		}
+	}
+	c.Logf("vsctl", "WARN", "target type \"%s\" is possibly erroneous", target)
 }
 
 // sslRow returns the SSL row of Open_vSwitch.ssl, or nil.
