@@ -29,6 +29,9 @@ type tableCache struct {
 	rows   map[string]*Row
 	// order lists the UUIDs of rows in the order they became known.
 	order []string
+	// listing is the order of the rows in the server's reply to the last full listing (the
+	// server's own iteration order).
+	listing []string
 	// complete records, per column, that the column is loaded for every row on the server;
 	// listed is true once every row of the table is known.
 	complete map[string]bool
@@ -247,7 +250,8 @@ func (db *DB) Get(ctx context.Context, table, uuid string, cols ...string) (*Row
 }
 
 // All returns every row of table as this invocation sees it, with the columns cols loaded
-// (every column when cols is empty), in the order the rows became known.
+// (every column when cols is empty): the rows in the order the server listed them (its own
+// iteration order), then rows inserted by this invocation.
 func (db *DB) All(ctx context.Context, table string, cols ...string) ([]*Row, error) {
 	tc, err := db.table(table)
 	if err != nil {
@@ -262,8 +266,15 @@ func (db *DB) All(ctx context.Context, table string, cols ...string) ([]*Row, er
 		}
 	}
 	var out []*Row
-	for _, id := range tc.order {
+	seen := make(map[string]bool, len(tc.listing))
+	for _, id := range tc.listing {
+		seen[id] = true
 		if r := tc.rows[id]; r != nil && !r.deleted {
+			out = append(out, r)
+		}
+	}
+	for _, id := range tc.order {
+		if r := tc.rows[id]; r != nil && !r.deleted && !seen[id] {
 			out = append(out, r)
 		}
 	}
@@ -323,6 +334,7 @@ func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []str
 		ids = append(ids, id)
 	}
 	if len(where) == 0 {
+		tc.listing = ids
 		tc.listed = true
 		for _, c := range want {
 			tc.complete[c] = true

@@ -46,7 +46,7 @@ func Run(t testing.TB, binary string, s Session) *Outcome {
 	t.Helper()
 	db := lab.StartOVSDB(t)
 	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
-	n := newNormaliser(db.Dir, filepath.Base(binary))
+	n := newNormaliser(db.Dir, binary)
 	out := &Outcome{}
 	for _, args := range s.Lines {
 		out.Steps = append(out.Steps, runStep(t, db, binary, args, n))
@@ -84,19 +84,30 @@ var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}
 // are numbered in order of first appearance so that "the row created by step 3" reads the same
 // in both runs.
 type normaliser struct {
-	dir, prog string
+	dir, path string
+	progRE    *regexp.Regexp
 	ids       map[string]string
 }
 
-func newNormaliser(dir, prog string) *normaliser {
-	return &normaliser{dir: dir, prog: prog, ids: map[string]string{}}
+// newNormaliser returns a normaliser for runs of the program at path (as it was invoked).
+func newNormaliser(dir, path string) *normaliser {
+	// The program speaks of itself by the name it was invoked as: getopt's messages use the
+	// path as typed, everything else the base name ("vsctl: …", "usage: vsctl …",
+	// "vsctl (Open vSwitch) 3.1.0"); ovs-vsctl does the same. All of these read PROG.
+	names := regexp.QuoteMeta(filepath.Base(path)) + "|ovs-vsctl"
+	return &normaliser{
+		dir: dir, path: path,
+		progRE: regexp.MustCompile(`(?m)(^|\s)(` + names + `)([: ])`),
+		ids:    map[string]string{},
+	}
 }
 
 func (n *normaliser) text(s string) string {
+	if n.path != "" && strings.Contains(n.path, "/") {
+		s = strings.ReplaceAll(s, n.path+": ", "PROG: ")
+	}
 	s = strings.ReplaceAll(s, n.dir, "$DIR")
-	// The candidate may name itself (vsctl: …) or speak as ovs-vsctl does; both read PROG.
-	s = strings.ReplaceAll(s, n.prog+": ", "PROG: ")
-	s = strings.ReplaceAll(s, "ovs-vsctl: ", "PROG: ")
+	s = n.progRE.ReplaceAllString(s, "${1}PROG${3}")
 	return uuidRE.ReplaceAllStringFunc(s, func(u string) string {
 		if id, ok := n.ids[u]; ok {
 			return id

@@ -53,10 +53,11 @@ type Context struct {
 	log *logger
 }
 
-// Logf logs a message as ovs-vsctl's VLOG does on the console ("TIME|SEQ|MODULE|LEVEL|msg" on
-// stderr). Only WARN and more severe levels reach the console by default; others are dropped.
+// Logf logs a message as ovs-vsctl's VLOG does: numbered, and printed on stderr when the
+// console's level for module (warn unless -v says otherwise) lets level (EMER, ERR, WARN, INFO,
+// DBG) through.
 func (c *Context) Logf(module, level, format string, args ...any) {
-	if c.log == nil || (level != "WARN" && level != "ERR" && level != "EMER") {
+	if c.log == nil {
 		return
 	}
 	c.log.printf(module, level, format, args...)

@@ -259,7 +259,7 @@ func runList(c *Context) error {
 	if err != nil {
 		return err
 	}
-	for _, row := range rows {
+	for _, row := range idlOrder(rows) {
 		if err := addListRow(c, t, row, cols); err != nil {
 			return err
 		}
@@ -299,6 +299,7 @@ func runFind(c *Context) error {
 	if err != nil {
 		return err
 	}
+	rows = idlOrder(rows)
 	// Conditions are parsed when first needed, as ovs-vsctl parses them row by row: an
 	// empty table reports no error.
 	conds := make([]*condition, len(args))

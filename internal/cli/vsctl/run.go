@@ -58,7 +58,7 @@ func newProgram(env Env) *program {
 	}
 	return &program{
 		env: env, argv0: argv0, name: filepath.Base(argv0),
-		log:      &logger{w: env.Stderr},
+		log:      &logger{w: env.Stderr, program: filepath.Base(argv0), start: time.Now()},
 		handlers: Commands(),
 	}
 }
@@ -124,6 +124,7 @@ func (p *program) main(ctx context.Context) int {
 		return 0
 	}
 	opts := inv.Options
+	p.log.console = cli.NewConsoleLog(opts.Verbose)
 	if opts.HasLogFile {
 		name := opts.LogFile
 		if name == "" {
@@ -416,18 +417,30 @@ func escapeArgs(args []string) string {
 	return strings.Join(out, " ")
 }
 
-// logger prints log lines on the console as OVS's vlog does by default:
-// "TIMESTAMP|SEQUENCE|MODULE|LEVEL|MESSAGE".
+// logger numbers log messages and prints those the console is configured for, as OVS's vlog
+// does (by default "TIMESTAMP|SEQUENCE|MODULE|LEVEL|MESSAGE" for warnings and worse).
 type logger struct {
-	mu sync.Mutex
-	w  io.Writer
-	n  int
+	mu      sync.Mutex
+	w       io.Writer
+	n       int
+	console *cli.ConsoleLog
+	program string
+	start   time.Time
 }
 
 func (l *logger) printf(module, level, format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Messages of WARN and worse also go to syslog, so they take a sequence number even when
+	// the console does not show them.
 	l.n++
-	ts := time.Now().UTC().Format("2006-01-02T15:04:05Z")
-	fmt.Fprintf(l.w, "%s|%05d|%s|%s|%s\n", ts, l.n, module, level, fmt.Sprintf(format, args...))
+	console := l.console
+	if console == nil {
+		console = cli.NewConsoleLog(nil)
+	}
+	if !console.Enabled(module, level) {
+		return
+	}
+	line := console.Line(l.program, module, level, fmt.Sprintf(format, args...), l.n, os.Getpid(), time.Now(), l.start)
+	fmt.Fprintln(l.w, line)
 }

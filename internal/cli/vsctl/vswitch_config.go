@@ -658,16 +658,6 @@ func cmdListDPCap(c *Context, _ *vsView) error {
 	return nil
 }
 
-// smapHashOrder returns the indexes of a string map's pairs in the order ovs-vsctl's smap
-// iterates them. Not modelled: the pairs are given sorted by key.
-func smapHashOrder(d cli.Datum) []int {
-	out := make([]int, len(d.Keys))
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
 func cmdEmerReset(c *Context, _ *vsView) error {
 	ctx := c.Ctx
 	if _, err := c.OVS.Get(ctx, "manager_options"); err != nil {
