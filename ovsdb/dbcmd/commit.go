@@ -60,8 +60,8 @@ func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 	if len(ops) == 0 {
 		return &Result{Status: Unchanged}, nil
 	}
-	all := append([]any{}, db.waits...)
-	all = append(all, ops...)
+	waits := append(append([]any{}, db.waits...), db.absentWaits()...)
+	all := append(waits, ops...)
 	incIndex := -1
 	if r := opts.IncrementNextCfg; r != nil {
 		where := []any{[]any{"_uuid", "==", encodeAtom(cli.Atom{Type: cli.TypeUUID, Str: r.uuid}, db.names)}}
@@ -116,13 +116,13 @@ func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 		return &Result{Status: TryAgain}, nil
 	}
 	for i, temp := range inserts {
-		if i >= len(res) {
+		if len(waits)+i >= len(res) {
 			break
 		}
 		var ins struct {
 			UUID []string `json:"uuid"`
 		}
-		if json.Unmarshal(res[len(db.waits)+i], &ins) == nil && len(ins.UUID) == 2 {
+		if json.Unmarshal(res[len(waits)+i], &ins) == nil && len(ins.UUID) == 2 {
 			out.UUIDs[temp] = ins.UUID[1]
 		}
 	}

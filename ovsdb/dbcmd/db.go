@@ -20,6 +20,8 @@ type DB struct {
 	// that the transaction is deterministic.
 	touched []*Row
 	waits   []any
+	// absent are the VerifyAbsent checks, turned into waits at commit time.
+	absent []absentCheck
 	// temp maps the UUIDs given to inserted rows to their named-uuid names.
 	temp map[string]string
 }
@@ -520,6 +522,9 @@ func (r *Row) Remove(col string, d cli.Datum) error {
 					st.addVals = slices.Delete(st.addVals, i, i+1)
 				}
 			}
+			if _, inserted := r.db.temp[k.Str]; k.Type == cli.TypeUUID && inserted {
+				continue // a row inserted by this invocation cannot be in the server's value
+			}
 			st.dels = append(removeAtom(st.dels, k), k)
 		}
 	}
@@ -563,8 +568,15 @@ func (r *Row) Verify(ctx context.Context, col string) error {
 	return nil
 }
 
+type absentCheck struct {
+	tc    *tableCache
+	col   string
+	value any
+}
+
 // VerifyAbsent makes the commit fail with TryAgain if, on the server, some row of table has
-// column col equal to value (so a name found free stays free).
+// column col equal to value (so a name found free stays free). Rows this invocation deletes
+// do not count.
 func (db *DB) VerifyAbsent(table, col string, value cli.Datum) error {
 	tc, err := db.table(table)
 	if err != nil {
@@ -574,12 +586,26 @@ func (db *DB) VerifyAbsent(table, col string, value cli.Datum) error {
 	if err != nil {
 		return err
 	}
-	db.waits = append(db.waits, map[string]any{
-		"op": "wait", "table": table, "timeout": 0,
-		"where":   []any{[]any{col, "==", encodeDatum(cs.Type, value, nil)}},
-		"columns": []string{"_uuid"}, "until": "==", "rows": []any{},
-	})
+	db.absent = append(db.absent, absentCheck{tc: tc, col: col, value: encodeDatum(cs.Type, value, nil)})
 	return nil
+}
+
+// absentWaits turns the VerifyAbsent checks into wait operations.
+func (db *DB) absentWaits() []any {
+	var out []any
+	for _, a := range db.absent {
+		where := []any{[]any{a.col, "==", a.value}}
+		for _, id := range a.tc.order {
+			if r := a.tc.rows[id]; r != nil && r.deleted && !r.inserted {
+				where = append(where, []any{"_uuid", "!=", []any{"uuid", id}})
+			}
+		}
+		out = append(out, map[string]any{
+			"op": "wait", "table": a.tc.schema.Name, "timeout": 0, "where": where,
+			"columns": []string{"_uuid"}, "until": "==", "rows": []any{},
+		})
+	}
+	return out
 }
 
 // Insert adds a new row to table, with default values in every column. uuid, when not empty,
