@@ -5,7 +5,7 @@ STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOTEST_FLAGS    ?= -race -count=1 -timeout 25m
 PKGS            ?= ./...
 BIN             := bin
-SCHEMA          := ovsdb/vswitch/vswitch.ovsschema
+SCHEMA          := ovsdb/vswitch/schema/vswitch.ovsschema
 IS_ROOT         := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 
 .PHONY: all build test unit generate check-generated lint bench run clean

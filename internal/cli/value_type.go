@@ -133,6 +133,10 @@ func ColumnTypeFromJSON(data []byte) (ColumnType, error) {
 	return columnTypeFromAny(raw)
 }
 
+// ColumnTypeFromValue is ColumnTypeFromJSON for a type already decoded by encoding/json into
+// an any (strings, float64 numbers, []any and map[string]any).
+func ColumnTypeFromValue(v any) (ColumnType, error) { return columnTypeFromAny(v) }
+
 func columnTypeFromAny(raw any) (ColumnType, error) {
 	if s, ok := raw.(string); ok {
 		bt, err := baseTypeFromAny(s)

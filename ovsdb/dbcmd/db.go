@@ -1,6 +1,7 @@
 package dbcmd
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -305,31 +306,41 @@ func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []str
 		return nil, err
 	}
 	var sel struct {
-		Rows    []map[string]json.RawMessage `json:"rows"`
-		Error   string                       `json:"error"`
-		Details string                       `json:"details"`
+		Rows    []map[string]any `json:"rows"`
+		Error   string           `json:"error"`
+		Details string           `json:"details"`
 	}
-	if len(res) != 1 || json.Unmarshal(res[0], &sel) != nil {
+	if len(res) != 1 {
 		return nil, fmt.Errorf("select on %s: malformed reply", tc.schema.Name)
+	}
+	dec := json.NewDecoder(bytes.NewReader(res[0]))
+	dec.UseNumber()
+	if err := dec.Decode(&sel); err != nil {
+		return nil, fmt.Errorf("select on %s: malformed reply: %w", tc.schema.Name, err)
 	}
 	if sel.Error != "" {
 		return nil, fmt.Errorf("select on %s: %s: %s", tc.schema.Name, sel.Error, sel.Details)
 	}
+	cschemas := make([]*ColumnSchema, len(want))
+	for i, c := range want {
+		cschemas[i] = tc.schema.Columns[c]
+	}
 	ids := make([]string, 0, len(sel.Rows))
 	for _, raw := range sel.Rows {
-		u, err := decodeDatum(uuidType, raw["_uuid"])
+		u, err := datumFromJSON(uuidType, raw["_uuid"])
 		if err != nil || len(u.Keys) != 1 {
 			return nil, fmt.Errorf("select on %s: row without _uuid", tc.schema.Name)
 		}
 		id := u.Keys[0].Str
 		r := tc.rows[id]
 		if r == nil {
-			r = &Row{db: db, t: tc, uuid: id, cols: map[string]*colState{}}
+			r = &Row{db: db, t: tc, uuid: id, cols: make(map[string]*colState, len(want))}
 			tc.rows[id] = r
 			tc.order = append(tc.order, id)
 		}
-		for _, c := range want[1:] {
-			if err := r.merge(c, raw[c]); err != nil {
+		for i, c := range want[1:] {
+			v, ok := raw[c]
+			if err := r.mergeValue(cschemas[i+1], v, ok); err != nil {
 				return nil, err
 			}
 		}
@@ -347,24 +358,39 @@ func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []str
 	return ids, nil
 }
 
-// merge records the server's value of column c, unless this invocation already has one.
+// merge records the server's value of column c (raw JSON; nil for "not sent"), unless this
+// invocation already has one.
 func (r *Row) merge(c string, raw json.RawMessage) error {
-	cs := r.t.schema.Columns[c]
-	st := r.cols[c]
+	if raw == nil {
+		return r.mergeValue(r.t.schema.Columns[c], nil, false)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("%s.%s of row %s: %w", r.t.schema.Name, c, r.uuid, err)
+	}
+	return r.mergeValue(r.t.schema.Columns[c], v, true)
+}
+
+// mergeValue records the server's value v (decoded JSON; ok false when the server sent none)
+// of column cs, unless this invocation already has one.
+func (r *Row) mergeValue(cs *ColumnSchema, v any, ok bool) error {
+	st := r.cols[cs.Name]
 	if st != nil && st.loaded {
 		return nil
 	}
 	var d cli.Datum
-	if raw == nil {
+	if !ok {
 		d = cli.DefaultDatum(cs.Type)
 	} else {
 		var err error
-		if d, err = decodeDatum(cs.Type, raw); err != nil {
-			return fmt.Errorf("%s.%s of row %s: %w", r.t.schema.Name, c, r.uuid, err)
+		if d, err = datumFromJSON(cs.Type, v); err != nil {
+			return fmt.Errorf("%s.%s of row %s: %w", r.t.schema.Name, cs.Name, r.uuid, err)
 		}
 	}
 	if st == nil {
-		r.cols[c] = &colState{loaded: true, orig: d, cur: d}
+		r.cols[cs.Name] = &colState{loaded: true, orig: d, cur: d}
 		return nil
 	}
 	st.loaded, st.orig = true, d

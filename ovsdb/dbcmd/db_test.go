@@ -9,7 +9,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/internal/cli"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
-	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+	vsschema "github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -44,7 +44,7 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	schema, err := dbcmd.ParseSchema(vswitch.SchemaJSON())
+	schema, err := dbcmd.ParseSchema(vsschema.JSON())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,6 @@ func TestWaitCurCfg(t *testing.T) {
 }
 
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }
-
 
 // Dial reports unreachable databases as ovs-vsctl does.
 func TestDialErrorWording(t *testing.T) {

@@ -65,9 +65,9 @@ func ParseSchema(data []byte) (*Schema, error) {
 		Version string `json:"version"`
 		Tables  map[string]struct {
 			Columns map[string]struct {
-				Type      json.RawMessage `json:"type"`
-				Mutable   *bool           `json:"mutable"`
-				Ephemeral bool            `json:"ephemeral"`
+				Type      any   `json:"type"`
+				Mutable   *bool `json:"mutable"`
+				Ephemeral bool  `json:"ephemeral"`
 			} `json:"columns"`
 			IsRoot  *bool      `json:"isRoot"`
 			Indexes [][]string `json:"indexes"`
@@ -78,13 +78,15 @@ func ParseSchema(data []byte) (*Schema, error) {
 		return nil, fmt.Errorf("parsing schema: %w", err)
 	}
 	s := &Schema{Name: raw.Name, Version: raw.Version, Tables: map[string]*TableSchema{}}
+	anyRoot := false
 	for tn, rt := range raw.Tables {
-		t := &TableSchema{Name: tn, Columns: map[string]*ColumnSchema{}, Indexes: rt.Indexes, MaxRows: rt.MaxRows}
+		t := &TableSchema{Name: tn, Columns: make(map[string]*ColumnSchema, len(rt.Columns)+2), Indexes: rt.Indexes, MaxRows: rt.MaxRows}
 		// RFC 7047: isRoot defaults to false, but a schema that gives no table isRoot treats
 		// every table as a root; ovsdb-server does the same.
 		t.IsRoot = rt.IsRoot != nil && *rt.IsRoot
+		anyRoot = anyRoot || rt.IsRoot != nil
 		for cn, rc := range rt.Columns {
-			ct, err := cli.ColumnTypeFromJSON(rc.Type)
+			ct, err := cli.ColumnTypeFromValue(rc.Type)
 			if err != nil {
 				return nil, fmt.Errorf("schema table %s column %s: %w", tn, cn, err)
 			}
@@ -93,12 +95,6 @@ func ParseSchema(data []byte) (*Schema, error) {
 		t.Columns["_uuid"] = &ColumnSchema{Name: "_uuid", Type: uuidType}
 		t.Columns["_version"] = &ColumnSchema{Name: "_version", Type: uuidType}
 		s.Tables[tn] = t
-	}
-	anyRoot := false
-	for tn := range raw.Tables {
-		if r := raw.Tables[tn].IsRoot; r != nil {
-			anyRoot = true
-		}
 	}
 	if !anyRoot {
 		for _, t := range s.Tables {

@@ -10,7 +10,7 @@
 // external system); everything else talks to OVSDB through ovsdb's typed operations.
 package vswitch
 
-//go:generate go tool modelgen -extended -p vswitch -o . vswitch.ovsschema
+//go:generate go tool modelgen -extended -p vswitch -o . schema/vswitch.ovsschema
 
 // SchemaVersion is the version of vswitch.ovsschema the models were generated from.
 const SchemaVersion = "8.3.1"

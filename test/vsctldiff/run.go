@@ -97,7 +97,7 @@ func newNormaliser(dir, path string) *normaliser {
 	names := regexp.QuoteMeta(filepath.Base(path)) + "|ovs-vsctl"
 	return &normaliser{
 		dir: dir, path: path,
-		progRE: regexp.MustCompile(`(?m)(^|\s)(` + names + `)([: ])`),
+		progRE: regexp.MustCompile(`(?m)(^|\s)(` + names + `)([: .])`),
 		ids:    map[string]string{},
 	}
 }

@@ -507,10 +507,22 @@ func runAdd(c *Context) error {
 	if err != nil {
 		return err
 	}
-	for _, add := range adds {
-		if partial {
-			d = unionData(add, d, true)
-		} else {
+	if partial {
+		// As one mutation: among the arguments the first value of a key counts; the new
+		// values then win over the column's.
+		var all cli.Datum
+		for i, add := range adds {
+			if i == 0 {
+				all = add
+			} else {
+				all = unionData(all, add, true)
+			}
+		}
+		if len(adds) > 0 {
+			d = unionData(all, d, true)
+		}
+	} else {
+		for _, add := range adds {
 			d = unionData(d, add, isMap)
 		}
 	}

@@ -6,12 +6,12 @@ import (
 
 	"github.com/ovsplane/ovsplane/internal/cli"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
-	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+	vsschema "github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
 )
 
 func testSchema(t *testing.T) *dbcmd.Schema {
 	t.Helper()
-	s, err := dbcmd.ParseSchema(vswitch.SchemaJSON())
+	s, err := dbcmd.ParseSchema(vsschema.JSON())
 	if err != nil {
 		t.Fatal(err)
 	}

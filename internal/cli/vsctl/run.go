@@ -15,7 +15,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/internal/cli"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
-	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+	vsschema "github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
 )
 
 // Version is what --version prints after the program name, as ovs-vsctl 3.1.0 does.
@@ -117,7 +117,7 @@ func (p *program) main(ctx context.Context) int {
 		fmt.Fprint(p.env.Stdout, p.name+" "+Version)
 		return 0
 	case cli.ActionListCommands:
-		fmt.Fprint(p.env.Stdout, cli.DefaultTable().CommandsListing()+cli.OptionsListing())
+		fmt.Fprint(p.env.Stdout, cli.DefaultTable().CommandsListing())
 		return 0
 	case cli.ActionListOptions:
 		fmt.Fprint(p.env.Stdout, cli.OptionsListing())
@@ -149,7 +149,7 @@ func (p *program) main(ctx context.Context) int {
 		}
 	}
 
-	schema, err := dbcmd.ParseSchema(vswitch.SchemaJSON())
+	schema, err := dbcmd.ParseSchema(vsschema.JSON())
 	if err != nil {
 		return p.fatal(err)
 	}
