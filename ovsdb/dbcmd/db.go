@@ -739,3 +739,53 @@ func subtract(d, e cli.Datum, isMap bool) cli.Datum {
 	}
 	return cli.Datum{Keys: keys, Values: vals}
 }
+
+// Candidates returns a superset of the rows of table that satisfy every condition in conds
+// ("==" only), as this invocation sees them, with the columns cols loaded: the rows the
+// server finds for conds, plus every row this invocation inserted or changed. Callers test
+// their exact conditions on the result; the point is to let the server skip the rows that
+// cannot match instead of sending the whole table. Rows come in the server's order, then the
+// changed ones.
+func (db *DB) Candidates(ctx context.Context, table string, conds []Cond, cols ...string) ([]*Row, error) {
+	tc, err := db.table(table)
+	if err != nil {
+		return nil, err
+	}
+	if len(conds) == 0 || (tc.listed && db.allComplete(tc, cols)) {
+		return db.All(ctx, table, cols...)
+	}
+	where := make([]any, 0, len(conds))
+	for _, c := range conds {
+		cs, err := db.column(tc, c.Column)
+		if err != nil {
+			return nil, err
+		}
+		if c.Op != "==" {
+			return nil, fmt.Errorf("candidates on %s.%s: unsupported operator %q", table, c.Column, c.Op)
+		}
+		where = append(where, []any{c.Column, "==", encodeDatum(cs.Type, c.Value, db.namedOnly)})
+	}
+	ids, err := db.fetch(ctx, tc, where, cols)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Row
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id] = true
+		if r := tc.rows[id]; r != nil && !r.deleted {
+			out = append(out, r)
+		}
+	}
+	for _, id := range tc.order {
+		r := tc.rows[id]
+		if r == nil || r.deleted || seen[id] || !(r.inserted || r.touched) {
+			continue
+		}
+		if err := r.load(ctx, cols...); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -283,6 +283,27 @@ func preFind(c *Context) error {
 	return nil
 }
 
+// serverConds returns the conditions of a find that ovsdb-server can apply itself, so that it
+// sends only the rows that may match: the COLUMN=VALUE equalities, when every condition of
+// the command is valid and refers to no @name (so that leaving rows out cannot hide an error
+// ovs-vsctl would report, nor a symbol it would define). Otherwise none.
+func serverConds(ts *dbcmd.TableSchema, args []string) []dbcmd.Cond {
+	var out []dbcmd.Cond
+	for _, arg := range args {
+		if strings.Contains(arg, "@") {
+			return nil
+		}
+		cond, err := parseCondition(ts, arg, NewSymbols())
+		if err != nil {
+			return nil
+		}
+		if cond.op == "=" && !cond.hasKey {
+			out = append(out, dbcmd.Cond{Column: cond.col.Name, Op: "==", Value: cond.want})
+		}
+	}
+	return out
+}
+
 func runFind(c *Context) error {
 	ts, err := findTable(c.Schema, c.Cmd.Args[0])
 	if err != nil {
@@ -295,7 +316,7 @@ func runFind(c *Context) error {
 	t := newListTable(cols)
 	c.Table = t
 	args := c.Cmd.Args[1:]
-	rows, err := c.DB.All(c.Ctx, ts.Name, fetchColumns(cols, argColumns(ts, args)...)...)
+	rows, err := c.DB.Candidates(c.Ctx, ts.Name, serverConds(ts, args), fetchColumns(cols, argColumns(ts, args)...)...)
 	if err != nil {
 		return err
 	}
