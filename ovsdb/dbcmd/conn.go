@@ -1,6 +1,7 @@
 package dbcmd
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -366,6 +367,22 @@ func (c *Conn) Transact(ctx context.Context, ops []any) ([]json.RawMessage, erro
 		return nil, fmt.Errorf("transact: reply is not an array: %w", err)
 	}
 	return res, nil
+}
+
+// TransactInto runs ops as one transaction and decodes the result array into v (numbers as
+// json.Number), in one pass over the reply.
+func (c *Conn) TransactInto(ctx context.Context, ops []any, v any) error {
+	params := append([]any{c.database}, ops...)
+	raw, err := c.Call(ctx, "transact", params...)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("transact: malformed reply: %w", err)
+	}
+	return nil
 }
 
 // checkLeader fails unless the server's copy of the database can take writes: standalone,

@@ -299,25 +299,22 @@ func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []str
 			want = append(want, c)
 		}
 	}
-	res, err := db.conn.Transact(ctx, []any{map[string]any{
-		"op": "select", "table": tc.schema.Name, "where": where, "columns": want,
-	}})
-	if err != nil {
-		return nil, err
-	}
-	var sel struct {
+	type selReply struct {
 		Rows    []map[string]any `json:"rows"`
 		Error   string           `json:"error"`
 		Details string           `json:"details"`
 	}
+	var res []selReply
+	err := db.conn.TransactInto(ctx, []any{map[string]any{
+		"op": "select", "table": tc.schema.Name, "where": where, "columns": want,
+	}}, &res)
+	if err != nil {
+		return nil, err
+	}
 	if len(res) != 1 {
 		return nil, fmt.Errorf("select on %s: malformed reply", tc.schema.Name)
 	}
-	dec := json.NewDecoder(bytes.NewReader(res[0]))
-	dec.UseNumber()
-	if err := dec.Decode(&sel); err != nil {
-		return nil, fmt.Errorf("select on %s: malformed reply: %w", tc.schema.Name, err)
-	}
+	sel := res[0]
 	if sel.Error != "" {
 		return nil, fmt.Errorf("select on %s: %s: %s", tc.schema.Name, sel.Error, sel.Details)
 	}

@@ -93,11 +93,12 @@ type normaliser struct {
 func newNormaliser(dir, path string) *normaliser {
 	// The program speaks of itself by the name it was invoked as: getopt's messages use the
 	// path as typed, everything else the base name ("vsctl: …", "usage: vsctl …",
-	// "vsctl (Open vSwitch) 3.1.0"); ovs-vsctl does the same. All of these read PROG.
+	// "vsctl (Open vSwitch) 3.1.0", "$OVS_LOGDIR/vsctl.log"); ovs-vsctl does the same. All of
+	// these read PROG.
 	names := regexp.QuoteMeta(filepath.Base(path)) + "|ovs-vsctl"
 	return &normaliser{
 		dir: dir, path: path,
-		progRE: regexp.MustCompile(`(?m)(^|\s)(` + names + `)([: .])`),
+		progRE: regexp.MustCompile(`(?m)(^|[\s/])(` + names + `)([: .])`),
 		ids:    map[string]string{},
 	}
 }
