@@ -299,6 +299,20 @@ func (c *Conn) send(m rpcMessage) error {
 	return c.enc.Encode(m)
 }
 
+// cast sends a request whose reply nobody waits for (it is dropped on arrival).
+func (c *Conn) cast(method string, params ...any) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	c.mu.Unlock()
+	idJSON, _ := json.Marshal(id)
+	_ = c.send(rpcMessage{ID: idJSON, Method: method, Params: p})
+}
+
 // RPCError is an error reply to a JSON-RPC request (not to be confused with the per-operation
 // errors inside a successful "transact" reply).
 type RPCError struct {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/ovsplane/ovsplane/internal/cli"
 )
@@ -253,8 +254,9 @@ func (db *DB) Get(ctx context.Context, table, uuid string, cols ...string) (*Row
 }
 
 // All returns every row of table as this invocation sees it, with the columns cols loaded
-// (every column when cols is empty): the rows in the order the server listed them (its own
-// iteration order), then rows inserted by this invocation.
+// (every column when cols is empty): the rows in the order the server listed them (the order
+// of its monitor reply's JSON object, which OVS's IDL receives too), then rows inserted by
+// this invocation.
 func (db *DB) All(ctx context.Context, table string, cols ...string) ([]*Row, error) {
 	tc, err := db.table(table)
 	if err != nil {
@@ -284,12 +286,15 @@ func (db *DB) All(ctx context.Context, table string, cols ...string) ([]*Row, er
 	return out, nil
 }
 
-// fetch selects the rows of tc matching where (every row when where is nil) with columns
-// cols, merges them into the cache and returns their UUIDs.
-func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []string) ([]string, error) {
-	if where == nil {
-		where = []any{}
-	}
+// selReply is one select result as decoded from the server's reply.
+type selReply struct {
+	Rows    []map[string]any `json:"rows"`
+	Error   string           `json:"error"`
+	Details string           `json:"details"`
+}
+
+// selectColumns returns the columns a fetch of cols asks for: _uuid first, each once.
+func (db *DB) selectColumns(tc *tableCache, cols []string) ([]string, error) {
 	want := []string{"_uuid"}
 	for _, c := range cols {
 		if _, err := db.column(tc, c); err != nil {
@@ -299,25 +304,137 @@ func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []str
 			want = append(want, c)
 		}
 	}
-	type selReply struct {
-		Rows    []map[string]any `json:"rows"`
-		Error   string           `json:"error"`
-		Details string           `json:"details"`
+	return want, nil
+}
+
+// query runs one select and decodes its reply; it touches no shared state, so several may
+// run at once.
+func (db *DB) query(ctx context.Context, table string, where []any, want []string) (*selReply, error) {
+	if where == nil {
+		where = []any{}
 	}
 	var res []selReply
 	err := db.conn.TransactInto(ctx, []any{map[string]any{
-		"op": "select", "table": tc.schema.Name, "where": where, "columns": want,
+		"op": "select", "table": table, "where": where, "columns": want,
 	}}, &res)
 	if err != nil {
 		return nil, err
 	}
 	if len(res) != 1 {
-		return nil, fmt.Errorf("select on %s: malformed reply", tc.schema.Name)
+		return nil, fmt.Errorf("select on %s: malformed reply", table)
 	}
-	sel := res[0]
-	if sel.Error != "" {
-		return nil, fmt.Errorf("select on %s: %s: %s", tc.schema.Name, sel.Error, sel.Details)
+	if res[0].Error != "" {
+		return nil, fmt.Errorf("select on %s: %s: %s", table, res[0].Error, res[0].Details)
 	}
+	return &res[0], nil
+}
+
+// listTable lists every row of table with columns want (want[0] is "_uuid") through a
+// one-shot "monitor_cond" instead of a select: ovsdb-server builds that reply faster and
+// leaves out columns holding their default value. The rows come in the order of the reply's
+// JSON object, which is also the order ovs-vsctl's IDL receives them in. The monitor is
+// cancelled right away (without waiting for the answer).
+func (db *DB) listTable(ctx context.Context, table string, want []string) (*selReply, error) {
+	if len(want) < 2 {
+		return db.query(ctx, table, nil, want)
+	}
+	db.conn.mu.Lock()
+	db.conn.nextID++
+	id := fmt.Sprintf("vsctl-list-%d", db.conn.nextID)
+	db.conn.mu.Unlock()
+	raw, err := db.conn.Call(ctx, "monitor_cond", db.conn.database, id,
+		map[string]any{table: []any{map[string]any{"columns": want[1:]}}})
+	if err != nil {
+		return nil, err
+	}
+	db.conn.cast("monitor_cancel", id)
+	rows, err := decodeInitialRows(raw, table)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", table, err)
+	}
+	return &selReply{Rows: rows}, nil
+}
+
+// decodeInitialRows reads the rows of table from the table-updates2 reply of monitor_cond, in
+// the order they appear, as select-style rows (with "_uuid"; absent columns left out).
+func decodeInitialRows(raw json.RawMessage, table string) ([]map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if err == nil && t == nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("malformed reply")
+	}
+	var rows []map[string]any
+	for dec.More() {
+		tk, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tk.(string)
+		if name != table {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return nil, fmt.Errorf("malformed table update")
+		}
+		for dec.More() {
+			tk, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			uuid, _ := tk.(string)
+			var upd struct {
+				Initial map[string]any `json:"initial"`
+				Insert  map[string]any `json:"insert"`
+			}
+			if err := dec.Decode(&upd); err != nil {
+				return nil, err
+			}
+			row := upd.Initial
+			if row == nil {
+				row = upd.Insert
+			}
+			if row == nil {
+				row = map[string]any{}
+			}
+			row["_uuid"] = []any{"uuid", uuid}
+			rows = append(rows, row)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// fetch selects the rows of tc matching where (every row when where is nil) with columns
+// cols, merges them into the cache and returns their UUIDs.
+func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []string) ([]string, error) {
+	want, err := db.selectColumns(tc, cols)
+	if err != nil {
+		return nil, err
+	}
+	var sel *selReply
+	if len(where) == 0 {
+		sel, err = db.listTable(ctx, tc.schema.Name, want)
+	} else {
+		sel, err = db.query(ctx, tc.schema.Name, where, want)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return db.mergeReply(tc, len(where) == 0, want, sel)
+}
+
+// mergeReply merges the rows of a select reply (columns want) into tc; full says the select
+// listed the whole table.
+func (db *DB) mergeReply(tc *tableCache, full bool, want []string, sel *selReply) ([]string, error) {
 	cschemas := make([]*ColumnSchema, len(want))
 	for i, c := range want {
 		cschemas[i] = tc.schema.Columns[c]
@@ -343,7 +460,7 @@ func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []str
 		}
 		ids = append(ids, id)
 	}
-	if len(where) == 0 {
+	if full {
 		tc.listing = ids
 		tc.listed = true
 		for _, c := range want {
@@ -353,6 +470,61 @@ func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []str
 		// by someone else since; they stay (this invocation works on its first snapshot).
 	}
 	return ids, nil
+}
+
+// TableColumns names a table and the columns of it to load.
+type TableColumns struct {
+	Table   string
+	Columns []string
+}
+
+// Prefetch lists several tables at once, as All would one after the other, but with the
+// selects in flight together and their replies decoded in parallel, so that the server's
+// work and the client's overlap. Tables already listed with those columns are skipped.
+func (db *DB) Prefetch(ctx context.Context, reqs ...TableColumns) error {
+	type job struct {
+		tc   *tableCache
+		want []string
+		sel  *selReply
+		err  error
+	}
+	var jobs []*job
+	for _, rq := range reqs {
+		tc, err := db.table(rq.Table)
+		if err != nil {
+			return err
+		}
+		cols := rq.Columns
+		if len(cols) == 0 {
+			cols = tc.schema.ColumnNames()
+		}
+		if tc.listed && db.allComplete(tc, cols) {
+			continue
+		}
+		want, err := db.selectColumns(tc, cols)
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, &job{tc: tc, want: want})
+	}
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j.sel, j.err = db.listTable(ctx, j.tc.schema.Name, j.want)
+		}()
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err != nil {
+			return j.err
+		}
+		if _, err := db.mergeReply(j.tc, true, j.want, j.sel); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // merge records the server's value of column c (raw JSON; nil for "not sent"), unless this

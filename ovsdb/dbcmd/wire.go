@@ -151,10 +151,21 @@ func atomFromJSON(t cli.AtomicType, v any) (cli.Atom, error) {
 	case cli.TypeUUID:
 		if arr, ok := v.([]any); ok && len(arr) == 2 && arr[0] == "uuid" {
 			if s, ok := arr[1].(string); ok {
-				a.Str = strings.ToLower(s)
+				a.Str = lowerHex(s)
 				return a, nil
 			}
 		}
 	}
 	return a, fmt.Errorf("%v is not a valid %s", v, t)
+}
+
+// lowerHex returns s in lower case, without allocating when it already is (ovsdb-server
+// always sends lower-case UUIDs).
+func lowerHex(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }

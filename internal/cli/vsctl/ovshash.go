@@ -107,15 +107,11 @@ func smapHashOrder(d cli.Datum) []int {
 	return hmapOrder(hashes)
 }
 
-// idlOrder puts rows, given in the order ovsdb-server iterates its table (the order of a
-// select's reply), into an approximation of the order ovs-vsctl's IDL iterates them, which
-// is what ovs-vsctl's list and find print: the server puts the rows in a JSON object keyed by
-// UUID string (a hash table), the client parses that object into another hash table and
-// inserts the rows, in that table's order, into the IDL's row table, hashed by the first 32
-// bits of their UUID. The last step decides the order except among rows whose hashes share a
-// bucket; there the server's history (which a select cannot see) may order them differently,
-// so rows listed by ovs-vsctl and vsctl can come out in a different order. Rows inserted by
-// this invocation come last, in their own order.
+// idlOrder puts rows, given in the order of ovsdb-server's monitor reply (dbcmd's listing
+// order), into the order ovs-vsctl's IDL iterates them, which is what ovs-vsctl's list and
+// find print: the client parses the reply's JSON object into a hash table keyed by UUID
+// string, and inserts the rows, in that table's order, into the IDL's row table, hashed by the
+// first 32 bits of their UUID. Rows inserted by this invocation come last, in their own order.
 func idlOrder(rows []*dbcmd.Row) []*dbcmd.Row {
 	var old, fresh []*dbcmd.Row
 	for _, r := range rows {
@@ -136,7 +132,7 @@ func idlOrder(rows []*dbcmd.Row) []*dbcmd.Row {
 		}
 		return out
 	}
-	old = byString(byString(old)) // server's JSON object, then the client's parsed object
+	old = byString(old) // the client's parse of the server's JSON object
 	hashes := make([]uint32, len(old))
 	for i, r := range old {
 		if v, err := strconv.ParseUint(r.UUID()[:8], 16, 32); err == nil {

@@ -647,6 +647,12 @@ func (v *vsView) populate() error {
 	if err != nil {
 		return err
 	}
+	if err := v.db.Prefetch(ctx,
+		dbcmd.TableColumns{Table: "Bridge", Columns: []string{"name", "ports"}},
+		dbcmd.TableColumns{Table: "Port", Columns: portCols()},
+		dbcmd.TableColumns{Table: "Interface", Columns: []string{"name"}}); err != nil {
+		return err
+	}
 	brs, err := v.db.All(ctx, "Bridge", "name", "ports")
 	if err != nil {
 		return err

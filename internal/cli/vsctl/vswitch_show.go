@@ -32,6 +32,17 @@ func cmdShow(c *Context, _ *vsView) error {
 	tables := map[string]showTable{}
 	rows := map[string]map[string]*dbcmd.Row{}
 	var first []*dbcmd.Row
+	var reqs []dbcmd.TableColumns
+	for _, st := range showTables() {
+		cols := append([]string{}, st.cols...)
+		if st.nameCol != "" {
+			cols = append(cols, st.nameCol)
+		}
+		reqs = append(reqs, dbcmd.TableColumns{Table: st.table, Columns: cols})
+	}
+	if err := c.DB.Prefetch(c.Ctx, reqs...); err != nil {
+		return err
+	}
 	for i, st := range showTables() {
 		tables[st.table] = st
 		cols := append([]string{}, st.cols...)
