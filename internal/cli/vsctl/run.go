@@ -149,34 +149,71 @@ func (p *program) main(ctx context.Context) int {
 		}
 	}
 
+	if t := opts.EffectiveTimeout(p.env.Getenv("OVS_CTL_TIMEOUT")); t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(t)*time.Second)
+		defer cancel()
+	}
+	// Connect while the schema is read and the prerequisites run; their errors still come
+	// first, as in ovs-vsctl, which checks prerequisites before connecting.
+	dialCtx, cancelDial := context.WithCancel(ctx)
+	defer cancelDial()
+	dialed := make(chan dialResult, 1)
+	go func() {
+		conn, err := p.dial(dialCtx, &opts, defaultDB)
+		dialed <- dialResult{conn, err}
+	}()
+	abandon := func() {
+		cancelDial()
+		if r := <-dialed; r.conn != nil {
+			r.conn.Close()
+		}
+	}
+
 	schema, err := dbcmd.ParseSchema(vsschema.JSON())
 	if err != nil {
+		abandon()
 		return p.fatal(err)
 	}
 	for i := range inv.Commands {
 		c := &inv.Commands[i]
 		h, ok := p.handlers[c.Spec.Name]
 		if !ok || h.Run == nil && h.Pre == nil {
+			abandon()
 			return p.fatal(Fatalf("%s: command not implemented", c.Spec.Name))
 		}
 		if h.Pre != nil {
 			pc := &Context{Ctx: ctx, Cmd: c, Opts: &opts, Schema: schema, Last: i == len(inv.Commands)-1, log: p.log}
 			if err := h.Pre(pc); err != nil {
+				abandon()
 				return p.fatal(err)
 			}
 		}
 	}
 
-	if t := opts.EffectiveTimeout(p.env.Getenv("OVS_CTL_TIMEOUT")); t > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(t)*time.Second)
-		defer cancel()
-	}
-	code := p.execute(ctx, inv, &opts, schema, defaultDB)
+	code := p.execute(ctx, inv, &opts, schema, dialed)
 	if ctx.Err() == context.DeadlineExceeded {
 		return p.alarm()
 	}
 	return code
+}
+
+type dialResult struct {
+	conn *dbcmd.Conn
+	err  error
+}
+
+// dial connects to the --db remote (or the default one) with the SSL and leader options.
+func (p *program) dial(ctx context.Context, opts *cli.Options, defaultDB string) (*dbcmd.Conn, error) {
+	remote := defaultDB
+	if opts.HasDB {
+		remote = opts.DB
+	}
+	dopts := dbcmd.DialOptions{LeaderOnly: opts.LeaderOnly, Shuffle: opts.ShuffleRemotes, Retry: opts.Retry}
+	if opts.PrivateKey != "" || opts.Certificate != "" || opts.CACert != "" {
+		dopts.TLS = &dbcmd.TLSFiles{PrivateKey: opts.PrivateKey, Certificate: opts.Certificate, CACert: opts.CACert}
+	}
+	return dbcmd.Dial(ctx, remote, dopts)
 }
 
 // isWriter reports whether command may write to the database (ovs-vsctl's RW mode).
@@ -209,16 +246,9 @@ func KillWithAlarm() {
 	time.Sleep(time.Second)
 }
 
-func (p *program) execute(ctx context.Context, inv *cli.Invocation, opts *cli.Options, schema *dbcmd.Schema, defaultDB string) int {
-	remote := defaultDB
-	if opts.HasDB {
-		remote = opts.DB
-	}
-	dopts := dbcmd.DialOptions{LeaderOnly: opts.LeaderOnly, Shuffle: opts.ShuffleRemotes, Retry: opts.Retry}
-	if opts.PrivateKey != "" || opts.Certificate != "" || opts.CACert != "" {
-		dopts.TLS = &dbcmd.TLSFiles{PrivateKey: opts.PrivateKey, Certificate: opts.Certificate, CACert: opts.CACert}
-	}
-	conn, err := dbcmd.Dial(ctx, remote, dopts)
+func (p *program) execute(ctx context.Context, inv *cli.Invocation, opts *cli.Options, schema *dbcmd.Schema, dialed <-chan dialResult) int {
+	r := <-dialed
+	conn, err := r.conn, r.err
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0 // the caller reports the timeout
