@@ -81,8 +81,14 @@ func (e *ConnectError) Error() string {
 
 func (e *ConnectError) Unwrap() error { return e.Err }
 
+// errNotLeader marks a server passed over by DialOptions.LeaderOnly.
+var errNotLeader = errors.New("not the cluster leader")
+
 // Strerror renders err as C's strerror would when it carries an errno, else as err.Error().
 func Strerror(err error) string {
+	if errors.Is(err, errNotLeader) {
+		return ""
+	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		s := errno.Error()
@@ -99,8 +105,9 @@ func Strerror(err error) string {
 // Dial connects to the first usable remote of remotes, a comma-separated list of unix:PATH,
 // tcp:HOST:PORT and ssl:HOST:PORT (the syntax of ovs-vsctl's --db). With LeaderOnly a server
 // whose copy of a clustered database is not the connected leader is passed over. Without Retry
-// the error of the last remote tried is returned as a *ConnectError; with Retry Dial keeps
-// cycling through the remotes until one works or ctx ends.
+// the error of the last remote tried is returned as a *ConnectError (a server passed over for
+// not being the leader reports no reason, as ovs-vsctl's "database connection failed ()");
+// with Retry Dial keeps cycling through the remotes until one works or ctx ends.
 func Dial(ctx context.Context, remotes string, opts DialOptions) (*Conn, error) {
 	list := strings.Split(remotes, ",")
 	for i := range list {
@@ -422,7 +429,7 @@ func (c *Conn) checkLeader(ctx context.Context) error {
 	}
 	r := res[0].Rows[0]
 	if r.Model == "clustered" && (!r.Connected || !r.Leader) {
-		return errors.New("not the cluster leader")
+		return errNotLeader
 	}
 	return nil
 }
