@@ -195,9 +195,30 @@ func hostPort(addr string) string {
 	return net.JoinHostPort(strings.Trim(addr, "[]"), "6640")
 }
 
+// MissingTLSError is the failure of an ssl: remote without the key, certificate or CA
+// certificate it needs. It reads as the errno OVS reports then ("Protocol not available");
+// Missing lists what is missing, in OVS's words ("Private key", "Certificate", "CA
+// certificate").
+type MissingTLSError struct{ Missing []string }
+
+func (e *MissingTLSError) Error() string { return Strerror(syscall.ENOPROTOOPT) }
+
+func (e *MissingTLSError) Unwrap() error { return syscall.ENOPROTOOPT }
+
 func tlsConfig(f *TLSFiles) (*tls.Config, error) {
-	if f == nil || f.PrivateKey == "" || f.Certificate == "" || f.CACert == "" {
-		return nil, errors.New("Private key, certificate and CA certificate must be specified for ssl connections (--private-key, --certificate, --ca-cert)")
+	if f == nil {
+		f = &TLSFiles{}
+	}
+	var missing []string
+	for _, m := range []struct{ file, what string }{
+		{f.PrivateKey, "Private key"}, {f.Certificate, "Certificate"}, {f.CACert, "CA certificate"},
+	} {
+		if m.file == "" {
+			missing = append(missing, m.what)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &MissingTLSError{Missing: missing}
 	}
 	cert, err := tls.LoadX509KeyPair(f.Certificate, f.PrivateKey)
 	if err != nil {

@@ -958,3 +958,84 @@ func (db *DB) Candidates(ctx context.Context, table string, conds []Cond, cols .
 	}
 	return out, nil
 }
+
+// manyByListing is the number of rows past which GetMany lists the table instead.
+const manyByListing = 256
+
+// GetMany returns the rows of table with the given UUIDs, with the columns cols loaded, in
+// one round trip whatever their number (one select by UUID each, in a single transaction);
+// rows this invocation already knows with those columns are not asked for again. UUIDs with
+// no row (or whose row this invocation deleted) are missing from the result, which is in the
+// order of uuids.
+func (db *DB) GetMany(ctx context.Context, table string, uuids []string, cols ...string) ([]*Row, error) {
+	tc, err := db.table(table)
+	if err != nil {
+		return nil, err
+	}
+	want, err := db.selectColumns(tc, cols)
+	if err != nil {
+		return nil, err
+	}
+	var ask []string
+	for _, id := range uuids {
+		r := tc.rows[id]
+		if r != nil && (r.inserted || r.hasAll(want[1:])) {
+			continue
+		}
+		if r == nil && tc.listed {
+			continue // not in the listing: no such row
+		}
+		ask = append(ask, id)
+	}
+	if len(ask) > manyByListing {
+		// Past a few hundred rows ovsdb-server lists a whole table faster than it runs as
+		// many selects; the table is then known, which also serves later lookups.
+		if _, err := db.fetch(ctx, tc, nil, cols); err != nil {
+			return nil, err
+		}
+		ask = nil
+	}
+	if len(ask) > 0 {
+		ops := make([]any, len(ask))
+		for i, id := range ask {
+			ops[i] = map[string]any{
+				"op": "select", "table": table, "columns": want,
+				"where": []any{[]any{"_uuid", "==", []any{"uuid", id}}},
+			}
+		}
+		var res []selReply
+		if err := db.conn.TransactInto(ctx, ops, &res); err != nil {
+			return nil, err
+		}
+		merged := &selReply{}
+		for i := range res {
+			if res[i].Error != "" {
+				return nil, fmt.Errorf("select on %s: %s: %s", table, res[i].Error, res[i].Details)
+			}
+			merged.Rows = append(merged.Rows, res[i].Rows...)
+		}
+		if _, err := db.mergeReply(tc, false, want, merged); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*Row, 0, len(uuids))
+	for _, id := range uuids {
+		if r := tc.rows[id]; r != nil && !r.deleted {
+			if err := r.load(ctx, cols...); err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// hasAll reports whether the columns cols of r are known without a round trip.
+func (r *Row) hasAll(cols []string) bool {
+	for _, c := range cols {
+		if st := r.cols[c]; st == nil || !(st.loaded || st.whole) {
+			return false
+		}
+	}
+	return true
+}

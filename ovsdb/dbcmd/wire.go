@@ -1,7 +1,6 @@
 package dbcmd
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -51,17 +50,6 @@ func encodeDatum(ct cli.ColumnType, d cli.Datum, names namer) any {
 		set = append(set, encodeAtom(k, names))
 	}
 	return []any{"set", set}
-}
-
-// decodeDatum parses RFC 7047 JSON of a value of type ct.
-func decodeDatum(ct cli.ColumnType, raw json.RawMessage) (cli.Datum, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return cli.Datum{}, err
-	}
-	return datumFromJSON(ct, v)
 }
 
 func datumFromJSON(ct cli.ColumnType, v any) (cli.Datum, error) {

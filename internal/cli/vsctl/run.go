@@ -253,6 +253,12 @@ func (p *program) execute(ctx context.Context, inv *cli.Invocation, opts *cli.Op
 		if ctx.Err() != nil {
 			return 0 // the caller reports the timeout
 		}
+		var mt *dbcmd.MissingTLSError
+		if errors.As(err, &mt) {
+			for _, m := range mt.Missing {
+				p.log.printf("stream_ssl", "ERR", "%s must be configured to use SSL", m)
+			}
+		}
 		return p.fatal(err)
 	}
 	defer conn.Close()
