@@ -7,18 +7,12 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/ovsplane/ovsplane/internal/cli/vsctl"
 )
 
 func main() {
-	// One invocation lives for milliseconds: collecting garbage only once the heap reaches
-	// 64 MiB saves the collections a small heap would trigger during start-up, while big
-	// listings (show on 20,000 ports) still run in bounded memory.
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(64 << 20)
 	// ovs-vsctl ignores SIGPIPE and reports write errors instead.
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
