@@ -145,6 +145,8 @@ func buildVsctlForBench(b *testing.B) string {
 	bin := filepath.Join(b.TempDir(), "vsctl")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/vsctl")
 	cmd.Dir = root
+	// Built as `make build` builds it: static (no cgo), which starts ~3 ms faster.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		hint := fmt.Sprintf("(set %s to benchmark another binary, e.g. %s=/usr/bin/ovs-vsctl to check the harness)", vsctlBinEnv, vsctlBinEnv)
 		if _, statErr := os.Stat(filepath.Join(root, "cmd", "vsctl")); errors.Is(statErr, os.ErrNotExist) {

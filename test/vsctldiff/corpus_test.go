@@ -191,6 +191,8 @@ func buildVsctl(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "vsctl")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/vsctl")
 	cmd.Dir = root
+	// Built as `make build` builds it: static (no cgo), which starts ~3 ms faster.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if _, statErr := os.Stat(filepath.Join(root, "cmd", "vsctl")); errors.Is(statErr, os.ErrNotExist) {

@@ -13,3 +13,5 @@
 // with the size of the switch, and fall back to ovs-vsctl's complete model of bridges, ports
 // and interfaces only where that model's answer could differ.
 package vsctl
+
+//go:generate go run ./internal/genschema schema_gen.go

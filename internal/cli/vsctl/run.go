@@ -15,7 +15,6 @@ import (
 
 	"github.com/ovsplane/ovsplane/internal/cli"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
-	vsschema "github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
 )
 
 // Version is what --version prints after the program name, as ovs-vsctl 3.1.0 does.
@@ -170,11 +169,7 @@ func (p *program) main(ctx context.Context) int {
 		}
 	}
 
-	schema, err := dbcmd.ParseSchema(vsschema.JSON())
-	if err != nil {
-		abandon()
-		return p.fatal(err)
-	}
+	schema := vswitchSchema()
 	for i := range inv.Commands {
 		c := &inv.Commands[i]
 		h, ok := p.handlers[c.Spec.Name]
