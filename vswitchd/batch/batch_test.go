@@ -1,0 +1,488 @@
+package batch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ovsplane/ovsplane/vswitchd/batch"
+)
+
+// fakeClock only moves when told to.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []waiter
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, waiter{c.now.Add(d), ch})
+	return ch
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(c.now) {
+			w.ch <- c.now
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	c.waiters = kept
+}
+
+// fakeCommitter records every Commit call; fn decides the outcome (default: value = 10*req).
+type fakeCommitter struct {
+	mu      sync.Mutex
+	batches [][]int
+	gate    chan struct{} // if non-nil, every Commit waits for a receive from it (or ctx)
+	fn      func(reqs []int) ([]batch.Outcome[int], error)
+}
+
+func (f *fakeCommitter) Commit(ctx context.Context, reqs []int) ([]batch.Outcome[int], error) {
+	f.mu.Lock()
+	f.batches = append(f.batches, slices.Clone(reqs))
+	f.mu.Unlock()
+	if f.gate != nil {
+		select {
+		case <-f.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if f.fn != nil {
+		return f.fn(reqs)
+	}
+	out := make([]batch.Outcome[int], len(reqs))
+	for i, r := range reqs {
+		out[i].Value = 10 * r
+	}
+	return out, nil
+}
+
+func (f *fakeCommitter) calls() [][]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.batches)
+}
+
+func sizes(bs [][]int) []int {
+	var s []int
+	for _, b := range bs {
+		s = append(s, len(b))
+	}
+	return s
+}
+
+// eventually polls cond (a condition, not a timing) for up to 20s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// noLeak records the goroutine count and checks at cleanup that it came back down.
+func noLeak(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<16)
+				t.Errorf("goroutines: %d before, %d after\n%s", before, runtime.NumGoroutine(),
+					buf[:runtime.Stack(buf, true)])
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+}
+
+func start(t *testing.T, c batch.Committer[int, int], o batch.Options[int]) *batch.Batcher[int, int] {
+	t.Helper()
+	b, err := batch.Start(context.Background(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	return b
+}
+
+type result struct {
+	req, val int
+	err      error
+}
+
+// submitAll submits reqs concurrently and returns a channel delivering every result.
+func submitAll(ctx context.Context, b *batch.Batcher[int, int], reqs ...int) <-chan result {
+	ch := make(chan result, len(reqs))
+	for _, r := range reqs {
+		go func() {
+			v, err := b.Submit(ctx, r)
+			ch <- result{r, v, err}
+		}()
+	}
+	return ch
+}
+
+func collect(t *testing.T, ch <-chan result, n int) map[int]result {
+	t.Helper()
+	m := map[int]result{}
+	for range n {
+		select {
+		case r := <-ch:
+			m[r.req] = r
+		case <-time.After(20 * time.Second):
+			t.Fatalf("only %d of %d results", len(m), n)
+		}
+	}
+	return m
+}
+
+func seq(from, to int) []int {
+	var s []int
+	for i := from; i < to; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+func TestSizeBound(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := start(t, f, batch.Options[int]{MaxSize: 4, MaxDelay: time.Second, Linger: true, Clock: clk})
+	ch := submitAll(context.Background(), b, seq(0, 10)...)
+	eventually(t, "two full batches and 2 queued", func() bool {
+		return len(f.calls()) == 2 && b.Stats().Queued == 2
+	})
+	if got := sizes(f.calls()); !slices.Equal(got, []int{4, 4}) {
+		t.Fatalf("batch sizes before MaxDelay = %v, want [4 4]", got)
+	}
+	clk.Advance(time.Second)
+	res := collect(t, ch, 10)
+	for r, x := range res {
+		if x.err != nil || x.val != 10*r {
+			t.Errorf("req %d: %d, %v", r, x.val, x.err)
+		}
+	}
+	if got := sizes(f.calls()); !slices.Equal(got, []int{4, 4, 2}) {
+		t.Errorf("batch sizes = %v, want [4 4 2]", got)
+	}
+	st := b.Stats()
+	if st.Batches != 3 || st.Commits != 3 || st.BatchSizeSum != 10 || st.Succeeded != 10 {
+		t.Errorf("stats = %+v", st)
+	}
+	// Bounds 1, 2, 4: cumulative counts 0, 1 (the batch of 2), 3.
+	want := []batch.SizeBucket{{LE: 1, Count: 0}, {LE: 2, Count: 1}, {LE: 4, Count: 3}}
+	if !slices.Equal(st.BatchSizes, want) {
+		t.Errorf("BatchSizes = %v, want %v", st.BatchSizes, want)
+	}
+}
+
+func TestDelayBound(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := start(t, f, batch.Options[int]{MaxSize: 100, MaxDelay: time.Second, Linger: true, Clock: clk})
+	ch := submitAll(context.Background(), b, 1, 2, 3)
+	eventually(t, "3 queued", func() bool { return b.Stats().Queued == 3 })
+	clk.Advance(999 * time.Millisecond)
+	if n := len(f.calls()); n != 0 {
+		t.Fatalf("%d commits before MaxDelay", n)
+	}
+	clk.Advance(time.Millisecond)
+	collect(t, ch, 3)
+	if got := sizes(f.calls()); !slices.Equal(got, []int{3}) {
+		t.Errorf("batch sizes = %v, want [3]", got)
+	}
+}
+
+func TestIdleSendsAtOnceAndBusyAccumulates(t *testing.T) {
+	noLeak(t)
+	f := &fakeCommitter{gate: make(chan struct{})}
+	// MaxDelay is irrelevant with one batch in flight at most: the second batch can only go
+	// when the first is done.
+	b := start(t, f, batch.Options[int]{MaxSize: 100, MaxDelay: time.Nanosecond})
+	first := submitAll(context.Background(), b, 0)
+	eventually(t, "first commit", func() bool { return len(f.calls()) == 1 })
+	rest := submitAll(context.Background(), b, seq(1, 6)...)
+	eventually(t, "5 queued", func() bool { return b.Stats().Queued == 5 })
+	if st := b.Stats(); st.InFlight != 1 || st.InFlightRequests != 1 {
+		t.Errorf("in flight = %d batches / %d requests, want 1/1", st.InFlight, st.InFlightRequests)
+	}
+	f.gate <- struct{}{}
+	f.gate <- struct{}{}
+	collect(t, first, 1)
+	collect(t, rest, 5)
+	if got := sizes(f.calls()); !slices.Equal(got, []int{1, 5}) {
+		t.Errorf("batch sizes = %v, want [1 5]", got)
+	}
+}
+
+func TestPerItemErrorsFailOnlyThoseItems(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{fn: func(reqs []int) ([]batch.Outcome[int], error) {
+		out := make([]batch.Outcome[int], len(reqs))
+		for i, r := range reqs {
+			if r%2 == 1 {
+				out[i].Err = fmt.Errorf("odd %d", r)
+			} else {
+				out[i].Value = r
+			}
+		}
+		return out, nil
+	}}
+	b := start(t, f, batch.Options[int]{MaxSize: 8, Linger: true, Clock: clk})
+	res := collect(t, submitAll(context.Background(), b, seq(0, 8)...), 8)
+	for r, x := range res {
+		if (r%2 == 1) != (x.err != nil) {
+			t.Errorf("req %d: err %v", r, x.err)
+		}
+	}
+	if n := len(f.calls()); n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+}
+
+var errBad = errors.New("bad request 13")
+
+func TestIsolationByItemError(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	f.fn = func(reqs []int) ([]batch.Outcome[int], error) {
+		if i := slices.Index(reqs, 13); i >= 0 {
+			return nil, &batch.ItemError{Indexes: []int{i}, Err: errBad}
+		}
+		out := make([]batch.Outcome[int], len(reqs))
+		for i, r := range reqs {
+			out[i].Value = r
+		}
+		return out, nil
+	}
+	b := start(t, f, batch.Options[int]{MaxSize: 20, Linger: true, Clock: clk})
+	res := collect(t, submitAll(context.Background(), b, seq(0, 20)...), 20)
+	for r, x := range res {
+		if r == 13 {
+			if !errors.Is(x.err, errBad) {
+				t.Errorf("req 13: err %v, want errBad", x.err)
+			}
+		} else if x.err != nil || x.val != r {
+			t.Errorf("req %d: %d, %v", r, x.val, x.err)
+		}
+	}
+	if got := sizes(f.calls()); !slices.Equal(got, []int{20, 19}) {
+		t.Errorf("commits = %v, want [20 19]", got)
+	}
+	if st := b.Stats(); st.Retries != 1 || st.Commits != 2 || st.Batches != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestIsolationByBisection(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	f.fn = func(reqs []int) ([]batch.Outcome[int], error) {
+		if slices.Contains(reqs, 13) {
+			return nil, errBad // whole batch refused, culprit not named
+		}
+		out := make([]batch.Outcome[int], len(reqs))
+		for i, r := range reqs {
+			out[i].Value = r
+		}
+		return out, nil
+	}
+	b := start(t, f, batch.Options[int]{MaxSize: 16, Linger: true, Clock: clk})
+	res := collect(t, submitAll(context.Background(), b, seq(0, 16)...), 16)
+	for r, x := range res {
+		if (r == 13) != errors.Is(x.err, errBad) || (r != 13 && x.err != nil) {
+			t.Errorf("req %d: %d, %v", r, x.val, x.err)
+		}
+	}
+	// 1 + 2 per level of a binary split of 16: at most 1 + 2*4 commits.
+	if n := len(f.calls()); n > 9 {
+		t.Errorf("%d commits, want at most 9: %v", n, sizes(f.calls()))
+	}
+}
+
+func TestNonDivisibleErrorFailsTheBatch(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	errDown := errors.New("connection lost")
+	f := &fakeCommitter{fn: func([]int) ([]batch.Outcome[int], error) { return nil, errDown }}
+	b := start(t, f, batch.Options[int]{MaxSize: 4, Linger: true, Clock: clk,
+		Divisible: func(err error) bool { return !errors.Is(err, errDown) }})
+	for r, x := range collect(t, submitAll(context.Background(), b, seq(0, 4)...), 4) {
+		if !errors.Is(x.err, errDown) {
+			t.Errorf("req %d: %v", r, x.err)
+		}
+	}
+	if n := len(f.calls()); n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+}
+
+func TestCancelBeforeSend(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := start(t, f, batch.Options[int]{MaxSize: 4, Linger: true, Clock: clk})
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := submitAll(ctx, b, 7)
+	eventually(t, "queued", func() bool { return b.Stats().Queued == 1 })
+	cancel()
+	x := collect(t, ch, 1)[7]
+	if !errors.Is(x.err, context.Canceled) || errors.Is(x.err, batch.ErrOutcomeUnknown) {
+		t.Errorf("err = %v, want context.Canceled alone", x.err)
+	}
+	if st := b.Stats(); st.Queued != 0 || st.Canceled != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+	other := submitAll(context.Background(), b, 8)
+	eventually(t, "8 queued", func() bool { return b.Stats().Queued == 1 })
+	clk.Advance(time.Hour)
+	collect(t, other, 1)
+	if got := f.calls(); !slices.Equal(got[0], []int{8}) || len(got) != 1 {
+		t.Errorf("commits = %v, want [[8]] (the cancelled request never sent)", got)
+	}
+}
+
+func TestCancelAfterSend(t *testing.T) {
+	noLeak(t)
+	f := &fakeCommitter{gate: make(chan struct{})}
+	b := start(t, f, batch.Options[int]{MaxSize: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := submitAll(ctx, b, 1)
+	eventually(t, "in flight", func() bool { return len(f.calls()) == 1 })
+	cancel()
+	x := collect(t, gone, 1)[1]
+	if !errors.Is(x.err, context.Canceled) || !errors.Is(x.err, batch.ErrOutcomeUnknown) {
+		t.Errorf("err = %v, want context.Canceled and ErrOutcomeUnknown", x.err)
+	}
+	f.gate <- struct{}{} // the commit itself goes on
+	if st := b.Stats(); st.CanceledSent != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+	close(f.gate)
+	if x := collect(t, submitAll(context.Background(), b, 2), 1)[2]; x.err != nil || x.val != 20 {
+		t.Errorf("next request: %d, %v", x.val, x.err)
+	}
+}
+
+func TestCloseDrainsQueue(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := start(t, f, batch.Options[int]{MaxSize: 10, Linger: true, Clock: clk})
+	ch := submitAll(context.Background(), b, 1, 2, 3)
+	eventually(t, "3 queued", func() bool { return b.Stats().Queued == 3 })
+	if err := b.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for r, x := range collect(t, ch, 3) {
+		if x.err != nil {
+			t.Errorf("req %d: %v", r, x.err)
+		}
+	}
+	if _, err := b.Submit(context.Background(), 4); !errors.Is(err, batch.ErrClosed) {
+		t.Errorf("Submit after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestCloseHardStop(t *testing.T) {
+	noLeak(t)
+	f := &fakeCommitter{gate: make(chan struct{})} // never opened: commits end by cancellation
+	b := start(t, f, batch.Options[int]{MaxSize: 10})
+	inflight := submitAll(context.Background(), b, 1)
+	eventually(t, "in flight", func() bool { return len(f.calls()) == 1 })
+	queued := submitAll(context.Background(), b, 2, 3)
+	eventually(t, "2 queued", func() bool { return b.Stats().Queued == 2 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close = %v, want context.Canceled", err)
+	}
+	if x := collect(t, inflight, 1)[1]; !errors.Is(x.err, context.Canceled) {
+		t.Errorf("in-flight request: %v, want the cancelled commit's error", x.err)
+	}
+	// The queued requests either failed with ErrClosed or, if the dispatcher drained them
+	// before seeing the hard stop, with the cancelled commit's error: never success.
+	for r, x := range collect(t, queued, 2) {
+		if !errors.Is(x.err, batch.ErrClosed) && !errors.Is(x.err, context.Canceled) {
+			t.Errorf("req %d: %v", r, x.err)
+		}
+	}
+}
+
+func TestSameKeyNeverSharesABatch(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := start(t, f, batch.Options[int]{MaxSize: 10, Linger: true, Clock: clk,
+		Key: func(r int) string { return fmt.Sprint(r % 3) }})
+	// 0,3 share key 0; 1,4 key 1; 2 key 2. Submit in order so queue order is known.
+	var chans []<-chan result
+	for i, r := range []int{0, 1, 2, 3, 4} {
+		chans = append(chans, submitAll(context.Background(), b, r))
+		eventually(t, "queued", func() bool { return b.Stats().Queued == i+1 })
+	}
+	clk.Advance(time.Hour)
+	for _, ch := range chans[:3] {
+		collect(t, ch, 1)
+	}
+	clk.Advance(time.Hour)
+	for _, ch := range chans[3:] {
+		collect(t, ch, 1)
+	}
+	got := f.calls()
+	if len(got) != 2 || !slices.Equal(got[0], []int{0, 1, 2}) || !slices.Equal(got[1], []int{3, 4}) {
+		t.Errorf("batches = %v, want [[0 1 2] [3 4]]", got)
+	}
+}
+
+func TestStartRejectsBadOptions(t *testing.T) {
+	if _, err := batch.Start[int, int](context.Background(), &fakeCommitter{}, batch.Options[int]{MaxSize: -1}); err == nil {
+		t.Error("negative MaxSize accepted")
+	}
+	if _, err := batch.Start[int, int](context.Background(), nil, batch.Options[int]{}); err == nil {
+		t.Error("nil committer accepted")
+	}
+}
