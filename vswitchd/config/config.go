@@ -1,0 +1,181 @@
+package config
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+)
+
+// Defaults applied by Load for keys that no source sets.
+const (
+	DefaultDataDir    = "/var/lib/ovsplane"
+	DefaultSocketMode = "0660"
+	DefaultLogLevel   = "info"
+	DefaultLogFormat  = "text"
+	// SocketName is the file name of the default API socket inside the data dir.
+	SocketName = "ovsplaned.sock"
+	// PluginDirName is the default plugin directory inside the data dir.
+	PluginDirName = "plugins"
+)
+
+// Config is the whole daemon configuration: the settings the daemon runs with and the desired
+// state it owns. Load returns it filled, defaulted and validated; a Config built by hand should be
+// checked with Validate. A Config is a plain value: the daemon replaces it whole on reload and
+// never mutates one in place.
+type Config struct {
+	OVSDB     OVSDB   `mapstructure:"ovsdb" yaml:"ovsdb,omitempty"`
+	DataDir   string  `mapstructure:"data_dir" yaml:"data_dir,omitempty"`
+	API       API     `mapstructure:"api" yaml:"api,omitempty"`
+	Log       Log     `mapstructure:"log" yaml:"log,omitempty"`
+	Metrics   Metrics `mapstructure:"metrics" yaml:"metrics,omitempty"`
+	PluginDir string  `mapstructure:"plugin_dir" yaml:"plugin_dir,omitempty"`
+
+	// OtherConfig is the desired subset of Open_vSwitch.other_config (dpdk-init,
+	// dpdk-socket-mem, pmd-cpu-mask, ...). Keys not listed are left alone.
+	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
+	// Bridges are the bridges the daemon owns, in file order (see Desired for a canonical order).
+	Bridges []Bridge `mapstructure:"bridges" yaml:"bridges,omitempty"`
+}
+
+// OVSDB says where the OVSDB server is. No endpoint means: the local OVS socket
+// (/var/run/openvswitch/db.sock) if it exists, otherwise the daemon's embedded OVSDB.
+type OVSDB struct {
+	// Endpoints are OVSDB remotes, "unix:PATH", "tcp:HOST:PORT" or "ssl:HOST:PORT"; several
+	// endpoints name the members of a clustered database.
+	Endpoints []string `mapstructure:"endpoints" yaml:"endpoints,omitempty"`
+	// TLS is required (all three files) when an endpoint is ssl:.
+	TLS TLS `mapstructure:"tls" yaml:"tls,omitempty"`
+}
+
+// TLS names PEM files. Load does not read them; the daemon does, when it connects or listens.
+type TLS struct {
+	PrivateKey  string `mapstructure:"private_key" yaml:"private_key,omitempty"`
+	Certificate string `mapstructure:"certificate" yaml:"certificate,omitempty"`
+	CACert      string `mapstructure:"ca_cert" yaml:"ca_cert,omitempty"`
+}
+
+// API configures the daemon's API listeners.
+type API struct {
+	// Listen holds "unix:PATH" and "tcp:HOST:PORT" addresses. Default: unix:<data_dir>/ovsplaned.sock.
+	// A tcp: listener requires TLS (certificate and private key).
+	Listen []string `mapstructure:"listen" yaml:"listen,omitempty"`
+	// SocketMode is the octal permission of unix sockets, such as "0660" (the default).
+	SocketMode string `mapstructure:"socket_mode" yaml:"socket_mode,omitempty"`
+	// SocketGroup is the group name or numeric gid that owns unix sockets; empty keeps the
+	// daemon's group. The daemon resolves it (Validate cannot know the host's groups).
+	SocketGroup string `mapstructure:"socket_group" yaml:"socket_group,omitempty"`
+	TLS         TLS    `mapstructure:"tls" yaml:"tls,omitempty"`
+}
+
+// Log configures log/slog output.
+type Log struct {
+	// Level is debug, info (default), warn or error.
+	Level string `mapstructure:"level" yaml:"level,omitempty"`
+	// Format is text (default) or json.
+	Format string `mapstructure:"format" yaml:"format,omitempty"`
+}
+
+// Metrics configures the Prometheus endpoint.
+type Metrics struct {
+	// Address is HOST:PORT for /metrics; empty disables metrics.
+	Address string `mapstructure:"address" yaml:"address,omitempty"`
+}
+
+// Bridge is one desired OVS bridge. Its name is also the name of its local (internal) port.
+type Bridge struct {
+	Name string `mapstructure:"name" yaml:"name"`
+	// DatapathType is "" or "system" (kernel) or "netdev" (userspace, DPDK).
+	DatapathType string `mapstructure:"datapath_type" yaml:"datapath_type,omitempty"`
+	// FailMode is "", "standalone" or "secure".
+	FailMode string `mapstructure:"fail_mode" yaml:"fail_mode,omitempty"`
+	// Protocols are OpenFlow10 ... OpenFlow15.
+	Protocols []string `mapstructure:"protocols" yaml:"protocols,omitempty"`
+	// Controllers are OpenFlow controller targets (tcp:, ssl:, unix:, ptcp:, pssl:, punix:).
+	Controllers []string          `mapstructure:"controller" yaml:"controller,omitempty"`
+	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
+	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+	Ports       []Port            `mapstructure:"ports" yaml:"ports,omitempty"`
+}
+
+// Port is one port of a bridge. A port with two or more interfaces is a bond.
+type Port struct {
+	Name string `mapstructure:"name" yaml:"name"`
+	// Tag is the access VLAN (0..4095); nil means none.
+	Tag *int `mapstructure:"tag" yaml:"tag,omitempty"`
+	// Trunks are the VLANs (0..4095) a trunk port carries; empty means all.
+	Trunks []int `mapstructure:"trunks" yaml:"trunks,omitempty"`
+	// BondMode is "", active-backup, balance-slb or balance-tcp; only for bonds.
+	BondMode    string            `mapstructure:"bond_mode" yaml:"bond_mode,omitempty"`
+	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
+	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+	Interfaces  []Interface       `mapstructure:"interfaces" yaml:"interfaces"`
+}
+
+// Interface is one interface of a port.
+type Interface struct {
+	Name string `mapstructure:"name" yaml:"name"`
+	// Type is one of InterfaceTypes; "" means system.
+	Type    string            `mapstructure:"type" yaml:"type,omitempty"`
+	Options map[string]string `mapstructure:"options" yaml:"options,omitempty"`
+	// MTURequest is the requested MTU (68..65535); nil leaves OVS's default.
+	MTURequest *int `mapstructure:"mtu_request" yaml:"mtu_request,omitempty"`
+	// OFPortRequest is the requested OpenFlow port number (1..65279); nil lets OVS choose.
+	OFPortRequest *int              `mapstructure:"ofport_request" yaml:"ofport_request,omitempty"`
+	OtherConfig   map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
+	ExternalIDs   map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+}
+
+// InterfaceTypes lists the interface types the configuration accepts, in the order error
+// messages show them. "" is the same as "system".
+var InterfaceTypes = []string{"", "system", "internal", "dpdk", "dpdkvhostuser", "dpdkvhostuserclient",
+	"patch", "vxlan", "geneve", "gre", "tap"}
+
+// SlogLevel maps the configured level to slog. It returns slog.LevelInfo for an empty level and
+// ok=false for an unknown one (Validate reports those).
+func (l Log) SlogLevel() (level slog.Level, ok bool) {
+	switch l.Level {
+	case "debug":
+		return slog.LevelDebug, true
+	case "", "info":
+		return slog.LevelInfo, true
+	case "warn":
+		return slog.LevelWarn, true
+	case "error":
+		return slog.LevelError, true
+	}
+	return slog.LevelInfo, false
+}
+
+// NewHandler returns the slog handler the configuration asks for, writing to w: JSON for
+// format "json", text otherwise, at the configured level.
+func (l Log) NewHandler(w io.Writer) slog.Handler {
+	level, _ := l.SlogLevel()
+	opts := &slog.HandlerOptions{Level: level}
+	if l.Format == "json" {
+		return slog.NewJSONHandler(w, opts)
+	}
+	return slog.NewTextHandler(w, opts)
+}
+
+// applyDefaults fills the defaults that depend on other keys (the ones that do not are viper
+// defaults in Load).
+func (c *Config) applyDefaults() {
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	if len(c.API.Listen) == 0 {
+		c.API.Listen = []string{"unix:" + filepath.Join(c.DataDir, SocketName)}
+	}
+	if c.API.SocketMode == "" {
+		c.API.SocketMode = DefaultSocketMode
+	}
+	if c.PluginDir == "" {
+		c.PluginDir = filepath.Join(c.DataDir, PluginDirName)
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = DefaultLogLevel
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = DefaultLogFormat
+	}
+}

@@ -1,0 +1,112 @@
+// Package config loads and validates the configuration of ovsplaned: the settings it runs with
+// (OVSDB endpoints, data dir, API listeners, logging, metrics, plugins) and the desired state it
+// owns (global other_config, bridges, ports, interfaces).
+//
+// # Sources
+//
+// Load reads, lowest precedence first: built-in defaults, a YAML file, OVSPLANE_* environment
+// variables, and command-line flags (RegisterFlags defines them). Environment and flags set the
+// settings only; the desired state comes from the file alone. A settings key maps to a variable
+// with dots as underscores, upper-cased (ovsdb.endpoints → OVSPLANE_OVSDB_ENDPOINTS, lists
+// comma-separated) and to a flag with dots and underscores as dashes (--ovsdb-endpoints,
+// --api-socket-mode). Viper merges the layers and fills the settings; the desired state is
+// decoded from the file directly so that map keys keep their case and values their exact text
+// (pmd-cpu-mask: 0x10 stays "0x10").
+//
+// Load returns a complete, validated Config or an error listing every problem (never a half
+// filled Config), so a daemon reloading on SIGHUP keeps its running Config when the new one is
+// bad. Unknown keys are errors, as are unknown OVSPLANE_ variables (OVSPLANE_CONFIG excepted).
+// YAML anchors and aliases work; merge keys (<<) do not.
+//
+// # Defaults
+//
+//	data_dir          /var/lib/ovsplane
+//	api.listen        [unix:<data_dir>/ovsplaned.sock]
+//	api.socket_mode   "0660"
+//	plugin_dir        <data_dir>/plugins
+//	log.level         info   (debug, info, warn, error → slog levels)
+//	log.format        text   (text, json → slog.TextHandler, slog.JSONHandler)
+//	ovsdb.endpoints   none: the local /var/run/openvswitch/db.sock if present, else the embedded OVSDB
+//	metrics.address   none: no /metrics
+//
+// # File format
+//
+// Every key, with the values it accepts:
+//
+//	ovsdb:
+//	  endpoints: [unix:/var/run/openvswitch/db.sock]  # unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT
+//	  tls:                        # all three required when an endpoint is ssl:
+//	    private_key: /etc/ovsplane/key.pem
+//	    certificate: /etc/ovsplane/cert.pem
+//	    ca_cert: /etc/ovsplane/ca.pem
+//	data_dir: /var/lib/ovsplane   # absolute
+//	api:
+//	  listen: [unix:/var/lib/ovsplane/ovsplaned.sock, "tcp:0.0.0.0:9470"]
+//	  socket_mode: "0660"         # octal, quoted
+//	  socket_group: ovsplane      # name or gid
+//	  tls:                        # certificate and private_key required by a tcp: listener
+//	    private_key: /etc/ovsplane/api-key.pem
+//	    certificate: /etc/ovsplane/api-cert.pem
+//	    ca_cert: /etc/ovsplane/clients-ca.pem   # optional: verify clients
+//	log:
+//	  level: info
+//	  format: json
+//	metrics:
+//	  address: 127.0.0.1:9476
+//	plugin_dir: /usr/libexec/ovsplane/plugins
+//
+//	other_config:                 # Open_vSwitch.other_config keys the daemon owns
+//	  dpdk-init: "true"           # true, false, try
+//	  dpdk-socket-mem: "1024,1024"
+//	  pmd-cpu-mask: "0x6"         # hexadecimal, as is dpdk-lcore-mask
+//
+//	bridges:
+//	  - name: br-dpdk             # at most 15 characters, unique
+//	    datapath_type: netdev     # "", system, netdev
+//	    fail_mode: secure         # "", standalone, secure
+//	    protocols: [OpenFlow13, OpenFlow15]
+//	    controller: ["tcp:127.0.0.1:6653"]
+//	    other_config: {datapath-id: "0000000000000001"}
+//	    external_ids: {owner: team-a}
+//	    ports:                    # port names unique across all bridges
+//	      - name: dpdk0
+//	        interfaces:
+//	          - name: dpdk0
+//	            type: dpdk        # needs options.dpdk-devargs
+//	            options: {dpdk-devargs: "0000:01:00.0", n_rxq: "2"}
+//	            mtu_request: 9000 # 68..65535
+//	            ofport_request: 1 # 1..65279
+//	      - name: vhu0
+//	        tag: 100              # access VLAN 0..4095
+//	        interfaces:
+//	          - name: vhu0
+//	            type: dpdkvhostuserclient   # needs options.vhost-server-path
+//	            options: {vhost-server-path: /var/run/vm0/vhu0.sock}
+//	      - name: bond0           # two or more interfaces: a bond
+//	        trunks: [100, 200]
+//	        bond_mode: balance-tcp          # active-backup, balance-slb, balance-tcp
+//	        other_config: {lacp-time: fast}
+//	        interfaces:
+//	          - {name: dpdk1, type: dpdk, options: {dpdk-devargs: "0000:02:00.0"}}
+//	          - {name: dpdk2, type: dpdk, options: {dpdk-devargs: "0000:02:00.1"}}
+//	      - name: vx0
+//	        interfaces:
+//	          - {name: vx0, type: vxlan, options: {remote_ip: 192.0.2.10, key: flow}}
+//	      - name: patch-to-int
+//	        interfaces:
+//	          - {name: patch-to-int, type: patch, options: {peer: patch-to-dpdk}}
+//	      - name: mgmt0
+//	        interfaces:
+//	          - {name: mgmt0, type: internal, external_ids: {role: mgmt}}
+//
+// Interface types: "" (= system), system, internal, dpdk, dpdkvhostuser, dpdkvhostuserclient,
+// patch, vxlan, geneve, gre, tap. Names of system, internal and tap interfaces (and bridges)
+// are kernel device names, so at most 15 characters. vxlan, geneve and gre need
+// options.remote_ip; patch needs options.peer. A port lists at least one interface.
+//
+// # Using it
+//
+// The daemon calls Load at start and on reload, keeps the returned *Config, builds its logger
+// with Config.Log.NewHandler, and compares Config.Desired() of the old and the new Config
+// (DesiredState.Equal) to decide whether to reconcile.
+package config

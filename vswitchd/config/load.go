@@ -1,0 +1,512 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+)
+
+// EnvPrefix starts every environment variable Load reads.
+const EnvPrefix = "OVSPLANE_"
+
+// EnvConfigFile is reserved for the daemon (the path of the config file); Load ignores it
+// instead of reporting it as unknown.
+const EnvConfigFile = EnvPrefix + "CONFIG"
+
+// maxNodes bounds the YAML nodes a file may expand to (aliases included), so a small hostile
+// file cannot make Load allocate without bound.
+const maxNodes = 1 << 20
+
+// Options says where Load reads from. Precedence, highest first: Flags, Env, the file, defaults.
+// The environment and flags set daemon settings only; the desired state (other_config, bridges)
+// comes from the file alone.
+type Options struct {
+	// File is the YAML file to read. Empty means no file.
+	File string
+	// Data, when not nil, is the file's content, used instead of reading File (File then only
+	// names the source in errors). An API reload passes the posted document here.
+	Data []byte
+	// Env is the environment as "KEY=VALUE" strings, normally os.Environ(); nil reads none.
+	// OVSPLANE_<KEY> sets <key> with dots as underscores (OVSPLANE_OVSDB_ENDPOINTS sets
+	// ovsdb.endpoints; lists are comma-separated). Unknown OVSPLANE_ variables are errors,
+	// except OVSPLANE_CONFIG.
+	Env []string
+	// Flags, when not nil, is a flag set on which RegisterFlags was called; flags the user set
+	// (pflag's Changed) override everything else.
+	Flags *pflag.FlagSet
+}
+
+// setting is one leaf key of the daemon settings.
+type setting struct {
+	key   string // dotted, as in the file
+	list  bool
+	usage string
+}
+
+// settings lists every settings key, in the order flags and messages show them.
+var settings = []setting{
+	{"ovsdb.endpoints", true, "OVSDB endpoints (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT)"},
+	{"ovsdb.tls.private_key", false, "private key (PEM) for ssl: OVSDB endpoints"},
+	{"ovsdb.tls.certificate", false, "certificate (PEM) for ssl: OVSDB endpoints"},
+	{"ovsdb.tls.ca_cert", false, "CA certificate (PEM) for ssl: OVSDB endpoints"},
+	{"data_dir", false, "data directory (default " + DefaultDataDir + ")"},
+	{"api.listen", true, "API listen addresses (unix:PATH, tcp:HOST:PORT; default unix:<data_dir>/" + SocketName + ")"},
+	{"api.socket_mode", false, "octal mode of API unix sockets (default " + DefaultSocketMode + ")"},
+	{"api.socket_group", false, "group (name or gid) of API unix sockets"},
+	{"api.tls.private_key", false, "private key (PEM) for tcp: API listeners"},
+	{"api.tls.certificate", false, "certificate (PEM) for tcp: API listeners"},
+	{"api.tls.ca_cert", false, "CA certificate (PEM) to verify API clients"},
+	{"log.level", false, "log level: debug, info, warn, error (default info)"},
+	{"log.format", false, "log format: text, json (default text)"},
+	{"metrics.address", false, "HOST:PORT for Prometheus /metrics (empty: off)"},
+	{"plugin_dir", false, "plugin directory (default <data_dir>/" + PluginDirName + ")"},
+}
+
+// desiredKeys are the top-level keys of the desired state, decoded without viper so that map
+// keys keep their case and values their exact text (viper lower-cases keys; YAML would turn
+// pmd-cpu-mask: 0x10 into 16).
+var desiredKeys = []string{"bridges", "other_config"}
+
+// FlagName is the command-line flag for a settings key: "api.socket_mode" → "api-socket-mode".
+func FlagName(key string) string {
+	return strings.NewReplacer(".", "-", "_", "-").Replace(key)
+}
+
+// EnvName is the environment variable for a settings key: "api.socket_mode" → OVSPLANE_API_SOCKET_MODE.
+func EnvName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// RegisterFlags defines one flag per settings key on fs (see FlagName), with no defaults of its
+// own, so that only flags the user sets override the file and the environment.
+func RegisterFlags(fs *pflag.FlagSet) {
+	for _, s := range settings {
+		if s.list {
+			fs.StringSlice(FlagName(s.key), nil, s.usage)
+		} else {
+			fs.String(FlagName(s.key), "", s.usage)
+		}
+	}
+}
+
+// Load reads the file, the environment and the flags named by opts, applies defaults and
+// validates the result. It returns either a complete, valid Config or nil and an error listing
+// every problem found (one per line, each naming its key path), never a partial Config, so a
+// caller reloading keeps its running Config on error.
+func Load(ctx context.Context, opts Options) (*Config, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	source := opts.File
+	if source == "" {
+		source = "config"
+	}
+	data := opts.Data
+	if data == nil && opts.File != "" {
+		var err error
+		if data, err = os.ReadFile(opts.File); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
+	c, errs := loadData(data, opts)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %d problem(s):\n%w", source, len(errs), errors.Join(errs...))
+	}
+	return c, nil
+}
+
+func loadData(data []byte, opts Options) (*Config, []error) {
+	tree, err := parseYAML(data)
+	if err != nil {
+		return nil, []error{err}
+	}
+	file := map[string]any{}
+	desired := map[string]any{}
+	var errs []error
+	for k, v := range tree {
+		if slices.Contains(desiredKeys, k) {
+			desired[k] = v
+		} else {
+			file[k] = v
+		}
+	}
+	file, fileErrs := normalizeSettings(file)
+	errs = append(errs, fileErrs...)
+	env, envErrs := envSettings(opts.Env)
+	errs = append(errs, envErrs...)
+	flags, flagErrs := flagSettings(opts.Flags)
+	errs = append(errs, flagErrs...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+
+	v := viper.New()
+	v.SetDefault("data_dir", DefaultDataDir)
+	v.SetDefault("api.socket_mode", DefaultSocketMode)
+	v.SetDefault("log.level", DefaultLogLevel)
+	v.SetDefault("log.format", DefaultLogFormat)
+	for _, layer := range []map[string]any{file, env, flags} {
+		if err := v.MergeConfigMap(layer); err != nil {
+			return nil, []error{fmt.Errorf("merging settings: %w", err)}
+		}
+	}
+	c := new(Config)
+	if err := v.UnmarshalExact(c); err != nil {
+		errs = append(errs, decodeErrors(err)...)
+	}
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		ErrorUnused:      true,
+		WeaklyTypedInput: true,
+		MatchName:        func(mapKey, fieldName string) bool { return mapKey == fieldName },
+		Result:           c,
+	})
+	if err != nil {
+		return nil, []error{fmt.Errorf("building decoder: %w", err)}
+	}
+	if err := dec.Decode(desired); err != nil {
+		errs = append(errs, decodeErrors(err)...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	c.applyDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, unjoin(err)
+	}
+	return c, nil
+}
+
+// parseYAML turns a document into a tree of map[string]any, []any, string (every scalar, in
+// its literal text) and nil (null). An empty document is an empty map.
+func parseYAML(data []byte) (map[string]any, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("parsing YAML: %w", err)
+	}
+	if len(doc.Content) == 0 {
+		return map[string]any{}, nil
+	}
+	budget := maxNodes
+	v, err := convert(doc.Content[0], "", &budget, 0)
+	if err != nil {
+		return nil, err
+	}
+	switch m := v.(type) {
+	case map[string]any:
+		return m, nil
+	case nil:
+		return map[string]any{}, nil
+	}
+	return nil, fmt.Errorf("line %d: the document must be a mapping of keys to values", doc.Content[0].Line)
+}
+
+func convert(n *yaml.Node, path string, budget *int, depth int) (any, error) {
+	*budget--
+	if *budget < 0 {
+		return nil, errors.New("document too large (aliases expand to too many nodes)")
+	}
+	if depth > 64 {
+		return nil, fmt.Errorf("%s: nested too deeply", display(path))
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, fmt.Errorf("%s: unresolved alias", display(path))
+		}
+		return convert(n.Alias, path, budget, depth+1)
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return nil, nil
+		}
+		return n.Value, nil
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for i, c := range n.Content {
+			v, err := convert(c, fmt.Sprintf("%s[%d]", path, i), budget, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.MappingNode:
+		out := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
+				return nil, fmt.Errorf("line %d: %s: keys must be plain strings", k.Line, display(path))
+			}
+			if k.Value == "<<" && k.Style == 0 {
+				return nil, fmt.Errorf("line %d: %s: merge keys (<<) are not supported", k.Line, display(path))
+			}
+			p := joinPath(path, k.Value)
+			if _, dup := out[k.Value]; dup {
+				return nil, fmt.Errorf("line %d: %s: duplicate key", k.Line, p)
+			}
+			v, err := convert(n.Content[i+1], p, budget, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[k.Value] = v
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("line %d: %s: unsupported YAML node", n.Line, display(path))
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func display(path string) string {
+	if path == "" {
+		return "(top level)"
+	}
+	return path
+}
+
+// normalizeSettings checks the settings part of the file against the known keys and returns it
+// with every list leaf as []any and every scalar leaf as a string (viper merges layers only
+// when their types agree). Null leaves are dropped (unset).
+func normalizeSettings(m map[string]any) (map[string]any, []error) {
+	var errs []error
+	out := map[string]any{}
+	var walk func(prefix string, m map[string]any, dst map[string]any)
+	walk = func(prefix string, m map[string]any, dst map[string]any) {
+		for _, k := range sortedKeys(m) {
+			key := joinPath(prefix, k)
+			val := m[k]
+			s, leaf := lookupSetting(key)
+			switch {
+			case leaf:
+				if val == nil {
+					continue
+				}
+				switch x := val.(type) {
+				case string:
+					if s.list {
+						dst[k] = []any{x}
+					} else {
+						dst[k] = x
+					}
+				case []any:
+					if !s.list {
+						errs = append(errs, fmt.Errorf("%s: must be a single value, not a list", key))
+						continue
+					}
+					ok := true
+					for i, e := range x {
+						if _, isStr := e.(string); !isStr {
+							errs = append(errs, fmt.Errorf("%s[%d]: must be a single value", key, i))
+							ok = false
+						}
+					}
+					if ok {
+						dst[k] = x
+					}
+				default:
+					errs = append(errs, fmt.Errorf("%s: must be a single value, not a mapping", key))
+				}
+			case isSection(key):
+				if val == nil {
+					continue
+				}
+				sub, isMap := val.(map[string]any)
+				if !isMap {
+					errs = append(errs, fmt.Errorf("%s: must be a mapping (keys: %s)", key, strings.Join(childKeys(key), ", ")))
+					continue
+				}
+				d := map[string]any{}
+				walk(key, sub, d)
+				dst[k] = d
+			default:
+				errs = append(errs, fmt.Errorf("%s: unknown key (known keys: %s)", key, strings.Join(childKeys(prefix), ", ")))
+			}
+		}
+	}
+	walk("", m, out)
+	return out, errs
+}
+
+func lookupSetting(key string) (setting, bool) {
+	for _, s := range settings {
+		if s.key == key {
+			return s, true
+		}
+	}
+	return setting{}, false
+}
+
+func isSection(key string) bool {
+	for _, s := range settings {
+		if strings.HasPrefix(s.key, key+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// childKeys lists the keys allowed directly under the section prefix ("" for the top level).
+func childKeys(prefix string) []string {
+	var out []string
+	for _, s := range settings {
+		rest := s.key
+		if prefix != "" {
+			if !strings.HasPrefix(rest, prefix+".") {
+				continue
+			}
+			rest = strings.TrimPrefix(rest, prefix+".")
+		}
+		child, _, _ := strings.Cut(rest, ".")
+		if !slices.Contains(out, child) {
+			out = append(out, child)
+		}
+	}
+	if prefix == "" {
+		out = append(out, desiredKeys...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// setNested stores val under the dotted key in m.
+func setNested(m map[string]any, key string, val any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		sub, ok := m[p].(map[string]any)
+		if !ok {
+			sub = map[string]any{}
+			m[p] = sub
+		}
+		m = sub
+	}
+	m[parts[len(parts)-1]] = val
+}
+
+func envSettings(env []string) (map[string]any, []error) {
+	out := map[string]any{}
+	var errs []error
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, EnvPrefix) || name == EnvConfigFile {
+			continue
+		}
+		var found *setting
+		for i := range settings {
+			if EnvName(settings[i].key) == name {
+				found = &settings[i]
+				break
+			}
+		}
+		if found == nil {
+			known := make([]string, 0, len(settings))
+			for _, s := range settings {
+				known = append(known, EnvName(s.key))
+			}
+			errs = append(errs, fmt.Errorf("environment %s: unknown variable (known: %s)", name, strings.Join(known, ", ")))
+			continue
+		}
+		if found.list {
+			var items []any
+			for _, f := range strings.Split(val, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					items = append(items, f)
+				}
+			}
+			setNested(out, found.key, items)
+		} else {
+			setNested(out, found.key, val)
+		}
+	}
+	return out, errs
+}
+
+func flagSettings(fs *pflag.FlagSet) (map[string]any, []error) {
+	out := map[string]any{}
+	if fs == nil {
+		return out, nil
+	}
+	var errs []error
+	for _, s := range settings {
+		f := fs.Lookup(FlagName(s.key))
+		if f == nil || !f.Changed {
+			continue
+		}
+		if s.list {
+			vals, err := fs.GetStringSlice(f.Name)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("flag --%s: %w", f.Name, err))
+				continue
+			}
+			items := make([]any, 0, len(vals))
+			for _, v := range vals {
+				items = append(items, v)
+			}
+			setNested(out, s.key, items)
+		} else {
+			setNested(out, s.key, f.Value.String())
+		}
+	}
+	return out, errs
+}
+
+// decodeErrors turns mapstructure's errors into "path: problem" errors, one per unknown key.
+func decodeErrors(err error) []error {
+	var out []error
+	for _, e := range unjoin(err) {
+		var de *mapstructure.DecodeError
+		if !errors.As(e, &de) {
+			out = append(out, e)
+			continue
+		}
+		if inner := unjoin(de.Unwrap()); len(inner) > 1 {
+			out = append(out, decodeErrors(de.Unwrap())...)
+			continue
+		}
+		msg := de.Unwrap().Error()
+		if keys, ok := strings.CutPrefix(msg, "has invalid keys: "); ok {
+			for _, k := range strings.Split(keys, ", ") {
+				out = append(out, fmt.Errorf("%s: unknown key", joinPath(de.Name(), k)))
+			}
+			continue
+		}
+		out = append(out, fmt.Errorf("%s: %s", display(de.Name()), msg))
+	}
+	return out
+}
+
+// unjoin flattens errors.Join trees.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
