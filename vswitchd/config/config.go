@@ -160,6 +160,7 @@ func (l Log) NewHandler(w io.Writer) slog.Handler {
 // applyDefaults fills the defaults that depend on other keys (the ones that do not are viper
 // defaults in Load).
 func (c *Config) applyDefaults() {
+	c.normalizeEmpty()
 	if c.DataDir == "" {
 		c.DataDir = DefaultDataDir
 	}
@@ -177,5 +178,47 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Log.Format == "" {
 		c.Log.Format = DefaultLogFormat
+	}
+}
+
+// normalizeEmpty turns empty lists and maps into nil, so that `protocols: []` and no protocols
+// load as the same Config.
+func (c *Config) normalizeEmpty() {
+	nilIfEmpty(&c.OVSDB.Endpoints)
+	nilIfEmpty(&c.API.Listen)
+	nilIfEmptyMap(&c.OtherConfig)
+	nilIfEmpty(&c.Bridges)
+	for bi := range c.Bridges {
+		b := &c.Bridges[bi]
+		nilIfEmpty(&b.Protocols)
+		nilIfEmpty(&b.Controllers)
+		nilIfEmptyMap(&b.OtherConfig)
+		nilIfEmptyMap(&b.ExternalIDs)
+		nilIfEmpty(&b.Ports)
+		for pi := range b.Ports {
+			p := &b.Ports[pi]
+			nilIfEmpty(&p.Trunks)
+			nilIfEmptyMap(&p.OtherConfig)
+			nilIfEmptyMap(&p.ExternalIDs)
+			nilIfEmpty(&p.Interfaces)
+			for ii := range p.Interfaces {
+				in := &p.Interfaces[ii]
+				nilIfEmptyMap(&in.Options)
+				nilIfEmptyMap(&in.OtherConfig)
+				nilIfEmptyMap(&in.ExternalIDs)
+			}
+		}
+	}
+}
+
+func nilIfEmpty[T any](s *[]T) {
+	if len(*s) == 0 {
+		*s = nil
+	}
+}
+
+func nilIfEmptyMap(m *map[string]string) {
+	if len(*m) == 0 {
+		*m = nil
 	}
 }

@@ -38,7 +38,7 @@ type Options struct {
 	// Env is the environment as "KEY=VALUE" strings, normally os.Environ(); nil reads none.
 	// OVSPLANE_<KEY> sets <key> with dots as underscores (OVSPLANE_OVSDB_ENDPOINTS sets
 	// ovsdb.endpoints; lists are comma-separated). Unknown OVSPLANE_ variables are errors,
-	// except OVSPLANE_CONFIG.
+	// except OVSPLANE_CONFIG. Empty variables count as unset.
 	Env []string
 	// Flags, when not nil, is a flag set on which RegisterFlags was called; flags the user set
 	// (pflag's Changed) override everything else.
@@ -400,7 +400,7 @@ func envSettings(env []string) (map[string]any, []error) {
 	var errs []error
 	for _, kv := range env {
 		name, val, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, EnvPrefix) || name == EnvConfigFile {
+		if !strings.HasPrefix(name, EnvPrefix) || name == EnvConfigFile || val == "" {
 			continue
 		}
 		var found *setting
