@@ -101,7 +101,8 @@ func RegisterFlags(fs *pflag.FlagSet) {
 // Load reads the file, the environment and the flags named by opts, applies defaults and
 // validates the result. It returns either a complete, valid Config or nil and an error listing
 // every problem found (one per line, each naming its key path), never a partial Config, so a
-// caller reloading keeps its running Config on error.
+// caller reloading keeps its running Config on error. Load does no network I/O; ctx is checked
+// before the file is read, and a canceled ctx returns its error.
 func Load(ctx context.Context, opts Options) (*Config, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
