@@ -1,0 +1,40 @@
+// Package reconcile converges OVSDB to ovsplaned's desired state (config.DesiredState): the
+// owned Open_vSwitch.other_config keys and the owned bridges with their ports and interfaces.
+//
+// # Passes
+//
+// A Reconciler works in passes. Each pass reads the rows its owner holds (Client.Owned,
+// Client.OwnedGlobal) from the client's view of OVSDB, never from its own memory, and builds ONE ovsdb.Txn: first the
+// deletions (owned ports, bridges and other_config keys that the desired state no longer lists),
+// then the ensures (SetGlobal, EnsureBridge, EnsurePort for everything desired). Since every
+// intent of package ovsdb is idempotent and guarded, a pass over a converged database writes
+// nothing, and a pass after someone edited or deleted an owned row repairs exactly that. Only
+// rows tagged with the client's owner are listed by Owned, so rows of others are never pruned;
+// ensuring a name that a foreign row holds fails the pass with ovsdb.ErrNotOwned and nothing is
+// written. The batcher of package vswitchd/batch is not used: a pass is already one transaction,
+// and the per-request isolation the batcher offers would split the atomic pass.
+//
+// A restarted daemon needs no local state: the first pass prunes the owner's stale rows found in
+// OVSDB. Rows are tagged with a generation: on the first pass it is one more than the highest
+// generation found among the owned rows, and every Update that changes the desired state
+// increments it (so that pass rewrites the generation key of the owned rows).
+//
+// # Status
+//
+// Every desired bridge, port and interface has a Status: pending, ready (interfaces with their
+// ofport) or error (with ovs-vswitchd's Interface.error, or the pass's error). Statuses are
+// recomputed from the client's cache after every pass and on every OVSDB change notification.
+// Status returns a snapshot; Watch returns a channel closed at the next change, and
+// Options.OnChange receives the changed statuses.
+//
+// # Run
+//
+// Run passes at start, after Update, when OVSDB changes (drift: a deleted or edited owned row)
+// and every Options.Resync; after a failed pass it retries with exponential backoff. It returns
+// when its context ends.
+//
+// Not handled yet: Bridge.controller (config.Bridge.Controllers is ignored, package ovsdb has no
+// intent for it); moving a port from one bridge to another in one pass; isolating failures: since
+// a pass is one transaction, one refused object (a name held by a foreign row) fails the whole
+// pass and every object not yet ready reports that error until the conflict is gone.
+package reconcile

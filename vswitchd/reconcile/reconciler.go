@@ -1,0 +1,455 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+)
+
+// Client is what the Reconciler needs from *ovsdb.Client.
+type Client interface {
+	NewTxn(gen int64) *ovsdb.Txn
+	Owned() []ovsdb.OwnedRow
+	OwnedGlobal(ctx context.Context) (map[string]string, error)
+	Changes() <-chan struct{}
+	Interface(name string) (ovsdb.InterfaceState, error)
+}
+
+// Kind is the kind of a desired object.
+type Kind string
+
+// Kinds of objects.
+const (
+	KindBridge    Kind = "bridge"
+	KindPort      Kind = "port"
+	KindInterface Kind = "interface"
+)
+
+// State is the state of a desired object.
+type State string
+
+// States.
+const (
+	// Pending: not (yet) in OVSDB, or not yet set up by ovs-vswitchd.
+	Pending State = "pending"
+	// Ready: present and set up; interfaces have an ofport.
+	Ready State = "ready"
+	// Error: ovs-vswitchd reported an Interface.error, or the last pass failed.
+	Error State = "error"
+)
+
+// Status is the status of one desired object.
+type Status struct {
+	Kind   Kind
+	Name   string
+	Bridge string // bridge of a port or interface
+	State  State
+	Ofport int    // interfaces only, when Ready
+	Error  string // when State is Error
+}
+
+// Key identifies an object: "bridge/NAME", "port/NAME" or "interface/NAME".
+func (s Status) Key() string { return string(s.Kind) + "/" + s.Name }
+
+// Options tune a Reconciler. The zero value is usable.
+type Options struct {
+	// Logger receives what each pass did and every repair. Default: slog.Default().
+	Logger *slog.Logger
+	// Commit is passed to every Commit.
+	Commit ovsdb.CommitOptions
+	// Resync is the period of passes without any trigger. Default 30s; negative disables.
+	Resync time.Duration
+	// Debounce is how long Run waits after an OVSDB change before a drift pass, so a burst of
+	// changes costs one pass. Default 50ms.
+	Debounce time.Duration
+	// MinBackoff and MaxBackoff bound the retry delay after a failed pass. Defaults 100ms, 10s.
+	MinBackoff, MaxBackoff time.Duration
+	// OnChange, if set, is called (from Run's goroutine, or the caller of Reconcile) with the
+	// statuses that changed, removed objects reported with an empty State. It must not block.
+	OnChange func([]Status)
+}
+
+// Reconciler converges OVSDB to a desired state. Create it with New; it is safe for concurrent
+// use, but Run and Reconcile must not be called concurrently with each other.
+type Reconciler struct {
+	c    Client
+	log  *slog.Logger
+	opts Options
+	kick chan struct{}
+
+	mu      sync.Mutex
+	desired config.DesiredState
+	version int64 // incremented by every Update that changes desired
+	gen     int64 // 0 until the first pass
+	genVer  int64 // version gen was computed for
+	applied int64 // version of the last successful pass, -1 before any
+	status  map[string]Status
+	passErr error
+	watch   chan struct{}
+}
+
+// New returns a Reconciler for c and desired (from config.Config.Desired). It does nothing until
+// Run or Reconcile is called.
+func New(c Client, desired config.DesiredState, opts Options) *Reconciler {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Resync == 0 {
+		opts.Resync = 30 * time.Second
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 50 * time.Millisecond
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = 100 * time.Millisecond
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = max(10*time.Second, opts.MinBackoff)
+	}
+	return &Reconciler{c: c, log: opts.Logger, opts: opts, kick: make(chan struct{}, 1),
+		desired: desired, applied: -1, status: map[string]Status{}, watch: make(chan struct{})}
+}
+
+// Update replaces the desired state; Run starts a pass for it at once. An equal desired state
+// changes nothing.
+func (r *Reconciler) Update(desired config.DesiredState) {
+	r.mu.Lock()
+	if !desired.Equal(r.desired) {
+		r.desired = desired
+		r.version++
+	}
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Status returns a snapshot of every desired object's status, sorted by kind then name.
+func (r *Reconciler) Status() []Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Collect(maps.Values(r.status))
+	slices.SortFunc(out, func(a, b Status) int {
+		if a.Kind != b.Kind {
+			return cmpString(string(a.Kind), string(b.Kind))
+		}
+		return cmpString(a.Name, b.Name)
+	})
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Watch returns a channel closed at the next change of any status. Call it again after each
+// close, then read Status.
+func (r *Reconciler) Watch() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.watch
+}
+
+// Run reconciles until ctx ends, then returns ctx's error. It passes at once, after every
+// Update, after OVSDB changes (debounced) and every Options.Resync; a failed pass is retried
+// with exponential backoff (Update still starts a pass at once).
+func (r *Reconciler) Run(ctx context.Context) error {
+	backoff := time.Duration(0)
+	for {
+		changes := r.c.Changes()
+		err := r.Reconcile(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var retry <-chan time.Time
+		if err != nil {
+			backoff = min(max(2*backoff, r.opts.MinBackoff), r.opts.MaxBackoff)
+			r.log.Warn("reconcile: pass failed, retrying", "in", backoff, "err", err)
+			retry = time.After(backoff)
+		} else {
+			backoff = 0
+		}
+		var resync <-chan time.Time
+		if r.opts.Resync > 0 {
+			resync = time.After(r.opts.Resync)
+		}
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-r.kick:
+				break wait
+			case <-retry:
+				break wait
+			case <-resync:
+				break wait
+			case <-changes:
+				select {
+				case <-time.After(r.opts.Debounce):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				changes = r.c.Changes()
+				if err != nil {
+					r.refresh() // in backoff: statuses still follow OVSDB
+					continue
+				}
+				break wait
+			}
+		}
+	}
+}
+
+// Reconcile runs one pass: it prunes the owner's rows that are no longer desired and ensures
+// the desired ones, in one transaction, then refreshes the statuses. An *ovsdb.ApplyError
+// (ovs-vswitchd refused some interfaces) is not a failure of the pass: those interfaces get
+// State Error and nil is returned. Any other error is returned and also recorded in the status
+// of the objects that are not ready.
+func (r *Reconciler) Reconcile(ctx context.Context) error {
+	r.mu.Lock()
+	desired, version := r.desired, r.version
+	r.mu.Unlock()
+
+	owned := r.c.Owned()
+	ownedGlobal, err := r.c.OwnedGlobal(ctx)
+	if err != nil {
+		return r.fail(fmt.Errorf("reconcile: reading owned other_config: %w", err))
+	}
+	gen := r.generation(owned, version)
+
+	want := wanted(desired)
+	have := map[string]bool{}
+	for _, o := range owned {
+		have[tableKind(o.Table)+"/"+o.Name] = true
+	}
+	txn := r.c.NewTxn(gen)
+	var deleted, missing []string
+	// Deletions first: stale ports, then stale bridges, then other_config keys.
+	for _, o := range owned {
+		k := tableKind(o.Table) + "/" + o.Name
+		if o.Table == "Port" && !want[k] && !want["bridge/"+o.Name] {
+			txn.DeletePort("", o.Name)
+			deleted = append(deleted, k)
+		}
+	}
+	for _, o := range owned {
+		if k := "bridge/" + o.Name; o.Table == "Bridge" && !want[k] {
+			txn.DeleteBridge(o.Name)
+			deleted = append(deleted, k)
+		}
+	}
+	var unset []string
+	for k := range ownedGlobal {
+		if _, ok := desired.OtherConfig[k]; !ok {
+			unset = append(unset, k)
+		}
+	}
+	slices.Sort(unset)
+	if len(unset) > 0 {
+		txn.UnsetGlobal(unset...)
+		deleted = append(deleted, "other_config/"+fmt.Sprint(unset))
+	}
+	if len(desired.OtherConfig) > 0 {
+		txn.SetGlobal(desired.OtherConfig)
+	}
+	for _, b := range desired.Bridges {
+		txn.EnsureBridge(ovsdb.BridgeSpec{Name: b.Name, DatapathType: b.DatapathType, FailMode: b.FailMode,
+			Protocols: b.Protocols, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs})
+		if !have["bridge/"+b.Name] {
+			missing = append(missing, "bridge/"+b.Name)
+		}
+		for _, p := range b.Ports {
+			txn.EnsurePort(portSpec(b.Name, p))
+			if !have["port/"+p.Name] {
+				missing = append(missing, "port/"+p.Name)
+			}
+		}
+	}
+
+	res, err := txn.Commit(ctx, r.opts.Commit)
+	var applyErr *ovsdb.ApplyError
+	if err != nil && !errors.As(err, &applyErr) {
+		return r.fail(fmt.Errorf("reconcile: pass (generation %d): %w", gen, err))
+	}
+	r.mu.Lock()
+	drift := r.applied == version
+	r.applied = version
+	r.mu.Unlock()
+	if res != nil && res.Ops > 0 {
+		switch {
+		case drift:
+			r.log.Warn("reconcile: repaired drift", "generation", gen, "recreated", missing,
+				"pruned", deleted, "changed_interfaces", ifaceNames(res.Interfaces), "ops", res.Ops)
+		default:
+			r.log.Info("reconcile: applied desired state", "generation", gen, "created", missing,
+				"pruned", deleted, "ops", res.Ops)
+		}
+	}
+	r.mu.Lock()
+	r.passErr = nil
+	r.mu.Unlock()
+	r.refresh()
+	return nil
+}
+
+// generation returns the generation for the desired state version: one more than the highest
+// owned generation on the first pass, incremented when the version changes.
+func (r *Reconciler) generation(owned []ovsdb.OwnedRow, version int64) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gen == 0 {
+		var hi int64
+		for _, o := range owned {
+			hi = max(hi, o.Generation)
+		}
+		r.gen, r.genVer = hi+1, version
+	} else if r.genVer != version {
+		r.gen++
+		r.genVer = version
+	}
+	return r.gen
+}
+
+func (r *Reconciler) fail(err error) error {
+	r.mu.Lock()
+	r.passErr = err
+	r.mu.Unlock()
+	r.refresh()
+	return err
+}
+
+// refresh recomputes every status from the client's cache and notifies watchers of changes.
+func (r *Reconciler) refresh() {
+	r.mu.Lock()
+	desired, passErr := r.desired, r.passErr
+	r.mu.Unlock()
+
+	next := map[string]Status{}
+	put := func(s Status) { next[s.Key()] = s }
+	for _, b := range desired.Bridges {
+		local := r.ifaceStatus(b.Name, b.Name, passErr)
+		put(Status{Kind: KindBridge, Name: b.Name, State: local.State, Error: local.Error})
+		for _, p := range b.Ports {
+			ps := Status{Kind: KindPort, Name: p.Name, Bridge: b.Name, State: Ready}
+			for _, i := range p.Interfaces {
+				is := r.ifaceStatus(b.Name, i.Name, passErr)
+				put(is)
+				switch {
+				case is.State == Error && ps.State != Error:
+					ps.State, ps.Error = Error, is.Error
+				case is.State == Pending && ps.State == Ready:
+					ps.State = Pending
+				}
+			}
+			put(ps)
+		}
+	}
+
+	r.mu.Lock()
+	var changed []Status
+	for k, s := range next {
+		if old, ok := r.status[k]; !ok || old != s {
+			changed = append(changed, s)
+		}
+	}
+	for k, s := range r.status {
+		if _, ok := next[k]; !ok {
+			changed = append(changed, Status{Kind: s.Kind, Name: s.Name, Bridge: s.Bridge})
+		}
+	}
+	if len(changed) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	r.status = next
+	close(r.watch)
+	r.watch = make(chan struct{})
+	r.mu.Unlock()
+	if r.opts.OnChange != nil {
+		slices.SortFunc(changed, func(a, b Status) int { return cmpString(a.Key(), b.Key()) })
+		r.opts.OnChange(changed)
+	}
+}
+
+func (r *Reconciler) ifaceStatus(bridge, name string, passErr error) Status {
+	s := Status{Kind: KindInterface, Name: name, Bridge: bridge, State: Pending}
+	st, err := r.c.Interface(name)
+	if err == nil && !st.Owned {
+		err = ovsdb.ErrNotOwned // a row of someone else's with our name tells nothing about ours
+	}
+	switch {
+	case err == nil && st.Error != "":
+		s.State, s.Error = Error, st.Error
+	case err == nil && st.Ofport > 0:
+		s.State, s.Ofport = Ready, st.Ofport
+	case err == nil && st.Ofport < 0:
+		s.State, s.Error = Error, "ovs-vswitchd could not set it up (ofport -1)"
+	}
+	if s.State == Pending && passErr != nil {
+		s.State, s.Error = Error, passErr.Error()
+	}
+	return s
+}
+
+func wanted(d config.DesiredState) map[string]bool {
+	w := map[string]bool{}
+	for _, b := range d.Bridges {
+		w["bridge/"+b.Name] = true
+		w["port/"+b.Name] = true // the bridge's local port
+		w["interface/"+b.Name] = true
+		for _, p := range b.Ports {
+			w["port/"+p.Name] = true
+			for _, i := range p.Interfaces {
+				w["interface/"+i.Name] = true
+			}
+		}
+	}
+	return w
+}
+
+func tableKind(table string) string {
+	switch table {
+	case "Bridge":
+		return string(KindBridge)
+	case "Port":
+		return string(KindPort)
+	case "Interface":
+		return string(KindInterface)
+	}
+	return table
+}
+
+func portSpec(bridge string, p config.Port) ovsdb.PortSpec {
+	s := ovsdb.PortSpec{Bridge: bridge, Name: p.Name, Tag: p.Tag, Trunks: p.Trunks, BondMode: p.BondMode,
+		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
+	for _, i := range p.Interfaces {
+		s.Interfaces = append(s.Interfaces, ovsdb.InterfaceSpec{Name: i.Name, Type: i.Type, Options: i.Options,
+			OtherConfig: i.OtherConfig, ExternalIDs: i.ExternalIDs, MTURequest: i.MTURequest,
+			OfportRequest: i.OFPortRequest})
+	}
+	return s
+}
+
+func ifaceNames(states []ovsdb.InterfaceState) []string {
+	var out []string
+	for _, s := range states {
+		out = append(out, s.Name)
+	}
+	return out
+}

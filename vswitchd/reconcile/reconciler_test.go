@@ -1,0 +1,370 @@
+package reconcile_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ovn-kubernetes/libovsdb/client"
+
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+)
+
+const deadline = 60 * time.Second
+
+type env struct {
+	ctx context.Context
+	srv *ovsdbtest.Server
+	raw client.Client
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	srv := ovsdbtest.Start(t)
+	ovsdbtest.StartVswitchd(t, srv, ovsdbtest.WithDevargs(ovsdbtest.DevargsPolicy{Prefixes: []string{"net_tap"}}))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return &env{ctx: ctx, srv: srv, raw: srv.Client(t)}
+}
+
+func (e *env) client(t *testing.T, owner string, attach bool) *ovsdb.Client {
+	t.Helper()
+	c, err := ovsdb.Dial(e.ctx, ovsdb.Config{Endpoints: []string{e.srv.Endpoint()}, Owner: owner,
+		AttachToForeignBridges: attach, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// syncBuf is a goroutine-safe log sink.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs a Reconciler in the background until the test ends.
+func start(t *testing.T, e *env, c reconcile.Client, d config.DesiredState) (*reconcile.Reconciler, *syncBuf) {
+	t.Helper()
+	logs := &syncBuf{}
+	r := reconcile.New(c, d, reconcile.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second}, MinBackoff: 20 * time.Millisecond,
+		MaxBackoff: 500 * time.Millisecond})
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run returned %v, want context.Canceled", err)
+		}
+	})
+	return r, logs
+}
+
+// dump renders the database: per bridge, its ports (with tag and owner) and their interfaces
+// (with options), sorted.
+func dump(ctx context.Context, raw client.Client) (string, error) {
+	var bridges []vswitch.Bridge
+	var ports []vswitch.Port
+	var ifaces []vswitch.Interface
+	if err := raw.List(ctx, &bridges); err != nil {
+		return "", err
+	}
+	if err := raw.List(ctx, &ports); err != nil {
+		return "", err
+	}
+	if err := raw.List(ctx, &ifaces); err != nil {
+		return "", err
+	}
+	pm := map[string]vswitch.Port{}
+	for _, p := range ports {
+		pm[p.UUID] = p
+	}
+	im := map[string]vswitch.Interface{}
+	for _, i := range ifaces {
+		im[i.UUID] = i
+	}
+	var lines []string
+	for _, b := range bridges {
+		var ps []string
+		for _, pu := range b.Ports {
+			p := pm[pu]
+			s := p.Name
+			if p.Tag != nil {
+				s += fmt.Sprintf(" tag=%d", *p.Tag)
+			}
+			s += " owner=" + p.ExternalIDs[ovsdb.OwnerKey]
+			var is []string
+			for _, iu := range p.Interfaces {
+				i := im[iu]
+				x := i.Name
+				if len(i.Options) > 0 {
+					x += fmt.Sprint(i.Options)
+				}
+				is = append(is, x)
+			}
+			slices.Sort(is)
+			ps = append(ps, s+" ["+strings.Join(is, " ")+"]")
+		}
+		slices.Sort(ps)
+		lines = append(lines, b.Name+" owner="+b.ExternalIDs[ovsdb.OwnerKey]+": "+strings.Join(ps, "; "))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n"), nil
+}
+
+// eventually waits until cond returns nil, failing after a generous deadline.
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func waitDump(t *testing.T, e *env, want string) {
+	t.Helper()
+	want = strings.TrimSpace(want)
+	eventually(t, "database contents", func() error {
+		got, err := dump(e.ctx, e.raw)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("got\n%s\nwant\n%s", got, want)
+		}
+		return nil
+	})
+}
+
+func statusOf(r *reconcile.Reconciler, key string) (reconcile.Status, bool) {
+	for _, s := range r.Status() {
+		if s.Key() == key {
+			return s, true
+		}
+	}
+	return reconcile.Status{}, false
+}
+
+func waitState(t *testing.T, r *reconcile.Reconciler, key string, st reconcile.State) reconcile.Status {
+	t.Helper()
+	var got reconcile.Status
+	eventually(t, key+" "+string(st), func() error {
+		ch := r.Watch()
+		s, ok := statusOf(r, key)
+		if ok && s.State == st {
+			got = s
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-time.After(200 * time.Millisecond):
+		}
+		return fmt.Errorf("status %+v (found %v)", s, ok)
+	})
+	return got
+}
+
+func intp(i int) *int { return &i }
+
+func tapPort(name string, tag *int) config.Port {
+	return config.Port{Name: name, Tag: tag, Interfaces: []config.Interface{{Name: name, Type: "dpdk",
+		Options: map[string]string{"dpdk-devargs": "net_tap_" + name}}}}
+}
+
+func desired(bridges ...config.Bridge) config.DesiredState {
+	c := config.Config{Bridges: bridges}
+	return c.Desired()
+}
+
+func TestConvergeAndChange(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, "", false)
+	d := desired(config.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []config.Port{tapPort("p1", nil), tapPort("p2", intp(10))}},
+		config.Bridge{Name: "br1", DatapathType: "netdev", Ports: []config.Port{tapPort("q1", nil)}})
+	r, _ := start(t, e, c, d)
+	waitDump(t, e, `
+br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]; p2 tag=10 owner=ovsplane [p2map[dpdk-devargs:net_tap_p2]]
+br1 owner=ovsplane: br1 owner=ovsplane [br1]; q1 owner=ovsplane [q1map[dpdk-devargs:net_tap_q1]]`)
+	for _, k := range []string{"interface/p1", "interface/p2", "interface/q1", "port/p1", "bridge/br0", "bridge/br1"} {
+		waitState(t, r, k, reconcile.Ready)
+	}
+	if s := waitState(t, r, "interface/p1", reconcile.Ready); s.Ofport <= 0 {
+		t.Errorf("p1 ready without ofport: %+v", s)
+	}
+
+	// Remove p1, add p3, change p2's tag and options, remove br1.
+	p2 := tapPort("p2", intp(20))
+	p2.Interfaces[0].Options["n_rxq"] = "2"
+	r.Update(desired(config.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []config.Port{p2, tapPort("p3", nil)}}))
+	waitDump(t, e, `
+br0 owner=ovsplane: br0 owner=ovsplane [br0]; p2 tag=20 owner=ovsplane [p2map[dpdk-devargs:net_tap_p2 n_rxq:2]]; p3 owner=ovsplane [p3map[dpdk-devargs:net_tap_p3]]`)
+	waitState(t, r, "interface/p3", reconcile.Ready)
+	eventually(t, "statuses of removed objects gone", func() error {
+		for _, k := range []string{"interface/p1", "port/p1", "bridge/br1", "interface/q1"} {
+			if s, ok := statusOf(r, k); ok {
+				return fmt.Errorf("still reported: %+v", s)
+			}
+		}
+		return nil
+	})
+}
+
+func TestForeignRowsUntouched(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, "", false)
+	// A foreign bridge with a port named like ours, and a foreign port on our bridge (once it exists).
+	other := e.client(t, "someone-else", true)
+	if _, err := other.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br9", DatapathType: "netdev"}).
+		EnsurePort(ovsdb.PortSpec{Bridge: "br9", Name: "p9"}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []config.Port{tapPort("p1", nil)}}))
+	waitState(t, r, "interface/p1", reconcile.Ready)
+	if _, err := other.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p2"}).
+		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Our desired state drops p1: p2 (foreign, on our bridge) and br9/p9 stay.
+	r.Update(desired(config.Bridge{Name: "br0", DatapathType: "netdev"}))
+	waitDump(t, e, `
+br0 owner=ovsplane: br0 owner=ovsplane [br0]; p2 owner=someone-else [p2]
+br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]`)
+	// Asking for a name a foreign row holds fails the pass and changes nothing.
+	r.Update(desired(config.Bridge{Name: "br0", DatapathType: "netdev", Ports: []config.Port{tapPort("p9", nil)}}))
+	s := waitState(t, r, "port/p9", reconcile.Error)
+	if !strings.Contains(s.Error, ovsdb.ErrNotOwned.Error()) {
+		t.Errorf("p9 error %q does not say %q", s.Error, ovsdb.ErrNotOwned)
+	}
+	waitDump(t, e, `
+br0 owner=ovsplane: br0 owner=ovsplane [br0]; p2 owner=someone-else [p2]
+br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]`)
+}
+
+func TestDriftRepaired(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, "", false)
+	r, logs := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []config.Port{tapPort("p1", intp(5)), tapPort("p2", nil)}}))
+	want := `
+br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 tag=5 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]; p2 owner=ovsplane [p2map[dpdk-devargs:net_tap_p2]]`
+	waitDump(t, e, want)
+	waitState(t, r, "interface/p2", reconcile.Ready)
+
+	// Someone with our owner tag (another process, an operator) deletes p2 behind our back.
+	vandal := e.client(t, "", false)
+	if _, err := vandal.NewTxn(99).DeletePort("br0", "p2").Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitDump(t, e, want)
+	eventually(t, "repair logged", func() error {
+		if l := logs.String(); !strings.Contains(l, "repaired drift") || !strings.Contains(l, "port/p2") {
+			return fmt.Errorf("logs:\n%s", l)
+		}
+		return nil
+	})
+	// And edits p1's tag.
+	if _, err := vandal.NewTxn(99).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1", Tag: intp(7),
+		Interfaces: []ovsdb.InterfaceSpec{{Name: "p1", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_tap_p1"}}}}).
+		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitDump(t, e, want)
+	waitState(t, r, "interface/p2", reconcile.Ready)
+}
+
+func TestInterfaceErrorStatus(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, "", false)
+	bad := config.Port{Name: "bad0", Interfaces: []config.Interface{{Name: "bad0", Type: "dpdk",
+		Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}}}}
+	r, _ := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []config.Port{bad, tapPort("p1", nil)}}))
+	s := waitState(t, r, "interface/bad0", reconcile.Error)
+	if !strings.Contains(s.Error, "Error attaching device") {
+		t.Errorf("bad0 error %q lacks ovs-vswitchd's message", s.Error)
+	}
+	if ps := waitState(t, r, "port/bad0", reconcile.Error); ps.Error != s.Error {
+		t.Errorf("port error %q, interface error %q", ps.Error, s.Error)
+	}
+	waitState(t, r, "interface/p1", reconcile.Ready)
+	waitState(t, r, "port/p1", reconcile.Ready)
+	waitState(t, r, "bridge/br0", reconcile.Ready)
+}
+
+func TestRestartPrunesOnlyOwnStaleRows(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, "", false)
+	other := e.client(t, "someone-else", true)
+	d := config.Config{OtherConfig: map[string]string{"pmd-cpu-mask": "0x6", "dpdk-socket-mem": "1024"},
+		Bridges: []config.Bridge{
+			{Name: "br0", DatapathType: "netdev", Ports: []config.Port{tapPort("p1", nil), tapPort("p2", nil)}},
+			{Name: "br1", DatapathType: "netdev", Ports: []config.Port{tapPort("q1", nil)}}}}
+	first := reconcile.New(c, d.Desired(), reconcile.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := first.Reconcile(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p3"}).
+		SetGlobal(map[string]string{"hw-offload": "false"}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The daemon restarts with a new client and a smaller desired state.
+	c2 := e.client(t, "", false)
+	small := config.Config{OtherConfig: map[string]string{"pmd-cpu-mask": "0x6"},
+		Bridges: []config.Bridge{{Name: "br0", DatapathType: "netdev", Ports: []config.Port{tapPort("p1", nil)}}}}
+	second := reconcile.New(c2, small.Desired(), reconcile.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := second.Reconcile(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDump(t, e, `
+br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]; p3 owner=someone-else [p3]`)
+	var ovs []vswitch.OpenvSwitch
+	if err := e.raw.List(e.ctx, &ovs); err != nil || len(ovs) != 1 {
+		t.Fatalf("Open_vSwitch: %v %v", ovs, err)
+	}
+	oc := ovs[0].OtherConfig
+	if oc["pmd-cpu-mask"] != "0x6" || oc["hw-offload"] != "false" || oc["dpdk-socket-mem"] != "" {
+		t.Errorf("other_config %v: want pmd-cpu-mask kept, hw-offload (foreign) kept, dpdk-socket-mem pruned", oc)
+	}
+	for _, o := range c2.Owned() {
+		if o.Generation < 2 {
+			t.Errorf("owned row %+v not retagged with the new generation", o)
+		}
+	}
+}
