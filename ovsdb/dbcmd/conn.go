@@ -427,14 +427,20 @@ func (c *Conn) TransactInto(ctx context.Context, ops []any, v any) error {
 	return nil
 }
 
-// checkLeader fails unless the server's copy of the database can take writes: standalone,
-// or clustered and both connected and the leader.
+// checkLeader fails unless the server's copy of the database can take writes: standalone (or
+// a server without _Server), or clustered and both connected and the leader.
 func (c *Conn) checkLeader(ctx context.Context) error {
 	raw, err := c.Call(ctx, "transact", "_Server", map[string]any{
 		"op": "select", "table": "Database",
 		"where":   []any{[]any{"name", "==", c.database}},
 		"columns": []string{"model", "connected", "leader"},
 	})
+	var rerr *RPCError
+	if errors.As(err, &rerr) {
+		// A server without the _Server database (an embedded or old server) serves no
+		// clustered databases: it can take writes, as OVS's IDL concludes too.
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -444,8 +450,15 @@ func (c *Conn) checkLeader(ctx context.Context) error {
 			Connected bool   `json:"connected"`
 			Leader    bool   `json:"leader"`
 		} `json:"rows"`
+		Error string `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &res); err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
+	if err := json.Unmarshal(raw, &res); err != nil || len(res) < 1 {
+		return fmt.Errorf("server does not serve database %s", c.database)
+	}
+	if res[0].Error != "" {
+		return nil // no _Server database: see above
+	}
+	if len(res[0].Rows) != 1 {
 		return fmt.Errorf("server does not serve database %s", c.database)
 	}
 	r := res[0].Rows[0]
