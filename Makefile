@@ -58,9 +58,10 @@ bench:
 	@scripts/lab-setup.sh
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/ | tee bench.out
 
-## run: start the demo of the OVSDB layer (embedded in-memory OVSDB when no OVS is installed)
+## run: start ovsplaned with examples/quickstart.yaml on its embedded OVSDB (persisted in
+## $$OVSPLANE_RUN_DIR, default /tmp/ovsplane-run) with a simulated ovs-vswitchd; Ctrl-C stops it
 run:
-	$(GO) run ./cmd/ovsplaned
+	$(GO) run ./cmd/ovsplaned --config examples/quickstart.yaml --embedded --data-dir $${OVSPLANE_RUN_DIR:-/tmp/ovsplane-run}
 
 clean:
 	rm -rf $(BIN)

@@ -1,15 +1,20 @@
-// Command ovsplaned is the ovsplane daemon. In this foundation release it demonstrates the OVSDB
-// layer end to end: it connects to OVSDB (the local Open vSwitch when one is running, otherwise
-// an embedded in-memory OVSDB with a simulated ovs-vswitchd), builds a small demo bridge in one
-// atomic transaction, waits for ovs-vswitchd to apply it, reports what ovs-vswitchd said about each
-// interface, and removes what it created. The declarative daemon replaces this demo in a later
-// release.
+// Command ovsplaned is the ovsplane daemon. It loads its configuration (vswitchd/config: a YAML
+// file, OVSPLANE_* variables, flags), connects to OVSDB — the configured endpoints, else the
+// local Open vSwitch when its socket exists, else an embedded OVSDB persisted in the data
+// directory with a simulated ovs-vswitchd (no packets flow in that mode) — and keeps OVSDB
+// converged to the configured desired state (vswitchd/reconcile), reporting every object's
+// status as it changes. SIGHUP reloads the configuration; an invalid one is rejected whole and
+// the running state stays. SIGINT/SIGTERM stop it.
+//
+// With --once it converges once, prints the statuses and exits: 0 when every object is ready,
+// 1 otherwise.
+//
+// The API, metrics and plugin host of issue 4 and later are not served yet.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	stdlog "log"
@@ -17,22 +22,30 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
+// localOVSSocket is where Debian's Open vSwitch serves its database.
+const localOVSSocket = "/var/run/openvswitch/db.sock"
+
 func main() {
-	// libovsdb's RPC layer prints connection-teardown noise through the standard logger; the
-	// client's own events go through slog.
+	// libovsdb's RPC layer prints connection-teardown noise through the standard logger.
 	stdlog.SetOutput(io.Discard)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	err := run(ctx, os.Args[1:], filterEnv(os.Environ()), hup, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ovsplaned: %v\n", err)
@@ -40,144 +53,201 @@ func main() {
 	}
 }
 
-type options struct {
-	db       string
-	keep     bool
-	embedded bool
-	timeout  time.Duration
-	logLevel string
+// filterEnv drops the OVSPLANE_ variables that belong to the test lab, not to the daemon's
+// configuration (which rejects unknown OVSPLANE_ variables as likely typos).
+func filterEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "OVSPLANE_REQUIRE_LAB=") || strings.HasPrefix(kv, "OVSPLANE_HUGEPAGES=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o options
-	fs := flag.NewFlagSet("ovsplaned", flag.ContinueOnError)
+type daemonFlags struct {
+	file     string
+	once     bool
+	embedded bool
+	timeout  time.Duration
+}
+
+// errNotReady is --once's failure: some object is not ready.
+var errNotReady = errors.New("not every object is ready")
+
+func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, stderr io.Writer) error {
+	var df daemonFlags
+	fs := pflag.NewFlagSet("ovsplaned", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.db, "db", "", "OVSDB endpoint (unix:PATH, tcp:HOST:PORT); default: the local Open vSwitch if its socket exists, else an embedded OVSDB")
-	fs.BoolVar(&o.embedded, "embedded", false, "always use the embedded in-memory OVSDB with a simulated ovs-vswitchd")
-	fs.BoolVar(&o.keep, "keep", false, "keep the demo bridge and stay running until interrupted (to look at it with ovs-vsctl)")
-	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for ovs-vswitchd to apply the change")
-	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fs.StringVar(&df.file, "config", "", "configuration file (YAML); default $OVSPLANE_CONFIG")
+	fs.BoolVar(&df.once, "once", false, "converge once, print the statuses and exit (0 when all are ready)")
+	fs.BoolVar(&df.embedded, "embedded", false, "use the embedded OVSDB even when an Open vSwitch is running")
+	fs.DurationVar(&df.timeout, "timeout", 60*time.Second, "with --once: how long to wait for every object to be ready")
+	config.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return fmt.Errorf("-log-level %q: use debug, info, warn or error", o.logLevel)
+	if df.file == "" {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, config.EnvConfigFile+"="); ok {
+				df.file = v
+			}
+		}
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	load := func() (*config.Config, error) {
+		return config.Load(ctx, config.Options{File: df.file, Env: env, Flags: fs})
+	}
+	cfg, err := load()
+	if err != nil {
+		return err
+	}
+	log := slog.New(cfg.Log.NewHandler(stderr))
 
-	endpoint, cleanup, err := chooseOVSDB(ctx, o, log, stdout)
+	endpoints, cleanup, err := connectTarget(ctx, cfg, df.embedded, log, stdout)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	dialCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	c, err := ovsdb.Dial(dialCtx, ovsdb.Config{Endpoints: []string{endpoint}, Owner: "ovsplaned-demo", Logger: log})
+
+	ocfg := ovsdb.Config{Endpoints: endpoints, Logger: log}
+	if t := cfg.OVSDB.TLS; t.PrivateKey != "" {
+		ocfg.TLS = &ovsdb.TLSFiles{PrivateKey: t.PrivateKey, Certificate: t.Certificate, CACert: t.CACert}
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	client, err := ovsdb.Dial(dialCtx, ocfg)
 	cancel()
 	if err != nil {
-		return err
+		return fmt.Errorf("connecting to %s: %w", strings.Join(endpoints, ","), err)
 	}
-	defer c.Close()
-	return demo(ctx, c, o, endpoint, stdout)
-}
+	defer client.Close()
+	if err := client.Init(ctx); err != nil {
+		return fmt.Errorf("initialising the Open_vSwitch row: %w", err)
+	}
 
-// chooseOVSDB returns the endpoint to use and, for the embedded mode, starts it.
-func chooseOVSDB(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) (string, func(), error) {
-	if o.db != "" {
-		return o.db, func() {}, nil
+	r := reconcile.New(client, cfg.Desired(), reconcile.Options{
+		Logger: log,
+		OnChange: func(changed []reconcile.Status) {
+			for _, s := range changed {
+				attrs := []any{"object", s.Key(), "state", string(s.State)}
+				if s.Ofport != 0 {
+					attrs = append(attrs, "ofport", s.Ofport)
+				}
+				if s.Error != "" {
+					attrs = append(attrs, "error", s.Error)
+				}
+				log.Info("status", attrs...)
+			}
+		},
+	})
+	if df.once {
+		return once(ctx, r, df.timeout, stdout)
 	}
-	if !o.embedded {
-		if sock := defaultSocket(); sock != "" {
-			fmt.Fprintf(stdout, "Using the local Open vSwitch at unix:%s\n", sock)
-			return "unix:" + sock, func() {}, nil
+
+	fmt.Fprintf(stdout, "ovsplaned: keeping %s converged to %s; try: vsctl --db=%s show (Ctrl-C stops)\n",
+		strings.Join(endpoints, ","), orDefault(df.file, "the default configuration"), endpoints[0])
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		case <-hup:
+			next, err := load()
+			if err != nil {
+				log.Error("reload rejected; the running configuration stays", "error", err)
+				continue
+			}
+			log.Info("configuration reloaded")
+			r.Update(next.Desired())
 		}
 	}
-	srv, err := ovsdbtest.New(ctx, ovsdbtest.Config{Logger: log})
-	if err != nil {
-		return "", nil, fmt.Errorf("starting the embedded OVSDB: %w", err)
-	}
-	sim, err := ovsdbtest.NewVswitchd(ctx, ovsdbtest.VswitchdConfig{Endpoint: srv.Endpoint(), Logger: log})
-	if err != nil {
-		_ = srv.Close()
-		return "", nil, fmt.Errorf("starting the simulated ovs-vswitchd: %w", err)
-	}
-	fmt.Fprintf(stdout, "No Open vSwitch running here: using an embedded in-memory OVSDB at %s\n"+
-		"with a simulated ovs-vswitchd. It assigns ofports and reports errors like the real one,\n"+
-		"but NO PACKETS FLOW in this mode.\n", srv.Endpoint())
-	return srv.Endpoint(), func() { sim.Close(); _ = srv.Close() }, nil
 }
 
-// defaultSocket returns the local Open vSwitch database socket when it exists.
-func defaultSocket() string {
-	dirs := []string{"/var/run/openvswitch", "/run/openvswitch"}
-	if d := os.Getenv("OVS_RUNDIR"); d != "" {
-		dirs = append([]string{d}, dirs...)
-	}
-	for _, d := range dirs {
-		p := filepath.Join(d, "db.sock")
-		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			return p
-		}
-	}
-	return ""
-}
-
-const demoBridge = "ovsplane-demo"
-
-func demo(ctx context.Context, c *ovsdb.Client, o options, endpoint string, out io.Writer) error {
-	if err := c.Init(ctx); err != nil {
-		return err
-	}
-	tx := c.NewTxn(1).
-		EnsureBridge(ovsdb.BridgeSpec{Name: demoBridge, DatapathType: "netdev", ExternalIDs: map[string]string{"purpose": "demo"}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: demoBridge, Name: "demo-int0", Tag: ptr(10),
-			Interfaces: []ovsdb.InterfaceSpec{{Name: "demo-int0", Type: "internal", MTURequest: ptr(1400)}}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: demoBridge, Name: "demo-vhost0", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "demo-vhost0", Type: "dpdkvhostuserclient", OfportRequest: ptr(100),
-			Options: map[string]string{"vhost-server-path": "/tmp/ovsplane-demo-vhost0.sock"}}}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: demoBridge, Name: "demo-broken0", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "demo-broken0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "no-such-device"}}}})
-	wctx, cancel := context.WithTimeout(ctx, o.timeout)
-	start := time.Now()
-	res, err := tx.Commit(wctx, ovsdb.CommitOptions{})
-	cancel()
-	var ae *ovsdb.ApplyError
-	if err != nil && !errors.As(err, &ae) {
-		return fmt.Errorf("building the demo bridge: %w", err)
-	}
-	fmt.Fprintf(out, "\nBuilt bridge %s with 3 ports in one transaction of %d operations; ovs-vswitchd applied it\n"+
-		"as configuration %d in %s. What ovs-vswitchd reports:\n\n", demoBridge, res.Ops, res.NextCfg, time.Since(start).Round(time.Millisecond))
-	printInterfaces(out, res.Interfaces)
-	if ae != nil {
-		fmt.Fprintf(out, "\nAs intended, one port was refused (the error names it and carries ovs-vswitchd's message):\n  %v\n", ae)
-	}
-	fmt.Fprintf(out, "\nRows owned by %q (tagged %s / %s in external_ids):\n", c.Owner(), ovsdb.OwnerKey, ovsdb.GenerationKey)
-	for _, r := range c.Owned() {
-		fmt.Fprintf(out, "  %-9s %-14s generation %d\n", r.Table, r.Name, r.Generation)
-	}
-	if o.keep {
-		fmt.Fprintf(out, "\nKeeping it. Try:  ovs-vsctl --db=%s show\nPress Ctrl-C to remove the demo bridge and exit.\n", endpoint)
-		<-ctx.Done()
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.timeout)
+// once converges and prints the statuses, failing unless every object becomes ready in time.
+func once(ctx context.Context, r *reconcile.Reconciler, timeout time.Duration, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if _, err := c.NewTxn(1).DeleteBridge(demoBridge).Commit(cctx, ovsdb.CommitOptions{}); err != nil {
-		return fmt.Errorf("removing the demo bridge: %w", err)
+	var st []reconcile.Status
+	for {
+		err := r.Reconcile(ctx)
+		st = r.Status()
+		if err == nil && allReady(st) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			printStatus(stdout, st)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errNotReady, err)
+			}
+			return errNotReady
+		case <-r.Watch():
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	fmt.Fprintf(out, "\nRemoved bridge %s and its ports; nothing else was touched.\n", demoBridge)
-	fmt.Fprintln(out, "Next: `make test` runs the unit and integration tests (real OVS-DPDK when run as root).")
+	printStatus(stdout, st)
 	return nil
 }
 
-func printInterfaces(out io.Writer, states []ovsdb.InterfaceState) {
-	states = slices.Clone(states)
-	slices.SortFunc(states, func(a, b ovsdb.InterfaceState) int { return strings.Compare(a.Name, b.Name) })
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  INTERFACE\tTYPE\tOFPORT\tLINK\tMTU\tERROR")
-	for _, s := range states {
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%s\n", s.Name, s.Type, s.Ofport, s.LinkState, s.MTU, s.Error)
+func allReady(st []reconcile.Status) bool {
+	for _, s := range st {
+		if s.State != reconcile.Ready {
+			return false
+		}
 	}
-	_ = tw.Flush()
+	return true
 }
 
-func ptr[T any](v T) *T { return &v }
+func printStatus(w io.Writer, st []reconcile.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OBJECT\tSTATE\tOFPORT\tERROR")
+	for _, s := range st {
+		of := ""
+		if s.Ofport != 0 {
+			of = fmt.Sprint(s.Ofport)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Key(), s.State, of, s.Error)
+	}
+	tw.Flush()
+}
+
+// connectTarget returns the OVSDB endpoints to use: the configured ones, else the local Open
+// vSwitch, else an embedded OVSDB in <data_dir>/ovsdb with a simulated ovs-vswitchd (cleanup
+// stops them).
+func connectTarget(ctx context.Context, cfg *config.Config, forceEmbedded bool, log *slog.Logger, stdout io.Writer) ([]string, func(), error) {
+	if len(cfg.OVSDB.Endpoints) > 0 && !forceEmbedded {
+		return cfg.OVSDB.Endpoints, func() {}, nil
+	}
+	if !forceEmbedded {
+		if _, err := os.Stat(localOVSSocket); err == nil {
+			return []string{"unix:" + localOVSSocket}, func() {}, nil
+		}
+	}
+	dir := filepath.Join(cfg.DataDir, "ovsdb")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, nil, fmt.Errorf("embedded OVSDB: %w", err)
+	}
+	db, err := embedded.Open(ctx, dir, embedded.Options{Logger: log})
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded OVSDB in %s: %w", dir, err)
+	}
+	sim, err := ovsdbtest.NewVswitchd(ctx, ovsdbtest.VswitchdConfig{Endpoint: db.Endpoint(), Logger: log})
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("simulated ovs-vswitchd: %w", err)
+	}
+	fmt.Fprintf(stdout, "ovsplaned: no Open vSwitch here: embedded OVSDB at %s (persisted in %s) with a SIMULATED ovs-vswitchd — no packets flow in this mode\n",
+		db.Endpoint(), db.Path())
+	return []string{db.Endpoint()}, func() { sim.Close(); db.Close() }, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

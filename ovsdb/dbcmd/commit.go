@@ -72,13 +72,21 @@ func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 		incIndex = len(all)
 		all = append(all, map[string]any{"op": "select", "table": r.t.schema.Name, "where": where, "columns": []string{"next_cfg"}})
 	}
+	commentIndex := -1
 	if opts.Comment != "" {
+		commentIndex = len(all)
 		all = append(all, map[string]any{"op": "comment", "comment": opts.Comment})
 	}
 	if opts.DryRun {
 		all = append(all, map[string]any{"op": "abort"})
 	}
 	res, err := db.conn.Transact(ctx, all)
+	if err == nil && commentIndex >= 0 && commentRefused(res) {
+		// Some servers (libovsdb's, which ovsplaned embeds) do not know the "comment"
+		// operation; the transaction failed as a whole, so send it again without the comment.
+		all = append(all[:commentIndex:commentIndex], all[commentIndex+1:]...)
+		res, err = db.conn.Transact(ctx, all)
+	}
 	if err != nil {
 		if rerr, ok := err.(*RPCError); ok {
 			if rerr.JSON == `"canceled"` {
@@ -137,6 +145,20 @@ func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 		}
 	}
 	return out, nil
+}
+
+// commentRefused reports whether a server that does not know the "comment" operation
+// refused the transaction because of it (libovsdb's server reports the table "" as unknown).
+func commentRefused(res []json.RawMessage) bool {
+	for _, raw := range res {
+		var obj struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(raw, &obj) == nil && obj.Error == `table "" not found in schema "Open_vSwitch"` {
+			return true
+		}
+	}
+	return false
 }
 
 // setError records the first hard error as OVS prints it: compact JSON, keys sorted.

@@ -327,20 +327,6 @@ func (c *Conn) send(m rpcMessage) error {
 	return c.enc.Encode(m)
 }
 
-// cast sends a request whose reply nobody waits for (it is dropped on arrival).
-func (c *Conn) cast(method string, params ...any) {
-	p, err := json.Marshal(params)
-	if err != nil {
-		return
-	}
-	c.mu.Lock()
-	c.nextID++
-	id := c.nextID
-	c.mu.Unlock()
-	idJSON, _ := json.Marshal(id)
-	_ = c.send(rpcMessage{ID: idJSON, Method: method, Params: p})
-}
-
 // RPCError is an error reply to a JSON-RPC request (not to be confused with the per-operation
 // errors inside a successful "transact" reply).
 type RPCError struct {
@@ -472,7 +458,8 @@ func (c *Conn) checkLeader(ctx context.Context) error {
 // the configuration of a transaction that incremented next_cfg to next), or ctx ends. It
 // monitors only that one column.
 func (c *Conn) WaitCurCfg(ctx context.Context, next int64) error {
-	req := map[string]any{"Open_vSwitch": map[string]any{"columns": []string{"cur_cfg"}}}
+	req := map[string]any{"Open_vSwitch": map[string]any{"columns": []string{"cur_cfg"},
+		"select": map[string]bool{"initial": true, "insert": true, "delete": true, "modify": true}}}
 	raw, err := c.Call(ctx, "monitor", c.database, "vsctl-cur-cfg", req)
 	if err != nil {
 		return err

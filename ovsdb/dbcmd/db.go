@@ -333,7 +333,7 @@ func (db *DB) query(ctx context.Context, table string, where []any, want []strin
 // one-shot "monitor_cond" instead of a select: ovsdb-server builds that reply faster and
 // leaves out columns holding their default value. The rows come in the order of the reply's
 // JSON object, which is also the order ovs-vsctl's IDL receives them in. The monitor is
-// cancelled right away (without waiting for the answer).
+// cancelled right away.
 func (db *DB) listTable(ctx context.Context, table string, want []string) (*selReply, error) {
 	if len(want) < 2 {
 		return db.query(ctx, table, nil, want)
@@ -343,11 +343,17 @@ func (db *DB) listTable(ctx context.Context, table string, want []string) (*selR
 	id := fmt.Sprintf("vsctl-list-%d", db.conn.nextID)
 	db.conn.mu.Unlock()
 	raw, err := db.conn.Call(ctx, "monitor_cond", db.conn.database, id,
-		map[string]any{table: []any{map[string]any{"columns": want[1:]}}})
+		map[string]any{table: map[string]any{"columns": want[1:],
+			// Only the initial contents: no updates are wanted, and an explicit select
+			// keeps libovsdb's server from crashing on a request without one.
+			"select": map[string]bool{"initial": true, "insert": false, "delete": false, "modify": false}}})
 	if err != nil {
 		return nil, err
 	}
-	db.conn.cast("monitor_cancel", id)
+	// Wait for the cancellation: a monitor left running would make the server compute
+	// updates for this connection on our own commit (and libovsdb's server crashes doing so
+	// for such a monitor).
+	_, _ = db.conn.Call(ctx, "monitor_cancel", id)
 	rows, err := decodeInitialRows(raw, table)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", table, err)

@@ -33,8 +33,15 @@ func encodeAtom(a cli.Atom, names namer) any {
 	return a.Str
 }
 
-// encodeDatum renders d, of type ct, as RFC 7047 JSON.
+// encodeDatum renders d, of type ct, as RFC 7047 JSON (a one-element set as its atom).
 func encodeDatum(ct cli.ColumnType, d cli.Datum, names namer) any {
+	return encodeDatumForm(ct, d, names, false)
+}
+
+// encodeDatumForm is encodeDatum; with fullSets, values of set columns are always written as
+// ["set", …] (which RFC 7047 allows for any set, and which libovsdb's server needs to compare a
+// wait's rows correctly).
+func encodeDatumForm(ct cli.ColumnType, d cli.Datum, names namer, fullSets bool) any {
 	if ct.IsMap() || d.Values != nil {
 		pairs := make([]any, 0, len(d.Keys))
 		for i, k := range d.Keys {
@@ -42,7 +49,7 @@ func encodeDatum(ct cli.ColumnType, d cli.Datum, names namer) any {
 		}
 		return []any{"map", pairs}
 	}
-	if len(d.Keys) == 1 {
+	if len(d.Keys) == 1 && !(fullSets && !ct.IsScalar()) {
 		return encodeAtom(d.Keys[0], names)
 	}
 	set := make([]any, 0, len(d.Keys))

@@ -134,7 +134,11 @@ func (v *Vswitchd) evaluate(ec *evalContext, br *vswitch.Bridge, iface *vswitch.
 		res.err = fmt.Sprintf(format, args...)
 		return res
 	}
-	if !slices.Contains(ec.snap.ovs.IfaceTypes, typ) || isDPDKType(typ) && v.cfg.RequireDPDKInit && !ec.dpdkInit {
+	types := ec.snap.ovs.IfaceTypes
+	if len(types) == 0 {
+		types = DefaultIfaceTypes() // announced in this very pass (planOpenvSwitch)
+	}
+	if !slices.Contains(types, typ) || isDPDKType(typ) && v.cfg.RequireDPDKInit && !ec.dpdkInit {
 		return fail("could not open network device %s (Address family not supported by protocol)", name)
 	}
 	switch {

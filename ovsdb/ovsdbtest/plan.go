@@ -101,6 +101,16 @@ func (v *Vswitchd) planOpenvSwitch(p *plan, ovs *vswitch.OpenvSwitch, ack, dpdkI
 	if deref(ovs.DpdkVersion) != v.cfg.DPDKVersion {
 		p.ovsFields = append(p.ovsFields, &p.ovs.DpdkVersion)
 	}
+	// ovs-vswitchd announces the types it supports; a database that never had a switch
+	// (ovsplaned's embedded one) gets the defaults the first time.
+	if len(ovs.IfaceTypes) == 0 {
+		p.ovs.IfaceTypes = DefaultIfaceTypes()
+		p.ovsFields = append(p.ovsFields, &p.ovs.IfaceTypes)
+	}
+	if len(ovs.DatapathTypes) == 0 {
+		p.ovs.DatapathTypes = DefaultDatapathTypes()
+		p.ovsFields = append(p.ovsFields, &p.ovs.DatapathTypes)
+	}
 }
 
 // dpdkInitRequested reports whether other_config:dpdk-init asks for DPDK.

@@ -33,7 +33,7 @@ func (p persistentDatabase) List(dbName, table string, conditions ...ovsdb.Condi
 		return nil, err
 	}
 	for k, m := range rows {
-		rows[k] = sortedSets(m)
+		rows[k] = SortedSets(m)
 	}
 	return rows, nil
 }
@@ -44,11 +44,13 @@ func (p persistentDatabase) Get(dbName, table, uuid string) (model.Model, error)
 	if err != nil || m == nil {
 		return m, err
 	}
-	return sortedSets(m), nil
+	return SortedSets(m), nil
 }
 
-// sortedSets returns a copy of m whose slice fields of strings or integers are sorted.
-func sortedSets(m model.Model) model.Model {
+// SortedSets returns a copy of m whose slice fields of strings or integers are sorted. A
+// database wrapper that hands rows out through it makes libovsdb's server compare the sets of
+// "wait" operations as ovsdb-server does (ovsdb/embedded uses it too).
+func SortedSets(m model.Model) model.Model {
 	c := model.Clone(m)
 	v := reflect.ValueOf(c)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {

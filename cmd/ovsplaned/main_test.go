@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The quickstart configuration converges on the embedded OVSDB with the simulated
+// ovs-vswitchd, and a restart on the same data directory finds everything still there.
+func TestOnceOnEmbeddedDatabase(t *testing.T) {
+	// Short path: the embedded server's unix socket must fit 107 bytes.
+	dir, err := os.MkdirTemp("", "ovsplaned-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cfg, err := filepath.Abs("../../examples/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		var out, errOut bytes.Buffer
+		err := run(ctx, []string{"--config", cfg, "--embedded", "--data-dir", dir, "--once", "--log-level", "error"}, nil, nil, &out, &errOut)
+		cancel()
+		if err != nil {
+			t.Fatalf("run %d: %v\nstdout:\n%s\nstderr:\n%s", i+1, err, out.String(), errOut.String())
+		}
+		for _, want := range []string{"SIMULATED", "bridge/br-dpdk", "interface/vhu-vm1", "interface/mgmt0"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("run %d: output lacks %q:\n%s", i+1, want, out.String())
+			}
+		}
+		if strings.Contains(out.String(), "error") || strings.Contains(out.String(), "pending") {
+			t.Errorf("run %d: not everything ready:\n%s", i+1, out.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ovsdb", "conf.db")); err != nil {
+		t.Errorf("embedded database not persisted: %v", err)
+	}
+}
