@@ -73,7 +73,7 @@ func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 		all = append(all, map[string]any{"op": "select", "table": r.t.schema.Name, "where": where, "columns": []string{"next_cfg"}})
 	}
 	commentIndex := -1
-	if opts.Comment != "" {
+	if opts.Comment != "" && !db.conn.noServerDB {
 		commentIndex = len(all)
 		all = append(all, map[string]any{"op": "comment", "comment": opts.Comment})
 	}

@@ -47,6 +47,10 @@ type Conn struct {
 	wmu sync.Mutex
 	enc *json.Encoder
 
+	// noServerDB is set when the server turned out to serve no _Server database (ovsplaned's
+	// embedded, libovsdb-based server), which also lacks the "comment" operation.
+	noServerDB bool
+
 	mu      sync.Mutex
 	nextID  int64
 	pending map[int64]chan rpcReply
@@ -425,6 +429,7 @@ func (c *Conn) checkLeader(ctx context.Context) error {
 	if errors.As(err, &rerr) {
 		// A server without the _Server database (an embedded or old server) serves no
 		// clustered databases: it can take writes, as OVS's IDL concludes too.
+		c.noServerDB = true
 		return nil
 	}
 	if err != nil {
@@ -442,6 +447,7 @@ func (c *Conn) checkLeader(ctx context.Context) error {
 		return fmt.Errorf("server does not serve database %s", c.database)
 	}
 	if res[0].Error != "" {
+		c.noServerDB = true
 		return nil // no _Server database: see above
 	}
 	if len(res[0].Rows) != 1 {
