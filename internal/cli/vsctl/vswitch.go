@@ -719,7 +719,7 @@ func (v *vsView) addPort(brName, portName string, fakeIface bool, ifaceNames, se
 		return err
 	}
 	for _, s := range settings {
-		if err := setColumn(c, port, s); err != nil {
+		if err := setColumnArg(c, port.Table(), port, s, false); err != nil {
 			return err
 		}
 	}

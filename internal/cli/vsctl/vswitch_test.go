@@ -24,24 +24,6 @@ func TestCAtoi(t *testing.T) {
 	}
 }
 
-func TestPartialMatch(t *testing.T) {
-	cases := []struct {
-		name, s string
-		want    int
-	}{
-		{"tag", "tag", 1 << 30},
-		{"vlan_mode", "vlan-mode", 1<<30 - 1},
-		{"vlan_mode", "vlan", 4},
-		{"tag", "tags", 0},
-		{"trunks", "x", 0},
-	}
-	for _, c := range cases {
-		if got := partialMatch(c.name, c.s); got != c.want {
-			t.Errorf("partialMatch(%q, %q) = %d, want %d", c.name, c.s, got, c.want)
-		}
-	}
-}
-
 func TestParseISIDVlan(t *testing.T) {
 	if _, _, err := parseISIDVlan([]string{"abc", "1"}); err == nil || err.Error() != "Invalid argument abc" {
 		t.Errorf("abc: %v", err)
