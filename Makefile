@@ -8,7 +8,7 @@ BIN             := bin
 SCHEMA          := ovsdb/vswitch/schema/vswitch.ovsschema
 IS_ROOT         := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 
-.PHONY: all build test unit generate check-generated lint bench run clean
+.PHONY: all build test unit generate check-generated proto lint bench run clean
 
 all: build lint test
 
@@ -34,6 +34,11 @@ unit:
 ## generate: regenerate the OVSDB models from the pinned schema
 generate:
 	$(GO) generate ./ovsdb/vswitch/
+
+## proto: regenerate the API's Go code (api/gen) from api/proto with Debian's protoc and the
+## protoc-gen-go / protoc-gen-connect-go versions pinned as tools in go.mod
+proto:
+	scripts/gen-proto.sh api/gen
 
 ## check-generated: fail if the committed models differ from what the generator produces
 check-generated:

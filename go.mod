@@ -3,6 +3,7 @@ module github.com/ovsplane/ovsplane
 go 1.26.8
 
 require (
+	connectrpc.com/connect v1.21.1
 	github.com/cenkalti/backoff/v4 v4.3.0
 	github.com/cenkalti/rpc2 v1.0.4
 	github.com/go-logr/logr v1.4.3
@@ -12,6 +13,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/spf13/viper v1.21.0
 	go.yaml.in/yaml/v3 v3.0.4
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -43,8 +45,11 @@ require (
 	golang.org/x/net v0.34.0 // indirect
 	golang.org/x/sys v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
-	google.golang.org/protobuf v1.36.5 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-tool github.com/ovn-kubernetes/libovsdb/cmd/modelgen
+tool (
+	connectrpc.com/connect/cmd/protoc-gen-connect-go
+	github.com/ovn-kubernetes/libovsdb/cmd/modelgen
+	google.golang.org/protobuf/cmd/protoc-gen-go
+)
