@@ -1,0 +1,116 @@
+package convert_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/ovsplane/ovsplane/api/convert"
+	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+)
+
+func ptr(v int) *int { return &v }
+
+func TestRoundTrip(t *testing.T) {
+	bridge := config.Bridge{
+		Name: "br0", DatapathType: "netdev", FailMode: "secure",
+		Protocols: []string{"OpenFlow13"}, Controllers: []string{"tcp:127.0.0.1:6653"},
+		OtherConfig: map[string]string{"hwaddr": "02:00:00:00:00:01"}, ExternalIDs: map[string]string{"a": "b"},
+	}
+	port := config.Port{
+		Name: "bond0", Tag: ptr(0), Trunks: []int{10, 4095}, BondMode: "balance-slb",
+		OtherConfig: map[string]string{"x": "y"}, ExternalIDs: map[string]string{"iface-id": "1"},
+		Interfaces: []config.Interface{
+			{Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:01:00.0"},
+				MTURequest: ptr(9000), OFPortRequest: ptr(1), OtherConfig: map[string]string{"k": "v"},
+				ExternalIDs: map[string]string{"e": "f"}},
+			{Name: "dpdk1"},
+		},
+	}
+	t.Run("bridge", func(t *testing.T) {
+		if got := convert.BridgeFromProto(convert.BridgeToProto(bridge)); !reflect.DeepEqual(got, bridge) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, bridge)
+		}
+	})
+	t.Run("bridge ports are not carried", func(t *testing.T) {
+		b := bridge
+		b.Ports = []config.Port{port}
+		if got := convert.BridgeFromProto(convert.BridgeToProto(b)); got.Ports != nil {
+			t.Errorf("ports carried: %+v", got.Ports)
+		}
+	})
+	t.Run("port", func(t *testing.T) {
+		if got := convert.PortFromProto(convert.PortToProto(port)); !reflect.DeepEqual(got, port) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, port)
+		}
+	})
+	t.Run("tag 0 is not no tag", func(t *testing.T) {
+		m := convert.PortToProto(port)
+		if m.Tag == nil || *m.Tag != 0 {
+			t.Errorf("tag = %v, want 0", m.Tag)
+		}
+		if convert.PortToProto(config.Port{Name: "p"}).Tag != nil {
+			t.Error("nil tag became a value")
+		}
+	})
+	t.Run("out of range stays out of range", func(t *testing.T) {
+		m := convert.PortToProto(config.Port{Tag: ptr(1 << 40)})
+		if *m.Tag != 1<<31-1 {
+			t.Errorf("tag = %d, want clamped to max int32", *m.Tag)
+		}
+	})
+	t.Run("nil messages", func(t *testing.T) {
+		if got := convert.PortFromProto(nil); !reflect.DeepEqual(got, config.Port{}) {
+			t.Errorf("PortFromProto(nil) = %+v", got)
+		}
+		if got := convert.BridgeFromProto(nil); !reflect.DeepEqual(got, config.Bridge{}) {
+			t.Errorf("BridgeFromProto(nil) = %+v", got)
+		}
+		if got := convert.PortInfoFromProto(nil); !reflect.DeepEqual(got, vswitchd.PortInfo{}) {
+			t.Errorf("PortInfoFromProto(nil) = %+v", got)
+		}
+	})
+	t.Run("infos and statuses", func(t *testing.T) {
+		pi := vswitchd.PortInfo{
+			Bridge: "br0", Spec: port, Origin: vswitchd.OriginAPI,
+			Status: reconcile.Status{Kind: reconcile.KindPort, Name: "bond0", Bridge: "br0", State: reconcile.Ready},
+			Interfaces: []reconcile.Status{
+				{Kind: reconcile.KindInterface, Name: "dpdk0", Bridge: "br0", State: reconcile.Ready, Ofport: 1},
+				{Kind: reconcile.KindInterface, Name: "dpdk1", Bridge: "br0", State: reconcile.Error, Error: "could not open"},
+			},
+		}
+		if got := convert.PortInfoFromProto(convert.PortInfoToProto(pi)); !reflect.DeepEqual(got, pi) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, pi)
+		}
+		bi := vswitchd.BridgeInfo{Spec: bridge, Origin: vswitchd.OriginConfig,
+			Status: reconcile.Status{Kind: reconcile.KindBridge, Name: "br0", State: reconcile.Pending}}
+		if got := convert.BridgeInfoFromProto(convert.BridgeInfoToProto(bi)); !reflect.DeepEqual(got, bi) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, bi)
+		}
+		if k := convert.StatusToProto(pi.Interfaces[0]).Key; k != "interface/dpdk0" {
+			t.Errorf("key = %q", k)
+		}
+	})
+	t.Run("removed", func(t *testing.T) {
+		m := convert.StatusToProto(reconcile.Status{Kind: reconcile.KindPort, Name: "p"})
+		if m.State != v1.State_STATE_REMOVED || convert.StateName(m.State) != "removed" {
+			t.Errorf("state = %v", m.State)
+		}
+		if s := convert.StatusFromProto(m); s.State != "" {
+			t.Errorf("back: state = %q, want empty", s.State)
+		}
+	})
+	t.Run("health", func(t *testing.T) {
+		h := vswitchd.Health{Version: vswitchd.Version, Mode: vswitchd.ModeEmbedded, OVSDBEndpoint: "unix:/x",
+			OVSDBConnected: true, Objects: map[reconcile.State]int{reconcile.Ready: 3, reconcile.Error: 1}, LastError: "boom"}
+		m := convert.HealthToProto(h, "ovsplane.v1")
+		if m.ApiVersion != "ovsplane.v1" || m.Objects["ready"] != 3 {
+			t.Errorf("proto = %v", m)
+		}
+		if got := convert.HealthFromProto(m); !reflect.DeepEqual(got, h) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, h)
+		}
+	})
+}

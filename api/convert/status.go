@@ -1,0 +1,187 @@
+package convert
+
+import (
+	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+)
+
+var (
+	kinds = map[reconcile.Kind]v1.Kind{
+		reconcile.KindBridge:    v1.Kind_KIND_BRIDGE,
+		reconcile.KindPort:      v1.Kind_KIND_PORT,
+		reconcile.KindInterface: v1.Kind_KIND_INTERFACE,
+	}
+	// The reconciler reports a removed object with an empty State.
+	states = map[reconcile.State]v1.State{
+		reconcile.Pending: v1.State_STATE_PENDING,
+		reconcile.Ready:   v1.State_STATE_READY,
+		reconcile.Error:   v1.State_STATE_ERROR,
+		"":                v1.State_STATE_REMOVED,
+	}
+	origins = map[vswitchd.Origin]v1.Origin{
+		vswitchd.OriginConfig: v1.Origin_ORIGIN_CONFIG,
+		vswitchd.OriginAPI:    v1.Origin_ORIGIN_API,
+	}
+	modes = map[vswitchd.Mode]v1.Mode{
+		vswitchd.ModeOVS:      v1.Mode_MODE_OVS,
+		vswitchd.ModeSandbox:  v1.Mode_MODE_SANDBOX,
+		vswitchd.ModeEmbedded: v1.Mode_MODE_EMBEDDED,
+	}
+)
+
+// reverse inverts one of the maps above.
+func reverse[K, V comparable](m map[K]V) map[V]K {
+	r := make(map[V]K, len(m))
+	for k, v := range m {
+		r[v] = k
+	}
+	return r
+}
+
+var (
+	kindsBack   = reverse(kinds)
+	statesBack  = reverse(states)
+	originsBack = reverse(origins)
+	modesBack   = reverse(modes)
+)
+
+// StateName is the lower-case name of a state as people read it: "pending", "ready", "error",
+// "removed"; "unknown" for values this version does not know.
+func StateName(s v1.State) string {
+	switch s {
+	case v1.State_STATE_PENDING:
+		return "pending"
+	case v1.State_STATE_READY:
+		return "ready"
+	case v1.State_STATE_ERROR:
+		return "error"
+	case v1.State_STATE_REMOVED:
+		return "removed"
+	}
+	return "unknown"
+}
+
+// StatusToProto converts one object's status; an empty State (a removed object in a change
+// notification) becomes STATE_REMOVED.
+func StatusToProto(s reconcile.Status) *v1.Status {
+	return &v1.Status{
+		Kind:   kinds[s.Kind],
+		Name:   s.Name,
+		Bridge: s.Bridge,
+		State:  states[s.State],
+		Ofport: clampInt32(s.Ofport),
+		Error:  s.Error,
+		Key:    s.Key(),
+	}
+}
+
+// StatusFromProto converts a status message; STATE_REMOVED becomes an empty State.
+func StatusFromProto(s *v1.Status) reconcile.Status {
+	return reconcile.Status{
+		Kind:   kindsBack[s.GetKind()],
+		Name:   s.GetName(),
+		Bridge: s.GetBridge(),
+		State:  statesBack[s.GetState()],
+		Ofport: int(s.GetOfport()),
+		Error:  s.GetError(),
+	}
+}
+
+// StatusesToProto converts a list of statuses, keeping the order.
+func StatusesToProto(ss []reconcile.Status) []*v1.Status {
+	out := make([]*v1.Status, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, StatusToProto(s))
+	}
+	return out
+}
+
+// StatusesFromProto converts a list of status messages, keeping the order.
+func StatusesFromProto(ss []*v1.Status) []reconcile.Status {
+	out := make([]reconcile.Status, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, StatusFromProto(s))
+	}
+	return out
+}
+
+// BridgeInfoToProto converts a managed bridge.
+func BridgeInfoToProto(b vswitchd.BridgeInfo) *v1.BridgeInfo {
+	return &v1.BridgeInfo{
+		Spec:   BridgeToProto(b.Spec),
+		Origin: origins[b.Origin],
+		Status: StatusToProto(b.Status),
+	}
+}
+
+// BridgeInfoFromProto converts a managed-bridge message.
+func BridgeInfoFromProto(b *v1.BridgeInfo) vswitchd.BridgeInfo {
+	return vswitchd.BridgeInfo{
+		Spec:   BridgeFromProto(b.GetSpec()),
+		Origin: originsBack[b.GetOrigin()],
+		Status: StatusFromProto(b.GetStatus()),
+	}
+}
+
+// PortInfoToProto converts a managed port.
+func PortInfoToProto(p vswitchd.PortInfo) *v1.PortInfo {
+	return &v1.PortInfo{
+		Bridge:     p.Bridge,
+		Spec:       PortToProto(p.Spec),
+		Origin:     origins[p.Origin],
+		Status:     StatusToProto(p.Status),
+		Interfaces: StatusesToProto(p.Interfaces),
+	}
+}
+
+// PortInfoFromProto converts a managed-port message.
+func PortInfoFromProto(p *v1.PortInfo) vswitchd.PortInfo {
+	info := vswitchd.PortInfo{
+		Bridge: p.GetBridge(),
+		Spec:   PortFromProto(p.GetSpec()),
+		Origin: originsBack[p.GetOrigin()],
+		Status: StatusFromProto(p.GetStatus()),
+	}
+	if len(p.GetInterfaces()) > 0 {
+		info.Interfaces = StatusesFromProto(p.GetInterfaces())
+	}
+	return info
+}
+
+// HealthToProto converts the daemon's health; apiVersion names the API package served.
+func HealthToProto(h vswitchd.Health, apiVersion string) *v1.HealthResponse {
+	m := &v1.HealthResponse{
+		Version:        h.Version,
+		Mode:           modes[h.Mode],
+		OvsdbEndpoint:  h.OVSDBEndpoint,
+		OvsdbConnected: h.OVSDBConnected,
+		LastError:      h.LastError,
+		ApiVersion:     apiVersion,
+	}
+	if len(h.Objects) > 0 {
+		m.Objects = make(map[string]int32, len(h.Objects))
+		for s, n := range h.Objects {
+			m.Objects[string(s)] = clampInt32(n)
+		}
+	}
+	return m
+}
+
+// HealthFromProto converts a health message.
+func HealthFromProto(m *v1.HealthResponse) vswitchd.Health {
+	h := vswitchd.Health{
+		Version:        m.GetVersion(),
+		Mode:           modesBack[m.GetMode()],
+		OVSDBEndpoint:  m.GetOvsdbEndpoint(),
+		OVSDBConnected: m.GetOvsdbConnected(),
+		LastError:      m.GetLastError(),
+	}
+	if len(m.GetObjects()) > 0 {
+		h.Objects = make(map[reconcile.State]int, len(m.GetObjects()))
+		for s, n := range m.GetObjects() {
+			h.Objects[reconcile.State(s)] = int(n)
+		}
+	}
+	return h
+}
