@@ -119,6 +119,60 @@ type OwnedRow struct {
 	Name       string
 	UUID       string
 	Generation int64 // -1 when the generation key is missing or unreadable
+	// Tags holds the row's external_ids keys that start with TagPrefix ("ovsplane-"), the
+	// ownership keys included: what a restarted daemon needs to rebuild its view of the row.
+	Tags map[string]string
+}
+
+// TagPrefix starts every external_ids key ovsplane reserves for itself (OwnerKey,
+// GenerationKey and the daemon's own keys). Specs may not set such keys.
+const TagPrefix = "ovsplane-"
+
+// ownTags returns the TagPrefix keys of ext.
+func ownTags(ext map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range ext {
+		if strings.HasPrefix(k, TagPrefix) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Tags returns the TagPrefix keys of the named Bridge, Port or Interface row when this
+// client's owner owns it (from the cache); ok is false when the row is absent or not owned.
+func (c *Client) Tags(table, name string) (tags map[string]string, ok bool) {
+	tc := c.lc.Cache()
+	if tc == nil {
+		return nil, false
+	}
+	var ext map[string]string
+	switch table {
+	case vswitch.BridgeTable:
+		m := &vswitch.Bridge{Name: name}
+		if c.lc.Get(context.Background(), m) != nil {
+			return nil, false
+		}
+		ext = m.ExternalIDs
+	case vswitch.PortTable:
+		m := &vswitch.Port{Name: name}
+		if c.lc.Get(context.Background(), m) != nil {
+			return nil, false
+		}
+		ext = m.ExternalIDs
+	case vswitch.InterfaceTable:
+		m := &vswitch.Interface{Name: name}
+		if c.lc.Get(context.Background(), m) != nil {
+			return nil, false
+		}
+		ext = m.ExternalIDs
+	default:
+		return nil, false
+	}
+	if !ownedBy(ext, c.owner) {
+		return nil, false
+	}
+	return ownTags(ext), true
 }
 
 // Owned lists, from the cache, every Bridge, Port and Interface row tagged with this client's
@@ -138,7 +192,7 @@ func (c *Client) Owned() []OwnedRow {
 		if err != nil {
 			gen = -1
 		}
-		out = append(out, OwnedRow{Table: table, Name: name, UUID: uuid, Generation: gen})
+		out = append(out, OwnedRow{Table: table, Name: name, UUID: uuid, Generation: gen, Tags: ownTags(ext)})
 	}
 	for uuid, row := range tc.Table(vswitch.BridgeTable).RowsShallow() {
 		if b, ok := row.(*vswitch.Bridge); ok {

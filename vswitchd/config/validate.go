@@ -282,8 +282,52 @@ func validateInterface(v *validator, ip string, in Interface, ifaces map[string]
 
 func checkMap(v *validator, path string, m map[string]string) {
 	for _, k := range sortedKeys(m) {
-		if k == "" {
+		switch {
+		case k == "":
 			v.add(path, "empty key")
+		case strings.HasSuffix(path, "external_ids") && strings.HasPrefix(k, reservedPrefix):
+			v.add(path+"."+k, "keys starting with %q are reserved for ovsplane's ownership tags; rename it", reservedPrefix)
 		}
 	}
+}
+
+// reservedPrefix starts the external_ids keys ovsplane writes itself (ovsdb.TagPrefix).
+const reservedPrefix = "ovsplane-"
+
+// ValidateBridge checks one bridge given on its own (through the API): the same rules and
+// messages as Validate, with paths starting at "bridge". Ports must be empty: they are objects
+// of their own there.
+func ValidateBridge(b Bridge) error {
+	if len(b.Ports) > 0 {
+		return fmt.Errorf("bridge.ports: ports are applied one by one (ApplyPort), not with their bridge")
+	}
+	return validateAlone(&Config{Bridges: []Bridge{b}}, "bridges[0]", "bridge", b.Name)
+}
+
+// ValidatePort checks one port given on its own (through the API) for the named bridge: the
+// same rules and messages as Validate, with paths starting at "port".
+func ValidatePort(bridge string, p Port) error {
+	if bridge == "" {
+		return fmt.Errorf("bridge: required (the bridge the port belongs to)")
+	}
+	return validateAlone(&Config{Bridges: []Bridge{{Name: bridge, Ports: []Port{p}}}}, "bridges[0].ports[0]", "port", bridge)
+}
+
+// validateAlone validates c's desired state and renames the paths under from to to.
+func validateAlone(c *Config, from, to, bridge string) error {
+	v := &validator{}
+	c.validateDesired(v)
+	errs := make([]error, 0, len(v.errs))
+	for _, e := range v.errs {
+		msg := e.Error()
+		switch {
+		case strings.HasPrefix(msg, from):
+			msg = to + strings.TrimPrefix(msg, from)
+		case strings.HasPrefix(msg, "bridges[0]"):
+			msg = "bridge" + strings.TrimPrefix(msg, "bridges[0]")
+		}
+		msg = strings.ReplaceAll(msg, "bridge bridges[0]", fmt.Sprintf("bridge %q", bridge))
+		errs = append(errs, errors.New(msg))
+	}
+	return errors.Join(errs...)
 }

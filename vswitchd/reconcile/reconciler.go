@@ -72,6 +72,22 @@ type Options struct {
 	Debounce time.Duration
 	// MinBackoff and MaxBackoff bound the retry delay after a failed pass. Defaults 100ms, 10s.
 	MinBackoff, MaxBackoff time.Duration
+	// Extra, if set, supplies desired objects besides the configuration's (the daemon's API
+	// objects). It is called at the start of every pass, with the owned rows the pass read,
+	// and by every status refresh, with nil. A returned bridge whose name is a configured
+	// bridge contributes only its ports; any other is desired whole. The result must not be
+	// modified afterwards.
+	Extra func(owned []ovsdb.OwnedRow) []config.Bridge
+	// Lock, if set, is held during every pass (from reading the owned rows to the end of the
+	// commit), so that other writers of the owner's rows (the daemon's batcher) never
+	// interleave with a pass. Passes triggered by OVSDB changes do not wait for it: when it
+	// is busy (TryLock fails) they only refresh the statuses and try again after Debounce.
+	Lock interface {
+		sync.Locker
+		TryLock() bool
+	}
+	// OnPass, if set, is called after every pass with its duration and error.
+	OnPass func(d time.Duration, err error)
 	// OnChange, if set, is called (from Run's goroutine, or the caller of Reconcile) with the
 	// statuses that changed, removed objects reported with an empty State. It must not block.
 	OnChange func([]Status)
@@ -84,16 +100,20 @@ type Reconciler struct {
 	log  *slog.Logger
 	opts Options
 	kick chan struct{}
+	// unlockNext: Run already holds opts.Lock (TryLock) for the next Reconcile.
+	unlockNext bool
 
-	mu      sync.Mutex
-	desired config.DesiredState
-	version int64 // incremented by every Update that changes desired
-	gen     int64 // 0 until the first pass
-	genVer  int64 // version gen was computed for
-	applied int64 // version of the last successful pass, -1 before any
-	status  map[string]Status
-	passErr error
-	watch   chan struct{}
+	refreshMu sync.Mutex // serialises refresh
+	mu        sync.Mutex
+	desired   config.DesiredState
+	version   int64 // incremented by every Update that changes desired
+	gen       int64 // 0 until the first pass
+	genVer    int64 // version gen was computed for
+	applied   int64 // version of the last successful pass, -1 before any
+	status    map[string]Status
+	passErr   error
+	watch     chan struct{}
+	lastErr   error // error of the last pass, nil after a successful one
 }
 
 // New returns a Reconciler for c and desired (from config.Config.Desired). It does nothing until
@@ -188,6 +208,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		if r.opts.Resync > 0 {
 			resync = time.After(r.opts.Resync)
 		}
+		var drift <-chan time.Time // a drift pass deferred while another writer was busy
 	wait:
 		for {
 			select {
@@ -210,10 +231,33 @@ func (r *Reconciler) Run(ctx context.Context) error {
 					r.refresh() // in backoff: statuses still follow OVSDB
 					continue
 				}
-				break wait
+				if r.tryLock() {
+					break wait
+				}
+				drift = time.After(r.opts.Debounce)
+			case <-drift:
+				if r.tryLock() {
+					break wait
+				}
+				drift = time.After(r.opts.Debounce)
 			}
 		}
 	}
+}
+
+// tryLock takes Options.Lock for the next Reconcile without waiting. When another writer holds
+// it (its own commits cause the changes seen), it refreshes the statuses instead and returns
+// false: the caller looks for drift again later.
+func (r *Reconciler) tryLock() bool {
+	if r.opts.Lock == nil {
+		return true
+	}
+	if !r.opts.Lock.TryLock() {
+		r.refresh()
+		return false
+	}
+	r.unlockNext = true
+	return true
 }
 
 // Reconcile runs one pass: it prunes the owner's rows that are no longer desired and ensures
@@ -221,12 +265,25 @@ func (r *Reconciler) Run(ctx context.Context) error {
 // (ovs-vswitchd refused some interfaces) is not a failure of the pass: those interfaces get
 // State Error and nil is returned. Any other error is returned and also recorded in the status
 // of the objects that are not ready.
-func (r *Reconciler) Reconcile(ctx context.Context) error {
+func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
+	if r.opts.OnPass != nil {
+		start := time.Now()
+		defer func() { r.opts.OnPass(time.Since(start), err) }()
+	}
+	if r.opts.Lock != nil {
+		if r.unlockNext {
+			r.unlockNext = false
+		} else {
+			r.opts.Lock.Lock()
+		}
+		defer r.opts.Lock.Unlock()
+	}
 	r.mu.Lock()
 	desired, version := r.desired, r.version
 	r.mu.Unlock()
 
 	owned := r.c.Owned()
+	desired = r.merge(desired, owned)
 	ownedGlobal, err := r.c.OwnedGlobal(ctx)
 	if err != nil {
 		return r.fail(fmt.Errorf("reconcile: reading owned other_config: %w", err))
@@ -269,13 +326,12 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		txn.SetGlobal(desired.OtherConfig)
 	}
 	for _, b := range desired.Bridges {
-		txn.EnsureBridge(ovsdb.BridgeSpec{Name: b.Name, DatapathType: b.DatapathType, FailMode: b.FailMode,
-			Protocols: b.Protocols, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs})
+		txn.EnsureBridge(BridgeSpec(b))
 		if !have["bridge/"+b.Name] {
 			missing = append(missing, "bridge/"+b.Name)
 		}
 		for _, p := range b.Ports {
-			txn.EnsurePort(portSpec(b.Name, p))
+			txn.EnsurePort(PortSpec(b.Name, p))
 			if !have["port/"+p.Name] {
 				missing = append(missing, "port/"+p.Name)
 			}
@@ -302,11 +358,76 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		}
 	}
 	r.mu.Lock()
-	r.passErr = nil
+	r.passErr, r.lastErr = nil, nil
 	r.mu.Unlock()
 	r.refresh()
 	return nil
 }
+
+// merge returns desired plus Options.Extra's objects (desired itself when there are none).
+func (r *Reconciler) merge(desired config.DesiredState, owned []ovsdb.OwnedRow) config.DesiredState {
+	if r.opts.Extra == nil {
+		return desired
+	}
+	extra := r.opts.Extra(owned)
+	if len(extra) == 0 {
+		return desired
+	}
+	out := config.DesiredState{OtherConfig: desired.OtherConfig, Bridges: slices.Clone(desired.Bridges)}
+	idx := map[string]int{}
+	for i, b := range out.Bridges {
+		idx[b.Name] = i
+	}
+	touched := map[int]bool{}
+	for _, b := range extra {
+		i, ok := idx[b.Name]
+		if !ok {
+			idx[b.Name] = len(out.Bridges)
+			out.Bridges = append(out.Bridges, b)
+			continue
+		}
+		if len(b.Ports) == 0 {
+			continue
+		}
+		if !touched[i] {
+			out.Bridges[i].Ports = slices.Clone(out.Bridges[i].Ports)
+			touched[i] = true
+		}
+		out.Bridges[i].Ports = append(out.Bridges[i].Ports, b.Ports...)
+	}
+	for i := range touched {
+		slices.SortFunc(out.Bridges[i].Ports, func(a, b config.Port) int { return cmpString(a.Name, b.Name) })
+	}
+	slices.SortFunc(out.Bridges, func(a, b config.Bridge) int { return cmpString(a.Name, b.Name) })
+	return out
+}
+
+// Generation returns the generation the reconciler tags rows with (at least 1), for other
+// writers of the owner's rows.
+func (r *Reconciler) Generation() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return max(r.gen, 1)
+}
+
+// StatusOf returns the status of one object by key ("port/NAME"…).
+func (r *Reconciler) StatusOf(key string) (Status, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.status[key]
+	return s, ok
+}
+
+// LastError returns the error of the last pass, nil when it succeeded (or none ran yet).
+func (r *Reconciler) LastError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastErr
+}
+
+// Refresh recomputes the statuses from the client's cache now (for a writer that just
+// changed rows and wants the statuses to show it).
+func (r *Reconciler) Refresh() { r.refresh() }
 
 // generation returns the generation for the desired state version: one more than the highest
 // owned generation on the first pass, incremented when the version changes.
@@ -328,7 +449,7 @@ func (r *Reconciler) generation(owned []ovsdb.OwnedRow, version int64) int64 {
 
 func (r *Reconciler) fail(err error) error {
 	r.mu.Lock()
-	r.passErr = err
+	r.passErr, r.lastErr = err, err
 	r.mu.Unlock()
 	r.refresh()
 	return err
@@ -336,9 +457,14 @@ func (r *Reconciler) fail(err error) error {
 
 // refresh recomputes every status from the client's cache and notifies watchers of changes.
 func (r *Reconciler) refresh() {
+	// One refresh at a time: a slower one computed from an older cache must not overwrite
+	// the result of a newer one.
+	r.refreshMu.Lock()
+	defer r.refreshMu.Unlock()
 	r.mu.Lock()
 	desired, passErr := r.desired, r.passErr
 	r.mu.Unlock()
+	desired = r.merge(desired, nil)
 
 	next := map[string]Status{}
 	put := func(s Status) { next[s.Key()] = s }
@@ -435,7 +561,8 @@ func tableKind(table string) string {
 	return table
 }
 
-func portSpec(bridge string, p config.Port) ovsdb.PortSpec {
+// PortSpec converts a configured port of bridge to the ovsdb package's spec.
+func PortSpec(bridge string, p config.Port) ovsdb.PortSpec {
 	s := ovsdb.PortSpec{Bridge: bridge, Name: p.Name, Tag: p.Tag, Trunks: p.Trunks, BondMode: p.BondMode,
 		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
 	for _, i := range p.Interfaces {
@@ -444,6 +571,12 @@ func portSpec(bridge string, p config.Port) ovsdb.PortSpec {
 			OfportRequest: i.OFPortRequest})
 	}
 	return s
+}
+
+// BridgeSpec converts a configured bridge to the ovsdb package's spec (ports aside).
+func BridgeSpec(b config.Bridge) ovsdb.BridgeSpec {
+	return ovsdb.BridgeSpec{Name: b.Name, DatapathType: b.DatapathType, FailMode: b.FailMode,
+		Protocols: b.Protocols, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs}
 }
 
 func ifaceNames(states []ovsdb.InterfaceState) []string {

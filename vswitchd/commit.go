@@ -1,0 +1,62 @@
+package vswitchd
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ovsplane/ovsplane/vswitchd/batch"
+)
+
+// portCommitter commits the batches of ApplyPort/DeletePort: under the Daemon's writer lock,
+// one ovsdb transaction per batch (batch.PortCommitter), then it records in the Daemon's API
+// objects what OVSDB now holds for each request — also after a whole-batch error, since a
+// commit whose acknowledgement was lost may have happened.
+type portCommitter struct{ d *Daemon }
+
+// Commit implements batch.Committer.
+func (pc *portCommitter) Commit(ctx context.Context, reqs []batch.PortRequest) ([]batch.Outcome[batch.PortResult], error) {
+	d := pc.d
+	d.writer.Lock()
+	defer d.writer.Unlock()
+	start := time.Now()
+	inner := batch.PortCommitter{DB: d.c, Generation: d.rec.Generation(), Options: d.opts.Commit}
+	outs, err := inner.Commit(ctx, reqs)
+	if d.opts.Observer != nil {
+		d.opts.Observer.BatchCommitted(len(reqs), time.Since(start), err)
+	}
+	var item *batch.ItemError
+	if err != nil && (errors.As(err, &item) || inner.Divisible(err)) {
+		return nil, err // refused before anything was written
+	}
+	d.settle(reqs)
+	if err == nil {
+		d.rec.Refresh()
+	}
+	return outs, err
+}
+
+// Divisible implements the batcher's isolation test (see batch.PortCommitter.Divisible).
+func (pc *portCommitter) Divisible(err error) bool {
+	return (&batch.PortCommitter{}).Divisible(err)
+}
+
+// settle records, for each request, what OVSDB holds now: an ensured port that exists with the
+// API's tags becomes (or stays) an API object, a deleted port that is gone stops being one.
+func (d *Daemon) settle(reqs []batch.PortRequest) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range reqs {
+		tags, present := d.c.Tags("Port", r.Spec.Name)
+		switch {
+		case r.Delete && !present:
+			delete(d.ports, r.Spec.Name)
+		case !r.Delete && present && tags[OriginKey] == string(OriginAPI) && tags[SpecKey] == r.Spec.ExternalIDs[SpecKey]:
+			// The spec key round-trips the API's view of the port exactly.
+			var sp storedPort
+			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {
+				d.ports[r.Spec.Name] = apiPort{bridge: sp.Bridge, spec: sp.Port}
+			}
+		}
+	}
+}
