@@ -61,9 +61,20 @@ type Config struct {
 	// ovs-vswitchd rewrites it for every interface every few seconds, which on a large switch is
 	// most of the update traffic, so it is off unless asked for.
 	MonitorStatistics bool
+	// Observer, if set, receives measurements of transactions and reconnections (metrics).
+	Observer Observer
 	// InactivityProbe, when non-zero, sends echo requests after this much silence and
 	// reconnects when they go unanswered (useful over TCP). Must exceed ConnectTimeout.
 	InactivityProbe time.Duration
+}
+
+// Observer receives a Client's measurements. Implementations must be fast and must not block.
+type Observer interface {
+	// Transacted: one transaction of ops operations took d on the wire (err is its transport
+	// or result error, nil when committed).
+	Transacted(d time.Duration, ops int, err error)
+	// Reconnecting: the connection was lost and the client is about to try again.
+	Reconnecting()
 }
 
 // Client is a cached, reconnecting connection to the Open_vSwitch database. It caches only the
@@ -76,6 +87,7 @@ type Client struct {
 	connectTimeout time.Duration
 	foreignBridges bool
 	log            *slog.Logger
+	obs            Observer
 
 	// beforeTransact, when set (tests only), runs between planning and sending a transaction.
 	beforeTransact func()
@@ -89,7 +101,7 @@ type Client struct {
 // connection drops; the cache is resynchronised on reconnection. ctx bounds the initial
 // connection only. Close releases the connection.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
-	bo := &closableBackOff{}
+	bo := &closableBackOff{obs: cfg.Observer}
 	opts, err := clientOptions(cfg, bo)
 	if err != nil {
 		return nil, err
@@ -111,7 +123,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ovsdb: %w", err)
 	}
-	c := &Client{lc: lc, bo: bo, connectTimeout: connectTimeout, owner: cfg.Owner, endpoints: cfg.Endpoints, foreignBridges: cfg.AttachToForeignBridges, log: cfg.Logger,
+	c := &Client{lc: lc, bo: bo, connectTimeout: connectTimeout, owner: cfg.Owner, endpoints: cfg.Endpoints, foreignBridges: cfg.AttachToForeignBridges, log: cfg.Logger, obs: cfg.Observer,
 		changed: make(chan struct{})}
 	if c.owner == "" {
 		c.owner = DefaultOwner
@@ -167,11 +179,15 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 type closableBackOff struct {
 	backoff.BackOff
 	closed atomic.Bool
+	obs    Observer // told of every reconnection attempt
 }
 
 func (b *closableBackOff) NextBackOff() time.Duration {
 	if b.closed.Load() {
 		return 24 * time.Hour
+	}
+	if b.obs != nil {
+		b.obs.Reconnecting()
 	}
 	return b.BackOff.NextBackOff()
 }

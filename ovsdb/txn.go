@@ -231,7 +231,15 @@ func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (res *Result, p *
 	if t.c.beforeTransact != nil {
 		t.c.beforeTransact()
 	}
+	sentAt := time.Now()
 	results, err := t.c.lc.Transact(ctx, p.ops...)
+	if t.c.obs != nil {
+		oerr := err
+		if oerr == nil {
+			oerr = translateResults(results, p.ops, p.refs)
+		}
+		t.c.obs.Transacted(time.Since(sentAt), len(p.ops), oerr)
+	}
 	if err != nil {
 		if !t.c.Connected() && !errors.Is(err, client.ErrNotConnected) {
 			err = fmt.Errorf("%w: %w", ErrNotConnected, err)
