@@ -1,0 +1,81 @@
+// Package sandbox runs a private, real Open vSwitch for ovsplaned: one ovsdb-server and one
+// ovs-vswitchd (the DPDK build when possible) confined to a directory of their own, as children
+// of the daemon. It is what `ovsplaned --sandbox` (and `make run` as root) uses to give a
+// newcomer a switch that really forwards packets without touching the host's Open vSwitch.
+//
+//	sb, err := sandbox.Start(ctx, sandbox.Options{Dir: "/tmp/ovsplane-run/sandbox"})
+//	if err != nil { … }
+//	defer sb.Close(context.WithoutCancel(ctx))
+//	endpoints := []string{sb.Endpoint()} // unix:/tmp/ovsplane-run/sandbox/db.sock
+//	log.Info("sandbox", "ovs", sb.Describe())
+//
+// # The directory
+//
+// Everything lives in Options.Dir: the database conf.db (created from the installed schema
+// the first time, kept afterwards, so a restart finds the bridges and ports of the previous
+// run; converted with `ovsdb-tool convert` when an OVS upgrade changed the schema), the
+// client socket db.sock, and per daemon a pidfile, a unixctl socket, a log file and a file
+// with its stdout/stderr. The processes run with OVS_RUNDIR, OVS_DBDIR, OVS_LOGDIR and
+// OVS_SYSCONFDIR pointing at Dir, so nothing of the host's /var/run/openvswitch or /etc is
+// read or written; bridges' OpenFlow sockets (<bridge>.mgmt) and vhost-user sockets land in
+// Dir too. Unix socket paths are limited to 107 bytes, so Dir is limited to MaxDirLen bytes.
+//
+// # DPDK
+//
+// Options.DPDK is auto (the zero value), on or off. Auto runs ovs-vswitchd-dpdk when that
+// build is installed (Debian's openvswitch-switch-dpdk), the caller is root and enough
+// hugepages are free for dpdk-socket-mem (HugePages_Free × Hugepagesize in /proc/meminfo, the
+// default page size only); otherwise the plain userspace datapath. On fails instead of falling
+// back, saying what is missing. The sandbox never reserves hugepages itself: that is host policy
+// (vm.nr_hugepages, or `make test`'s lab setup).
+// With DPDK, Start sets other_config:dpdk-init=true and fills dpdk-socket-mem
+// (Options.SocketMemMB) and dpdk-extra (Options.DPDKExtra, "--no-pci": a sandbox must not take
+// the host's NICs) only when the database does not already hold them, so values the daemon
+// wrote from its configuration win from the next start on (OVS reads them once, when DPDK
+// initialises). pmd-maxsleep is filled the same way, so an idle PMD thread does not spin a
+// core at 100 %.
+//
+// # Network namespace
+//
+// ovs-vswitchd runs in a network namespace of its own (an anonymous one, created with
+// CLONE_NEWNET for the process) unless Options.HostNetwork is set. The userspace datapath
+// creates a tap device "ovs-netdev" and one per bridge and internal port; in the host's
+// namespace these would clutter `ip link`, clash with a host Open vSwitch or another sandbox
+// using the userspace datapath (a second "ovs-netdev" fails with "Device or resource busy"),
+// and, since OVS makes them persistent, outlive a vswitchd killed with -9. An anonymous
+// namespace lives exactly as long as the vswitchd: its devices vanish with it, and no name is
+// left behind in /run/netns. Unix sockets (OVSDB, vhost-user, OpenFlow management) are files
+// and work across namespaces, so the daemon, ovs-vsctl, ovs-ofctl and VMs are unaffected. To
+// give the switch a host interface, move it in: `ip link set DEV netns <pid>`, with the pid
+// Describe prints; to look inside: `nsenter -t <pid> -n ip link`. The namespace's loopback is
+// left down. HostNetwork runs the vswitchd in the caller's namespace instead (its taps appear
+// on the host; Close removes them with `exit --cleanup`). The private namespace needs root.
+//
+// # Lifetime, crashes and stale processes
+//
+// Both daemons are children of the calling process, in their own process group (a Ctrl-C in
+// the terminal reaches the daemon, which stops them in order, not the daemons directly), with
+// a parent-death signal (SIGKILL), so they die when ovsplaned is killed with -9. The kernel
+// sends that signal when the thread that forked the child exits, not the process, so each
+// child is started and waited for on a goroutine locked to its OS thread.
+//
+// Start takes an exclusive flock on Dir/sandbox.lock and holds it until Close; the kernel
+// releases it when the process dies however it dies. A Start that finds it held fails with
+// ErrInUse (another ovsplaned runs this sandbox; nothing is touched). A Start that gets it
+// knows that no live sandbox owns Dir, so ovsdb-server or ovs-vswitchd processes still named
+// in Dir's pidfiles are leftovers of a crashed run (say, started by hand, or surviving a parent
+// that could not deliver its death signal): Start kills them (SIGTERM, then SIGKILL) and logs
+// it, rather than refusing, so that a supervisor's restart after a crash works without an
+// operator. A process counts as the sandbox's only when its command line carries the very
+// --pidfile= argument the sandbox passes, so a recycled pid of an unrelated program is never
+// signalled.
+//
+// Start is bounded by Options.StartTimeout and by ctx; it waits until ovsdb-server accepts
+// connections, ovs-vswitchd has applied the database (it raises next_cfg and waits for cur_cfg
+// to follow), DPDK reports dpdk_initialized=true and ovs-appctl answers. Any failure stops what
+// was started, and its message quotes the tails of the failing daemon's log and output.
+// Close stops ovs-vswitchd (`ovs-appctl exit --cleanup`) and then ovsdb-server (`ovs-appctl
+// exit`), each escalating to SIGTERM and SIGKILL, and keeps the database file.
+//
+// Linux only; elsewhere Start returns an error.
+package sandbox

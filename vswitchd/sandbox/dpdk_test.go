@@ -1,0 +1,161 @@
+package sandbox
+
+import (
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+)
+
+func TestParseMeminfo(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    hugepages
+		wantErr string
+	}{
+		{name: "2 MiB pages", in: "MemTotal:       24000000 kB\nHugePages_Total:    1024\nHugePages_Free:      768\n" +
+			"HugePages_Rsvd:        0\nHugepagesize:       2048 kB\nHugetlb:         2097152 kB\n",
+			want: hugepages{total: 1024, free: 768, pageBytes: 2 << 20}},
+		{name: "1 GiB pages", in: "HugePages_Total: 4\nHugePages_Free: 2\nHugepagesize: 1048576 kB\n",
+			want: hugepages{total: 4, free: 2, pageBytes: 1 << 30}},
+		{name: "no hugetlbfs", in: "MemTotal: 1000 kB\nMemFree: 10 kB\n"},
+		{name: "bad count", in: "HugePages_Free: many\n", wantErr: "HugePages_Free"},
+		{name: "bad unit", in: "Hugepagesize: 2 MB\n", wantErr: "Hugepagesize"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseMeminfo(strings.NewReader(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("parseMeminfo = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+	if got := (hugepages{free: 768, pageBytes: 2 << 20}).freeMB(); got != 1536 {
+		t.Errorf("freeMB = %d, want 1536", got)
+	}
+}
+
+func TestSocketMemMB(t *testing.T) {
+	for in, want := range map[string]int64{"512": 512, "1024,1024": 2048, "1024,": 1024, " 256 , 0": 256, "": 0} {
+		if got, err := socketMemMB(in); err != nil || got != want {
+			t.Errorf("socketMemMB(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"1G", "-1", "512,x"} {
+		if _, err := socketMemMB(in); err == nil {
+			t.Errorf("socketMemMB(%q) succeeded, want an error", in)
+		}
+	}
+}
+
+func TestDecideDPDK(t *testing.T) {
+	plenty := hugepages{total: 1024, free: 1024, pageBytes: 2 << 20} // 2048 MiB free
+	ok := dpdkFacts{binary: "/x/ovs-vswitchd-dpdk", binaryOK: true, root: true, hugepages: plenty, socketMemMB: 512}
+	with := func(mode DPDKMode, change func(*dpdkFacts)) dpdkFacts {
+		f := ok
+		f.mode = mode
+		if change != nil {
+			change(&f)
+		}
+		return f
+	}
+	tests := []struct {
+		name    string
+		facts   dpdkFacts
+		want    bool
+		wantWhy string // substring of why (or of the error with DPDKOn)
+		wantErr bool
+	}{
+		{"auto, all there", with(DPDKAuto, nil), true, "512 MiB of hugepages", false},
+		{"auto, exactly enough", with(DPDKAuto, func(f *dpdkFacts) { f.socketMemMB = 2048 }), true, "DPDK with 2048", false},
+		{"auto, too few hugepages", with(DPDKAuto, func(f *dpdkFacts) { f.socketMemMB = 4096 }), false, "2048 MiB of hugepages free", false},
+		{"auto, no binary", with(DPDKAuto, func(f *dpdkFacts) { f.binaryOK = false }), false, "openvswitch-switch-dpdk", false},
+		{"auto, not root", with(DPDKAuto, func(f *dpdkFacts) { f.root = false }), false, "needs root", false},
+		{"auto, meminfo unreadable", with(DPDKAuto, func(f *dpdkFacts) { f.hugeErr = errors.New("nope") }), false, "nope", false},
+		{"off, all there", with(DPDKOff, nil), false, "off as asked", false},
+		{"on, all there", with(DPDKOn, nil), true, "DPDK with", false},
+		{"on, no hugepages", with(DPDKOn, func(f *dpdkFacts) { f.hugepages = hugepages{} }), false, "0 MiB of hugepages free", true},
+		{"on, no binary", with(DPDKOn, func(f *dpdkFacts) { f.binaryOK = false }), false, "/x/ovs-vswitchd-dpdk is not installed", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			use, why, err := decideDPDK(tt.facts)
+			if tt.wantErr {
+				if !errors.Is(err, errNoDPDK) || !strings.Contains(err.Error(), tt.wantWhy) {
+					t.Fatalf("err = %v, want errNoDPDK saying %q", err, tt.wantWhy)
+				}
+				return
+			}
+			if err != nil || use != tt.want || !strings.Contains(why, tt.wantWhy) {
+				t.Fatalf("decideDPDK = %v, %q, %v; want %v, …%q…", use, why, err, tt.want, tt.wantWhy)
+			}
+		})
+	}
+}
+
+func TestParseDPDKMode(t *testing.T) {
+	for in, want := range map[string]DPDKMode{"": DPDKAuto, "auto": DPDKAuto, "on": DPDKOn, "off": DPDKOff} {
+		if got, err := ParseDPDKMode(in); err != nil || got != want {
+			t.Errorf("ParseDPDKMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseDPDKMode("yes"); err == nil {
+		t.Error(`ParseDPDKMode("yes") succeeded, want an error`)
+	}
+}
+
+func TestOptionsDefaults(t *testing.T) {
+	o, err := Options{Dir: "/tmp/x"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.DPDK != DPDKAuto || o.SocketMemMB != DefaultSocketMemMB || o.DPDKExtra != DefaultDPDKExtra ||
+		o.StartTimeout != DefaultStartTimeout || o.Logger == nil || o.Paths.Schema != DefaultSchema ||
+		o.Paths.VswitchdDPDK != DefaultVswitchdDPDK || o.Paths.Meminfo != DefaultMeminfo || o.Paths.Vswitchd == "" {
+		t.Errorf("defaults not filled: %+v", o)
+	}
+	for _, bad := range []Options{
+		{},
+		{Dir: "/tmp/" + strings.Repeat("d", MaxDirLen)},
+		{Dir: "/tmp/x", DPDK: "maybe"},
+		{Dir: "/tmp/x", SocketMemMB: -1},
+	} {
+		if _, err := bad.withDefaults(); err == nil {
+			t.Errorf("withDefaults(%+v) succeeded, want an error", bad)
+		}
+	}
+}
+
+func TestParseOtherConfig(t *testing.T) {
+	got, err := parseOtherConfig([]byte(`{"data":[[["map",[["dpdk-extra","--no-pci"],["pmd-maxsleep","1000"]]]]],"headings":["other_config"]}`))
+	want := map[string]string{"dpdk-extra": "--no-pci", "pmd-maxsleep": "1000"}
+	if err != nil || !maps.Equal(got, want) {
+		t.Errorf("parseOtherConfig = %v, %v; want %v", got, err, want)
+	}
+	if got, err := parseOtherConfig([]byte(`{"data":[[["map",[]]]],"headings":["other_config"]}`)); err != nil || len(got) != 0 {
+		t.Errorf("empty map: %v, %v", got, err)
+	}
+	if _, err := parseOtherConfig([]byte(`{"data":[],"headings":["other_config"]}`)); err == nil {
+		t.Error("no row: want an error")
+	}
+}
+
+func TestOtherConfigDefaults(t *testing.T) {
+	s := &Sandbox{opts: Options{SocketMemMB: 512, DPDKExtra: "--no-pci"}}
+	if got := s.otherConfigDefaults(map[string]string{}); !maps.Equal(got, map[string]string{"pmd-maxsleep": "1000"}) {
+		t.Errorf("without DPDK: %v", got)
+	}
+	s.dpdk = true
+	got := s.otherConfigDefaults(map[string]string{"dpdk-socket-mem": "1024", "dpdk-init": "try"})
+	want := map[string]string{"pmd-maxsleep": "1000", "dpdk-init": "true", "dpdk-extra": "--no-pci"}
+	if !maps.Equal(got, want) {
+		t.Errorf("with DPDK and the database's socket-mem: %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,129 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrInUse is returned by Start when another live process holds the sandbox directory.
+var ErrInUse = errors.New("sandbox directory in use")
+
+// lockName is the lock file in the sandbox directory; it holds the owner's pid.
+const lockName = "sandbox.lock"
+
+// staleWait bounds how long a stale daemon gets after SIGTERM, and then after SIGKILL.
+const staleWait = 5 * time.Second
+
+// lockDir takes the exclusive flock on dir's lock file without waiting and records this
+// process's pid in it. Closing the returned file releases the lock (so does the process's
+// death). It fails with ErrInUse when the lock is held.
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, lockName)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		holder, _ := os.ReadFile(path)
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is held by pid %s (another ovsplaned runs this sandbox)",
+			ErrInUse, path, orDefault(strings.TrimSpace(string(holder)), "unknown"))
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox lock %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
+
+// killStale kills the daemon d described by a previous run when its pidfile names a live
+// process started with d's own --pidfile argument. The caller holds the directory lock, so such
+// a process belongs to no live sandbox. It returns the pid it killed (0 for none).
+func killStale(ctx context.Context, d *daemon, log *slog.Logger) (int, error) {
+	data, err := os.ReadFile(d.pidfile)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("stale %s: %w", d.name, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		return 0, nil // not a pidfile OVS wrote; OVS overwrites it
+	}
+	if !isOurs(pid, "--pidfile="+d.pidfile) {
+		return 0, nil
+	}
+	log.Warn("sandbox: killing a leftover daemon of a previous run", "daemon", d.name, "pid", pid, "pidfile", d.pidfile)
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	if waitGone(ctx, pid, staleWait) {
+		return pid, nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	if waitGone(ctx, pid, staleWait) {
+		return pid, nil
+	}
+	return pid, fmt.Errorf("stale %s pid %d (from %s) survives SIGKILL", d.name, pid, d.pidfile)
+}
+
+// isOurs reports whether pid is alive (not a zombie) and has arg on its command line.
+func isOurs(pid int, arg string) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !alive(pid) {
+		return false
+	}
+	for _, a := range bytes.Split(cmdline, []byte{0}) {
+		if string(a) == arg {
+			return true
+		}
+	}
+	return false
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) S …": the state follows the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	return stat[i+2] != 'Z' && stat[i+2] != 'X'
+}
+
+// waitGone polls until pid is gone, ctx ends or timeout passes; it reports whether it is gone.
+func waitGone(ctx context.Context, pid int, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for alive(pid) {
+		select {
+		case <-ctx.Done():
+			return !alive(pid)
+		case <-tick.C:
+		}
+	}
+	return true
+}
