@@ -1,0 +1,47 @@
+package apiclient_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+)
+
+func TestDialAddresses(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		opts    []apiclient.Option
+		wantErr string
+	}{
+		{addr: "unix:/var/lib/ovsplane/ovsplaned.sock"},
+		{addr: "tcp:127.0.0.1:6640"},
+		{addr: "tcp:[::1]:6640"},
+		{addr: "unix:", wantErr: "no socket path"},
+		{addr: "tcp:localhost", wantErr: "not tcp:HOST:PORT"},
+		{addr: "ssl:127.0.0.1:1", wantErr: "must start with"},
+		{addr: "/var/lib/ovsplane/ovsplaned.sock", wantErr: "must start with"},
+		{addr: "tcp:127.0.0.1:1", opts: []apiclient.Option{apiclient.WithTLS(config.TLS{CACert: "/nonexistent/ca.pem"})}, wantErr: "/nonexistent/ca.pem"},
+		{addr: "tcp:127.0.0.1:1", opts: []apiclient.Option{apiclient.WithTLS(config.TLS{Certificate: "/nonexistent/c.pem", PrivateKey: "/nonexistent/k.pem"})}, wantErr: "/nonexistent/c.pem"},
+	} {
+		t.Run(tc.addr, func(t *testing.T) {
+			c, err := apiclient.Dial(tc.addr, tc.opts...)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Dial: %v", err)
+				}
+				if c.Addr() != tc.addr {
+					t.Errorf("Addr() = %q", c.Addr())
+				}
+				c.Close()
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Dial = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+	if apiclient.DefaultAddr != "unix:/var/lib/ovsplane/ovsplaned.sock" {
+		t.Errorf("DefaultAddr = %q", apiclient.DefaultAddr)
+	}
+}

@@ -1,0 +1,148 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/ovsplane/ovsplane/api/gen/ovsplane/v1/ovsplanev1connect"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+)
+
+// Backend is what the server needs from the daemon core. Its methods' errors wrap the
+// vswitchd sentinel errors (ErrInvalid, ErrNotFound, ErrConflict, ErrUnavailable) and name the
+// object they are about.
+type Backend interface {
+	// ApplyBridge sets a bridge's desired state (b.Ports must be empty: ports are separate
+	// objects) and returns once ovs-vswitchd applied it.
+	ApplyBridge(ctx context.Context, b config.Bridge) (vswitchd.BridgeInfo, error)
+	// DeleteBridge deletes a bridge and its ports.
+	DeleteBridge(ctx context.Context, name string) error
+	// Bridge returns one managed bridge, or an error wrapping vswitchd.ErrNotFound.
+	Bridge(name string) (vswitchd.BridgeInfo, error)
+	// Bridges returns every managed bridge, sorted by name.
+	Bridges() []vswitchd.BridgeInfo
+	// ApplyPort sets a port's desired state on bridge, batched with concurrent callers, and
+	// returns once ovs-vswitchd applied it. An interface ovs-vswitchd refused is not an error:
+	// the returned PortInfo.Status.State is reconcile.Error with the message.
+	ApplyPort(ctx context.Context, bridge string, p config.Port) (vswitchd.PortInfo, error)
+	// DeletePort deletes a port and its interfaces.
+	DeletePort(ctx context.Context, name string) error
+	// Port returns one managed port, or an error wrapping vswitchd.ErrNotFound.
+	Port(name string) (vswitchd.PortInfo, error)
+	// Ports returns the managed ports of bridge ("" for all), sorted by name.
+	Ports(bridge string) []vswitchd.PortInfo
+	// Status returns the status of every managed object.
+	Status() []reconcile.Status
+	// Subscribe returns the status of every object and a channel of later changes (removed
+	// objects with an empty State). The channel is closed when ctx ends or when the subscriber
+	// fell too far behind.
+	Subscribe(ctx context.Context) (snapshot []reconcile.Status, changes <-chan []reconcile.Status)
+	// WaitReady returns when every object named by keys ("port/vhu1") is ready, or an error
+	// when one goes to the error state or ctx ends.
+	WaitReady(ctx context.Context, keys []string) ([]reconcile.Status, error)
+	// Reload re-reads the config file; an invalid one is rejected whole and the running state
+	// stays.
+	Reload(ctx context.Context) error
+	// Health returns the daemon's health.
+	Health(ctx context.Context) vswitchd.Health
+}
+
+// APIVersion is the API package the server serves, reported by Health.
+const APIVersion = "ovsplane.v1"
+
+// DefaultMaxRequestBytes bounds a request message unless Options say otherwise.
+const DefaultMaxRequestBytes = 4 << 20
+
+// DefaultShutdownTimeout is how long Serve waits for calls in flight when its context ends.
+const DefaultShutdownTimeout = 5 * time.Second
+
+// Options tune a Server. The zero value is usable.
+type Options struct {
+	// Logger receives one line per listener and per shutdown, and a debug line per failed
+	// call. Default: a logger that discards.
+	Logger *slog.Logger
+	// MaxRequestBytes bounds a request message (larger ones get ResourceExhausted).
+	// Default DefaultMaxRequestBytes.
+	MaxRequestBytes int
+	// ShutdownTimeout bounds the graceful part of Serve's shutdown. Default
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// OnListen, if set, is called by Serve with each address once it listens ("unix:PATH",
+	// "tcp:HOST:PORT" with the actual port when the configured one was 0).
+	OnListen func(addr string)
+}
+
+// Server is the API's HTTP handler and listener owner. Create it with New. Its handler is
+// safe for concurrent use; Serve may be called once.
+type Server struct {
+	b       Backend
+	log     *slog.Logger
+	opts    Options
+	handler http.Handler
+
+	// stopping is closed when Serve's shutdown starts: streams and waits end on it.
+	stopping chan struct{}
+	stopOnce sync.Once
+}
+
+// New returns a Server for b. It does not listen: use it as an http.Handler, or call Serve.
+func New(b Backend, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	s := &Server{b: b, log: opts.Logger, opts: opts, stopping: make(chan struct{})}
+	path, h := ovsplanev1connect.NewSwitchServiceHandler(&service{s: s},
+		connect.WithReadMaxBytes(opts.MaxRequestBytes),
+		connect.WithInterceptors(logInterceptor{log: s.log}),
+	)
+	mux := http.NewServeMux()
+	mux.Handle(path, h)
+	s.handler = mux
+	return s
+}
+
+// ServeHTTP serves the API's calls (paths /ovsplane.v1.SwitchService/METHOD).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// stop ends streams and waits in flight; idempotent.
+func (s *Server) stop() { s.stopOnce.Do(func() { close(s.stopping) }) }
+
+// untilStop returns ctx, also canceled when the server stops.
+func (s *Server) untilStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// service implements the generated handler interface on top of the Backend.
+type service struct{ s *Server }
+
+var _ ovsplanev1connect.SwitchServiceHandler = (*service)(nil)
+
+func required(field, value string) error {
+	if strings.TrimSpace(value) == "" {
+		return connect.NewError(connect.CodeInvalidArgument, errors.New(field+" is required"))
+	}
+	return nil
+}

@@ -1,0 +1,643 @@
+package apiserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
+	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+)
+
+// daemon is a running API server over a fake backend.
+type daemon struct {
+	fake  *apitest.Fake
+	addrs []string // as reported by OnListen, in listen order
+	sock  string   // the unix socket path, if any
+	stop  func() error
+}
+
+// startDaemon serves cfg (unix:PATH entries may use the placeholder SOCK for a fresh path)
+// and returns once every address listens. stop ends Serve and returns its error.
+func startDaemon(t *testing.T, cfg config.API) *daemon {
+	t.Helper()
+	d := &daemon{fake: apitest.New()}
+	// A short directory: unix socket paths are limited to 108 bytes.
+	dir, err := os.MkdirTemp("", "ovsplane-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for i, a := range cfg.Listen {
+		if a == "unix:SOCK" {
+			d.sock = filepath.Join(dir, "run", "ovsplaned.sock")
+			cfg.Listen[i] = "unix:" + d.sock
+		}
+	}
+	listening := make(chan string, len(cfg.Listen))
+	srv := apiserver.New(d.fake, apiserver.Options{
+		Logger:   slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
+		OnListen: func(addr string) { listening <- addr },
+	})
+	// Not t.Context(): that ends before the cleanups run, and Serve logs until it returns.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, cfg) }()
+	for range cfg.Listen {
+		select {
+		case a := <-listening:
+			d.addrs = append(d.addrs, a)
+		case err := <-done:
+			cancel()
+			t.Fatalf("Serve: %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("Serve did not listen within 10s")
+		}
+	}
+	var once sync.Once
+	var serveErr error
+	d.stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case serveErr = <-done:
+			case <-time.After(15 * time.Second):
+				serveErr = errors.New("serve did not return within 15s of its context ending")
+			}
+		})
+		return serveErr
+	}
+	t.Cleanup(func() {
+		if err := d.stop(); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return d
+}
+
+func dial(t *testing.T, addr string, opts ...apiclient.Option) *apiclient.Client {
+	t.Helper()
+	c, err := apiclient.Dial(addr, opts...)
+	if err != nil {
+		t.Fatalf("Dial(%s): %v", addr, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ptr32(v int32) *int32 { return &v }
+
+// exerciseRPCs runs every unary call once through c against an empty fake.
+func exerciseRPCs(t *testing.T, c *apiclient.Client) {
+	ctx := t.Context()
+	br, err := c.ApplyBridge(ctx, connect.NewRequest(&v1.ApplyBridgeRequest{Bridge: &v1.Bridge{
+		Name: "br0", DatapathType: "netdev", Protocols: []string{"OpenFlow13"}, ExternalIds: map[string]string{"k": "v"}}}))
+	if err != nil {
+		t.Fatalf("ApplyBridge: %v", err)
+	}
+	if got := br.Msg.Bridge; got.Spec.DatapathType != "netdev" || got.Origin != v1.Origin_ORIGIN_API ||
+		got.Status.State != v1.State_STATE_READY || got.Status.Key != "bridge/br0" {
+		t.Errorf("ApplyBridge returned %v", got)
+	}
+	if got, err := c.GetBridge(ctx, connect.NewRequest(&v1.GetBridgeRequest{Name: "br0"})); err != nil || got.Msg.Bridge.Spec.ExternalIds["k"] != "v" {
+		t.Errorf("GetBridge = %v, %v", got, err)
+	}
+	p, err := c.ApplyPort(ctx, connect.NewRequest(&v1.ApplyPortRequest{Bridge: "br0", Port: &v1.Port{
+		Name: "vhu1", Tag: ptr32(0), Interfaces: []*v1.Interface{{Name: "vhu1", Type: "dpdkvhostuser", MtuRequest: ptr32(9000)}}}}))
+	if err != nil {
+		t.Fatalf("ApplyPort: %v", err)
+	}
+	if got := p.Msg.Port; got.Bridge != "br0" || got.Spec.Tag == nil || *got.Spec.Tag != 0 || len(got.Interfaces) != 1 ||
+		got.Interfaces[0].Ofport == 0 || got.Interfaces[0].State != v1.State_STATE_READY {
+		t.Errorf("ApplyPort returned %v", got)
+	}
+	refused, err := c.ApplyPort(ctx, connect.NewRequest(&v1.ApplyPortRequest{Bridge: "br0", Port: &v1.Port{
+		Name: "dpdk0", Interfaces: []*v1.Interface{{Name: "dpdk0", Type: "dpdk", Options: map[string]string{apitest.RefuseOption: "could not open network device dpdk0 (No such device)"}}}}}))
+	if err != nil {
+		t.Fatalf("ApplyPort of a refused interface must not fail: %v", err)
+	}
+	if st := refused.Msg.Port.Interfaces[0]; st.State != v1.State_STATE_ERROR || !strings.Contains(st.Error, "No such device") {
+		t.Errorf("refused interface status = %v", st)
+	}
+	if got, err := c.GetPort(ctx, connect.NewRequest(&v1.GetPortRequest{Name: "vhu1"})); err != nil || got.Msg.Port.Spec.Interfaces[0].GetMtuRequest() != 9000 {
+		t.Errorf("GetPort = %v, %v", got, err)
+	}
+	if got, err := c.ListPorts(ctx, connect.NewRequest(&v1.ListPortsRequest{Bridge: "br0"})); err != nil || len(got.Msg.Ports) != 2 || got.Msg.Ports[0].Spec.Name != "dpdk0" {
+		t.Errorf("ListPorts = %v, %v", got, err)
+	}
+	if got, err := c.ListBridges(ctx, connect.NewRequest(&v1.ListBridgesRequest{})); err != nil || len(got.Msg.Bridges) != 1 {
+		t.Errorf("ListBridges = %v, %v", got, err)
+	}
+	st, err := c.ListStatus(ctx, connect.NewRequest(&v1.ListStatusRequest{}))
+	if err != nil || len(st.Msg.Statuses) != 5 { // bridge, 2 ports, 2 interfaces
+		t.Errorf("ListStatus = %v, %v", st, err)
+	}
+	if got, err := c.WaitReady(ctx, connect.NewRequest(&v1.WaitReadyRequest{Keys: []string{"port/vhu1", "interface/vhu1"}})); err != nil || len(got.Msg.Statuses) != 2 {
+		t.Errorf("WaitReady = %v, %v", got, err)
+	}
+	h, err := c.Health(ctx, connect.NewRequest(&v1.HealthRequest{}))
+	if err != nil || h.Msg.Version != vswitchd.Version || h.Msg.ApiVersion != "ovsplane.v1" || h.Msg.Mode != v1.Mode_MODE_EMBEDDED || h.Msg.Objects["ready"] != 3 {
+		t.Errorf("Health = %v, %v", h, err)
+	}
+	if _, err := c.Reload(ctx, connect.NewRequest(&v1.ReloadRequest{})); err != nil {
+		t.Errorf("Reload: %v", err)
+	}
+	if _, err := c.DeletePort(ctx, connect.NewRequest(&v1.DeletePortRequest{Name: "vhu1"})); err != nil {
+		t.Errorf("DeletePort: %v", err)
+	}
+	if _, err := c.GetPort(ctx, connect.NewRequest(&v1.GetPortRequest{Name: "vhu1"})); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("GetPort after DeletePort: %v, want NotFound", err)
+	}
+	if _, err := c.DeleteBridge(ctx, connect.NewRequest(&v1.DeleteBridgeRequest{Name: "br0"})); err != nil {
+		t.Errorf("DeleteBridge: %v", err)
+	}
+	if got, err := c.ListPorts(ctx, connect.NewRequest(&v1.ListPortsRequest{})); err != nil || len(got.Msg.Ports) != 0 {
+		t.Errorf("ListPorts after DeleteBridge = %v, %v (its ports go with it)", got, err)
+	}
+}
+
+func TestEveryRPCOverUnixSocket(t *testing.T) {
+	for _, proto := range []string{"grpc", "connect"} {
+		t.Run(proto, func(t *testing.T) {
+			d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
+			var opts []apiclient.Option
+			if proto == "connect" {
+				opts = append(opts, apiclient.WithConnectProtocol())
+			}
+			exerciseRPCs(t, dial(t, d.addrs[0], opts...))
+		})
+	}
+}
+
+func TestEveryRPCOverTLS(t *testing.T) {
+	p := newPKI(t)
+	d := startDaemon(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
+		TLS: config.TLS{Certificate: p.ServerCert, PrivateKey: p.ServerKey, CACert: p.CA}})
+	if !strings.HasPrefix(d.addrs[0], "tcp:127.0.0.1:") || strings.HasSuffix(d.addrs[0], ":0") {
+		t.Fatalf("OnListen reported %q, want the actual port", d.addrs[0])
+	}
+	c := dial(t, d.addrs[0], apiclient.WithTLS(config.TLS{CACert: p.CA, Certificate: p.ClientCert, PrivateKey: p.ClientKey}))
+	exerciseRPCs(t, c)
+
+	t.Run("untrusted client certificate refused", func(t *testing.T) {
+		rogue := dial(t, d.addrs[0], apiclient.WithTLS(config.TLS{CACert: p.CA, Certificate: p.RogueCert, PrivateKey: p.RogueKey}))
+		_, err := rogue.ApplyBridge(t.Context(), connect.NewRequest(&v1.ApplyBridgeRequest{Bridge: &v1.Bridge{Name: "rogue"}}))
+		if connect.CodeOf(err) != connect.CodeUnavailable {
+			t.Errorf("call with an untrusted client certificate: %v, want Unavailable", err)
+		}
+		if _, err := d.fake.Bridge("rogue"); err == nil {
+			t.Error("the untrusted client's call was served")
+		}
+	})
+	t.Run("no client certificate refused", func(t *testing.T) {
+		anon := dial(t, d.addrs[0], apiclient.WithTLS(config.TLS{CACert: p.CA}))
+		if _, err := anon.ListBridges(t.Context(), connect.NewRequest(&v1.ListBridgesRequest{})); err == nil {
+			t.Error("call without a client certificate succeeded; the server has a ca_cert")
+		}
+	})
+	t.Run("server not trusted by the client", func(t *testing.T) {
+		c := dial(t, d.addrs[0])
+		_, err := c.ListBridges(t.Context(), connect.NewRequest(&v1.ListBridgesRequest{}))
+		if !errors.Is(err, apiclient.ErrUnreachable) || !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("call to a server signed by an unknown CA: %v, want ErrUnreachable naming the certificate", err)
+		}
+	})
+}
+
+func TestTCPNeedsTLS(t *testing.T) {
+	srv := apiserver.New(apitest.New(), apiserver.Options{})
+	err := srv.Serve(t.Context(), config.API{Listen: []string{"tcp:127.0.0.1:0"}})
+	if err == nil || !strings.Contains(err.Error(), "api.listen[0]") || !strings.Contains(err.Error(), "api.tls.certificate") {
+		t.Fatalf("Serve on tcp: without TLS = %v, want an error naming api.listen[0] and api.tls.certificate", err)
+	}
+}
+
+// httpUnix returns an HTTP/1.1 client that reaches the socket whatever the URL's host.
+func httpUnix(sock string) *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}
+}
+
+func postJSON(t *testing.T, sock, method, body string) (int, map[string]any, string) {
+	t.Helper()
+	resp, err := httpUnix(sock).Post("http://localhost/ovsplane.v1.SwitchService/"+method, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.ProtoMajor != 1 {
+		t.Errorf("response over HTTP/%d, want HTTP/1.1", resp.ProtoMajor)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: response %q is not JSON: %v", method, raw, err)
+	}
+	return resp.StatusCode, m, string(raw)
+}
+
+func TestConnectJSONOverHTTP1(t *testing.T) {
+	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
+	seed(t, d)
+
+	t.Run("GetPort", func(t *testing.T) {
+		code, m, raw := postJSON(t, d.sock, "GetPort", `{"name":"p1"}`)
+		if code != 200 || !strings.Contains(raw, `"name":"p1"`) || !strings.Contains(raw, `"STATE_READY"`) {
+			t.Errorf("GetPort: HTTP %d %s", code, raw)
+		}
+		if port, _ := m["port"].(map[string]any); port["bridge"] != "br0" {
+			t.Errorf("GetPort: bridge = %v", port["bridge"])
+		}
+	})
+	t.Run("not found", func(t *testing.T) {
+		code, m, raw := postJSON(t, d.sock, "GetPort", `{"name":"nope"}`)
+		if code != 404 || m["code"] != "not_found" || !strings.Contains(raw, `nope`) {
+			t.Errorf("GetPort of a missing port: HTTP %d %s", code, raw)
+		}
+	})
+	t.Run("malformed JSON", func(t *testing.T) {
+		code, m, raw := postJSON(t, d.sock, "GetPort", `{"name":`)
+		if code != 400 || m["code"] != "invalid_argument" || !strings.Contains(raw, "unmarshal") {
+			t.Errorf("malformed JSON: HTTP %d %s, want 400 invalid_argument", code, raw)
+		}
+	})
+	t.Run("unknown field ignored", func(t *testing.T) {
+		// Forward compatibility within v1: a newer client's fields are ignored, so a misspelt
+		// field shows up as the required one missing.
+		code, m, raw := postJSON(t, d.sock, "GetPort", `{"nmae":"p1"}`)
+		if code != 400 || m["code"] != "invalid_argument" || !strings.Contains(raw, "name is required") {
+			t.Errorf("unknown field: HTTP %d %s, want 400 invalid_argument, name is required", code, raw)
+		}
+	})
+	t.Run("wrong type", func(t *testing.T) {
+		code, m, raw := postJSON(t, d.sock, "GetPort", `{"name":7}`)
+		if code != 400 || m["code"] != "invalid_argument" || !strings.Contains(raw, "name") {
+			t.Errorf("wrong type: HTTP %d %s, want 400 invalid_argument naming the field", code, raw)
+		}
+	})
+	t.Run("missing name", func(t *testing.T) {
+		code, m, raw := postJSON(t, d.sock, "GetPort", `{}`)
+		if code != 400 || m["code"] != "invalid_argument" || !strings.Contains(raw, "name is required") {
+			t.Errorf("missing name: HTTP %d %s", code, raw)
+		}
+	})
+	t.Run("curl", func(t *testing.T) {
+		curl, err := exec.LookPath("curl")
+		if err != nil {
+			t.Skip("curl is not installed (apt-get install curl); the same request went through net/http above")
+		}
+		out, err := exec.Command(curl, "-sS", "--unix-socket", d.sock, "-H", "Content-Type: application/json",
+			"-d", `{"name":"p1"}`, "http://localhost/ovsplane.v1.SwitchService/GetPort").CombinedOutput()
+		if err != nil {
+			t.Fatalf("curl: %v\n%s", err, out)
+		}
+		var resp map[string]any
+		if err := json.Unmarshal(out, &resp); err != nil {
+			t.Fatalf("curl output %q is not JSON: %v", out, err)
+		}
+		if port, _ := resp["port"].(map[string]any); port["bridge"] != "br0" {
+			t.Errorf("curl GetPort: %s", out)
+		}
+	})
+}
+
+func seed(t *testing.T, d *daemon) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := d.fake.ApplyBridge(ctx, config.Bridge{Name: "br0"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.fake.ApplyPort(ctx, "br0", config.Port{Name: "p1", Interfaces: []config.Interface{{Name: "p1"}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHugeRequestIsResourceExhausted(t *testing.T) {
+	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
+	seed(t, d)
+	big := map[string]string{"blob": strings.Repeat("x", apiserver.DefaultMaxRequestBytes+1)}
+	req := &v1.ApplyPortRequest{Bridge: "br0", Port: &v1.Port{Name: "p2", ExternalIds: big, Interfaces: []*v1.Interface{{Name: "p2"}}}}
+	for _, proto := range []string{"grpc", "connect"} {
+		var opts []apiclient.Option
+		if proto == "connect" {
+			opts = append(opts, apiclient.WithConnectProtocol())
+		}
+		_, err := dial(t, d.addrs[0], opts...).ApplyPort(t.Context(), connect.NewRequest(req))
+		if connect.CodeOf(err) != connect.CodeResourceExhausted {
+			t.Errorf("%s: huge ApplyPort: %v, want ResourceExhausted", proto, err)
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"name": strings.Repeat("y", apiserver.DefaultMaxRequestBytes+1)})
+	code, m, _ := postJSON(t, d.sock, "GetPort", string(body))
+	if m["code"] != "resource_exhausted" {
+		t.Errorf("huge JSON request: HTTP %d %v, want resource_exhausted", code, m["code"])
+	}
+	if _, err := d.fake.Port("p2"); err == nil {
+		t.Error("the huge request was applied")
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
+	seed(t, d)
+	c := dial(t, d.addrs[0])
+	for _, tc := range []struct {
+		err  error
+		want connect.Code
+	}{
+		{fmt.Errorf("port %q: unknown type %q: %w", "p1", "bogus", vswitchd.ErrInvalid), connect.CodeInvalidArgument},
+		{fmt.Errorf("port %q: %w", "p1", vswitchd.ErrNotFound), connect.CodeNotFound},
+		{fmt.Errorf("port %q comes from the config file; edit it and reload: %w", "p1", vswitchd.ErrConflict), connect.CodeFailedPrecondition},
+		{fmt.Errorf("port %q: OVSDB: %w", "p1", vswitchd.ErrUnavailable), connect.CodeUnavailable},
+		{fmt.Errorf("port %q: %w", "p1", context.DeadlineExceeded), connect.CodeDeadlineExceeded},
+		{fmt.Errorf("port %q: %w", "p1", context.Canceled), connect.CodeCanceled},
+		{errors.New("port \"p1\": something odd"), connect.CodeInternal},
+	} {
+		t.Run(tc.want.String(), func(t *testing.T) {
+			d.fake.SetError(tc.err)
+			defer d.fake.SetError(nil)
+			_, err := c.GetPort(t.Context(), connect.NewRequest(&v1.GetPortRequest{Name: "p1"}))
+			if connect.CodeOf(err) != tc.want {
+				t.Errorf("GetPort with backend error %q: %v, want %v", tc.err, err, tc.want)
+			}
+			var ce *connect.Error
+			if !errors.As(err, &ce) || ce.Message() != tc.err.Error() {
+				t.Errorf("message = %q, want the backend's %q", ce.Message(), tc.err.Error())
+			}
+			_, err = c.ApplyPort(t.Context(), connect.NewRequest(&v1.ApplyPortRequest{Bridge: "br0", Port: &v1.Port{Name: "p1", Interfaces: []*v1.Interface{{Name: "p1"}}}}))
+			if connect.CodeOf(err) != tc.want {
+				t.Errorf("ApplyPort with backend error %q: %v, want %v", tc.err, err, tc.want)
+			}
+		})
+	}
+	t.Run("real conflicts", func(t *testing.T) {
+		d.fake.AddConfigBridge(config.Bridge{Name: "br-cfg"})
+		_, err := c.DeleteBridge(t.Context(), connect.NewRequest(&v1.DeleteBridgeRequest{Name: "br-cfg"}))
+		if connect.CodeOf(err) != connect.CodeFailedPrecondition || !strings.Contains(err.Error(), "config file") {
+			t.Errorf("DeleteBridge of a config bridge: %v", err)
+		}
+		_, err = c.ApplyPort(t.Context(), connect.NewRequest(&v1.ApplyPortRequest{Bridge: "br-x", Port: &v1.Port{Name: "q", Interfaces: []*v1.Interface{{Name: "q"}}}}))
+		if connect.CodeOf(err) != connect.CodeNotFound || !strings.Contains(err.Error(), `bridge "br-x"`) {
+			t.Errorf("ApplyPort on a missing bridge: %v", err)
+		}
+	})
+	t.Run("reload rejected", func(t *testing.T) {
+		d.fake.SetReload(func() error {
+			return fmt.Errorf("/etc/ovsplane/ovsplaned.yaml: 1 problem(s):\nbridges[0].name: required: %w", vswitchd.ErrInvalid)
+		})
+		_, err := c.Reload(t.Context(), connect.NewRequest(&v1.ReloadRequest{}))
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "bridges[0].name: required") {
+			t.Errorf("Reload of an invalid file: %v", err)
+		}
+	})
+}
+
+func TestWatchSnapshotThenChangesEndsOnStop(t *testing.T) {
+	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
+	seed(t, d)
+	c := dial(t, d.addrs[0])
+	stream, err := c.Watch(t.Context(), connect.NewRequest(&v1.WatchRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stream.Receive() {
+		t.Fatalf("no snapshot: %v", stream.Err())
+	}
+	if m := stream.Msg(); !m.Snapshot || len(m.Statuses) != 3 {
+		t.Fatalf("first message = %v, want the snapshot of 3 objects", m)
+	}
+	if _, err := d.fake.ApplyPort(t.Context(), "br0", config.Port{Name: "p2", Interfaces: []config.Interface{{Name: "p2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !stream.Receive() {
+		t.Fatalf("no change: %v", stream.Err())
+	}
+	if m := stream.Msg(); m.Snapshot || len(m.Statuses) != 2 || m.Statuses[0].Key != "port/p2" {
+		t.Fatalf("change = %v, want port/p2 and interface/p2", m)
+	}
+	if err := d.fake.DeletePort(t.Context(), "p2"); err != nil {
+		t.Fatal(err)
+	}
+	if !stream.Receive() || stream.Msg().Statuses[0].State != v1.State_STATE_REMOVED {
+		t.Fatalf("deletion not streamed as removed: %v %v", stream.Msg(), stream.Err())
+	}
+	if err := d.stop(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if stream.Receive() {
+		t.Fatalf("message after the server stopped: %v", stream.Msg())
+	}
+	if err := stream.Err(); err != nil {
+		t.Errorf("stream ended with %v, want a clean end", err)
+	}
+	if _, err := os.Stat(d.sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket %s still there after shutdown: %v", d.sock, err)
+	}
+}
+
+func TestWatchDropsSlowSubscriber(t *testing.T) {
+	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
+	seed(t, d)
+	// Stall the stream: ask for the snapshot, then read nothing while far more changes than
+	// the fake buffers (and than HTTP/2 flow control lets through) happen.
+	stream, err := dial(t, d.addrs[0]).Watch(t.Context(), connect.NewRequest(&v1.WatchRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stream.Receive() {
+		t.Fatal(stream.Err())
+	}
+	ext := map[string]string{"pad": strings.Repeat("z", 1024)}
+	for i := range 2000 {
+		if _, err := d.fake.ApplyPort(t.Context(), "br0", config.Port{Name: fmt.Sprintf("q%d", i), ExternalIDs: ext, Interfaces: []config.Interface{{Name: fmt.Sprintf("q%d", i)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for stream.Receive() {
+	}
+	if connect.CodeOf(stream.Err()) != connect.CodeResourceExhausted {
+		t.Errorf("slow watcher ended with %v, want ResourceExhausted", stream.Err())
+	}
+}
+
+func TestWaitReady(t *testing.T) {
+	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
+	seed(t, d)
+	c := dial(t, d.addrs[0])
+	d.fake.SetPending("port/p1", true)
+
+	t.Run("canceled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		_, err := c.WaitReady(ctx, connect.NewRequest(&v1.WaitReadyRequest{Keys: []string{"port/p1"}}))
+		if connect.CodeOf(err) != connect.CodeCanceled {
+			t.Errorf("canceled WaitReady: %v, want Canceled", err)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		_, err := c.WaitReady(ctx, connect.NewRequest(&v1.WaitReadyRequest{Keys: []string{"port/p1"}}))
+		if connect.CodeOf(err) != connect.CodeDeadlineExceeded {
+			t.Errorf("WaitReady past its deadline: %v, want DeadlineExceeded", err)
+		}
+	})
+	t.Run("becomes ready", func(t *testing.T) {
+		time.AfterFunc(100*time.Millisecond, func() { d.fake.SetPending("port/p1", false) })
+		got, err := c.WaitReady(t.Context(), connect.NewRequest(&v1.WaitReadyRequest{Keys: []string{"port/p1"}}))
+		if err != nil || got.Msg.Statuses[0].State != v1.State_STATE_READY {
+			t.Errorf("WaitReady = %v, %v", got, err)
+		}
+	})
+	t.Run("error state is aborted", func(t *testing.T) {
+		if _, err := d.fake.ApplyPort(t.Context(), "br0", config.Port{Name: "bad", Interfaces: []config.Interface{{Name: "bad",
+			Options: map[string]string{apitest.RefuseOption: "could not add network device bad to ofproto (No such device)"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.WaitReady(t.Context(), connect.NewRequest(&v1.WaitReadyRequest{Keys: []string{"port/p1", "interface/bad"}}))
+		if connect.CodeOf(err) != connect.CodeAborted || !strings.Contains(err.Error(), "interface/bad") || !strings.Contains(err.Error(), "No such device") {
+			t.Errorf("WaitReady on an interface in error: %v, want Aborted naming it", err)
+		}
+	})
+	t.Run("bad keys", func(t *testing.T) {
+		for _, keys := range [][]string{nil, {"p1"}, {"port/"}, {"switch/p1"}} {
+			_, err := c.WaitReady(t.Context(), connect.NewRequest(&v1.WaitReadyRequest{Keys: keys}))
+			if connect.CodeOf(err) != connect.CodeInvalidArgument {
+				t.Errorf("WaitReady(%q): %v, want InvalidArgument", keys, err)
+			}
+		}
+	})
+	t.Run("server stops", func(t *testing.T) {
+		d.fake.SetPending("port/p1", true)
+		time.AfterFunc(100*time.Millisecond, func() { _ = d.stop() })
+		_, err := c.WaitReady(t.Context(), connect.NewRequest(&v1.WaitReadyRequest{Keys: []string{"port/p1"}}))
+		if connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "shutting down") {
+			t.Errorf("WaitReady while the server stops: %v, want Unavailable", err)
+		}
+	})
+}
+
+func TestUnixSocketModeAndGroup(t *testing.T) {
+	group := "daemon" // exists on Debian; root may give a file to any group
+	if os.Geteuid() != 0 {
+		g, err := user.LookupGroupId(strconv.Itoa(os.Getegid()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		group = g.Name
+	}
+	grp, err := user.LookupGroup(group)
+	if err != nil {
+		t.Fatalf("group %s: %v", group, err)
+	}
+	wantGID, _ := strconv.Atoi(grp.Gid)
+	for _, tc := range []struct{ mode, group string }{{"0640", group}, {"660", grp.Gid}} {
+		t.Run(tc.mode+"/"+tc.group, func(t *testing.T) {
+			d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}, SocketMode: tc.mode, SocketGroup: tc.group})
+			fi, err := os.Stat(d.sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := strconv.ParseUint(tc.mode, 8, 32)
+			if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != os.FileMode(want) {
+				t.Errorf("socket mode = %v, want socket %#o", fi.Mode(), want)
+			}
+			if gid := int(fi.Sys().(*syscall.Stat_t).Gid); gid != wantGID {
+				t.Errorf("socket group = %d, want %d (%s)", gid, wantGID, group)
+			}
+		})
+	}
+	t.Run("unknown group", func(t *testing.T) {
+		srv := apiserver.New(apitest.New(), apiserver.Options{})
+		sock := filepath.Join(t.TempDir(), "s.sock")
+		err := srv.Serve(t.Context(), config.API{Listen: []string{"unix:" + sock}, SocketGroup: "no-such-group-ovsplane"})
+		if err == nil || !strings.Contains(err.Error(), "api.socket_group") || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("Serve with an unknown group: %v, want an error naming api.socket_group", err)
+		}
+		if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("socket created despite the error: %v", err)
+		}
+	})
+}
+
+func TestStaleSocketReplacedLiveOneKept(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ovsplane-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s.sock")
+	// A crashed daemon's socket: the file stays, nobody accepts.
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+
+	listening := make(chan string, 1)
+	srv := apiserver.New(apitest.New(), apiserver.Options{OnListen: func(a string) { listening <- a }})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, config.API{Listen: []string{"unix:" + sock}}) }()
+	select {
+	case <-listening:
+	case err := <-done:
+		t.Fatalf("Serve over a stale socket: %v", err)
+	}
+	// A second server on the same live socket must refuse, leaving the first one's in place.
+	err = apiserver.New(apitest.New(), apiserver.Options{}).Serve(t.Context(), config.API{Listen: []string{"unix:" + sock}})
+	if err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("second Serve on a live socket: %v, want an 'in use' error", err)
+	}
+	if _, err := dial(t, "unix:"+sock).Health(t.Context(), connect.NewRequest(&v1.HealthRequest{})); err != nil {
+		t.Errorf("first server unreachable after the second one failed: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	// A regular file is never removed.
+	if err := os.WriteFile(sock, []byte("data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = apiserver.New(apitest.New(), apiserver.Options{}).Serve(t.Context(), config.API{Listen: []string{"unix:" + sock}})
+	if err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("Serve over a regular file: %v", err)
+	}
+	if b, _ := os.ReadFile(sock); !bytes.Equal(b, []byte("data")) {
+		t.Error("the regular file was changed")
+	}
+}
+
+func TestClientReportsDaemonNotRunning(t *testing.T) {
+	c := dial(t, "unix:"+filepath.Join(t.TempDir(), "absent.sock"))
+	_, err := c.Health(t.Context(), connect.NewRequest(&v1.HealthRequest{}))
+	if !errors.Is(err, apiclient.ErrUnreachable) || connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "absent.sock") {
+		t.Errorf("call to a missing socket: %v, want Unavailable matching ErrUnreachable and naming the socket", err)
+	}
+}
