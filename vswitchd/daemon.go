@@ -58,6 +58,10 @@ type Options struct {
 	Reconcile reconcile.Options
 	// Observer receives measurements (metrics); nil: none.
 	Observer Observer
+	// VswitchdProbe, if set, is polled by Run every ProbeInterval (default 1s) to learn
+	// whether ovs-vswitchd runs (see LockProbe); while it does not, interfaces report an error.
+	VswitchdProbe VswitchdProbe
+	ProbeInterval time.Duration
 }
 
 // Observer receives the daemon's measurements. Implementations must not block.
@@ -157,8 +161,19 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	return d, nil
 }
 
-// Run reconciles until ctx ends (see reconcile.Reconciler.Run) and returns ctx's error.
-func (d *Daemon) Run(ctx context.Context) error { return d.rec.Run(ctx) }
+// Run reconciles until ctx ends (see reconcile.Reconciler.Run) and returns ctx's error. With
+// Options.VswitchdProbe it also watches ovs-vswitchd.
+func (d *Daemon) Run(ctx context.Context) error {
+	if d.opts.VswitchdProbe != nil {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() { defer close(done); d.watchVswitchd(ctx) }()
+	}
+	return d.rec.Run(ctx)
+}
+
+// Watch returns a channel closed at the next change of any status.
+func (d *Daemon) Watch() <-chan struct{} { return d.rec.Watch() }
 
 // Reconcile runs one reconcile pass now (for --once and tests).
 func (d *Daemon) Reconcile(ctx context.Context) error { return d.rec.Reconcile(ctx) }

@@ -6,10 +6,12 @@
 // status as it changes. SIGHUP reloads the configuration; an invalid one is rejected whole and
 // the running state stays. SIGINT/SIGTERM stop it.
 //
+// It serves the API (vswitchd/apiserver, docs/api.md) on the configured listeners and, when
+// metrics.address is set, Prometheus /metrics. With --sandbox it first starts a private Open
+// vSwitch (vswitchd/sandbox) in <data_dir>/sandbox and stops it on exit.
+//
 // With --once it converges once, prints the statuses and exits: 0 when every object is ready,
 // 1 otherwise.
-//
-// The API, metrics and plugin host of issue 4 and later are not served yet.
 package main
 
 import (
@@ -19,10 +21,13 @@ import (
 	"io"
 	stdlog "log"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -30,10 +35,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/metrics"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/vswitchd/sandbox"
 )
 
 // localOVSSocket is where Debian's Open vSwitch serves its database.
@@ -70,11 +80,16 @@ type daemonFlags struct {
 	file     string
 	once     bool
 	embedded bool
+	sandbox  bool
+	dpdk     string
 	timeout  time.Duration
 }
 
 // errNotReady is --once's failure: some object is not ready.
 var errNotReady = errors.New("not every object is ready")
+
+// shutdownTimeout bounds the graceful stop: batches in flight, API calls, the sandbox.
+const shutdownTimeout = 20 * time.Second
 
 func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, stderr io.Writer) error {
 	var df daemonFlags
@@ -82,11 +97,16 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	fs.SetOutput(stderr)
 	fs.StringVar(&df.file, "config", "", "configuration file (YAML); default $OVSPLANE_CONFIG")
 	fs.BoolVar(&df.once, "once", false, "converge once, print the statuses and exit (0 when all are ready)")
-	fs.BoolVar(&df.embedded, "embedded", false, "use the embedded OVSDB even when an Open vSwitch is running")
+	fs.BoolVar(&df.embedded, "embedded", false, "use the embedded OVSDB with a simulated ovs-vswitchd, even when an Open vSwitch is running")
+	fs.BoolVar(&df.sandbox, "sandbox", false, "start a private Open vSwitch (ovsdb-server + ovs-vswitchd) in <data_dir>/sandbox and stop it on exit")
+	fs.StringVar(&df.dpdk, "sandbox-dpdk", "auto", "with --sandbox: auto (DPDK when ovs-vswitchd-dpdk and free hugepages are there), on or off")
 	fs.DurationVar(&df.timeout, "timeout", 60*time.Second, "with --once: how long to wait for every object to be ready")
 	config.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if df.embedded && df.sandbox {
+		return errors.New("--embedded and --sandbox exclude each other: pick one")
 	}
 	if df.file == "" {
 		for _, kv := range env {
@@ -95,86 +115,183 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 			}
 		}
 	}
-	load := func() (*config.Config, error) {
+	load := func(ctx context.Context) (*config.Config, error) {
 		return config.Load(ctx, config.Options{File: df.file, Env: env, Flags: fs})
 	}
-	cfg, err := load()
+	cfg, err := load(ctx)
 	if err != nil {
 		return err
 	}
 	log := slog.New(cfg.Log.NewHandler(stderr))
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data_dir %s: %w (set data_dir or --data-dir to a writable directory)", cfg.DataDir, err)
+	}
 
-	endpoints, cleanup, err := connectTarget(ctx, cfg, df.embedded, log, stdout)
+	tgt, err := connectTarget(ctx, cfg, df, log, stdout)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	defer tgt.close()
 
-	ocfg := ovsdb.Config{Endpoints: endpoints, Logger: log}
+	mode := tgt.mode
+	var met *metrics.Metrics
+	var client *ovsdb.Client
+	met = metrics.New(vswitchd.Version, string(mode), func() bool { return client != nil && client.Connected() })
+	ocfg := ovsdb.Config{Endpoints: tgt.endpoints, Logger: log, Observer: met}
 	if t := cfg.OVSDB.TLS; t.PrivateKey != "" {
 		ocfg.TLS = &ovsdb.TLSFiles{PrivateKey: t.PrivateKey, Certificate: t.Certificate, CACert: t.CACert}
 	}
 	dialCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	client, err := ovsdb.Dial(dialCtx, ocfg)
+	client, err = ovsdb.Dial(dialCtx, ocfg)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", strings.Join(endpoints, ","), err)
+		return fmt.Errorf("connecting to %s: %w", strings.Join(tgt.endpoints, ","), err)
 	}
 	defer client.Close()
 	if err := client.Init(ctx); err != nil {
 		return fmt.Errorf("initialising the Open_vSwitch row: %w", err)
 	}
 
-	r := reconcile.New(client, cfg.Desired(), reconcile.Options{
-		Logger: log,
-		OnChange: func(changed []reconcile.Status) {
+	var probe vswitchd.VswitchdProbe
+	if mode != vswitchd.ModeEmbedded { // the simulated ovs-vswitchd takes no lock
+		var tls *dbcmd.TLSFiles
+		if t := cfg.OVSDB.TLS; t.PrivateKey != "" {
+			tls = &dbcmd.TLSFiles{PrivateKey: t.PrivateKey, Certificate: t.Certificate, CACert: t.CACert}
+		}
+		var closeProbe func()
+		probe, closeProbe = vswitchd.LockProbe(tgt.endpoints, tls)
+		defer closeProbe()
+	}
+	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
+		Logger:        log,
+		Mode:          mode,
+		Reload:        load,
+		Observer:      met,
+		VswitchdProbe: probe,
+		Reconcile: reconcile.Options{OnChange: func(changed []reconcile.Status) {
 			for _, s := range changed {
-				attrs := []any{"object", s.Key(), "state", string(s.State)}
-				if s.Ofport != 0 {
-					attrs = append(attrs, "ofport", s.Ofport)
-				}
-				if s.Error != "" {
-					attrs = append(attrs, "error", s.Error)
-				}
-				log.Info("status", attrs...)
+				logStatus(log, s)
 			}
-		},
+		}},
 	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := d.Close(sctx); err != nil {
+			log.Warn("shutdown: batches in flight did not finish", "error", err)
+		}
+	}()
 	if df.once {
-		return once(ctx, r, df.timeout, stdout)
+		return once(ctx, d, df.timeout, stdout)
 	}
 
-	fmt.Fprintf(stdout, "ovsplaned: keeping %s converged to %s; try: vsctl --db=%s show (Ctrl-C stops)\n",
-		strings.Join(endpoints, ","), orDefault(df.file, "the default configuration"), endpoints[0])
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
+	api := apiserver.New(d, apiserver.Options{Logger: log})
+	var wg sync.WaitGroup
+	errc := make(chan error, 3)
+	srvCtx, stopServers := context.WithCancel(ctx)
+	defer func() { stopServers(); wg.Wait() }()
+	wg.Go(func() {
+		if err := api.Serve(srvCtx, cfg.API); err != nil {
+			errc <- fmt.Errorf("api: %w", err)
+		}
+	})
+	if cfg.Metrics.Address != "" {
+		wg.Go(func() {
+			if err := serveMetrics(srvCtx, cfg.Metrics.Address, met, log); err != nil {
+				errc <- fmt.Errorf("metrics: %w", err)
+			}
+		})
+	}
+	wg.Go(func() {
+		if err := d.Run(srvCtx); err != nil && !errors.Is(err, context.Canceled) {
+			errc <- err
+		}
+	})
+	printWelcome(stdout, tgt, df.file, cfg)
 	for {
 		select {
-		case err := <-done:
-			if errors.Is(err, context.Canceled) {
-				return nil
-			}
+		case <-ctx.Done():
+			log.Info("shutting down")
+			return nil
+		case err := <-errc:
 			return err
+		case <-tgt.done:
+			return fmt.Errorf("the sandbox Open vSwitch stopped: %w", tgt.doneErr())
 		case <-hup:
-			next, err := load()
-			if err != nil {
+			if err := d.Reload(ctx); err != nil {
 				log.Error("reload rejected; the running configuration stays", "error", err)
-				continue
 			}
-			log.Info("configuration reloaded")
-			r.Update(next.Desired())
 		}
 	}
 }
 
+func logStatus(log *slog.Logger, s reconcile.Status) {
+	attrs := []any{"object", s.Key(), "state", string(s.State)}
+	if s.Bridge != "" && s.Kind != reconcile.KindBridge {
+		attrs = append(attrs, "bridge", s.Bridge)
+	}
+	if s.Ofport != 0 {
+		attrs = append(attrs, "ofport", s.Ofport)
+	}
+	if s.Error != "" {
+		attrs = append(attrs, "error", s.Error)
+	}
+	if s.State == "" {
+		attrs[3] = "removed"
+	}
+	log.Info("status", attrs...)
+}
+
+// serveMetrics serves /metrics on addr until ctx ends.
+func serveMetrics(ctx context.Context, addr string, met *metrics.Metrics, log *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", met.Handler())
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics.address %s: %w", addr, err)
+	}
+	log.Info("metrics listening", "address", ln.Addr().String())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func printWelcome(w io.Writer, tgt *target, file string, cfg *config.Config) {
+	fmt.Fprintf(w, "ovsplaned: %s; keeping it converged to %s\n", tgt.describe, orDefault(file, "the default configuration"))
+	fmt.Fprintf(w, "  try:  vsctl --db=%s show\n", tgt.endpoints[0])
+	for _, l := range cfg.API.Listen {
+		if path, ok := strings.CutPrefix(l, "unix:"); ok {
+			fmt.Fprintf(w, "        vsctl --daemon=%s status\n", l)
+			fmt.Fprintf(w, "        curl -s --unix-socket %s -H 'Content-Type: application/json' -d '{}' http://ovsplaned/ovsplane.v1.SwitchService/ListStatus\n", path)
+			break
+		}
+	}
+	if cfg.Metrics.Address != "" {
+		fmt.Fprintf(w, "        curl -s http://%s/metrics | grep ^ovsplane_\n", cfg.Metrics.Address)
+	}
+	fmt.Fprintln(w, "  Ctrl-C stops it.")
+}
+
 // once converges and prints the statuses, failing unless every object becomes ready in time.
-func once(ctx context.Context, r *reconcile.Reconciler, timeout time.Duration, stdout io.Writer) error {
+func once(ctx context.Context, d *vswitchd.Daemon, timeout time.Duration, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var st []reconcile.Status
 	for {
-		err := r.Reconcile(ctx)
-		st = r.Status()
+		watch := d.Watch()
+		err := d.Reconcile(ctx)
+		st = d.Status()
 		if err == nil && allReady(st) {
 			break
 		}
@@ -185,7 +302,7 @@ func once(ctx context.Context, r *reconcile.Reconciler, timeout time.Duration, s
 				return fmt.Errorf("%w: %w", errNotReady, err)
 			}
 			return errNotReady
-		case <-r.Watch():
+		case <-watch:
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -215,34 +332,68 @@ func printStatus(w io.Writer, st []reconcile.Status) {
 	tw.Flush()
 }
 
-// connectTarget returns the OVSDB endpoints to use: the configured ones, else the local Open
-// vSwitch, else an embedded OVSDB in <data_dir>/ovsdb with a simulated ovs-vswitchd (cleanup
-// stops them).
-func connectTarget(ctx context.Context, cfg *config.Config, forceEmbedded bool, log *slog.Logger, stdout io.Writer) ([]string, func(), error) {
-	if len(cfg.OVSDB.Endpoints) > 0 && !forceEmbedded {
-		return cfg.OVSDB.Endpoints, func() {}, nil
-	}
-	if !forceEmbedded {
+// target is the OVSDB the daemon talks to and what runs it.
+type target struct {
+	mode      vswitchd.Mode
+	endpoints []string
+	describe  string
+	close     func()
+	done      <-chan struct{} // closed when a process the daemon started dies (sandbox)
+	doneErr   func() error
+}
+
+// connectTarget picks the OVSDB: --embedded, --sandbox, the configured endpoints, the local Open
+// vSwitch, else the embedded OVSDB in <data_dir>/ovsdb with a simulated ovs-vswitchd.
+func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log *slog.Logger, stdout io.Writer) (*target, error) {
+	never := make(chan struct{})
+	nop := func() error { return nil }
+	switch {
+	case df.sandbox:
+		mode, err := sandbox.ParseDPDKMode(df.dpdk)
+		if err != nil {
+			return nil, fmt.Errorf("--sandbox-dpdk: %w", err)
+		}
+		sb, err := sandbox.Start(ctx, sandbox.Options{Dir: filepath.Join(cfg.DataDir, "sandbox"), DPDK: mode, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		return &target{mode: vswitchd.ModeSandbox, endpoints: []string{sb.Endpoint()},
+			describe: "private Open vSwitch sandbox: " + sb.Describe(),
+			close: func() {
+				sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+				defer cancel()
+				if err := sb.Close(sctx); err != nil {
+					log.Warn("sandbox: stop", "error", err)
+				}
+			}, done: sb.Done(), doneErr: sb.Err}, nil
+	case len(cfg.OVSDB.Endpoints) > 0 && !df.embedded:
+		return &target{mode: vswitchd.ModeOVS, endpoints: cfg.OVSDB.Endpoints,
+			describe: "Open vSwitch at " + strings.Join(cfg.OVSDB.Endpoints, ","), close: func() {}, done: never, doneErr: nop}, nil
+	case !df.embedded:
 		if _, err := os.Stat(localOVSSocket); err == nil {
-			return []string{"unix:" + localOVSSocket}, func() {}, nil
+			ep := "unix:" + localOVSSocket
+			return &target{mode: vswitchd.ModeOVS, endpoints: []string{ep},
+				describe: "the local Open vSwitch at " + ep, close: func() {}, done: never, doneErr: nop}, nil
 		}
 	}
 	dir := filepath.Join(cfg.DataDir, "ovsdb")
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, nil, fmt.Errorf("embedded OVSDB: %w", err)
+		return nil, fmt.Errorf("embedded OVSDB: %w", err)
 	}
 	db, err := embedded.Open(ctx, dir, embedded.Options{Logger: log})
 	if err != nil {
-		return nil, nil, fmt.Errorf("embedded OVSDB in %s: %w", dir, err)
+		return nil, fmt.Errorf("embedded OVSDB in %s: %w", dir, err)
 	}
 	sim, err := ovsdbtest.NewVswitchd(ctx, ovsdbtest.VswitchdConfig{Endpoint: db.Endpoint(), Logger: log})
 	if err != nil {
 		db.Close()
-		return nil, nil, fmt.Errorf("simulated ovs-vswitchd: %w", err)
+		return nil, fmt.Errorf("simulated ovs-vswitchd: %w", err)
 	}
 	fmt.Fprintf(stdout, "ovsplaned: no Open vSwitch here: embedded OVSDB at %s (persisted in %s) with a SIMULATED ovs-vswitchd — no packets flow in this mode\n",
 		db.Endpoint(), db.Path())
-	return []string{db.Endpoint()}, func() { sim.Close(); db.Close() }, nil
+	return &target{mode: vswitchd.ModeEmbedded, endpoints: []string{db.Endpoint()},
+		describe: "embedded OVSDB " + db.Endpoint() + " with a simulated ovs-vswitchd (no packets flow)",
+		close:    func() { sim.Close(); db.Close() }, done: never, doneErr: nop}, nil
 }
 
 func orDefault(s, def string) string {

@@ -113,7 +113,8 @@ type Reconciler struct {
 	status    map[string]Status
 	passErr   error
 	watch     chan struct{}
-	lastErr   error // error of the last pass, nil after a successful one
+	lastErr   error  // error of the last pass, nil after a successful one
+	down      string // why ovs-vswitchd is known not to run; "" when it runs or nobody knows
 }
 
 // New returns a Reconciler for c and desired (from config.Config.Desired). It does nothing until
@@ -425,6 +426,19 @@ func (r *Reconciler) LastError() error {
 	return r.lastErr
 }
 
+// SetDown tells the reconciler that ovs-vswitchd is not running (why, non-empty) or runs again
+// (""). While it is down every interface's status is an error with that message, and the
+// statuses of bridges and ports follow.
+func (r *Reconciler) SetDown(why string) {
+	r.mu.Lock()
+	changed := r.down != why
+	r.down = why
+	r.mu.Unlock()
+	if changed {
+		r.refresh()
+	}
+}
+
 // Refresh recomputes the statuses from the client's cache now (for a writer that just
 // changed rows and wants the statuses to show it).
 func (r *Reconciler) Refresh() { r.refresh() }
@@ -462,19 +476,19 @@ func (r *Reconciler) refresh() {
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
 	r.mu.Lock()
-	desired, passErr := r.desired, r.passErr
+	desired, passErr, down := r.desired, r.passErr, r.down
 	r.mu.Unlock()
 	desired = r.merge(desired, nil)
 
 	next := map[string]Status{}
 	put := func(s Status) { next[s.Key()] = s }
 	for _, b := range desired.Bridges {
-		local := r.ifaceStatus(b.Name, b.Name, passErr)
+		local := r.ifaceStatus(b.Name, b.Name, passErr, down)
 		put(Status{Kind: KindBridge, Name: b.Name, State: local.State, Error: local.Error})
 		for _, p := range b.Ports {
 			ps := Status{Kind: KindPort, Name: p.Name, Bridge: b.Name, State: Ready}
 			for _, i := range p.Interfaces {
-				is := r.ifaceStatus(b.Name, i.Name, passErr)
+				is := r.ifaceStatus(b.Name, i.Name, passErr, down)
 				put(is)
 				switch {
 				case is.State == Error && ps.State != Error:
@@ -513,7 +527,7 @@ func (r *Reconciler) refresh() {
 	}
 }
 
-func (r *Reconciler) ifaceStatus(bridge, name string, passErr error) Status {
+func (r *Reconciler) ifaceStatus(bridge, name string, passErr error, down string) Status {
 	s := Status{Kind: KindInterface, Name: name, Bridge: bridge, State: Pending}
 	st, err := r.c.Interface(name)
 	if err == nil && !st.Owned {
@@ -529,6 +543,9 @@ func (r *Reconciler) ifaceStatus(bridge, name string, passErr error) Status {
 	}
 	if s.State == Pending && passErr != nil {
 		s.State, s.Error = Error, passErr.Error()
+	}
+	if down != "" && s.State != Error {
+		s.State, s.Ofport, s.Error = Error, 0, down
 	}
 	return s
 }

@@ -1,0 +1,505 @@
+//go:build linux
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/test/lab"
+	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+)
+
+// These tests run the real ovsplaned binary against a real ovsdb-server and ovs-vswitchd (the
+// dummy datapath) and talk to it through its API, as a cloud platform would.
+
+var daemonBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func ovsplanedBinary(t *testing.T) string {
+	t.Helper()
+	daemonBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "ovsplaned-bin-")
+		if err != nil {
+			daemonBuild.err = err
+			return
+		}
+		daemonBuild.path = filepath.Join(dir, "ovsplaned")
+		out, err := exec.Command("go", "build", "-o", daemonBuild.path, "../../cmd/ovsplaned").CombinedOutput()
+		if err != nil {
+			daemonBuild.err = fmt.Errorf("go build ./cmd/ovsplaned: %w\n%s", err, out)
+		}
+	})
+	if daemonBuild.err != nil {
+		t.Fatal(daemonBuild.err)
+	}
+	return daemonBuild.path
+}
+
+// daemonProc is one ovsplaned process of a test.
+type daemonProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	out  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// daemonLab is an ovsplaned data dir and config on a lab OVSDB.
+type daemonLab struct {
+	t    *testing.T
+	db   *lab.OVSDB
+	dir  string
+	conf string
+	api  *apiclient.Client
+	logs []*syncBuffer
+	// foreign are ports someone else (ovs-vsctl) put on br0: not the daemon's, not orphans.
+	foreign map[string]bool
+}
+
+const daemonConfig = `
+bridges:
+  - name: br0
+    datapath_type: netdev
+    ports:
+      - name: cfg0
+        interfaces:
+          - name: cfg0
+            type: internal
+`
+
+func newDaemonLab(t *testing.T, db *lab.OVSDB) *daemonLab {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "opd-") // short: the API socket path must fit 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	conf := filepath.Join(dir, "ovsplaned.yaml")
+	if err := os.WriteFile(conf, []byte(daemonConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := &daemonLab{t: t, db: db, dir: dir, conf: conf}
+	api, err := apiclient.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.api = api
+	t.Cleanup(func() {
+		api.Close()
+		if t.Failed() {
+			for i, b := range l.logs {
+				t.Logf("ovsplaned run %d log (tail):\n%s", i+1, tail(b.String(), 3000))
+			}
+		}
+	})
+	return l
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// start runs ovsplaned and waits until its API answers and OVSDB is connected.
+func (l *daemonLab) start(ctx context.Context) *daemonProc {
+	l.t.Helper()
+	out := &syncBuffer{}
+	l.logs = append(l.logs, out)
+	cmd := exec.Command(ovsplanedBinary(l.t), "--config", l.conf, "--data-dir", l.dir,
+		"--ovsdb-endpoints", l.db.Endpoint, "--log-level", "info")
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		l.t.Fatal(err)
+	}
+	p := &daemonProc{cmd: cmd, done: make(chan struct{}), out: out}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	l.t.Cleanup(func() { p.kill() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h, err := l.api.Health(ctx, connect.NewRequest(&ovsplanev1.HealthRequest{}))
+		if err == nil && h.Msg.OvsdbConnected {
+			return p
+		}
+		select {
+		case <-p.done:
+			l.t.Fatalf("ovsplaned exited at start:\n%s", out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("ovsplaned API not answering after 30 s (last error %v):\n%s", err, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (p *daemonProc) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+func (p *daemonProc) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Errorf("ovsplaned did not stop within 30 s of SIGTERM")
+		p.kill()
+	}
+}
+
+func apiPort(name string) *ovsplanev1.Port {
+	return &ovsplanev1.Port{Name: name, Interfaces: []*ovsplanev1.Interface{{Name: name, Type: "internal"}}}
+}
+
+// outcome is what a churn client learned about one port.
+type outcome int
+
+const (
+	unknown outcome = iota // never touched, or the last request failed: either state is fine
+	present                // the last request that returned was a successful apply
+	absent                 // the last request that returned was a successful delete
+)
+
+// churnModel tracks, per port name, the last acknowledged outcome. Each name belongs to one
+// worker, so requests for a name never race with each other.
+type churnModel struct {
+	mu    sync.Mutex
+	state map[string]outcome
+	acked int
+	errs  []string
+}
+
+func (m *churnModel) set(name string, o outcome, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		m.state[name] = unknown
+		if len(m.errs) < 5 {
+			m.errs = append(m.errs, err.Error())
+		}
+		return
+	}
+	m.state[name] = o
+	m.acked++
+}
+
+// churn runs workers that each own names worker, worker+workers, … < n and randomly apply or
+// delete them until ctx ends.
+func (l *daemonLab) churn(ctx context.Context, m *churnModel, n, workers int, rng *rand.Rand) {
+	var wg sync.WaitGroup
+	seeds := make([]uint64, workers)
+	for i := range seeds {
+		seeds[i] = rng.Uint64()
+	}
+	for w := range workers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(seeds[w], 1))
+			for ctx.Err() == nil {
+				k := w + workers*r.IntN((n-w+workers-1)/workers)
+				name := fmt.Sprintf("c%d", k)
+				rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+				if r.IntN(3) == 0 {
+					_, err := l.api.DeletePort(rctx, connect.NewRequest(&ovsplanev1.DeletePortRequest{Name: name}))
+					if connect.CodeOf(err) == connect.CodeNotFound {
+						err = nil // not there: absent as well
+					}
+					m.set(name, absent, err)
+				} else {
+					resp, err := l.api.ApplyPort(rctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort(name)}))
+					if err == nil && resp.Msg.Port.GetStatus().GetState() != ovsplanev1.State_STATE_READY {
+						err = fmt.Errorf("port %s applied but %v: %s", name, resp.Msg.Port.GetStatus().GetState(), resp.Msg.Port.GetStatus().GetError())
+					}
+					m.set(name, present, err)
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// checkConverged waits until OVSDB holds exactly what the model and the daemon say: every
+// port the model knows present, none it knows absent, the daemon's API ports equal to OVSDB's,
+// each port on br0 once with one interface that has an ofport, no orphan rows.
+func (l *daemonLab) checkConverged(ctx context.Context, m *churnModel) {
+	l.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		if last = l.converged(ctx, m); last == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	l.t.Fatalf("not converged after 60 s: %v", last)
+}
+
+func (l *daemonLab) converged(ctx context.Context, m *churnModel) error {
+	resp, err := l.api.ListPorts(ctx, connect.NewRequest(&ovsplanev1.ListPortsRequest{}))
+	if err != nil {
+		return err
+	}
+	daemonPorts := map[string]bool{}
+	for _, p := range resp.Msg.Ports {
+		if p.GetStatus().GetState() != ovsplanev1.State_STATE_READY {
+			return fmt.Errorf("port %s is %v %s", p.GetSpec().GetName(), p.GetStatus().GetState(), p.GetStatus().GetError())
+		}
+		daemonPorts[p.GetSpec().GetName()] = true
+	}
+	rows := l.db.Vsctl(l.t, "--format=csv", "--no-headings", "--columns=name,ofport", "list", "Interface")
+	ifaces := map[string]string{}
+	for _, line := range strings.Split(rows, "\n") {
+		if f := strings.Split(line, ","); len(f) == 2 {
+			if _, dup := ifaces[f[0]]; dup {
+				return fmt.Errorf("interface %s twice", f[0])
+			}
+			ifaces[f[0]] = f[1]
+		}
+	}
+	portRows := strings.Fields(l.db.Vsctl(l.t, "--format=table", "--no-headings", "--columns=name", "list", "Port"))
+	onBridge := strings.Fields(l.db.Vsctl(l.t, "list-ports", "br0"))
+	if len(portRows) != len(onBridge)+1 { // +1: br0's local port
+		return fmt.Errorf("%d Port rows but %d ports on br0 (+ local): orphans", len(portRows), len(onBridge))
+	}
+	if len(ifaces) != len(portRows) {
+		return fmt.Errorf("%d Interface rows for %d ports: orphans", len(ifaces), len(portRows))
+	}
+	inDB := map[string]bool{}
+	for _, p := range onBridge {
+		inDB[p] = true
+		if of := ifaces[p]; of == "" || of == "[]" || strings.HasPrefix(of, "-") || of == "0" {
+			return fmt.Errorf("port %s has no ofport (%q)", p, of)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, o := range m.state {
+		switch {
+		case o == present && !inDB[name]:
+			return fmt.Errorf("port %s was acknowledged but is not in OVSDB: lost", name)
+		case o == absent && inDB[name]:
+			return fmt.Errorf("port %s was deleted (acknowledged) but is in OVSDB", name)
+		}
+	}
+	for p := range inDB {
+		if !daemonPorts[p] && !l.foreign[p] {
+			return fmt.Errorf("port %s in OVSDB is not one of the daemon's: orphan", p)
+		}
+	}
+	for p := range daemonPorts {
+		if !inDB[p] {
+			return fmt.Errorf("daemon lists port %s that OVSDB lacks", p)
+		}
+	}
+	return nil
+}
+
+// kill -9 of ovsplaned at random points during a port churn, twenty times: after each restart
+// OVSDB converges to the desired state, with no acknowledged change lost, no orphan and no
+// duplicate.
+func TestDaemonKill9DuringChurn(t *testing.T) {
+	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
+	ctx := timeout(t, 10*time.Minute)
+	db := lab.StartOVSDB(t)
+	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	l := newDaemonLab(t, db)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	m := &churnModel{state: map[string]outcome{}}
+	const rounds, ports, workers = 20, 500, 25
+	for round := range rounds {
+		p := l.start(ctx)
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { l.churn(cctx, m, ports, workers, rng); close(done) }()
+		time.Sleep(time.Duration(50+rng.IntN(700)) * time.Millisecond)
+		p.kill()
+		cancel()
+		<-done
+		if round%5 == 4 { // now and then, check the state right after a restart
+			p := l.start(ctx)
+			l.checkConverged(ctx, m)
+			p.kill()
+		}
+	}
+	final := l.start(ctx)
+	l.checkConverged(ctx, m)
+	m.mu.Lock()
+	t.Logf("%d acknowledged requests over %d kills; some request errors: %q", m.acked, rounds, m.errs)
+	m.mu.Unlock()
+	if m.acked < rounds {
+		t.Errorf("only %d acknowledged requests: the churn did not run", m.acked)
+	}
+	final.stop(t)
+}
+
+// Restarting ovsdb-server during a churn: every request ends (applied or with an error that
+// says what happened), the daemon reconnects and converges.
+func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
+	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
+	ctx := timeout(t, 5*time.Minute)
+	db := lab.StartOVSDB(t)
+	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	l := newDaemonLab(t, db)
+	p := l.start(ctx)
+	m := &churnModel{state: map[string]outcome{}}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { l.churn(cctx, m, 200, 20, rand.New(rand.NewPCG(1, 2))); close(done) }()
+	time.Sleep(500 * time.Millisecond)
+	db.Restart(t)
+	time.Sleep(1500 * time.Millisecond)
+	cancel()
+	<-done
+	m.mu.Lock()
+	for _, e := range m.errs {
+		if !strings.Contains(e, "unavailable") && !strings.Contains(e, "canceled") && !strings.Contains(e, "not connected") &&
+			!strings.Contains(e, "connection") {
+			t.Errorf("unclear error during the restart: %s", e)
+		}
+	}
+	m.mu.Unlock()
+	l.checkConverged(ctx, m)
+	// Still serving: one more port goes through.
+	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("after")})); err != nil {
+		t.Fatalf("apply after the restart: %v", err)
+	}
+	p.stop(t)
+}
+
+// Killing ovs-vswitchd turns the statuses to error, starting it again brings them back to ready.
+func TestDaemonFollowsVswitchd(t *testing.T) {
+	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
+	ctx := timeout(t, 5*time.Minute)
+	db := lab.StartOVSDB(t)
+	vs := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	l := newDaemonLab(t, db)
+	l.start(ctx)
+	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("vm1")})); err != nil {
+		t.Fatal(err)
+	}
+	wait := func(want ovsplanev1.State, says string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			resp, err := l.api.GetPort(ctx, connect.NewRequest(&ovsplanev1.GetPortRequest{Name: "vm1"}))
+			if err == nil && resp.Msg.Port.GetStatus().GetState() == want && strings.Contains(resp.Msg.Port.GetStatus().GetError(), says) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("port vm1 not %v (%q) after 30 s: %v %v", want, says, resp, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	wait(ovsplanev1.State_STATE_READY, "")
+	if err := syscall.Kill(vs.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wait(ovsplanev1.State_STATE_ERROR, "ovs-vswitchd is not running")
+	vs.Start(t)
+	wait(ovsplanev1.State_STATE_READY, "")
+}
+
+// A concurrent ovs-vsctl writer on the same bridge: its rows stay untouched, ours stay
+// correct; bad input over the API is refused whole.
+func TestDaemonLeavesForeignRowsAlone(t *testing.T) {
+	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
+	ctx := timeout(t, 5*time.Minute)
+	db := lab.StartOVSDB(t)
+	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	l := newDaemonLab(t, db)
+	p := l.start(ctx)
+	m := &churnModel{state: map[string]outcome{}}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { l.churn(cctx, m, 100, 10, rand.New(rand.NewPCG(3, 4))); close(done) }()
+	var foreign []string
+	for i := range 20 {
+		name := fmt.Sprintf("os%d", i)
+		db.Vsctl(t, "add-port", "br0", name, "--", "set", "Interface", name, "type=internal",
+			"external_ids:iface-id=vif-"+name, "--", "set", "Port", name, "tag=42")
+		foreign = append(foreign, name)
+	}
+	l.foreign = map[string]bool{}
+	for _, f := range foreign {
+		l.foreign[f] = true
+	}
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	<-done
+	before := db.Vsctl(t, "--columns=name,tag,external_ids,other_config", "--format=csv", "find", "Port", "tag=42")
+	// Bad input: refused with a clear error, nothing written.
+	bad := []struct {
+		port *ovsplanev1.Port
+		code connect.Code
+		says string
+	}{
+		{&ovsplanev1.Port{Name: "b1", Interfaces: []*ovsplanev1.Interface{{Name: "b1", Type: "warp"}}}, connect.CodeInvalidArgument, "unknown interface type"},
+		{&ovsplanev1.Port{Name: "b2", Interfaces: []*ovsplanev1.Interface{{Name: "b2", Type: "vxlan"}}}, connect.CodeInvalidArgument, "remote_ip"},
+		{apiPort("this-name-is-far-too-long"), connect.CodeInvalidArgument, "longer than 15"},
+		{&ovsplanev1.Port{Name: "b3", Interfaces: []*ovsplanev1.Interface{{Name: "b3"}, {Name: "b3"}}}, connect.CodeInvalidArgument, "duplicate interface"},
+		{apiPort("os3"), connect.CodeFailedPrecondition, "os3"},
+	}
+	for _, b := range bad {
+		_, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: b.port}))
+		if connect.CodeOf(err) != b.code || !strings.Contains(err.Error(), b.says) {
+			t.Errorf("port %s: got %v, want %v mentioning %q", b.port.Name, err, b.code, b.says)
+		}
+	}
+	l.checkConverged(ctx, m)
+	after := db.Vsctl(t, "--columns=name,tag,external_ids,other_config", "--format=csv", "find", "Port", "tag=42")
+	if before != after {
+		t.Errorf("foreign ports changed:\nbefore %s\nafter  %s", before, after)
+	}
+	listed := strings.Fields(db.Vsctl(t, "list-ports", "br0"))
+	for _, f := range foreign {
+		if !slices.Contains(listed, f) {
+			t.Errorf("foreign port %s gone", f)
+		}
+	}
+	for _, name := range []string{"b1", "b2", "b3", "this-name-is-far-too-long"} {
+		if slices.Contains(listed, name) {
+			t.Errorf("refused port %s was written", name)
+		}
+	}
+	p.stop(t)
+}
