@@ -18,19 +18,35 @@
 // misreading them). Compaction writes the schema and a single snapshot
 // record of every row, as ovsdb-server's compaction does.
 //
+// # Protocol
+//
+// The JSON-RPC server is this package's own (server.go); only libovsdb's
+// in-memory database and transaction engine are used. libovsdb's server
+// cannot serve OVS's clients: it sends monitor updates as requests and
+// blocks, inside the transaction lock, until the client replies, which
+// ovs-vsctl and package dbcmd never do (the transaction that caused the
+// update never gets its reply, nor does any later one); it refuses the
+// array form of monitor requests; it never forgets a monitor; it knows no
+// "comment", "abort" or "assert"; its "wait" compares sets in order, skips
+// expected default values and sleeps while holding the lock. The server
+// here does what ovsdb-server 3.1 does, tested side by side with it:
+// monitor, monitor_cond and monitor_cond_since with notifications,
+// monitor_cancel, waits with OVSDB value semantics and triggers (a wait with
+// a timeout is retried after every commit until it holds or times out;
+// "cancel" ends it), comments written to the file, locks, echo. Databases
+// other than Open_vSwitch, _Server included, get ovsdb-server's "unknown
+// database" error, which OVS's IDL and package dbcmd take for a standalone
+// server. Not supported: monitor_cond_change, transaction history for
+// monitor_cond_since (it always answers "not found" with the full
+// contents, as ovsdb-server does for a standalone database), and "_version".
+//
 // # Crash safety
 //
-// The database wraps libovsdb's in-memory database and hooks its Commit,
-// which libovsdb's server calls after it has checked the transaction and
-// before it sends the reply. Commit appends the record and fsyncs the file
-// before it updates the in-memory data, so a client only ever receives a
-// successful transaction reply for a change that is on disk. The window
-// libovsdb leaves: its server sends monitor updates before calling Commit,
-// so a monitoring client may see a change that is then lost to a crash
-// before the fsync (or refused because the write failed); the transacting
-// client never gets a success reply for it. On load, a torn or corrupt last
-// record (a crash in the middle of an append) is cut off: the file is
-// truncated to the last valid record.
+// A commit appends the record and fsyncs the file before it updates the
+// in-memory data, queues the monitor updates and replies, so no client,
+// transacting or monitoring, ever sees a change that is not on disk. On
+// load, a torn or corrupt last record (a crash in the middle of an append)
+// is cut off: the file is truncated to the last valid record.
 package embedded
 
 import (
@@ -39,6 +55,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -53,7 +70,6 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/database/inmemory"
 	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
-	"github.com/ovn-kubernetes/libovsdb/server"
 
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
@@ -80,15 +96,17 @@ var ErrClosed = errors.New("embedded: database closed or failed")
 
 // Options configures Open. The zero value is usable.
 type Options struct {
-	// Logger receives libovsdb's server logs and compaction failures. Nil
-	// discards them.
+	// Logger receives the server's logs (slow clients, internal failures)
+	// and compaction failures. Nil discards them.
 	Logger *slog.Logger
 	// CompactBytes is the file size past which the log is compacted, once it
 	// has also grown to more than twice its size after the last compaction.
 	// Zero means DefaultCompactBytes; negative disables compaction.
 	CompactBytes int64
-	// Comment is written as "_comment" in every transaction record. Empty
-	// leaves it out.
+	// Comment is written as "_comment" in every transaction record whose
+	// transaction has no "comment" operation of its own (those are written
+	// instead, joined by newlines, as ovsdb-server does). Empty leaves it
+	// out.
 	Comment string
 }
 
@@ -96,10 +114,8 @@ type Options struct {
 // dir/conf.db. Its methods are safe for concurrent use.
 type DB struct {
 	dir, sock string
-	srv       *server.OvsdbServer
+	srv       *server
 	store     *store
-	done      chan struct{}
-	serveErr  error
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -117,11 +133,11 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if len(sock) > 107 {
 		return nil, fmt.Errorf("embedded: socket path %q is longer than 107 bytes", sock)
 	}
-	logger := logr.Discard()
-	if opts.Logger != nil {
-		logger = logr.FromSlogHandler(opts.Logger.Handler())
+	slogger := opts.Logger
+	if slogger == nil {
+		slogger = slog.New(slog.DiscardHandler)
 	}
-	st, dbModel, err := openStore(dir, opts, logger)
+	st, err := openStore(dir, opts, logr.FromSlogHandler(slogger.Handler()))
 	if err != nil {
 		return nil, err
 	}
@@ -129,40 +145,14 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 		st.close()
 		return nil, fmt.Errorf("embedded: remove stale socket: %w", err)
 	}
-	srv, err := server.NewOvsdbServer(st, &logger, dbModel)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "unix", sock)
 	if err != nil {
 		st.close()
-		return nil, fmt.Errorf("embedded: create server: %w", err)
+		return nil, fmt.Errorf("embedded: listen on %s: %w", sock, err)
 	}
-	db := &DB{dir: dir, sock: sock, srv: srv, store: st, done: make(chan struct{})}
-	go func() {
-		db.serveErr = srv.Serve("unix", sock)
-		close(db.done)
-	}()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !srv.Ready() {
-		select {
-		case <-db.done:
-			st.close()
-			return nil, fmt.Errorf("embedded: serve on %s: %w", sock, db.serveErr)
-		case <-ctx.Done():
-			// Serve may still become ready; Close waits for it.
-			_ = db.Close()
-			return nil, fmt.Errorf("embedded: open %s: %w", dir, ctx.Err())
-		case <-tick.C:
-		}
-	}
-	return db, nil
-}
-
-func (d *DB) isDone() bool {
-	select {
-	case <-d.done:
-		return true
-	default:
-		return false
-	}
+	srv := newServer(st, slogger)
+	srv.serve(ln)
+	return &DB{dir: dir, sock: sock, srv: srv, store: st}, nil
 }
 
 // Endpoint returns the OVSDB connection string, "unix:" and the socket path.
@@ -175,13 +165,7 @@ func (d *DB) Path() string { return filepath.Join(d.dir, DBFile) }
 // was acknowledged is in the file. Close is idempotent.
 func (d *DB) Close() error {
 	d.closeOnce.Do(func() {
-		// libovsdb's Close reads the listener without synchronisation, so
-		// wait until Serve has set it (or failed).
-		for !d.srv.Ready() && !d.isDone() {
-			time.Sleep(time.Millisecond)
-		}
-		d.srv.Close()
-		<-d.done
+		d.srv.close()
 		d.closeErr = d.store.close()
 	})
 	return d.closeErr
@@ -203,24 +187,24 @@ type store struct {
 	compact int64
 }
 
-func openStore(dir string, opts Options, logger logr.Logger) (*store, model.DatabaseModel, error) {
+func openStore(dir string, opts Options, logger logr.Logger) (*store, error) {
 	clientModel, err := vswitch.FullDatabaseModel()
 	if err != nil {
-		return nil, model.DatabaseModel{}, fmt.Errorf("embedded: vswitch model: %w", err)
+		return nil, fmt.Errorf("embedded: vswitch model: %w", err)
 	}
 	sch := vswitch.Schema()
 	dbModel, errs := model.NewDatabaseModel(sch, clientModel)
 	if len(errs) > 0 {
-		return nil, model.DatabaseModel{}, fmt.Errorf("embedded: database model: %w", errors.Join(errs...))
+		return nil, fmt.Errorf("embedded: database model: %w", errors.Join(errs...))
 	}
 	l := logger.WithName("inmemory")
 	inner := inmemory.NewDatabase(map[string]model.ClientDBModel{vswitchDB: clientModel}, &l)
 	if err := inner.CreateDatabase(vswitchDB, sch); err != nil {
-		return nil, model.DatabaseModel{}, fmt.Errorf("embedded: create database: %w", err)
+		return nil, fmt.Errorf("embedded: create database: %w", err)
 	}
 	compactJSON, err := compactSchema(schema.JSON())
 	if err != nil {
-		return nil, model.DatabaseModel{}, err
+		return nil, err
 	}
 	s := &store{Database: inner, model: dbModel, path: filepath.Join(dir, DBFile), opts: opts, logger: logger, schema: compactJSON}
 	s.compact = opts.CompactBytes
@@ -228,9 +212,9 @@ func openStore(dir string, opts Options, logger logr.Logger) (*store, model.Data
 		s.compact = DefaultCompactBytes
 	}
 	if err := s.load(); err != nil {
-		return nil, model.DatabaseModel{}, err
+		return nil, err
 	}
-	return s, dbModel, nil
+	return s, nil
 }
 
 func compactSchema(text []byte) ([]byte, error) {
@@ -429,26 +413,18 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// CreateDatabase keeps the loaded content: libovsdb's server calls it for
-// every model it serves, which would otherwise empty the database.
-func (s *store) CreateDatabase(name string, sch ovsdb.DatabaseSchema) error {
-	if s.Exists(name) {
-		return nil
-	}
-	return s.Database.CreateDatabase(name, sch)
-}
-
-// Commit appends the transaction to the file and fsyncs it, then applies it
-// in memory. If the append fails the transaction fails and nothing changes;
-// if applying fails after the append, the store refuses every further
-// transaction (ErrClosed), since file and memory disagree.
-func (s *store) Commit(name string, id uuid.UUID, update database.Update) error {
+// commitTxn appends the transaction to the file, with its comments, and
+// fsyncs it, then applies it in memory. If the append fails the transaction
+// fails and nothing changes; if applying fails after the append, the store
+// refuses every further transaction (ErrClosed), since file and memory
+// disagree.
+func (s *store) commitTxn(update database.Update, comments []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
 		return ErrClosed
 	}
-	rec, err := s.record(update)
+	rec, err := s.record(update, comments)
 	if err != nil {
 		return err
 	}
@@ -464,7 +440,7 @@ func (s *store) Commit(name string, id uuid.UUID, update database.Update) error 
 		}
 		s.size += int64(len(data))
 	}
-	if err := s.Database.Commit(name, id, update); err != nil {
+	if err := s.Database.Commit(vswitchDB, uuid.New(), update); err != nil {
 		s.fail()
 		return fmt.Errorf("embedded: commit: %w", err)
 	}
@@ -582,8 +558,9 @@ func (s *store) columns(m model.Model) (map[string]column, error) {
 }
 
 // record encodes update as a transaction record, or returns nil when it
-// changes nothing.
-func (s *store) record(update database.Update) ([]byte, error) {
+// changes nothing. comments, if any, are its "_comment"; else
+// Options.Comment.
+func (s *store) record(update database.Update, comments []string) ([]byte, error) {
 	txn := map[string]any{}
 	tables := update.GetUpdatedTables()
 	sort.Strings(tables)
@@ -635,7 +612,9 @@ func (s *store) record(update database.Update) ([]byte, error) {
 		return nil, nil
 	}
 	txn["_date"] = time.Now().UnixMilli()
-	if s.opts.Comment != "" {
+	if len(comments) > 0 {
+		txn["_comment"] = strings.Join(comments, "\n")
+	} else if s.opts.Comment != "" {
 		txn["_comment"] = s.opts.Comment
 	}
 	text, err := json.Marshal(txn)
