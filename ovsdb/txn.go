@@ -114,6 +114,9 @@ type Result struct {
 	Ops        int              // operations in the committed transaction
 	NextCfg    int              // next_cfg written (0 with NoWait)
 	Interfaces []InterfaceState // interfaces created or changed, as ovs-vswitchd left them
+	// Committed is how long the call took until OVSDB had committed (planning, retries and
+	// the transaction itself); Applied the wait for ovs-vswitchd after that (0 with NoWait).
+	Committed, Applied time.Duration
 }
 
 // Commit sends the transaction and, unless opts.NoWait, waits for ovs-vswitchd to apply it
@@ -134,12 +137,18 @@ func (t *Txn) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 	}
 	var lastErr error
 	serverClashes := 0
+	start := time.Now()
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		changed := t.c.changes()
 		res, p, sent, err := t.attempt(ctx, opts)
 		if err == nil {
 			res.Attempts = attempt
-			return t.finishCommit(ctx, opts, res, p)
+			res.Committed = time.Since(start)
+			res, err := t.finishCommit(ctx, opts, res, p)
+			if res != nil && !opts.NoWait {
+				res.Applied = time.Since(start) - res.Committed
+			}
+			return res, err
 		}
 		switch {
 		case ctx.Err() != nil:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
 )
 
@@ -20,10 +21,15 @@ func (pc *portCommitter) Commit(ctx context.Context, reqs []batch.PortRequest) (
 	d.writer.Lock()
 	defer d.writer.Unlock()
 	start := time.Now()
-	inner := batch.PortCommitter{DB: d.c, Generation: d.rec.Generation(), Options: d.opts.Commit}
+	var committed, applied time.Duration
+	inner := batch.PortCommitter{DB: d.c, Generation: d.rec.Generation(), Options: d.opts.Commit,
+		OnResult: func(r *ovsdb.Result) { committed, applied = r.Committed, r.Applied }}
 	outs, err := inner.Commit(ctx, reqs)
 	if d.opts.Observer != nil {
-		d.opts.Observer.BatchCommitted(len(reqs), time.Since(start), err)
+		if committed == 0 { // refused or failed before OVSDB committed
+			committed = time.Since(start)
+		}
+		d.opts.Observer.BatchCommitted(len(reqs), committed, applied, err)
 	}
 	var item *batch.ItemError
 	if err != nil && (errors.As(err, &item) || inner.Divisible(err)) {

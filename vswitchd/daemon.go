@@ -66,9 +66,10 @@ type Options struct {
 
 // Observer receives the daemon's measurements. Implementations must not block.
 type Observer interface {
-	// BatchCommitted: one batch of size requests took d (commit and ovs-vswitchd's
-	// acknowledgement); err is the whole-batch error, if any.
-	BatchCommitted(size int, d time.Duration, err error)
+	// BatchCommitted: one batch of size requests was committed to OVSDB in committed
+	// (planning included) and acknowledged by ovs-vswitchd in applied after that; err is the
+	// whole-batch error, if any.
+	BatchCommitted(size int, committed, applied time.Duration, err error)
 	// ReconcileDone: one reconcile pass took d.
 	ReconcileDone(d time.Duration, err error)
 	// Statuses: the current count of objects per state (after every change).

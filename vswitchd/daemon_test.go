@@ -59,7 +59,7 @@ type counter struct {
 	passes  int
 }
 
-func (c *counter) BatchCommitted(n int, _ time.Duration, _ error) {
+func (c *counter) BatchCommitted(n int, _, _ time.Duration, _ error) {
 	c.mu.Lock()
 	c.batches = append(c.batches, n)
 	c.mu.Unlock()

@@ -47,6 +47,8 @@ type PortCommitter struct {
 	Generation int64
 	// Options are passed to every Commit; NoWait must stay false to get ofports.
 	Options ovsdb.CommitOptions
+	// OnResult, if set, receives the Result of every commit that happened (for timings).
+	OnResult func(*ovsdb.Result)
 }
 
 var _ Committer[PortRequest, PortResult] = (*PortCommitter)(nil)
@@ -62,6 +64,9 @@ func (p *PortCommitter) Commit(ctx context.Context, reqs []PortRequest) ([]Outco
 		}
 	}
 	res, err := txn.Commit(ctx, p.Options)
+	if res != nil && p.OnResult != nil {
+		p.OnResult(res)
+	}
 	var applyErr *ovsdb.ApplyError
 	if err != nil && !(errors.As(err, &applyErr) && res != nil) {
 		if idx := culprits(err, reqs); len(idx) > 0 {

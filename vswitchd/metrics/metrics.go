@@ -6,8 +6,9 @@
 //   - reconcile_duration_seconds{result}: reconcile passes
 //   - ovsdb_transaction_duration_seconds{result}, ovsdb_transaction_operations: OVSDB
 //     transactions on the wire (the daemon's batches and passes)
-//   - batch_size, batch_duration_seconds{result}: batches of API port requests, commit and
-//     ovs-vswitchd's acknowledgement included
+//   - batch_size, batch_commit_seconds{result}, batch_apply_seconds: batches of API port
+//     requests: the time to commit them to OVSDB (planning included), then the time
+//     ovs-vswitchd took to acknowledge them (its reconfiguration, not ovsplane's cost)
 //   - objects{state}: managed objects (bridges, ports, interfaces) by state
 //   - ovsdb_reconnects_total, ovsdb_connected
 //   - build_info{version,mode}
@@ -34,6 +35,7 @@ type Metrics struct {
 	txnOps     prometheus.Histogram
 	batchSize  prometheus.Histogram
 	batchDur   *prometheus.HistogramVec
+	batchApply prometheus.Histogram
 	objects    *prometheus.GaugeVec
 	reconnects prometheus.Counter
 }
@@ -59,8 +61,11 @@ func New(version, mode string, connected func() bool) *Metrics {
 		Name: "batch_size", Help: "API port requests per batch (one OVSDB transaction and one ovs-vswitchd acknowledgement).",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 11)})
 	m.batchDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "ovsplane",
-		Name: "batch_duration_seconds", Help: "Duration of batch commits, ovs-vswitchd's acknowledgement included.",
+		Name: "batch_commit_seconds", Help: "Time to commit a batch to OVSDB (planning included).",
 		Buckets: latencyBuckets}, []string{"result"})
+	m.batchApply = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ovsplane",
+		Name: "batch_apply_seconds", Help: "Time ovs-vswitchd took to acknowledge a committed batch (next_cfg to cur_cfg).",
+		Buckets: latencyBuckets})
 	m.objects = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "ovsplane",
 		Name: "objects", Help: "Managed objects (bridges, ports, interfaces) by state."}, []string{"state"})
 	m.reconnects = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ovsplane",
@@ -68,7 +73,7 @@ func New(version, mode string, connected func() bool) *Metrics {
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ovsplane", Name: "build_info",
 		Help: "Always 1; labels say the version and the mode.", ConstLabels: prometheus.Labels{"version": version, "mode": mode}})
 	info.Set(1)
-	m.reg.MustRegister(m.reconcile, m.txn, m.txnOps, m.batchSize, m.batchDur, m.objects, m.reconnects, info,
+	m.reg.MustRegister(m.reconcile, m.txn, m.txnOps, m.batchSize, m.batchDur, m.batchApply, m.objects, m.reconnects, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if connected != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "ovsplane",
@@ -101,9 +106,12 @@ func result(err error) string {
 }
 
 // BatchCommitted implements vswitchd.Observer.
-func (m *Metrics) BatchCommitted(size int, d time.Duration, err error) {
+func (m *Metrics) BatchCommitted(size int, committed, applied time.Duration, err error) {
 	m.batchSize.Observe(float64(size))
-	m.batchDur.WithLabelValues(result(err)).Observe(d.Seconds())
+	m.batchDur.WithLabelValues(result(err)).Observe(committed.Seconds())
+	if applied > 0 {
+		m.batchApply.Observe(applied.Seconds())
+	}
 }
 
 // ReconcileDone implements vswitchd.Observer.

@@ -39,8 +39,8 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 func TestExposition(t *testing.T) {
 	connected := false
 	m := metrics.New("1.2.3", "embedded", func() bool { return connected })
-	m.BatchCommitted(50, 300*time.Millisecond, nil)
-	m.BatchCommitted(3, 10*time.Millisecond, errors.New("lost"))
+	m.BatchCommitted(50, 30*time.Millisecond, 300*time.Millisecond, nil)
+	m.BatchCommitted(3, 10*time.Millisecond, 0, errors.New("lost"))
 	m.ReconcileDone(20*time.Millisecond, nil)
 	m.Transacted(2*time.Millisecond, 7, nil)
 	m.Reconnecting()
@@ -51,8 +51,10 @@ func TestExposition(t *testing.T) {
 		`ovsplane_batch_size_bucket{le="64"} 2`,
 		`ovsplane_batch_size_bucket{le="32"} 1`,
 		`ovsplane_batch_size_sum 53`,
-		`ovsplane_batch_duration_seconds_count{result="error"} 1`,
-		`ovsplane_batch_duration_seconds_count{result="ok"} 1`,
+		`ovsplane_batch_commit_seconds_count{result="error"} 1`,
+		`ovsplane_batch_commit_seconds_count{result="ok"} 1`,
+		`ovsplane_batch_apply_seconds_count 1`,
+		`ovsplane_batch_apply_seconds_sum 0.3`,
 		`ovsplane_reconcile_duration_seconds_count{result="ok"} 1`,
 		`ovsplane_ovsdb_transaction_operations_sum 7`,
 		`ovsplane_ovsdb_reconnects_total 2`,
