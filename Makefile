@@ -63,10 +63,24 @@ bench:
 	@scripts/lab-setup.sh
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/ | tee bench.out
 
-## run: start ovsplaned with examples/quickstart.yaml on its embedded OVSDB (persisted in
-## $$OVSPLANE_RUN_DIR, default /tmp/ovsplane-run) with a simulated ovs-vswitchd; Ctrl-C stops it
+## run: start ovsplaned with examples/quickstart.yaml, its state in $$OVSPLANE_RUN_DIR (default
+## /tmp/ovsplane-run); Ctrl-C stops it. As root with Open vSwitch installed (ovsdb-server and
+## ovs-vswitchd in $$PATH): --sandbox, a private real ovsdb-server + ovs-vswitchd (DPDK when
+## hugepages are free; vswitchd in its own network namespace; vswitchd/sandbox) that forwards
+## packets. Otherwise: --embedded, as `make run-embedded`.
 run:
-	$(GO) run ./cmd/ovsplaned --config examples/quickstart.yaml --embedded --data-dir $${OVSPLANE_RUN_DIR:-/tmp/ovsplane-run}
+	@dir=$${OVSPLANE_RUN_DIR:-/tmp/ovsplane-run}; \
+	  if [ "$$(id -u)" = 0 ] && command -v ovsdb-server >/dev/null && command -v ovs-vswitchd >/dev/null; then \
+	    mode=--sandbox; else mode=--embedded; fi; \
+	  echo "make run: ovsplaned $$mode --data-dir $$dir"; \
+	  exec env -u OVSPLANE_RUN_DIR $(GO) run ./cmd/ovsplaned --config examples/quickstart.yaml $$mode --data-dir "$$dir"
+
+## run-embedded: ovsplaned on its embedded OVSDB (persisted in $$OVSPLANE_RUN_DIR) with a
+## simulated ovs-vswitchd: no root, no OVS, and no packets flow. (OVSPLANE_RUN_DIR is make's, not
+## a daemon setting: the daemon rejects unknown OVSPLANE_ variables, so it is not passed on.)
+.PHONY: run-embedded
+run-embedded:
+	env -u OVSPLANE_RUN_DIR $(GO) run ./cmd/ovsplaned --config examples/quickstart.yaml --embedded --data-dir $${OVSPLANE_RUN_DIR:-/tmp/ovsplane-run}
 
 clean:
 	rm -rf $(BIN)

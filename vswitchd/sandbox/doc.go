@@ -28,12 +28,20 @@
 // default page size only); otherwise the plain userspace datapath. On fails instead of falling
 // back, saying what is missing. The sandbox never reserves hugepages itself: that is host policy
 // (vm.nr_hugepages, or `make test`'s lab setup).
-// With DPDK, Start sets other_config:dpdk-init=true and fills dpdk-socket-mem
+//
+// Start fills in the other_config keys a sandbox needs — pmd-maxsleep (an idle PMD thread then
+// sleeps instead of spinning a core at 100 %) and, with DPDK, dpdk-init=true, dpdk-socket-mem
 // (Options.SocketMemMB) and dpdk-extra (Options.DPDKExtra, "--no-pci": a sandbox must not take
-// the host's NICs) only when the database does not already hold them, so values the daemon
-// wrote from its configuration win from the next start on (OVS reads them once, when DPDK
-// initialises). pmd-maxsleep is filled the same way, so an idle PMD thread does not spin a
-// core at 100 %.
+// the host's NICs) — but only where the database has no value and the caller's
+// Options.DesiredOtherConfig does not name the key. ovsplaned's OVSDB layer refuses to take over
+// keys someone else set, so the keys the sandbox writes are listed in the Open_vSwitch row's
+// external_ids:sandbox-other-config, and a later Start removes those the desired state has
+// come to name: the daemon then writes its own values, which ovs-vswitchd reads when DPDK
+// initialises. The DPDK decision takes dpdk-init and dpdk-socket-mem from the desired state
+// first, then from the database (dpdk-init=false means no DPDK). When dpdk-init=true is in the
+// database as ovs-vswitchd starts, Start waits for dpdk_initialized=true; when it is left to
+// the caller (first start with the daemon's configuration), DPDK initialises once the caller
+// writes it, and Describe says so.
 //
 // # Network namespace
 //

@@ -88,8 +88,9 @@ type dpdkFacts struct {
 	binaryOK    bool   // it exists
 	root        bool
 	hugepages   hugepages
-	hugeErr     error // reading meminfo failed
-	socketMemMB int64 // dpdk-socket-mem the vswitchd will use
+	hugeErr     error  // reading meminfo failed
+	socketMemMB int64  // dpdk-socket-mem the vswitchd will use
+	initOff     string // where dpdk-init=false comes from, when it does
 }
 
 // decideDPDK says whether to run DPDK and why, as a phrase for Describe and the log. In on
@@ -100,6 +101,8 @@ func decideDPDK(f dpdkFacts) (use bool, why string, err error) {
 	}
 	var missing string
 	switch {
+	case f.initOff != "":
+		missing = f.initOff + " is false"
 	case !f.binaryOK:
 		missing = f.binary + " is not installed (apt-get install openvswitch-switch-dpdk)"
 	case !f.root:

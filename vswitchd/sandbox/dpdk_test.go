@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,6 +80,8 @@ func TestDecideDPDK(t *testing.T) {
 		{"auto, no binary", with(DPDKAuto, func(f *dpdkFacts) { f.binaryOK = false }), false, "openvswitch-switch-dpdk", false},
 		{"auto, not root", with(DPDKAuto, func(f *dpdkFacts) { f.root = false }), false, "needs root", false},
 		{"auto, meminfo unreadable", with(DPDKAuto, func(f *dpdkFacts) { f.hugeErr = errors.New("nope") }), false, "nope", false},
+		{"auto, dpdk-init=false", with(DPDKAuto, func(f *dpdkFacts) { f.initOff = "the desired other_config:dpdk-init" }), false,
+			"no DPDK: the desired other_config:dpdk-init is false", false},
 		{"off, all there", with(DPDKOff, nil), false, "off as asked", false},
 		{"on, all there", with(DPDKOn, nil), true, "DPDK with", false},
 		{"on, no hugepages", with(DPDKOn, func(f *dpdkFacts) { f.hugepages = hugepages{} }), false, "0 MiB of hugepages free", true},
@@ -133,29 +136,86 @@ func TestOptionsDefaults(t *testing.T) {
 	}
 }
 
-func TestParseOtherConfig(t *testing.T) {
-	got, err := parseOtherConfig([]byte(`{"data":[[["map",[["dpdk-extra","--no-pci"],["pmd-maxsleep","1000"]]]]],"headings":["other_config"]}`))
+func TestParseRoot(t *testing.T) {
+	got, err := parseRoot([]byte(`{"data":[[["map",[["dpdk-extra","--no-pci"],["pmd-maxsleep","1000"]]],` +
+		`["map",[["sandbox-other-config","dpdk-extra,pmd-maxsleep"],["system-id","x"]]]]],"headings":["other_config","external_ids"]}`))
 	want := map[string]string{"dpdk-extra": "--no-pci", "pmd-maxsleep": "1000"}
-	if err != nil || !maps.Equal(got, want) {
-		t.Errorf("parseOtherConfig = %v, %v; want %v", got, err, want)
+	if err != nil || !maps.Equal(got.otherConfig, want) || !slices.Equal(got.written, []string{"dpdk-extra", "pmd-maxsleep"}) {
+		t.Errorf("parseRoot = %+v, %v; want other_config %v and both keys written", got, err, want)
 	}
-	if got, err := parseOtherConfig([]byte(`{"data":[[["map",[]]]],"headings":["other_config"]}`)); err != nil || len(got) != 0 {
-		t.Errorf("empty map: %v, %v", got, err)
+	got, err = parseRoot([]byte(`{"data":[[["map",[]],["map",[]]]],"headings":["other_config","external_ids"]}`))
+	if err != nil || len(got.otherConfig) != 0 || got.written != nil {
+		t.Errorf("empty maps: %+v, %v", got, err)
 	}
-	if _, err := parseOtherConfig([]byte(`{"data":[],"headings":["other_config"]}`)); err == nil {
-		t.Error("no row: want an error")
+	for _, bad := range []string{`{"data":[],"headings":[]}`, `{"data":[[["map",[]]]]}`, `{"data":[[["map",[]],["set",[1]]]]}`, `nope`} {
+		if _, err := parseRoot([]byte(bad)); err == nil {
+			t.Errorf("parseRoot(%s): want an error", bad)
+		}
 	}
 }
 
-func TestOtherConfigDefaults(t *testing.T) {
-	s := &Sandbox{opts: Options{SocketMemMB: 512, DPDKExtra: "--no-pci"}}
-	if got := s.otherConfigDefaults(map[string]string{}); !maps.Equal(got, map[string]string{"pmd-maxsleep": "1000"}) {
-		t.Errorf("without DPDK: %v", got)
+func TestPlanOtherConfig(t *testing.T) {
+	defaults := map[string]string{"pmd-maxsleep": "1000", "dpdk-init": "true", "dpdk-socket-mem": "512", "dpdk-extra": "--no-pci"}
+	tests := []struct {
+		name       string
+		db         map[string]string
+		written    []string
+		desired    map[string]string
+		wantSet    map[string]string
+		wantRemove []string
+		wantRecord []string
+	}{
+		{name: "fresh database", db: map[string]string{},
+			wantSet:    defaults,
+			wantRecord: []string{"dpdk-extra", "dpdk-init", "dpdk-socket-mem", "pmd-maxsleep"}},
+		{name: "the desired state's keys are left to it",
+			db:         map[string]string{},
+			desired:    map[string]string{"dpdk-init": "true", "dpdk-socket-mem": "1024", "pmd-cpu-mask": "0x2"},
+			wantSet:    map[string]string{"pmd-maxsleep": "1000", "dpdk-extra": "--no-pci"},
+			wantRecord: []string{"dpdk-extra", "pmd-maxsleep"}},
+		{name: "an operator's values stay and are not recorded",
+			db:         map[string]string{"dpdk-socket-mem": "2048", "pmd-maxsleep": "50"},
+			wantSet:    map[string]string{"dpdk-init": "true", "dpdk-extra": "--no-pci"},
+			wantRecord: []string{"dpdk-extra", "dpdk-init"}},
+		{name: "a restart changes nothing",
+			db:         map[string]string{"pmd-maxsleep": "1000", "dpdk-init": "true", "dpdk-socket-mem": "512", "dpdk-extra": "--no-pci"},
+			written:    []string{"dpdk-extra", "dpdk-init", "dpdk-socket-mem", "pmd-maxsleep"},
+			wantSet:    map[string]string{},
+			wantRecord: []string{"dpdk-extra", "dpdk-init", "dpdk-socket-mem", "pmd-maxsleep"}},
+		{name: "earlier defaults are handed over to the desired state",
+			db:         map[string]string{"pmd-maxsleep": "1000", "dpdk-init": "true", "dpdk-socket-mem": "512", "dpdk-extra": "--no-pci"},
+			written:    []string{"dpdk-extra", "dpdk-init", "dpdk-socket-mem", "pmd-maxsleep"},
+			desired:    map[string]string{"dpdk-init": "true", "dpdk-socket-mem": "1024"},
+			wantSet:    map[string]string{},
+			wantRemove: []string{"dpdk-init", "dpdk-socket-mem"},
+			wantRecord: []string{"dpdk-extra", "pmd-maxsleep"}},
+		{name: "recorded keys removed by hand leave the record and come back",
+			db:         map[string]string{"dpdk-init": "true"},
+			written:    []string{"dpdk-init", "pmd-maxsleep"},
+			desired:    map[string]string{"dpdk-socket-mem": "1024", "dpdk-extra": "", "dpdk-init": "true"},
+			wantSet:    map[string]string{"pmd-maxsleep": "1000"},
+			wantRemove: []string{"dpdk-init"},
+			wantRecord: []string{"pmd-maxsleep"}},
 	}
-	s.dpdk = true
-	got := s.otherConfigDefaults(map[string]string{"dpdk-socket-mem": "1024", "dpdk-init": "try"})
-	want := map[string]string{"pmd-maxsleep": "1000", "dpdk-init": "true", "dpdk-extra": "--no-pci"}
-	if !maps.Equal(got, want) {
-		t.Errorf("with DPDK and the database's socket-mem: %v, want %v", got, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc := rootConfig{otherConfig: tt.db, written: tt.written}
+			p := planOtherConfig(rc, tt.desired, defaults)
+			if !maps.Equal(p.set, tt.wantSet) || !slices.Equal(p.remove, tt.wantRemove) || !slices.Equal(p.record, tt.wantRecord) {
+				t.Fatalf("plan = %+v\nwant set %v, remove %v, record %v", p, tt.wantSet, tt.wantRemove, tt.wantRecord)
+			}
+			after := p.result(rc)
+			for k := range tt.desired {
+				if _, written := p.set[k]; written {
+					t.Errorf("key %s of the desired state written by the sandbox", k)
+				}
+				if v, left := after[k]; left && slices.Contains(tt.written, k) {
+					t.Errorf("the sandbox's earlier %s=%s left in place of the desired state's", k, v)
+				}
+			}
+			if p.changes(tt.written) != (len(tt.wantSet)+len(tt.wantRemove) > 0 || !slices.Equal(tt.wantRecord, tt.written)) {
+				t.Errorf("changes() = %v", p.changes(tt.written))
+			}
+		})
 	}
 }

@@ -76,6 +76,12 @@ type Options struct {
 	SocketMemMB int
 	// DPDKExtra is dpdk-extra when the database has none (default DefaultDPDKExtra).
 	DPDKExtra string
+	// DesiredOtherConfig is the Open_vSwitch other_config the caller will write itself once
+	// connected (ovsplaned: its configuration's other_config). The sandbox never writes these
+	// keys, removes its own earlier defaults for them (the caller's OVSDB layer refuses to take
+	// over keys someone else set), and reads dpdk-init and dpdk-socket-mem from here first for
+	// its DPDK decision.
+	DesiredOtherConfig map[string]string
 	// HostNetwork runs ovs-vswitchd in the caller's network namespace instead of a private one.
 	HostNetwork bool
 	// StartTimeout bounds Start (default DefaultStartTimeout); ctx may end it sooner.

@@ -3,13 +3,10 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"net"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,52 +89,6 @@ func (s *Sandbox) waitSocket(ctx context.Context) error {
 		}
 		return err
 	})
-}
-
-// otherConfig returns Open_vSwitch.other_config.
-func (s *Sandbox) otherConfig(ctx context.Context) (map[string]string, error) {
-	out, err := s.vsctl(ctx, "--columns=other_config", "--format=json", "list", "Open_vSwitch")
-	if err != nil {
-		return nil, err
-	}
-	return parseOtherConfig([]byte(out))
-}
-
-// parseOtherConfig decodes the other_config cell of `ovs-vsctl --format=json list` with one row:
-// {"data":[[["map",[["k","v"],…]]]],"headings":["other_config"]}.
-func parseOtherConfig(out []byte) (map[string]string, error) {
-	var table struct {
-		Data [][][]json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(out, &table); err != nil {
-		return nil, fmt.Errorf("other_config: %w", err)
-	}
-	if len(table.Data) != 1 || len(table.Data[0]) != 1 || len(table.Data[0][0]) != 2 {
-		return nil, fmt.Errorf("other_config: want one row with one map cell, got %s", out)
-	}
-	var pairs [][2]string
-	if err := json.Unmarshal(table.Data[0][0][1], &pairs); err != nil {
-		return nil, fmt.Errorf("other_config: %w", err)
-	}
-	m := make(map[string]string, len(pairs))
-	for _, kv := range pairs {
-		m[kv[0]] = kv[1]
-	}
-	return m, nil
-}
-
-// setOtherConfig writes the given other_config keys (others stay) without waiting for
-// ovs-vswitchd.
-func (s *Sandbox) setOtherConfig(ctx context.Context, kv map[string]string) error {
-	if len(kv) == 0 {
-		return nil
-	}
-	args := []string{"--no-wait", "set", "Open_vSwitch", "."}
-	for _, k := range slices.Sorted(maps.Keys(kv)) {
-		args = append(args, "other_config:"+strconv.Quote(k)+"="+strconv.Quote(kv[k]))
-	}
-	_, err := s.vsctl(ctx, args...)
-	return err
 }
 
 // waitApplied raises Open_vSwitch.next_cfg by one and waits until ovs-vswitchd acknowledges it

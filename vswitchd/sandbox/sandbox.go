@@ -32,6 +32,7 @@ type Sandbox struct {
 	dbProc      *proc
 	swProc      *proc
 	dpdk        bool
+	waitDPDK    bool   // dpdk-init=true was in the database when ovs-vswitchd started
 	why         string // the DPDK decision, as a phrase
 	version     string // "ovs-vswitchd (Open vSwitch) 3.1.0"
 	dpdkVersion string // "DPDK 22.11.11", or ""
@@ -129,16 +130,22 @@ func (s *Sandbox) start(ctx context.Context) error {
 	if _, err := s.vsctl(ctx, "--no-wait", "init"); err != nil {
 		return err
 	}
-	oc, err := s.otherConfig(ctx)
+	rc, err := s.readRoot(ctx)
 	if err != nil {
 		return err
 	}
-	if err := s.chooseDPDK(oc); err != nil {
+	if err := s.chooseDPDK(rc.otherConfig); err != nil {
 		return err
 	}
-	if err := s.setOtherConfig(ctx, s.otherConfigDefaults(oc)); err != nil {
-		return err
+	plan := planOtherConfig(rc, s.opts.DesiredOtherConfig, s.defaults())
+	if plan.changes(rc.written) {
+		if err := s.apply(ctx, plan); err != nil {
+			return err
+		}
 	}
+	// DPDK initialises at start-up only when dpdk-init=true is in the database by then; a
+	// dpdk-init the caller writes later initialises it at that point.
+	s.waitDPDK = s.dpdk && plan.result(rc)["dpdk-init"] == "true"
 	if err := s.startVswitchd(ctx); err != nil {
 		return err
 	}
@@ -163,16 +170,20 @@ func (s *Sandbox) startOVSDB(ctx context.Context) error {
 }
 
 // chooseDPDK decides between the two vswitchd builds and completes the vswitchd's command
-// line. oc is the database's other_config, whose dpdk-socket-mem wins over Options.SocketMemMB.
-func (s *Sandbox) chooseDPDK(oc map[string]string) error {
+// line. dpdk-init and dpdk-socket-mem come from the desired other_config, else from the
+// database's (db), else from the sandbox's defaults.
+func (s *Sandbox) chooseDPDK(db map[string]string) error {
 	f := dpdkFacts{mode: s.opts.DPDK, binary: s.opts.Paths.VswitchdDPDK, root: os.Geteuid() == 0,
 		socketMemMB: int64(s.opts.SocketMemMB)}
-	if v, ok := oc["dpdk-socket-mem"]; ok {
+	if v, where, ok := s.effective(db, "dpdk-socket-mem"); ok {
 		mb, err := socketMemMB(v)
 		if err != nil {
-			return fmt.Errorf("other_config: %w", err)
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		f.socketMemMB = mb
+	}
+	if v, where, ok := s.effective(db, "dpdk-init"); ok && v == "false" {
+		f.initOff = where
 	}
 	if st, err := os.Stat(f.binary); err == nil && !st.IsDir() {
 		f.binaryOK = true
@@ -199,24 +210,16 @@ func (s *Sandbox) chooseDPDK(oc map[string]string) error {
 	return nil
 }
 
-// otherConfigDefaults returns the other_config keys Start writes: dpdk-init=true with DPDK,
-// and the defaults of dpdk-socket-mem, dpdk-extra and pmd-maxsleep where oc has none.
-func (s *Sandbox) otherConfigDefaults(oc map[string]string) map[string]string {
-	want := map[string]string{}
-	fill := func(k, v string) {
-		if _, ok := oc[k]; !ok {
-			want[k] = v
-		}
+// effective returns the value of other_config key as ovs-vswitchd will see it, and where it
+// comes from: the desired other_config, else the database.
+func (s *Sandbox) effective(db map[string]string, key string) (value, where string, ok bool) {
+	if v, ok := s.opts.DesiredOtherConfig[key]; ok {
+		return v, "the desired other_config:" + key, true
 	}
-	fill("pmd-maxsleep", strconv.Itoa(DefaultPMDMaxSleepUS))
-	if s.dpdk {
-		if oc["dpdk-init"] != "true" {
-			want["dpdk-init"] = "true"
-		}
-		fill("dpdk-socket-mem", strconv.Itoa(s.opts.SocketMemMB))
-		fill("dpdk-extra", s.opts.DPDKExtra)
+	if v, ok := db[key]; ok {
+		return v, "the database's other_config:" + key, true
 	}
-	return want
+	return "", "", false
 }
 
 // startVswitchd starts ovs-vswitchd and waits until it has applied the database, DPDK is
@@ -232,7 +235,7 @@ func (s *Sandbox) startVswitchd(ctx context.Context) error {
 	if err := s.waitApplied(wctx); err != nil {
 		return p.report(fmt.Errorf("waiting for cur_cfg: %w", err))
 	}
-	if s.dpdk {
+	if s.waitDPDK {
 		if _, err := s.vsctl(wctx, "wait-until", "Open_vSwitch", ".", "dpdk_initialized=true"); err != nil {
 			return p.report(fmt.Errorf("waiting for dpdk_initialized=true: %w", err))
 		}
@@ -342,8 +345,11 @@ func (s *Sandbox) VswitchdPID() int { return s.swProc.pid }
 func (s *Sandbox) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "private Open vSwitch in %s: %s", s.opts.Dir, orDefault(s.version, "ovs-vswitchd"))
-	if s.dpdk {
+	switch {
+	case s.waitDPDK:
 		fmt.Fprintf(&b, " with %s", orDefault(s.dpdkVersion, "DPDK"))
+	case s.dpdk:
+		b.WriteString(" with DPDK once the desired dpdk-init is written")
 	}
 	fmt.Fprintf(&b, " (%s, %s), OVSDB %s; ", filepath.Base(s.sw.argv[0]), s.why, s.endpoint)
 	pid := s.VswitchdPID()
