@@ -1,6 +1,11 @@
 // Command vsctl is a drop-in replacement for ovs-vsctl 3.1: the same command lines, output,
 // errors and exit statuses, with much less work per invocation on big switches because it
 // reads only the rows each command needs. See internal/cli/vsctl.
+//
+// Two commands ovs-vsctl does not have talk to the ovsplaned daemon instead of OVSDB:
+// `vsctl status [OBJECT...]` and `vsctl apply -f FILE` (see internal/cli/daemoncmd). A command
+// line whose first non-option argument is one of them goes there; every other line is
+// ovs-vsctl's.
 package main
 
 import (
@@ -9,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ovsplane/ovsplane/internal/cli/daemoncmd"
 	"github.com/ovsplane/ovsplane/internal/cli/vsctl"
 )
 
@@ -16,6 +22,17 @@ func main() {
 	// ovs-vsctl ignores SIGPIPE and reports write errors instead.
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if daemoncmd.Handles(os.Args) {
+		code := daemoncmd.Main(ctx, daemoncmd.Env{
+			Args:           os.Args,
+			Getenv:         os.Getenv,
+			Stdout:         os.Stdout,
+			Stderr:         os.Stderr,
+			StderrTerminal: daemoncmd.IsTerminal(os.Stderr),
+		})
+		stop()
+		os.Exit(code)
+	}
 	code := vsctl.Main(ctx, vsctl.Env{
 		Args:   os.Args,
 		Getenv: os.Getenv,

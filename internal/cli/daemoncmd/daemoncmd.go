@@ -1,0 +1,217 @@
+package daemoncmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/spf13/pflag"
+
+	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+)
+
+// Commands lists the command names Main runs.
+var commands = []string{"status", "apply"}
+
+// Env is what the commands take from the process.
+type Env struct {
+	// Args is the full command line, program name first.
+	Args []string
+	// Getenv reads the environment (os.Getenv in the real program).
+	Getenv         func(string) string
+	Stdout, Stderr io.Writer
+	// StderrTerminal says Stderr is a terminal: apply then draws a progress bar on it.
+	StderrTerminal bool
+}
+
+// Handles reports whether args (program name first) is a daemon command line: whether its
+// first argument that does not start with "-" is "status" or "apply".
+func Handles(args []string) bool {
+	for _, a := range args[min(1, len(args)):] {
+		if !strings.HasPrefix(a, "-") {
+			return slices.Contains(commands, a)
+		}
+	}
+	return false
+}
+
+// IsTerminal reports whether f is a character device (a terminal), for Env.StderrTerminal.
+func IsTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// opts are the options of both commands.
+type opts struct {
+	daemon   string
+	format   string
+	file     string
+	timeout  time.Duration
+	jobs     int
+	tls      config.TLS
+	help     bool
+	command  string
+	args     []string
+	progName string
+}
+
+// usageError is a command-line mistake (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func parse(env Env) (*opts, error) {
+	o := &opts{progName: "vsctl"}
+	if len(env.Args) > 0 {
+		o.progName = baseName(env.Args[0])
+	}
+	fs := pflag.NewFlagSet(o.progName, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.daemon, "daemon", "", "ovsplaned API address, unix:PATH or tcp:HOST:PORT (default $"+apiclient.EnvAddr+", else "+apiclient.DefaultAddr+")")
+	fs.StringVar(&o.format, "format", "table", "status output: table or json")
+	fs.StringVarP(&o.file, "file", "f", "", "apply: YAML file of bridges with their ports (- for standard input)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (like 30s; default: no limit)")
+	fs.IntVar(&o.jobs, "jobs", defaultJobs, "apply: ports applied concurrently")
+	fs.StringVar(&o.tls.PrivateKey, "private-key", "", "TLS private key (PEM) for a tcp: daemon that verifies clients")
+	fs.StringVar(&o.tls.Certificate, "certificate", "", "TLS certificate (PEM) for a tcp: daemon that verifies clients")
+	fs.StringVar(&o.tls.CACert, "ca-cert", "", "CA certificate (PEM) that signed a tcp: daemon's certificate")
+	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
+	if err := fs.Parse(env.Args[min(1, len(env.Args)):]); err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	if o.help {
+		return o, nil
+	}
+	rest := fs.Args()
+	if len(rest) == 0 || !slices.Contains(commands, rest[0]) {
+		return nil, &usageError{"expected a command: status or apply"}
+	}
+	o.command, o.args = rest[0], rest[1:]
+	if o.daemon == "" && env.Getenv != nil {
+		o.daemon = env.Getenv(apiclient.EnvAddr)
+	}
+	if o.daemon == "" {
+		o.daemon = apiclient.DefaultAddr
+	}
+	if o.format != "table" && o.format != "json" {
+		return nil, &usageError{fmt.Sprintf("--format=%s: unknown format (table or json)", o.format)}
+	}
+	if o.jobs < 1 {
+		return nil, &usageError{fmt.Sprintf("--jobs=%d: at least 1", o.jobs)}
+	}
+	return o, nil
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+const usage = `%[1]s daemon commands (they talk to ovsplaned, not to OVSDB):
+  %[1]s [OPTIONS] status [OBJECT...]   status of managed objects (all, or those named:
+                                   KIND/NAME like port/vhu1, or NAME for every kind);
+                                   exit 0 when all are ready
+  %[1]s [OPTIONS] apply -f FILE        apply bridges, then their ports, from a YAML file
+                                   shaped like ovsplaned's config (bridges: with ports:)
+Options:
+  --daemon=ADDR        ovsplaned API: unix:PATH or tcp:HOST:PORT (default $%[2]s,
+                       else %[3]s)
+  --format=table|json  status output (default table)
+  --timeout=DURATION   give up after this long (default: no limit)
+  --jobs=N             apply: ports in flight at once (default %[4]d)
+  --private-key=FILE --certificate=FILE --ca-cert=FILE   TLS files for a tcp: daemon
+`
+
+// Main runs one daemon command line and returns its exit status.
+func Main(ctx context.Context, env Env) int {
+	o, err := parse(env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v (use --help for help)\n", progName(env), err)
+		return 2
+	}
+	if o.help {
+		fmt.Fprintf(env.Stdout, usage, o.progName, apiclient.EnvAddr, apiclient.DefaultAddr, defaultJobs)
+		return 0
+	}
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	var dopts []apiclient.Option
+	if o.tls != (config.TLS{}) {
+		dopts = append(dopts, apiclient.WithTLS(o.tls))
+	}
+	c, err := apiclient.Dial(o.daemon, dopts...)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: --daemon: %v\n", o.progName, err)
+		return 2
+	}
+	defer c.Close()
+	r := &runner{o: o, c: c, env: env}
+	switch o.command {
+	case "status":
+		err = r.status(ctx)
+	default:
+		err = r.apply(ctx)
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errNotReady):
+		return 1
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(env.Stderr, "%s: %s: %v\n", o.progName, o.command, err)
+		return 2
+	}
+	fmt.Fprintf(env.Stderr, "%s: %s: %s\n", o.progName, o.command, describe(err, o.daemon))
+	return 1
+}
+
+func progName(env Env) string {
+	if len(env.Args) > 0 {
+		return baseName(env.Args[0])
+	}
+	return "vsctl"
+}
+
+// errNotReady: the command ran and reported what it found, which is not all ready (exit 1).
+var errNotReady = errors.New("not ready")
+
+// runner runs one command against one client.
+type runner struct {
+	o   *opts
+	c   *apiclient.Client
+	env Env
+}
+
+// describe turns an API error into a message for people: the daemon's own message without
+// the code prefix, and for an unreachable daemon, what to do.
+func describe(err error, addr string) string {
+	if errors.Is(err, apiclient.ErrUnreachable) {
+		var ce *connect.Error
+		msg := err.Error()
+		if errors.As(err, &ce) {
+			msg = ce.Message()
+		}
+		return fmt.Sprintf("%s\nis ovsplaned running? Start it (systemctl start ovsplaned, or ovsplaned --config FILE), "+
+			"or point --daemon=ADDR or $%s at the address it listens on (its api.listen; default %s)",
+			msg, apiclient.EnvAddr, apiclient.DefaultAddr)
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce.Message()
+	}
+	return err.Error()
+}
