@@ -52,7 +52,9 @@ func (p *planner) ensureBridge(spec BridgeSpec) error {
 	}
 	muts = append(muts, setMutations("protocols", have, spec.Protocols, stringSet)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
-	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, tagged(spec.ExternalIDs, p.owner, p.gen))...)
+	wantExt := tagged(spec.ExternalIDs, p.owner, p.gen)
+	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, wantExt)...)
+	muts = withGeneration(muts, len(row) > 0, cur.ExternalIDs, wantExt)
 	if len(row) > 0 || len(muts) > 0 {
 		read := map[string]any{"datapath_type": cur.DatapathType, "fail_mode": optString(derefStr(cur.FailMode)),
 			"protocols": stringSet(have), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}

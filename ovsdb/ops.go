@@ -172,12 +172,47 @@ func guardColumns(base libovsdb.Row, read map[string]any, row libovsdb.Row, muts
 // mergeMutations sets every pair of want in map column col (delete then insert for a changed
 // value) and leaves other keys alone. Used for external_ids, where other daemons legitimately add
 // keys to our rows (ovn-controller's ovn-installed, os-vif's iface-id).
+//
+// A difference in GenerationKey alone changes nothing: the generation records which
+// transaction last wrote the row, so a row with nothing else to change keeps its own (a
+// restarted daemon, whose generation is new, must not rewrite every row it owns).
 func mergeMutations(col string, have, want map[string]string) []libovsdb.Mutation {
 	sub := make(map[string]string, len(want))
-	for k := range want {
-		if v, ok := have[k]; ok {
+	onlyGen := true
+	for k, w := range want {
+		v, ok := have[k]
+		if ok {
 			sub[k] = v
 		}
+		if k != GenerationKey && (!ok || v != w) {
+			onlyGen = false
+		}
+	}
+	if onlyGen {
+		return nil
 	}
 	return mapMutations(col, sub, want)
+}
+
+// withGeneration adds the rewrite of GenerationKey to muts when the row is being written anyway
+// (changed, or muts not empty) and its generation differs from want's: mergeMutations leaves
+// the generation alone when it is the only difference.
+func withGeneration(muts []libovsdb.Mutation, changed bool, have, want map[string]string) []libovsdb.Mutation {
+	if !changed && len(muts) == 0 {
+		return muts
+	}
+	g, ok := want[GenerationKey]
+	if !ok || have[GenerationKey] == g {
+		return muts
+	}
+	for _, m := range muts {
+		if m.Column == "external_ids" {
+			return muts // mergeMutations already rewrites every wanted key that differs
+		}
+	}
+	sub := map[string]string{}
+	if v, ok := have[GenerationKey]; ok {
+		sub[GenerationKey] = v
+	}
+	return append(muts, mapMutations("external_ids", sub, map[string]string{GenerationKey: g})...)
 }

@@ -158,6 +158,7 @@ func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) e
 		return err
 	}
 	muts = append(muts, ifMuts...)
+	muts = withGeneration(muts, len(row) > 0 || moved, cur.ExternalIDs, want.ExternalIDs)
 	if len(row) == 0 && len(muts) == 0 && !moved {
 		return nil
 	}
@@ -238,7 +239,9 @@ func (p *planner) updateInterface(s InterfaceSpec, cur *vswitch.Interface) {
 	var muts []libovsdb.Mutation
 	muts = append(muts, mapMutations("options", cur.Options, s.Options)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, s.OtherConfig)...)
-	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, tagged(s.ExternalIDs, p.owner, p.gen))...)
+	wantExt := tagged(s.ExternalIDs, p.owner, p.gen)
+	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, wantExt)...)
+	muts = withGeneration(muts, len(row) > 0, cur.ExternalIDs, wantExt)
 	if len(row) == 0 && len(muts) == 0 {
 		return
 	}

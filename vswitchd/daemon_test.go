@@ -80,7 +80,7 @@ func startDaemon(t *testing.T, e *env, cfg *config.Config, obs vswitchd.Observer
 		Commit:   ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
 		Observer: obs,
 		Reconcile: reconcile.Options{MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-			Debounce: 20 * time.Millisecond},
+			Debounce: 20 * time.Millisecond, DriftDelay: 50 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)

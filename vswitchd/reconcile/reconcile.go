@@ -17,7 +17,8 @@
 // A restarted daemon needs no local state: the first pass prunes the owner's stale rows found in
 // OVSDB. Rows are tagged with a generation: on the first pass it is one more than the highest
 // generation found among the owned rows, and every Update that changes the desired state
-// increments it (so that pass rewrites the generation key of the owned rows).
+// increments it. Only rows a pass writes for another reason get the new generation: a restart
+// or reload that changes nothing sends no transaction at all.
 //
 // # Status
 //

@@ -67,9 +67,14 @@ type Options struct {
 	Commit ovsdb.CommitOptions
 	// Resync is the period of passes without any trigger. Default 30s; negative disables.
 	Resync time.Duration
-	// Debounce is how long Run waits after an OVSDB change before a drift pass, so a burst of
-	// changes costs one pass. Default 50ms.
+	// Debounce is how long Run waits after an OVSDB change before refreshing the statuses, so
+	// a burst of changes costs one refresh. Default 50ms.
 	Debounce time.Duration
+	// DriftDelay is how quiet OVSDB must have been (no change for that long) before Run looks
+	// for drift (a pass over everything, which at 10,000 ports costs far more than a refresh);
+	// during a sustained burst of changes it looks at least every MaxDriftDelay. Defaults 1s
+	// and 10s.
+	DriftDelay, MaxDriftDelay time.Duration
 	// MinBackoff and MaxBackoff bound the retry delay after a failed pass. Defaults 100ms, 10s.
 	MinBackoff, MaxBackoff time.Duration
 	// Extra, if set, supplies desired objects besides the configuration's (the daemon's API
@@ -128,6 +133,12 @@ func New(c Client, desired config.DesiredState, opts Options) *Reconciler {
 	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = 50 * time.Millisecond
+	}
+	if opts.DriftDelay <= 0 {
+		opts.DriftDelay = time.Second
+	}
+	if opts.MaxDriftDelay < opts.DriftDelay {
+		opts.MaxDriftDelay = max(10*time.Second, opts.DriftDelay)
 	}
 	if opts.MinBackoff <= 0 {
 		opts.MinBackoff = 100 * time.Millisecond
@@ -209,7 +220,11 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		if r.opts.Resync > 0 {
 			resync = time.After(r.opts.Resync)
 		}
-		var drift <-chan time.Time // a drift pass deferred while another writer was busy
+		var (
+			refresh    <-chan time.Time // a status refresh after Debounce
+			drift      <-chan time.Time // a drift pass once OVSDB is quiet
+			driftLimit time.Time        // the latest a drift pass may wait for quiet
+		)
 	wait:
 		for {
 			select {
@@ -222,20 +237,21 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			case <-resync:
 				break wait
 			case <-changes:
-				select {
-				case <-time.After(r.opts.Debounce):
-				case <-ctx.Done():
-					return ctx.Err()
-				}
 				changes = r.c.Changes()
+				if refresh == nil {
+					refresh = time.After(r.opts.Debounce)
+				}
 				if err != nil {
-					r.refresh() // in backoff: statuses still follow OVSDB
-					continue
+					continue // in backoff: the retry is the next pass
 				}
-				if r.tryLock() {
-					break wait
+				now := time.Now()
+				if driftLimit.IsZero() {
+					driftLimit = now.Add(r.opts.MaxDriftDelay)
 				}
-				drift = time.After(r.opts.Debounce)
+				drift = time.After(max(0, min(r.opts.DriftDelay, driftLimit.Sub(now))))
+			case <-refresh:
+				refresh = nil
+				r.refresh()
 			case <-drift:
 				if r.tryLock() {
 					break wait
