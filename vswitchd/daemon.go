@@ -631,7 +631,7 @@ func (d *Daemon) WaitReady(ctx context.Context, keys []string) ([]reconcile.Stat
 			out = append(out, s)
 			switch s.State {
 			case reconcile.Error:
-				return out, fmt.Errorf("%s: %s", k, s.Error)
+				return out, fmt.Errorf("%w: %s: %s", ErrFailed, k, s.Error)
 			case reconcile.Pending:
 				ready = false
 			}

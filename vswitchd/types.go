@@ -33,6 +33,9 @@ var (
 	// ErrUnavailable: OVSDB or ovs-vswitchd could not be reached or did not answer in time; the
 	// outcome may be unknown, and the reconciler converges either way.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrFailed: an object WaitReady waits for is in the error state (ovs-vswitchd refused it,
+	// or the last reconcile pass failed); the message says why.
+	ErrFailed = errors.New("failed")
 )
 
 // BridgeInfo is one managed bridge: its spec (Ports always empty: ports are separate objects),

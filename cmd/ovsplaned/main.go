@@ -353,12 +353,15 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 		if err != nil {
 			return nil, fmt.Errorf("--sandbox-dpdk: %w", err)
 		}
-		sb, err := sandbox.Start(ctx, sandbox.Options{Dir: filepath.Join(cfg.DataDir, "sandbox"), DPDK: mode, Logger: log})
+		// The desired other_config goes to the sandbox so that it does not write its own
+		// dpdk-* defaults over keys the daemon owns.
+		sb, err := sandbox.Start(ctx, sandbox.Options{Dir: filepath.Join(cfg.DataDir, "sandbox"), DPDK: mode,
+			DesiredOtherConfig: cfg.OtherConfig, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		return &target{mode: vswitchd.ModeSandbox, endpoints: []string{sb.Endpoint()},
-			describe: "private Open vSwitch sandbox: " + sb.Describe(),
+			describe: sb.Describe(),
 			close: func() {
 				sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 				defer cancel()
