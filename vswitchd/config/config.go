@@ -35,6 +35,9 @@ type Config struct {
 	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
 	// Bridges are the bridges the daemon owns, in file order (see Desired for a canonical order).
 	Bridges []Bridge `mapstructure:"bridges" yaml:"bridges,omitempty"`
+	// Plugins are the plugins the daemon may run, in file order: an allow-list of binaries in
+	// PluginDir, each pinned by its SHA-256. A plugin not listed is never started.
+	Plugins []Plugin `mapstructure:"plugins" yaml:"plugins,omitempty"`
 }
 
 // OVSDB says where the OVSDB server is. No endpoint means: the local OVS socket
@@ -188,6 +191,11 @@ func (c *Config) normalizeEmpty() {
 	nilIfEmpty(&c.API.Listen)
 	nilIfEmptyMap(&c.OtherConfig)
 	nilIfEmpty(&c.Bridges)
+	nilIfEmpty(&c.Plugins)
+	for pi := range c.Plugins {
+		nilIfEmptyMap(&c.Plugins[pi].Config)
+		nilIfEmpty(&c.Plugins[pi].Env)
+	}
 	for bi := range c.Bridges {
 		b := &c.Bridges[bi]
 		nilIfEmpty(&b.Protocols)
@@ -217,7 +225,7 @@ func nilIfEmpty[T any](s *[]T) {
 	}
 }
 
-func nilIfEmptyMap(m *map[string]string) {
+func nilIfEmptyMap[V any](m *map[string]V) {
 	if len(*m) == 0 {
 		*m = nil
 	}

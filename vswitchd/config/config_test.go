@@ -109,7 +109,7 @@ func TestUnknownKeys(t *testing.T) {
 		want []string
 	}{
 		{"top level", "dat_dir: /x\n", nil,
-			[]string{"dat_dir: unknown key (known keys: api, bridges, data_dir, log, metrics, other_config, ovsdb, plugin_dir)"}},
+			[]string{"dat_dir: unknown key (known keys: api, bridges, data_dir, log, metrics, other_config, ovsdb, plugin_dir, plugins)"}},
 		{"settings section", "api:\n  sock_mode: \"0600\"\n", nil,
 			[]string{"api.sock_mode: unknown key (known keys: listen, socket_group, socket_mode, tls)"}},
 		{"nested section", "ovsdb:\n  tls:\n    key: /k\n", nil,
@@ -562,6 +562,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("log: debug\n"))
 	f.Add([]byte("bridges:\n  - name: br0\n    ports: [{name: p, tag: 5, interfaces: [{name: p, type: dpdk}]}]\n"))
 	f.Add([]byte("a: &a [*a]\n"))
+	f.Add([]byte("plugins:\n  - {name: p, path: p, sha256: " + strings.Repeat("ab", 32) + ", config: {n: 1e3, f: 0.5, t: 2001-12-14, u: 18446744073709551615, l: [x, {y: ~}]}, env: [HOME]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Load(context.Background(), Options{File: "fuzz", Data: data})
 		if (c == nil) == (err == nil) {

@@ -99,10 +99,24 @@
 //	        interfaces:
 //	          - {name: mgmt0, type: internal, external_ids: {role: mgmt}}
 //
+//	plugins:                      # the only binaries the daemon runs (from plugin_dir)
+//	  - name: sample              # a-z 0-9 - _, at most 32, unique
+//	    path: ovsplane-plugin-sample        # relative to plugin_dir, or absolute inside it
+//	    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  # required pin
+//	    config:                   # free-form, handed to Configure as JSON (types kept)
+//	      netns: blue
+//	      mtu: 1500
+//	      mask: "0x10"            # quote what must stay a string
+//	    env: [HTTPS_PROXY]        # daemon variables passed on; only PATH is by default
+//
 // Interface types: "" (= system), system, internal, dpdk, dpdkvhostuser, dpdkvhostuserclient,
 // patch, vxlan, geneve, gre, tap. Names of system, internal and tap interfaces (and bridges)
 // are kernel device names, so at most 15 characters. vxlan, geneve and gre need
 // options.remote_ip; patch needs options.peer. A port lists at least one interface.
+//
+// Plugins: the list is an allow-list; each binary must sit below plugin_dir, and its SHA-256
+// must match the pin (the plugin host checks ownership, permissions and the pin before every
+// start, and refuses symlinks). Like the desired state, the list comes from the file alone.
 //
 // # Using it
 //

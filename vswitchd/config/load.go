@@ -28,7 +28,7 @@ const maxNodes = 1 << 20
 
 // Options says where Load reads from. Precedence, highest first: Flags, Env, the file, defaults.
 // The environment and flags set daemon settings only; the desired state (other_config, bridges)
-// comes from the file alone.
+// and the plugin list come from the file alone.
 type Options struct {
 	// File is the YAML file to read. Empty means no file.
 	File string
@@ -71,10 +71,11 @@ var settings = []setting{
 	{"plugin_dir", false, "plugin directory (default <data_dir>/" + PluginDirName + ")"},
 }
 
-// desiredKeys are the top-level keys of the desired state, decoded without viper so that map
-// keys keep their case and values their exact text (viper lower-cases keys; YAML would turn
-// pmd-cpu-mask: 0x10 into 16).
-var desiredKeys = []string{"bridges", "other_config"}
+// desiredKeys are the top-level keys of the desired state and the plugin list, decoded without
+// viper so that map keys keep their case and values their exact text (viper lower-cases keys;
+// YAML would turn pmd-cpu-mask: 0x10 into 16). A plugin's free-form config is the exception:
+// its scalars keep their YAML types (see pluginConfigScalar), since it is handed on as JSON.
+var desiredKeys = []string{"bridges", "other_config", "plugins"}
 
 // FlagName is the command-line flag for a settings key: "api.socket_mode" → "api-socket-mode".
 func FlagName(key string) string {
@@ -197,7 +198,7 @@ func parseYAML(data []byte) (map[string]any, error) {
 		return map[string]any{}, nil
 	}
 	budget := maxNodes
-	v, err := convert(doc.Content[0], "", &budget, 0)
+	v, err := convert(doc.Content[0], "", &budget, 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +211,9 @@ func parseYAML(data []byte) (map[string]any, error) {
 	return nil, fmt.Errorf("line %d: the document must be a mapping of keys to values", doc.Content[0].Line)
 }
 
-func convert(n *yaml.Node, path string, budget *int, depth int) (any, error) {
+// convert turns n into the tree parseYAML describes; under a plugin's config (typed), scalars
+// keep their YAML types instead.
+func convert(n *yaml.Node, path string, budget *int, depth int, typed bool) (any, error) {
 	*budget--
 	if *budget < 0 {
 		return nil, errors.New("document too large (aliases expand to too many nodes)")
@@ -223,16 +226,19 @@ func convert(n *yaml.Node, path string, budget *int, depth int) (any, error) {
 		if n.Alias == nil {
 			return nil, fmt.Errorf("%s: unresolved alias", display(path))
 		}
-		return convert(n.Alias, path, budget, depth+1)
+		return convert(n.Alias, path, budget, depth+1, typed)
 	case yaml.ScalarNode:
 		if n.ShortTag() == "!!null" {
 			return nil, nil
+		}
+		if typed {
+			return pluginConfigScalar(n, path)
 		}
 		return n.Value, nil
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for i, c := range n.Content {
-			v, err := convert(c, fmt.Sprintf("%s[%d]", path, i), budget, depth+1)
+			v, err := convert(c, fmt.Sprintf("%s[%d]", path, i), budget, depth+1, typed)
 			if err != nil {
 				return nil, err
 			}
@@ -253,9 +259,13 @@ func convert(n *yaml.Node, path string, budget *int, depth int) (any, error) {
 			if _, dup := out[k.Value]; dup {
 				return nil, fmt.Errorf("line %d: %s: duplicate key", k.Line, p)
 			}
-			v, err := convert(n.Content[i+1], p, budget, depth+1)
+			pluginConfig := isPluginConfig(p)
+			v, err := convert(n.Content[i+1], p, budget, depth+1, typed || pluginConfig)
 			if err != nil {
 				return nil, err
+			}
+			if _, isMap := v.(map[string]any); pluginConfig && !isMap && v != nil {
+				return nil, fmt.Errorf("line %d: %s: must be a mapping of keys to values", k.Line, p)
 			}
 			out[k.Value] = v
 		}

@@ -49,6 +49,7 @@ func (c *Config) Validate() error {
 	v := &validator{}
 	c.validateSettings(v)
 	c.validateDesired(v)
+	c.validatePlugins(v)
 	return errors.Join(v.errs...)
 }
 
