@@ -35,10 +35,12 @@ unit:
 generate:
 	$(GO) generate ./ovsdb/vswitch/
 
-## proto: regenerate the API's Go code (api/gen) from api/proto with Debian's protoc and the
-## protoc-gen-go / protoc-gen-connect-go versions pinned as tools in go.mod
+## proto: regenerate the API's Go code (api/gen) from api/proto and the plugin contract's
+## (plugins/api/gen) from plugins/api/proto with Debian's protoc and the protoc-gen-go /
+## protoc-gen-connect-go / protoc-gen-go-grpc versions pinned as tools in go.mod
 proto:
 	scripts/gen-proto.sh api/gen
+	scripts/gen-proto.sh --plugins plugins/api/gen
 
 ## check-generated: fail if the committed models differ from what the generator produces
 check-generated:

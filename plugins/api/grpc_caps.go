@@ -1,0 +1,230 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
+)
+
+// WatcherPlugin is the go-plugin glue of the Watcher capability (NameWatcher).
+type WatcherPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl Watcher
+}
+
+// GRPCServer registers the Watcher service for Impl.
+func (p *WatcherPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterWatcherServer(s, &watcherServer{impl: p.Impl})
+	return nil
+}
+
+// GRPCClient returns a Watcher backed by the connection.
+func (p *WatcherPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &watcherClient{c: pb.NewWatcherClient(c)}, nil
+}
+
+type watcherServer struct {
+	pb.UnimplementedWatcherServer
+	impl Watcher
+}
+
+func (s *watcherServer) OnPortEvents(ctx context.Context, req *pb.PortEventsRequest) (*pb.PortEventsResponse, error) {
+	cs, err := s.impl.OnPortEvents(ctx, eventsFromProto(req))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return changesToProto(cs), nil
+}
+
+type watcherClient struct{ c pb.WatcherClient }
+
+func (c *watcherClient) OnPortEvents(ctx context.Context, batch PortEventBatch) ([]InterfaceChange, error) {
+	resp, err := c.c.OnPortEvents(ctx, eventsToProto(batch))
+	if err != nil {
+		return nil, fromStatus(ctx, "OnPortEvents", err)
+	}
+	return changesFromProto(resp), nil
+}
+
+// GlobalConfigPlugin is the go-plugin glue of the GlobalConfigContributor capability
+// (NameGlobalConfig).
+type GlobalConfigPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl GlobalConfigContributor
+}
+
+// GRPCServer registers the GlobalConfig service for Impl.
+func (p *GlobalConfigPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterGlobalConfigServer(s, &globalServer{impl: p.Impl})
+	return nil
+}
+
+// GRPCClient returns a GlobalConfigContributor backed by the connection.
+func (p *GlobalConfigPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &globalClient{c: pb.NewGlobalConfigClient(c)}, nil
+}
+
+type globalServer struct {
+	pb.UnimplementedGlobalConfigServer
+	impl GlobalConfigContributor
+}
+
+func (s *globalServer) Contribute(ctx context.Context, _ *pb.ContributeRequest) (*pb.ContributeResponse, error) {
+	g, err := s.impl.Contribute(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ContributeResponse{OtherConfig: g.OtherConfig, DpdkExtra: g.DPDKExtra}, nil
+}
+
+type globalClient struct{ c pb.GlobalConfigClient }
+
+func (c *globalClient) Contribute(ctx context.Context) (GlobalConfig, error) {
+	resp, err := c.c.Contribute(ctx, &pb.ContributeRequest{})
+	if err != nil {
+		return GlobalConfig{}, fromStatus(ctx, "Contribute", err)
+	}
+	return GlobalConfig{OtherConfig: resp.GetOtherConfig(), DPDKExtra: resp.GetDpdkExtra()}, nil
+}
+
+// FlowProgramPlugin is the go-plugin glue of the FlowProgrammer capability (NameFlowProgram).
+type FlowProgramPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl FlowProgrammer
+}
+
+// GRPCServer registers the FlowProgram service for Impl.
+func (p *FlowProgramPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterFlowProgramServer(s, &flowServer{impl: p.Impl})
+	return nil
+}
+
+// GRPCClient returns a FlowProgrammer backed by the connection.
+func (p *FlowProgramPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &flowClient{c: pb.NewFlowProgramClient(c)}, nil
+}
+
+type flowServer struct {
+	pb.UnimplementedFlowProgramServer
+	impl FlowProgrammer
+}
+
+func (s *flowServer) Flows(ctx context.Context, req *pb.FlowsRequest) (*pb.FlowsResponse, error) {
+	fs, err := s.impl.Flows(ctx, bridgeFromProto(req.GetBridge()))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return flowSetToProto(fs), nil
+}
+
+type flowClient struct{ c pb.FlowProgramClient }
+
+func (c *flowClient) Flows(ctx context.Context, bridge BridgeFacts) (FlowSet, error) {
+	resp, err := c.c.Flows(ctx, &pb.FlowsRequest{Bridge: bridgeToProto(bridge)})
+	if err != nil {
+		return FlowSet{}, fromStatus(ctx, "Flows", err)
+	}
+	return flowSetFromProto(resp)
+}
+
+// DataPathPlugin is the go-plugin glue of the DataPath capability (NameDataPath).
+type DataPathPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl DataPath
+}
+
+// GRPCServer registers the DataPath service for Impl.
+func (p *DataPathPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterDataPathServer(s, &dataPathServer{impl: p.Impl})
+	return nil
+}
+
+// GRPCClient returns a DataPath backed by the connection.
+func (p *DataPathPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &dataPathClient{c: pb.NewDataPathClient(c)}, nil
+}
+
+type dataPathServer struct {
+	pb.UnimplementedDataPathServer
+	impl DataPath
+}
+
+func (s *dataPathServer) Start(ctx context.Context, req *pb.StartJobRequest) (*pb.StartJobResponse, error) {
+	st, err := s.impl.Start(ctx, Job{Name: req.GetName(), Type: req.GetType(), Config: req.GetConfig()})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.StartJobResponse{Status: st}, nil
+}
+
+func (s *dataPathServer) Stop(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJobResponse, error) {
+	if err := s.impl.Stop(ctx, req.GetName()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.StopJobResponse{}, nil
+}
+
+func (s *dataPathServer) Stats(req *pb.StatsRequest, stream pb.DataPath_StatsServer) error {
+	ctx := stream.Context()
+	err := s.impl.Stats(ctx, StatsRequest{Jobs: req.GetJobs(), IntervalMillis: req.GetIntervalMs()},
+		func(sample StatsSample) error { return stream.Send(sampleToProto(sample)) })
+	if err != nil && ctx.Err() != nil {
+		// The host ended the stream: that is the normal end, not a plugin failure.
+		return nil
+	}
+	return toStatus(err)
+}
+
+type dataPathClient struct{ c pb.DataPathClient }
+
+func (c *dataPathClient) Start(ctx context.Context, job Job) (string, error) {
+	resp, err := c.c.Start(ctx, &pb.StartJobRequest{Name: job.Name, Type: job.Type, Config: job.Config})
+	if err != nil {
+		return "", fromStatus(ctx, "Start", err)
+	}
+	return resp.GetStatus(), nil
+}
+
+func (c *dataPathClient) Stop(ctx context.Context, name string) error {
+	_, err := c.c.Stop(ctx, &pb.StopJobRequest{Name: name})
+	return fromStatus(ctx, "Stop", err)
+}
+
+// Stats receives samples and hands each to send until the stream ends: it returns nil when the
+// plugin ended it, ctx's error (as an *Error) when ctx ended, and send's error when send failed.
+func (c *dataPathClient) Stats(ctx context.Context, req StatsRequest, send func(StatsSample) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the stream when send fails
+	stream, err := c.c.Stats(ctx, &pb.StatsRequest{Jobs: req.Jobs, IntervalMs: req.IntervalMillis})
+	if err != nil {
+		return fromStatus(ctx, "Stats", err)
+	}
+	for {
+		m, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fromStatus(ctx, "Stats", err)
+		}
+		if err := send(sampleFromProto(m)); err != nil {
+			return err
+		}
+	}
+}
+
+var (
+	_ Watcher                 = (*watcherClient)(nil)
+	_ GlobalConfigContributor = (*globalClient)(nil)
+	_ FlowProgrammer          = (*flowClient)(nil)
+	_ DataPath                = (*dataPathClient)(nil)
+	_ plugin.GRPCPlugin       = (*WatcherPlugin)(nil)
+	_ plugin.GRPCPlugin       = (*GlobalConfigPlugin)(nil)
+	_ plugin.GRPCPlugin       = (*FlowProgramPlugin)(nil)
+	_ plugin.GRPCPlugin       = (*DataPathPlugin)(nil)
+)
