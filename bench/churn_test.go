@@ -43,13 +43,15 @@ import (
 // delete no port or interface is left.
 //
 // OVSPLANE_CHURN_PORTS (default 2000) and OVSPLANE_CHURN_CLIENTS (default 50) size
-// BenchmarkChurn; TestChurnShort runs every arm at 200 ports and 10 clients and asserts only
+// BenchmarkChurn, and OVSPLANE_CHURN_PHASE_TIMEOUT (a Go duration, default 30m) bounds each phase
+// of each arm; TestChurnShort runs every arm at 200 ports and 10 clients and asserts only
 // correctness. Run the benchmark with -benchtime 1x: an arm at 2,000 ports takes minutes.
 
 // Environment variables sizing BenchmarkChurn.
 const (
-	churnPortsEnv   = "OVSPLANE_CHURN_PORTS"
-	churnClientsEnv = "OVSPLANE_CHURN_CLIENTS"
+	churnPortsEnv        = "OVSPLANE_CHURN_PORTS"
+	churnClientsEnv      = "OVSPLANE_CHURN_CLIENTS"
+	churnPhaseTimeoutEnv = "OVSPLANE_CHURN_PHASE_TIMEOUT"
 )
 
 // Sizes: the issue's, and TestChurnShort's.
@@ -76,11 +78,18 @@ func (p churnPhase) String() string {
 // churnEnv is one arm's fresh switch: ovsdb-server, an ovs-vswitchd with the dummy datapath and
 // bridge br0 (no ports yet), and the ports to churn.
 type churnEnv struct {
-	db      *lab.OVSDB
-	vs      *lab.Vswitchd
-	raw     rawOVSDB
-	names   []string // p0 … p(N-1)
-	clients int
+	db           *lab.OVSDB
+	vs           *lab.Vswitchd
+	raw          rawOVSDB
+	names        []string // p0 … p(N-1)
+	clients      int
+	phaseTimeout time.Duration
+}
+
+// churnSize is how much churn a run makes: ports, clients, and the bound of each phase.
+type churnSize struct {
+	ports, clients int
+	phaseTimeout   time.Duration
 }
 
 // churnTiming is what an arm measured in one phase.
@@ -131,18 +140,22 @@ func (r *churnResult) total() time.Duration { return r.phases[0].wall + r.phases
 // BenchmarkChurn runs every arm once per b.N at OVSPLANE_CHURN_PORTS ports and
 // OVSPLANE_CHURN_CLIENTS clients, reports each arm's metrics and prints a markdown table.
 func BenchmarkChurn(b *testing.B) {
-	ports, clients := churnSizeFromEnv(b)
+	size := churnSizeFromEnv(b)
 	results := map[string]*churnResult{}
+	missing := map[string]string{} // arms without a result: why
 	for _, arm := range churnArms {
-		b.Run(arm.name, func(b *testing.B) {
+		ok := b.Run(arm.name, func(b *testing.B) {
 			for range b.N {
-				r := runChurnArm(b, arm, ports, clients)
+				r := runChurnArm(b, arm, size)
 				results[arm.name] = r
 				reportChurn(b, r, results)
 			}
 		})
+		if _, ran := results[arm.name]; !ran {
+			missing[arm.name] = map[bool]string{true: "skipped", false: "failed"}[ok]
+		}
 	}
-	printChurnTable(os.Stdout, ports, clients, results)
+	printChurnTable(os.Stdout, size.ports, size.clients, results, missing)
 }
 
 // TestChurnShort runs every arm at churnShortPorts ports from churnShortClients clients and
@@ -150,7 +163,7 @@ func BenchmarkChurn(b *testing.B) {
 func TestChurnShort(t *testing.T) {
 	for _, arm := range churnArms {
 		t.Run(arm.name, func(t *testing.T) {
-			r := runChurnArm(t, arm, churnShortPorts, churnShortClients)
+			r := runChurnArm(t, arm, churnSize{churnShortPorts, churnShortClients, churnDefaultPhaseTimeout})
 			t.Logf("%s: create %.2f s, delete %.2f s, %d+%d transactions, %d+%d reconfigurations", arm.name,
 				r.phases[0].wall.Seconds(), r.phases[1].wall.Seconds(), r.phases[0].txns, r.phases[1].txns,
 				r.phases[0].reconfigs, r.phases[1].reconfigs)
@@ -158,8 +171,8 @@ func TestChurnShort(t *testing.T) {
 	}
 }
 
-// churnSizeFromEnv returns the benchmark's ports and clients.
-func churnSizeFromEnv(tb testing.TB) (ports, clients int) {
+// churnSizeFromEnv returns the benchmark's size from the environment.
+func churnSizeFromEnv(tb testing.TB) churnSize {
 	get := func(name string, def int) int {
 		v := os.Getenv(name)
 		if v == "" {
@@ -171,18 +184,27 @@ func churnSizeFromEnv(tb testing.TB) (ports, clients int) {
 		}
 		return n
 	}
-	return get(churnPortsEnv, churnDefaultPorts), get(churnClientsEnv, churnDefaultClients)
+	size := churnSize{get(churnPortsEnv, churnDefaultPorts), get(churnClientsEnv, churnDefaultClients), churnDefaultPhaseTimeout}
+	if v := os.Getenv(churnPhaseTimeoutEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			tb.Fatalf("%s=%q: want a positive Go duration such as 90m", churnPhaseTimeoutEnv, v)
+		}
+		size.phaseTimeout = d
+	}
+	return size
 }
 
 // newChurnEnv starts a fresh ovsdb-server and ovs-vswitchd (dummy datapath) with bridge br0.
-func newChurnEnv(tb testing.TB, ports, clients int) *churnEnv {
+func newChurnEnv(tb testing.TB, size churnSize) *churnEnv {
 	tb.Helper()
 	lab.Require(tb, lab.NeedOVS)
 	db := lab.StartOVSDB(tb)
 	// Stopping a vswitchd that still has thousands of ports takes a while; a failed run may.
 	vs := db.StartVswitchd(tb, lab.VswitchdSpec{Mode: lab.Dummy, StartTimeout: 2 * time.Minute})
 	db.Vsctl(tb, "add-br", "br0")
-	e := &churnEnv{db: db, vs: vs, raw: rawOVSDB{sock: db.Sock}, clients: clients, names: make([]string, ports)}
+	e := &churnEnv{db: db, vs: vs, raw: rawOVSDB{sock: db.Sock}, clients: size.clients,
+		names: make([]string, size.ports), phaseTimeout: size.phaseTimeout}
 	for i := range e.names {
 		e.names[i] = "p" + strconv.Itoa(i)
 	}
@@ -190,16 +212,16 @@ func newChurnEnv(tb testing.TB, ports, clients int) *churnEnv {
 }
 
 // runChurnArm runs arm's create and delete phases on a fresh switch, counting and checking each.
-func runChurnArm(tb testing.TB, arm churnArm, ports, clients int) *churnResult {
+func runChurnArm(tb testing.TB, arm churnArm, size churnSize) *churnResult {
 	tb.Helper()
-	e := newChurnEnv(tb, ports, clients)
-	r := &churnResult{arm: arm.name, ports: ports}
+	e := newChurnEnv(tb, size)
+	r := &churnResult{arm: arm.name, ports: size.ports}
 	for _, phase := range []churnPhase{churnCreate, churnDelete} {
 		next0, rec0 := e.counters(tb)
 		timing := arm.run(tb, e, phase)
 		next1, rec1 := e.counters(tb)
-		if len(timing.lat) != ports {
-			tb.Fatalf("%s %s: %d request latencies for %d ports", arm.name, phase, len(timing.lat), ports)
+		if len(timing.lat) != size.ports {
+			tb.Fatalf("%s %s: %d request latencies for %d ports", arm.name, phase, len(timing.lat), size.ports)
 		}
 		if err := e.check(phase); err != nil {
 			tb.Fatalf("%s, after %s: %v", arm.name, phase, err)
@@ -347,22 +369,23 @@ func reportChurn(b *testing.B, r *churnResult, results map[string]*churnResult) 
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// printChurnTable writes the results as the markdown table of docs/benchmarks.md.
-func printChurnTable(w io.Writer, ports, clients int, results map[string]*churnResult) {
+// printChurnTable writes the results as the markdown table of docs/benchmarks.md; missing says
+// why an arm has no result (skipped, failed).
+func printChurnTable(w io.Writer, ports, clients int, results map[string]*churnResult, missing map[string]string) {
 	fmt.Fprintf(w, "\nPort churn, %d ports, %d clients (times in s, latencies in ms; ×: total time ÷ that arm's)\n\n", ports, clients)
 	fmt.Fprintln(w, "| arm | create s | create req/s | create p50 / p99 ms | delete s | delete req/s | delete p50 / p99 ms | txns c+d | reconfigs c+d | × floor | × ovsplaned |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	ratio := func(r *churnResult, ref string) string {
 		base, ok := results[ref]
 		if !ok {
-			return "pending"
+			return missing[ref]
 		}
 		return fmt.Sprintf("%.2f", r.total().Seconds()/base.total().Seconds())
 	}
 	for _, arm := range churnArms {
 		r, ok := results[arm.name]
 		if !ok {
-			fmt.Fprintf(w, "| %s | pending | | | | | | | | | |\n", arm.name)
+			fmt.Fprintf(w, "| %s | %s | | | | | | | | | |\n", arm.name, missing[arm.name])
 			continue
 		}
 		c, d := r.phases[churnCreate], r.phases[churnDelete]
