@@ -1,6 +1,9 @@
 package api
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Capability names an optional service a plugin serves.
 type Capability int
@@ -375,3 +378,12 @@ type StatsSample struct {
 	TimeUnixNano int64
 	Metrics      []Metric
 }
+
+// HasIfaceType reports whether the running OVS supports an interface type (iface_types).
+func (f HostFacts) HasIfaceType(t string) bool { return slices.Contains(f.IfaceTypes, t) }
+
+// HasDatapathType reports whether the running OVS supports a datapath type (datapath_types).
+func (f HostFacts) HasDatapathType(t string) bool { return slices.Contains(f.DatapathTypes, t) }
+
+// HasAppctlCommand reports whether ovs-appctl offers a command, e.g. "dpif-netdev/pmd-rxq-show".
+func (f HostFacts) HasAppctlCommand(c string) bool { return slices.Contains(f.AppctlCommands, c) }
