@@ -88,19 +88,23 @@ func churnFloor(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 // ovsplaned API, each asking for one port (type internal on br0) and getting its ofport (or
 // error) in the reply, then deleting it; batches should report the daemon's batch sizes.
 //
-// TODO(issue 4): implement once vswitchd/apiclient and the API server are committed (on
-// 2026-12-02 both were still being written, uncommitted): start ovsplaned on e.db.Endpoint (the
-// external OVSDB served by the running e.vs) with its API on a unix socket, and make br0 known
-// to it (ApplyBridge, or attach to the foreign bridge); dial it with apiclient.Dial("unix:…");
-// run the requests through churnFanOut as churnVsctl does: ApplyPort(br0, name, one interface
-// of type internal) whose reply must carry the ofport and no error, then DeletePort(name); set
-// churnTiming.batches from the daemon's batch sizes (the ovsplane_batch_size histogram of
-// vswitchd/metrics, or the batcher's stats). Create the daemon outside the timing, like the
-// floor's client: the benchmark measures a running daemon, not its start-up. Until then the arm
-// skips, and the ratios to ovsplaned show as pending.
+// TODO(issue 4): not wired yet. vswitchd/apiclient and vswitchd/apiserver were committed just as
+// the baselines landed (2026-12-02); what the arm needs: build ./cmd/ovsplaned (as
+// buildVsctlForBench builds vsctl) and start it, outside the timing, on e.db.Endpoint (the
+// external OVSDB that e.vs serves; settings keys ovsdb.* and api.listen, see
+// vswitchd/config/load.go for the flag names) with its API on a unix socket in a temporary
+// data dir; make br0 a bridge it manages (ApplyBridge; newChurnEnv's `ovs-vsctl add-br` may
+// need to be skipped for this arm if the daemon refuses foreign bridges); dial it with
+// apiclient.Dial("unix:…") and run the requests through churnFanOut as churnVsctl does:
+// ApplyPort(br0, Port{name, one Interface{name, type internal}}) returns once ovs-vswitchd has
+// applied it, and its PortInfo's interface statuses must carry the ofport and no error (an
+// interface ovs-vswitchd refused is not an RPC error: check the status state); then
+// DeletePort(name). Fill churnTiming.batches from the daemon's batch sizes (the
+// ovsplane_batch_size histogram of vswitchd/metrics, or the batcher's stats). Until then the
+// arm skips and the table shows the ratios to ovsplaned as skipped.
 func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 	tb.Helper()
-	tb.Skip("TODO(issue 4): the ovsplaned arm waits for vswitchd/apiclient and the daemon core")
+	tb.Skip("TODO(issue 4): the ovsplaned arm is not wired to ovsplaned's API yet (see churnOvsplaned)")
 	return churnTiming{}
 }
 
