@@ -9,7 +9,7 @@
 // Ownership: every end the package creates carries a mark in its interface alias
 // (IFLA_IFALIAS, `ip link show` prints it as "alias"):
 //
-//	ovsplane/<owner> veth end=host port=<port> peer=<peer> netns=<netns or ->
+//	ovsplane/<owner> veth end=host port=<port> peer=<peer> netns=<netns or -> bridge=<label or ->
 //	ovsplane/<owner> veth end=peer port=<port> host=<host>
 //
 // and a namespace it created carries one on its loopback device:

@@ -102,23 +102,38 @@ func netnsOwned(h *netlink.Handle, owner string) (bool, error) {
 	return lo.Attrs().Alias == netnsMark(owner), nil
 }
 
-// bindNewNetns creates a network namespace on a dedicated OS thread and bind-mounts it on path.
-// The thread is never returned to the scheduler: the goroutine exits while still locked to it,
-// so the Go runtime terminates it and no other goroutine ever runs in the new namespace.
+// bindNewNetns creates a network namespace on a locked OS thread, bind-mounts it on path and
+// returns the thread to its original namespace before unlocking it. The thread must survive:
+// a terminated thread would fire the parent-death signal (PR_SET_PDEATHSIG) of any child
+// process it once started, such as a test's ovs-vswitchd. Only when the way back fails does
+// the goroutine exit locked, so that the runtime retires the thread.
 func bindNewNetns(path string) error {
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked, on purpose
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("current namespace: %w", err)
+			return
+		}
+		defer orig.Close()
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread() // a failed unshare changes nothing
 			errc <- fmt.Errorf("unshare: %w", err)
 			return
 		}
 		self := "/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/ns/net"
-		if err := unix.Mount(self, path, "none", unix.MS_BIND, ""); err != nil {
-			errc <- fmt.Errorf("bind mount %s: %w", path, err)
-			return
+		err = unix.Mount(self, path, "none", unix.MS_BIND, "")
+		if err != nil {
+			err = fmt.Errorf("bind mount %s: %w", path, err)
 		}
-		errc <- nil
+		if serr := netns.Set(orig); serr != nil {
+			errc <- errors.Join(err, fmt.Errorf("return to the original namespace: %w", serr))
+			return // still locked: the thread is retired
+		}
+		runtime.UnlockOSThread()
+		errc <- err
 	}()
 	return <-errc
 }

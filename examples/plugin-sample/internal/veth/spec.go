@@ -62,6 +62,9 @@ type Spec struct {
 	Address netip.Prefix
 	// MTU of both ends; zero leaves the kernel's default (1500).
 	MTU int
+	// Bridge is a label recorded in the host end's mark (the OVS bridge the port is on), so
+	// List can report it; empty for none. Changing it relabels the pair, nothing else.
+	Bridge string
 }
 
 // DefaultPeerName derives the peer end's name from the port name: "<port>-p" when it fits in
@@ -107,6 +110,9 @@ func (s Spec) Validate() error {
 	if s.Address.IsValid() && s.Address.Addr().IsUnspecified() {
 		errs = append(errs, &FieldError{Field: "address", Reason: "unspecified address " + s.Address.String()})
 	}
+	if strings.ContainsAny(s.Bridge, " \t\n") {
+		errs = append(errs, &FieldError{Field: "bridge", Reason: fmt.Sprintf("bridge name %q contains white space", s.Bridge)})
+	}
 	if s.MTU != 0 && (s.MTU < MinMTU || s.MTU > MaxMTU) {
 		errs = append(errs, &FieldError{Field: "mtu", Reason: fmt.Sprintf("%d out of range [%d, %d]", s.MTU, MinMTU, MaxMTU)})
 	}
@@ -147,7 +153,7 @@ const (
 	markVeth   = "veth"
 	endHost    = "host"
 	endPeer    = "peer"
-	noNetns    = "-"
+	noNetns    = "-" // also: no bridge
 )
 
 // mark is a parsed ownership mark.
@@ -162,7 +168,11 @@ func hostMark(owner string, s Spec) string {
 	if ns == "" {
 		ns = noNetns
 	}
-	return fmt.Sprintf("%s%s %s end=%s port=%s peer=%s netns=%s", markPrefix, owner, markVeth, endHost, s.Port, s.Peer, ns)
+	br := s.Bridge
+	if br == "" {
+		br = noNetns
+	}
+	return fmt.Sprintf("%s%s %s end=%s port=%s peer=%s netns=%s bridge=%s", markPrefix, owner, markVeth, endHost, s.Port, s.Peer, ns, br)
 }
 
 // peerMark returns the alias of the peer end of s.
@@ -193,9 +203,12 @@ func (m mark) hostSpec() (s Spec, ok bool) {
 	if m.kind != markVeth || m.fields["end"] != endHost || m.fields["port"] == "" || m.fields["peer"] == "" {
 		return Spec{}, false
 	}
-	s = Spec{Port: m.fields["port"], Peer: m.fields["peer"], Netns: m.fields["netns"]}
+	s = Spec{Port: m.fields["port"], Peer: m.fields["peer"], Netns: m.fields["netns"], Bridge: m.fields["bridge"]}
 	if s.Netns == noNetns {
 		s.Netns = ""
+	}
+	if s.Bridge == noNetns {
+		s.Bridge = ""
 	}
 	return s, true
 }

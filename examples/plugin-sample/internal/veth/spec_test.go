@@ -40,6 +40,7 @@ func TestSpecValidate(t *testing.T) {
 		{"bad netns", Spec{Port: "v1", Netns: "../etc"}, []string{"netns"}},
 		{"create without name", Spec{Port: "v1", CreateNetns: true}, []string{"netns"}},
 		{"unspecified address", Spec{Port: "v1", Address: pfx("0.0.0.0/0")}, []string{"address"}},
+		{"bridge with space", Spec{Port: "v1", Bridge: "br 0"}, []string{"bridge"}},
 		{"mtu low", Spec{Port: "v1", MTU: 10}, []string{"mtu"}},
 		{"mtu high", Spec{Port: "v1", MTU: 70000}, []string{"mtu"}},
 		{"everything wrong", Spec{Port: "a b", Peer: ".", Netns: "x/y", MTU: -1}, []string{"port", "peer", "netns", "mtu"}},
@@ -72,7 +73,7 @@ func unjoin(err error) []error {
 }
 
 func TestMarks(t *testing.T) {
-	s := Spec{Port: "v1", Peer: "v1-p", Netns: "red"}
+	s := Spec{Port: "v1", Peer: "v1-p", Netns: "red", Bridge: "br0"}
 	m, ok := parseMark(hostMark("me", s))
 	if !ok || m.owner != "me" {
 		t.Fatalf("parseMark(hostMark) = %+v, %v", m, ok)
@@ -80,7 +81,7 @@ func TestMarks(t *testing.T) {
 	if got, ok := m.hostSpec(); !ok || got != s {
 		t.Errorf("hostSpec() = %+v, %v; want %+v", got, ok, s)
 	}
-	s.Netns = ""
+	s.Netns, s.Bridge = "", ""
 	m, _ = parseMark(hostMark("me", s))
 	if got, ok := m.hostSpec(); !ok || got != s {
 		t.Errorf("hostSpec() without netns = %+v, %v; want %+v", got, ok, s)

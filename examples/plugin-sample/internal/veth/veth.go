@@ -169,13 +169,18 @@ func (m *Manager) ensurePair(ctx context.Context, spec Spec, peerNS *nsHandle, p
 		}
 		if got.Peer == spec.Peer && got.Netns == spec.Netns {
 			if _, err := peerNL.LinkByName(spec.Peer); err == nil {
-				return nil
+				return m.relabel(host, got, spec)
 			}
 		}
 		m.log.Info("recreating veth pair", "port", spec.Port, "old_peer", got.Peer, "old_netns", got.Netns,
 			"peer", spec.Peer, "netns", spec.Netns)
 		if err := m.host.LinkDel(host); err != nil && !isNotFound(err) {
 			return fmt.Errorf("delete %s: %w", spec.Port, err)
+		}
+		if got.Netns != "" && got.Netns != spec.Netns {
+			if err := m.collectNetns(got.Netns); err != nil {
+				return err
+			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -185,6 +190,17 @@ func (m *Manager) ensurePair(ctx context.Context, spec Spec, peerNS *nsHandle, p
 		return fmt.Errorf("peer name %s is taken by a %s interface in %s: %w", spec.Peer, l.Type(), nsName(spec.Netns), ErrConflict)
 	}
 	return m.createPair(spec, peerNS, peerNL)
+}
+
+// relabel rewrites the host end's mark when only its bridge label changed.
+func (m *Manager) relabel(host netlink.Link, got, spec Spec) error {
+	if got.Bridge == spec.Bridge {
+		return nil
+	}
+	if err := m.host.LinkSetAlias(host, hostMark(m.owner, spec)); err != nil {
+		return fmt.Errorf("mark %s: %w", spec.Port, err)
+	}
+	return nil
 }
 
 // createPair adds the veth pair, the peer directly in its namespace, and marks both ends.

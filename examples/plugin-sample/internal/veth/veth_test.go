@@ -147,7 +147,7 @@ func TestEnsureCreatesConvergesAndDeletes(t *testing.T) {
 	if got := peer.globalAddrs(); len(got) != 1 || got[0] != "10.0.0.1/24" {
 		t.Errorf("peer addresses %v, want [10.0.0.1/24]", got)
 	}
-	if !strings.HasPrefix(host.Alias, "ovsplane/test veth end=host port=v1 peer=v1-p netns="+red) ||
+	if !strings.HasPrefix(host.Alias, "ovsplane/test veth end=host port=v1 peer=v1-p netns="+red+" bridge=-") ||
 		!strings.HasPrefix(peer.Alias, "ovsplane/test veth end=peer") {
 		t.Errorf("marks: host %q, peer %q", host.Alias, peer.Alias)
 	}
@@ -181,6 +181,30 @@ func TestEnsureCreatesConvergesAndDeletes(t *testing.T) {
 	if ipShow(t, red, "v1-p") != nil || ipShow(t, red, "eth0") == nil {
 		t.Error("old peer still there or new peer missing")
 	}
+
+	// A new bridge label only relabels.
+	spec.Bridge = "br1"
+	st5, err := w.m.Ensure(ctx, spec)
+	if err != nil || st5.HostIndex != st4.HostIndex || st5.Spec.Bridge != "br1" {
+		t.Fatalf("Ensure with a new bridge: %+v, %v; want the same pair relabelled", st5, err)
+	}
+	if got, err := w.m.Get("v1"); err != nil || got.Spec.Bridge != "br1" {
+		t.Fatalf("Get after relabel: %+v, %v", got, err)
+	}
+
+	// A new namespace recreates the pair there and removes the old one this owner created.
+	blue := freshNetns(t)
+	spec.Netns = blue
+	if _, err := w.m.Ensure(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(DefaultNetnsDir, red)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("old namespace %s still there after the pair moved: %v", red, err)
+	}
+	if ipShow(t, blue, "eth0") == nil {
+		t.Errorf("peer not in %s", blue)
+	}
+	red = blue
 
 	if err := w.m.Delete(ctx, "v1", ""); err != nil {
 		t.Fatal(err)
