@@ -196,7 +196,8 @@ func (c *dataPathClient) Stop(ctx context.Context, name string) error {
 }
 
 // Stats receives samples and hands each to send until the stream ends: it returns nil when the
-// plugin ended it, ctx's error (as an *Error) when ctx ended, and send's error when send failed.
+// plugin ended it while ctx was live, an *Error with ctx's code (DeadlineExceeded, Canceled)
+// when ctx ended, and send's error as it is when send failed.
 func (c *dataPathClient) Stats(ctx context.Context, req StatsRequest, send func(StatsSample) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the stream when send fails
@@ -207,6 +208,10 @@ func (c *dataPathClient) Stats(ctx context.Context, req StatsRequest, send func(
 	for {
 		m, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				// The plugin ended the stream because ctx ended.
+				return &Error{Code: CodeOf(ctxErr), Message: ctxErr.Error()}
+			}
 			return nil
 		}
 		if err != nil {

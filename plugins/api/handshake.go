@@ -101,6 +101,17 @@ func ClientPluginSets() map[int]plugin.PluginSet {
 	}
 }
 
+// ClientPluginSet returns the host's plugin set of one protocol version, for
+// ClientConfig.Plugins when reattaching (go-plugin negotiates no version on reattach). A
+// version this package does not speak is refused with a message naming both sides' versions.
+func ClientPluginSet(version int) (plugin.PluginSet, error) {
+	set, ok := ClientPluginSets()[version]
+	if !ok {
+		return nil, Errorf(FailedPrecondition, "incompatible API version with plugin. Plugin version: %d, Client versions: [%d]", version, ProtocolVersion)
+	}
+	return set, nil
+}
+
 // ServerPluginSets returns a plugin's ServeConfig.VersionedPlugins: the base service and the
 // service of every capability impl implements, for protocol version 1.
 func ServerPluginSets(impl Plugin) map[int]plugin.PluginSet {

@@ -47,7 +47,8 @@ func ParseReattach(data []byte) (Reattach, error) {
 
 // Config returns the go-plugin ReattachConfig for ClientConfig.Reattach (gRPC, test mode: the
 // host does not kill a process it did not start). AutoMTLS and SecureConfig cannot be used
-// with it.
+// with it, and go-plugin negotiates no version on reattach: set ClientConfig.Plugins from
+// ClientPluginSet(r.ProtocolVersion).
 func (r Reattach) Config() (*plugin.ReattachConfig, error) {
 	var addr net.Addr
 	var err error

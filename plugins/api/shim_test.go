@@ -33,7 +33,7 @@ func (s *stub) Attach(ctx context.Context, _ api.PortRequest) (api.Attachment, e
 	}
 	return api.Attachment{}, s.err
 }
-func (s *stub) Detach(context.Context, api.PortRequest) error  { return s.err }
+func (s *stub) Detach(context.Context, api.PortRequest) error { return s.err }
 func (s *stub) List(context.Context) ([]api.OwnedPort, error) { return nil, s.err }
 
 func dispense[T any](t *testing.T, impl api.Plugin, name string) T {

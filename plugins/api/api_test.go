@@ -1,0 +1,138 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ovsplane/ovsplane/plugins/api"
+)
+
+func TestErrorf(t *testing.T) {
+	base := errors.New("no such device")
+	err := api.Errorf(api.NotFound, "vf 3 of %s: %w", "0000:3b:00.0", base)
+	if err.Error() != "not_found: vf 3 of 0000:3b:00.0: no such device" {
+		t.Errorf("Error() = %q", err)
+	}
+	if !errors.Is(err, base) || !errors.Is(err, api.ErrNotFound) || errors.Is(err, api.ErrInternal) {
+		t.Errorf("errors.Is mismatch for %v", err)
+	}
+	wrapped := fmt.Errorf("attach vdpa0: %w", err)
+	for _, tc := range []struct {
+		err  error
+		want api.Code
+	}{
+		{nil, api.OK},
+		{wrapped, api.NotFound},
+		{context.DeadlineExceeded, api.DeadlineExceeded},
+		{fmt.Errorf("x: %w", context.Canceled), api.Canceled},
+		{errors.New("plain"), api.Internal},
+	} {
+		if got := api.CodeOf(tc.err); got != tc.want {
+			t.Errorf("CodeOf(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestNegotiateAPIVersion(t *testing.T) {
+	if v, err := api.NegotiateAPIVersion([]string{"1.0"}); err != nil || v != "1.0" {
+		t.Errorf("NegotiateAPIVersion([1.0]) = %q, %v", v, err)
+	}
+	if v, err := api.NegotiateAPIVersion(nil); err != nil || v != "1.0" {
+		t.Errorf("NegotiateAPIVersion(nil) = %q, %v", v, err)
+	}
+	_, err := api.NegotiateAPIVersion([]string{"2.0", "1.7"})
+	if api.CodeOf(err) != api.InvalidArgument || !strings.Contains(err.Error(), "[2.0 1.7]") || !strings.Contains(err.Error(), "[1.0]") {
+		t.Errorf("NegotiateAPIVersion([2.0 1.7]) = %v, want both lists named", err)
+	}
+	if _, err := api.ClientPluginSet(2); err == nil || !api.VersionMismatch(err) {
+		t.Errorf("ClientPluginSet(2) = %v, want a version mismatch", err)
+	}
+}
+
+func problemFields(t *testing.T, err error) []string {
+	t.Helper()
+	var e *api.Error
+	if err == nil {
+		return nil
+	}
+	if !errors.As(err, &e) || e.Code != api.Internal {
+		t.Fatalf("%v: want an internal *api.Error", err)
+	}
+	var fields []string
+	for _, p := range e.Problems {
+		fields = append(fields, p.Field)
+	}
+	return fields
+}
+
+func TestValidateAttachment(t *testing.T) {
+	facts := api.HostFacts{IfaceTypes: []string{"dpdk", "internal", "system"}}
+	bad, big, tag := 0, 70000, 5000
+	a := api.Attachment{
+		State: make([]byte, api.MaxStateSize+1),
+		Ports: []api.OVSPort{
+			{Name: "p0", Tag: &tag, Interfaces: []api.OVSInterface{{Name: "p0", Type: "vdpa"}, {Name: "p0", OfportRequest: &bad, MTURequest: &big}}},
+			{Name: "p0", ExternalIDs: map[string]string{"ovsplane-owner": "me"}},
+		},
+	}
+	got := problemFields(t, api.ValidateAttachment(facts, api.PortRequest{Bridge: "br0", Name: "p0"}, a))
+	want := []string{"state", "ports[0].tag", "ports[0].interfaces[0].type", "ports[0].interfaces[1].name",
+		"ports[0].interfaces[1].ofport_request", "ports[0].interfaces[1].mtu_request", "ports[1].name",
+		"ports[1].external_ids", "ports[1].interfaces"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("problems on %v, want %v", got, want)
+	}
+	good := api.Attachment{Ports: []api.OVSPort{{Name: "p0", Interfaces: []api.OVSInterface{{Name: "p0", Type: "dpdk"}, {Name: "p1"}}}}}
+	if err := api.ValidateAttachment(facts, api.PortRequest{}, good); err != nil {
+		t.Errorf("valid attachment: %v", err)
+	}
+	if err := api.ValidateAttachment(facts, api.PortRequest{}, api.Attachment{}); err == nil {
+		t.Error("an attachment without ports passed")
+	}
+}
+
+func TestValidateFlowSet(t *testing.T) {
+	cookies := api.CookieRange{Value: 0xab << 48, Mask: 0xffff << 48}
+	groups := api.GroupRange{First: 100, Count: 10}
+	fs := api.FlowSet{
+		Flows: []api.Flow{
+			{Cookie: cookies.Value | 7, Actions: "drop"},
+			{Cookie: 0, Actions: "output:1"},
+			{Cookie: 0x1, Actions: " "},
+			{Match: "cookie=0x1,in_port=1", Actions: "drop"},
+		},
+		Groups: []api.Group{
+			{ID: 100, Type: "select", Buckets: []api.Bucket{{Actions: "output:1"}}},
+			{ID: 100, Type: "random"},
+			{ID: 110, Type: "all", Buckets: []api.Bucket{{}}},
+		},
+	}
+	got := problemFields(t, api.ValidateFlowSet(cookies, groups, fs))
+	want := []string{"flows[2].cookie", "flows[2].actions", "flows[3].match", "groups[1].id", "groups[1].type",
+		"groups[2].id", "groups[2].buckets[0].actions"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("problems on %v, want %v", got, want)
+	}
+}
+
+func TestValidateOthers(t *testing.T) {
+	info := api.Info{Name: "Bad Name", Types: []api.ObjectType{
+		{Name: "veth", Kind: api.ObjectKindPort, OptionsSchema: "{"}, {Name: "veth", Kind: api.ObjectKindJob}}}
+	if got := problemFields(t, api.ValidateInfo(info)); strings.Join(got, " ") !=
+		"name version types[0].kind types[0].options_schema types[1].name types[1].kind" {
+		t.Errorf("ValidateInfo problems on %v", got)
+	}
+	batch := api.PortEventBatch{Events: []api.PortEvent{{Kind: api.EventAdded, Interface: "a"}, {Kind: api.EventRemoved, Interface: "b"}}}
+	changes := []api.InterfaceChange{{Interface: "a", Set: map[string]string{"": "x"}}, {Interface: "b"}, {Interface: "c", Remove: []string{""}}}
+	if got := problemFields(t, api.ValidateChanges(batch, changes)); strings.Join(got, " ") !=
+		"changes[0].set changes[1].interface changes[2].interface changes[2].remove" {
+		t.Errorf("ValidateChanges problems on %v", got)
+	}
+	g := api.GlobalConfig{OtherConfig: map[string]string{"dpdk-extra": "-a x"}, DPDKExtra: []string{""}}
+	if got := problemFields(t, api.ValidateGlobalConfig(g)); strings.Join(got, " ") != "other_config.dpdk-extra dpdk_extra[0]" {
+		t.Errorf("ValidateGlobalConfig problems on %v", got)
+	}
+}
