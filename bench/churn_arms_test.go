@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
+	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -85,27 +88,51 @@ func churnFloor(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 }
 
 // churnOvsplaned is the arm the benchmark exists for: e.clients concurrent clients of the
-// ovsplaned API, each asking for one port (type internal on br0) and getting its ofport (or
-// error) in the reply, then deleting it; batches should report the daemon's batch sizes.
-//
-// TODO(issue 4): not wired yet. vswitchd/apiclient and vswitchd/apiserver were committed just as
-// the baselines landed (2026-12-02); what the arm needs: build ./cmd/ovsplaned (as
-// buildVsctlForBench builds vsctl) and start it, outside the timing, on e.db.Endpoint (the
-// external OVSDB that e.vs serves; settings keys ovsdb.* and api.listen, see
-// vswitchd/config/load.go for the flag names) with its API on a unix socket in a temporary
-// data dir; make br0 a bridge it manages (ApplyBridge; newChurnEnv's `ovs-vsctl add-br` may
-// need to be skipped for this arm if the daemon refuses foreign bridges); dial it with
-// apiclient.Dial("unix:…") and run the requests through churnFanOut as churnVsctl does:
-// ApplyPort(br0, Port{name, one Interface{name, type internal}}) returns once ovs-vswitchd has
-// applied it, and its PortInfo's interface statuses must carry the ofport and no error (an
-// interface ovs-vswitchd refused is not an RPC error: check the status state); then
-// DeletePort(name). Fill churnTiming.batches from the daemon's batch sizes (the
-// ovsplane_batch_size histogram of vswitchd/metrics, or the batcher's stats). Until then the
-// arm skips and the table shows the ratios to ovsplaned as skipped.
+// ovsplaned API (the real binary, on a unix socket), each asking for one port (type internal on
+// br0) and getting its ofport in the reply, then deleting it. The daemon starts with the create
+// phase, outside the timing but inside the phase's transaction count (its first pass creates
+// br0, which it must own: ovs-vsctl's br0 is removed first), and serves both phases. Batch sizes
+// come from the daemon's debug log (one "batch committed" line per OVSDB transaction).
 func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 	tb.Helper()
-	tb.Skip("TODO(issue 4): the ovsplaned arm is not wired to ovsplaned's API yet (see churnOvsplaned)")
-	return churnTiming{}
+	if e.daemon == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		e.db.Vsctl(tb, "del-br", "br0")
+		e.daemon = newBenchDaemon(tb, e.db)
+		e.daemon.logLevel = "debug"
+		e.daemon.start(ctx)
+	}
+	d := e.daemon
+	logged := len(d.out.String())
+	t := churnFanOut(tb, e, func(ctx context.Context, name string) error {
+		if phase == churnDelete {
+			_, err := d.API.DeletePort(ctx, connect.NewRequest(&ovsplanev1.DeletePortRequest{Name: name}))
+			return err
+		}
+		resp, err := d.API.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: internalAPIPort(name)}))
+		if err != nil {
+			return err
+		}
+		ifs := resp.Msg.Port.GetInterfaces()
+		if len(ifs) != 1 || ifs[0].GetOfport() <= 0 || ifs[0].GetError() != "" {
+			return fmt.Errorf("port %s: no ofport or an error: %v", name, resp.Msg.Port)
+		}
+		return nil
+	})
+	for _, line := range strings.Split(d.out.String()[logged:], "\n") {
+		if !strings.Contains(line, `msg="batch committed"`) {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "size="); ok {
+				if n, err := strconv.Atoi(v); err == nil {
+					t.batches = append(t.batches, n)
+				}
+			}
+		}
+	}
+	return t
 }
 
 // churnVsctl runs one waiting `ovs-vsctl add-port` process per port from e.clients workers, each

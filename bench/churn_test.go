@@ -24,7 +24,7 @@ import (
 //
 //	floor          package ovsdb, no clients: C ports per transaction, one transaction after the
 //	               other, each waiting for cur_cfg. The target for ovsplaned (within 1.25×).
-//	ovsplaned      the daemon's API, C clients (pending: see churnOvsplaned).
+//	ovsplaned      the daemon's API, C clients, one port per request (see churnOvsplaned).
 //	ovs-vsctl      C workers, one `ovs-vsctl add-port … -- set Interface … type=internal` process
 //	               per port (waiting form) followed by `ovs-vsctl get Interface p ofport error`;
 //	               del-port one process per port.
@@ -84,6 +84,7 @@ type churnEnv struct {
 	names        []string // p0 … p(N-1)
 	clients      int
 	phaseTimeout time.Duration
+	daemon       *benchDaemon // the ovsplaned arm's, started by its create phase
 }
 
 // churnSize is how much churn a run makes: ports, clients, and the bound of each phase.

@@ -5,6 +5,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -37,6 +38,8 @@ type benchDaemon struct {
 	conf    string
 	metrics string // HOST:PORT
 	API     *apiclient.Client
+	// logLevel is the daemon's --log-level (default warn).
+	logLevel string
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -144,8 +147,14 @@ func (d *benchDaemon) start(ctx context.Context) time.Duration {
 	d.out = &lockedBuffer{}
 	t0 := time.Now()
 	d.cmd = exec.Command(d.bin, "--config", d.conf, "--data-dir", d.dir, "--ovsdb-endpoints", d.db.Endpoint,
-		"--metrics-address", d.metrics, "--log-level", "warn")
+		"--metrics-address", d.metrics, "--log-level", cmp.Or(d.logLevel, "warn"))
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	// The benchmarks' own OVSPLANE_* knobs are not the daemon's settings (it refuses unknown ones).
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OVSPLANE_") {
+			d.cmd.Env = append(d.cmd.Env, kv)
+		}
+	}
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := d.cmd.Start(); err != nil {
 		d.tb.Fatal(err)

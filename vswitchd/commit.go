@@ -25,20 +25,20 @@ func (pc *portCommitter) Commit(ctx context.Context, reqs []batch.PortRequest) (
 	inner := batch.PortCommitter{DB: d.c, Generation: d.rec.Generation(), Options: d.opts.Commit,
 		OnResult: func(r *ovsdb.Result) { committed, applied = r.Committed, r.Applied }}
 	outs, err := inner.Commit(ctx, reqs)
+	if committed == 0 { // refused or failed before OVSDB committed
+		committed = time.Since(start)
+	}
 	if d.opts.Observer != nil {
-		if committed == 0 { // refused or failed before OVSDB committed
-			committed = time.Since(start)
-		}
 		d.opts.Observer.BatchCommitted(len(reqs), committed, applied, err)
 	}
+	d.log.Debug("batch committed", "size", len(reqs), "committed", committed, "applied", applied, "error", err)
 	var item *batch.ItemError
 	if err != nil && (errors.As(err, &item) || inner.Divisible(err)) {
 		return nil, err // refused before anything was written
 	}
 	d.settle(reqs)
-	if err == nil {
-		d.rec.Refresh()
-	}
+	// No status refresh here: each caller gets its result from the batch itself, and the
+	// reconciler refreshes the statuses from the cache (debounced) as the changes arrive.
 	return outs, err
 }
 
@@ -61,7 +61,7 @@ func (d *Daemon) settle(reqs []batch.PortRequest) {
 			// The spec key round-trips the API's view of the port exactly.
 			var sp storedPort
 			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {
-				d.ports[r.Spec.Name] = apiPort{bridge: sp.Bridge, spec: sp.Port}
+				d.ports[r.Spec.Name] = newAPIPort(sp.Bridge, sp.Port)
 			}
 		}
 	}

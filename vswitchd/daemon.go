@@ -46,8 +46,11 @@ type Options struct {
 	Mode Mode
 	// Commit is passed to every OVSDB commit (the reconciler's and the batches').
 	Commit ovsdb.CommitOptions
-	// Batch tunes the batcher of ApplyPort/DeletePort. Defaults: MaxSize 512, MaxDelay 20ms,
-	// MaxInFlight 1 (adaptive batching: see package batch).
+	// Batch tunes the batcher of ApplyPort/DeletePort. Defaults: MaxSize 512, MaxDelay 5ms,
+	// MaxInFlight 1, lingering: every batch waits up to MaxDelay for more requests. Without
+	// lingering, the first client answered after a batch would find nothing in flight and go
+	// alone, and N clients in lock step would make batches far smaller than N; 5 ms is a
+	// fraction of the ovs-vswitchd acknowledgement every batch waits for anyway.
 	BatchMaxSize  int
 	BatchMaxDelay time.Duration
 	// Reload loads the configuration again (file, environment, flags) for Reload and SIGHUP.
@@ -107,6 +110,11 @@ type Daemon struct {
 type apiPort struct {
 	bridge string
 	spec   config.Port
+	tagged config.Port // spec with the API tags: what the reconciler ensures (computed once)
+}
+
+func newAPIPort(bridge string, spec config.Port) apiPort {
+	return apiPort{bridge: bridge, spec: spec, tagged: taggedPort(bridge, spec)}
 }
 
 // New returns a Daemon for cfg on c, whose cache must be synchronised (ovsdb.Dial does that):
@@ -120,7 +128,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		opts.BatchMaxSize = 512
 	}
 	if opts.BatchMaxDelay <= 0 {
-		opts.BatchMaxDelay = 20 * time.Millisecond
+		opts.BatchMaxDelay = 5 * time.Millisecond
 	}
 	if cfg == nil {
 		cfg = &config.Config{}
@@ -153,7 +161,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b, err := batch.Start(bctx, &portCommitter{d: d}, batch.Options[batch.PortRequest]{
-		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Key: batch.PortKey})
+		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Key: batch.PortKey})
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("vswitchd: starting the batcher: %w", err)
@@ -228,7 +236,7 @@ func (d *Daemon) adopt(owned []ovsdb.OwnedRow) {
 			d.log.Warn("API port with an unreadable spec; it will be pruned", "port", o.Name, "error", err)
 			continue
 		}
-		d.ports[o.Name] = apiPort{bridge: sp.Bridge, spec: sp.Port}
+		d.ports[o.Name] = newAPIPort(sp.Bridge, sp.Port)
 	}
 }
 
@@ -248,7 +256,7 @@ func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
 	defer d.mu.Unlock()
 	byBridge := map[string][]config.Port{}
 	for _, p := range d.ports {
-		byBridge[p.bridge] = append(byBridge[p.bridge], taggedPort(p.bridge, p.spec))
+		byBridge[p.bridge] = append(byBridge[p.bridge], p.tagged)
 	}
 	out := make([]config.Bridge, 0, len(d.bridges)+len(byBridge))
 	for name, b := range d.bridges {
