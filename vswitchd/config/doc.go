@@ -15,7 +15,8 @@
 //
 // Load returns a complete, validated Config or an error listing every problem (never a half
 // filled Config), so a daemon reloading on SIGHUP keeps its running Config when the new one is
-// bad. Unknown keys are errors, as are unknown OVSPLANE_ variables (OVSPLANE_CONFIG excepted).
+// bad. Unknown keys are errors, as are unknown OVSPLANE_ variables (OVSPLANE_CONFIG and
+// OVSPLANE_PLUGIN_REATTACH excepted).
 // YAML anchors and aliases work; merge keys (<<) do not.
 //
 // # Defaults
@@ -100,7 +101,7 @@
 //	          - {name: mgmt0, type: internal, external_ids: {role: mgmt}}
 //
 //	plugins:                      # the only binaries the daemon runs (from plugin_dir)
-//	  - name: sample              # a-z 0-9 - _, at most 32, unique
+//	  - name: sample              # [a-z][a-z0-9-]*, at most 40, unique
 //	    path: ovsplane-plugin-sample        # relative to plugin_dir, or absolute inside it
 //	    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  # required pin
 //	    config:                   # free-form, handed to Configure as JSON (types kept)

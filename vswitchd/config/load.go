@@ -22,6 +22,10 @@ const EnvPrefix = "OVSPLANE_"
 // instead of reporting it as unknown.
 const EnvConfigFile = EnvPrefix + "CONFIG"
 
+// EnvPluginReattach is reserved for the plugin host's debug reattach mode (plugins/host
+// ParseReattach); Load ignores it instead of reporting it as unknown.
+const EnvPluginReattach = EnvPrefix + "PLUGIN_REATTACH"
+
 // maxNodes bounds the YAML nodes a file may expand to (aliases included), so a small hostile
 // file cannot make Load allocate without bound.
 const maxNodes = 1 << 20
@@ -38,7 +42,7 @@ type Options struct {
 	// Env is the environment as "KEY=VALUE" strings, normally os.Environ(); nil reads none.
 	// OVSPLANE_<KEY> sets <key> with dots as underscores (OVSPLANE_OVSDB_ENDPOINTS sets
 	// ovsdb.endpoints; lists are comma-separated). Unknown OVSPLANE_ variables are errors,
-	// except OVSPLANE_CONFIG. Empty variables count as unset.
+	// except OVSPLANE_CONFIG and OVSPLANE_PLUGIN_REATTACH. Empty variables count as unset.
 	Env []string
 	// Flags, when not nil, is a flag set on which RegisterFlags was called; flags the user set
 	// (pflag's Changed) override everything else.
@@ -411,7 +415,7 @@ func envSettings(env []string) (map[string]any, []error) {
 	var errs []error
 	for _, kv := range env {
 		name, val, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, EnvPrefix) || name == EnvConfigFile || val == "" {
+		if !strings.HasPrefix(name, EnvPrefix) || name == EnvConfigFile || name == EnvPluginReattach || val == "" {
 			continue
 		}
 		var found *setting

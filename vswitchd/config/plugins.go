@@ -16,8 +16,9 @@ import (
 // pinned by its SHA-256, with the configuration handed to it. The daemon's plugin host checks the
 // binary (no symlinks, ownership, permissions, the pin) before every start.
 type Plugin struct {
-	// Name identifies the plugin in logs, status and ownership tags: lower-case letters, digits,
-	// '-' and '_', at most 32 characters, unique.
+	// Name identifies the plugin in logs, status and ownership tags: a lower-case letter, then
+	// lower-case letters, digits and '-', at most 40 characters, unique (the rule of the
+	// plugin's own Info.Name, which should be the same).
 	Name string `mapstructure:"name" yaml:"name"`
 	// Path is the binary, relative to plugin_dir or absolute inside it.
 	Path string `mapstructure:"path" yaml:"path"`
@@ -49,7 +50,7 @@ func (p Plugin) ConfigJSON() ([]byte, error) {
 }
 
 var (
-	pluginName     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+	pluginName     = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 	envName        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	sha256Hex      = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 	pluginConfigAt = regexp.MustCompile(`^plugins\[\d+\]\.config$`)
@@ -104,7 +105,7 @@ func (c *Config) validatePlugins(v *validator) {
 		case p.Name == "":
 			v.add(pp+".name", "required")
 		case !pluginName.MatchString(p.Name):
-			v.add(pp+".name", "%q must be 1 to 32 lower-case letters, digits, '-' or '_', starting with a letter or digit", p.Name)
+			v.add(pp+".name", "%q must be a lower-case letter followed by up to 39 lower-case letters, digits or '-'", p.Name)
 		default:
 			if prev, dup := names[p.Name]; dup {
 				v.add(pp+".name", "duplicate plugin name %q (also %s)", p.Name, prev)

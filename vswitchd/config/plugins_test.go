@@ -70,7 +70,7 @@ func TestPluginsValidate(t *testing.T) {
 		{"ok", func(*Plugin) {}, nil},
 		{"no name", func(p *Plugin) { p.Name = "" }, []string{"plugins[1].name: required"}},
 		{"bad name", func(p *Plugin) { p.Name = "Vdpa" }, []string{
-			`plugins[1].name: "Vdpa" must be 1 to 32 lower-case letters, digits, '-' or '_', starting with a letter or digit`}},
+			`plugins[1].name: "Vdpa" must be a lower-case letter followed by up to 39 lower-case letters, digits or '-'`}},
 		{"duplicate name", func(p *Plugin) { p.Name = "first" }, []string{
 			`plugins[1].name: duplicate plugin name "first" (also plugins[0])`}},
 		{"no path", func(p *Plugin) { p.Path = "" }, []string{
