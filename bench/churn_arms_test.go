@@ -58,7 +58,7 @@ func churnFloor(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 		for _, name := range chunk {
 			if phase == churnCreate {
 				tx.EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: name,
-					Interfaces: []ovsdb.InterfaceSpec{{Name: name, Type: "internal"}}})
+					Interfaces: []ovsdb.InterfaceSpec{{Name: name, Type: e.ifaceType(), Options: e.ifaceOptions(name)}}})
 			} else {
 				tx.DeletePort("br0", name)
 			}
@@ -110,7 +110,8 @@ func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 			_, err := d.API.DeletePort(ctx, connect.NewRequest(&ovsplanev1.DeletePortRequest{Name: name}))
 			return err
 		}
-		resp, err := d.API.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: internalAPIPort(name)}))
+		port := &ovsplanev1.Port{Name: name, Interfaces: []*ovsplanev1.Interface{{Name: name, Type: e.ifaceType(), Options: e.ifaceOptions(name)}}}
+		resp, err := d.API.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: port}))
 		if err != nil {
 			return err
 		}
@@ -144,7 +145,7 @@ func churnVsctl(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 		if phase == churnDelete {
 			return vsctlQuiet(ctx, e.db, "del-port", "br0", name)
 		}
-		if err := vsctlQuiet(ctx, e.db, "add-port", "br0", name, "--", "set", "Interface", name, "type=internal"); err != nil {
+		if err := vsctlQuiet(ctx, e.db, append([]string{"add-port", "br0", name, "--"}, e.vsctlIfaceArgs(name)...)...); err != nil {
 			return err
 		}
 		out, _, err := churnVsctlRun(ctx, e.db, "get", "Interface", name, "ofport", "error")
@@ -165,7 +166,7 @@ func churnBulkVsctl(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 	var args []string
 	for _, name := range e.names {
 		if phase == churnCreate {
-			args = append(args, "--", "add-port", "br0", name, "--", "set", "Interface", name, "type=internal")
+			args = append(append(args, "--", "add-port", "br0", name, "--"), e.vsctlIfaceArgs(name)...)
 		} else {
 			args = append(args, "--", "del-port", "br0", name)
 		}

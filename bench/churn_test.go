@@ -85,12 +85,41 @@ type churnEnv struct {
 	clients      int
 	phaseTimeout time.Duration
 	daemon       *benchDaemon // the ovsplaned arm's, started by its create phase
+	// vhostDir, when set, makes this a DPDK switch (ovs-vswitchd-dpdk, br0 netdev) whose ports
+	// are dpdkvhostuserclient with their vhost-server-path in this directory (no VM connects:
+	// OVS-DPDK sets the port up and keeps trying to connect).
+	vhostDir string
+}
+
+// ifaceType and ifaceOptions are the type and options of the interface of port name.
+func (e *churnEnv) ifaceType() string {
+	if e.vhostDir != "" {
+		return "dpdkvhostuserclient"
+	}
+	return "internal"
+}
+
+func (e *churnEnv) ifaceOptions(name string) map[string]string {
+	if e.vhostDir == "" {
+		return nil
+	}
+	return map[string]string{"vhost-server-path": e.vhostDir + "/" + name + ".sock"}
+}
+
+// vsctlIfaceArgs are the ovs-vsctl set arguments giving port name's interface its type and options.
+func (e *churnEnv) vsctlIfaceArgs(name string) []string {
+	args := []string{"set", "Interface", name, "type=" + e.ifaceType()}
+	for k, v := range e.ifaceOptions(name) {
+		args = append(args, "options:"+k+"="+v)
+	}
+	return args
 }
 
 // churnSize is how much churn a run makes: ports, clients, and the bound of each phase.
 type churnSize struct {
 	ports, clients int
 	phaseTimeout   time.Duration
+	dpdk           bool // ovs-vswitchd-dpdk and dpdkvhostuserclient ports
 }
 
 // churnTiming is what an arm measured in one phase.
@@ -164,7 +193,7 @@ func BenchmarkChurn(b *testing.B) {
 func TestChurnShort(t *testing.T) {
 	for _, arm := range churnArms {
 		t.Run(arm.name, func(t *testing.T) {
-			r := runChurnArm(t, arm, churnSize{churnShortPorts, churnShortClients, churnDefaultPhaseTimeout})
+			r := runChurnArm(t, arm, churnSize{ports: churnShortPorts, clients: churnShortClients, phaseTimeout: churnDefaultPhaseTimeout})
 			t.Logf("%s: create %.2f s, delete %.2f s, %d+%d transactions, %d+%d reconfigurations", arm.name,
 				r.phases[0].wall.Seconds(), r.phases[1].wall.Seconds(), r.phases[0].txns, r.phases[1].txns,
 				r.phases[0].reconfigs, r.phases[1].reconfigs)
@@ -172,20 +201,60 @@ func TestChurnShort(t *testing.T) {
 	}
 }
 
+// churnDPDKArms run on the DPDK switch: the floor, ovsplaned and per-port ovs-vsctl.
+var churnDPDKArms = []churnArm{churnArms[0], churnArms[1], churnArms[3]}
+
+// BenchmarkChurnDPDK is BenchmarkChurn on ovs-vswitchd-dpdk with dpdkvhostuserclient ports (what
+// a cloud platform creates for VMs), at OVSPLANE_CHURN_DPDK_PORTS ports (default 200) and
+// OVSPLANE_CHURN_DPDK_CLIENTS clients (default 20): the floor, ovsplaned and per-port ovs-vsctl.
+//
+//	go test -run '^$' -bench BenchmarkChurnDPDK -benchtime 1x -timeout 60m ./bench/
+func BenchmarkChurnDPDK(b *testing.B) {
+	size := churnSizeFromEnv(b)
+	size.ports, size.clients, size.dpdk = envInt(b, "OVSPLANE_CHURN_DPDK_PORTS", 200), envInt(b, "OVSPLANE_CHURN_DPDK_CLIENTS", 20), true
+	results := map[string]*churnResult{}
+	missing := map[string]string{}
+	for _, arm := range churnDPDKArms {
+		ok := b.Run(arm.name, func(b *testing.B) {
+			for range b.N {
+				r := runChurnArm(b, arm, size)
+				results[arm.name] = r
+				reportChurn(b, r, results)
+			}
+		})
+		if _, ran := results[arm.name]; !ran {
+			missing[arm.name] = map[bool]string{true: "skipped", false: "failed"}[ok]
+		}
+	}
+	printChurnTable(os.Stdout, size.ports, size.clients, results, missing)
+}
+
+// TestChurnDPDKShort checks the DPDK variant's correctness for the floor and ovsplaned at 40
+// vhost-user ports from 8 clients.
+func TestChurnDPDKShort(t *testing.T) {
+	for _, arm := range churnDPDKArms[:2] {
+		t.Run(arm.name, func(t *testing.T) {
+			runChurnArm(t, arm, churnSize{ports: 40, clients: 8, phaseTimeout: churnDefaultPhaseTimeout, dpdk: true})
+		})
+	}
+}
+
+func envInt(tb testing.TB, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		tb.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
 // churnSizeFromEnv returns the benchmark's size from the environment.
 func churnSizeFromEnv(tb testing.TB) churnSize {
-	get := func(name string, def int) int {
-		v := os.Getenv(name)
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			tb.Fatalf("%s=%q: want a positive integer", name, v)
-		}
-		return n
-	}
-	size := churnSize{get(churnPortsEnv, churnDefaultPorts), get(churnClientsEnv, churnDefaultClients), churnDefaultPhaseTimeout}
+	size := churnSize{ports: envInt(tb, churnPortsEnv, churnDefaultPorts), clients: envInt(tb, churnClientsEnv, churnDefaultClients),
+		phaseTimeout: churnDefaultPhaseTimeout}
 	if v := os.Getenv(churnPhaseTimeoutEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -196,16 +265,24 @@ func churnSizeFromEnv(tb testing.TB) churnSize {
 	return size
 }
 
-// newChurnEnv starts a fresh ovsdb-server and ovs-vswitchd (dummy datapath) with bridge br0.
+// newChurnEnv starts a fresh ovsdb-server and ovs-vswitchd (dummy datapath, or DPDK with
+// size.dpdk) with bridge br0.
 func newChurnEnv(tb testing.TB, size churnSize) *churnEnv {
 	tb.Helper()
 	lab.Require(tb, lab.NeedOVS)
 	db := lab.StartOVSDB(tb)
-	// Stopping a vswitchd that still has thousands of ports takes a while; a failed run may.
-	vs := db.StartVswitchd(tb, lab.VswitchdSpec{Mode: lab.Dummy, StartTimeout: 2 * time.Minute})
-	db.Vsctl(tb, "add-br", "br0")
-	e := &churnEnv{db: db, vs: vs, raw: rawOVSDB{sock: db.Sock}, clients: size.clients,
+	e := &churnEnv{db: db, raw: rawOVSDB{sock: db.Sock}, clients: size.clients,
 		names: make([]string, size.ports), phaseTimeout: size.phaseTimeout}
+	if size.dpdk {
+		lab.Require(tb, lab.NeedDPDK)
+		e.vs = db.StartVswitchd(tb, lab.VswitchdSpec{Mode: lab.DPDK, StartTimeout: 2 * time.Minute})
+		e.vhostDir = tb.TempDir()
+		db.Vsctl(tb, "add-br", "br0", "--", "set", "Bridge", "br0", "datapath_type=netdev")
+	} else {
+		// Stopping a vswitchd that still has thousands of ports takes a while; a failed run may.
+		e.vs = db.StartVswitchd(tb, lab.VswitchdSpec{Mode: lab.Dummy, StartTimeout: 2 * time.Minute})
+		db.Vsctl(tb, "add-br", "br0")
+	}
 	for i := range e.names {
 		e.names[i] = "p" + strconv.Itoa(i)
 	}

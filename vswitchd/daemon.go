@@ -46,11 +46,12 @@ type Options struct {
 	Mode Mode
 	// Commit is passed to every OVSDB commit (the reconciler's and the batches').
 	Commit ovsdb.CommitOptions
-	// Batch tunes the batcher of ApplyPort/DeletePort. Defaults: MaxSize 512, MaxDelay 5ms,
-	// MaxInFlight 1, lingering: every batch waits up to MaxDelay for more requests. Without
-	// lingering, the first client answered after a batch would find nothing in flight and go
-	// alone, and N clients in lock step would make batches far smaller than N; 5 ms is a
-	// fraction of the ovs-vswitchd acknowledgement every batch waits for anyway.
+	// Batch tunes the batcher of ApplyPort/DeletePort. Defaults: MaxSize 512, MaxDelay 20ms,
+	// MaxInFlight 1, lingering with cohorts (see batch.Options.Cohort): a batch goes as soon as
+	// as many requests wait as the previous batch had, else after MaxDelay. Without lingering,
+	// the first client answered after a batch would find nothing in flight and go alone, and N
+	// clients in lock step would make batches far smaller than N (more ovs-vswitchd
+	// reconfigurations); without cohorts every batch would wait the full delay.
 	BatchMaxSize  int
 	BatchMaxDelay time.Duration
 	// Reload loads the configuration again (file, environment, flags) for Reload and SIGHUP.
@@ -128,7 +129,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		opts.BatchMaxSize = 512
 	}
 	if opts.BatchMaxDelay <= 0 {
-		opts.BatchMaxDelay = 5 * time.Millisecond
+		opts.BatchMaxDelay = 20 * time.Millisecond
 	}
 	if cfg == nil {
 		cfg = &config.Config{}
@@ -161,7 +162,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b, err := batch.Start(bctx, &portCommitter{d: d}, batch.Options[batch.PortRequest]{
-		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Key: batch.PortKey})
+		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Cohort: true, Key: batch.PortKey})
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("vswitchd: starting the batcher: %w", err)

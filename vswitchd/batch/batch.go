@@ -87,6 +87,12 @@ type Options[Req any] struct {
 	// Linger makes the Batcher wait for a full batch or MaxDelay even when nothing is in flight,
 	// instead of sending at once.
 	Linger bool
+	// Cohort, with Linger, sends a batch as soon as it holds as many requests as the previous
+	// batch did, without waiting for MaxDelay: callers answered together (clients each with
+	// one request outstanding) come back together, and waiting longer for them only adds
+	// latency, while sending before they are all back splits them over two commits. MaxDelay
+	// still bounds the wait when fewer come back.
+	Cohort bool
 	// Key, if set, names the object a request changes. Requests with the same non-empty key never
 	// share a batch and are never in flight together, so they are applied in submission order.
 	Key func(Req) string
@@ -164,6 +170,7 @@ type Batcher[Req, Res any] struct {
 	queue        []*item[Req, Res]
 	closing      bool
 	inflight     int
+	lastSize     int // size of the last batch taken (Options.Cohort)
 	inflightReqs int
 	inflightKeys map[string]int
 	st           counters
@@ -295,6 +302,7 @@ func (b *Batcher[Req, Res]) dispatch() {
 			case len(batch) == 0:
 				// Every waiting request's key is in flight; a finishing commit wakes us.
 			case len(batch) >= b.opts.MaxSize || b.closing || (b.inflight == 0 && !b.opts.Linger) ||
+				(b.opts.Cohort && b.lastSize > 0 && len(batch) >= b.lastSize) ||
 				!now.Before(oldest.Add(b.opts.MaxDelay)):
 				b.takeLocked(batch)
 				b.mu.Unlock()
@@ -343,6 +351,7 @@ func (b *Batcher[Req, Res]) candidatesLocked() ([]*item[Req, Res], time.Time) {
 
 // takeLocked removes batch from the queue, marks it sent and starts its commit.
 func (b *Batcher[Req, Res]) takeLocked(batch []*item[Req, Res]) {
+	b.lastSize = len(batch)
 	for _, it := range batch {
 		it.state = stateSent
 		if it.key != "" {

@@ -486,3 +486,28 @@ func TestStartRejectsBadOptions(t *testing.T) {
 		t.Error("nil committer accepted")
 	}
 }
+
+// With Cohort, a lingering batch goes as soon as the previous batch's number of requests is
+// back, without waiting for MaxDelay; fewer still wait for MaxDelay.
+func TestCohortSendsWhenThePreviousBatchIsBack(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := start(t, f, batch.Options[int]{MaxSize: 100, MaxDelay: time.Second, Linger: true, Cohort: true, Clock: clk})
+	ch := submitAll(context.Background(), b, 1, 2, 3)
+	eventually(t, "3 queued", func() bool { return b.Stats().Queued == 3 })
+	clk.Advance(time.Second) // no previous batch: MaxDelay
+	collect(t, ch, 3)
+	ch = submitAll(context.Background(), b, 4, 5, 6)
+	collect(t, ch, 3) // the cohort of 3 is back: sent without the clock moving
+	ch = submitAll(context.Background(), b, 7, 8)
+	eventually(t, "2 queued", func() bool { return b.Stats().Queued == 2 })
+	if n := len(f.calls()); n != 2 {
+		t.Fatalf("%d commits; 2 of a cohort of 3 must wait for MaxDelay", n)
+	}
+	clk.Advance(time.Second)
+	collect(t, ch, 2)
+	if got := sizes(f.calls()); !slices.Equal(got, []int{3, 3, 2}) {
+		t.Errorf("batch sizes = %v, want [3 3 2]", got)
+	}
+}
