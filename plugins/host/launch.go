@@ -41,6 +41,8 @@ type instance struct {
 	data    api.DataPath
 	pid     int
 	sockDir string
+	// reattached is set for a process the host did not start (debug mode): never killed.
+	reattached bool
 	// ctx ends when the instance is stopped or its process exits; calls in flight end with it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -64,14 +66,44 @@ func (in *instance) exited(wait bool) bool {
 	}
 }
 
-// kill stops the process (gracefully first, go-plugin's Kill: up to 2 s) and removes the
-// socket dir. Idempotent.
-func (in *instance) kill() {
+// killGrace bounds go-plugin's Kill, whose graceful shutdown call has no deadline and hangs
+// on a process that does not answer (stopped, deadlocked).
+const killGrace = 5 * time.Second
+
+// kill stops the process and removes the socket dir; idempotent. graceful asks the plugin to
+// exit first (go-plugin's Kill: up to 2 s, then SIGKILL); otherwise, and whenever that takes
+// longer than killGrace, the host SIGKILLs the plugin's process group itself. A reattached
+// process is never killed.
+func (in *instance) kill(graceful bool) {
 	in.cancel()
-	in.client.Kill()
+	if !graceful {
+		in.sigkill()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		in.client.Kill()
+	}()
+	t := time.NewTimer(killGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		in.sigkill()
+		<-done
+	}
 	if in.sockDir != "" {
 		_ = os.RemoveAll(in.sockDir)
 	}
+}
+
+// sigkill kills the plugin's process group (it has its own: Setpgid), unless the process was
+// reattached or has already exited.
+func (in *instance) sigkill() {
+	if in.reattached || in.pid <= 0 || in.client.Exited() {
+		return
+	}
+	_ = syscall.Kill(-in.pid, syscall.SIGKILL)
 }
 
 // launch verifies and starts the plugin's process (or attaches to it in debug mode), connects
@@ -82,12 +114,12 @@ func (s *sup) launch(ctx context.Context, p config.Plugin) (*instance, error) {
 		return nil, err
 	}
 	client := plugin.NewClient(cc)
-	in := &instance{client: client, sockDir: sockDir}
+	in := &instance{client: client, sockDir: sockDir, reattached: cc.Reattach != nil}
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	ok := false
 	defer func() {
 		if !ok {
-			in.kill()
+			in.kill(false)
 		}
 	}()
 	rpc, err := client.Client()

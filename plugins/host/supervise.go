@@ -93,11 +93,11 @@ func (s *sup) run() {
 		started := time.Now()
 		reason := s.watch(in)
 		if s.ctx.Err() != nil {
-			s.detach(in)
+			s.detach(in, true)
 			return
 		}
 		s.setState(StateRestarting, reason.Error())
-		s.detach(in)
+		s.detach(in, false)
 		if time.Since(started) >= s.h.opts.BreakerWindow {
 			backoff = s.h.opts.BackoffInitial
 		}
@@ -120,12 +120,12 @@ func (s *sup) startOnce() (*instance, error) {
 		return nil, err
 	}
 	if err := s.checkTypes(in.info); err != nil {
-		in.kill()
+		in.kill(true)
 		return nil, err
 	}
 	s.setInfo(in)
 	if err := s.configure(s.ctx, in, p); err != nil {
-		in.kill()
+		in.kill(false)
 		return nil, err
 	}
 	s.replay(s.ctx, in)
@@ -387,15 +387,15 @@ func (s *sup) setRunning(in *instance) {
 }
 
 // detach makes the instance unreachable for new calls, ends the calls in flight and kills
-// the process.
-func (s *sup) detach(in *instance) {
+// the process (see instance.kill for graceful).
+func (s *sup) detach(in *instance, graceful bool) {
 	s.mu.Lock()
 	if s.inst == in {
 		s.inst = nil
 		s.st.PID = 0
 	}
 	s.mu.Unlock()
-	in.kill()
+	in.kill(graceful)
 }
 
 func (s *sup) setState(st State, reason string) {
