@@ -45,7 +45,7 @@
 // # Debug reattach
 //
 // A plugin author runs the plugin under a debugger (plugins/sdk's debug mode prints the
-// line) and starts the daemon with OVSPLANE_PLUGIN_REATTACH set to it (see ParseReattach);
+// line) and starts the daemon with OVSPLANE_PLUGIN_REATTACH set to it (Options.Reattach);
 // the host then attaches to that process instead of starting one.
 //
 // # Using it
