@@ -61,7 +61,7 @@ type Status struct {
 	Cookies api.CookieRange
 	Groups  api.GroupRange
 	PID     int
-	// Reattached is true for a plugin attached in debug mode (see ParseReattach).
+	// Reattached is true for a plugin attached in debug mode (see Options.Reattach).
 	Reattached bool
 	Since      time.Time // when State was entered
 }
