@@ -1,14 +1,13 @@
 package vethplugin
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/sdk"
 )
 
 // Config is the plugin's configuration, the JSON object the host hands to Configure (the
@@ -25,6 +24,10 @@ type Config struct {
 	DropEthertypes []string `json:"drop_ethertypes,omitempty"`
 	// FlowPriority is the priority of those flows (default DefaultFlowPriority).
 	FlowPriority int `json:"flow_priority,omitempty"`
+	// HostNetns is the network namespace of ovs-vswitchd, where host ends are created: a path
+	// (/proc/<pid>/ns/net, /run/netns/ovs) or a name under the namespace directory. Empty: the
+	// plugin's own, which is ovsplaned's.
+	HostNetns string `json:"host_netns,omitempty"`
 	// StatsUpdateIntervalMS is contributed as Open_vSwitch other_config:stats-update-interval
 	// (how often ovs-vswitchd writes Interface statistics to OVSDB, ms, at least 5000); 0
 	// contributes nothing.
@@ -59,18 +62,8 @@ func (c Config) flowPriority() int {
 // with one Problem per field ("config.<field>").
 func parseConfig(raw []byte) (Config, []uint16, error) {
 	var c Config
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		field := "config"
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			field = "config." + strings.Trim(f, `"`)
-		}
-		return Config{}, nil, &api.Error{Code: api.InvalidArgument, Message: "invalid configuration: " + err.Error(),
-			Problems: []api.Problem{{Field: field, Message: err.Error()}}}
+	if err := sdk.DecodeConfig(raw, &c); err != nil {
+		return Config{}, nil, err
 	}
 	var problems []api.Problem
 	if c.DefaultMTU != 0 && (c.DefaultMTU < 68 || c.DefaultMTU > 65535) {
@@ -95,7 +88,7 @@ func parseConfig(raw []byte) (Config, []uint16, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return Config{}, nil, &api.Error{Code: api.InvalidArgument, Message: "invalid configuration: " + joinProblems(problems), Problems: problems}
+		return Config{}, nil, sdk.Invalid(problems...)
 	}
 	slices.Sort(types)
 	return c, types, nil
@@ -118,15 +111,6 @@ func parseEthertype(s string) (uint16, error) {
 	return uint16(v), nil
 }
 
-// joinProblems formats problems for an error message.
-func joinProblems(ps []api.Problem) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = p.String()
-	}
-	return strings.Join(s, "; ")
-}
-
 // configSchema is the JSON schema of Config.
 const configSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -141,6 +125,8 @@ const configSchema = `{
     "drop_ethertypes": {"type": "array", "items": {"type": "string"},
       "description": "ethertypes dropped on traffic from veth ports: arp, ipv4, ipv6, lldp, vlan, qinq, mpls, rarp or 0xNNNN"},
     "flow_priority": {"type": "integer", "minimum": 0, "maximum": 65535, "default": 100},
+    "host_netns": {"type": "string",
+      "description": "network namespace of ovs-vswitchd (a path, or a name under /run/netns); default: the plugin's own"},
     "stats_update_interval_ms": {"type": "integer", "minimum": 5000,
       "description": "contributed as Open_vSwitch other_config:stats-update-interval"}
   }
@@ -150,4 +136,5 @@ const configSchema = `{
 const configDoc = `default_mtu: MTU of pairs without options:mtu. create_netns (default true): create missing
 namespaces named by options:netns, removed again with their last pair. drop_ethertypes: flows dropping
 these ethertypes on traffic from veth ports (cookie from the host's range). flow_priority: their
-priority (100). stats_update_interval_ms: contributed as other_config:stats-update-interval.`
+priority (100). host_netns: ovs-vswitchd's network namespace when it is not ovsplaned's (a path or
+an ip-netns name). stats_update_interval_ms: contributed as other_config:stats-update-interval.`

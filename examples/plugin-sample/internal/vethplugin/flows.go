@@ -28,7 +28,7 @@ func (p *Plugin) Flows(ctx context.Context, bridge api.BridgeFacts) (api.FlowSet
 	if len(drop) == 0 {
 		return api.FlowSet{}, nil
 	}
-	states, err := p.links.List()
+	states, err := p.kernel().List()
 	if err != nil {
 		return api.FlowSet{}, apiError("flows on "+bridge.Name, err)
 	}

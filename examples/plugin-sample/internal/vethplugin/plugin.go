@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/veth"
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/sdk"
 )
 
 // Names the plugin announces.
@@ -41,10 +43,14 @@ type Links interface {
 	List() ([]veth.State, error)
 }
 
-// Options configure a Plugin.
+// Options configure a Plugin. Exactly one of Links and NewLinks is required.
 type Options struct {
-	// Links creates and deletes the pairs; required.
+	// Links creates and deletes the pairs, whatever the configuration says (tests).
 	Links Links
+	// NewLinks builds the Links for a configuration's host namespace (Config.HostNetns: a
+	// path, empty for the plugin's own namespace); Configure calls it when that changes and
+	// closes the previous Links when it has a Close method.
+	NewLinks func(hostNetns string) (Links, error)
 	// NetnsDir is where named namespaces live (veth.DefaultNetnsDir when empty); Validate
 	// looks there for options:netns.
 	NetnsDir string
@@ -57,12 +63,14 @@ type Options struct {
 // Plugin is the veth plugin: it implements api.Plugin and every capability interface. Its
 // methods are safe for concurrent use.
 type Plugin struct {
-	links    Links
+	newLinks func(hostNetns string) (Links, error)
 	netnsDir string
 	log      *slog.Logger
 	now      func() time.Time
 
 	mu         sync.Mutex
+	links      Links
+	linksNetns string // the HostNetns links were built for
 	configured bool
 	cfg        Config
 	drop       []uint16 // parsed cfg.DropEthertypes, sorted
@@ -88,10 +96,10 @@ var (
 // New returns an unconfigured Plugin; the host calls Configure before anything else but Info
 // and ConfigSchema. Close stops its jobs.
 func New(opts Options) (*Plugin, error) {
-	if opts.Links == nil {
-		return nil, fmt.Errorf("vethplugin: Options.Links is required")
+	if (opts.Links == nil) == (opts.NewLinks == nil) {
+		return nil, fmt.Errorf("vethplugin: exactly one of Options.Links and Options.NewLinks is required")
 	}
-	p := &Plugin{links: opts.Links, netnsDir: opts.NetnsDir, log: opts.Logger, now: opts.Now,
+	p := &Plugin{links: opts.Links, newLinks: opts.NewLinks, netnsDir: opts.NetnsDir, log: opts.Logger, now: opts.Now,
 		jobs: map[string]*job{}, watch: newWatchState()}
 	if p.netnsDir == "" {
 		p.netnsDir = veth.DefaultNetnsDir
@@ -107,7 +115,8 @@ func New(opts Options) (*Plugin, error) {
 	return p, nil
 }
 
-// Close stops every job and waits for them. The veth pairs stay: they belong to the ports.
+// Close stops every job, waits for them and closes Links built by NewLinks. The veth pairs
+// stay: they belong to the ports.
 func (p *Plugin) Close() {
 	p.stopJobs()
 	p.mu.Lock()
@@ -117,11 +126,35 @@ func (p *Plugin) Close() {
 	for _, j := range jobs {
 		<-j.done
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.newLinks != nil {
+		closeLinks(p.links)
+		p.links = nil
+	}
+}
+
+// closeLinks closes l when it can be closed (*veth.Manager can).
+func closeLinks(l Links) {
+	if c, ok := l.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
+// kernel returns the current Links (nil before the first Configure when built by NewLinks).
+func (p *Plugin) kernel() Links {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.links
 }
 
 // Info describes the plugin: the port type veth, the job type veth-stats, and a watch on every
 // interface (the watcher looks for foreign interfaces on the bridges of its ports).
 func (p *Plugin) Info(context.Context) (api.Info, error) {
+	optionsSchema, err := sdk.OptionsSchema(PortOptions{})
+	if err != nil {
+		return api.Info{}, err
+	}
 	return api.Info{
 		Name:        Name,
 		Version:     Version,
@@ -150,8 +183,20 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 		return api.Errorf(api.FailedPrecondition, "Open vSwitch %s has no %q interface type (iface_types %v)",
 			req.Facts.OVSVersion, OVSInterfaceType, req.Facts.IfaceTypes)
 	}
+	hostNetns := cfg.HostNetns
+	if hostNetns != "" && !filepath.IsAbs(hostNetns) {
+		hostNetns = filepath.Join(p.netnsDir, hostNetns)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.newLinks != nil && (p.links == nil || p.linksNetns != hostNetns) {
+		links, err := p.newLinks(hostNetns)
+		if err != nil {
+			return api.Errorf(api.FailedPrecondition, "host namespace %q: %w", cfg.HostNetns, err)
+		}
+		closeLinks(p.links)
+		p.links, p.linksNetns = links, hostNetns
+	}
 	p.configured, p.cfg, p.drop, p.cookies, p.facts = true, cfg, drop, req.Cookies, req.Facts
 	p.log.Info("configured", "ovs", req.Facts.OVSVersion, "api", req.APIVersion, "drop_ethertypes", cfg.DropEthertypes,
 		"stats_update_interval_ms", cfg.StatsUpdateIntervalMS)
@@ -172,7 +217,11 @@ func (p *Plugin) config() (Config, error) {
 // the peer end of one of its pairs sits on a bridge (a loop), OK otherwise; the message counts
 // pairs and the foreign interfaces seen on their bridges.
 func (p *Plugin) Health(context.Context) (api.Health, error) {
-	states, err := p.links.List()
+	links := p.kernel()
+	if links == nil {
+		return api.Health{State: api.HealthOK, Message: "waiting for the configuration"}, nil
+	}
+	states, err := links.List()
 	if err != nil {
 		return api.Health{State: api.HealthFailing, Message: "cannot list veth pairs: " + err.Error()}, nil
 	}

@@ -2,44 +2,27 @@ package vethplugin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/veth"
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/sdk"
 )
 
-// The port options of type veth (Interface options in OVSDB).
-const (
-	OptPeer    = "peer"    // peer end's name (default: veth.DefaultPeerName of the port)
-	OptNetns   = "netns"   // named namespace of the peer end (default: the host's)
-	OptAddress = "address" // address/prefix of the peer end, e.g. 10.0.0.1/24
-	OptMTU     = "mtu"     // MTU of both ends (default: Config.DefaultMTU)
-)
-
-// knownOptions lists the options in the order problems are reported.
-var knownOptions = []string{OptPeer, OptNetns, OptAddress, OptMTU}
-
-// optionsSchema is the JSON schema of the port options (OVS options are strings).
-const optionsSchema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "peer": {"type": "string", "maxLength": 15, "description": "peer end's name (default <port>-p)"},
-    "netns": {"type": "string", "description": "named network namespace (ip netns) of the peer end"},
-    "address": {"type": "string", "description": "address/prefix of the peer end, e.g. 10.0.0.1/24"},
-    "mtu": {"type": "string", "pattern": "^[0-9]+$", "description": "MTU of both ends"}
-  }
-}`
+// PortOptions are the options of a port of type veth (the Interface's options in OVSDB), decoded
+// by sdk.DecodeOptions; OptionsSchema derives the JSON schema from the tags.
+type PortOptions struct {
+	Peer    string       `option:"peer" doc:"peer end's name (default <port>-p)"`
+	Netns   string       `option:"netns" doc:"named network namespace (ip netns) of the peer end; default: the host's"`
+	Address netip.Prefix `option:"address" doc:"address/prefix of the peer end, e.g. 10.0.0.1/24"`
+	MTU     int          `option:"mtu" doc:"MTU of both ends (default: the plugin's default_mtu)"`
+}
 
 // optionsDoc documents the port type for humans.
 const optionsDoc = `A veth pair: the host end, named like the port, is attached to the bridge as an OVS "system"
@@ -57,47 +40,26 @@ type attachState struct {
 }
 
 // encodeState returns the state of a pair as Attach and List report it.
-func encodeState(s veth.Spec) []byte {
-	b, _ := json.Marshal(attachState{Version: 1, Peer: s.Peer, Netns: s.Netns, CreatedNetns: s.CreateNetns})
-	return b
+func encodeState(s veth.Spec) ([]byte, error) {
+	return sdk.EncodeState(attachState{Version: 1, Peer: s.Peer, Netns: s.Netns, CreatedNetns: s.CreateNetns})
 }
 
-// decodeState reads a state; an empty or unreadable one is the zero state (the options still
-// say what to build).
-func decodeState(b []byte) attachState {
-	var st attachState
-	_ = json.Unmarshal(b, &st)
-	return st
-}
-
-// specOf turns a port request into a pair spec and the problems of its options, with fields
-// named as the host shows them ("name", "type", "options.<key>").
-func (p *Plugin) specOf(req api.PortRequest, cfg Config) (veth.Spec, []api.Problem) {
+// specOf turns a port request into a pair spec and the problems of its request, with fields
+// named as the host shows them ("name", "type", "options.<key>"). err is for failing to
+// decode (a plugin bug), not for an invalid request.
+func (p *Plugin) specOf(req api.PortRequest, cfg Config) (veth.Spec, []api.Problem, error) {
 	var problems []api.Problem
 	if req.Type != PortType {
 		problems = append(problems, api.Problem{Field: "type", Message: fmt.Sprintf("%q is not a type of this plugin (%s)", req.Type, PortType)})
 	}
-	spec := veth.Spec{Port: req.Name, Peer: req.Options[OptPeer], Netns: req.Options[OptNetns],
-		CreateNetns: req.Options[OptNetns] != "" && cfg.createNetns(), MTU: cfg.DefaultMTU, Bridge: req.Bridge}
-	if a, ok := req.Options[OptAddress]; ok && a != "" {
-		pfx, err := netip.ParsePrefix(a)
-		if err != nil {
-			problems = append(problems, api.Problem{Field: "options." + OptAddress, Message: fmt.Sprintf("%q is not an address/prefix (CIDR), e.g. 10.0.0.1/24", a)})
-		}
-		spec.Address = pfx
+	o := PortOptions{MTU: cfg.DefaultMTU}
+	decoded, err := sdk.ProblemsOf(sdk.DecodeOptions(req.Options, &o))
+	if err != nil {
+		return veth.Spec{}, nil, err
 	}
-	if m, ok := req.Options[OptMTU]; ok && m != "" {
-		n, err := strconv.Atoi(m)
-		if err != nil {
-			problems = append(problems, api.Problem{Field: "options." + OptMTU, Message: fmt.Sprintf("%q is not a number", m)})
-		}
-		spec.MTU = n
-	}
-	for _, k := range slices.Sorted(maps.Keys(req.Options)) {
-		if !slices.Contains(knownOptions, k) {
-			problems = append(problems, api.Problem{Field: "options." + k, Message: "unknown option (known: " + strings.Join(knownOptions, ", ") + ")"})
-		}
-	}
+	problems = append(problems, decoded...)
+	spec := veth.Spec{Port: req.Name, Peer: o.Peer, Netns: o.Netns, CreateNetns: o.Netns != "" && cfg.createNetns(),
+		Address: o.Address, MTU: o.MTU, Bridge: req.Bridge}
 	var fe *veth.FieldError
 	for _, err := range unjoin(spec.Validate()) {
 		if !errors.As(err, &fe) {
@@ -109,14 +71,12 @@ func (p *Plugin) specOf(req api.PortRequest, cfg Config) (veth.Spec, []api.Probl
 			field = "name"
 		case "bridge":
 			field = "bridge"
-		case "address", "mtu":
-			if hasProblem(problems, field) { // already reported as unparsable
-				continue
-			}
 		}
-		problems = append(problems, api.Problem{Field: field, Message: fe.Reason})
+		if !hasProblem(problems, field) { // an option that did not parse is reported once
+			problems = append(problems, api.Problem{Field: field, Message: fe.Reason})
+		}
 	}
-	return spec.WithDefaults(), problems
+	return spec.WithDefaults(), problems, nil
 }
 
 // Validate checks a port request without side effects: the options, then what the host
@@ -127,17 +87,17 @@ func (p *Plugin) Validate(ctx context.Context, req api.PortRequest) ([]api.Probl
 	if err != nil {
 		return nil, err
 	}
-	spec, problems := p.specOf(req, cfg)
-	if len(problems) > 0 {
-		return problems, nil
+	spec, problems, err := p.specOf(req, cfg)
+	if err != nil || len(problems) > 0 {
+		return problems, err
 	}
 	if spec.Netns != "" && !spec.CreateNetns {
 		if _, err := os.Stat(filepath.Join(p.netnsDir, spec.Netns)); err != nil {
-			problems = append(problems, api.Problem{Field: "options." + OptNetns,
+			problems = append(problems, api.Problem{Field: "options.netns",
 				Message: fmt.Sprintf("namespace %s does not exist and the plugin is configured not to create namespaces", spec.Netns)})
 		}
 	}
-	if _, err := p.links.Get(spec.Port); errors.Is(err, veth.ErrNotOwned) {
+	if _, err := p.kernel().Get(spec.Port); errors.Is(err, veth.ErrNotOwned) {
 		problems = append(problems, api.Problem{Field: "name", Message: fmt.Sprintf("interface %s exists and was not created by this plugin", spec.Port)})
 	}
 	return problems, ctx.Err()
@@ -152,43 +112,40 @@ func (p *Plugin) Attach(ctx context.Context, req api.PortRequest) (api.Attachmen
 	if err != nil {
 		return api.Attachment{}, err
 	}
-	spec, problems := p.specOf(req, cfg)
+	spec, problems, err := p.specOf(req, cfg)
+	if err != nil {
+		return api.Attachment{}, err
+	}
 	if len(problems) > 0 {
-		return api.Attachment{}, &api.Error{Code: api.InvalidArgument,
-			Message: fmt.Sprintf("port %s: %s", req.Name, joinProblems(problems)), Problems: problems}
+		return api.Attachment{}, sdk.Invalid(problems...)
 	}
 	if len(req.State) > 0 {
 		p.log.Debug("replaying port", "port", req.Name, "state", string(req.State))
 	}
-	st, err := p.links.Ensure(ctx, spec)
+	st, err := p.kernel().Ensure(ctx, spec)
 	if err != nil {
 		return api.Attachment{}, apiError(fmt.Sprintf("port %s", req.Name), err)
 	}
-	iface := api.OVSInterface{
-		Name: spec.Port,
-		Type: OVSInterfaceType,
-		ExternalIDs: map[string]string{
-			"veth-peer":  spec.Peer,
-			"veth-netns": spec.Netns,
-		},
+	state, err := encodeState(st.Spec)
+	if err != nil {
+		return api.Attachment{}, err
+	}
+	port := sdk.SinglePort(spec.Port, OVSInterfaceType, nil)
+	iface := &port.Interfaces[0]
+	iface.ExternalIDs = map[string]string{"veth-peer": spec.Peer}
+	endpoints := map[string]string{"peer": spec.Peer}
+	if spec.Netns != "" {
+		iface.ExternalIDs["veth-netns"] = spec.Netns
+		endpoints["netns"] = spec.Netns
 	}
 	if spec.MTU != 0 {
 		mtu := spec.MTU
-		iface.MTURequest = &mtu
-	}
-	endpoints := map[string]string{"peer": spec.Peer}
-	if spec.Netns != "" {
-		endpoints["netns"] = spec.Netns
+		iface.MTURequest = &mtu // so that OVS keeps the host end's MTU where the plugin set it
 	}
 	if spec.Address.IsValid() {
 		endpoints["address"] = spec.Address.String()
 	}
-	return api.Attachment{
-		Ports:     []api.OVSPort{{Name: spec.Port, Interfaces: []api.OVSInterface{iface}}},
-		State:     encodeState(st.Spec),
-		Status:    status(st),
-		Endpoints: endpoints,
-	}, nil
+	return api.Attachment{Ports: []api.OVSPort{port}, State: state, Status: status(st), Endpoints: endpoints}, nil
 }
 
 // Detach deletes the port's pair, and its namespace when the plugin created it and it is
@@ -198,12 +155,15 @@ func (p *Plugin) Detach(ctx context.Context, req api.PortRequest) error {
 	if _, err := p.config(); err != nil {
 		return err
 	}
-	st := decodeState(req.State)
+	var st attachState
+	if _, err := sdk.DecodeState(req, &st); err != nil {
+		p.log.Warn("ignoring unreadable state", "port", req.Name, "err", err) // the kernel marks suffice
+	}
 	netns := st.Netns
 	if netns == "" {
-		netns = req.Options[OptNetns]
+		netns = req.Options["netns"]
 	}
-	if err := p.links.Delete(ctx, req.Name, netns); err != nil {
+	if err := p.kernel().Delete(ctx, req.Name, netns); err != nil {
 		return apiError(fmt.Sprintf("port %s", req.Name), err)
 	}
 	return nil
@@ -215,14 +175,18 @@ func (p *Plugin) List(ctx context.Context) ([]api.OwnedPort, error) {
 	if _, err := p.config(); err != nil {
 		return nil, err
 	}
-	states, err := p.links.List()
+	states, err := p.kernel().List()
 	if err != nil {
 		return nil, apiError("list", err)
 	}
 	out := make([]api.OwnedPort, 0, len(states))
 	for _, st := range states {
+		state, err := encodeState(st.Spec)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, api.OwnedPort{Bridge: st.Spec.Bridge, Name: st.Spec.Port, Type: PortType,
-			State: encodeState(st.Spec), Status: status(st)})
+			State: state, Status: status(st)})
 	}
 	return out, ctx.Err()
 }

@@ -174,7 +174,7 @@ func (j *job) run(ctx context.Context, p *Plugin, name string) {
 // sample reads the counters of the job's ports and stores a sample, counting from j.base
 // (filled on first sight of an end, reset when a counter went backwards: a recreated pair).
 func (j *job) sample(p *Plugin, name string) {
-	states, err := p.links.List()
+	states, err := p.kernel().List()
 	if err != nil {
 		p.log.Warn("stats job: cannot list pairs", "job", name, "err", err)
 		return

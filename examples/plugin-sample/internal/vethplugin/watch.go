@@ -42,7 +42,7 @@ func (p *Plugin) OnPortEvents(ctx context.Context, batch api.PortEventBatch) ([]
 	if _, err := p.config(); err != nil {
 		return nil, err
 	}
-	states, err := p.links.List()
+	states, err := p.kernel().List()
 	if err != nil {
 		return nil, apiError("port events", err) // the host delivers the batch again
 	}
