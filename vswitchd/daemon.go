@@ -698,8 +698,8 @@ func (d *Daemon) Health(context.Context) Health {
 	if h.OVSDBConnected {
 		h.OVSDBEndpoint = d.c.Endpoint()
 	}
-	for _, s := range d.rec.Status() {
-		h.Objects[s.State]++
+	for st, n := range d.rec.Counts() {
+		h.Objects[st] = n
 	}
 	if err := d.rec.LastError(); err != nil {
 		h.LastError = err.Error()

@@ -52,11 +52,7 @@ func (d *Daemon) publish(changed []reconcile.Status) {
 	}
 	d.mu.Unlock()
 	if d.opts.Observer != nil {
-		counts := map[reconcile.State]int{}
-		for _, s := range d.rec.Status() {
-			counts[s.State]++
-		}
-		d.opts.Observer.Statuses(counts)
+		d.opts.Observer.Statuses(d.rec.Counts())
 	}
 }
 

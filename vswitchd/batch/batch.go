@@ -91,7 +91,9 @@ type Options[Req any] struct {
 	// batch did, without waiting for MaxDelay: callers answered together (clients each with
 	// one request outstanding) come back together, and waiting longer for them only adds
 	// latency, while sending before they are all back splits them over two commits. MaxDelay
-	// still bounds the wait when fewer come back.
+	// still bounds the wait when fewer come back, counted from the later of the oldest
+	// request's arrival and the end of the last commit (so requests that waited for the slot
+	// still gather with the callers of the batch that freed it).
 	Cohort bool
 	// Key, if set, names the object a request changes. Requests with the same non-empty key never
 	// share a batch and are never in flight together, so they are applied in submission order.
@@ -170,7 +172,8 @@ type Batcher[Req, Res any] struct {
 	queue        []*item[Req, Res]
 	closing      bool
 	inflight     int
-	lastSize     int // size of the last batch taken (Options.Cohort)
+	lastSize     int       // size of the last batch taken (Options.Cohort)
+	lastDone     time.Time // when the last commit finished (Options.Cohort)
 	inflightReqs int
 	inflightKeys map[string]int
 	st           counters
@@ -298,6 +301,11 @@ func (b *Batcher[Req, Res]) dispatch() {
 		if b.inflight < b.opts.MaxInFlight && b.st.queued > 0 {
 			batch, oldest := b.candidatesLocked()
 			now := b.clock.Now()
+			if b.opts.Cohort && b.lastDone.After(oldest) {
+				// Requests that waited for the slot have not yet waited for the callers of
+				// the batch that just finished: the delay starts when the slot freed.
+				oldest = b.lastDone
+			}
 			switch {
 			case len(batch) == 0:
 				// Every waiting request's key is in flight; a finishing commit wakes us.
@@ -402,6 +410,7 @@ func (b *Batcher[Req, Res]) run(batch []*item[Req, Res]) {
 	}
 	b.inflight--
 	b.inflightReqs -= len(batch)
+	b.lastDone = b.clock.Now()
 	b.mu.Unlock()
 	b.signal()
 }

@@ -427,6 +427,17 @@ func (r *Reconciler) Generation() int64 {
 	return max(r.gen, 1)
 }
 
+// Counts returns how many objects are in each state (cheaper than Status: no copy, no sort).
+func (r *Reconciler) Counts() map[State]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[State]int{}
+	for _, s := range r.status {
+		out[s.State]++
+	}
+	return out
+}
+
 // StatusOf returns the status of one object by key ("port/NAME"…).
 func (r *Reconciler) StatusOf(key string) (Status, bool) {
 	r.mu.Lock()
