@@ -95,8 +95,14 @@ func (h *Host) ResolvePF(pf string) (string, error) {
 		}
 		return "", newErr(CodePFNotFound, addr, nil, "no PCI device %s on this host (lspci -D lists them)", addr)
 	}
-	if t := h.linkBase(classNet + "/" + pf + "/device"); t != "" {
-		if addr, err := NormalizePCI(t); err == nil {
+	// net/<if>/device names the parent; without it, the class link's target ends in
+	// <parent>/net/<if>.
+	cands := []string{h.linkBase(classNet + "/" + pf + "/device")}
+	if t, err := h.fs.ReadLink(classNet + "/" + pf); err == nil {
+		cands = append(cands, path.Base(path.Dir(path.Dir(t))))
+	}
+	for _, c := range cands {
+		if addr, err := NormalizePCI(c); err == nil && h.exists(pciDev(addr)) {
 			return addr, nil
 		}
 	}
