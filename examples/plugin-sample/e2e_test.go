@@ -17,12 +17,13 @@ import (
 	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/veth"
 	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/vethplugin"
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
 // TestEndToEndThroughOVS validates the OVS shape the plugin returns against a real
-// ovs-vswitchd (userspace datapath, in a throwaway namespace): two veth ports attached by the
-// plugin, their Attachments written with ovs-vsctl as ovsplaned writes them, and the two peer
+// ovs-vswitchd (userspace datapath, in a throwaway namespace, named to the plugin by its
+// host_netns setting): two veth ports attached by the plugin through the SDK's fake host, their Attachments written with ovs-vsctl as ovsplaned writes them, and the two peer
 // ends, each in a namespace the plugin created, ping each other through the bridge. The flow
 // program's flows, added with ovs-ofctl under the plugin's cookie, then drop IPv4 from the
 // plugin's ports (the ping fails) until they are deleted by cookie. Detach leaves nothing.
@@ -33,23 +34,22 @@ func TestEndToEndThroughOVS(t *testing.T) {
 	db := lab.StartOVSDB(t)
 	sw := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace, Netns: host})
 
-	mgr, err := veth.New(veth.Config{Owner: vethplugin.Name, HostNetns: filepath.Join(veth.DefaultNetnsDir, host.Name),
-		Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mgr.Close)
-	p, err := vethplugin.New(vethplugin.Options{Links: mgr, Logger: testLogger(t)})
+	log := testLogger(t)
+	p, err := vethplugin.New(vethplugin.Options{Logger: log, NewLinks: func(hostNetns string) (vethplugin.Links, error) {
+		return veth.New(veth.Config{Owner: vethplugin.Name, HostNetns: hostNetns, Logger: log})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	cookies := api.CookieRange{Value: 0x5a00000000000000, Mask: 0xff00000000000000}
-	if err := p.Configure(ctx, api.ConfigureRequest{
-		Config:  []byte(`{"drop_ethertypes": ["ipv4"], "default_mtu": 1500}`),
-		Facts:   api.HostFacts{OVSVersion: db.Get(t, "Open_vSwitch", ".", "ovs_version"), IfaceTypes: ovsSet(db.Get(t, "Open_vSwitch", ".", "iface_types"))},
-		Cookies: cookies,
-	}); err != nil {
+	// The SDK's fake host plays ovsplaned: real gRPC shims, the host's checks on every answer,
+	// the facts of this Open vSwitch, stored plugin state.
+	h := sdktest.NewFakeHost(t, p)
+	h.Facts = api.HostFacts{OVSVersion: db.Get(t, "Open_vSwitch", ".", "ovs_version"),
+		IfaceTypes:    ovsSet(db.Get(t, "Open_vSwitch", ".", "iface_types")),
+		DatapathTypes: ovsSet(db.Get(t, "Open_vSwitch", ".", "datapath_types"))}
+	cookies := h.Cookies
+	if err := h.Configure([]byte(`{"drop_ethertypes": ["ipv4"], "default_mtu": 1500, "host_netns": "` + host.Name + `"}`)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -60,10 +60,10 @@ func TestEndToEndThroughOVS(t *testing.T) {
 		{Bridge: "br0", Name: "ve2e2", Type: "veth", Options: map[string]string{"netns": blue, "address": "10.99.7.2/24"}},
 	}
 	for _, req := range reqs {
-		if problems, err := p.Validate(ctx, req); err != nil || len(problems) > 0 {
+		if problems, err := h.Validate(req); err != nil || len(problems) > 0 {
 			t.Fatalf("Validate %s: %v %v", req.Name, problems, err)
 		}
-		a, err := p.Attach(ctx, req)
+		a, err := h.Attach(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestEndToEndThroughOVS(t *testing.T) {
 		facts.Ports = append(facts.Ports, api.BridgePort{Port: name, Interface: name, Type: "system", Ofport: ofports[name],
 			Owner: api.OwnerPlugin, Plugin: vethplugin.Name})
 	}
-	fs, err := p.Flows(ctx, facts)
+	fs, err := h.Flows(facts)
 	if err != nil || len(fs.Flows) != 2 {
 		t.Fatalf("Flows = %+v, %v; want one per port", fs, err)
 	}
@@ -115,14 +115,13 @@ func TestEndToEndThroughOVS(t *testing.T) {
 	}
 
 	// Detach: the host removes the ports from OVSDB first, then calls Detach.
-	owned, err := p.List(ctx)
+	owned, err := h.List()
 	if err != nil || len(owned) != 2 || owned[0].Bridge != "br0" {
 		t.Fatalf("List = %+v, %v; want both ports on br0", owned, err)
 	}
-	for i, req := range reqs {
+	for _, req := range reqs {
 		db.Vsctl(t, "del-port", req.Bridge, req.Name)
-		req.State = owned[i].State
-		if err := p.Detach(ctx, req); err != nil {
+		if err := h.Detach(req.Bridge, req.Name); err != nil { // with the state Attach returned
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +130,7 @@ func TestEndToEndThroughOVS(t *testing.T) {
 			t.Errorf("namespace %s still there after Detach: %v", ns, err)
 		}
 	}
-	if owned, err := p.List(ctx); err != nil || len(owned) != 0 {
+	if owned, err := h.List(); err != nil || len(owned) != 0 {
 		t.Errorf("List after Detach = %+v, %v", owned, err)
 	}
 }
