@@ -248,9 +248,7 @@ func (h *Host) Snapshot(ctx context.Context, pf string) (*Snapshot, error) {
 	for _, m := range moduleNames {
 		s.Modules[m] = h.exists(sysModule + "/" + m)
 	}
-	for _, d := range h.list(vdpaDrivers) {
-		s.BusDrivers = append(s.BusDrivers, d)
-	}
+	s.BusDrivers = h.list(vdpaDrivers)
 	fam, err := h.vdpa.Family(ctx)
 	if err == nil {
 		s.Family = &fam

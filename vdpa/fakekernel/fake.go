@@ -50,7 +50,6 @@ type Kernel struct {
 	root    *sysfs.Root
 	dir     string
 	major   int
-	minor   int
 	eswitch map[string]string
 	mgmt    map[string]fixture.Attrs
 	devs    map[string]*vdev
