@@ -274,3 +274,25 @@ func TestFailedApplyCanBeTornDown(t *testing.T) {
 		t.Errorf("not restored:\n%s", diffLines(before, after))
 	}
 }
+
+func TestRequestFromOptions(t *testing.T) {
+	r, err := vdpa.RequestFromOptions("vm1", map[string]string{"pf": "0000:65:00.0", "vf": "2",
+		"mac": "02:AA:00:00:00:01", "max-vqp": "4", "mode": "kernel", "hw-offload": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.VF != 2 || r.MAC != "02:aa:00:00:00:01" || r.MaxVQP != 4 || *r.HWOffload || r.BusDriver != "vhost_vdpa" || r.NumVFs != 3 {
+		t.Errorf("got %+v", r)
+	}
+	for _, opts := range []map[string]string{
+		{"pf": "0000:65:00.0", "vf": "two"},
+		{"pf": "0000:65:00.0", "max_vqp": "4"},
+		{"pf": "0000:65:00.0", "mode": "magic"},
+		{"pf": "0000:65:00.0", "adopt": "perhaps"},
+		{"vf": "1"},
+	} {
+		if _, err := vdpa.RequestFromOptions("vm1", opts); vdpa.CodeOf(err) != vdpa.CodeInvalidRequest {
+			t.Errorf("%v: got %v", opts, err)
+		}
+	}
+}
