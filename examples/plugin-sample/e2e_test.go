@@ -22,11 +22,13 @@ import (
 )
 
 // TestEndToEndThroughOVS validates the OVS shape the plugin returns against a real
-// ovs-vswitchd (userspace datapath, in a throwaway namespace, named to the plugin by its
-// host_netns setting): two veth ports attached by the plugin through the SDK's fake host, their Attachments written with ovs-vsctl as ovsplaned writes them, and the two peer
-// ends, each in a namespace the plugin created, ping each other through the bridge. The flow
-// program's flows, added with ovs-ofctl under the plugin's cookie, then drop IPv4 from the
-// plugin's ports (the ping fails) until they are deleted by cookie. Detach leaves nothing.
+// ovs-vswitchd (userspace datapath, in a throwaway namespace named to the plugin by its
+// host_netns setting): two veth ports attached through the SDK's fake host, their Attachments
+// written with ovs-vsctl as ovsplaned writes them, and the two peer ends, each in a namespace
+// the plugin created, ping each other and move 4 MiB over TCP (offloads off) through the
+// bridge. The flow program's flows, added with ovs-ofctl under the plugin's cookie, then drop
+// IPv4 from the plugin's ports (the ping fails) until they are deleted by cookie. Detach
+// leaves nothing.
 func TestEndToEndThroughOVS(t *testing.T) {
 	lab.Require(t, lab.NeedOVS, lab.NeedTraffic)
 	ctx := t.Context()
@@ -87,6 +89,10 @@ func TestEndToEndThroughOVS(t *testing.T) {
 	redNS, blueNS := &lab.Netns{Name: red}, &lab.Netns{Name: blue}
 	if st, err := lab.Ping(ctx, redNS, "10.99.7.2", 3); err != nil || st.Received == 0 {
 		t.Fatalf("ping %s → %s through br0: %+v %v\n%s", red, blue, st, err, sw.Appctl(t, "dpif/show"))
+	}
+
+	if st, err := lab.TCPTransfer(ctx, redNS, blueNS, "10.99.7.2", 4<<20); err != nil {
+		t.Errorf("TCP through br0: %+v %v", st, err)
 	}
 
 	// The flow program: drop IPv4 coming in from the plugin's ports.

@@ -62,6 +62,10 @@ type Spec struct {
 	Address netip.Prefix
 	// MTU of both ends; zero leaves the kernel's default (1500).
 	MTU int
+	// KeepOffloads leaves the ends' checksum and segmentation offloads on. By default they are
+	// turned off on both ends, which OVS's userspace datapath (af_packet) needs for TCP to work;
+	// on the kernel datapath they may stay on.
+	KeepOffloads bool
 	// Bridge is a label recorded in the host end's mark (the OVS bridge the port is on), so
 	// List can report it; empty for none. Changing it relabels the pair, nothing else.
 	Bridge string

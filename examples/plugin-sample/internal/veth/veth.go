@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"slices"
 	"strings"
 	"sync"
 
@@ -35,8 +34,9 @@ type Manager struct {
 	netnsDir string
 	log      *slog.Logger
 
-	mu   sync.Mutex
-	host *netlink.Handle
+	mu     sync.Mutex
+	host   *netlink.Handle
+	hostNS netns.NsHandle // for ioctls (ethtool) in the host namespace
 }
 
 // New returns a Manager with its own netlink handle in the host namespace. Close releases it.
@@ -53,12 +53,14 @@ func New(cfg Config) (*Manager, error) {
 	}
 	var err error
 	if cfg.HostNetns == "" {
-		m.host, err = netlink.NewHandle()
+		m.hostNS, err = netns.Get()
 	} else {
-		var fd netns.NsHandle
-		if fd, err = netns.GetFromPath(cfg.HostNetns); err == nil {
-			m.host, err = netlink.NewHandleAt(fd)
-			_ = fd.Close()
+		m.hostNS, err = netns.GetFromPath(cfg.HostNetns)
+	}
+	if err == nil {
+		m.host, err = netlink.NewHandleAt(m.hostNS)
+		if err != nil {
+			_ = m.hostNS.Close()
 		}
 	}
 	if err != nil {
@@ -72,6 +74,7 @@ func (m *Manager) Close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.host.Close()
+	_ = m.hostNS.Close()
 }
 
 // Owner returns the owner named in the Manager's marks.
@@ -122,7 +125,7 @@ func (m *Manager) Ensure(ctx context.Context, spec Spec) (State, error) {
 	if err := m.ensurePair(ctx, spec, peerNS, peerNL); err != nil {
 		return State{}, fmt.Errorf("veth %s: %w", spec.Port, err)
 	}
-	if err := m.configurePeer(ctx, spec, peerNL); err != nil {
+	if err := m.configurePeer(ctx, spec, peerNS, peerNL); err != nil {
 		return State{}, fmt.Errorf("veth %s: %w", spec.Port, err)
 	}
 	st, err := m.state(spec, peerNL)
@@ -236,8 +239,9 @@ func (m *Manager) createPair(spec Spec, peerNS *nsHandle, peerNL *netlink.Handle
 	return nil
 }
 
-// configurePeer converges MTU (both ends), the peer's address and brings both ends up.
-func (m *Manager) configurePeer(ctx context.Context, spec Spec, peerNL *netlink.Handle) error {
+// configurePeer converges MTU and offloads (both ends), the peer's address and brings both
+// ends up.
+func (m *Manager) configurePeer(ctx context.Context, spec Spec, peerNS *nsHandle, peerNL *netlink.Handle) error {
 	host, err := m.host.LinkByName(spec.Port)
 	if err != nil {
 		return fmt.Errorf("look up %s: %w", spec.Port, err)
@@ -260,6 +264,18 @@ func (m *Manager) configurePeer(ctx context.Context, spec Spec, peerNL *netlink.
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if !spec.KeepOffloads {
+		peerFD := m.hostNS
+		if peerNS != nil {
+			peerFD = peerNS.fd
+		}
+		if err := disableOffloads(m.hostNS, spec.Port); err != nil {
+			return err
+		}
+		if err := disableOffloads(peerFD, spec.Peer); err != nil {
+			return fmt.Errorf("peer %w", err)
+		}
 	}
 	if err := m.convergeAddress(spec, peerNL, peer); err != nil {
 		return err
@@ -370,113 +386,6 @@ func (m *Manager) collectNetns(name string) error {
 	}
 	m.log.Info("deleted network namespace", "netns", name, "owner", m.owner)
 	return nil
-}
-
-// Get returns the state of port's pair; ErrNotFound when the owner has none, ErrNotOwned when
-// an unmarked interface has the name.
-func (m *Manager) Get(port string) (State, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	host, err := m.host.LinkByName(port)
-	if isNotFound(err) {
-		return State{}, fmt.Errorf("veth %s: %w", port, ErrNotFound)
-	}
-	if err != nil {
-		return State{}, fmt.Errorf("veth %s: look up: %w", port, err)
-	}
-	spec, owned := m.ownedHost(host)
-	if !owned {
-		return State{}, fmt.Errorf("veth %s: %w", port, ErrNotOwned)
-	}
-	return m.stateOf(spec)
-}
-
-// List returns the state of every pair of this owner, sorted by port name, rebuilt from the
-// marks on the host namespace's interfaces.
-func (m *Manager) List() ([]State, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	links, err := linkList(m.host)
-	if err != nil {
-		return nil, fmt.Errorf("veth: list links: %w", err)
-	}
-	var out []State
-	for _, l := range links {
-		spec, owned := m.ownedHost(l)
-		if !owned {
-			continue
-		}
-		st, err := m.stateOf(spec)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st)
-	}
-	slices.SortFunc(out, func(a, b State) int { return strings.Compare(a.Spec.Port, b.Spec.Port) })
-	return out, nil
-}
-
-// stateOf opens spec's namespace and reads the pair's state.
-func (m *Manager) stateOf(spec Spec) (State, error) {
-	peerNL := m.host
-	if spec.Netns != "" {
-		h, err := openNetns(m.netnsDir, spec.Netns)
-		if err != nil {
-			// The namespace is gone: the peer with it. Report the host end alone.
-			st, serr := m.state(spec, nil)
-			if serr != nil {
-				return State{}, fmt.Errorf("veth %s: %w", spec.Port, serr)
-			}
-			return st, nil
-		}
-		defer h.close()
-		peerNL = h.nl
-		owned, err := netnsOwned(h.nl, m.owner)
-		if err != nil {
-			return State{}, fmt.Errorf("veth %s: netns %s: %w", spec.Port, spec.Netns, err)
-		}
-		spec.CreateNetns = owned
-	}
-	st, err := m.state(spec, peerNL)
-	if err != nil {
-		return State{}, fmt.Errorf("veth %s: %w", spec.Port, err)
-	}
-	return st, nil
-}
-
-// state reads both ends; peerNL nil means the peer is unreachable.
-func (m *Manager) state(spec Spec, peerNL *netlink.Handle) (State, error) {
-	host, err := m.host.LinkByName(spec.Port)
-	if err != nil {
-		return State{}, fmt.Errorf("look up %s: %w", spec.Port, err)
-	}
-	st := State{Spec: spec, HostIndex: host.Attrs().Index, HostUp: host.Attrs().Flags&1 != 0, Host: counters(host)}
-	st.Spec.MTU = host.Attrs().MTU
-	st.Spec.Address = netip.Prefix{}
-	if peerNL == nil {
-		return st, nil
-	}
-	peer, err := peerNL.LinkByName(spec.Peer)
-	if isNotFound(err) {
-		return st, nil
-	}
-	if err != nil {
-		return State{}, fmt.Errorf("look up peer %s: %w", spec.Peer, err)
-	}
-	st.PeerIndex, st.PeerUp, st.Peer = peer.Attrs().Index, peer.Attrs().Flags&1 != 0, counters(peer)
-	addrs, err := peerNL.AddrList(peer, netlink.FAMILY_ALL)
-	if err != nil {
-		return State{}, fmt.Errorf("peer %s: list addresses: %w", spec.Peer, err)
-	}
-	for _, a := range addrs {
-		if p, ok := toPrefix(a); ok && !(p.Addr().Is6() && p.Addr().IsLinkLocalUnicast()) {
-			st.Addresses = append(st.Addresses, p)
-		}
-	}
-	if len(st.Addresses) > 0 {
-		st.Spec.Address = st.Addresses[0]
-	}
-	return st, nil
 }
 
 // ownedHost parses l's alias and reports whether l is the host end of one of this owner's

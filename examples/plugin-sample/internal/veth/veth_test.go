@@ -151,6 +151,11 @@ func TestEnsureCreatesConvergesAndDeletes(t *testing.T) {
 		!strings.HasPrefix(peer.Alias, "ovsplane/test veth end=peer") {
 		t.Errorf("marks: host %q, peer %q", host.Alias, peer.Alias)
 	}
+	for _, e := range [][2]string{{w.host.Name, "v1"}, {red, "v1-p"}} {
+		if got := offload(t, e[0], e[1], "tx-checksumming"); got != "off" {
+			t.Errorf("%s in %s: tx-checksumming %s; want off", e[1], e[0], got)
+		}
+	}
 	if lo := ipShow(t, red, "lo"); lo == nil || !lo.up() || lo.Alias != "ovsplane/test netns created" {
 		t.Errorf("created namespace's lo: %+v; want up and marked", lo)
 	}
@@ -222,7 +227,7 @@ func TestEnsureCreatesConvergesAndDeletes(t *testing.T) {
 
 func TestHostNamespacePeer(t *testing.T) {
 	w := newWorld(t, "test")
-	st, err := w.m.Ensure(t.Context(), Spec{Port: "v2", Address: netip.MustParsePrefix("fd00::2/64")})
+	st, err := w.m.Ensure(t.Context(), Spec{Port: "v2", Address: netip.MustParsePrefix("fd00::2/64"), KeepOffloads: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +237,9 @@ func TestHostNamespacePeer(t *testing.T) {
 	}
 	if got := peer.globalAddrs(); len(got) != 1 || got[0] != "fd00::2/64" {
 		t.Errorf("peer addresses %v", got)
+	}
+	if got := offload(t, w.host.Name, "v2-p", "tx-checksumming"); got != "on" {
+		t.Errorf("KeepOffloads: tx-checksumming %s; want on", got)
 	}
 	if err := w.m.Delete(t.Context(), "v2", ""); err != nil {
 		t.Fatal(err)
@@ -355,4 +363,20 @@ func TestCountersMove(t *testing.T) {
 	if st.Peer.TxPackets == 0 || st.Host.RxPackets == 0 {
 		t.Errorf("counters after traffic: host %+v peer %+v; want peer tx and host rx", st.Host, st.Peer)
 	}
+}
+
+// offload returns the state ("on", "off") of a feature as `ethtool -k` shows it.
+func offload(t *testing.T, ns, dev, feature string) string {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "ip", "netns", "exec", ns, "ethtool", "-k", dev).Output()
+	if err != nil {
+		t.Fatalf("ethtool -k %s in %s: %v", dev, ns, err)
+	}
+	for line := range strings.Lines(string(out)) {
+		if v, ok := strings.CutPrefix(line, feature+": "); ok {
+			return strings.Fields(v)[0]
+		}
+	}
+	t.Fatalf("ethtool -k %s: no %s in\n%s", dev, feature, out)
+	return ""
 }

@@ -18,6 +18,10 @@ type Config struct {
 	// CreateNetns lets options:netns name a namespace that does not exist yet: the plugin
 	// creates it (and removes it with its last pair). Default true.
 	CreateNetns *bool `json:"create_netns,omitempty"`
+	// Offloads keeps the pairs' checksum and segmentation offloads on unless a port says
+	// otherwise (options:offloads). Default false: off, which OVS's userspace datapath needs
+	// for TCP; set it on the kernel datapath.
+	Offloads bool `json:"offloads,omitempty"`
 	// DropEthertypes are the ethertypes the flow program drops on traffic coming in from the
 	// plugin's ports: names (arp, ipv4, ipv6, lldp, vlan, qinq, mpls, rarp) or "0x" and four hex
 	// digits. Empty: no flows.
@@ -122,6 +126,8 @@ const configSchema = `{
       "description": "MTU of pairs whose port has no options:mtu (default: the kernel's 1500)"},
     "create_netns": {"type": "boolean", "default": true,
       "description": "create a namespace named by options:netns when it does not exist"},
+    "offloads": {"type": "boolean", "default": false,
+      "description": "keep checksum and segmentation offloads on (the kernel datapath); off suits the userspace datapath"},
     "drop_ethertypes": {"type": "array", "items": {"type": "string"},
       "description": "ethertypes dropped on traffic from veth ports: arp, ipv4, ipv6, lldp, vlan, qinq, mpls, rarp or 0xNNNN"},
     "flow_priority": {"type": "integer", "minimum": 0, "maximum": 65535, "default": 100},
@@ -134,7 +140,8 @@ const configSchema = `{
 
 // configDoc documents Config for humans.
 const configDoc = `default_mtu: MTU of pairs without options:mtu. create_netns (default true): create missing
-namespaces named by options:netns, removed again with their last pair. drop_ethertypes: flows dropping
+namespaces named by options:netns, removed again with their last pair. offloads (default false): keep
+the pairs' offloads on (kernel datapath). drop_ethertypes: flows dropping
 these ethertypes on traffic from veth ports (cookie from the host's range). flow_priority: their
 priority (100). host_netns: ovs-vswitchd's network namespace when it is not ovsplaned's (a path or
 an ip-netns name). stats_update_interval_ms: contributed as other_config:stats-update-interval.`

@@ -74,8 +74,8 @@ func TestInfo(t *testing.T) {
 	var schema struct {
 		Properties map[string]any `json:"properties"`
 	}
-	if err := json.Unmarshal([]byte(info.Types[0].OptionsSchema), &schema); err != nil || len(schema.Properties) != 4 {
-		t.Errorf("options schema %s: %v; want the four options", info.Types[0].OptionsSchema, err)
+	if err := json.Unmarshal([]byte(info.Types[0].OptionsSchema), &schema); err != nil || len(schema.Properties) != 5 {
+		t.Errorf("options schema %s: %v; want the five options", info.Types[0].OptionsSchema, err)
 	}
 	cs, err := h.Conn().Plugin.ConfigSchema(t.Context())
 	if err != nil || !json.Valid([]byte(cs.JSONSchema)) || !json.Valid([]byte(info.Types[1].OptionsSchema)) {
@@ -97,7 +97,7 @@ func TestConfigure(t *testing.T) {
 		name, config, fields string
 	}{
 		{"empty", `{}`, ""},
-		{"full", `{"default_mtu": 9000, "create_netns": false, "drop_ethertypes": ["ipv6", "0x88cc"], "flow_priority": 200, "stats_update_interval_ms": 10000}`, ""},
+		{"full", `{"default_mtu": 9000, "create_netns": false, "offloads": true, "drop_ethertypes": ["ipv6", "0x88cc"], "flow_priority": 200, "stats_update_interval_ms": 10000}`, ""},
 		{"unknown field", `{"mtu": 1500}`, "config.mtu"},
 		{"wrong type", `{"default_mtu": "big"}`, "config.default_mtu"},
 		{"bad values", `{"default_mtu": 10, "flow_priority": 70000, "stats_update_interval_ms": 1000, "drop_ethertypes": ["ipv4", "ipx", "0x0042"]}`,
@@ -142,7 +142,7 @@ func TestValidate(t *testing.T) {
 		fields string
 	}{
 		{"minimal", `{}`, api.PortRequest{Name: "v1", Type: PortType}, ""},
-		{"full", `{}`, api.PortRequest{Name: "v1", Type: PortType, Options: map[string]string{"peer": "eth0", "netns": "red", "address": "10.0.0.1/24", "mtu": "9000"}}, ""},
+		{"full", `{}`, api.PortRequest{Name: "v1", Type: PortType, Options: map[string]string{"peer": "eth0", "netns": "red", "address": "10.0.0.1/24", "mtu": "9000", "offloads": "true"}}, ""},
 		{"wrong type", `{}`, api.PortRequest{Name: "v1", Type: "vethx"}, "type"},
 		{"bad options", `{}`, api.PortRequest{Name: "v1", Type: PortType, Options: map[string]string{"peer": "a/b", "address": "10.0.0.300/24", "mtu": "jumbo", "color": "red"}},
 			"options.address,options.mtu,options.color,options.peer"},
@@ -193,6 +193,14 @@ func TestAttachDetachList(t *testing.T) {
 	if _, err := h.Attach(req); err != nil || links.creates != 1 {
 		t.Fatalf("second Attach: %v, %d pairs created; want the same pair", err, links.creates)
 	}
+	if links.pairs["v1"].Spec.KeepOffloads {
+		t.Error("offloads kept by default; want them off")
+	}
+	req.Options["offloads"] = "true"
+	if _, err := h.Attach(req); err != nil || !links.pairs["v1"].Spec.KeepOffloads {
+		t.Errorf("Attach with offloads=true: %v, spec %+v", err, links.pairs["v1"].Spec)
+	}
+	delete(req.Options, "offloads")
 
 	owned, err := h.List()
 	if err != nil || len(owned) != 1 || owned[0].Bridge != "br0" || owned[0].Name != "v1" || owned[0].Type != PortType ||

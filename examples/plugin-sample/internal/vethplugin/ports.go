@@ -22,13 +22,17 @@ type PortOptions struct {
 	Netns   string       `option:"netns" doc:"named network namespace (ip netns) of the peer end; default: the host's"`
 	Address netip.Prefix `option:"address" doc:"address/prefix of the peer end, e.g. 10.0.0.1/24"`
 	MTU     int          `option:"mtu" doc:"MTU of both ends (default: the plugin's default_mtu)"`
+	// Offloads keeps the ends' offloads on; off (the default) is what TCP needs on the
+	// userspace datapath.
+	Offloads bool `option:"offloads" doc:"keep checksum and segmentation offloads on (default: the plugin's offloads, false: off, as the userspace datapath needs for TCP)"`
 }
 
 // optionsDoc documents the port type for humans.
 const optionsDoc = `A veth pair: the host end, named like the port, is attached to the bridge as an OVS "system"
 interface (af_packet on a datapath_type=netdev bridge); the peer end gets options:peer (default
 <port>-p), is moved into the named namespace options:netns (created when missing, unless the plugin
-is configured otherwise) and gets options:address and options:mtu.`
+is configured otherwise) and gets options:address and options:mtu. Checksum and segmentation offloads
+are turned off on both ends (TCP through the userspace datapath needs it) unless options:offloads=true.`
 
 // attachState is what Attach returns as Attachment.State; the host hands it back in
 // PortRequest.State (replay, Detach).
@@ -52,14 +56,14 @@ func (p *Plugin) specOf(req api.PortRequest, cfg Config) (veth.Spec, []api.Probl
 	if req.Type != PortType {
 		problems = append(problems, api.Problem{Field: "type", Message: fmt.Sprintf("%q is not a type of this plugin (%s)", req.Type, PortType)})
 	}
-	o := PortOptions{MTU: cfg.DefaultMTU}
+	o := PortOptions{MTU: cfg.DefaultMTU, Offloads: cfg.Offloads}
 	decoded, err := sdk.ProblemsOf(sdk.DecodeOptions(req.Options, &o))
 	if err != nil {
 		return veth.Spec{}, nil, err
 	}
 	problems = append(problems, decoded...)
 	spec := veth.Spec{Port: req.Name, Peer: o.Peer, Netns: o.Netns, CreateNetns: o.Netns != "" && cfg.createNetns(),
-		Address: o.Address, MTU: o.MTU, Bridge: req.Bridge}
+		Address: o.Address, MTU: o.MTU, KeepOffloads: o.Offloads, Bridge: req.Bridge}
 	var fe *veth.FieldError
 	for _, err := range unjoin(spec.Validate()) {
 		if !errors.As(err, &fe) {

@@ -1,0 +1,117 @@
+package veth
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+)
+
+// Get returns the state of port's pair; ErrNotFound when the owner has none, ErrNotOwned when
+// an unmarked interface has the name.
+func (m *Manager) Get(port string) (State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	host, err := m.host.LinkByName(port)
+	if isNotFound(err) {
+		return State{}, fmt.Errorf("veth %s: %w", port, ErrNotFound)
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("veth %s: look up: %w", port, err)
+	}
+	spec, owned := m.ownedHost(host)
+	if !owned {
+		return State{}, fmt.Errorf("veth %s: %w", port, ErrNotOwned)
+	}
+	return m.stateOf(spec)
+}
+
+// List returns the state of every pair of this owner, sorted by port name, rebuilt from the
+// marks on the host namespace's interfaces.
+func (m *Manager) List() ([]State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	links, err := linkList(m.host)
+	if err != nil {
+		return nil, fmt.Errorf("veth: list links: %w", err)
+	}
+	var out []State
+	for _, l := range links {
+		spec, owned := m.ownedHost(l)
+		if !owned {
+			continue
+		}
+		st, err := m.stateOf(spec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b State) int { return strings.Compare(a.Spec.Port, b.Spec.Port) })
+	return out, nil
+}
+
+// stateOf opens spec's namespace and reads the pair's state.
+func (m *Manager) stateOf(spec Spec) (State, error) {
+	peerNL := m.host
+	if spec.Netns != "" {
+		h, err := openNetns(m.netnsDir, spec.Netns)
+		if err != nil {
+			// The namespace is gone: the peer with it. Report the host end alone.
+			st, serr := m.state(spec, nil)
+			if serr != nil {
+				return State{}, fmt.Errorf("veth %s: %w", spec.Port, serr)
+			}
+			return st, nil
+		}
+		defer h.close()
+		peerNL = h.nl
+		owned, err := netnsOwned(h.nl, m.owner)
+		if err != nil {
+			return State{}, fmt.Errorf("veth %s: netns %s: %w", spec.Port, spec.Netns, err)
+		}
+		spec.CreateNetns = owned
+	}
+	st, err := m.state(spec, peerNL)
+	if err != nil {
+		return State{}, fmt.Errorf("veth %s: %w", spec.Port, err)
+	}
+	return st, nil
+}
+
+// state reads both ends; peerNL nil means the peer is unreachable.
+func (m *Manager) state(spec Spec, peerNL *netlink.Handle) (State, error) {
+	host, err := m.host.LinkByName(spec.Port)
+	if err != nil {
+		return State{}, fmt.Errorf("look up %s: %w", spec.Port, err)
+	}
+	st := State{Spec: spec, HostIndex: host.Attrs().Index, HostUp: host.Attrs().Flags&1 != 0, Host: counters(host)}
+	st.Spec.MTU = host.Attrs().MTU
+	st.Spec.Address = netip.Prefix{}
+	if peerNL == nil {
+		return st, nil
+	}
+	peer, err := peerNL.LinkByName(spec.Peer)
+	if isNotFound(err) {
+		return st, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("look up peer %s: %w", spec.Peer, err)
+	}
+	st.PeerIndex, st.PeerUp, st.Peer = peer.Attrs().Index, peer.Attrs().Flags&1 != 0, counters(peer)
+	addrs, err := peerNL.AddrList(peer, netlink.FAMILY_ALL)
+	if err != nil {
+		return State{}, fmt.Errorf("peer %s: list addresses: %w", spec.Peer, err)
+	}
+	for _, a := range addrs {
+		if p, ok := toPrefix(a); ok && !(p.Addr().Is6() && p.Addr().IsLinkLocalUnicast()) {
+			st.Addresses = append(st.Addresses, p)
+		}
+	}
+	if len(st.Addresses) > 0 {
+		st.Spec.Address = st.Addresses[0]
+	}
+	return st, nil
+}
