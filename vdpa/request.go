@@ -175,26 +175,43 @@ func (i OVSInterface) usesVF(pf, vfAddr string, vf int) bool {
 	if !ok || dev != pf {
 		return false
 	}
-	for _, a := range strings.Split(args, ",") {
-		v, ok := strings.CutPrefix(a, "representor=")
-		if !ok {
+	return slices.Contains(representorVFs(args), vf)
+}
+
+// representorVFs lists the VF indexes named by the representor devarg in DPDK's spellings:
+// representor=vf3, representor=[2], representor=[0-3], representor=[1,4],
+// representor=pf0vf[0-2] (the controller/PF prefix is ignored: the caller matched the PF).
+func representorVFs(args string) []int {
+	_, v, ok := strings.Cut(args, "representor=")
+	if !ok {
+		return nil
+	}
+	if strings.HasPrefix(v, "[") || strings.Contains(strings.SplitN(v, ",", 2)[0], "[") {
+		v, _, _ = strings.Cut(v, "]")
+	} else {
+		v, _, _ = strings.Cut(v, ",")
+	}
+	if i := strings.LastIndex(v, "vf"); i >= 0 {
+		v = v[i+2:]
+	}
+	var out []int
+	for _, part := range strings.Split(strings.Trim(v, "[]"), ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
 			continue
 		}
-		v = strings.Trim(strings.TrimPrefix(v, "vf"), "[]")
-		for _, part := range strings.Split(v, ",") {
-			lo, hi, isRange := strings.Cut(part, "-")
-			a, errA := strconv.Atoi(lo)
-			b := a
-			var errB error
-			if isRange {
-				b, errB = strconv.Atoi(hi)
-			}
-			if errA == nil && errB == nil && vf >= a && vf <= b {
-				return true
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
 			}
 		}
+		for n := a; n <= b && n-a < 4096; n++ {
+			out = append(out, n)
+		}
 	}
-	return false
+	return out
 }
 
 func (r Request) String() string {
