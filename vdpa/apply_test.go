@@ -1,11 +1,15 @@
 package vdpa_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ovsplane/ovsplane/vdpa"
+	"github.com/ovsplane/ovsplane/vdpa/fakekernel"
 )
 
 // TestApplyTwiceTeardownRestores: for every mode and starting point, Apply provisions and reports
@@ -215,5 +219,29 @@ func TestApplyRefusesOtherPortsState(t *testing.T) {
 	}
 	if _, err := h.Apply(ctx, p, st); vdpa.CodeOf(err) != vdpa.CodeInvalidRequest {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestWaitCharDevCancellable: the wait for /dev/vhost-vdpa-N ends with the context, long before
+// its own bound.
+func TestWaitCharDevCancellable(t *testing.T) {
+	f := loadFixture(t, "cx6dx-switchdev")
+	f.Fake["udev"] = "off"
+	k, err := fakekernel.New(t.TempDir(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := k.Host(vdpa.Config{PollInterval: 5 * time.Millisecond, CharDevTimeout: time.Minute})
+	if err := h.AddDevice(ctx, "vm1", vdpa.MgmtDevID{Bus: "pci", Name: "0000:65:00.3"}, vdpa.DevParams{}); err != nil {
+		t.Fatal(err)
+	}
+	c, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := h.WaitCharDev(c, "vm1"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("wait took %s", d)
 	}
 }
