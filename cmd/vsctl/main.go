@@ -2,10 +2,12 @@
 // errors and exit statuses, with much less work per invocation on big switches because it
 // reads only the rows each command needs. See internal/cli/vsctl.
 //
-// Two commands ovs-vsctl does not have talk to the ovsplaned daemon instead of OVSDB:
-// `vsctl status [OBJECT...]` and `vsctl apply -f FILE` (see internal/cli/daemoncmd). A command
-// line whose first non-option argument is one of them goes there; every other line is
-// ovs-vsctl's.
+// Three commands ovs-vsctl does not have talk to the ovsplaned daemon instead of OVSDB:
+// `vsctl status [OBJECT...]`, `vsctl apply -f FILE` and `vsctl plugin list|status [NAME]` (see
+// internal/cli/daemoncmd). A command line whose first non-option argument is one of them goes
+// there. So does `vsctl add-port BR P -- set Interface P type=T ...` when T is not an Open
+// vSwitch interface type (a plugin's port, added by the daemon; daemoncmd.RoutePort); every
+// other line is ovs-vsctl's.
 package main
 
 import (
@@ -30,6 +32,10 @@ func main() {
 			Stderr:         os.Stderr,
 			StderrTerminal: daemoncmd.IsTerminal(os.Stderr),
 		})
+		stop()
+		os.Exit(code)
+	}
+	if code, ok := daemoncmd.RoutePort(ctx, daemoncmd.Env{Args: os.Args, Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr}); ok {
 		stop()
 		os.Exit(code)
 	}

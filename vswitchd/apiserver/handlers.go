@@ -196,3 +196,7 @@ func (sv *service) Reload(ctx context.Context, _ *connect.Request[v1.ReloadReque
 func (sv *service) Health(ctx context.Context, _ *connect.Request[v1.HealthRequest]) (*connect.Response[v1.HealthResponse], error) {
 	return connect.NewResponse(convert.HealthToProto(sv.s.b.Health(ctx), APIVersion)), nil
 }
+
+func (sv *service) ListPlugins(context.Context, *connect.Request[v1.ListPluginsRequest]) (*connect.Response[v1.ListPluginsResponse], error) {
+	return connect.NewResponse(&v1.ListPluginsResponse{Plugins: convert.PluginsToProto(sv.s.b.Plugins())}), nil
+}

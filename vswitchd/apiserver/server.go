@@ -54,6 +54,9 @@ type Backend interface {
 	Reload(ctx context.Context) error
 	// Health returns the daemon's health.
 	Health(ctx context.Context) vswitchd.Health
+	// Plugins returns every configured plugin as the plugin host sees it, sorted by name
+	// (empty without plugins). It calls no plugin: it reads the host's last known state.
+	Plugins() []vswitchd.PluginInfo
 }
 
 // APIVersion is the API package the server serves, reported by Health.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ import (
 )
 
 // Commands lists the command names Main runs.
-var commands = []string{"status", "apply"}
+var commands = []string{"status", "apply", "plugin"}
 
 // Env is what the commands take from the process.
 type Env struct {
@@ -29,10 +30,13 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	// StderrTerminal says Stderr is a terminal: apply then draws a progress bar on it.
 	StderrTerminal bool
+	// Stat reads a file's metadata (nil: os.Stat); RoutePort looks for the default API
+	// socket's directory with it.
+	Stat func(name string) (fs.FileInfo, error)
 }
 
 // Handles reports whether args (program name first) is a daemon command line: whether its
-// first argument that does not start with "-" is "status" or "apply".
+// first argument that does not start with "-" is "status", "apply" or "plugin".
 func Handles(args []string) bool {
 	for _, a := range args[min(1, len(args)):] {
 		if !strings.HasPrefix(a, "-") {
@@ -75,7 +79,7 @@ func parse(env Env) (*opts, error) {
 	fs := pflag.NewFlagSet(o.progName, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.daemon, "daemon", "", "ovsplaned API address, unix:PATH or tcp:HOST:PORT (default $"+apiclient.EnvAddr+", else "+apiclient.DefaultAddr+")")
-	fs.StringVar(&o.format, "format", "table", "status output: table or json")
+	fs.StringVar(&o.format, "format", "table", "status and plugin output: table or json")
 	fs.StringVarP(&o.file, "file", "f", "", "apply: YAML file of bridges with their ports (- for standard input)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (like 30s; default: no limit)")
 	fs.IntVar(&o.jobs, "jobs", defaultJobs, "apply: ports applied concurrently")
@@ -91,7 +95,7 @@ func parse(env Env) (*opts, error) {
 	}
 	rest := fs.Args()
 	if len(rest) == 0 || !slices.Contains(commands, rest[0]) {
-		return nil, &usageError{"expected a command: status or apply"}
+		return nil, &usageError{"expected a command: status, apply or plugin"}
 	}
 	o.command, o.args = rest[0], rest[1:]
 	if o.daemon == "" && env.Getenv != nil {
@@ -122,10 +126,15 @@ const usage = `%[1]s daemon commands (they talk to ovsplaned, not to OVSDB):
                                    exit 0 when all are ready
   %[1]s [OPTIONS] apply -f FILE        apply bridges, then their ports, from a YAML file
                                    shaped like ovsplaned's config (bridges: with ports:)
+  %[1]s [OPTIONS] plugin list          the configured plugins: NAME VERSION STATE TYPES
+                                   RESTARTS
+  %[1]s [OPTIONS] plugin status [NAME] each plugin's (or NAME's) details, with why it is
+                                   not running and its last error; exit 0 when all
+                                   shown are running
 Options:
   --daemon=ADDR        ovsplaned API: unix:PATH or tcp:HOST:PORT (default $%[2]s,
                        else %[3]s)
-  --format=table|json  status output (default table)
+  --format=table|json  status and plugin output (default table)
   --timeout=DURATION   give up after this long (default: no limit)
   --jobs=N             apply: ports in flight at once (default %[4]d)
   --private-key=FILE --certificate=FILE --ca-cert=FILE   TLS files for a tcp: daemon
@@ -161,6 +170,8 @@ func Main(ctx context.Context, env Env) int {
 	switch o.command {
 	case "status":
 		err = r.status(ctx)
+	case "plugin":
+		err = r.plugin(ctx)
 	default:
 		err = r.apply(ctx)
 	}

@@ -3,7 +3,8 @@
 // Backend: sentinel errors naming the object, Origin config objects refused, ports on an
 // existing bridge only, an interface "refused by ovs-vswitchd" reported in its status rather
 // than as an error, sorted listings, change notifications with removed objects in an empty
-// State, and slow subscribers dropped.
+// State, slow subscribers dropped, and interface types limited to config.InterfaceTypes plus
+// the types of the plugins set with SetPlugins.
 package apitest
 
 import (
@@ -41,6 +42,7 @@ type Fake struct {
 	delay    time.Duration // of every ApplyPort
 	// applying counts ApplyPort calls in flight; maxApplying is its peak.
 	applying, maxApplying int
+	plugins               []vswitchd.PluginInfo
 }
 
 // New returns an empty Fake.
@@ -88,6 +90,48 @@ func (f *Fake) SetPending(key string, pending bool) {
 			f.notify(st)
 		}
 	}
+}
+
+// SetPlugins sets what Plugins returns (sorted by name there). The types of the plugins in
+// the "running" state become valid interface types for ApplyPort; a type of a plugin in any
+// other state is refused with an error naming the plugin and its state, as the daemon does.
+func (f *Fake) SetPlugins(ps []vswitchd.PluginInfo) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.plugins = slices.Clone(ps)
+	slices.SortFunc(f.plugins, func(a, b vswitchd.PluginInfo) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// Plugins implements apiserver.Backend.
+func (f *Fake) Plugins() []vswitchd.PluginInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]vswitchd.PluginInfo, 0, len(f.plugins))
+	for _, p := range f.plugins {
+		p.Types, p.Capabilities = slices.Clone(p.Types), slices.Clone(p.Capabilities)
+		out = append(out, p)
+	}
+	return out
+}
+
+// checkType refuses an interface type that is neither an OVS type the config accepts nor a
+// type of a running plugin.
+func (f *Fake) checkType(port string, in config.Interface) error {
+	if slices.Contains(config.InterfaceTypes, in.Type) {
+		return nil
+	}
+	for _, p := range f.plugins {
+		if !slices.Contains(p.Types, in.Type) {
+			continue
+		}
+		if p.State != "running" {
+			return fmt.Errorf("port %q: interface %q: plugin %q, which provides type %q, is %s (%s): %w",
+				port, in.Name, p.Name, in.Type, p.State, p.Reason, vswitchd.ErrUnavailable)
+		}
+		return nil
+	}
+	return fmt.Errorf("port %q: interface %q: unknown interface type %q (no plugin provides it): %w",
+		port, in.Name, in.Type, vswitchd.ErrInvalid)
 }
 
 // SetApplyDelay makes every ApplyPort take d (before it takes effect), so that concurrent
@@ -268,6 +312,11 @@ func (f *Fake) validatePort(bridge string, p config.Port) error {
 	}
 	if old, ok := f.ports[p.Name]; ok && old.Bridge != bridge {
 		return fmt.Errorf("port %q is on bridge %q; delete it there first: %w", p.Name, old.Bridge, vswitchd.ErrConflict)
+	}
+	for _, in := range p.Interfaces {
+		if err := f.checkType(p.Name, in); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -248,6 +248,76 @@ func (Mode) EnumDescriptor() ([]byte, []int) {
 	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{3}
 }
 
+// PluginState is where a plugin is in its life (plugins/host).
+type PluginState int32
+
+const (
+	PluginState_PLUGIN_STATE_UNSPECIFIED PluginState = 0
+	// Its first start is under way.
+	PluginState_PLUGIN_STATE_STARTING PluginState = 1
+	// Configured, its objects replayed, serving calls.
+	PluginState_PLUGIN_STATE_RUNNING PluginState = 2
+	// It exited or failed a health check; a restart is pending (with backoff).
+	PluginState_PLUGIN_STATE_RESTARTING PluginState = 3
+	// Its circuit breaker is open, or its configuration was rejected: no more restarts until
+	// the config is reloaded. reason says why.
+	PluginState_PLUGIN_STATE_FAILED PluginState = 4
+	// Its binary failed the trust checks (checksum, owner, permissions, symlink) or speaks
+	// another protocol version; it was never started. reason says why.
+	PluginState_PLUGIN_STATE_REFUSED PluginState = 5
+	// Removed from the config, or the daemon is stopping.
+	PluginState_PLUGIN_STATE_STOPPED PluginState = 6
+)
+
+// Enum value maps for PluginState.
+var (
+	PluginState_name = map[int32]string{
+		0: "PLUGIN_STATE_UNSPECIFIED",
+		1: "PLUGIN_STATE_STARTING",
+		2: "PLUGIN_STATE_RUNNING",
+		3: "PLUGIN_STATE_RESTARTING",
+		4: "PLUGIN_STATE_FAILED",
+		5: "PLUGIN_STATE_REFUSED",
+		6: "PLUGIN_STATE_STOPPED",
+	}
+	PluginState_value = map[string]int32{
+		"PLUGIN_STATE_UNSPECIFIED": 0,
+		"PLUGIN_STATE_STARTING":    1,
+		"PLUGIN_STATE_RUNNING":     2,
+		"PLUGIN_STATE_RESTARTING":  3,
+		"PLUGIN_STATE_FAILED":      4,
+		"PLUGIN_STATE_REFUSED":     5,
+		"PLUGIN_STATE_STOPPED":     6,
+	}
+)
+
+func (x PluginState) Enum() *PluginState {
+	p := new(PluginState)
+	*p = x
+	return p
+}
+
+func (x PluginState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PluginState) Descriptor() protoreflect.EnumDescriptor {
+	return file_ovsplane_v1_switch_proto_enumTypes[4].Descriptor()
+}
+
+func (PluginState) Type() protoreflect.EnumType {
+	return &file_ovsplane_v1_switch_proto_enumTypes[4]
+}
+
+func (x PluginState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PluginState.Descriptor instead.
+func (PluginState) EnumDescriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{4}
+}
+
 // Bridge is the desired state of one OVS bridge (vswitchd/config.Bridge without its ports).
 type Bridge struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1931,6 +2001,204 @@ func (x *HealthResponse) GetApiVersion() string {
 	return ""
 }
 
+// PluginInfo is one configured plugin.
+type PluginInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// version the plugin reports; empty until it first started.
+	Version string      `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	State   PluginState `protobuf:"varint,3,opt,name=state,proto3,enum=ovsplane.v1.PluginState" json:"state,omitempty"`
+	// reason the plugin is not running; empty while it runs.
+	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// types are the object types it provides: port types (an interface's type) and data-path
+	// job types; empty until it first started.
+	Types []string `protobuf:"bytes,5,rep,name=types,proto3" json:"types,omitempty"`
+	// capabilities are its capability classes: port_provider, watcher, global_config,
+	// flow_program, data_path.
+	Capabilities []string `protobuf:"bytes,6,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// restarts counts the restarts since the daemon started.
+	Restarts int32 `protobuf:"varint,7,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	// last_error is the last failure (exit, health check, call), kept after a recovery.
+	LastError string `protobuf:"bytes,8,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	// pid of the plugin's process; 0 when none runs.
+	Pid           int32 `protobuf:"varint,9,opt,name=pid,proto3" json:"pid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginInfo) Reset() {
+	*x = PluginInfo{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginInfo) ProtoMessage() {}
+
+func (x *PluginInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginInfo.ProtoReflect.Descriptor instead.
+func (*PluginInfo) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *PluginInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PluginInfo) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *PluginInfo) GetState() PluginState {
+	if x != nil {
+		return x.State
+	}
+	return PluginState_PLUGIN_STATE_UNSPECIFIED
+}
+
+func (x *PluginInfo) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PluginInfo) GetTypes() []string {
+	if x != nil {
+		return x.Types
+	}
+	return nil
+}
+
+func (x *PluginInfo) GetCapabilities() []string {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+func (x *PluginInfo) GetRestarts() int32 {
+	if x != nil {
+		return x.Restarts
+	}
+	return 0
+}
+
+func (x *PluginInfo) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *PluginInfo) GetPid() int32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+type ListPluginsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPluginsRequest) Reset() {
+	*x = ListPluginsRequest{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPluginsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPluginsRequest) ProtoMessage() {}
+
+func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPluginsRequest.ProtoReflect.Descriptor instead.
+func (*ListPluginsRequest) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
+}
+
+type ListPluginsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Plugins       []*PluginInfo          `protobuf:"bytes,1,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPluginsResponse) Reset() {
+	*x = ListPluginsResponse{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPluginsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPluginsResponse) ProtoMessage() {}
+
+func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPluginsResponse.ProtoReflect.Descriptor instead.
+func (*ListPluginsResponse) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListPluginsResponse) GetPlugins() []*PluginInfo {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
 var File_ovsplane_v1_switch_proto protoreflect.FileDescriptor
 
 const file_ovsplane_v1_switch_proto_rawDesc = "" +
@@ -2066,7 +2334,22 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"apiVersion\x1a:\n" +
 	"\fObjectsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01*P\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x89\x02\n" +
+	"\n" +
+	"PluginInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12.\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x18.ovsplane.v1.PluginStateR\x05state\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05types\x18\x05 \x03(\tR\x05types\x12\"\n" +
+	"\fcapabilities\x18\x06 \x03(\tR\fcapabilities\x12\x1a\n" +
+	"\brestarts\x18\a \x01(\x05R\brestarts\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\b \x01(\tR\tlastError\x12\x10\n" +
+	"\x03pid\x18\t \x01(\x05R\x03pid\"\x14\n" +
+	"\x12ListPluginsRequest\"H\n" +
+	"\x13ListPluginsResponse\x121\n" +
+	"\aplugins\x18\x01 \x03(\v2\x17.ovsplane.v1.PluginInfoR\aplugins*P\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vKIND_BRIDGE\x10\x01\x12\r\n" +
@@ -2087,7 +2370,15 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bMODE_OVS\x10\x01\x12\x10\n" +
 	"\fMODE_SANDBOX\x10\x02\x12\x11\n" +
-	"\rMODE_EMBEDDED\x10\x032\xe4\a\n" +
+	"\rMODE_EMBEDDED\x10\x03*\xca\x01\n" +
+	"\vPluginState\x12\x1c\n" +
+	"\x18PLUGIN_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15PLUGIN_STATE_STARTING\x10\x01\x12\x18\n" +
+	"\x14PLUGIN_STATE_RUNNING\x10\x02\x12\x1b\n" +
+	"\x17PLUGIN_STATE_RESTARTING\x10\x03\x12\x17\n" +
+	"\x13PLUGIN_STATE_FAILED\x10\x04\x12\x18\n" +
+	"\x14PLUGIN_STATE_REFUSED\x10\x05\x12\x18\n" +
+	"\x14PLUGIN_STATE_STOPPED\x10\x062\xb6\b\n" +
 	"\rSwitchService\x12P\n" +
 	"\vApplyBridge\x12\x1f.ovsplane.v1.ApplyBridgeRequest\x1a .ovsplane.v1.ApplyBridgeResponse\x12J\n" +
 	"\tGetBridge\x12\x1d.ovsplane.v1.GetBridgeRequest\x1a\x1e.ovsplane.v1.GetBridgeResponse\x12P\n" +
@@ -2103,7 +2394,8 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\tWaitReady\x12\x1d.ovsplane.v1.WaitReadyRequest\x1a\x1e.ovsplane.v1.WaitReadyResponse\x12@\n" +
 	"\x05Watch\x12\x19.ovsplane.v1.WatchRequest\x1a\x1a.ovsplane.v1.WatchResponse0\x01\x12A\n" +
 	"\x06Reload\x12\x1a.ovsplane.v1.ReloadRequest\x1a\x1b.ovsplane.v1.ReloadResponse\x12A\n" +
-	"\x06Health\x12\x1a.ovsplane.v1.HealthRequest\x1a\x1b.ovsplane.v1.HealthResponseB=Z;github.com/ovsplane/ovsplane/api/gen/ovsplane/v1;ovsplanev1b\x06proto3"
+	"\x06Health\x12\x1a.ovsplane.v1.HealthRequest\x1a\x1b.ovsplane.v1.HealthResponse\x12P\n" +
+	"\vListPlugins\x12\x1f.ovsplane.v1.ListPluginsRequest\x1a .ovsplane.v1.ListPluginsResponseB=Z;github.com/ovsplane/ovsplane/api/gen/ovsplane/v1;ovsplanev1b\x06proto3"
 
 var (
 	file_ovsplane_v1_switch_proto_rawDescOnce sync.Once
@@ -2117,116 +2409,124 @@ func file_ovsplane_v1_switch_proto_rawDescGZIP() []byte {
 	return file_ovsplane_v1_switch_proto_rawDescData
 }
 
-var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(Kind)(0),                    // 0: ovsplane.v1.Kind
 	(State)(0),                   // 1: ovsplane.v1.State
 	(Origin)(0),                  // 2: ovsplane.v1.Origin
 	(Mode)(0),                    // 3: ovsplane.v1.Mode
-	(*Bridge)(nil),               // 4: ovsplane.v1.Bridge
-	(*Port)(nil),                 // 5: ovsplane.v1.Port
-	(*Interface)(nil),            // 6: ovsplane.v1.Interface
-	(*Status)(nil),               // 7: ovsplane.v1.Status
-	(*BridgeInfo)(nil),           // 8: ovsplane.v1.BridgeInfo
-	(*PortInfo)(nil),             // 9: ovsplane.v1.PortInfo
-	(*ApplyBridgeRequest)(nil),   // 10: ovsplane.v1.ApplyBridgeRequest
-	(*ApplyBridgeResponse)(nil),  // 11: ovsplane.v1.ApplyBridgeResponse
-	(*GetBridgeRequest)(nil),     // 12: ovsplane.v1.GetBridgeRequest
-	(*GetBridgeResponse)(nil),    // 13: ovsplane.v1.GetBridgeResponse
-	(*ListBridgesRequest)(nil),   // 14: ovsplane.v1.ListBridgesRequest
-	(*ListBridgesResponse)(nil),  // 15: ovsplane.v1.ListBridgesResponse
-	(*DeleteBridgeRequest)(nil),  // 16: ovsplane.v1.DeleteBridgeRequest
-	(*DeleteBridgeResponse)(nil), // 17: ovsplane.v1.DeleteBridgeResponse
-	(*ApplyPortRequest)(nil),     // 18: ovsplane.v1.ApplyPortRequest
-	(*ApplyPortResponse)(nil),    // 19: ovsplane.v1.ApplyPortResponse
-	(*GetPortRequest)(nil),       // 20: ovsplane.v1.GetPortRequest
-	(*GetPortResponse)(nil),      // 21: ovsplane.v1.GetPortResponse
-	(*ListPortsRequest)(nil),     // 22: ovsplane.v1.ListPortsRequest
-	(*ListPortsResponse)(nil),    // 23: ovsplane.v1.ListPortsResponse
-	(*DeletePortRequest)(nil),    // 24: ovsplane.v1.DeletePortRequest
-	(*DeletePortResponse)(nil),   // 25: ovsplane.v1.DeletePortResponse
-	(*ListStatusRequest)(nil),    // 26: ovsplane.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),   // 27: ovsplane.v1.ListStatusResponse
-	(*WaitReadyRequest)(nil),     // 28: ovsplane.v1.WaitReadyRequest
-	(*WaitReadyResponse)(nil),    // 29: ovsplane.v1.WaitReadyResponse
-	(*WatchRequest)(nil),         // 30: ovsplane.v1.WatchRequest
-	(*WatchResponse)(nil),        // 31: ovsplane.v1.WatchResponse
-	(*ReloadRequest)(nil),        // 32: ovsplane.v1.ReloadRequest
-	(*ReloadResponse)(nil),       // 33: ovsplane.v1.ReloadResponse
-	(*HealthRequest)(nil),        // 34: ovsplane.v1.HealthRequest
-	(*HealthResponse)(nil),       // 35: ovsplane.v1.HealthResponse
-	nil,                          // 36: ovsplane.v1.Bridge.OtherConfigEntry
-	nil,                          // 37: ovsplane.v1.Bridge.ExternalIdsEntry
-	nil,                          // 38: ovsplane.v1.Port.OtherConfigEntry
-	nil,                          // 39: ovsplane.v1.Port.ExternalIdsEntry
-	nil,                          // 40: ovsplane.v1.Interface.OptionsEntry
-	nil,                          // 41: ovsplane.v1.Interface.OtherConfigEntry
-	nil,                          // 42: ovsplane.v1.Interface.ExternalIdsEntry
-	nil,                          // 43: ovsplane.v1.HealthResponse.ObjectsEntry
+	(PluginState)(0),             // 4: ovsplane.v1.PluginState
+	(*Bridge)(nil),               // 5: ovsplane.v1.Bridge
+	(*Port)(nil),                 // 6: ovsplane.v1.Port
+	(*Interface)(nil),            // 7: ovsplane.v1.Interface
+	(*Status)(nil),               // 8: ovsplane.v1.Status
+	(*BridgeInfo)(nil),           // 9: ovsplane.v1.BridgeInfo
+	(*PortInfo)(nil),             // 10: ovsplane.v1.PortInfo
+	(*ApplyBridgeRequest)(nil),   // 11: ovsplane.v1.ApplyBridgeRequest
+	(*ApplyBridgeResponse)(nil),  // 12: ovsplane.v1.ApplyBridgeResponse
+	(*GetBridgeRequest)(nil),     // 13: ovsplane.v1.GetBridgeRequest
+	(*GetBridgeResponse)(nil),    // 14: ovsplane.v1.GetBridgeResponse
+	(*ListBridgesRequest)(nil),   // 15: ovsplane.v1.ListBridgesRequest
+	(*ListBridgesResponse)(nil),  // 16: ovsplane.v1.ListBridgesResponse
+	(*DeleteBridgeRequest)(nil),  // 17: ovsplane.v1.DeleteBridgeRequest
+	(*DeleteBridgeResponse)(nil), // 18: ovsplane.v1.DeleteBridgeResponse
+	(*ApplyPortRequest)(nil),     // 19: ovsplane.v1.ApplyPortRequest
+	(*ApplyPortResponse)(nil),    // 20: ovsplane.v1.ApplyPortResponse
+	(*GetPortRequest)(nil),       // 21: ovsplane.v1.GetPortRequest
+	(*GetPortResponse)(nil),      // 22: ovsplane.v1.GetPortResponse
+	(*ListPortsRequest)(nil),     // 23: ovsplane.v1.ListPortsRequest
+	(*ListPortsResponse)(nil),    // 24: ovsplane.v1.ListPortsResponse
+	(*DeletePortRequest)(nil),    // 25: ovsplane.v1.DeletePortRequest
+	(*DeletePortResponse)(nil),   // 26: ovsplane.v1.DeletePortResponse
+	(*ListStatusRequest)(nil),    // 27: ovsplane.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),   // 28: ovsplane.v1.ListStatusResponse
+	(*WaitReadyRequest)(nil),     // 29: ovsplane.v1.WaitReadyRequest
+	(*WaitReadyResponse)(nil),    // 30: ovsplane.v1.WaitReadyResponse
+	(*WatchRequest)(nil),         // 31: ovsplane.v1.WatchRequest
+	(*WatchResponse)(nil),        // 32: ovsplane.v1.WatchResponse
+	(*ReloadRequest)(nil),        // 33: ovsplane.v1.ReloadRequest
+	(*ReloadResponse)(nil),       // 34: ovsplane.v1.ReloadResponse
+	(*HealthRequest)(nil),        // 35: ovsplane.v1.HealthRequest
+	(*HealthResponse)(nil),       // 36: ovsplane.v1.HealthResponse
+	(*PluginInfo)(nil),           // 37: ovsplane.v1.PluginInfo
+	(*ListPluginsRequest)(nil),   // 38: ovsplane.v1.ListPluginsRequest
+	(*ListPluginsResponse)(nil),  // 39: ovsplane.v1.ListPluginsResponse
+	nil,                          // 40: ovsplane.v1.Bridge.OtherConfigEntry
+	nil,                          // 41: ovsplane.v1.Bridge.ExternalIdsEntry
+	nil,                          // 42: ovsplane.v1.Port.OtherConfigEntry
+	nil,                          // 43: ovsplane.v1.Port.ExternalIdsEntry
+	nil,                          // 44: ovsplane.v1.Interface.OptionsEntry
+	nil,                          // 45: ovsplane.v1.Interface.OtherConfigEntry
+	nil,                          // 46: ovsplane.v1.Interface.ExternalIdsEntry
+	nil,                          // 47: ovsplane.v1.HealthResponse.ObjectsEntry
 }
 var file_ovsplane_v1_switch_proto_depIdxs = []int32{
-	36, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
-	37, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
-	38, // 2: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
-	39, // 3: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
-	6,  // 4: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
-	40, // 5: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
-	41, // 6: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
-	42, // 7: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
+	40, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
+	41, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
+	42, // 2: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
+	43, // 3: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
+	7,  // 4: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
+	44, // 5: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
+	45, // 6: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
+	46, // 7: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
 	0,  // 8: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
 	1,  // 9: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
-	4,  // 10: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
+	5,  // 10: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
 	2,  // 11: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
-	7,  // 12: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
-	5,  // 13: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
+	8,  // 12: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
+	6,  // 13: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
 	2,  // 14: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
-	7,  // 15: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
-	7,  // 16: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
-	4,  // 17: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
-	8,  // 18: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	8,  // 19: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	8,  // 20: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
-	5,  // 21: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
-	9,  // 22: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	9,  // 23: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	9,  // 24: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
-	7,  // 25: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
-	7,  // 26: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
-	7,  // 27: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
+	8,  // 15: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
+	8,  // 16: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
+	5,  // 17: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
+	9,  // 18: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	9,  // 19: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	9,  // 20: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
+	6,  // 21: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
+	10, // 22: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	10, // 23: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	10, // 24: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
+	8,  // 25: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
+	8,  // 26: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
+	8,  // 27: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
 	3,  // 28: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
-	43, // 29: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
-	10, // 30: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
-	12, // 31: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
-	14, // 32: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
-	16, // 33: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
-	18, // 34: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
-	20, // 35: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
-	22, // 36: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
-	24, // 37: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
-	26, // 38: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
-	28, // 39: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
-	30, // 40: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
-	32, // 41: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
-	34, // 42: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
-	11, // 43: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
-	13, // 44: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
-	15, // 45: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
-	17, // 46: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
-	19, // 47: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
-	21, // 48: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
-	23, // 49: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
-	25, // 50: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
-	27, // 51: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
-	29, // 52: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
-	31, // 53: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
-	33, // 54: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
-	35, // 55: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
-	43, // [43:56] is the sub-list for method output_type
-	30, // [30:43] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	47, // 29: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
+	4,  // 30: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
+	37, // 31: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
+	11, // 32: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
+	13, // 33: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
+	15, // 34: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
+	17, // 35: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
+	19, // 36: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
+	21, // 37: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
+	23, // 38: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
+	25, // 39: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
+	27, // 40: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
+	29, // 41: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
+	31, // 42: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
+	33, // 43: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
+	35, // 44: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
+	38, // 45: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
+	12, // 46: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
+	14, // 47: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
+	16, // 48: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
+	18, // 49: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
+	20, // 50: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
+	22, // 51: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
+	24, // 52: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
+	26, // 53: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
+	28, // 54: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
+	30, // 55: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
+	32, // 56: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
+	34, // 57: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
+	36, // 58: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
+	39, // 59: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
+	46, // [46:60] is the sub-list for method output_type
+	32, // [32:46] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_v1_switch_proto_init() }
@@ -2241,8 +2541,8 @@ func file_ovsplane_v1_switch_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_v1_switch_proto_rawDesc), len(file_ovsplane_v1_switch_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   40,
+			NumEnums:      5,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

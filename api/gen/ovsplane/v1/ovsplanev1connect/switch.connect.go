@@ -70,6 +70,9 @@ const (
 	SwitchServiceReloadProcedure = "/ovsplane.v1.SwitchService/Reload"
 	// SwitchServiceHealthProcedure is the fully-qualified name of the SwitchService's Health RPC.
 	SwitchServiceHealthProcedure = "/ovsplane.v1.SwitchService/Health"
+	// SwitchServiceListPluginsProcedure is the fully-qualified name of the SwitchService's ListPlugins
+	// RPC.
+	SwitchServiceListPluginsProcedure = "/ovsplane.v1.SwitchService/ListPlugins"
 )
 
 // SwitchServiceClient is a client for the ovsplane.v1.SwitchService service.
@@ -106,6 +109,9 @@ type SwitchServiceClient interface {
 	Reload(context.Context, *connect.Request[v1.ReloadRequest]) (*connect.Response[v1.ReloadResponse], error)
 	// Health reports the daemon's version, mode, OVSDB connection and object counts.
 	Health(context.Context, *connect.Request[v1.HealthRequest]) (*connect.Response[v1.HealthResponse], error)
+	// ListPlugins returns every plugin of the daemon's config (its plugins: allow-list) as the
+	// plugin host sees it, sorted by name: state, the types and capabilities it serves, restarts.
+	ListPlugins(context.Context, *connect.Request[v1.ListPluginsRequest]) (*connect.Response[v1.ListPluginsResponse], error)
 }
 
 // NewSwitchServiceClient constructs a client for the ovsplane.v1.SwitchService service. By default,
@@ -197,6 +203,12 @@ func NewSwitchServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(switchServiceMethods.ByName("Health")),
 			connect.WithClientOptions(opts...),
 		),
+		listPlugins: connect.NewClient[v1.ListPluginsRequest, v1.ListPluginsResponse](
+			httpClient,
+			baseURL+SwitchServiceListPluginsProcedure,
+			connect.WithSchema(switchServiceMethods.ByName("ListPlugins")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -215,6 +227,7 @@ type switchServiceClient struct {
 	watch        *connect.Client[v1.WatchRequest, v1.WatchResponse]
 	reload       *connect.Client[v1.ReloadRequest, v1.ReloadResponse]
 	health       *connect.Client[v1.HealthRequest, v1.HealthResponse]
+	listPlugins  *connect.Client[v1.ListPluginsRequest, v1.ListPluginsResponse]
 }
 
 // ApplyBridge calls ovsplane.v1.SwitchService.ApplyBridge.
@@ -282,6 +295,11 @@ func (c *switchServiceClient) Health(ctx context.Context, req *connect.Request[v
 	return c.health.CallUnary(ctx, req)
 }
 
+// ListPlugins calls ovsplane.v1.SwitchService.ListPlugins.
+func (c *switchServiceClient) ListPlugins(ctx context.Context, req *connect.Request[v1.ListPluginsRequest]) (*connect.Response[v1.ListPluginsResponse], error) {
+	return c.listPlugins.CallUnary(ctx, req)
+}
+
 // SwitchServiceHandler is an implementation of the ovsplane.v1.SwitchService service.
 type SwitchServiceHandler interface {
 	// ApplyBridge creates or updates a bridge. Its ports are separate objects (ApplyPort).
@@ -316,6 +334,9 @@ type SwitchServiceHandler interface {
 	Reload(context.Context, *connect.Request[v1.ReloadRequest]) (*connect.Response[v1.ReloadResponse], error)
 	// Health reports the daemon's version, mode, OVSDB connection and object counts.
 	Health(context.Context, *connect.Request[v1.HealthRequest]) (*connect.Response[v1.HealthResponse], error)
+	// ListPlugins returns every plugin of the daemon's config (its plugins: allow-list) as the
+	// plugin host sees it, sorted by name: state, the types and capabilities it serves, restarts.
+	ListPlugins(context.Context, *connect.Request[v1.ListPluginsRequest]) (*connect.Response[v1.ListPluginsResponse], error)
 }
 
 // NewSwitchServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -403,6 +424,12 @@ func NewSwitchServiceHandler(svc SwitchServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(switchServiceMethods.ByName("Health")),
 		connect.WithHandlerOptions(opts...),
 	)
+	switchServiceListPluginsHandler := connect.NewUnaryHandler(
+		SwitchServiceListPluginsProcedure,
+		svc.ListPlugins,
+		connect.WithSchema(switchServiceMethods.ByName("ListPlugins")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/ovsplane.v1.SwitchService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SwitchServiceApplyBridgeProcedure:
@@ -431,6 +458,8 @@ func NewSwitchServiceHandler(svc SwitchServiceHandler, opts ...connect.HandlerOp
 			switchServiceReloadHandler.ServeHTTP(w, r)
 		case SwitchServiceHealthProcedure:
 			switchServiceHealthHandler.ServeHTTP(w, r)
+		case SwitchServiceListPluginsProcedure:
+			switchServiceListPluginsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -490,4 +519,8 @@ func (UnimplementedSwitchServiceHandler) Reload(context.Context, *connect.Reques
 
 func (UnimplementedSwitchServiceHandler) Health(context.Context, *connect.Request[v1.HealthRequest]) (*connect.Response[v1.HealthResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ovsplane.v1.SwitchService.Health is not implemented"))
+}
+
+func (UnimplementedSwitchServiceHandler) ListPlugins(context.Context, *connect.Request[v1.ListPluginsRequest]) (*connect.Response[v1.ListPluginsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ovsplane.v1.SwitchService.ListPlugins is not implemented"))
 }

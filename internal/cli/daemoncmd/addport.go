@@ -1,0 +1,201 @@
+package daemoncmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/ovsplane/ovsplane/api/convert"
+	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+)
+
+// RoutePort runs an ovs-vsctl command line (Env.Args, program name first) that Classify does
+// not leave to OVSDB, and returns its exit status; handled is false when the line is
+// ovs-vsctl's to run, unchanged. That is the case for every line naming only Open vSwitch
+// interface types, and for every line on a host without ovsplaned: no $OVSPLANE_API and
+// no directory holding the default API socket (there, ovs-vsctl's semantics hold for any
+// type: the row is written and ovs-vswitchd reports the interface's error).
+//
+// A routed add-port prints nothing and exits 0, as ovs-vsctl's does; an interface the daemon
+// reports in error gets ovs-vsctl's "Error detected while setting up" warning on standard
+// error, still with exit 0. Everything else (a refused shape, the daemon unreachable, the
+// daemon's refusal) is one message on standard error and exit 1.
+func RoutePort(ctx context.Context, env Env) (code int, handled bool) {
+	if len(env.Args) < 2 {
+		return 0, false
+	}
+	r := Classify(env.Args[1:])
+	if r.Kind == RouteOVSDB {
+		return 0, false
+	}
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	addr := getenv(apiclient.EnvAddr)
+	if addr == "" {
+		addr = apiclient.DefaultAddr
+		if !socketDirExists(env, addr) {
+			return 0, false
+		}
+	}
+	prog := progName(env)
+	if r.Kind == RouteRefuse {
+		fmt.Fprintf(env.Stderr, "%s: interface type %q is not an Open vSwitch type: %s\n", prog, r.Type, r.Why)
+		return 1, true
+	}
+	if t := r.Timeout(getenv("OVS_CTL_TIMEOUT")); t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	c, err := apiclient.Dial(addr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: $%s: %v\n", prog, apiclient.EnvAddr, err)
+		return 1, true
+	}
+	defer c.Close()
+	warn, err := addPluginPort(ctx, c, r)
+	switch {
+	case errors.Is(err, apiclient.ErrUnreachable):
+		fmt.Fprintf(env.Stderr, "%s: interface type %q is not an Open vSwitch type; if a plugin provides it, ovsplaned must be running (cannot reach it at %s: %s)\n",
+			prog, r.Type, addr, unreachableCause(err))
+		return 1, true
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "%s: %s\n", prog, describe(err, addr))
+		return 1, true
+	case warn != "":
+		fmt.Fprintf(env.Stderr, "%s: %s\n%s: The default log directory is \"%s\".\n", prog, warn, prog, logDir(getenv))
+	}
+	return 0, true
+}
+
+// Timeout returns the limit ovs-vsctl would apply to the line (-t, else $OVS_CTL_TIMEOUT
+// given as ctlTimeoutEnv); 0 for none.
+func (r Route) Timeout(ctlTimeoutEnv string) time.Duration {
+	o := cli.Options{Timeout: r.timeout}
+	return time.Duration(o.EffectiveTimeout(ctlTimeoutEnv)) * time.Second
+}
+
+// addPluginPort adds (or with --may-exist updates) the routed port and returns ovs-vsctl's
+// warning for an interface that was not set up ("" when it was). Without --may-exist a port
+// the daemon already manages is refused as ovs-vsctl refuses an existing port; with it, the
+// port must be on the same bridge with the one interface, whose type is set and whose
+// options and external_ids get the keys given (others kept), as ovs-vsctl's set would.
+func addPluginPort(ctx context.Context, c *apiclient.Client, r Route) (warn string, err error) {
+	port := r.Port
+	got, err := c.GetPort(ctx, connect.NewRequest(&v1.GetPortRequest{Name: port.Name}))
+	switch {
+	case connect.CodeOf(err) == connect.CodeNotFound:
+	case err != nil:
+		return "", err
+	default:
+		if port, err = mayExist(r, convert.PortInfoFromProto(got.Msg.GetPort())); err != nil {
+			return "", err
+		}
+	}
+	resp, err := c.ApplyPort(ctx, connect.NewRequest(&v1.ApplyPortRequest{Bridge: r.Bridge, Port: convert.PortToProto(port)}))
+	if err != nil {
+		return "", err
+	}
+	for _, st := range resp.Msg.GetPort().GetInterfaces() {
+		if st.GetName() != r.Port.Name || st.GetOfport() > 0 {
+			continue
+		}
+		if e := st.GetError(); e != "" {
+			return fmt.Sprintf("Error detected while setting up '%s': %s.  See ovs-vswitchd log for details.", st.GetName(), e), nil
+		}
+		return fmt.Sprintf("Error detected while setting up '%s'.  See ovs-vswitchd log for details.", st.GetName()), nil
+	}
+	return "", nil
+}
+
+// mayExist checks the daemon's port against the routed add-port as ovs-vsctl checks an
+// existing port, with its messages, and returns the port to apply: the existing one with the
+// interface's type set and the options and external_ids keys given changed.
+func mayExist(r Route, have vswitchd.PortInfo) (config.Port, error) {
+	name := r.Port.Name
+	command := "add-port " + r.Bridge + " " + name
+	if !r.MayExist {
+		return config.Port{}, fmt.Errorf("cannot create a port named %s because a port named %s already exists on bridge %s", name, name, have.Bridge)
+	}
+	if have.Bridge != r.Bridge {
+		return config.Port{}, fmt.Errorf("\"--may-exist %s\" but %s is actually attached to bridge %s", command, name, have.Bridge)
+	}
+	p := have.Spec
+	if len(p.Interfaces) != 1 || p.Interfaces[0].Name != name {
+		names := make([]string, 0, len(p.Interfaces))
+		for _, in := range p.Interfaces {
+			names = append(names, in.Name)
+		}
+		slices.Sort(names)
+		return config.Port{}, fmt.Errorf("\"--may-exist %s\" but %s actually has interface(s) %s", command, name, strings.Join(names, ", "))
+	}
+	p.Interfaces = slices.Clone(p.Interfaces)
+	in, want := &p.Interfaces[0], r.Port.Interfaces[0]
+	in.Type = want.Type
+	in.Options = merge(in.Options, want.Options)
+	in.ExternalIDs = merge(in.ExternalIDs, want.ExternalIDs)
+	return p, nil
+}
+
+// merge returns a copy of m with the keys of set set; nil when both are empty.
+func merge(m, set map[string]string) map[string]string {
+	if len(m)+len(set) == 0 {
+		return nil
+	}
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, set)
+	return out
+}
+
+// socketDirExists reports whether addr is a unix socket whose directory exists: ovsplaned
+// is installed (or has run) on this host.
+func socketDirExists(env Env, addr string) bool {
+	path, ok := strings.CutPrefix(addr, "unix:")
+	if !ok {
+		return true
+	}
+	stat := env.Stat
+	if stat == nil {
+		stat = os.Stat
+	}
+	fi, err := stat(filepath.Dir(path))
+	return err == nil && fi.IsDir()
+}
+
+// unreachableCause is the connection error under an unreachable daemon's, like "dial unix
+// /var/lib/ovsplane/ovsplaned.sock: connect: no such file or directory".
+func unreachableCause(err error) string {
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		err = ce.Unwrap()
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": dial "); i >= 0 {
+		return msg[i+2:]
+	}
+	return msg
+}
+
+func logDir(getenv func(string) string) string {
+	if d := getenv("OVS_LOGDIR"); d != "" {
+		return d
+	}
+	return "/var/log/openvswitch"
+}
