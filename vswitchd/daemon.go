@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
@@ -66,6 +67,20 @@ type Options struct {
 	// whether ovs-vswitchd runs (see LockProbe); while it does not, interfaces report an error.
 	VswitchdProbe VswitchdProbe
 	ProbeInterval time.Duration
+	// Plugins is the plugin host: ports whose interface type a plugin provides are validated
+	// and attached through it. Nil: no plugins (such types are refused as unknown).
+	Plugins Plugins
+}
+
+// Plugins is what the Daemon needs from the plugin host (plugins/host.Host through an
+// adapter).
+type Plugins interface {
+	// PortProvider returns the port provider of a port type and the name of the plugin that
+	// provides it; ok is false when no configured plugin provides the type (whatever its
+	// state: calls to a plugin that is not running fail with api.CodeUnavailable).
+	PortProvider(portType string) (p api.PortProvider, plugin string, ok bool)
+	// Plugins returns every configured plugin, in configuration order.
+	Plugins() []PluginInfo
 }
 
 // Observer receives the daemon's measurements. Implementations must not block.
@@ -705,6 +720,14 @@ func (d *Daemon) Health(context.Context) Health {
 		h.LastError = err.Error()
 	}
 	return h
+}
+
+// Plugins returns the configured plugins (none without Options.Plugins).
+func (d *Daemon) Plugins() []PluginInfo {
+	if d.opts.Plugins == nil {
+		return nil
+	}
+	return d.opts.Plugins.Plugins()
 }
 
 // ---- helpers ----

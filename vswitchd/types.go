@@ -83,3 +83,16 @@ type Health struct {
 	// LastError is the error of the last failed reconcile pass; "" after a successful one.
 	LastError string
 }
+
+// PluginInfo is one configured plugin as the daemon's plugin host sees it.
+type PluginInfo struct {
+	Name, Version string
+	// State is starting, running, restarting, failed (circuit breaker open), refused (trust
+	// or version check) or stopped; Reason says why when it is not running.
+	State, Reason string
+	// Types are the port/object types it provides; Capabilities its capability classes.
+	Types, Capabilities []string
+	Restarts            int
+	LastError           string
+	PID                 int
+}

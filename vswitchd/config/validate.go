@@ -53,7 +53,11 @@ func (c *Config) Validate() error {
 	return errors.Join(v.errs...)
 }
 
-type validator struct{ errs []error }
+type validator struct {
+	errs []error
+	// pluginType, if set, accepts interface types served by plugins.
+	pluginType func(string) bool
+}
 
 func (v *validator) add(path, format string, args ...any) {
 	v.errs = append(v.errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
@@ -265,8 +269,14 @@ func validateInterface(v *validator, ip string, in Interface, ifaces map[string]
 			ifaces[in.Name] = ip
 		}
 	}
-	if !slices.Contains(InterfaceTypes, in.Type) {
-		v.add(ip+".type", "unknown interface type %q (%s)", in.Type, oneOf(InterfaceTypes))
+	if v.pluginType != nil && v.pluginType(in.Type) {
+		// a plugin's type: the plugin validates the options
+	} else if !slices.Contains(InterfaceTypes, in.Type) {
+		also := ""
+		if v.pluginType != nil {
+			also = ", or a type of a configured plugin"
+		}
+		v.add(ip+".type", "unknown interface type %q (%s%s)", in.Type, oneOf(InterfaceTypes), also)
 	} else if opt, need := requiredOptions[in.Type]; need && in.Options[opt] == "" {
 		v.add(ip+".options."+opt, "required for type %q", in.Type)
 	}
@@ -307,16 +317,24 @@ func ValidateBridge(b Bridge) error {
 
 // ValidatePort checks one port given on its own (through the API) for the named bridge: the
 // same rules and messages as Validate, with paths starting at "port".
-func ValidatePort(bridge string, p Port) error {
+func ValidatePort(bridge string, p Port) error { return ValidatePortWith(bridge, p, nil) }
+
+// ValidatePortWith is ValidatePort that also accepts the interface types for which
+// pluginType returns true (types served by plugins, whose options the plugin validates).
+func ValidatePortWith(bridge string, p Port, pluginType func(string) bool) error {
 	if bridge == "" {
 		return fmt.Errorf("bridge: required (the bridge the port belongs to)")
 	}
-	return validateAlone(&Config{Bridges: []Bridge{{Name: bridge, Ports: []Port{p}}}}, "bridges[0].ports[0]", "port", bridge)
+	return validateAloneWith(&Config{Bridges: []Bridge{{Name: bridge, Ports: []Port{p}}}}, "bridges[0].ports[0]", "port", bridge, pluginType)
 }
 
 // validateAlone validates c's desired state and renames the paths under from to to.
 func validateAlone(c *Config, from, to, bridge string) error {
-	v := &validator{}
+	return validateAloneWith(c, from, to, bridge, nil)
+}
+
+func validateAloneWith(c *Config, from, to, bridge string, pluginType func(string) bool) error {
+	v := &validator{pluginType: pluginType}
 	c.validateDesired(v)
 	errs := make([]error, 0, len(v.errs))
 	for _, e := range v.errs {
