@@ -72,11 +72,15 @@ var Codes = []Code{CodeNoNetlink, CodeNoBusDriver, CodeNoMgmtDev, CodePFNotFound
 
 // Error is a catalogued failure: Object names what it is about (a PF, VF, device), Msg says what
 // happened and what to do, Err is the underlying cause (often a syscall.Errno) when there is one.
+// Field, set on INVALID_REQUEST errors only, names the request field at fault: the option key
+// for RequestFromOptions ("max-vqp", "pf"), Request's JSON name for Normalize ("max_vqp"), and
+// "name" for the interface name. It is not part of the error text.
 type Error struct {
 	Code   Code
 	Object string
 	Msg    string
 	Err    error
+	Field  string
 }
 
 func (e *Error) Error() string {

@@ -1,6 +1,7 @@
 package vdpa
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,11 +14,14 @@ var OptionKeys = []string{"pf", "vf", "mac", "mtu", "max-vqp", "mode", "num-vfs"
 	"vdpa-name", "socket-dir", "hw-offload", "adopt"}
 
 // RequestFromOptions builds the Request for interface name from its vdpa options, failing with
-// INVALID_REQUEST on an unknown key or a malformed value. The result is normalised.
+// INVALID_REQUEST on an unknown key or a malformed value; the error's Field is the option key
+// at fault ("name" for the interface name). The result is normalised.
 func RequestFromOptions(name string, opts map[string]string) (Request, error) {
 	r := Request{Name: name}
 	bad := func(key, want string) (Request, error) {
-		return r, newErr(CodeInvalidRequest, name, nil, "options:%s=%q: want %s", key, opts[key], want)
+		e := newErr(CodeInvalidRequest, name, nil, "options:%s=%q: want %s", key, opts[key], want)
+		e.Field = key
+		return r, e
 	}
 	num := func(key string, dst *int) bool {
 		v, ok := opts[key]
@@ -30,7 +34,9 @@ func RequestFromOptions(name string, opts map[string]string) (Request, error) {
 	}
 	for k := range opts {
 		if !slices.Contains(OptionKeys, k) {
-			return r, newErr(CodeInvalidRequest, name, nil, "unknown option %q (known: %s)", k, strings.Join(OptionKeys, ", "))
+			e := newErr(CodeInvalidRequest, name, nil, "unknown option %q (known: %s)", k, strings.Join(OptionKeys, ", "))
+			e.Field = k
+			return r, e
 		}
 	}
 	r.PF, r.MAC, r.Mode, r.Eswitch = opts["pf"], opts["mac"], Mode(opts["mode"]), opts["eswitch"]
@@ -61,5 +67,10 @@ func RequestFromOptions(name string, opts map[string]string) (Request, error) {
 		}
 		r.HWOffload = &b
 	}
-	return r.Normalize()
+	n, err := r.Normalize()
+	var e *Error
+	if errors.As(err, &e) && e.Field != "name" {
+		e.Field = strings.ReplaceAll(e.Field, "_", "-") // Request's JSON names are the keys with '_'
+	}
+	return n, err
 }

@@ -73,60 +73,62 @@ var reName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$`)
 
 // Normalize validates the request and fills in defaults, failing with INVALID_REQUEST.
 func (r Request) Normalize() (Request, error) {
-	bad := func(format string, args ...any) (Request, error) {
-		return r, newErr(CodeInvalidRequest, r.Name, nil, format, args...)
+	bad := func(field, format string, args ...any) (Request, error) {
+		e := newErr(CodeInvalidRequest, r.Name, nil, format, args...)
+		e.Field = field
+		return r, e
 	}
 	if !reName.MatchString(r.Name) {
-		return bad("name %q: want 1-63 letters, digits, '_', '.', ':' or '-'", r.Name)
+		return bad("name", "name %q: want 1-63 letters, digits, '_', '.', ':' or '-'", r.Name)
 	}
 	if r.PF == "" {
-		return bad("pf is required (a PCI address such as 0000:65:00.0, or the PF's netdev)")
+		return bad("pf", "pf is required (a PCI address such as 0000:65:00.0, or the PF's netdev)")
 	}
 	if r.VF < 0 {
-		return bad("vf %d: must be >= 0", r.VF)
+		return bad("vf", "vf %d: must be >= 0", r.VF)
 	}
 	if r.Mode == "" {
 		r.Mode = ModeKernel
 	}
 	if !slices.Contains(Modes, r.Mode) {
-		return bad("mode %q: want kernel, dpdk-pmd or ovs-fork", r.Mode)
+		return bad("mode", "mode %q: want kernel, dpdk-pmd or ovs-fork", r.Mode)
 	}
 	if r.MAC != "" {
 		hw, err := net.ParseMAC(r.MAC)
 		if err != nil || len(hw) != 6 {
-			return bad("mac %q: want a 6-byte Ethernet address such as 02:11:22:33:44:55", r.MAC)
+			return bad("mac", "mac %q: want a 6-byte Ethernet address such as 02:11:22:33:44:55", r.MAC)
 		}
 		if hw[0]&1 == 1 {
-			return bad("mac %s is a multicast address", r.MAC)
+			return bad("mac", "mac %s is a multicast address", r.MAC)
 		}
 		r.MAC = hw.String()
 	}
 	if r.MTU != 0 && (r.MTU < 68 || r.MTU > 9978) {
-		return bad("mtu %d: want 68..9978", r.MTU)
+		return bad("mtu", "mtu %d: want 68..9978", r.MTU)
 	}
 	if r.MaxVQP < 0 || r.MaxVQP > 0x7fff {
-		return bad("max_vqp %d: want 1..32767", r.MaxVQP)
+		return bad("max_vqp", "max_vqp %d: want 1..32767", r.MaxVQP)
 	}
 	if r.NumVFs == 0 {
 		r.NumVFs = r.VF + 1
 	}
 	if r.NumVFs <= r.VF {
-		return bad("num_vfs %d does not include vf %d", r.NumVFs, r.VF)
+		return bad("num_vfs", "num_vfs %d does not include vf %d", r.NumVFs, r.VF)
 	}
 	switch r.Eswitch {
 	case "":
 		r.Eswitch = EswitchSwitchdev
 	case EswitchSwitchdev, EswitchSkip:
 	default:
-		return bad("eswitch %q: want switchdev or skip", r.Eswitch)
+		return bad("eswitch", "eswitch %q: want switchdev or skip", r.Eswitch)
 	}
 	switch {
 	case r.BusDriver == "" && r.Mode == ModeKernel:
 		r.BusDriver = BusVhostVDPA
 	case r.BusDriver != "" && r.Mode != ModeKernel:
-		return bad("bus_driver applies to mode kernel only")
+		return bad("bus_driver", "bus_driver applies to mode kernel only")
 	case r.BusDriver != "" && r.BusDriver != BusVhostVDPA && r.BusDriver != BusVirtioVDPA:
-		return bad("bus_driver %q: want vhost_vdpa or virtio_vdpa", r.BusDriver)
+		return bad("bus_driver", "bus_driver %q: want vhost_vdpa or virtio_vdpa", r.BusDriver)
 	}
 	if r.VDPAName == "" && r.Mode == ModeKernel {
 		r.VDPAName = r.Name
@@ -135,7 +137,7 @@ func (r Request) Normalize() (Request, error) {
 		r.SocketDir = DefaultSocketDir
 	}
 	if r.SocketDir != "" && !path.IsAbs(r.SocketDir) {
-		return bad("socket_dir %q must be absolute", r.SocketDir)
+		return bad("socket_dir", "socket_dir %q must be absolute", r.SocketDir)
 	}
 	if r.HWOffload == nil {
 		t := true
