@@ -233,3 +233,28 @@ func (c *Client) OwnedGlobal(ctx context.Context) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// SwitchFacts are what the Open_vSwitch row says about the running Open vSwitch.
+type SwitchFacts struct {
+	OVSVersion      string
+	DPDKVersion     string
+	DPDKInitialized bool
+	IfaceTypes      []string
+	DatapathTypes   []string
+}
+
+// Facts returns the SwitchFacts from the cache (zero before the first update).
+func (c *Client) Facts() SwitchFacts {
+	r := c.cachedRoot()
+	if r == nil {
+		return SwitchFacts{}
+	}
+	f := SwitchFacts{DPDKInitialized: r.DpdkInitialized, IfaceTypes: slices.Clone(r.IfaceTypes), DatapathTypes: slices.Clone(r.DatapathTypes)}
+	if r.OVSVersion != nil {
+		f.OVSVersion = *r.OVSVersion
+	}
+	if r.DpdkVersion != nil {
+		f.DPDKVersion = *r.DpdkVersion
+	}
+	return f
+}

@@ -61,7 +61,7 @@ func (d *Daemon) settle(reqs []batch.PortRequest) {
 			// The spec key round-trips the API's view of the port exactly.
 			var sp storedPort
 			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {
-				d.ports[r.Spec.Name] = newAPIPort(sp.Bridge, sp.Port)
+				d.ports[r.Spec.Name] = newAPIPort(sp)
 			}
 		}
 	}

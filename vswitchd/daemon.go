@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -81,6 +82,8 @@ type Plugins interface {
 	PortProvider(portType string) (p api.PortProvider, plugin string, ok bool)
 	// Plugins returns every configured plugin, in configuration order.
 	Plugins() []PluginInfo
+	// Reload makes the running plugins match a reloaded configuration's list.
+	Reload(ctx context.Context, plugins []config.Plugin) error
 }
 
 // Observer receives the daemon's measurements. Implementations must not block.
@@ -125,12 +128,19 @@ type Daemon struct {
 
 type apiPort struct {
 	bridge string
-	spec   config.Port
-	tagged config.Port // spec with the API tags: what the reconciler ensures (computed once)
+	spec   config.Port // the request
+	// plugin is the plugin's attachment of a port whose type a plugin provides; nil otherwise.
+	plugin *pluginPort
+	tagged config.Port // spec (or the plugin's shape) with the API tags: what the reconciler ensures (computed once)
 }
 
-func newAPIPort(bridge string, spec config.Port) apiPort {
-	return apiPort{bridge: bridge, spec: spec, tagged: taggedPort(bridge, spec)}
+func newAPIPort(sp storedPort) apiPort {
+	return apiPort{bridge: sp.Bridge, spec: sp.Port, plugin: sp.Plugin, tagged: sp.tagged()}
+}
+
+// stored returns the spec kept in p's SpecKey.
+func (p apiPort) stored() storedPort {
+	return storedPort{Bridge: p.bridge, Port: p.spec, Plugin: p.plugin}
 }
 
 // New returns a Daemon for cfg on c, whose cache must be synchronised (ovsdb.Dial does that):
@@ -252,14 +262,8 @@ func (d *Daemon) adopt(owned []ovsdb.OwnedRow) {
 			d.log.Warn("API port with an unreadable spec; it will be pruned", "port", o.Name, "error", err)
 			continue
 		}
-		d.ports[o.Name] = newAPIPort(sp.Bridge, sp.Port)
+		d.ports[o.Name] = newAPIPort(sp)
 	}
-}
-
-// storedPort is the JSON kept in a port's SpecKey.
-type storedPort struct {
-	Bridge string      `json:"bridge"`
-	Port   config.Port `json:"port"`
 }
 
 // extra is the reconciler's Options.Extra: the API objects, after adopting API rows found in
@@ -292,13 +296,6 @@ func taggedBridge(b config.Bridge) config.Bridge {
 	spec, _ := json.Marshal(b) // plain data: cannot fail
 	b.ExternalIDs = withTags(b.ExternalIDs, string(spec))
 	return b
-}
-
-// taggedPort returns p with the API tags in its external_ids.
-func taggedPort(bridge string, p config.Port) config.Port {
-	spec, _ := json.Marshal(storedPort{Bridge: bridge, Port: p})
-	p.ExternalIDs = withTags(p.ExternalIDs, string(spec))
-	return p
 }
 
 func withTags(m map[string]string, spec string) map[string]string {
@@ -366,12 +363,19 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 	if _, still := d.c.Tags("Bridge", name); !still && (cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
 		d.mu.Lock()
 		delete(d.bridges, name)
+		var attached []apiPort
 		for pn, p := range d.ports {
 			if p.bridge == name {
 				delete(d.ports, pn)
+				if p.plugin != nil {
+					attached = append(attached, p)
+				}
 			}
 		}
 		d.mu.Unlock()
+		for _, p := range attached {
+			d.detach(p.bridge, p.spec, p.plugin)
+		}
 		d.rec.Refresh()
 		return nil
 	}
@@ -429,24 +433,48 @@ func (d *Daemon) Bridges() []BridgeInfo {
 // interface ovs-vswitchd refused is not an error of the call: the port is written, and its
 // status is reconcile.Error with ovs-vswitchd's message.
 func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (PortInfo, error) {
-	if err := config.ValidatePort(bridge, p); err != nil {
+	if err := config.ValidatePortWith(bridge, p, d.pluginType); err != nil {
 		return PortInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	p = canonicalPort(p)
+	prov, plugin, typ, isPlugin, err := d.pluginRequest(p)
+	if err != nil {
+		return PortInfo{}, err
+	}
 	d.mu.Lock()
-	err := d.portConflictLocked(bridge, p)
+	err = d.portConflictLocked(bridge, p)
+	var prev *storedPort
+	if cur, ok := d.ports[p.Name]; ok {
+		sp := cur.stored()
+		prev = &sp
+	}
 	d.mu.Unlock()
 	if err != nil {
 		return PortInfo{}, err
 	}
-	res, err := d.batcher.Submit(ctx, batch.PortRequest{Spec: reconcile.PortSpec(bridge, taggedPort(bridge, p))})
+	if prev != nil && prev.Plugin != nil && !isPlugin {
+		return PortInfo{}, fmt.Errorf("%w: port %q was attached by plugin %q (type %q); delete it first, then apply the new one",
+			ErrConflict, p.Name, prev.Plugin.Plugin, prev.Plugin.Type)
+	}
+	sp := storedPort{Bridge: bridge, Port: p}
+	fresh := false
+	if isPlugin {
+		if sp.Plugin, fresh, err = d.attach(ctx, bridge, p, prov, plugin, typ, prev); err != nil {
+			return PortInfo{}, err
+		}
+	}
+	res, err := d.batcher.Submit(ctx, batch.PortRequest{Spec: reconcile.PortSpec(bridge, sp.tagged())})
 	if err != nil && !errors.Is(err, ovsdb.ErrVswitchd) {
+		if fresh && !unknownOutcome(err) { // certainly not written: undo the plugin's work
+			d.detach(bridge, p, sp.Plugin)
+		}
 		return PortInfo{}, classify("port", p.Name, err)
 	}
 	// The batch's own view of the interfaces (what ovs-vswitchd acknowledged), not the
 	// reconciler's statuses, which follow OVSDB asynchronously.
 	info := PortInfo{Bridge: bridge, Spec: p, Origin: OriginAPI,
 		Status: reconcile.Status{Kind: reconcile.KindPort, Name: p.Name, Bridge: bridge, State: reconcile.Ready}}
+	d.fillPlugin(&info, sp.Plugin)
 	for _, st := range res.Interfaces {
 		s := reconcile.Status{Kind: reconcile.KindInterface, Name: st.Name, Bridge: bridge, State: reconcile.Pending}
 		switch {
@@ -484,6 +512,9 @@ func (d *Daemon) DeletePort(ctx context.Context, name string) error {
 	if err != nil {
 		return classify("port", name, err)
 	}
+	if p.plugin != nil {
+		d.detach(p.bridge, p.spec, p.plugin)
+	}
 	return nil
 }
 
@@ -513,7 +544,9 @@ func (d *Daemon) Ports(bridge string) []PortInfo {
 	}
 	for _, p := range d.ports {
 		if bridge == "" || p.bridge == bridge {
-			out = append(out, PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: OriginAPI})
+			info := PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: OriginAPI}
+			d.fillPlugin(&info, p.plugin)
+			out = append(out, info)
 		}
 	}
 	d.mu.Unlock()
@@ -526,7 +559,9 @@ func (d *Daemon) Ports(bridge string) []PortInfo {
 
 func (d *Daemon) portLocked(name string) (PortInfo, bool) {
 	if p, ok := d.ports[name]; ok {
-		return PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: OriginAPI}, true
+		info := PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: OriginAPI}
+		d.fillPlugin(&info, p.plugin)
+		return info, true
 	}
 	for _, b := range d.cfgDesired().Bridges {
 		for _, p := range b.Ports {
@@ -541,7 +576,11 @@ func (d *Daemon) portLocked(name string) (PortInfo, bool) {
 func (d *Daemon) fillPortStatus(info *PortInfo) {
 	info.Status = d.status("port/"+info.Spec.Name, reconcile.KindPort, info.Spec.Name, info.Bridge)
 	info.Interfaces = info.Interfaces[:0]
-	for _, in := range info.Spec.Interfaces {
+	ifaces := info.Spec.Interfaces
+	if info.Shape != nil {
+		ifaces = info.Shape.Interfaces
+	}
+	for _, in := range ifaces {
 		info.Interfaces = append(info.Interfaces,
 			d.status("interface/"+in.Name, reconcile.KindInterface, in.Name, info.Bridge))
 	}
@@ -549,10 +588,28 @@ func (d *Daemon) fillPortStatus(info *PortInfo) {
 
 // status returns the reconciler's status of key, or a pending one when it has none yet.
 func (d *Daemon) status(key string, kind reconcile.Kind, name, bridge string) reconcile.Status {
-	if s, ok := d.rec.StatusOf(key); ok {
+	if s, ok := d.statusOf(key); ok {
 		return s
 	}
 	return reconcile.Status{Kind: kind, Name: name, Bridge: bridge, State: reconcile.Pending}
+}
+
+// statusOf is the reconciler's status of key, with the health of the object's plugin.
+func (d *Daemon) statusOf(key string) (reconcile.Status, bool) {
+	s, ok := d.rec.StatusOf(key)
+	if ok {
+		s = d.pluginStatus(s)
+	}
+	return s, ok
+}
+
+// fillPlugin sets the plugin fields of info from pp (nil: not a plugin's port).
+func (d *Daemon) fillPlugin(info *PortInfo, pp *pluginPort) {
+	if pp == nil {
+		return
+	}
+	shape := pp.Shape
+	info.Plugin, info.PluginStatus, info.Endpoints, info.Shape = pp.Plugin, pp.Status, maps.Clone(pp.Endpoints), &shape
 }
 
 // cfgDesired returns the configuration's desired state. Callers hold d.mu.
@@ -637,7 +694,13 @@ func (d *Daemon) portConflictLocked(bridge string, p config.Port) error {
 // ---- status ----
 
 // Status returns every managed object's status (see reconcile.Reconciler.Status).
-func (d *Daemon) Status() []reconcile.Status { return d.rec.Status() }
+func (d *Daemon) Status() []reconcile.Status {
+	st := d.rec.Status()
+	for i := range st {
+		st[i] = d.pluginStatus(st[i])
+	}
+	return st
+}
 
 // WaitReady waits until every object named by keys ("port/NAME", "bridge/NAME",
 // "interface/NAME") is ready. It fails at once for an unknown key, and as soon as one of them
@@ -648,7 +711,10 @@ func (d *Daemon) WaitReady(ctx context.Context, keys []string) ([]reconcile.Stat
 		out := make([]reconcile.Status, 0, len(keys))
 		ready := true
 		for _, k := range keys {
-			s, ok := d.rec.StatusOf(k)
+			s, ok := d.statusOf(k)
+			if !ok && d.managed(k) { // applied, not yet seen by the reconciler's statuses
+				s, ok = reconcile.Status{State: reconcile.Pending}, true
+			}
 			if !ok {
 				return out, fmt.Errorf("%w: %s is not managed by ovsplane (keys are bridge/NAME, port/NAME or interface/NAME)", ErrNotFound, k)
 			}
@@ -669,6 +735,32 @@ func (d *Daemon) WaitReady(ctx context.Context, keys []string) ([]reconcile.Stat
 			return out, ctx.Err()
 		}
 	}
+}
+
+// managed reports whether key names an object the Daemon manages (whatever its status).
+func (d *Daemon) managed(key string) bool {
+	kind, name, _ := strings.Cut(key, "/")
+	switch kind {
+	case "bridge":
+		_, err := d.Bridge(name)
+		return err == nil
+	case "port":
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		_, ok := d.portLocked(name)
+		return ok
+	case "interface":
+		for _, p := range d.Ports("") {
+			ifaces := p.Spec.Interfaces
+			if p.Shape != nil {
+				ifaces = p.Shape.Interfaces
+			}
+			if slices.ContainsFunc(ifaces, func(in config.Interface) bool { return in.Name == name }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Reload loads the configuration again and makes it the desired state. An invalid
@@ -704,6 +796,11 @@ func (d *Daemon) Reload(ctx context.Context) error {
 	}
 	d.rec.Update(d.cfgDes)
 	d.log.Info("configuration reloaded")
+	if d.opts.Plugins != nil {
+		if err := d.opts.Plugins.Reload(ctx, cfg.Plugins); err != nil {
+			return fmt.Errorf("%w: configuration reloaded, but plugins: %w", ErrFailed, err)
+		}
+	}
 	return nil
 }
 

@@ -72,16 +72,20 @@ func (c *counter) ReconcileDone(time.Duration, error) {
 func (c *counter) Statuses(map[reconcile.State]int) {}
 
 // startDaemon runs a Daemon on a new client until the returned stop is called (or the test ends).
-func startDaemon(t *testing.T, e *env, cfg *config.Config, obs vswitchd.Observer) (*vswitchd.Daemon, func()) {
+func startDaemon(t *testing.T, e *env, cfg *config.Config, obs vswitchd.Observer, mods ...func(*vswitchd.Options)) (*vswitchd.Daemon, func()) {
 	t.Helper()
 	c := e.client(t)
-	d, err := vswitchd.New(e.ctx, c, cfg, vswitchd.Options{
+	opts := vswitchd.Options{
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Commit:   ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
 		Observer: obs,
 		Reconcile: reconcile.Options{MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
 			Debounce: 20 * time.Millisecond, DriftDelay: 50 * time.Millisecond},
-	})
+	}
+	for _, m := range mods {
+		m(&opts)
+	}
+	d, err := vswitchd.New(e.ctx, c, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func (d *Daemon) Subscribe(ctx context.Context) ([]reconcile.Status, <-chan []re
 	d.mu.Lock()
 	d.subs[s] = struct{}{}
 	d.mu.Unlock()
-	snapshot := d.rec.Status()
+	snapshot := d.Status()
 	go func() {
 		<-ctx.Done()
 		d.mu.Lock()
@@ -40,6 +40,13 @@ func (d *Daemon) Subscribe(ctx context.Context) ([]reconcile.Status, <-chan []re
 
 // publish hands changed statuses to every subscriber and the Observer.
 func (d *Daemon) publish(changed []reconcile.Status) {
+	if d.opts.Plugins != nil {
+		over := make([]reconcile.Status, len(changed))
+		for i, s := range changed {
+			over[i] = d.pluginStatus(s)
+		}
+		changed = over
+	}
 	d.mu.Lock()
 	for s := range d.subs {
 		select {

@@ -54,6 +54,14 @@ type PortInfo struct {
 	Origin     Origin
 	Status     reconcile.Status
 	Interfaces []reconcile.Status
+	// Plugin names the plugin that attached a port of a plugin's type ("" for other ports);
+	// PluginStatus is its description of the attachment, Endpoints what a user needs (e.g.
+	// the vhost-vdpa device of a VM's port) and Shape the OVS port it asked for, which is
+	// what OVSDB holds (Interfaces follow Shape's interfaces).
+	Plugin       string
+	PluginStatus string
+	Endpoints    map[string]string
+	Shape        *config.Port
 }
 
 // Version is ovsplaned's version, reported by Health and the API.

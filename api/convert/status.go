@@ -4,6 +4,7 @@ import (
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"maps"
 )
 
 var (
@@ -126,13 +127,20 @@ func BridgeInfoFromProto(b *v1.BridgeInfo) vswitchd.BridgeInfo {
 
 // PortInfoToProto converts a managed port.
 func PortInfoToProto(p vswitchd.PortInfo) *v1.PortInfo {
-	return &v1.PortInfo{
-		Bridge:     p.Bridge,
-		Spec:       PortToProto(p.Spec),
-		Origin:     origins[p.Origin],
-		Status:     StatusToProto(p.Status),
-		Interfaces: StatusesToProto(p.Interfaces),
+	m := &v1.PortInfo{
+		Bridge:       p.Bridge,
+		Spec:         PortToProto(p.Spec),
+		Origin:       origins[p.Origin],
+		Status:       StatusToProto(p.Status),
+		Interfaces:   StatusesToProto(p.Interfaces),
+		Plugin:       p.Plugin,
+		PluginStatus: p.PluginStatus,
+		Endpoints:    p.Endpoints,
 	}
+	if p.Shape != nil {
+		m.Shape = PortToProto(*p.Shape)
+	}
+	return m
 }
 
 // PortInfoFromProto converts a managed-port message.
@@ -142,9 +150,17 @@ func PortInfoFromProto(p *v1.PortInfo) vswitchd.PortInfo {
 		Spec:   PortFromProto(p.GetSpec()),
 		Origin: originsBack[p.GetOrigin()],
 		Status: StatusFromProto(p.GetStatus()),
+		Plugin: p.GetPlugin(), PluginStatus: p.GetPluginStatus(),
 	}
 	if len(p.GetInterfaces()) > 0 {
 		info.Interfaces = StatusesFromProto(p.GetInterfaces())
+	}
+	if len(p.GetEndpoints()) > 0 {
+		info.Endpoints = maps.Clone(p.GetEndpoints())
+	}
+	if p.GetShape() != nil {
+		shape := PortFromProto(p.GetShape())
+		info.Shape = &shape
 	}
 	return info
 }

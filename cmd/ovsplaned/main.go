@@ -162,7 +162,19 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		probe, closeProbe = vswitchd.LockProbe(tgt.endpoints, tls)
 		defer closeProbe()
 	}
+	plugins, err := newPluginHost(cfg, client, env, tgt.runDir, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := plugins.h.Close(sctx); err != nil {
+			log.Warn("shutdown: plugins did not stop in time", "error", err)
+		}
+	}()
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
+		Plugins:       plugins,
 		Logger:        log,
 		Mode:          mode,
 		Reload:        load,
@@ -184,6 +196,17 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 			log.Warn("shutdown: batches in flight did not finish", "error", err)
 		}
 	}()
+	plugins.d.Store(d)
+	if len(cfg.Plugins) > 0 {
+		// Each plugin ends its first start attempt (running, refused, failed or retrying in
+		// the background) before the API serves; its status tells the rest.
+		if err := plugins.h.Start(ctx, cfg.Plugins); err != nil {
+			return fmt.Errorf("plugins: %w", err)
+		}
+		for _, p := range plugins.Plugins() {
+			log.Info("plugin", "plugin", p.Name, "state", p.State, "reason", p.Reason, "types", strings.Join(p.Types, ","))
+		}
+	}
 	if df.once {
 		return once(ctx, d, df.timeout, stdout)
 	}
@@ -335,6 +358,7 @@ func printStatus(w io.Writer, st []reconcile.Status) {
 // target is the OVSDB the daemon talks to and what runs it.
 type target struct {
 	mode      vswitchd.Mode
+	runDir    string // Open vSwitch's run directory (its sockets), "" for the embedded OVSDB
 	endpoints []string
 	describe  string
 	close     func()
@@ -360,7 +384,7 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
-		return &target{mode: vswitchd.ModeSandbox, endpoints: []string{sb.Endpoint()},
+		return &target{mode: vswitchd.ModeSandbox, endpoints: []string{sb.Endpoint()}, runDir: filepath.Join(cfg.DataDir, "sandbox"),
 			describe: sb.Describe(),
 			close: func() {
 				sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -370,12 +394,12 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 				}
 			}, done: sb.Done(), doneErr: sb.Err}, nil
 	case len(cfg.OVSDB.Endpoints) > 0 && !df.embedded:
-		return &target{mode: vswitchd.ModeOVS, endpoints: cfg.OVSDB.Endpoints,
+		return &target{mode: vswitchd.ModeOVS, endpoints: cfg.OVSDB.Endpoints, runDir: ovsRunDir(cfg.OVSDB.Endpoints),
 			describe: "Open vSwitch at " + strings.Join(cfg.OVSDB.Endpoints, ","), close: func() {}, done: never, doneErr: nop}, nil
 	case !df.embedded:
 		if _, err := os.Stat(localOVSSocket); err == nil {
 			ep := "unix:" + localOVSSocket
-			return &target{mode: vswitchd.ModeOVS, endpoints: []string{ep},
+			return &target{mode: vswitchd.ModeOVS, endpoints: []string{ep}, runDir: filepath.Dir(localOVSSocket),
 				describe: "the local Open vSwitch at " + ep, close: func() {}, done: never, doneErr: nop}, nil
 		}
 	}
@@ -397,6 +421,17 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 	return &target{mode: vswitchd.ModeEmbedded, endpoints: []string{db.Endpoint()},
 		describe: "embedded OVSDB " + db.Endpoint() + " with a simulated ovs-vswitchd (no packets flow)",
 		close:    func() { sim.Close(); db.Close() }, done: never, doneErr: nop}, nil
+}
+
+// ovsRunDir is the run directory of the Open vSwitch behind the first unix endpoint, or
+// Open vSwitch's default.
+func ovsRunDir(endpoints []string) string {
+	for _, ep := range endpoints {
+		if path, ok := strings.CutPrefix(ep, "unix:"); ok {
+			return filepath.Dir(path)
+		}
+	}
+	return filepath.Dir(localOVSSocket)
 }
 
 func orDefault(s, def string) string {

@@ -776,8 +776,18 @@ type PortInfo struct {
 	Spec   *Port                  `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
 	Origin Origin                 `protobuf:"varint,3,opt,name=origin,proto3,enum=ovsplane.v1.Origin" json:"origin,omitempty"`
 	Status *Status                `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
-	// interfaces: the status of each interface, in spec order.
-	Interfaces    []*Status `protobuf:"bytes,5,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	// interfaces: the status of each interface, in spec order (for a plugin's port, in the
+	// order of shape's interfaces). Output only.
+	Interfaces []*Status `protobuf:"bytes,5,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	// plugin names the plugin that attached a port of a plugin's type; empty for other ports.
+	// Output only, like the fields below.
+	Plugin string `protobuf:"bytes,6,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	// plugin_status is the plugin's description of the attachment, e.g. "vf 2 of 0000:65:00.0".
+	PluginStatus string `protobuf:"bytes,7,opt,name=plugin_status,json=pluginStatus,proto3" json:"plugin_status,omitempty"`
+	// endpoints are what a user needs from the attachment, e.g. {"vhost-vdpa": "/dev/vhost-vdpa-0"}.
+	Endpoints map[string]string `protobuf:"bytes,8,rep,name=endpoints,proto3" json:"endpoints,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// shape is the OVS port the plugin asked for: what OVSDB holds for this port.
+	Shape         *Port `protobuf:"bytes,9,opt,name=shape,proto3" json:"shape,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -843,6 +853,34 @@ func (x *PortInfo) GetStatus() *Status {
 func (x *PortInfo) GetInterfaces() []*Status {
 	if x != nil {
 		return x.Interfaces
+	}
+	return nil
+}
+
+func (x *PortInfo) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *PortInfo) GetPluginStatus() string {
+	if x != nil {
+		return x.PluginStatus
+	}
+	return ""
+}
+
+func (x *PortInfo) GetEndpoints() map[string]string {
+	if x != nil {
+		return x.Endpoints
+	}
+	return nil
+}
+
+func (x *PortInfo) GetShape() *Port {
+	if x != nil {
+		return x.Shape
 	}
 	return nil
 }
@@ -2269,7 +2307,7 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"BridgeInfo\x12'\n" +
 	"\x04spec\x18\x01 \x01(\v2\x13.ovsplane.v1.BridgeR\x04spec\x12+\n" +
 	"\x06origin\x18\x02 \x01(\x0e2\x13.ovsplane.v1.OriginR\x06origin\x12+\n" +
-	"\x06status\x18\x03 \x01(\v2\x13.ovsplane.v1.StatusR\x06status\"\xd8\x01\n" +
+	"\x06status\x18\x03 \x01(\v2\x13.ovsplane.v1.StatusR\x06status\"\xc0\x03\n" +
 	"\bPortInfo\x12\x16\n" +
 	"\x06bridge\x18\x01 \x01(\tR\x06bridge\x12%\n" +
 	"\x04spec\x18\x02 \x01(\v2\x11.ovsplane.v1.PortR\x04spec\x12+\n" +
@@ -2277,7 +2315,14 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\v2\x13.ovsplane.v1.StatusR\x06status\x123\n" +
 	"\n" +
 	"interfaces\x18\x05 \x03(\v2\x13.ovsplane.v1.StatusR\n" +
-	"interfaces\"A\n" +
+	"interfaces\x12\x16\n" +
+	"\x06plugin\x18\x06 \x01(\tR\x06plugin\x12#\n" +
+	"\rplugin_status\x18\a \x01(\tR\fpluginStatus\x12B\n" +
+	"\tendpoints\x18\b \x03(\v2$.ovsplane.v1.PortInfo.EndpointsEntryR\tendpoints\x12'\n" +
+	"\x05shape\x18\t \x01(\v2\x11.ovsplane.v1.PortR\x05shape\x1a<\n" +
+	"\x0eEndpointsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"A\n" +
 	"\x12ApplyBridgeRequest\x12+\n" +
 	"\x06bridge\x18\x01 \x01(\v2\x13.ovsplane.v1.BridgeR\x06bridge\"F\n" +
 	"\x13ApplyBridgeResponse\x12/\n" +
@@ -2410,7 +2455,7 @@ func file_ovsplane_v1_switch_proto_rawDescGZIP() []byte {
 }
 
 var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(Kind)(0),                    // 0: ovsplane.v1.Kind
 	(State)(0),                   // 1: ovsplane.v1.State
@@ -2459,7 +2504,8 @@ var file_ovsplane_v1_switch_proto_goTypes = []any{
 	nil,                          // 44: ovsplane.v1.Interface.OptionsEntry
 	nil,                          // 45: ovsplane.v1.Interface.OtherConfigEntry
 	nil,                          // 46: ovsplane.v1.Interface.ExternalIdsEntry
-	nil,                          // 47: ovsplane.v1.HealthResponse.ObjectsEntry
+	nil,                          // 47: ovsplane.v1.PortInfo.EndpointsEntry
+	nil,                          // 48: ovsplane.v1.HealthResponse.ObjectsEntry
 }
 var file_ovsplane_v1_switch_proto_depIdxs = []int32{
 	40, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
@@ -2479,54 +2525,56 @@ var file_ovsplane_v1_switch_proto_depIdxs = []int32{
 	2,  // 14: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
 	8,  // 15: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
 	8,  // 16: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
-	5,  // 17: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
-	9,  // 18: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	9,  // 19: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	9,  // 20: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
-	6,  // 21: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
-	10, // 22: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	10, // 23: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	10, // 24: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
-	8,  // 25: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
-	8,  // 26: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
-	8,  // 27: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
-	3,  // 28: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
-	47, // 29: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
-	4,  // 30: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
-	37, // 31: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
-	11, // 32: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
-	13, // 33: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
-	15, // 34: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
-	17, // 35: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
-	19, // 36: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
-	21, // 37: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
-	23, // 38: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
-	25, // 39: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
-	27, // 40: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
-	29, // 41: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
-	31, // 42: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
-	33, // 43: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
-	35, // 44: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
-	38, // 45: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
-	12, // 46: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
-	14, // 47: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
-	16, // 48: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
-	18, // 49: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
-	20, // 50: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
-	22, // 51: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
-	24, // 52: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
-	26, // 53: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
-	28, // 54: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
-	30, // 55: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
-	32, // 56: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
-	34, // 57: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
-	36, // 58: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
-	39, // 59: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
-	46, // [46:60] is the sub-list for method output_type
-	32, // [32:46] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	47, // 17: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
+	6,  // 18: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
+	5,  // 19: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
+	9,  // 20: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	9,  // 21: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	9,  // 22: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
+	6,  // 23: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
+	10, // 24: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	10, // 25: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	10, // 26: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
+	8,  // 27: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
+	8,  // 28: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
+	8,  // 29: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
+	3,  // 30: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
+	48, // 31: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
+	4,  // 32: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
+	37, // 33: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
+	11, // 34: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
+	13, // 35: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
+	15, // 36: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
+	17, // 37: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
+	19, // 38: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
+	21, // 39: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
+	23, // 40: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
+	25, // 41: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
+	27, // 42: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
+	29, // 43: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
+	31, // 44: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
+	33, // 45: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
+	35, // 46: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
+	38, // 47: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
+	12, // 48: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
+	14, // 49: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
+	16, // 50: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
+	18, // 51: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
+	20, // 52: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
+	22, // 53: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
+	24, // 54: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
+	26, // 55: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
+	28, // 56: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
+	30, // 57: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
+	32, // 58: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
+	34, // 59: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
+	36, // 60: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
+	39, // 61: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
+	48, // [48:62] is the sub-list for method output_type
+	34, // [34:48] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_v1_switch_proto_init() }
@@ -2542,7 +2590,7 @@ func file_ovsplane_v1_switch_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_v1_switch_proto_rawDesc), len(file_ovsplane_v1_switch_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   43,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/host"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+)
+
+// pluginHost adapts *host.Host to vswitchd.Plugins and feeds the host from the daemon: the
+// ports to replay after a plugin (re)starts, the running Open vSwitch's facts, and status
+// changes. The daemon is set once it exists; until then the host sees no owned ports.
+type pluginHost struct {
+	h *host.Host
+	d atomic.Pointer[vswitchd.Daemon]
+}
+
+// newPluginHost returns the plugin host of the daemon; it starts no plugin (see start).
+func newPluginHost(cfg *config.Config, c *ovsdb.Client, env []string, runDir string, log *slog.Logger) (*pluginHost, error) {
+	pluginDir, err := filepath.Abs(cfg.PluginDir)
+	if err != nil {
+		return nil, fmt.Errorf("plugin_dir %s: %w", cfg.PluginDir, err)
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
+	}
+	ph := &pluginHost{}
+	reattach := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, host.ReattachEnv+"="); ok {
+			reattach = v
+		}
+	}
+	h, err := host.New(host.Options{
+		PluginDir: pluginDir,
+		DataDir:   dataDir,
+		Logger:    log,
+		Environ:   env,
+		Reattach:  reattach,
+		Owned: func(ctx context.Context, plugin string) ([]api.PortRequest, error) {
+			if d := ph.d.Load(); d != nil {
+				return d.PluginPorts(ctx, plugin)
+			}
+			return nil, nil
+		},
+		Replayed: func(plugin string, results []host.Replay) {
+			d := ph.d.Load()
+			if d == nil {
+				return
+			}
+			out := make([]vswitchd.ReplayResult, 0, len(results))
+			for _, r := range results {
+				out = append(out, vswitchd.ReplayResult{Port: r.Request.Name, Attachment: r.Attachment, Err: r.Err})
+			}
+			d.PluginReplayed(plugin, out)
+		},
+		Facts: func(context.Context) (api.HostFacts, error) {
+			f := c.Facts()
+			return api.HostFacts{OVSVersion: f.OVSVersion, DPDKVersion: f.DPDKVersion, DPDKInitialized: f.DPDKInitialized,
+				IfaceTypes: f.IfaceTypes, DatapathTypes: f.DatapathTypes, OVSRunDir: runDir, HostVersion: vswitchd.Version}, nil
+		},
+		OnChange: func(st host.Status) {
+			if d := ph.d.Load(); d != nil {
+				go d.PluginChanged(st.Name) // must not block the host's supervisor
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ph.h = h
+	return ph, nil
+}
+
+// PortProvider implements vswitchd.Plugins.
+func (p *pluginHost) PortProvider(portType string) (api.PortProvider, string, bool) {
+	return p.h.PortProvider(portType)
+}
+
+// Reload implements vswitchd.Plugins.
+func (p *pluginHost) Reload(ctx context.Context, plugins []config.Plugin) error {
+	return p.h.Reload(ctx, plugins)
+}
+
+// Plugins implements vswitchd.Plugins.
+func (p *pluginHost) Plugins() []vswitchd.PluginInfo {
+	sts := p.h.Plugins()
+	out := make([]vswitchd.PluginInfo, 0, len(sts))
+	for _, st := range sts {
+		info := vswitchd.PluginInfo{Name: st.Name, Version: st.Version, State: string(st.State), Reason: st.Reason,
+			Restarts: st.Restarts, LastError: st.LastError, PID: st.PID}
+		for _, t := range st.Types {
+			info.Types = append(info.Types, t.Name)
+		}
+		for _, c := range st.Capabilities {
+			info.Capabilities = append(info.Capabilities, c.String())
+		}
+		out = append(out, info)
+	}
+	return out
+}

@@ -1,0 +1,229 @@
+package vswitchd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+)
+
+// fakePlugins is one plugin "thing" providing port type "thing": an attach gives an internal
+// port (or a dpdk port with the devargs of options:devargs, which the simulated ovs-vswitchd
+// refuses unless they start with net_tap), with state "st:<name>:<n>" where n counts the
+// fresh attaches. Its state can be set to failed.
+type fakePlugins struct {
+	mu       sync.Mutex
+	state    string
+	attaches map[string]int
+	detached []string // "name state"
+	bad      bool     // Attach returns two ports
+}
+
+func newFakePlugins() *fakePlugins {
+	return &fakePlugins{state: "running", attaches: map[string]int{}}
+}
+
+func (f *fakePlugins) PortProvider(t string) (api.PortProvider, string, bool) {
+	if t != "thing" {
+		return nil, "", false
+	}
+	return f, "thing-plugin", true
+}
+
+func (f *fakePlugins) Plugins() []vswitchd.PluginInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return []vswitchd.PluginInfo{{Name: "thing-plugin", State: f.state, Reason: "crashed 5 times in 30s", Types: []string{"thing"}}}
+}
+
+func (f *fakePlugins) Reload(context.Context, []config.Plugin) error { return nil }
+
+func (f *fakePlugins) Validate(_ context.Context, req api.PortRequest) ([]api.Problem, error) {
+	if v, ok := req.Options["color"]; ok && v != "red" {
+		return []api.Problem{{Field: "options.color", Message: "only red is supported; set options:color=red"}}, nil
+	}
+	return nil, nil
+}
+
+func (f *fakePlugins) Attach(_ context.Context, req api.PortRequest) (api.Attachment, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if req.Options["fail"] != "" {
+		return api.Attachment{}, &api.Error{Code: api.FailedPrecondition, Message: "plugin \"thing-plugin\": Attach: " + req.Options["fail"]}
+	}
+	state := req.State
+	if state == nil {
+		f.attaches[req.Name]++
+		state = fmt.Appendf(nil, "st:%s:%d", req.Name, f.attaches[req.Name])
+	}
+	in := api.OVSInterface{Name: req.Name, Type: "internal"}
+	if dev := req.Options["devargs"]; dev != "" {
+		in = api.OVSInterface{Name: req.Name, Type: "dpdk", Options: map[string]string{"dpdk-devargs": dev}}
+	}
+	a := api.Attachment{Ports: []api.OVSPort{{Name: req.Name, Interfaces: []api.OVSInterface{in},
+		ExternalIDs: map[string]string{"thing": "yes"}}}, State: state, Status: "thing " + req.Name,
+		Endpoints: map[string]string{"socket": "/run/" + req.Name}}
+	if f.bad {
+		a.Ports = append(a.Ports, api.OVSPort{Name: req.Name + "-b", Interfaces: []api.OVSInterface{{Name: req.Name + "-b"}}})
+	}
+	return a, nil
+}
+
+func (f *fakePlugins) Detach(_ context.Context, req api.PortRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.detached = append(f.detached, req.Name+" "+string(req.State))
+	return nil
+}
+
+func (f *fakePlugins) List(context.Context) ([]api.OwnedPort, error) { return nil, nil }
+
+func thingPort(name string, opts map[string]string) config.Port {
+	return config.Port{Name: name, Interfaces: []config.Interface{{Name: name, Type: "thing", Options: opts}}}
+}
+
+func withPlugins(p vswitchd.Plugins) func(*vswitchd.Options) {
+	return func(o *vswitchd.Options) { o.Plugins = p }
+}
+
+func TestPluginPortAttachedWrittenAndDetached(t *testing.T) {
+	e := newEnv(t)
+	fp := newFakePlugins()
+	d, stop := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
+
+	info, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Plugin != "thing-plugin" || info.Status.State != reconcile.Ready || info.Endpoints["socket"] != "/run/t1" ||
+		info.Shape == nil || info.Shape.Interfaces[0].Type != "internal" || info.Spec.Interfaces[0].Type != "thing" {
+		t.Fatalf("ApplyPort: %+v", info)
+	}
+	// OVSDB holds the plugin's shape, tagged with the plugin.
+	ifc := &vswitch.Interface{Name: "t1"}
+	if err := e.raw.Get(e.ctx, ifc); err != nil || ifc.Type != "internal" {
+		t.Fatalf("interface row: %+v, %v", ifc, err)
+	}
+	port := &vswitch.Port{Name: "t1"}
+	if err := e.raw.Get(e.ctx, port); err != nil || port.ExternalIDs[vswitchd.PluginKey] != "thing-plugin" || port.ExternalIDs["thing"] != "yes" {
+		t.Fatalf("port row: %+v, %v", port, err)
+	}
+
+	// The same request again is a replay: the plugin gets its state, nothing is created again.
+	if _, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red"})); err != nil {
+		t.Fatal(err)
+	}
+	if fp.attaches["t1"] != 1 {
+		t.Errorf("re-apply attached afresh: %d fresh attaches", fp.attaches["t1"])
+	}
+	// Another request for the same port is refused.
+	if _, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red", "x": "1"})); !errors.Is(err, vswitchd.ErrConflict) {
+		t.Errorf("changed request: %v", err)
+	}
+
+	// A restarted daemon reads the plugin's state back from OVSDB and replays it.
+	stop()
+	d, _ = startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
+	reqs, err := d.PluginPorts(e.ctx, "thing-plugin")
+	if err != nil || len(reqs) != 1 || string(reqs[0].State) != "st:t1:1" || reqs[0].Options["color"] != "red" {
+		t.Fatalf("PluginPorts after restart: %+v, %v", reqs, err)
+	}
+	got, err := d.Port("t1")
+	if err != nil || got.Plugin != "thing-plugin" || got.PluginStatus != "thing t1" {
+		t.Fatalf("Port after restart: %+v, %v", got, err)
+	}
+
+	// Deleting removes the row, then detaches with the stored state.
+	if err := d.DeletePort(e.ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.raw.Get(e.ctx, &vswitch.Port{Name: "t1"}); err == nil {
+		t.Error("port row still there after DeletePort")
+	}
+	if !slices.Equal(fp.detached, []string{"t1 st:t1:1"}) {
+		t.Errorf("detached: %q", fp.detached)
+	}
+}
+
+func TestPluginPortRefusals(t *testing.T) {
+	e := newEnv(t)
+	fp := newFakePlugins()
+	d, _ := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
+	cases := []struct {
+		name string
+		port config.Port
+		want error
+		msg  string
+	}{
+		{"plugin's validation", thingPort("v1", map[string]string{"color": "blue"}), vswitchd.ErrInvalid, "options:color: only red"},
+		{"plugin's refusal", thingPort("v2", map[string]string{"fail": "VF 3 is in use by vm7"}), vswitchd.ErrConflict, "VF 3 is in use"},
+		{"two interfaces", config.Port{Name: "v3", Interfaces: []config.Interface{{Name: "v3", Type: "thing"}, {Name: "v3b"}}}, vswitchd.ErrInvalid, "exactly one interface"},
+		{"unknown type", config.Port{Name: "v4", Interfaces: []config.Interface{{Name: "v4", Type: "thingy"}}}, vswitchd.ErrInvalid, "or a type of a configured plugin"},
+	}
+	for _, c := range cases {
+		_, err := d.ApplyPort(e.ctx, "br-cfg", c.port)
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want %v with %q", c.name, err, c.want, c.msg)
+		}
+	}
+	// A plugin answering with a shape ovsplaned cannot write: refused naming the plugin, and
+	// what it attached is detached again.
+	fp.bad = true
+	_, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("v5", nil))
+	fp.bad = false
+	if !errors.Is(err, vswitchd.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) {
+		t.Errorf("two-port shape: %v", err)
+	}
+	if !slices.Equal(fp.detached, []string{"v5 st:v5:1"}) {
+		t.Errorf("detached after a refused shape: %q", fp.detached)
+	}
+	for _, n := range []string{"v1", "v2", "v3", "v4", "v5"} {
+		if err := e.raw.Get(e.ctx, &vswitch.Port{Name: n}); err == nil {
+			t.Errorf("refused port %s was written", n)
+		}
+	}
+}
+
+func TestPluginPortStatusFollowsVswitchdAndPlugin(t *testing.T) {
+	e := newEnv(t)
+	fp := newFakePlugins()
+	d, _ := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
+	// ovs-vswitchd refuses the shape: the port is written and its status carries the error.
+	info, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("rep0", map[string]string{"devargs": "0000:65:00.0,representor=vf2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Status.State != reconcile.Error || !strings.Contains(info.Status.Error, "0000:65:00.0") {
+		t.Fatalf("refused representor: %+v", info.Status)
+	}
+	if _, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("ok0", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.WaitReady(e.ctx, []string{"port/ok0"}); err != nil {
+		t.Fatal(err)
+	}
+	// The plugin's breaker opens: its ports show the plugin's error.
+	fp.mu.Lock()
+	fp.state = "failed"
+	fp.mu.Unlock()
+	_, err = d.WaitReady(e.ctx, []string{"port/ok0"})
+	if !errors.Is(err, vswitchd.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) || !strings.Contains(err.Error(), "crashed 5 times") {
+		t.Errorf("WaitReady with the plugin failed: %v", err)
+	}
+	p, _ := d.Port("ok0")
+	if p.Status.State != reconcile.Error {
+		t.Errorf("Port with the plugin failed: %+v", p.Status)
+	}
+	if !slices.ContainsFunc(d.Status(), func(s reconcile.Status) bool { return s.Name == "ok0" && s.State == reconcile.Error }) {
+		t.Error("Status does not show the failed plugin on ok0")
+	}
+}
