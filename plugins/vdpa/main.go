@@ -1,0 +1,64 @@
+// Command ovsplane-plugin-vdpa is ovsplane's plugin for ports of type "vdpa": mlx5 vDPA ports
+// (ConnectX-6 Dx, BlueField in NIC mode) for VMs, attached to Open vSwitch as the VF
+// representor. ovsplaned starts it (see docs/vdpa.md, "The plugin binary"); run by hand it
+// says so and exits, unless OVSPLANE_PLUGIN_DEBUG=1 is set (debug mode).
+//
+// It also answers one question by hand, read-only:
+//
+//	ovsplane-plugin-vdpa --detect [--json] [--root DIR | --simulate FIXTURE]
+//
+// prints what this host supports for each mode, and why not (the library's Detect report).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/ovsplane/ovsplane/plugins/sdk"
+	"github.com/ovsplane/ovsplane/plugins/vdpa/internal/vdpaplugin"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		os.Exit(runCLI(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	// Standard output belongs to go-plugin's handshake: log to standard error only.
+	level := slog.LevelInfo
+	if os.Getenv(sdk.DebugEnv) == "1" {
+		level = slog.LevelDebug
+	}
+	p := vdpaplugin.New(vdpaplugin.Options{Logger: sdk.NewLogger(os.Stderr, level)})
+	defer p.Close()
+	sdk.Serve(p)
+}
+
+// runCLI runs the command-line mode and returns the exit status: 0 on success, 1 when the host
+// cannot be read, 2 on a usage error.
+func runCLI(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ovsplane-plugin-vdpa", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	detect := fs.Bool("detect", false, "print what this host supports for vDPA ports, and why not (read-only)")
+	asJSON := fs.Bool("json", false, "with --detect: print the report as JSON")
+	root := fs.String("root", vdpaplugin.DefaultRoot, "with --detect: the directory holding sys/, dev/ and proc/")
+	simulate := fs.String("simulate", "", "with --detect: read a vdpa fixture file in a fake kernel instead of this host")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ovsplane-plugin-vdpa --detect [--json] [--root DIR | --simulate FIXTURE]")
+		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if !*detect || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	if err := runDetect(detectOptions{Root: *root, Simulate: *simulate, JSON: *asJSON}, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "ovsplane-plugin-vdpa: %v\n", err)
+		return 1
+	}
+	return 0
+}
