@@ -20,13 +20,14 @@ build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/vsctl
 
 ## plugins: build the plugin binaries into bin/plugins/ — the sample, ovsplane-plugin-veth
-## (examples/plugin-sample) — static and reproducible (same source, same SHA-256), and print the
-## sha256 pins for the daemon's plugins: allow-list
+## (examples/plugin-sample), and ovsplane-plugin-vdpa (plugins/vdpa) — static and reproducible
+## (same source, same SHA-256), and print the sha256 pins for the daemon's plugins: allow-list
 .PHONY: plugins
 plugins:
 	@mkdir -p $(BIN)/plugins
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-veth ./examples/plugin-sample
-	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-vdpa ./plugins/vdpa
+	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa
 
 ## test: prepare the lab (as root: Debian packages, hugepages) and run every test with -race.
 ## As root the integration tests must run (OVSPLANE_REQUIRE_LAB=1 turns a missing lab into a
