@@ -156,6 +156,9 @@ func (p *Plugin) Health(context.Context) (api.Health, error) {
 		return api.Health{State: api.HealthOK, Message: "waiting for the configuration"}, nil
 	}
 	msg := fmt.Sprintf("%d vdpa ports", len(p.ports))
+	if p.kernel == nil {
+		return api.Health{State: api.HealthFailing, Message: "shutting down"}, nil
+	}
 	if sim := p.kernel.Simulated; sim != "" {
 		msg = "SIMULATION (fixture " + sim + ", no hardware touched): " + msg
 	}
@@ -175,12 +178,15 @@ func (p *Plugin) Contribute(context.Context) (api.GlobalConfig, error) {
 }
 
 // current returns the configuration, facts and kernel, or FailedPrecondition before the first
-// Configure.
+// Configure (Unavailable after Close).
 func (p *Plugin) current() (Config, api.HostFacts, *Kernel, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.configured {
+	switch {
+	case !p.configured:
 		return Config{}, api.HostFacts{}, nil, api.Errorf(api.FailedPrecondition, "plugin %s is not configured yet", Name)
+	case p.kernel == nil:
+		return Config{}, api.HostFacts{}, nil, api.Errorf(api.Unavailable, "plugin %s is shutting down", Name)
 	}
 	return p.cfg, p.facts, p.kernel, nil
 }

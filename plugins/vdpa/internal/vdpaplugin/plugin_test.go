@@ -126,3 +126,20 @@ func TestSimulateMode(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClosedPluginRefuses: after Close, calls fail cleanly (Unavailable) instead of crashing.
+func TestClosedPluginRefuses(t *testing.T) {
+	k := bootKernel(t, loadFixture(t, "cx6dx-switchdev", nil))
+	p := newPlugin(t, k)
+	h := sdktest.NewFakeHost(t, p)
+	if err := h.Configure(nil); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if _, err := h.Attach(vdpaPort("vm1", "vf", "1")); api.CodeOf(err) != api.Unavailable {
+		t.Errorf("attach after close: %v", err)
+	}
+	if health, err := h.Health(); err != nil || health.State != api.HealthFailing {
+		t.Errorf("health after close: %+v %v", health, err)
+	}
+}
