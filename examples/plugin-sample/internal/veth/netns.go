@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -59,20 +60,31 @@ func createNetns(dir, name, owner string) (*nsHandle, error) {
 	}
 	path := filepath.Join(dir, name)
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0)
+	if errors.Is(err, os.ErrExist) && stalePlaceholder(dir, name, time.Now()) {
+		// An interrupted creation (ours or `ip netns add`'s) left the empty file without a
+		// namespace on it: nobody can use it, and it would block the name forever.
+		if err = os.Remove(path); err == nil {
+			f, err = os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("netns %s: %w", name, err)
 	}
 	_ = f.Close()
-	if err := bindNewNetns(path); err != nil {
+	mark := func() error {
+		nl, err := netlink.NewHandle() // in the new namespace: this thread's
+		if err != nil {
+			return fmt.Errorf("netlink: %w", err)
+		}
+		defer nl.Close()
+		return markLoopback(nl, owner)
+	}
+	if err := bindNewNetns(path, mark); err != nil {
 		_ = os.Remove(path)
 		return nil, fmt.Errorf("netns %s: %w", name, err)
 	}
 	h, err := openNetns(dir, name)
-	if err == nil {
-		err = markLoopback(h.nl, owner)
-	}
 	if err != nil {
-		h.close()
 		return nil, errors.Join(fmt.Errorf("netns %s: %w", name, err), removeNetns(dir, name))
 	}
 	return h, nil
@@ -107,7 +119,11 @@ func netnsOwned(h *netlink.Handle, owner string) (bool, error) {
 // a terminated thread would fire the parent-death signal (PR_SET_PDEATHSIG) of any child
 // process it once started, such as a test's ovs-vswitchd. Only when the way back fails does
 // the goroutine exit locked, so that the runtime retires the thread.
-func bindNewNetns(path string) error {
+//
+// inNew, when set, runs inside the new namespace before the mount (on the locked thread): the
+// namespace is marked before its name appears, so an interruption never leaves an unmarked
+// namespace of ours behind.
+func bindNewNetns(path string, inNew func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -123,10 +139,14 @@ func bindNewNetns(path string) error {
 			errc <- fmt.Errorf("unshare: %w", err)
 			return
 		}
-		self := "/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/ns/net"
-		err = unix.Mount(self, path, "none", unix.MS_BIND, "")
-		if err != nil {
-			err = fmt.Errorf("bind mount %s: %w", path, err)
+		if inNew != nil {
+			err = inNew()
+		}
+		if err == nil {
+			self := "/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/ns/net"
+			if err = unix.Mount(self, path, "none", unix.MS_BIND, ""); err != nil {
+				err = fmt.Errorf("bind mount %s: %w", path, err)
+			}
 		}
 		if serr := netns.Set(orig); serr != nil {
 			errc <- errors.Join(err, fmt.Errorf("return to the original namespace: %w", serr))
@@ -172,4 +192,26 @@ func removeNetns(dir, name string) error {
 		return fmt.Errorf("netns %s: %w", name, err)
 	}
 	return nil
+}
+
+// coarseClockSlack covers the lag of file times behind time.Now (one kernel tick, 10 ms at
+// HZ=100).
+const coarseClockSlack = 20 * time.Millisecond
+
+// stalePlaceholder reports whether dir/name is what an interrupted namespace creation leaves:
+// an empty regular file on dir's own file system (no namespace bind-mounted on it) last
+// modified before the given time.
+func stalePlaceholder(dir, name string, before time.Time) bool {
+	isPlaceholder, mtime := placeholder(dir, name)
+	return isPlaceholder && mtime.Before(before.Add(-coarseClockSlack))
+}
+
+// placeholder reports whether dir/name is an empty regular file on dir's own file system (no
+// namespace bind-mounted on it), and its modification time.
+func placeholder(dir, name string) (bool, time.Time) {
+	var d, f unix.Stat_t
+	if unix.Stat(dir, &d) != nil || unix.Stat(filepath.Join(dir, name), &f) != nil {
+		return false, time.Time{}
+	}
+	return f.Mode&unix.S_IFMT == unix.S_IFREG && f.Size == 0 && f.Dev == d.Dev, time.Unix(f.Mtim.Sec, f.Mtim.Nsec)
 }

@@ -1,8 +1,11 @@
 package veth
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -114,4 +117,77 @@ func (m *Manager) state(spec Spec, peerNL *netlink.Handle) (State, error) {
 		st.Spec.Address = st.Addresses[0]
 	}
 	return st, nil
+}
+
+// Sweep removes the namespaces this owner created that hold nothing but lo: what an Ensure
+// interrupted between creating the namespace and the pair leaves behind (the plugin was
+// killed), and the empty placeholder files of namespace creations interrupted before this
+// Manager was made (see stalePlaceholder). A pair's namespace always holds its peer, so no live pair's namespace is touched;
+// Ensure and Delete of this Manager wait while Sweep runs. Each removal is logged.
+func (m *Manager) Sweep() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	entries, err := os.ReadDir(m.netnsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("veth: sweep %s: %w", m.netnsDir, err)
+	}
+	var errs []error
+	m.log.Debug("sweeping", "netns_dir", m.netnsDir, "entries", len(entries))
+	for _, e := range entries {
+		// A placeholder older than this Manager was left by an interrupted creation: no
+		// namespace was ever mounted on it. Younger ones may be another creation under way.
+		if isPlaceholder, _ := placeholder(m.netnsDir, e.Name()); isPlaceholder && !stalePlaceholder(m.netnsDir, e.Name(), m.started) {
+			continue // a creation under way, perhaps not ours
+		}
+		if stalePlaceholder(m.netnsDir, e.Name(), m.started) {
+			if err := os.Remove(filepath.Join(m.netnsDir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("netns %s: remove the placeholder of an interrupted creation: %w", e.Name(), err))
+				continue
+			}
+			m.log.Info("removed the placeholder of an interrupted namespace creation", "netns", e.Name())
+			continue
+		}
+		if err := m.dropHalfPairs(e.Name()); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := m.collectNetns(e.Name()); err != nil && !errors.Is(err, ErrNetnsNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// dropHalfPairs deletes, in a namespace this owner created, the veth ends without a mark: a
+// pair is created unmarked and marked right after (the kernel takes no alias at creation), so
+// an unmarked veth in such a namespace is a creation interrupted in between. Deleting one end
+// deletes the pair. m.mu must be held; other namespaces are left alone.
+func (m *Manager) dropHalfPairs(name string) error {
+	h, err := openNetns(m.netnsDir, name)
+	if err != nil {
+		return nil // not a namespace, or gone: nothing of ours
+	}
+	defer h.close()
+	if owned, err := netnsOwned(h.nl, m.owner); err != nil || !owned {
+		return nil
+	}
+	links, err := linkList(h.nl)
+	if err != nil {
+		return fmt.Errorf("netns %s: %w", name, err)
+	}
+	for _, l := range links {
+		if _, isVeth := l.(*netlink.Veth); !isVeth || l.Attrs().Alias != "" {
+			continue
+		}
+		if err := h.nl.LinkDel(l); isNotFound(err) {
+			continue // the other end of a pair deleted just before
+		} else if err != nil {
+			return fmt.Errorf("netns %s: delete the half-made pair of %s: %w", name, l.Attrs().Name, err)
+		}
+		m.log.Info("deleted a veth pair whose creation was interrupted", "netns", name, "peer", l.Attrs().Name)
+	}
+	return nil
 }

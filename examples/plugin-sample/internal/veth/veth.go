@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -34,6 +35,8 @@ type Manager struct {
 	netnsDir string
 	log      *slog.Logger
 
+	started time.Time // when New made the Manager (see Sweep)
+
 	mu     sync.Mutex
 	host   *netlink.Handle
 	hostNS netns.NsHandle // for ioctls (ethtool) in the host namespace
@@ -44,7 +47,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Owner == "" || strings.ContainsAny(cfg.Owner, " \t\n") {
 		return nil, fmt.Errorf("veth: owner %q must be non-empty without white space", cfg.Owner)
 	}
-	m := &Manager{owner: cfg.Owner, netnsDir: cfg.NetnsDir, log: cfg.Logger}
+	m := &Manager{owner: cfg.Owner, netnsDir: cfg.NetnsDir, log: cfg.Logger, started: time.Now()}
 	if m.netnsDir == "" {
 		m.netnsDir = DefaultNetnsDir
 	}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -379,4 +381,60 @@ func offload(t *testing.T, ns, dev, feature string) string {
 	}
 	t.Fatalf("ethtool -k %s: no %s in\n%s", dev, feature, out)
 	return ""
+}
+
+// TestSweepCollectsInterruptedCreations: what a killed Ensure leaves — a marked namespace
+// holding only lo or an unmarked pair, or the empty placeholder file of a creation interrupted
+// before the mount — is removed by the next Manager's Sweep; a marked namespace holding a
+// marked link, another owner's namespace and a placeholder younger than the Manager are kept.
+func TestSweepCollectsInterruptedCreations(t *testing.T) {
+	w := newWorld(t, "sweeper")
+	empty, busy, half, foreign, old := freshNetns(t), freshNetns(t), freshNetns(t), freshNetns(t), freshNetns(t)
+	for _, ns := range []string{empty, busy, half} {
+		h, err := createNetns(DefaultNetnsDir, ns, "sweeper")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ns != empty {
+			v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "d0"}, PeerName: "d1"}
+			if err := h.nl.LinkAdd(v); err != nil {
+				t.Fatal(err)
+			}
+			for _, end := range []string{"d0", "d1"} {
+				if l, err := h.nl.LinkByName(end); err != nil || ns != busy {
+					continue
+				} else if err := h.nl.LinkSetAlias(l, "someone's"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		h.close()
+	}
+	h, err := createNetns(DefaultNetnsDir, foreign, "someone-else")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.close()
+	if err := os.WriteFile(filepath.Join(DefaultNetnsDir, old), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(filepath.Join(DefaultNetnsDir, old), past, past); err != nil {
+		t.Fatal(err)
+	}
+	young := freshNetns(t)
+	m := newManager(t, w.host, "sweeper")
+	if err := os.WriteFile(filepath.Join(DefaultNetnsDir, young), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	for ns, want := range map[string]bool{empty: false, half: false, old: false, busy: true, foreign: true, young: true} {
+		_, err := os.Stat(filepath.Join(DefaultNetnsDir, ns))
+		if got := err == nil; got != want {
+			t.Errorf("%s present %v after Sweep, want %v", ns, got, want)
+		}
+	}
+	_ = os.Remove(filepath.Join(DefaultNetnsDir, young))
 }

@@ -179,7 +179,15 @@ func (p *Plugin) List(ctx context.Context) ([]api.OwnedPort, error) {
 	if _, err := p.config(); err != nil {
 		return nil, err
 	}
-	states, err := p.kernel().List()
+	links := p.kernel()
+	// List is where the host reconciles with the plugin after a restart: first collect what
+	// an interrupted Attach left (a namespace without its pair), which List could not report.
+	if s, ok := links.(interface{ Sweep() error }); ok {
+		if err := s.Sweep(); err != nil {
+			p.log.Warn("sweeping namespaces left by interrupted attaches", "error", err)
+		}
+	}
+	states, err := links.List()
 	if err != nil {
 		return nil, apiError("list", err)
 	}
