@@ -120,7 +120,10 @@ type Daemon struct {
 	cfgDes  config.DesiredState      // cfg.Desired()
 	bridges map[string]config.Bridge // API bridges (no ports)
 	ports   map[string]apiPort       // API ports by name
-	subs    map[*subscriber]struct{}
+	// attaching counts, per port name, the ApplyPort calls between a plugin's Attach and the
+	// end of their write, whose host work must not be swept as orphaned.
+	attaching map[string]int
+	subs      map[*subscriber]struct{}
 
 	batcher *batch.Batcher[batch.PortRequest, batch.PortResult]
 	stop    context.CancelFunc
@@ -160,7 +163,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		cfg = &config.Config{}
 	}
 	d := &Daemon{c: c, log: opts.Logger, opts: opts, cfg: cfg, cfgDes: cfg.Desired(),
-		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, subs: map[*subscriber]struct{}{}}
+		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, subs: map[*subscriber]struct{}{}}
 	d.adopt(c.Owned())
 
 	ro := opts.Reconcile
@@ -459,6 +462,16 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (P
 	sp := storedPort{Bridge: bridge, Port: p}
 	fresh := false
 	if isPlugin {
+		d.mu.Lock()
+		d.attaching[p.Name]++
+		d.mu.Unlock()
+		defer func() {
+			d.mu.Lock()
+			if d.attaching[p.Name]--; d.attaching[p.Name] <= 0 {
+				delete(d.attaching, p.Name)
+			}
+			d.mu.Unlock()
+		}()
 		if sp.Plugin, fresh, err = d.attach(ctx, bridge, p, prov, plugin, typ, prev); err != nil {
 			return PortInfo{}, err
 		}

@@ -232,12 +232,29 @@ func pluginError(port string, err error) error {
 	case api.Unavailable, api.DeadlineExceeded:
 		kind = ErrUnavailable
 	case api.Canceled:
-		return fmt.Errorf("port %q: %w", port, err)
+		return fmt.Errorf("port %q: %w", port, err) // context.Canceled for the caller
 	default:
 		kind = ErrFailed
 	}
-	return fmt.Errorf("%w: port %q: %w", kind, port, err)
+	msg := err.Error()
+	if e, ok := err.(*api.Error); ok && e.Message != "" { // the kind already says the code
+		msg = e.Message
+	}
+	if !strings.Contains(msg, port) {
+		msg = fmt.Sprintf("port %q: %s", port, msg)
+	}
+	return &wrapped{kind: kind, msg: msg, err: err}
 }
+
+// wrapped is an error of one of the Daemon's kinds with its own message, wrapping the cause.
+type wrapped struct {
+	kind error
+	msg  string
+	err  error
+}
+
+func (w *wrapped) Error() string   { return w.kind.Error() + ": " + w.msg }
+func (w *wrapped) Unwrap() []error { return []error{w.kind, w.err} }
 
 // PluginPorts returns the ports attached through plugin, as the host replays them after the
 // plugin (re)starts: each request with the State its last Attach returned. It is the host's
@@ -277,6 +294,54 @@ func (d *Daemon) PluginReplayed(plugin string, results []ReplayResult) {
 		if err != nil || !samePort(canonicalPort(shape), p.plugin.Shape) {
 			d.log.Warn("plugin re-attached a port with another OVS shape; the stored one stays (apply the port again to change it)", "plugin", plugin, "port", r.Port, "error", err)
 		}
+	}
+}
+
+// sweepOrphans detaches what the plugin says it owns but the Daemon does not know: the host
+// work of an Attach whose port was never written (the plugin or the daemon died in between).
+// Ports being applied right now are left alone.
+func (d *Daemon) sweepOrphans(plugin string) {
+	if d.opts.Plugins == nil {
+		return
+	}
+	var prov api.PortProvider
+	for _, pi := range d.opts.Plugins.Plugins() {
+		if pi.Name != plugin {
+			continue
+		}
+		for _, t := range pi.Types {
+			if p, name, ok := d.opts.Plugins.PortProvider(t); ok && name == plugin {
+				prov = p
+				break
+			}
+		}
+	}
+	if prov == nil {
+		d.log.Debug("no port provider to sweep orphans of", "plugin", plugin)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
+	defer cancel()
+	owned, err := prov.List(ctx)
+	d.log.Debug("plugin's ports, for orphans", "plugin", plugin, "ports", len(owned), "error", err)
+	if err != nil {
+		d.log.Warn("could not list a plugin's ports to find orphans", "plugin", plugin, "error", err)
+		return
+	}
+	for _, o := range owned {
+		d.mu.Lock()
+		p, known := d.ports[o.Name]
+		busy := d.attaching[o.Name] > 0
+		d.mu.Unlock()
+		if busy || (known && p.plugin != nil && p.plugin.Plugin == plugin) {
+			continue
+		}
+		req := api.PortRequest{Bridge: o.Bridge, Name: o.Name, Type: o.Type, State: o.State}
+		if err := prov.Detach(ctx, req); err != nil {
+			d.log.Error("could not detach a plugin's orphaned port", "plugin", plugin, "port", o.Name, "error", err)
+			continue
+		}
+		d.log.Warn("detached a plugin's port that was never written to OVSDB", "plugin", plugin, "port", o.Name, "bridge", o.Bridge)
 	}
 }
 
@@ -323,9 +388,18 @@ func samePort(a, b config.Port) bool {
 }
 
 // PluginChanged tells the Daemon that a plugin's state changed (the host's Options.OnChange):
-// the statuses of the plugin's ports are published again, with the plugin's health. It does
-// not block on the plugin.
+// the statuses of the plugin's ports are published again, with the plugin's health, and when
+// the plugin is now running (a start or restart, after the replay of its ports), what it
+// holds but OVSDB does not is detached (see sweepOrphans). It calls the plugin: run it in its
+// own goroutine.
 func (d *Daemon) PluginChanged(plugin string) {
+	if d.opts.Plugins != nil {
+		for _, pi := range d.opts.Plugins.Plugins() {
+			if pi.Name == plugin && pi.State == "running" {
+				d.sweepOrphans(plugin)
+			}
+		}
+	}
 	d.mu.Lock()
 	var changed []reconcile.Status
 	type obj struct {

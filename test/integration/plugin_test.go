@@ -1,0 +1,296 @@
+package integration
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/test/lab"
+)
+
+// buildVethPlugin builds the sample plugin into a fresh plugin dir (mode 0755, as the trust
+// checks want) and returns the dir and the binary's SHA-256.
+func buildVethPlugin(t *testing.T, dataDir string) (dir, sum string) {
+	t.Helper()
+	dir = filepath.Join(dataDir, "plugins")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "ovsplane-plugin-veth")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../examples/plugin-sample").CombinedOutput(); err != nil {
+		t.Fatalf("go build the veth plugin: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(b)
+	return dir, hex.EncodeToString(h[:])
+}
+
+func vethPort(name, netns, addr string) *ovsplanev1.Port {
+	return &ovsplanev1.Port{Name: name, Interfaces: []*ovsplanev1.Interface{{Name: name, Type: "veth",
+		Options: map[string]string{"netns": netns, "address": addr}}}}
+}
+
+// pluginByName returns the daemon's view of one plugin.
+func pluginByName(ctx context.Context, l *daemonLab, name string) (*ovsplanev1.PluginInfo, error) {
+	resp, err := l.api.ListPlugins(ctx, connect.NewRequest(&ovsplanev1.ListPluginsRequest{}))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range resp.Msg.GetPlugins() {
+		if p.GetName() == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("plugin %q not listed", name)
+}
+
+// TestPluginEndToEnd runs the real ovsplaned with the real veth plugin (built, discovered in
+// its plugin dir, pinned by SHA-256) on a real userspace ovs-vswitchd: ports of type veth
+// applied through the API are attached by the plugin and written by the daemon; the two veth
+// peers, in namespaces the plugin made, ping each other and move 4 MiB over TCP through br0.
+// Then the plugin is killed with SIGKILL: it is restarted, its ports are replayed (the same
+// OVSDB rows, traffic still flows), and a port applied while it is down fails cleanly. vsctl
+// add-port with type=veth goes through the daemon. Deleting a port removes its row and the
+// plugin's namespace.
+func TestPluginEndToEnd(t *testing.T) {
+	lab.Require(t, lab.NeedOVS, lab.NeedTraffic)
+	ctx := t.Context()
+	vsns := lab.NewNetns(t) // ovs-vswitchd's namespace, where the veth host ends go
+	db := lab.StartOVSDB(t)
+	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace, Netns: vsns})
+
+	l := newDaemonLab(t, db)
+	pdir, sum := buildVethPlugin(t, l.dir)
+	conf := fmt.Sprintf(`
+plugin_dir: %s
+plugins:
+  - name: veth
+    path: ovsplane-plugin-veth
+    sha256: %s
+    config:
+      host_netns: %s
+bridges:
+  - name: br0
+    datapath_type: netdev
+`, pdir, sum, vsns.Name)
+	if err := os.WriteFile(l.conf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.start(ctx)
+
+	p, err := pluginByName(ctx, l, "veth")
+	if err != nil || p.GetState() != ovsplanev1.PluginState_PLUGIN_STATE_RUNNING || p.GetPid() == 0 {
+		t.Fatalf("plugin veth: %+v, %v", p, err)
+	}
+
+	red, blue := uniqueNS(t, "r"), uniqueNS(t, "b")
+	ports := map[string]*ovsplanev1.Port{
+		"vpa": vethPort("vpa", red, "10.98.7.1/24"),
+		"vpb": vethPort("vpb", blue, "10.98.7.2/24"),
+	}
+	for _, name := range []string{"vpa", "vpb"} {
+		resp, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: ports[name]}))
+		if err != nil {
+			t.Fatalf("ApplyPort %s: %v", name, err)
+		}
+		info := resp.Msg.GetPort()
+		if info.GetPlugin() != "veth" || info.GetStatus().GetState() != ovsplanev1.State_STATE_READY ||
+			len(info.GetInterfaces()) != 1 || info.GetInterfaces()[0].GetOfport() <= 0 || info.GetShape().GetInterfaces()[0].GetType() == "veth" {
+			t.Fatalf("ApplyPort %s: %+v", name, info)
+		}
+		t.Logf("%s: %s, ofport %d, shape type %q", name, info.GetPluginStatus(), info.GetInterfaces()[0].GetOfport(), info.GetShape().GetInterfaces()[0].GetType())
+	}
+	if got := db.Get(t, "Port", "vpa", "external_ids:ovsplane-plugin"); got != `veth` && got != `"veth"` {
+		t.Errorf("Port vpa external_ids:ovsplane-plugin = %s", got)
+	}
+	redNS, blueNS := &lab.Netns{Name: red}, &lab.Netns{Name: blue}
+	if st, err := lab.Ping(ctx, redNS, "10.98.7.2", 3); err != nil || st.Received == 0 {
+		t.Fatalf("ping %s → %s through br0: %+v %v", red, blue, st, err)
+	}
+	if st, err := lab.TCPTransfer(ctx, redNS, blueNS, "10.98.7.2", 4<<20); err != nil {
+		t.Errorf("TCP through br0: %+v %v", st, err)
+	}
+
+	// kill -9 the plugin: the host restarts it and replays its ports.
+	uuidBefore := db.Get(t, "Port", "vpa", "_uuid")
+	killedAt := time.Now()
+	if err := syscall.Kill(int(p.GetPid()), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var restarted *ovsplanev1.PluginInfo
+	lab.WaitFor(t, 20*time.Second, "the veth plugin restarted", func(ctx context.Context) error {
+		q, err := pluginByName(ctx, l, "veth")
+		if err == nil && (q.GetState() != ovsplanev1.PluginState_PLUGIN_STATE_RUNNING || q.GetPid() == p.GetPid()) {
+			err = fmt.Errorf("state %s, pid %d, restarts %d", q.GetState(), q.GetPid(), q.GetRestarts())
+		}
+		restarted = q
+		return err
+	})
+	t.Logf("plugin restarted %v after SIGKILL (restarts %d, last error %q)", time.Since(killedAt).Round(time.Millisecond), restarted.GetRestarts(), restarted.GetLastError())
+	if restarted.GetRestarts() < 1 {
+		t.Errorf("restarts = %d after a SIGKILL", restarted.GetRestarts())
+	}
+	if got := db.Get(t, "Port", "vpa", "_uuid"); got != uuidBefore {
+		t.Errorf("port vpa was rewritten by the plugin's restart: uuid %s → %s", uuidBefore, got)
+	}
+	if st, err := lab.Ping(ctx, blueNS, "10.98.7.1", 3); err != nil || st.Received == 0 {
+		t.Errorf("ping after the plugin's restart: %+v %v", st, err)
+	}
+
+	// vsctl add-port with a plugin type goes through the daemon.
+	green := uniqueNS(t, "g")
+	vsctl := exec.CommandContext(ctx, vsctlBinary(t), "--db="+db.Endpoint, "add-port", "br0", "vpc", "--",
+		"set", "Interface", "vpc", "type=veth", "options:netns="+green, "options:address=10.98.7.3/24")
+	vsctl.Env = append(os.Environ(), "OVSPLANE_API=unix:"+filepath.Join(l.dir, "ovsplaned.sock"))
+	if out, err := vsctl.CombinedOutput(); err != nil {
+		t.Fatalf("vsctl add-port type=veth: %v\n%s", err, out)
+	}
+	if st, err := lab.Ping(ctx, &lab.Netns{Name: green}, "10.98.7.1", 3); err != nil || st.Received == 0 {
+		t.Errorf("ping from the vsctl-made port: %+v %v", st, err)
+	}
+
+	// kill -9 while ports are being applied: every call ends applied or with a clean error;
+	// an applied port is in OVSDB with its namespace, a failed one left nothing behind (an
+	// attach the plugin finished but the daemon never wrote is detached after the restart).
+	q, err := pluginByName(ctx, l, "veth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		name, ns string
+		err      error
+	}
+	outs := make([]outcome, 12)
+	var wg sync.WaitGroup
+	for i := range outs {
+		outs[i] = outcome{name: fmt.Sprintf("vk%d", i), ns: uniqueNS(t, fmt.Sprintf("k%d", i))}
+		wg.Go(func() {
+			_, outs[i].err = l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
+				Port: vethPort(outs[i].name, outs[i].ns, fmt.Sprintf("10.98.8.%d/24", i+1))}))
+		})
+	}
+	time.Sleep(15 * time.Millisecond)
+	if err := syscall.Kill(int(q.GetPid()), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	lab.WaitFor(t, 20*time.Second, "the veth plugin restarted again", func(ctx context.Context) error {
+		r, err := pluginByName(ctx, l, "veth")
+		if err == nil && (r.GetState() != ovsplanev1.PluginState_PLUGIN_STATE_RUNNING || r.GetPid() == q.GetPid()) {
+			err = fmt.Errorf("state %s, pid %d", r.GetState(), r.GetPid())
+		}
+		return err
+	})
+	applied := 0
+	for _, o := range outs {
+		if o.err == nil {
+			applied++
+			continue
+		}
+		if c := connect.CodeOf(o.err); c != connect.CodeUnavailable && c != connect.CodeDeadlineExceeded {
+			t.Errorf("%s failed with %s, want unavailable: %v", o.name, c, o.err)
+		}
+	}
+	t.Logf("kill -9 during 12 applies: %d applied, %d failed cleanly", applied, len(outs)-applied)
+	var last error
+	defer func() {
+		if t.Failed() {
+			t.Logf("last inconsistency: %v", last)
+		}
+	}()
+	lab.WaitFor(t, 20*time.Second, "every apply is whole or absent", func(ctx context.Context) (err error) {
+		defer func() {
+			if ctx.Err() == nil {
+				last = err
+			}
+		}()
+		for _, o := range outs {
+			row, _, err := db.VsctlErr(ctx, "--if-exists", "get", "Port", o.name, "name")
+			if err != nil {
+				return err
+			}
+			_, nserr := os.Stat(filepath.Join("/run/netns", o.ns))
+			switch {
+			case o.err == nil && (row == "" || nserr != nil):
+				return fmt.Errorf("%s applied but row %q, namespace %v", o.name, row, nserr)
+			case o.err != nil && (row != "" || nserr == nil):
+				what := ""
+				if nserr == nil { // say what is left: a placeholder file or a namespace, and its links
+					st, _ := exec.CommandContext(ctx, "stat", "-c", "%s bytes, dev %d", filepath.Join("/run/netns", o.ns)).CombinedOutput()
+					links, _ := exec.CommandContext(ctx, "ip", "-n", o.ns, "-o", "link").CombinedOutput()
+					what = fmt.Sprintf(" (%s; links: %s)", strings.TrimSpace(string(st)), strings.TrimSpace(string(links)))
+				}
+				return fmt.Errorf("%s failed (%v) but row %q, namespace present %v%s", o.name, o.err, row, nserr == nil, what)
+			}
+		}
+		return nil
+	})
+
+	// A failed apply can be retried: nothing of it is in the way.
+	for _, o := range outs {
+		if o.err == nil {
+			continue
+		}
+		if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
+			Port: vethPort(o.name, o.ns, "10.98.8.200/24")})); err != nil {
+			t.Errorf("retrying %s after the plugin's restart: %v", o.name, err)
+		}
+		break
+	}
+
+	// Bad input through the plugin: a clear error naming the option, nothing written.
+	_, err = l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
+		Port: &ovsplanev1.Port{Name: "vpbad", Interfaces: []*ovsplanev1.Interface{{Name: "vpbad", Type: "veth",
+			Options: map[string]string{"address": "10.0.0.300/24"}}}}}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "address") {
+		t.Errorf("bad veth address: %v", err)
+	}
+	if out, _, err := db.VsctlErr(ctx, "--if-exists", "get", "Port", "vpbad", "name"); err != nil || out != "" {
+		t.Errorf("refused port written: %q %v", out, err)
+	}
+
+	// Delete: the row goes, then the plugin removes the pair and its namespace.
+	for _, name := range []string{"vpa", "vpc"} {
+		if _, err := l.api.DeletePort(ctx, connect.NewRequest(&ovsplanev1.DeletePortRequest{Name: name})); err != nil {
+			t.Fatalf("DeletePort %s: %v", name, err)
+		}
+	}
+	if out, _, err := db.VsctlErr(ctx, "--if-exists", "get", "Port", "vpa", "name"); err != nil || out != "" {
+		t.Errorf("deleted port still in OVSDB: %q %v", out, err)
+	}
+	for _, ns := range []string{red, green} {
+		if _, err := os.Stat(filepath.Join("/run/netns", ns)); !os.IsNotExist(err) {
+			t.Errorf("namespace %s still there after DeletePort: %v", ns, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join("/run/netns", blue)); err != nil {
+		t.Errorf("namespace %s of the remaining port vpb: %v", blue, err)
+	}
+}
+
+// uniqueNS returns an unused namespace name, removed at cleanup if something left it.
+func uniqueNS(t *testing.T, tag string) string {
+	t.Helper()
+	name := fmt.Sprintf("opi%s%d%d", tag, os.Getpid()%100000, time.Now().UnixNano()%100000)
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join("/run/netns", name)); err == nil {
+			_ = exec.Command("ip", "netns", "del", name).Run()
+		}
+	})
+	return name
+}
