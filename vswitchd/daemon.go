@@ -84,6 +84,11 @@ type Plugins interface {
 	Plugins() []PluginInfo
 	// Reload makes the running plugins match a reloaded configuration's list.
 	Reload(ctx context.Context, plugins []config.Plugin) error
+	// GlobalConfig returns the plugins' merged contribution to Open_vSwitch.other_config
+	// given the daemon's own keys (which win), and the conflicts: keys on which plugins (or a
+	// plugin and the daemon) disagree, which no plugin gets. A plugin that cannot answer
+	// contributes what it last answered.
+	GlobalConfig(ctx context.Context, daemon map[string]string) (merged map[string]string, conflicts []error)
 }
 
 // Observer receives the daemon's measurements. Implementations must not block.
@@ -123,7 +128,11 @@ type Daemon struct {
 	// attaching counts, per port name, the ApplyPort calls between a plugin's Attach and the
 	// end of their write, whose host work must not be swept as orphaned.
 	attaching map[string]int
-	subs      map[*subscriber]struct{}
+	// pluginOC is the plugins' merged other_config contribution, pluginConflicts what was
+	// left out of it (see refreshGlobal).
+	pluginOC        map[string]string
+	pluginConflicts []string
+	subs            map[*subscriber]struct{}
 
 	batcher *batch.Batcher[batch.PortRequest, batch.PortResult]
 	stop    context.CancelFunc
@@ -807,10 +816,12 @@ func (d *Daemon) Reload(ctx context.Context) error {
 		return fmt.Errorf("%w: reload rejected, the running configuration stays: %s created through the API; delete them through the API first or rename them in the file",
 			ErrConflict, strings.Join(clashes, ", "))
 	}
-	d.rec.Update(d.cfgDes)
+	d.rec.Update(d.desired())
 	d.log.Info("configuration reloaded")
 	if d.opts.Plugins != nil {
-		if err := d.opts.Plugins.Reload(ctx, cfg.Plugins); err != nil {
+		err := d.opts.Plugins.Reload(ctx, cfg.Plugins)
+		d.RefreshPluginConfig(ctx)
+		if err != nil {
 			return fmt.Errorf("%w: configuration reloaded, but plugins: %w", ErrFailed, err)
 		}
 	}
@@ -820,6 +831,9 @@ func (d *Daemon) Reload(ctx context.Context) error {
 // Health reports the daemon's state.
 func (d *Daemon) Health(context.Context) Health {
 	h := Health{Version: Version, Mode: d.opts.Mode, OVSDBConnected: d.c.Connected(), Objects: map[reconcile.State]int{}}
+	d.mu.Lock()
+	h.PluginConflicts = slices.Clone(d.pluginConflicts)
+	d.mu.Unlock()
 	if h.OVSDBConnected {
 		h.OVSDBEndpoint = d.c.Endpoint()
 	}

@@ -390,13 +390,17 @@ func samePort(a, b config.Port) bool {
 // PluginChanged tells the Daemon that a plugin's state changed (the host's Options.OnChange):
 // the statuses of the plugin's ports are published again, with the plugin's health, and when
 // the plugin is now running (a start or restart, after the replay of its ports), what it
-// holds but OVSDB does not is detached (see sweepOrphans). It calls the plugin: run it in its
+// holds but OVSDB does not is detached (see sweepOrphans) and the plugins' other_config
+// contributions are read again (see RefreshPluginConfig). It calls the plugin: run it in its
 // own goroutine.
 func (d *Daemon) PluginChanged(plugin string) {
 	if d.opts.Plugins != nil {
 		for _, pi := range d.opts.Plugins.Plugins() {
 			if pi.Name == plugin && pi.State == "running" {
 				d.sweepOrphans(plugin)
+				ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
+				d.RefreshPluginConfig(ctx)
+				cancel()
 			}
 		}
 	}
@@ -423,4 +427,48 @@ func (d *Daemon) PluginChanged(plugin string) {
 		changed = append(changed, d.status(string(o.kind)+"/"+o.name, o.kind, o.name, o.bridge))
 	}
 	d.publish(changed)
+}
+
+// desired returns the desired state the reconciler works on: the configuration's, with the
+// plugins' other_config contribution added (the configuration's own keys win).
+func (d *Daemon) desired() config.DesiredState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.pluginOC) == 0 {
+		return d.cfgDes
+	}
+	out := d.cfgDes
+	out.OtherConfig = merged(d.pluginOC, d.cfgDes.OtherConfig)
+	return out
+}
+
+// RefreshPluginConfig asks the plugins for their other_config contributions again and makes
+// the merge part of the desired state; the conflicts are logged and reported by Health. It is
+// called after a plugin (re)starts and after a reload.
+func (d *Daemon) RefreshPluginConfig(ctx context.Context) {
+	if d.opts.Plugins == nil {
+		return
+	}
+	d.mu.Lock()
+	own := maps.Clone(d.cfgDes.OtherConfig)
+	d.mu.Unlock()
+	oc, conflicts := d.opts.Plugins.GlobalConfig(ctx, own)
+	msgs := make([]string, 0, len(conflicts))
+	for _, c := range conflicts {
+		msgs = append(msgs, c.Error())
+	}
+	d.mu.Lock()
+	changed := !maps.Equal(oc, d.pluginOC) || !slices.Equal(msgs, d.pluginConflicts)
+	d.pluginOC, d.pluginConflicts = oc, msgs
+	d.mu.Unlock()
+	if !changed {
+		return
+	}
+	for _, m := range msgs {
+		d.log.Error("plugins disagree on a global setting; none of their values is applied", "conflict", m)
+	}
+	if len(oc) > 0 {
+		d.log.Info("plugins' other_config contribution", "keys", slices.Sorted(maps.Keys(oc)))
+	}
+	d.rec.Update(d.desired())
 }

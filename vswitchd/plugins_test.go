@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 	"github.com/ovsplane/ovsplane/plugins/api"
@@ -26,6 +27,7 @@ type fakePlugins struct {
 	attaches map[string]int
 	detached []string // "name state"
 	bad      bool     // Attach returns two ports
+	global   map[string]string
 }
 
 func newFakePlugins() *fakePlugins {
@@ -46,6 +48,21 @@ func (f *fakePlugins) Plugins() []vswitchd.PluginInfo {
 }
 
 func (f *fakePlugins) Reload(context.Context, []config.Plugin) error { return nil }
+
+func (f *fakePlugins) GlobalConfig(_ context.Context, daemon map[string]string) (map[string]string, []error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	var conflicts []error
+	for k, v := range f.global {
+		if own, ok := daemon[k]; ok && own != v {
+			conflicts = append(conflicts, fmt.Errorf("other_config:%s: plugin %q wants %q, the daemon's configuration has %q", k, "thing-plugin", v, own))
+			continue
+		}
+		out[k] = v
+	}
+	return out, conflicts
+}
 
 func (f *fakePlugins) Validate(_ context.Context, req api.PortRequest) ([]api.Problem, error) {
 	if v, ok := req.Options["color"]; ok && v != "red" {
@@ -225,5 +242,50 @@ func TestPluginPortStatusFollowsVswitchdAndPlugin(t *testing.T) {
 	}
 	if !slices.ContainsFunc(d.Status(), func(s reconcile.Status) bool { return s.Name == "ok0" && s.State == reconcile.Error }) {
 		t.Error("Status does not show the failed plugin on ok0")
+	}
+}
+
+func TestPluginGlobalConfigMerged(t *testing.T) {
+	e := newEnv(t)
+	fp := newFakePlugins()
+	fp.global = map[string]string{"hw-offload": "true", "pmd-cpu-mask": "0x6"}
+	cfg := cfgWithBridge()
+	cfg.OtherConfig = map[string]string{"pmd-cpu-mask": "0x3"}
+	d, _ := startDaemon(t, e, cfg, nil, withPlugins(fp))
+	d.RefreshPluginConfig(e.ctx)
+	root := func() map[string]string {
+		var rows []vswitch.OpenvSwitch
+		if err := e.raw.List(e.ctx, &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("Open_vSwitch: %v %d", err, len(rows))
+		}
+		return rows[0].OtherConfig
+	}
+	waitFor(t, "hw-offload contributed", func() bool { return root()["hw-offload"] == "true" })
+	if got := root()["pmd-cpu-mask"]; got != "0x3" {
+		t.Errorf("pmd-cpu-mask = %q: the configuration's value must stay", got)
+	}
+	h := d.Health(e.ctx)
+	if len(h.PluginConflicts) != 1 || !strings.Contains(h.PluginConflicts[0], "pmd-cpu-mask") {
+		t.Errorf("Health.PluginConflicts = %q", h.PluginConflicts)
+	}
+	// The contribution goes away: so does the key it brought.
+	fp.mu.Lock()
+	fp.global = nil
+	fp.mu.Unlock()
+	d.RefreshPluginConfig(e.ctx)
+	waitFor(t, "hw-offload withdrawn", func() bool { _, ok := root()["hw-offload"]; return !ok })
+	if got := root()["pmd-cpu-mask"]; got != "0x3" {
+		t.Errorf("pmd-cpu-mask = %q after the plugin withdrew", got)
+	}
+}
+
+// waitFor polls cond until it holds (the test's context bounds it).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; !cond(); i++ {
+		if i > 1000 {
+			t.Fatalf("%s: not reached", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -90,6 +90,10 @@ type Health struct {
 	Objects map[reconcile.State]int
 	// LastError is the error of the last failed reconcile pass; "" after a successful one.
 	LastError string
+	// PluginConflicts are the other_config keys plugins disagree on (with each other or
+	// with the configuration), one message per key naming the plugins and values; none of
+	// the disagreeing values is applied.
+	PluginConflicts []string
 }
 
 // PluginInfo is one configured plugin as the daemon's plugin host sees it.

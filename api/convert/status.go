@@ -168,12 +168,13 @@ func PortInfoFromProto(p *v1.PortInfo) vswitchd.PortInfo {
 // HealthToProto converts the daemon's health; apiVersion names the API package served.
 func HealthToProto(h vswitchd.Health, apiVersion string) *v1.HealthResponse {
 	m := &v1.HealthResponse{
-		Version:        h.Version,
-		Mode:           modes[h.Mode],
-		OvsdbEndpoint:  h.OVSDBEndpoint,
-		OvsdbConnected: h.OVSDBConnected,
-		LastError:      h.LastError,
-		ApiVersion:     apiVersion,
+		Version:         h.Version,
+		Mode:            modes[h.Mode],
+		OvsdbEndpoint:   h.OVSDBEndpoint,
+		OvsdbConnected:  h.OVSDBConnected,
+		LastError:       h.LastError,
+		ApiVersion:      apiVersion,
+		PluginConflicts: h.PluginConflicts,
 	}
 	if len(h.Objects) > 0 {
 		m.Objects = make(map[string]int32, len(h.Objects))
@@ -187,11 +188,12 @@ func HealthToProto(h vswitchd.Health, apiVersion string) *v1.HealthResponse {
 // HealthFromProto converts a health message.
 func HealthFromProto(m *v1.HealthResponse) vswitchd.Health {
 	h := vswitchd.Health{
-		Version:        m.GetVersion(),
-		Mode:           modesBack[m.GetMode()],
-		OVSDBEndpoint:  m.GetOvsdbEndpoint(),
-		OVSDBConnected: m.GetOvsdbConnected(),
-		LastError:      m.GetLastError(),
+		Version:         m.GetVersion(),
+		Mode:            modesBack[m.GetMode()],
+		OVSDBEndpoint:   m.GetOvsdbEndpoint(),
+		OVSDBConnected:  m.GetOvsdbConnected(),
+		LastError:       m.GetLastError(),
+		PluginConflicts: m.GetPluginConflicts(),
 	}
 	if len(m.GetObjects()) > 0 {
 		h.Objects = make(map[reconcile.State]int, len(m.GetObjects()))

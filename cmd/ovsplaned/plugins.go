@@ -108,3 +108,13 @@ func (p *pluginHost) Plugins() []vswitchd.PluginInfo {
 	}
 	return out
 }
+
+// GlobalConfig implements vswitchd.Plugins.
+func (p *pluginHost) GlobalConfig(ctx context.Context, daemon map[string]string) (map[string]string, []error) {
+	g := p.h.GlobalConfig(ctx, daemon)
+	conflicts := make([]error, 0, len(g.Conflicts))
+	for _, c := range g.Conflicts {
+		conflicts = append(conflicts, c)
+	}
+	return g.OtherConfig, conflicts
+}

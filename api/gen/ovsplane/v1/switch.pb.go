@@ -1955,9 +1955,13 @@ type HealthResponse struct {
 	// last_error of the last failed reconcile pass; empty after a successful one.
 	LastError string `protobuf:"bytes,6,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
 	// api_version is the API package, "ovsplane.v1".
-	ApiVersion    string `protobuf:"bytes,7,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ApiVersion string `protobuf:"bytes,7,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	// plugin_conflicts: one message per Open_vSwitch.other_config key that plugins (or a
+	// plugin and the configuration) disagree on, naming each plugin and value; none of the
+	// disagreeing plugin values is applied.
+	PluginConflicts []string `protobuf:"bytes,8,rep,name=plugin_conflicts,json=pluginConflicts,proto3" json:"plugin_conflicts,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HealthResponse) Reset() {
@@ -2037,6 +2041,13 @@ func (x *HealthResponse) GetApiVersion() string {
 		return x.ApiVersion
 	}
 	return ""
+}
+
+func (x *HealthResponse) GetPluginConflicts() []string {
+	if x != nil {
+		return x.PluginConflicts
+	}
+	return nil
 }
 
 // PluginInfo is one configured plugin.
@@ -2366,7 +2377,7 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\bstatuses\x18\x02 \x03(\v2\x13.ovsplane.v1.StatusR\bstatuses\"\x0f\n" +
 	"\rReloadRequest\"\x10\n" +
 	"\x0eReloadResponse\"\x0f\n" +
-	"\rHealthRequest\"\xe1\x02\n" +
+	"\rHealthRequest\"\x8c\x03\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12%\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x11.ovsplane.v1.ModeR\x04mode\x12%\n" +
@@ -2376,7 +2387,8 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\n" +
 	"last_error\x18\x06 \x01(\tR\tlastError\x12\x1f\n" +
 	"\vapi_version\x18\a \x01(\tR\n" +
-	"apiVersion\x1a:\n" +
+	"apiVersion\x12)\n" +
+	"\x10plugin_conflicts\x18\b \x03(\tR\x0fpluginConflicts\x1a:\n" +
 	"\fObjectsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x89\x02\n" +
