@@ -71,6 +71,9 @@ type Options struct {
 	// Plugins is the plugin host: ports whose interface type a plugin provides are validated
 	// and attached through it. Nil: no plugins (such types are refused as unknown).
 	Plugins Plugins
+	// OpenFlow programs the plugins' flow programs on the managed bridges; nil: none are
+	// (the embedded OVSDB has no OpenFlow).
+	OpenFlow OpenFlow
 }
 
 // Plugins is what the Daemon needs from the plugin host (plugins/host.Host through an
@@ -89,6 +92,31 @@ type Plugins interface {
 	// plugin and the daemon) disagree, which no plugin gets. A plugin that cannot answer
 	// contributes what it last answered.
 	GlobalConfig(ctx context.Context, daemon map[string]string) (merged map[string]string, conflicts []error)
+	// Flows asks every plugin with the flow-program capability for its flows and groups on a
+	// bridge (see PluginFlows).
+	Flows(ctx context.Context, bridge api.BridgeFacts) []PluginFlows
+	// Cookies is the cookie space of all plugins' flows: flows in it whose plugin is not
+	// configured any more are pruned.
+	Cookies() api.CookieRange
+}
+
+// PluginFlows is one plugin's desired flows and groups on a bridge, with its ranges.
+type PluginFlows struct {
+	Plugin  string
+	Cookies api.CookieRange
+	Groups  api.GroupRange
+	Set     api.FlowSet
+	// Err: the plugin could not answer (or answered outside its ranges); its current flows
+	// are left alone.
+	Err error
+}
+
+// OpenFlow programs the plugins' flows (vswitchd/openflow.Programmer).
+type OpenFlow interface {
+	// Sync makes the bridge's flows in cookies and groups in groups exactly fs.
+	Sync(ctx context.Context, bridge string, cookies api.CookieRange, groups api.GroupRange, fs api.FlowSet) error
+	// PruneForeign deletes the flows in the space marker/mask whose cookie is in none of keep.
+	PruneForeign(ctx context.Context, bridge string, marker, mask uint64, keep []api.CookieRange) error
 }
 
 // Observer receives the daemon's measurements. Implementations must not block.
@@ -132,6 +160,7 @@ type Daemon struct {
 	// left out of it (see refreshGlobal).
 	pluginOC        map[string]string
 	pluginConflicts []string
+	flowKick        chan struct{} // a flow sync is wanted (capacity 1)
 	subs            map[*subscriber]struct{}
 
 	batcher *batch.Batcher[batch.PortRequest, batch.PortResult]
@@ -172,7 +201,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		cfg = &config.Config{}
 	}
 	d := &Daemon{c: c, log: opts.Logger, opts: opts, cfg: cfg, cfgDes: cfg.Desired(),
-		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, subs: map[*subscriber]struct{}{}}
+		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, flowKick: make(chan struct{}, 1), subs: map[*subscriber]struct{}{}}
 	d.adopt(c.Owned())
 
 	ro := opts.Reconcile
@@ -182,6 +211,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	userChange := ro.OnChange
 	ro.OnChange = func(changed []reconcile.Status) {
 		d.publish(changed)
+		d.KickFlows()
 		if userChange != nil {
 			userChange(changed)
 		}
@@ -215,6 +245,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		done := make(chan struct{})
 		defer func() { <-done }()
 		go func() { defer close(done); d.watchVswitchd(ctx) }()
+	}
+	if d.opts.OpenFlow != nil && d.opts.Plugins != nil {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() { defer close(done); d.flowLoop(ctx) }()
 	}
 	return d.rec.Run(ctx)
 }
@@ -821,6 +856,7 @@ func (d *Daemon) Reload(ctx context.Context) error {
 	if d.opts.Plugins != nil {
 		err := d.opts.Plugins.Reload(ctx, cfg.Plugins)
 		d.RefreshPluginConfig(ctx)
+		d.KickFlows()
 		if err != nil {
 			return fmt.Errorf("%w: configuration reloaded, but plugins: %w", ErrFailed, err)
 		}

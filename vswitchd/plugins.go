@@ -401,6 +401,7 @@ func (d *Daemon) PluginChanged(plugin string) {
 				ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
 				d.RefreshPluginConfig(ctx)
 				cancel()
+				d.KickFlows()
 			}
 		}
 	}

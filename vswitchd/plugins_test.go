@@ -49,6 +49,12 @@ func (f *fakePlugins) Plugins() []vswitchd.PluginInfo {
 
 func (f *fakePlugins) Reload(context.Context, []config.Plugin) error { return nil }
 
+func (f *fakePlugins) Flows(context.Context, api.BridgeFacts) []vswitchd.PluginFlows { return nil }
+
+func (f *fakePlugins) Cookies() api.CookieRange {
+	return api.CookieRange{Value: 0xa5 << 56, Mask: 0xff << 56}
+}
+
 func (f *fakePlugins) GlobalConfig(_ context.Context, daemon map[string]string) (map[string]string, []error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -42,6 +42,7 @@ import (
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/metrics"
+	"github.com/ovsplane/ovsplane/vswitchd/openflow"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 	"github.com/ovsplane/ovsplane/vswitchd/sandbox"
 )
@@ -173,8 +174,13 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 			log.Warn("shutdown: plugins did not stop in time", "error", err)
 		}
 	}()
+	var of vswitchd.OpenFlow
+	if mode != vswitchd.ModeEmbedded { // the simulated ovs-vswitchd speaks no OpenFlow
+		of = &openflow.Programmer{RunDir: tgt.runDir}
+	}
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
 		Plugins:       plugins,
+		OpenFlow:      of,
 		Logger:        log,
 		Mode:          mode,
 		Reload:        load,

@@ -118,3 +118,15 @@ func (p *pluginHost) GlobalConfig(ctx context.Context, daemon map[string]string)
 	}
 	return g.OtherConfig, conflicts
 }
+
+// Flows implements vswitchd.Plugins.
+func (p *pluginHost) Flows(ctx context.Context, bridge api.BridgeFacts) []vswitchd.PluginFlows {
+	var out []vswitchd.PluginFlows
+	for _, f := range p.h.Flows(ctx, bridge) {
+		out = append(out, vswitchd.PluginFlows{Plugin: f.Plugin, Cookies: f.Cookies, Groups: f.Groups, Set: f.Set, Err: f.Err})
+	}
+	return out
+}
+
+// Cookies implements vswitchd.Plugins.
+func (p *pluginHost) Cookies() api.CookieRange { return host.PluginCookies() }

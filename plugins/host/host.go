@@ -312,6 +312,12 @@ func (a slotAssigner) slot(name string) uint32 {
 // daemon's own (and each other) by cookie alone.
 const cookieMarker = 0xa5
 
+// PluginCookies returns the cookie space of every plugin's flows (the top byte
+// cookieMarker): the daemon prunes flows in it whose plugin is no longer configured.
+func PluginCookies() api.CookieRange {
+	return api.CookieRange{Value: cookieMarker << 56, Mask: 0xff00000000000000}
+}
+
 // ranges returns the cookie and group ranges of a slot: cookies 0xa5SSSS followed by 40 free
 // bits, group ids (slot+1)<<16 .. +65535 (below OpenFlow's reserved 0xffffff00).
 func ranges(slot uint32) (api.CookieRange, api.GroupRange) {

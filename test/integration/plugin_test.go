@@ -72,7 +72,16 @@ func TestPluginEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	vsns := lab.NewNetns(t) // ovs-vswitchd's namespace, where the veth host ends go
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace, Netns: vsns})
+	sw := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace, Netns: vsns})
+	ofctl := func(args ...string) string {
+		t.Helper()
+		args = append([]string{"-O", "OpenFlow13", args[0], sw.OpenFlowTarget("br0")}, args[1:]...)
+		out, err := exec.CommandContext(ctx, "ovs-ofctl", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ovs-ofctl %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
 
 	l := newDaemonLab(t, db)
 	pdir, sum := buildVethPlugin(t, l.dir)
@@ -124,6 +133,39 @@ bridges:
 	}
 	if st, err := lab.TCPTransfer(ctx, redNS, blueNS, "10.98.7.2", 4<<20); err != nil {
 		t.Errorf("TCP through br0: %+v %v", st, err)
+	}
+
+	// The plugin's flow program: reloaded with drop_ethertypes [ipv4], the plugin asks for
+	// flows dropping IPv4 from its ports, which the daemon programs under the plugin's cookie
+	// (the ping fails); reloaded without, they are removed (the ping works again). A flow of
+	// someone else on br0 is never touched.
+	ofctl("add-flow", "cookie=0x1234,table=0,priority=1,actions=NORMAL")
+	reload := func(drop string) {
+		t.Helper()
+		c := strings.Replace(conf, "      host_netns:", "      drop_ethertypes: ["+drop+"]\n      host_netns:", 1)
+		if err := os.WriteFile(l.conf, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.api.Reload(ctx, connect.NewRequest(&ovsplanev1.ReloadRequest{})); err != nil {
+			t.Fatalf("Reload: %v", err)
+		}
+	}
+	reload("ipv4")
+	lab.WaitFor(t, 20*time.Second, "IPv4 dropped by the plugin's flows", func(ctx context.Context) error {
+		if st, _ := lab.Ping(ctx, redNS, "10.98.7.2", 1); st.Received != 0 {
+			return fmt.Errorf("ping still answered")
+		}
+		return nil
+	})
+	reload("")
+	lab.WaitFor(t, 20*time.Second, "IPv4 flowing again", func(ctx context.Context) error {
+		if st, err := lab.Ping(ctx, redNS, "10.98.7.2", 1); err != nil || st.Received == 0 {
+			return fmt.Errorf("no answer: %v", err)
+		}
+		return nil
+	})
+	if flows := ofctl("dump-flows", "cookie=0x1234/-1"); !strings.Contains(flows, "cookie=0x1234") {
+		t.Errorf("someone else's flow was removed:\n%s", flows)
 	}
 
 	// kill -9 the plugin: the host restarts it and replays its ports.
