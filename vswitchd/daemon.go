@@ -161,6 +161,8 @@ type Daemon struct {
 	pluginOC        map[string]string
 	pluginConflicts []string
 	flowKick        chan struct{} // a flow sync is wanted (capacity 1)
+	// cfgPlugins are the configuration's ports of plugin types, by name (see cfgPluginPort).
+	cfgPlugins map[string]*cfgPluginPort
 	subs            map[*subscriber]struct{}
 
 	batcher *batch.Batcher[batch.PortRequest, batch.PortResult]
@@ -201,8 +203,13 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		cfg = &config.Config{}
 	}
 	d := &Daemon{c: c, log: opts.Logger, opts: opts, cfg: cfg, cfgDes: cfg.Desired(),
-		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, flowKick: make(chan struct{}, 1), subs: map[*subscriber]struct{}{}}
-	d.adopt(c.Owned())
+		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, flowKick: make(chan struct{}, 1), cfgPlugins: map[string]*cfgPluginPort{}, subs: map[*subscriber]struct{}{}}
+	owned := c.Owned()
+	d.adopt(owned)
+	d.mu.Lock()
+	d.syncCfgPluginsLocked()
+	d.adoptCfgPluginsLocked(owned)
+	d.mu.Unlock()
 
 	ro := opts.Reconcile
 	ro.Logger, ro.Commit = opts.Logger, opts.Commit
@@ -225,7 +232,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 			}
 		}
 	}
-	d.rec = reconcile.New(c, d.cfgDes, ro)
+	d.rec = reconcile.New(c, d.desired(), ro)
 
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b, err := batch.Start(bctx, &portCommitter{d: d}, batch.Options[batch.PortRequest]{
@@ -596,7 +603,11 @@ func (d *Daemon) Ports(bridge string) []PortInfo {
 			continue
 		}
 		for _, p := range b.Ports {
-			out = append(out, PortInfo{Bridge: b.Name, Spec: p, Origin: OriginConfig})
+			info := PortInfo{Bridge: b.Name, Spec: p, Origin: OriginConfig}
+			if c := d.cfgPlugins[p.Name]; c != nil {
+				d.fillPlugin(&info, c.pp)
+			}
+			out = append(out, info)
 		}
 	}
 	for _, p := range d.ports {
@@ -623,7 +634,11 @@ func (d *Daemon) portLocked(name string) (PortInfo, bool) {
 	for _, b := range d.cfgDesired().Bridges {
 		for _, p := range b.Ports {
 			if p.Name == name {
-				return PortInfo{Bridge: b.Name, Spec: p, Origin: OriginConfig}, true
+				info := PortInfo{Bridge: b.Name, Spec: p, Origin: OriginConfig}
+				if c := d.cfgPlugins[p.Name]; c != nil {
+					d.fillPlugin(&info, c.pp)
+				}
+				return info, true
 			}
 		}
 	}
@@ -648,7 +663,7 @@ func (d *Daemon) status(key string, kind reconcile.Kind, name, bridge string) re
 	if s, ok := d.statusOf(key); ok {
 		return s
 	}
-	return reconcile.Status{Kind: kind, Name: name, Bridge: bridge, State: reconcile.Pending}
+	return d.pluginStatus(reconcile.Status{Kind: kind, Name: name, Bridge: bridge, State: reconcile.Pending})
 }
 
 // statusOf is the reconciler's status of key, with the health of the object's plugin.
@@ -769,8 +784,9 @@ func (d *Daemon) WaitReady(ctx context.Context, keys []string) ([]reconcile.Stat
 		ready := true
 		for _, k := range keys {
 			s, ok := d.statusOf(k)
-			if !ok && d.managed(k) { // applied, not yet seen by the reconciler's statuses
-				s, ok = reconcile.Status{State: reconcile.Pending}, true
+			if !ok && d.managed(k) { // applied (or waiting for its plugin), not yet in the reconciler's statuses
+				kind, name, _ := strings.Cut(k, "/")
+				s, ok = d.pluginStatus(reconcile.Status{Kind: reconcile.Kind(kind), Name: name, State: reconcile.Pending}), true
 			}
 			if !ok {
 				return out, fmt.Errorf("%w: %s is not managed by ovsplane (keys are bridge/NAME, port/NAME or interface/NAME)", ErrNotFound, k)
@@ -843,8 +859,10 @@ func (d *Daemon) Reload(ctx context.Context) error {
 			}
 		}
 	}
+	var gone []*cfgPluginPort
 	if len(clashes) == 0 {
 		d.cfg, d.cfgDes = cfg, cfg.Desired()
+		gone = d.syncCfgPluginsLocked()
 	}
 	d.mu.Unlock()
 	if len(clashes) > 0 {
@@ -853,9 +871,15 @@ func (d *Daemon) Reload(ctx context.Context) error {
 	}
 	d.rec.Update(d.desired())
 	d.log.Info("configuration reloaded")
+	if len(gone) > 0 { // their rows go first, then their plugins detach them
+		if err := d.rec.Reconcile(ctx); err != nil {
+			d.log.Warn("reconcile after reload", "error", err)
+		}
+	}
 	if d.opts.Plugins != nil {
 		err := d.opts.Plugins.Reload(ctx, cfg.Plugins)
 		d.RefreshPluginConfig(ctx)
+		d.attachCfgPlugins(ctx, gone)
 		d.KickFlows()
 		if err != nil {
 			return fmt.Errorf("%w: configuration reloaded, but plugins: %w", ErrFailed, err)

@@ -272,7 +272,7 @@ func (d *Daemon) PluginPorts(_ context.Context, plugin string) ([]api.PortReques
 		out = append(out, api.PortRequest{Bridge: p.bridge, Name: p.spec.Name, Type: p.plugin.Type,
 			Options: maps.Clone(in.Options), ExternalIDs: maps.Clone(p.spec.ExternalIDs), State: slices.Clone(p.plugin.State)})
 	}
-	return out, nil
+	return append(out, d.cfgPluginPortsLocked(plugin)...), nil
 }
 
 // PluginReplayed is the host's Options.Replayed: it logs the replays that failed or whose OVS
@@ -332,8 +332,9 @@ func (d *Daemon) sweepOrphans(plugin string) {
 		d.mu.Lock()
 		p, known := d.ports[o.Name]
 		busy := d.attaching[o.Name] > 0
+		c, isCfg := d.cfgPlugins[o.Name]
 		d.mu.Unlock()
-		if busy || (known && p.plugin != nil && p.plugin.Plugin == plugin) {
+		if busy || (known && p.plugin != nil && p.plugin.Plugin == plugin) || (isCfg && c.pp != nil && c.pp.Plugin == plugin) {
 			continue
 		}
 		req := api.PortRequest{Bridge: o.Bridge, Name: o.Name, Type: o.Type, State: o.State}
@@ -360,23 +361,34 @@ func (d *Daemon) pluginStatus(s reconcile.Status) reconcile.Status {
 		return s
 	}
 	d.mu.Lock()
-	p, ok := d.ports[s.Name]
+	var pp *pluginPort
+	if p, ok := d.ports[s.Name]; ok {
+		pp = p.plugin
+	} else if c, ok := d.cfgPlugins[s.Name]; ok {
+		if c.pp == nil {
+			d.mu.Unlock()
+			s.State, s.Ofport, s.Bridge = reconcile.Error, 0, c.bridge
+			s.Error = "not attached: " + c.err.Error()
+			return s
+		}
+		pp = c.pp
+	}
 	d.mu.Unlock()
-	if !ok || p.plugin == nil {
+	if pp == nil {
 		return s
 	}
 	for _, pi := range d.opts.Plugins.Plugins() {
-		if pi.Name != p.plugin.Plugin {
+		if pi.Name != pp.Plugin {
 			continue
 		}
 		if pi.State == "failed" || pi.State == "refused" {
 			s.State, s.Ofport = reconcile.Error, 0
-			s.Error = fmt.Sprintf("plugin %q, which provides type %q, is %s: %s", pi.Name, p.plugin.Type, pi.State, pi.Reason)
+			s.Error = fmt.Sprintf("plugin %q, which provides type %q, is %s: %s", pi.Name, pp.Type, pi.State, pi.Reason)
 		}
 		return s
 	}
 	s.State, s.Ofport = reconcile.Error, 0
-	s.Error = fmt.Sprintf("plugin %q, which attached this port, is no longer configured; add it back or delete the port", p.plugin.Plugin)
+	s.Error = fmt.Sprintf("plugin %q, which attached this port, is no longer configured; add it back or delete the port", pp.Plugin)
 	return s
 }
 
@@ -399,6 +411,7 @@ func (d *Daemon) PluginChanged(plugin string) {
 			if pi.Name == plugin && pi.State == "running" {
 				d.sweepOrphans(plugin)
 				ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
+				d.attachCfgPlugins(ctx, nil)
 				d.RefreshPluginConfig(ctx)
 				cancel()
 				d.KickFlows()
@@ -435,11 +448,10 @@ func (d *Daemon) PluginChanged(plugin string) {
 func (d *Daemon) desired() config.DesiredState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.pluginOC) == 0 {
-		return d.cfgDes
+	out := d.withCfgPluginsLocked(d.cfgDes)
+	if len(d.pluginOC) > 0 {
+		out.OtherConfig = merged(d.pluginOC, d.cfgDes.OtherConfig)
 	}
-	out := d.cfgDes
-	out.OtherConfig = merged(d.pluginOC, d.cfgDes.OtherConfig)
 	return out
 }
 

@@ -295,3 +295,62 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestConfigPortOfPluginType(t *testing.T) {
+	e := newEnv(t)
+	fp := newFakePlugins()
+	cfg := cfgWithBridge()
+	cfg.Plugins = []config.Plugin{{Name: "thing-plugin", Path: "thing", SHA256: strings.Repeat("0", 64)}}
+	cfg.Bridges[0].Ports = append(cfg.Bridges[0].Ports, thingPort("ct1", map[string]string{"color": "red"}))
+	d, stop := startDaemon(t, e, cfg, nil, withPlugins(fp))
+	// Before its plugin attached it, the port is not written and says why.
+	if _, err := d.WaitReady(e.ctx, []string{"port/ct1"}); !errors.Is(err, vswitchd.ErrFailed) || !strings.Contains(err.Error(), "not attached") {
+		t.Fatalf("WaitReady before the plugin ran: %v", err)
+	}
+	d.PluginChanged("thing-plugin") // the host reports it running
+	if _, err := d.WaitReady(e.ctx, []string{"port/ct1", "interface/ct1"}); err != nil {
+		t.Fatal(err)
+	}
+	port := &vswitch.Port{Name: "ct1"}
+	if err := e.raw.Get(e.ctx, port); err != nil || port.ExternalIDs[vswitchd.PluginKey] != "thing-plugin" {
+		t.Fatalf("ct1 row: %+v, %v", port, err)
+	}
+	info, err := d.Port("ct1")
+	if err != nil || info.Origin != vswitchd.OriginConfig || info.Plugin != "thing-plugin" || info.Shape == nil {
+		t.Fatalf("Port(ct1): %+v, %v", info, err)
+	}
+	reqs, _ := d.PluginPorts(e.ctx, "thing-plugin")
+	if len(reqs) != 1 || string(reqs[0].State) != "st:ct1:1" {
+		t.Errorf("PluginPorts: %+v", reqs)
+	}
+
+	// A restarted daemon keeps the port from its stored attachment, without attaching again.
+	stop()
+	cfg2 := cfgWithBridge()
+	cfg2.Plugins = cfg.Plugins
+	d, _ = startReloadable(t, e, cfg, cfg2, fp)
+	if _, err := d.WaitReady(e.ctx, []string{"port/ct1"}); err != nil {
+		t.Fatalf("after a restart: %v", err)
+	}
+	if fp.attaches["ct1"] != 1 {
+		t.Errorf("attached %d times", fp.attaches["ct1"])
+	}
+
+	// Removed from the configuration: the row goes, then the plugin detaches it.
+	if err := d.Reload(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.raw.Get(e.ctx, &vswitch.Port{Name: "ct1"}); err == nil {
+		t.Error("ct1 still in OVSDB after its removal from the configuration")
+	}
+	if !slices.Contains(fp.detached, "ct1 st:ct1:1") {
+		t.Errorf("detached: %q", fp.detached)
+	}
+}
+
+// startReloadable starts a Daemon on cfg whose Reload loads next.
+func startReloadable(t *testing.T, e *env, cfg, next *config.Config, p vswitchd.Plugins) (*vswitchd.Daemon, func()) {
+	return startDaemon(t, e, cfg, nil, withPlugins(p), func(o *vswitchd.Options) {
+		o.Reload = func(context.Context) (*config.Config, error) { return next, nil }
+	})
+}

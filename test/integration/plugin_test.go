@@ -85,6 +85,7 @@ func TestPluginEndToEnd(t *testing.T) {
 
 	l := newDaemonLab(t, db)
 	pdir, sum := buildVethPlugin(t, l.dir)
+	cfgNS := uniqueNS(t, "c")
 	conf := fmt.Sprintf(`
 plugin_dir: %s
 plugins:
@@ -96,7 +97,13 @@ plugins:
 bridges:
   - name: br0
     datapath_type: netdev
-`, pdir, sum, vsns.Name)
+    ports:
+      - name: vpcfg
+        interfaces:
+          - name: vpcfg
+            type: veth
+            options: {netns: %s, address: 10.98.7.9/24}
+`, pdir, sum, vsns.Name, cfgNS)
 	if err := os.WriteFile(l.conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +140,13 @@ bridges:
 	}
 	if st, err := lab.TCPTransfer(ctx, redNS, blueNS, "10.98.7.2", 4<<20); err != nil {
 		t.Errorf("TCP through br0: %+v %v", st, err)
+	}
+	// The configuration file's veth port, attached by the plugin once it ran.
+	if _, err := l.api.WaitReady(ctx, connect.NewRequest(&ovsplanev1.WaitReadyRequest{Keys: []string{"port/vpcfg"}})); err != nil {
+		t.Fatalf("WaitReady port/vpcfg: %v", err)
+	}
+	if st, err := lab.Ping(ctx, &lab.Netns{Name: cfgNS}, "10.98.7.1", 3); err != nil || st.Received == 0 {
+		t.Errorf("ping from the configuration's veth port: %+v %v", st, err)
 	}
 
 	// The plugin's flow program: reloaded with drop_ethertypes [ipv4], the plugin asks for

@@ -608,3 +608,18 @@ func TestDocExample(t *testing.T) {
 		t.Fatalf("doc.go example and testdata/full.yaml differ; regenerate the file from the doc:\n%s", b.String())
 	}
 }
+
+func TestPluginTypesNeedPlugins(t *testing.T) {
+	port := Port{Name: "vm1", Interfaces: []Interface{{Name: "vm1", Type: "vdpa", Options: map[string]string{"pf": "0000:65:00.0"}}}}
+	c := &Config{DataDir: "/var/lib/ovsplane"}
+	c.applyDefaults()
+	c.Bridges = []Bridge{{Name: "br0", Ports: []Port{port}}}
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), `unknown interface type "vdpa"`) {
+		t.Fatalf("a plugin type without plugins: %v", err)
+	}
+	c.Plugins = []Plugin{{Name: "vdpa", Path: "ovsplane-plugin-vdpa", SHA256: strings.Repeat("a", 64)}}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a plugin type with plugins configured: %v", err)
+	}
+}

@@ -47,6 +47,10 @@ var kernelNamed = []string{"", "system", "internal", "tap"}
 // It does not touch the host: files, groups and devices are checked by the daemon when used.
 func (c *Config) Validate() error {
 	v := &validator{}
+	if len(c.Plugins) > 0 {
+		// Types the plugins provide are known once they run: the daemon checks them then.
+		v.pluginType = func(string) bool { return true }
+	}
 	c.validateSettings(v)
 	c.validateDesired(v)
 	c.validatePlugins(v)
