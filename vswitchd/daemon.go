@@ -163,7 +163,7 @@ type Daemon struct {
 	flowKick        chan struct{} // a flow sync is wanted (capacity 1)
 	// cfgPlugins are the configuration's ports of plugin types, by name (see cfgPluginPort).
 	cfgPlugins map[string]*cfgPluginPort
-	subs            map[*subscriber]struct{}
+	subs       map[*subscriber]struct{}
 
 	batcher *batch.Batcher[batch.PortRequest, batch.PortResult]
 	stop    context.CancelFunc
