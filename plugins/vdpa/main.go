@@ -7,7 +7,13 @@
 //
 //	ovsplane-plugin-vdpa --detect [--json] [--root DIR | --simulate FIXTURE]
 //
-// prints what this host supports for each mode, and why not (the library's Detect report).
+// prints what this host supports for each mode, and why not (the library's Detect report), and
+//
+//	ovsplane-plugin-vdpa --plan [--json] [--name NAME] [--root DIR | --simulate FIXTURE] pf=… [vf=… mode=… …]
+//
+// prints, without doing any of it, what attaching a port with those options would do on this
+// host (the library's dry-run Plan): the ordered steps with their reasons, the OVS interface and
+// the guest endpoint.
 package main
 
 import (
@@ -19,6 +25,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 	"github.com/ovsplane/ovsplane/plugins/vdpa/internal/vdpaplugin"
+	"github.com/ovsplane/ovsplane/vdpa"
 )
 
 func main() {
@@ -36,29 +43,48 @@ func main() {
 }
 
 // runCLI runs the command-line mode and returns the exit status: 0 on success, 1 when the host
-// cannot be read, 2 on a usage error.
+// cannot be read or the plan fails, 2 on a usage error (bad flags or options).
 func runCLI(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ovsplane-plugin-vdpa", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	detect := fs.Bool("detect", false, "print what this host supports for vDPA ports, and why not (read-only)")
-	asJSON := fs.Bool("json", false, "with --detect: print the report as JSON")
-	root := fs.String("root", vdpaplugin.DefaultRoot, "with --detect: the directory holding sys/, dev/ and proc/")
-	simulate := fs.String("simulate", "", "with --detect: read a vdpa fixture file in a fake kernel instead of this host")
+	plan := fs.Bool("plan", false, "print what attaching a port with the key=value options given would do (dry run, read-only)")
+	asJSON := fs.Bool("json", false, "with --detect or --plan: print JSON")
+	name := fs.String("name", "vdpa0", "with --plan: the port's (interface's) name, the vDPA device's default name")
+	root := fs.String("root", vdpaplugin.DefaultRoot, "the directory holding sys/, dev/ and proc/")
+	simulate := fs.String("simulate", "", "read a vdpa fixture file in a fake kernel instead of this host")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ovsplane-plugin-vdpa --detect [--json] [--root DIR | --simulate FIXTURE]")
+		fmt.Fprintln(stderr, "       ovsplane-plugin-vdpa --plan [--json] [--name NAME] [--root DIR | --simulate FIXTURE] pf=PF [vf=N] [mode=kernel|dpdk-pmd|ovs-fork] [mac=…] [key=value…]")
 		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if !*detect || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	switch {
+	case *detect && !*plan && fs.NArg() == 0:
+		if err := runDetect(detectOptions{Root: *root, Simulate: *simulate, JSON: *asJSON}, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "ovsplane-plugin-vdpa: %v\n", err)
+			return 1
+		}
+		return 0
+	case *plan && !*detect && fs.NArg() > 0:
+		opts, err := parseKeyValues(fs.Args())
+		if err != nil {
+			fmt.Fprintf(stderr, "ovsplane-plugin-vdpa: --plan: %v\n", err)
+			return 2
+		}
+		err = runPlan(planOptions{Root: *root, Simulate: *simulate, Name: *name, JSON: *asJSON, Options: opts}, stdout, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "ovsplane-plugin-vdpa: %v\n", err)
+			if vdpa.CodeOf(err) == vdpa.CodeInvalidRequest {
+				return 2
+			}
+			return 1
+		}
+		return 0
 	}
-	if err := runDetect(detectOptions{Root: *root, Simulate: *simulate, JSON: *asJSON}, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "ovsplane-plugin-vdpa: %v\n", err)
-		return 1
-	}
-	return 0
+	fs.Usage()
+	return 2
 }
