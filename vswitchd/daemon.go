@@ -160,6 +160,7 @@ type Daemon struct {
 	// left out of it (see refreshGlobal).
 	pluginOC        map[string]string
 	pluginConflicts []string
+	pluginOCRead    bool          // pluginOC comes from the plugins, not from OVSDB at start
 	flowKick        chan struct{} // a flow sync is wanted (capacity 1)
 	// cfgPlugins are the configuration's ports of plugin types, by name (see cfgPluginPort).
 	cfgPlugins map[string]*cfgPluginPort
@@ -210,6 +211,21 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	d.syncCfgPluginsLocked()
 	d.adoptCfgPluginsLocked(owned)
 	d.mu.Unlock()
+	if opts.Plugins != nil {
+		// Until the plugins answer (RefreshPluginConfig), keep the other_config keys ovsplane
+		// set that the configuration does not: they may be plugins' contributions, and
+		// removing them for the moment the plugins start would make ovs-vswitchd flap.
+		if own, err := c.OwnedGlobal(ctx); err == nil {
+			for k, v := range own {
+				if _, inCfg := d.cfgDes.OtherConfig[k]; !inCfg {
+					if d.pluginOC == nil {
+						d.pluginOC = map[string]string{}
+					}
+					d.pluginOC[k] = v
+				}
+			}
+		}
+	}
 
 	ro := opts.Reconcile
 	ro.Logger, ro.Commit = opts.Logger, opts.Commit

@@ -471,7 +471,8 @@ func (d *Daemon) RefreshPluginConfig(ctx context.Context) {
 		msgs = append(msgs, c.Error())
 	}
 	d.mu.Lock()
-	changed := !maps.Equal(oc, d.pluginOC) || !slices.Equal(msgs, d.pluginConflicts)
+	changed := !maps.Equal(oc, d.pluginOC) || !slices.Equal(msgs, d.pluginConflicts) || !d.pluginOCRead
+	d.pluginOCRead = true
 	d.pluginOC, d.pluginConflicts = oc, msgs
 	d.mu.Unlock()
 	if !changed {

@@ -354,3 +354,32 @@ func startReloadable(t *testing.T, e *env, cfg, next *config.Config, p vswitchd.
 		o.Reload = func(context.Context) (*config.Config, error) { return next, nil }
 	})
 }
+
+// A restarted daemon keeps the plugins' other_config keys until the plugins answered: no
+// flap of hw-offload while they start.
+func TestPluginGlobalConfigKeptAcrossRestart(t *testing.T) {
+	e := newEnv(t)
+	fp := newFakePlugins()
+	fp.global = map[string]string{"hw-offload": "true"}
+	d, stop := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
+	d.RefreshPluginConfig(e.ctx)
+	root := func() map[string]string {
+		var rows []vswitch.OpenvSwitch
+		if err := e.raw.List(e.ctx, &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("Open_vSwitch: %v %d", err, len(rows))
+		}
+		return rows[0].OtherConfig
+	}
+	waitFor(t, "hw-offload contributed", func() bool { return root()["hw-offload"] == "true" })
+	stop()
+	// The new daemon reconciles (startDaemon runs a pass) before any plugin answered.
+	d, _ = startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
+	if got := root()["hw-offload"]; got != "true" {
+		t.Fatalf("hw-offload = %q after a restart, before the plugins answered", got)
+	}
+	fp.mu.Lock()
+	fp.global = nil
+	fp.mu.Unlock()
+	d.RefreshPluginConfig(e.ctx)
+	waitFor(t, "hw-offload released once the plugins answered without it", func() bool { _, ok := root()["hw-offload"]; return !ok })
+}

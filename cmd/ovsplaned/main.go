@@ -213,6 +213,9 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 			log.Info("plugin", "plugin", p.Name, "state", p.State, "reason", p.Reason, "types", strings.Join(p.Types, ","))
 		}
 	}
+	// The plugins' other_config contributions as they are now (none without plugins): keys a
+	// previous run kept for plugins that are gone are released here.
+	d.RefreshPluginConfig(ctx)
 	if df.once {
 		return once(ctx, d, df.timeout, stdout)
 	}

@@ -173,9 +173,14 @@ func (s *dataPathServer) Stats(req *pb.StatsRequest, stream pb.DataPath_StatsSer
 	ctx := stream.Context()
 	err := s.impl.Stats(ctx, StatsRequest{Jobs: req.GetJobs(), IntervalMillis: req.GetIntervalMs()},
 		func(sample StatsSample) error { return stream.Send(sampleToProto(sample)) })
-	if err != nil && ctx.Err() != nil {
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		// The host ended the stream: that is the normal end, not a plugin failure.
 		return nil
+	case err != nil && ctx.Err() != nil:
+		// The call's deadline passed. The server sees it a moment before the host does: say
+		// so, or the host would read an early end of stream.
+		return toStatus(&Error{Code: DeadlineExceeded, Message: ctx.Err().Error()})
 	}
 	return toStatus(err)
 }

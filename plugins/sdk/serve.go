@@ -67,6 +67,7 @@ func ServeWith(impl api.Plugin, cfg ServeConfig) {
 		}),
 	}
 	if !cfg.Debug {
+		go exitWithParent(cfg.Stderr, os.Getppid(), os.Getppid, parentPoll, func() { os.Exit(3) })
 		plugin.Serve(sc)
 		return
 	}
@@ -105,4 +106,23 @@ func serveDebug(sc *plugin.ServeConfig, name string, cfg ServeConfig) {
 		return
 	}
 	<-closed
+}
+
+// parentPoll is how often a plugin checks that the daemon that started it still runs.
+const parentPoll = 500 * time.Millisecond
+
+// exitWithParent calls exit once the process's parent is no longer parent (the daemon was
+// killed and the process re-parented): a restarted daemon starts its own plugin processes, and
+// an orphan must not keep acting on the host beside them. go-plugin offers no such watch, and
+// a parent-death signal is tied to the thread that started the process, not to the daemon.
+func exitWithParent(stderr io.Writer, parent int, getppid func() int, every time.Duration, exit func()) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for range t.C {
+		if getppid() != parent {
+			fmt.Fprintf(stderr, "ovsplane plugin: the daemon (pid %d) that started this plugin is gone; exiting\n", parent)
+			exit()
+			return
+		}
+	}
 }
