@@ -349,7 +349,8 @@ func TestDaemonKill9DuringChurn(t *testing.T) {
 		p := l.start(ctx)
 		cctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { l.churn(cctx, m, ports, workers, rng); close(done) }()
+		crng := rand.New(rand.NewPCG(rng.Uint64(), 3)) // the churn's own: rng stays this goroutine's
+		go func() { l.churn(cctx, m, ports, workers, crng); close(done) }()
 		time.Sleep(time.Duration(50+rng.IntN(700)) * time.Millisecond)
 		p.kill()
 		cancel()
