@@ -89,10 +89,16 @@ type churnEnv struct {
 	// are dpdkvhostuserclient with their vhost-server-path in this directory (no VM connects:
 	// OVS-DPDK sets the port up and keeps trying to connect).
 	vhostDir string
+	// portType, when set, is the interface type the ovsplaned arm asks for instead (a plugin's
+	// port type: see churnOvsplanedNoop).
+	portType string
 }
 
 // ifaceType and ifaceOptions are the type and options of the interface of port name.
 func (e *churnEnv) ifaceType() string {
+	if e.portType != "" {
+		return e.portType
+	}
 	if e.vhostDir != "" {
 		return "dpdkvhostuserclient"
 	}
