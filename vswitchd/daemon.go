@@ -528,7 +528,12 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (P
 	}
 	sp := storedPort{Bridge: bridge, Port: p}
 	fresh := false
+	var announced *batch.Announcement[batch.PortRequest, batch.PortResult]
 	if isPlugin {
+		// The plugin's work comes before the port reaches the batcher: announce it so its
+		// batch waits for it instead of leaving without it (splitting the cohort).
+		announced = d.batcher.Announce()
+		defer announced.Cancel() // no-op once submitted
 		d.mu.Lock()
 		d.attaching[p.Name]++
 		d.mu.Unlock()
@@ -543,7 +548,13 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (P
 			return PortInfo{}, err
 		}
 	}
-	res, err := d.batcher.Submit(ctx, batch.PortRequest{Spec: reconcile.PortSpec(bridge, sp.tagged())})
+	req := batch.PortRequest{Spec: reconcile.PortSpec(bridge, sp.tagged())}
+	var res batch.PortResult
+	if announced != nil {
+		res, err = d.batcher.SubmitAnnounced(ctx, announced, req)
+	} else {
+		res, err = d.batcher.Submit(ctx, req)
+	}
 	if err != nil && !errors.Is(err, ovsdb.ErrVswitchd) {
 		if fresh && !unknownOutcome(err) { // certainly not written: undo the plugin's work
 			d.detach(bridge, p, sp.Plugin)

@@ -95,6 +95,11 @@ type Options[Req any] struct {
 	// request's arrival and the end of the last commit (so requests that waited for the slot
 	// still gather with the callers of the batch that freed it).
 	Cohort bool
+	// AnnouncedDelay, with Cohort, replaces MaxDelay while requests announced with Announce
+	// are still being prepared and the batch is short of the previous batch's size: callers
+	// that do work before they submit (a plugin's attach) still join their cohort instead of
+	// splitting it. Default 5 × MaxDelay.
+	AnnouncedDelay time.Duration
 	// Key, if set, names the object a request changes. Requests with the same non-empty key never
 	// share a batch and are never in flight together, so they are applied in submission order.
 	Key func(Req) string
@@ -116,6 +121,9 @@ func (o Options[Req]) withDefaults(c any) (Options[Req], error) {
 	}
 	if o.MaxDelay == 0 {
 		o.MaxDelay = DefaultMaxDelay
+	}
+	if o.AnnouncedDelay <= 0 {
+		o.AnnouncedDelay = 5 * o.MaxDelay
 	}
 	if o.MaxInFlight == 0 {
 		o.MaxInFlight = DefaultMaxInFlight
@@ -176,6 +184,7 @@ type Batcher[Req, Res any] struct {
 	lastDone     time.Time // when the last commit finished (Options.Cohort)
 	inflightReqs int
 	inflightKeys map[string]int
+	announced    int // requests announced (Announce) and not yet submitted or cancelled
 	st           counters
 }
 
@@ -202,14 +211,53 @@ func Start[Req, Res any](ctx context.Context, c Committer[Req, Res], opts Option
 	return b, nil
 }
 
+// Announcement is a request a caller will submit soon (see Announce).
+type Announcement[Req, Res any] struct {
+	b    *Batcher[Req, Res]
+	once sync.Once
+}
+
+// Announce tells the Batcher that a request is coming once the caller has prepared it, so a
+// cohort waits for it (up to Options.AnnouncedDelay). Submit it with SubmitAnnounced, or call
+// Cancel when it will not come; an Announcement is used once.
+func (b *Batcher[Req, Res]) Announce() *Announcement[Req, Res] {
+	b.mu.Lock()
+	b.announced++
+	b.mu.Unlock()
+	return &Announcement[Req, Res]{b: b}
+}
+
+// Cancel withdraws the announcement (no-op once submitted or cancelled).
+func (a *Announcement[Req, Res]) Cancel() {
+	a.once.Do(func() {
+		a.b.mu.Lock()
+		a.b.announced--
+		a.b.mu.Unlock()
+		a.b.signal()
+	})
+}
+
+// SubmitAnnounced is Submit for an announced request: the announcement ends as the request is
+// queued.
+func (b *Batcher[Req, Res]) SubmitAnnounced(ctx context.Context, a *Announcement[Req, Res], req Req) (Res, error) {
+	return b.submit(ctx, req, a)
+}
+
 // Submit queues req, waits for the batch that carries it and returns this request's own result.
 // It fails with ctx.Err() when ctx ends before the request is sent (nothing was sent), with an
 // error matching both ctx.Err() and ErrOutcomeUnknown when ctx ends after (the change may still
 // be applied), and with ErrClosed when the Batcher is closed. Otherwise it returns the
 // Committer's outcome for req, or the whole-batch error that could not be isolated from it.
 func (b *Batcher[Req, Res]) Submit(ctx context.Context, req Req) (Res, error) {
+	return b.submit(ctx, req, nil)
+}
+
+func (b *Batcher[Req, Res]) submit(ctx context.Context, req Req, a *Announcement[Req, Res]) (Res, error) {
 	var zero Res
 	if err := ctx.Err(); err != nil {
+		if a != nil {
+			a.Cancel()
+		}
 		return zero, err
 	}
 	it := &item[Req, Res]{req: req, enq: b.clock.Now(), done: make(chan struct{})}
@@ -217,6 +265,9 @@ func (b *Batcher[Req, Res]) Submit(ctx context.Context, req Req) (Res, error) {
 		it.key = b.opts.Key(req)
 	}
 	b.mu.Lock()
+	if a != nil {
+		a.once.Do(func() { b.announced-- })
+	}
 	if b.closing {
 		b.mu.Unlock()
 		return zero, ErrClosed
@@ -306,17 +357,21 @@ func (b *Batcher[Req, Res]) dispatch() {
 				// the batch that just finished: the delay starts when the slot freed.
 				oldest = b.lastDone
 			}
+			delay := b.opts.MaxDelay
+			if b.opts.Cohort && b.announced > 0 && len(batch) < b.lastSize {
+				delay = b.opts.AnnouncedDelay // members of the cohort are still preparing
+			}
 			switch {
 			case len(batch) == 0:
 				// Every waiting request's key is in flight; a finishing commit wakes us.
 			case len(batch) >= b.opts.MaxSize || b.closing || (b.inflight == 0 && !b.opts.Linger) ||
 				(b.opts.Cohort && b.lastSize > 0 && len(batch) >= b.lastSize) ||
-				!now.Before(oldest.Add(b.opts.MaxDelay)):
+				!now.Before(oldest.Add(delay)):
 				b.takeLocked(batch)
 				b.mu.Unlock()
 				continue
 			default:
-				timer = b.clock.After(oldest.Add(b.opts.MaxDelay).Sub(now))
+				timer = b.clock.After(oldest.Add(delay).Sub(now))
 			}
 		}
 		b.mu.Unlock()

@@ -511,3 +511,45 @@ func TestCohortSendsWhenThePreviousBatchIsBack(t *testing.T) {
 		t.Errorf("batch sizes = %v, want [3 3 2]", got)
 	}
 }
+
+// With Cohort, a member of the cohort announced but still preparing its request holds the
+// batch up to AnnouncedDelay instead of MaxDelay, so it does not split the cohort; a cancelled
+// announcement releases the others.
+func TestAnnouncedRequestsJoinTheirCohort(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := start(t, f, batch.Options[int]{MaxSize: 100, MaxDelay: time.Second, AnnouncedDelay: 10 * time.Second,
+		Linger: true, Cohort: true, Clock: clk})
+	ch := submitAll(context.Background(), b, 1, 2, 3)
+	eventually(t, "3 queued", func() bool { return b.Stats().Queued == 3 })
+	clk.Advance(time.Second)
+	collect(t, ch, 3) // the cohort is 3
+
+	late := b.Announce()
+	ch = submitAll(context.Background(), b, 4, 5)
+	eventually(t, "2 queued", func() bool { return b.Stats().Queued == 2 })
+	clk.Advance(2 * time.Second) // past MaxDelay: the announced third member keeps them waiting
+	if n := len(f.calls()); n != 1 {
+		t.Fatalf("%d commits; the cohort must wait for its announced member", n)
+	}
+	res := make(chan error, 1)
+	go func() { _, err := b.SubmitAnnounced(context.Background(), late, 6); res <- err }()
+	collect(t, ch, 2)
+	if err := <-res; err != nil {
+		t.Fatal(err)
+	}
+	if got := sizes(f.calls()); !slices.Equal(got, []int{3, 3}) {
+		t.Fatalf("batch sizes = %v, want [3 3]", got)
+	}
+
+	gone := b.Announce()
+	ch = submitAll(context.Background(), b, 7, 8)
+	eventually(t, "2 queued", func() bool { return b.Stats().Queued == 2 })
+	clk.Advance(2 * time.Second)
+	gone.Cancel() // it will not come: MaxDelay applies again, and has passed
+	collect(t, ch, 2)
+	if got := sizes(f.calls()); !slices.Equal(got, []int{3, 3, 2}) {
+		t.Errorf("batch sizes = %v, want [3 3 2]", got)
+	}
+}
