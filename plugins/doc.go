@@ -1,6 +1,17 @@
-// Package plugins groups ovsplane's out-of-process plugins (hashicorp/go-plugin over gRPC): the
-// contract in plugins/api, the SDK in plugins/sdk, the host in plugins/host, and one directory per
-// plugin binary (vdpa, dsa, stripe, overlay, flowmon).
+// Package plugins groups ovsplane's out-of-process plugins, programs that ovsplaned starts
+// and supervises with hashicorp/go-plugin over gRPC and asks for what is hardware- or
+// data-path-specific (ports' OVS shapes, global other_config keys, OpenFlow flows):
 //
-// The plugin system is built in a later issue; this package holds its place in the layout.
+//   - plugins/api: the contract, as Go interfaces and the protobuf package ovsplane.plugin.v1,
+//     with the checks the daemon applies to every answer;
+//   - plugins/sdk: what a plugin author uses (sdk.Serve, logging, options and state helpers),
+//     and plugins/sdk/sdktest, a fake daemon for tests;
+//   - plugins/host: the daemon's side, which verifies each configured binary against its
+//     SHA-256 pin, runs it, restarts it with backoff behind a circuit breaker, and replays the
+//     ports it owns;
+//   - plugins/vdpa: the binary ovsplane-plugin-vdpa, ports of type vdpa on mlx5 NICs
+//     (docs/vdpa.md).
+//
+// The package itself has no code. docs/plugins.md is the guide for plugin authors and
+// examples/plugin-sample a complete plugin to copy.
 package plugins
