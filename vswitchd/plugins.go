@@ -19,6 +19,10 @@ import (
 // provides, the plugin that attached it.
 const PluginKey = ovsdb.TagPrefix + "plugin"
 
+// dpdkExtraKey is the other_config key whose plugin fragments are appended to the
+// configuration's value instead of conflicting with it (see plugins/host.DPDKExtraKey).
+const dpdkExtraKey = "dpdk-extra"
+
 // detachTimeout bounds the Detach the daemon sends after a port's row is gone (or a write
 // failed), which must not depend on the caller's context, often already ended by then.
 const detachTimeout = 30 * time.Second
@@ -451,6 +455,10 @@ func (d *Daemon) desired() config.DesiredState {
 	out := d.withCfgPluginsLocked(d.cfgDes)
 	if len(d.pluginOC) > 0 {
 		out.OtherConfig = merged(d.pluginOC, d.cfgDes.OtherConfig)
+		if v, ok := d.pluginOC[dpdkExtraKey]; ok {
+			// The plugins' dpdk-extra already starts with the configuration's own.
+			out.OtherConfig[dpdkExtraKey] = v
+		}
 	}
 	return out
 }

@@ -61,6 +61,10 @@ func (f *fakePlugins) GlobalConfig(_ context.Context, daemon map[string]string) 
 	out := map[string]string{}
 	var conflicts []error
 	for k, v := range f.global {
+		if k == "dpdk-extra" { // the host appends fragments to the daemon's own value
+			out[k] = v
+			continue
+		}
 		if own, ok := daemon[k]; ok && own != v {
 			conflicts = append(conflicts, fmt.Errorf("other_config:%s: plugin %q wants %q, the daemon's configuration has %q", k, "thing-plugin", v, own))
 			continue
@@ -254,9 +258,9 @@ func TestPluginPortStatusFollowsVswitchdAndPlugin(t *testing.T) {
 func TestPluginGlobalConfigMerged(t *testing.T) {
 	e := newEnv(t)
 	fp := newFakePlugins()
-	fp.global = map[string]string{"hw-offload": "true", "pmd-cpu-mask": "0x6"}
+	fp.global = map[string]string{"hw-offload": "true", "pmd-cpu-mask": "0x6", "dpdk-extra": "--log-level=8 --huge-unlink"}
 	cfg := cfgWithBridge()
-	cfg.OtherConfig = map[string]string{"pmd-cpu-mask": "0x3"}
+	cfg.OtherConfig = map[string]string{"pmd-cpu-mask": "0x3", "dpdk-extra": "--log-level=8"}
 	d, _ := startDaemon(t, e, cfg, nil, withPlugins(fp))
 	d.RefreshPluginConfig(e.ctx)
 	root := func() map[string]string {
@@ -269,6 +273,9 @@ func TestPluginGlobalConfigMerged(t *testing.T) {
 	waitFor(t, "hw-offload contributed", func() bool { return root()["hw-offload"] == "true" })
 	if got := root()["pmd-cpu-mask"]; got != "0x3" {
 		t.Errorf("pmd-cpu-mask = %q: the configuration's value must stay", got)
+	}
+	if got := root()["dpdk-extra"]; got != "--log-level=8 --huge-unlink" {
+		t.Errorf("dpdk-extra = %q: the plugins' fragments follow the configuration's value", got)
 	}
 	h := d.Health(e.ctx)
 	if len(h.PluginConflicts) != 1 || !strings.Contains(h.PluginConflicts[0], "pmd-cpu-mask") {

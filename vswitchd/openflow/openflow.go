@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
@@ -30,6 +32,9 @@ type Programmer struct {
 	RunDir string
 	// Ofctl is the ovs-ofctl binary; empty means "ovs-ofctl" from PATH.
 	Ofctl string
+
+	mu   sync.Mutex
+	last map[string]string // bridge and cookie range → the FlowSet last programmed there
 }
 
 // target is what ovs-ofctl connects to for bridge.
@@ -70,6 +75,11 @@ func (p *Programmer) Sync(ctx context.Context, bridge string, cookies api.Cookie
 			return fmt.Errorf("openflow: flow cookie %#x outside %#x/%#x", f.Cookie, cookies.Value, cookies.Mask)
 		}
 	}
+	key := fmt.Sprintf("%s/%#x/%#x", bridge, cookies.Value, cookies.Mask)
+	fp, _ := json.Marshal(fs) // plain data: cannot fail
+	if p.unchanged(ctx, bridge, key, string(fp), cookies, fs) {
+		return nil // rewriting would only reset the flows' counters
+	}
 	want := map[uint32]bool{}
 	for _, g := range fs.Groups {
 		if !groups.Contains(g.ID) {
@@ -94,7 +104,42 @@ func (p *Programmer) Sync(ctx context.Context, bridge string, cookies api.Cookie
 			}
 		}
 	}
+	p.mu.Lock()
+	if p.last == nil {
+		p.last = map[string]string{}
+	}
+	p.last[key] = string(fp)
+	p.mu.Unlock()
 	return nil
+}
+
+// unchanged reports whether fs is what was last programmed under key and the bridge still
+// holds it: as many flows in the cookie range and every group (someone deleting flows or
+// groups, or a restarted ovs-vswitchd, makes it false).
+func (p *Programmer) unchanged(ctx context.Context, bridge, key, fp string, cookies api.CookieRange, fs api.FlowSet) bool {
+	p.mu.Lock()
+	same := p.last[key] == fp
+	p.mu.Unlock()
+	if !same {
+		return false
+	}
+	out, err := p.run(ctx, "", "-O", protocols, "dump-flows", p.target(bridge), fmt.Sprintf("cookie=%#x/%#x", cookies.Value, cookies.Mask))
+	if err != nil || len(cookiesOf(out)) != len(fs.Flows) {
+		return false
+	}
+	if len(fs.Groups) == 0 {
+		return true
+	}
+	have, err := p.groupIDs(ctx, bridge)
+	if err != nil {
+		return false
+	}
+	for _, g := range fs.Groups {
+		if !slices.Contains(have, g.ID) {
+			return false
+		}
+	}
+	return true
 }
 
 // replaceFlows deletes the flows of cookies and adds flows, in one bundle when it can.
