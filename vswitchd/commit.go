@@ -57,11 +57,13 @@ func (d *Daemon) settle(reqs []batch.PortRequest) {
 		switch {
 		case r.Delete && !present:
 			delete(d.ports, r.Spec.Name)
+			d.objVer++
 		case !r.Delete && present && tags[OriginKey] == string(OriginAPI) && tags[SpecKey] == r.Spec.ExternalIDs[SpecKey]:
 			// The spec key round-trips the API's view of the port exactly.
 			var sp storedPort
 			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {
 				d.ports[r.Spec.Name] = newAPIPort(sp)
+				d.objVer++
 			}
 		}
 	}

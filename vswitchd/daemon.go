@@ -153,6 +153,10 @@ type Daemon struct {
 	cfgDes  config.DesiredState      // cfg.Desired()
 	bridges map[string]config.Bridge // API bridges (no ports)
 	ports   map[string]apiPort       // API ports by name
+	// objVer counts the changes of bridges and ports; extraCache is extra's result at
+	// extraVer (the status refresh asks for it after every change of OVSDB).
+	objVer, extraVer int
+	extraCache       []config.Bridge
 	// attaching counts, per port name, the ApplyPort calls between a plugin's Attach and the
 	// end of their write, whose host work must not be swept as orphaned.
 	attaching map[string]int
@@ -319,6 +323,7 @@ func (d *Daemon) adopt(owned []ovsdb.OwnedRow) {
 				continue
 			}
 			d.bridges[o.Name] = b
+			d.objVer++
 		case "Port":
 			ports = append(ports, o)
 		}
@@ -333,6 +338,7 @@ func (d *Daemon) adopt(owned []ovsdb.OwnedRow) {
 			continue
 		}
 		d.ports[o.Name] = newAPIPort(sp)
+		d.objVer++
 	}
 }
 
@@ -344,6 +350,9 @@ func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.extraCache != nil && d.extraVer == d.objVer {
+		return d.extraCache // callers only read it
+	}
 	byBridge := map[string][]config.Port{}
 	for _, p := range d.ports {
 		byBridge[p.bridge] = append(byBridge[p.bridge], p.tagged)
@@ -358,6 +367,7 @@ func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
 	for name, ports := range byBridge {
 		out = append(out, config.Bridge{Name: name, Ports: ports})
 	}
+	d.extraCache, d.extraVer = out, d.objVer
 	return out
 }
 
@@ -403,6 +413,7 @@ func (d *Daemon) ApplyBridge(ctx context.Context, b config.Bridge) (BridgeInfo, 
 		(cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
 		d.mu.Lock()
 		d.bridges[b.Name] = b
+		d.objVer++
 		d.mu.Unlock()
 		cerr = nil // committed: its status tells the rest
 	}
@@ -433,10 +444,12 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 	if _, still := d.c.Tags("Bridge", name); !still && (cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
 		d.mu.Lock()
 		delete(d.bridges, name)
+		d.objVer++
 		var attached []apiPort
 		for pn, p := range d.ports {
 			if p.bridge == name {
 				delete(d.ports, pn)
+				d.objVer++
 				if p.plugin != nil {
 					attached = append(attached, p)
 				}

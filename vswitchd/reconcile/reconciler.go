@@ -507,15 +507,27 @@ func (r *Reconciler) refresh() {
 	r.mu.Unlock()
 	desired = r.merge(desired, nil)
 
-	next := map[string]Status{}
+	lookup := r.c.Interface
+	if bulk, ok := r.c.(interface {
+		InterfaceStates() map[string]ovsdb.InterfaceState
+	}); ok { // one pass over the cache instead of a copied row per interface
+		all := bulk.InterfaceStates()
+		lookup = func(name string) (ovsdb.InterfaceState, error) {
+			if st, ok := all[name]; ok {
+				return st, nil
+			}
+			return ovsdb.InterfaceState{}, ovsdb.ErrNotFound
+		}
+	}
+	next := make(map[string]Status, len(r.status))
 	put := func(s Status) { next[s.Key()] = s }
 	for _, b := range desired.Bridges {
-		local := r.ifaceStatus(b.Name, b.Name, passErr, down)
+		local := r.ifaceStatus(lookup, b.Name, b.Name, passErr, down)
 		put(Status{Kind: KindBridge, Name: b.Name, State: local.State, Error: local.Error})
 		for _, p := range b.Ports {
 			ps := Status{Kind: KindPort, Name: p.Name, Bridge: b.Name, State: Ready}
 			for _, i := range p.Interfaces {
-				is := r.ifaceStatus(b.Name, i.Name, passErr, down)
+				is := r.ifaceStatus(lookup, b.Name, i.Name, passErr, down)
 				put(is)
 				switch {
 				case is.State == Error && ps.State != Error:
@@ -554,9 +566,9 @@ func (r *Reconciler) refresh() {
 	}
 }
 
-func (r *Reconciler) ifaceStatus(bridge, name string, passErr error, down string) Status {
+func (r *Reconciler) ifaceStatus(lookup func(string) (ovsdb.InterfaceState, error), bridge, name string, passErr error, down string) Status {
 	s := Status{Kind: KindInterface, Name: name, Bridge: bridge, State: Pending}
-	st, err := r.c.Interface(name)
+	st, err := lookup(name)
 	if err == nil && !st.Owned {
 		err = ovsdb.ErrNotOwned // a row of someone else's with our name tells nothing about ours
 	}
