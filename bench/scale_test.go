@@ -25,6 +25,10 @@ type scaleResult struct {
 	restart           time.Duration // exec to API answering with every object ready
 	restartTxns       float64       // OVSDB transactions the restarted daemon sent before ready
 	restartRSS        int64
+	steadyRSS         int64         // after the extra ports: the daemon at rest at that size
+	heapMB            float64       // Go heap in use then (go_memstats_heap_inuse_bytes)
+	cpu               float64       // CPU seconds of the restarted daemon until then
+	gcs               float64       // its garbage collections until then
 	commitP50, ackP50 time.Duration // one extra port: commit to OVSDB, then ovs-vswitchd's ack
 	totalP50          time.Duration // one extra port: the API call, ack included
 	extra             int
@@ -75,6 +79,10 @@ func runScale(tb testing.TB, n, extra int) scaleResult {
 		acks = append(acks, secs(d.metric(`ovsplane_batch_apply_seconds_sum`)-a0))
 	}
 	res.commitP50, res.ackP50, res.totalP50 = p50(commits), p50(acks), p50(totals)
+	res.steadyRSS, _ = d.rssKB()
+	res.heapMB = d.metric("go_memstats_heap_inuse_bytes") / (1 << 20)
+	res.cpu = d.metric("process_cpu_seconds_total")
+	res.gcs = d.metric("go_gc_duration_seconds_count")
 	d.stop()
 	return res
 }
@@ -97,6 +105,8 @@ func (r scaleResult) report(tb testing.TB) {
 		r.restart.Round(time.Millisecond), r.restartTxns, float64(r.restartRSS)/1024)
 	tb.Logf("scale: one extra port (p50 of %d): committed to OVSDB in %s, ovs-vswitchd acknowledged %s later; API call %s",
 		r.extra, r.commitP50.Round(100*time.Microsecond), r.ackP50.Round(time.Millisecond), r.totalP50.Round(time.Millisecond))
+	tb.Logf("scale: at rest after the extra ports: RSS %.1f MB, Go heap in use %.1f MB; the restarted daemon used %.1f s of CPU in %d GCs",
+		float64(r.steadyRSS)/1024, r.heapMB, r.cpu, int(r.gcs))
 }
 
 // BenchmarkDaemonScale: 10,000 owned ports (OVSPLANE_SCALE_PORTS), against issue 4's targets:
@@ -113,6 +123,10 @@ func BenchmarkDaemonScale(b *testing.B) {
 		r := runScale(b, n, 21)
 		r.report(b)
 		b.ReportMetric(float64(r.rssKB)/1024, "rss-MB")
+		b.ReportMetric(float64(r.restartRSS)/1024, "restart-rss-MB")
+		b.ReportMetric(float64(r.steadyRSS)/1024, "steady-rss-MB")
+		b.ReportMetric(r.heapMB, "heap-inuse-MB")
+		b.ReportMetric(r.cpu, "restarted-cpu-s")
 		b.ReportMetric(float64(r.peakKB)/1024, "peak-rss-MB")
 		b.ReportMetric(r.restart.Seconds(), "restart-s")
 		b.ReportMetric(r.restartTxns, "restart-txns")

@@ -23,9 +23,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,6 +51,7 @@ import (
 
 // localOVSSocket is where Debian's Open vSwitch serves its database.
 const localOVSSocket = "/var/run/openvswitch/db.sock"
+
 
 func main() {
 	// libovsdb's RPC layer prints connection-teardown noise through the standard logger.
@@ -178,6 +181,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	if mode != vswitchd.ModeEmbedded { // the simulated ovs-vswitchd speaks no OpenFlow
 		of = &openflow.Programmer{RunDir: tgt.runDir}
 	}
+	var freeOnce sync.Once
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
 		Plugins:       plugins,
 		OpenFlow:      of,
@@ -189,6 +193,12 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		Reconcile: reconcile.Options{OnChange: func(changed []reconcile.Status) {
 			for _, s := range changed {
 				logStatus(log, s)
+			}
+		}, OnPass: func(_ time.Duration, err error) {
+			if err == nil {
+				// The start-up sync (reading every row, adopting every API object) leaves a
+				// lot of garbage behind: hand it back to the OS once instead of keeping it.
+				freeOnce.Do(func() { go debug.FreeOSMemory() })
 			}
 		}},
 	})
@@ -281,6 +291,11 @@ func logStatus(log *slog.Logger, s reconcile.Status) {
 func serveMetrics(ctx context.Context, addr string, met *metrics.Metrics, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", met.Handler())
+	// Go's profiles, for performance reports (`go tool pprof http://ADDR/debug/pprof/heap`):
+	// the metrics address is meant to be local or firewalled like the metrics themselves.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ovsplane/ovsplane/ovsdb"
@@ -108,18 +109,19 @@ type Reconciler struct {
 	// unlockNext: Run already holds opts.Lock (TryLock) for the next Reconcile.
 	unlockNext bool
 
-	refreshMu sync.Mutex // serialises refresh
-	mu        sync.Mutex
-	desired   config.DesiredState
-	version   int64 // incremented by every Update that changes desired
-	gen       int64 // 0 until the first pass
-	genVer    int64 // version gen was computed for
-	applied   int64 // version of the last successful pass, -1 before any
-	status    map[string]Status
-	passErr   error
-	watch     chan struct{}
-	lastErr   error  // error of the last pass, nil after a successful one
-	down      string // why ovs-vswitchd is known not to run; "" when it runs or nobody knows
+	refreshMu   sync.Mutex   // serialises refresh
+	refreshCost atomic.Int64 // duration of the last refresh, in ns
+	mu          sync.Mutex
+	desired     config.DesiredState
+	version     int64 // incremented by every Update that changes desired
+	gen         int64 // 0 until the first pass
+	genVer      int64 // version gen was computed for
+	applied     int64 // version of the last successful pass, -1 before any
+	status      map[string]Status
+	passErr     error
+	watch       chan struct{}
+	lastErr     error  // error of the last pass, nil after a successful one
+	down        string // why ovs-vswitchd is known not to run; "" when it runs or nobody knows
 }
 
 // New returns a Reconciler for c and desired (from config.Config.Desired). It does nothing until
@@ -239,7 +241,10 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			case <-changes:
 				changes = r.c.Changes()
 				if refresh == nil {
-					refresh = time.After(r.opts.Debounce)
+					// At least Debounce, and at least four times the last refresh's cost, so
+					// that a stream of changes never keeps more than a fifth of a CPU busy
+					// recomputing statuses (a refresh at 10,000 ports takes ~0.1 s).
+					refresh = time.After(max(r.opts.Debounce, 4*r.lastRefreshCost()))
 				}
 				if err != nil {
 					continue // in backoff: the retry is the next pass
@@ -256,21 +261,22 @@ func (r *Reconciler) Run(ctx context.Context) error {
 				if r.tryLock() {
 					break wait
 				}
-				drift = time.After(r.opts.Debounce)
+				// Another writer is committing (and may wait seconds for ovs-vswitchd): look
+				// again later; the changes it causes refresh the statuses meanwhile.
+				drift = time.After(r.opts.DriftDelay)
 			}
 		}
 	}
 }
 
 // tryLock takes Options.Lock for the next Reconcile without waiting. When another writer holds
-// it (its own commits cause the changes seen), it refreshes the statuses instead and returns
-// false: the caller looks for drift again later.
+// it (its own commits cause the changes seen) it returns false: the caller looks for drift
+// again later.
 func (r *Reconciler) tryLock() bool {
 	if r.opts.Lock == nil {
 		return true
 	}
 	if !r.opts.Lock.TryLock() {
-		r.refresh()
 		return false
 	}
 	r.unlockNext = true
@@ -466,6 +472,9 @@ func (r *Reconciler) SetDown(why string) {
 	}
 }
 
+// lastRefreshCost is how long the last status refresh took.
+func (r *Reconciler) lastRefreshCost() time.Duration { return time.Duration(r.refreshCost.Load()) }
+
 // Refresh recomputes the statuses from the client's cache now (for a writer that just
 // changed rows and wants the statuses to show it).
 func (r *Reconciler) Refresh() { r.refresh() }
@@ -502,6 +511,8 @@ func (r *Reconciler) refresh() {
 	// the result of a newer one.
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
+	start := time.Now()
+	defer func() { r.refreshCost.Store(int64(time.Since(start))) }()
 	r.mu.Lock()
 	desired, passErr, down := r.desired, r.passErr, r.down
 	r.mu.Unlock()
