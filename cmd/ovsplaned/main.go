@@ -52,7 +52,6 @@ import (
 // localOVSSocket is where Debian's Open vSwitch serves its database.
 const localOVSSocket = "/var/run/openvswitch/db.sock"
 
-
 func main() {
 	// libovsdb's RPC layer prints connection-teardown noise through the standard logger.
 	stdlog.SetOutput(io.Discard)
