@@ -51,8 +51,9 @@ func reference(t *testing.T, s Session) *Outcome {
 }
 
 // fixedSeeds are the seeds of the random sessions every run checks; seeds adds one
-// from the clock, logged so that a failure can be replayed with VSCTLDIFF_SEED.
-var fixedSeeds = []int64{1, 2, 3}
+// from the clock, logged so that a failure can be replayed with VSCTLDIFF_SEED. A seed that once
+// found a difference stays here (1796289313307554790: clear of an empty column bumped next_cfg).
+var fixedSeeds = []int64{1, 2, 3, 1796289313307554790}
 
 // randomLines is the length of each random session.
 const randomLines = 60

@@ -679,6 +679,11 @@ func runClear(c *Context) error {
 			return Fatalf("\"clear\" operation cannot be applied to column %s of table %s, which is not allowed to be empty",
 				col.Name, ts.Name)
 		}
+		// Read the column first: clearing an empty column is no change, and ovs-vsctl then
+		// sends nothing (and does not bump next_cfg).
+		if _, err := row.Get(c.Ctx, col.Name); err != nil {
+			return err
+		}
 		if err := row.Set(col.Name, cli.DefaultDatum(col.Type)); err != nil {
 			return err
 		}
