@@ -193,9 +193,7 @@ func (d *Daemon) cfgPluginPortsLocked(plugin string) []api.PortRequest {
 		if c.pp == nil || c.pp.Plugin != plugin {
 			continue
 		}
-		in := c.spec.Interfaces[0]
-		out = append(out, api.PortRequest{Bridge: c.bridge, Name: c.spec.Name, Type: c.pp.Type,
-			Options: maps.Clone(in.Options), ExternalIDs: maps.Clone(c.spec.ExternalIDs), State: slices.Clone(c.pp.State)})
+		out = append(out, replayRequest(c.bridge, c.spec, c.pp))
 	}
 	return out
 }

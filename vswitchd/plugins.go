@@ -272,9 +272,7 @@ func (d *Daemon) PluginPorts(_ context.Context, plugin string) ([]api.PortReques
 		if p.plugin == nil || p.plugin.Plugin != plugin {
 			continue
 		}
-		in := p.spec.Interfaces[0]
-		out = append(out, api.PortRequest{Bridge: p.bridge, Name: p.spec.Name, Type: p.plugin.Type,
-			Options: maps.Clone(in.Options), ExternalIDs: maps.Clone(p.spec.ExternalIDs), State: slices.Clone(p.plugin.State)})
+		out = append(out, replayRequest(p.bridge, p.spec, p.plugin))
 	}
 	return append(out, d.cfgPluginPortsLocked(plugin)...), nil
 }
@@ -493,4 +491,11 @@ func (d *Daemon) RefreshPluginConfig(ctx context.Context) {
 		d.log.Info("plugins' other_config contribution", "keys", slices.Sorted(maps.Keys(oc)))
 	}
 	d.rec.Update(d.desired())
+}
+
+// replayRequest is the request that re-attaches a port of plugin type from its stored spec
+// and the state its plugin's last Attach returned.
+func replayRequest(bridge string, spec config.Port, pp *pluginPort) api.PortRequest {
+	return api.PortRequest{Bridge: bridge, Name: spec.Name, Type: pp.Type, Options: maps.Clone(spec.Interfaces[0].Options),
+		ExternalIDs: maps.Clone(spec.ExternalIDs), State: slices.Clone(pp.State)}
 }

@@ -263,13 +263,7 @@ func TestPluginGlobalConfigMerged(t *testing.T) {
 	cfg.OtherConfig = map[string]string{"pmd-cpu-mask": "0x3", "dpdk-extra": "--log-level=8"}
 	d, _ := startDaemon(t, e, cfg, nil, withPlugins(fp))
 	d.RefreshPluginConfig(e.ctx)
-	root := func() map[string]string {
-		var rows []vswitch.OpenvSwitch
-		if err := e.raw.List(e.ctx, &rows); err != nil || len(rows) != 1 {
-			t.Fatalf("Open_vSwitch: %v %d", err, len(rows))
-		}
-		return rows[0].OtherConfig
-	}
+	root := func() map[string]string { return otherConfig(t, e) }
 	waitFor(t, "hw-offload contributed", func() bool { return root()["hw-offload"] == "true" })
 	if got := root()["pmd-cpu-mask"]; got != "0x3" {
 		t.Errorf("pmd-cpu-mask = %q: the configuration's value must stay", got)
@@ -370,13 +364,7 @@ func TestPluginGlobalConfigKeptAcrossRestart(t *testing.T) {
 	fp.global = map[string]string{"hw-offload": "true"}
 	d, stop := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
 	d.RefreshPluginConfig(e.ctx)
-	root := func() map[string]string {
-		var rows []vswitch.OpenvSwitch
-		if err := e.raw.List(e.ctx, &rows); err != nil || len(rows) != 1 {
-			t.Fatalf("Open_vSwitch: %v %d", err, len(rows))
-		}
-		return rows[0].OtherConfig
-	}
+	root := func() map[string]string { return otherConfig(t, e) }
 	waitFor(t, "hw-offload contributed", func() bool { return root()["hw-offload"] == "true" })
 	stop()
 	// The new daemon reconciles (startDaemon runs a pass) before any plugin answered.
@@ -389,4 +377,14 @@ func TestPluginGlobalConfigKeptAcrossRestart(t *testing.T) {
 	fp.mu.Unlock()
 	d.RefreshPluginConfig(e.ctx)
 	waitFor(t, "hw-offload released once the plugins answered without it", func() bool { _, ok := root()["hw-offload"]; return !ok })
+}
+
+// otherConfig reads Open_vSwitch.other_config.
+func otherConfig(t *testing.T, e *env) map[string]string {
+	t.Helper()
+	var rows []vswitch.OpenvSwitch
+	if err := e.raw.List(e.ctx, &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("Open_vSwitch: %v %d", err, len(rows))
+	}
+	return rows[0].OtherConfig
 }

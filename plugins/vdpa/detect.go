@@ -28,24 +28,12 @@ type detectOptions struct {
 // runDetect prints the library's read-only Detect report of the machine o names. It changes
 // nothing; Ctrl-C or 30 seconds end it.
 func runDetect(o detectOptions, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if o.Simulate != "" {
-		abs, err := filepath.Abs(o.Simulate)
-		if err != nil {
-			return err
-		}
-		o.Simulate = abs
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	k, err := vdpaplugin.OpenKernel(vdpaplugin.Config{Root: o.Root, Simulate: o.Simulate}, log)
+	ctx, done, err := openCLIHost(o.Root, o.Simulate, stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = k.Close() }()
-	h := vdpa.New(vdpa.Config{FS: k.FS, VDPA: k.VDPA, Devlink: k.Devlink})
+	defer done()
+	h, k := ctx.host, ctx.kernel
 	// Run by hand the plugin has no facts about OVS (the daemon hands them over): the report
 	// says so and the modes are judged on the host alone.
 	r, err := h.Detect(ctx, vdpa.OVSState{})
@@ -160,4 +148,34 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// cliHost is what --detect and --plan run on: a vdpa host on the machine (or the simulated
+// one) the options name, with a context that Ctrl-C or 30 seconds end.
+type cliHost struct {
+	context.Context
+	host   *vdpa.Host
+	kernel *vdpaplugin.Kernel
+}
+
+// openCLIHost opens the kernel of root (or the fixture simulate names) for a command run by
+// hand; done releases it.
+func openCLIHost(root, simulate string, stderr io.Writer) (c cliHost, done func(), err error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	release := func() { cancel(); stop() }
+	if simulate != "" {
+		if simulate, err = filepath.Abs(simulate); err != nil {
+			release()
+			return cliHost{}, nil, err
+		}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	k, err := vdpaplugin.OpenKernel(vdpaplugin.Config{Root: root, Simulate: simulate}, log)
+	if err != nil {
+		release()
+		return cliHost{}, nil, err
+	}
+	h := vdpa.New(vdpa.Config{FS: k.FS, VDPA: k.VDPA, Devlink: k.Devlink})
+	return cliHost{Context: ctx, host: h, kernel: k}, func() { _ = k.Close(); release() }, nil
 }

@@ -1,19 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
-	"github.com/ovsplane/ovsplane/plugins/vdpa/internal/vdpaplugin"
 	"github.com/ovsplane/ovsplane/vdpa"
 )
 
@@ -53,24 +45,12 @@ func runPlan(o planOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("options: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if o.Simulate != "" {
-		abs, err := filepath.Abs(o.Simulate)
-		if err != nil {
-			return err
-		}
-		o.Simulate = abs
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	k, err := vdpaplugin.OpenKernel(vdpaplugin.Config{Root: o.Root, Simulate: o.Simulate}, log)
+	ctx, done, err := openCLIHost(o.Root, o.Simulate, stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = k.Close() }()
-	h := vdpa.New(vdpa.Config{FS: k.FS, VDPA: k.VDPA, Devlink: k.Devlink})
+	defer done()
+	h, k := ctx.host, ctx.kernel
 	plan, err := h.Plan(ctx, req, vdpa.OVSState{}, nil)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)

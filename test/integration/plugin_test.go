@@ -20,17 +20,18 @@ import (
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
-// buildVethPlugin builds the sample plugin into a fresh plugin dir (mode 0755, as the trust
-// checks want) and returns the dir and the binary's SHA-256.
-func buildVethPlugin(t *testing.T, dataDir string) (dir, sum string) {
+// buildPlugin builds the plugin main package pkg (relative to this directory) as name into
+// dataDir/plugins (mode 0755, as the trust checks want) and returns the dir and the binary's
+// SHA-256, the pin of its config entry.
+func buildPlugin(t *testing.T, dataDir, pkg, name string) (dir, sum string) {
 	t.Helper()
 	dir = filepath.Join(dataDir, "plugins")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "ovsplane-plugin-veth")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../examples/plugin-sample").CombinedOutput(); err != nil {
-		t.Fatalf("go build the veth plugin: %v\n%s", err, out)
+	bin := filepath.Join(dir, name)
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	b, err := os.ReadFile(bin)
 	if err != nil {
@@ -84,7 +85,7 @@ func TestPluginEndToEnd(t *testing.T) {
 	}
 
 	l := newDaemonLab(t, db)
-	pdir, sum := buildVethPlugin(t, l.dir)
+	pdir, sum := buildPlugin(t, l.dir, "../../examples/plugin-sample", "ovsplane-plugin-veth")
 	cfgNS := uniqueNS(t, "c")
 	conf := fmt.Sprintf(`
 plugin_dir: %s

@@ -4,8 +4,6 @@ package integration
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,26 +35,6 @@ func vdpaFixture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// buildVDPAPlugin builds plugins/vdpa into dataDir/plugins (mode 0755, as the trust checks want)
-// and returns the dir and the binary's SHA-256, the pin of its config entry.
-func buildVDPAPlugin(t *testing.T, dataDir string) (dir, sum string) {
-	t.Helper()
-	dir = filepath.Join(dataDir, "plugins")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "ovsplane-plugin-vdpa")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../plugins/vdpa").CombinedOutput(); err != nil {
-		t.Fatalf("go build the vdpa plugin: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.Sum256(b)
-	return dir, hex.EncodeToString(h[:])
 }
 
 // vdpaPort is an API port of type vdpa with the given options.
@@ -99,7 +77,7 @@ func TestVDPAEndToEnd(t *testing.T) {
 	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.DPDK, Netns: vsns})
 
 	l := newDaemonLab(t, db)
-	pdir, sum := buildVDPAPlugin(t, l.dir)
+	pdir, sum := buildPlugin(t, l.dir, "../../plugins/vdpa", "ovsplane-plugin-vdpa")
 	conf := fmt.Sprintf(`
 plugin_dir: %s
 plugins:
