@@ -808,8 +808,9 @@ func (d *Daemon) portConflictLocked(bridge string, p config.Port) error {
 // Status returns every managed object's status (see reconcile.Reconciler.Status).
 func (d *Daemon) Status() []reconcile.Status {
 	st := d.rec.Status()
+	infos := d.pluginInfos()
 	for i := range st {
-		st[i] = d.pluginStatus(st[i])
+		st[i] = d.pluginStatusIn(st[i], infos)
 	}
 	return st
 }

@@ -359,6 +359,24 @@ type ReplayResult struct {
 // port is failed (circuit breaker open) or refused, the port and its interfaces are in error,
 // naming the plugin and why.
 func (d *Daemon) pluginStatus(s reconcile.Status) reconcile.Status {
+	return d.pluginStatusIn(s, d.pluginInfos())
+}
+
+// pluginInfos returns the plugin host's view of every plugin, read once: callers overriding
+// many statuses pass it to pluginStatusIn instead of asking the host per status.
+func (d *Daemon) pluginInfos() func() []PluginInfo {
+	var infos []PluginInfo
+	read := false
+	return func() []PluginInfo {
+		if !read && d.opts.Plugins != nil {
+			infos, read = d.opts.Plugins.Plugins(), true
+		}
+		return infos
+	}
+}
+
+// pluginStatusIn is pluginStatus with the plugins' states from infos (read on first use).
+func (d *Daemon) pluginStatusIn(s reconcile.Status, infos func() []PluginInfo) reconcile.Status {
 	if d.opts.Plugins == nil || s.Kind == reconcile.KindBridge {
 		return s
 	}
@@ -379,7 +397,7 @@ func (d *Daemon) pluginStatus(s reconcile.Status) reconcile.Status {
 	if pp == nil {
 		return s
 	}
-	for _, pi := range d.opts.Plugins.Plugins() {
+	for _, pi := range infos() {
 		if pi.Name != pp.Plugin {
 			continue
 		}

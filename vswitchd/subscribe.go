@@ -42,8 +42,9 @@ func (d *Daemon) Subscribe(ctx context.Context) ([]reconcile.Status, <-chan []re
 func (d *Daemon) publish(changed []reconcile.Status) {
 	if d.opts.Plugins != nil {
 		over := make([]reconcile.Status, len(changed))
+		infos := d.pluginInfos()
 		for i, s := range changed {
-			over[i] = d.pluginStatus(s)
+			over[i] = d.pluginStatusIn(s, infos)
 		}
 		changed = over
 	}
