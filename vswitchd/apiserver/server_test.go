@@ -200,8 +200,10 @@ func TestEveryRPCOverTLS(t *testing.T) {
 	t.Run("untrusted client certificate refused", func(t *testing.T) {
 		rogue := dial(t, d.addrs[0], apiclient.WithTLS(config.TLS{CACert: p.CA, Certificate: p.RogueCert, PrivateKey: p.RogueKey}))
 		_, err := rogue.ApplyBridge(t.Context(), connect.NewRequest(&v1.ApplyBridgeRequest{Bridge: &v1.Bridge{Name: "rogue"}}))
-		if connect.CodeOf(err) != connect.CodeUnavailable {
-			t.Errorf("call with an untrusted client certificate: %v, want Unavailable", err)
+		// The server ends the handshake; the client sees it as Unavailable, or as Canceled when
+		// it was still writing the request (a broken pipe): a race, both mean refused.
+		if c := connect.CodeOf(err); err == nil || (c != connect.CodeUnavailable && c != connect.CodeCanceled) {
+			t.Errorf("call with an untrusted client certificate: %v, want Unavailable (or Canceled)", err)
 		}
 		if _, err := d.fake.Bridge("rogue"); err == nil {
 			t.Error("the untrusted client's call was served")
