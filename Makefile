@@ -1,5 +1,8 @@
 # ovsplane — build, test and tooling entry points. Tool versions are pinned here.
 SHELL           := /bin/bash
+# The Go toolchain, fetched by the go command from the module proxy (go.mod says go 1.27.3; a
+# machine's own Go ignores that line unless GOTOOLCHAIN names the version).
+export GOTOOLCHAIN ?= go1.27.3
 GO              ?= go
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOTEST_FLAGS    ?= -race -count=1 -timeout 25m
