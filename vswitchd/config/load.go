@@ -145,6 +145,7 @@ func loadData(data []byte, opts Options) (*Config, []error) {
 			file[k] = v
 		}
 	}
+	errs = append(errs, listShapes(desired)...)
 	file, fileErrs := normalizeSettings(file)
 	errs = append(errs, fileErrs...)
 	env, envErrs := envSettings(opts.Env)
