@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/model/limits"
 )
 
 // IFNAMSIZ-1: the longest name a Linux network device may have.
@@ -153,7 +155,11 @@ func checkTLS(v *validator, path string, t TLS, needCA bool, why string) {
 }
 
 func (c *Config) validateDesired(v *validator) {
+	if c.tooManyObjects(v) {
+		return
+	}
 	checkMap(v, "other_config", c.OtherConfig)
+	limitMap(v, "other_config", "Open_vSwitch", "other_config", c.OtherConfig)
 	if val, ok := c.OtherConfig["dpdk-init"]; ok && !slices.Contains([]string{"true", "false", "try"}, val) {
 		v.add("other_config.dpdk-init", "%q is not one of: \"true\", \"false\", \"try\"", val)
 	}
@@ -175,6 +181,8 @@ func (c *Config) validateDesired(v *validator) {
 			v.add(bp+".name", "%q is longer than %d characters (its local port is a kernel device)", b.Name, maxKernelName)
 		case strings.ContainsAny(b.Name, "/ \t\n"):
 			v.add(bp+".name", "%q must not contain '/' or white space", b.Name)
+		default:
+			v.addErr(bp+".name", limits.CheckName(limits.Bridge, b.Name))
 		}
 		if b.Name != "" {
 			if prev, dup := bridges[b.Name]; dup {
@@ -201,6 +209,8 @@ func (c *Config) validateDesired(v *validator) {
 		}
 		checkMap(v, bp+".other_config", b.OtherConfig)
 		checkMap(v, bp+".external_ids", b.ExternalIDs)
+		limitMap(v, bp+".other_config", limits.Object(limits.Bridge, b.Name), "other_config", b.OtherConfig)
+		limitMap(v, bp+".external_ids", limits.Object(limits.Bridge, b.Name), "external_ids", b.ExternalIDs)
 		for pi, p := range b.Ports {
 			validatePort(v, fmt.Sprintf("%s.ports[%d]", bp, pi), p, ports, ifaces)
 		}
@@ -227,6 +237,7 @@ func validatePort(v *validator, pp string, p Port, ports, ifaces map[string]stri
 	case p.Name == "":
 		v.add(pp+".name", "required")
 	default:
+		v.addErr(pp+".name", limits.CheckName(limits.Port, p.Name))
 		if prev, dup := ports[p.Name]; dup {
 			v.add(pp+".name", "duplicate port name %q (also %s)", p.Name, prev)
 		} else {
@@ -252,6 +263,11 @@ func validatePort(v *validator, pp string, p Port, ports, ifaces map[string]stri
 	}
 	checkMap(v, pp+".other_config", p.OtherConfig)
 	checkMap(v, pp+".external_ids", p.ExternalIDs)
+	limitMap(v, pp+".other_config", limits.Object(limits.Port, p.Name), "other_config", p.OtherConfig)
+	limitMap(v, pp+".external_ids", limits.Object(limits.Port, p.Name), "external_ids", p.ExternalIDs)
+	if tooManyInterfaces(v, pp, p) {
+		return
+	}
 	for ii, in := range p.Interfaces {
 		validateInterface(v, fmt.Sprintf("%s.interfaces[%d]", pp, ii), in, ifaces)
 	}
@@ -265,6 +281,8 @@ func validateInterface(v *validator, ip string, in Interface, ifaces map[string]
 		v.add(ip+".name", "%q must not contain '/' or white space", in.Name)
 	case len(in.Name) > maxKernelName && slices.Contains(kernelNamed, in.Type):
 		v.add(ip+".name", "%q is longer than %d characters, the limit for a kernel device of type %q", in.Name, maxKernelName, in.Type)
+	default:
+		v.addErr(ip+".name", limits.CheckInterfaceName(in.Name, in.Type))
 	}
 	if in.Name != "" {
 		if prev, dup := ifaces[in.Name]; dup {
@@ -293,6 +311,10 @@ func validateInterface(v *validator, ip string, in Interface, ifaces map[string]
 	checkMap(v, ip+".options", in.Options)
 	checkMap(v, ip+".other_config", in.OtherConfig)
 	checkMap(v, ip+".external_ids", in.ExternalIDs)
+	owner := limits.Object(limits.Interface, in.Name)
+	limitMap(v, ip+".options", owner, "options", in.Options)
+	limitMap(v, ip+".other_config", owner, "other_config", in.OtherConfig)
+	limitMap(v, ip+".external_ids", owner, "external_ids", in.ExternalIDs)
 }
 
 func checkMap(v *validator, path string, m map[string]string) {
@@ -340,17 +362,18 @@ func validateAlone(c *Config, from, to, bridge string) error {
 func validateAloneWith(c *Config, from, to, bridge string, pluginType func(string) bool) error {
 	v := &validator{pluginType: pluginType}
 	c.validateDesired(v)
-	errs := make([]error, 0, len(v.errs))
-	for _, e := range v.errs {
-		msg := e.Error()
+	rename := func(msg string) string {
 		switch {
 		case strings.HasPrefix(msg, from):
 			msg = to + strings.TrimPrefix(msg, from)
 		case strings.HasPrefix(msg, "bridges[0]"):
 			msg = "bridge" + strings.TrimPrefix(msg, "bridges[0]")
 		}
-		msg = strings.ReplaceAll(msg, "bridge bridges[0]", fmt.Sprintf("bridge %q", bridge))
-		errs = append(errs, errors.New(msg))
+		return strings.ReplaceAll(msg, "bridge bridges[0]", fmt.Sprintf("bridge %q", bridge))
 	}
-	return errors.Join(errs...)
+	var p limits.Problems
+	for _, e := range v.errs {
+		p.Add(checkedAlone(e, rename))
+	}
+	return p.Err()
 }
