@@ -119,6 +119,7 @@ type Reconciler struct {
 	applied     int64 // version of the last successful pass, -1 before any
 	status      map[string]Status
 	passErr     error
+	objErr      map[string]string // status key → why the last pass left that object out
 	watch       chan struct{}
 	lastErr     error  // error of the last pass, nil after a successful one
 	down        string // why ovs-vswitchd is known not to run; "" when it runs or nobody knows
@@ -318,19 +319,21 @@ func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 	for _, o := range owned {
 		have[tableKind(o.Table)+"/"+o.Name] = true
 	}
-	txn := r.c.NewTxn(gen)
 	var deleted, missing []string
+	var items []item
 	// Deletions first: stale ports, then stale bridges, then other_config keys.
 	for _, o := range owned {
 		k := tableKind(o.Table) + "/" + o.Name
 		if o.Table == "Port" && !want[k] && !want["bridge/"+o.Name] {
-			txn.DeletePort("", o.Name)
+			items = append(items, item{kind: KindPort, name: o.Name, del: true,
+				add: func(t *ovsdb.Txn) { t.DeletePort("", o.Name) }})
 			deleted = append(deleted, k)
 		}
 	}
 	for _, o := range owned {
 		if k := "bridge/" + o.Name; o.Table == "Bridge" && !want[k] {
-			txn.DeleteBridge(o.Name)
+			items = append(items, item{kind: KindBridge, name: o.Name, del: true,
+				add: func(t *ovsdb.Txn) { t.DeleteBridge(o.Name) }})
 			deleted = append(deleted, k)
 		}
 	}
@@ -342,26 +345,34 @@ func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 	}
 	slices.Sort(unset)
 	if len(unset) > 0 {
-		txn.UnsetGlobal(unset...)
+		items = append(items, item{kind: kindGlobal, name: ".", del: true,
+			add: func(t *ovsdb.Txn) { t.UnsetGlobal(unset...) }})
 		deleted = append(deleted, "other_config/"+fmt.Sprint(unset))
 	}
 	if len(desired.OtherConfig) > 0 {
-		txn.SetGlobal(desired.OtherConfig)
+		items = append(items, item{kind: kindGlobal, name: ".",
+			add: func(t *ovsdb.Txn) { t.SetGlobal(desired.OtherConfig) }})
 	}
 	for _, b := range desired.Bridges {
-		txn.EnsureBridge(BridgeSpec(b))
+		items = append(items, item{kind: KindBridge, name: b.Name, ifaces: []string{b.Name},
+			add: func(t *ovsdb.Txn) { t.EnsureBridge(BridgeSpec(b)) }})
 		if !have["bridge/"+b.Name] {
 			missing = append(missing, "bridge/"+b.Name)
 		}
 		for _, p := range b.Ports {
-			txn.EnsurePort(PortSpec(b.Name, p))
+			it := item{kind: KindPort, name: p.Name, bridge: b.Name,
+				add: func(t *ovsdb.Txn) { t.EnsurePort(PortSpec(b.Name, p)) }}
+			for _, in := range p.Interfaces {
+				it.ifaces = append(it.ifaces, in.Name)
+			}
+			items = append(items, it)
 			if !have["port/"+p.Name] {
 				missing = append(missing, "port/"+p.Name)
 			}
 		}
 	}
 
-	res, err := txn.Commit(ctx, r.opts.Commit)
+	res, refused, err := r.commitIsolated(ctx, gen, items)
 	var applyErr *ovsdb.ApplyError
 	if err != nil && !errors.As(err, &applyErr) {
 		return r.fail(fmt.Errorf("reconcile: pass (generation %d): %w", gen, err))
@@ -380,8 +391,13 @@ func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 				"pruned", deleted, "ops", res.Ops)
 		}
 	}
+	objErr, partial := refusedStatus(refused)
+	if partial != nil {
+		partial = fmt.Errorf("reconcile: pass (generation %d) applied everything else: %w", gen, partial)
+		r.log.Warn("reconcile: objects refused, the rest applied", "generation", gen, "err", partial)
+	}
 	r.mu.Lock()
-	r.passErr, r.lastErr = nil, nil
+	r.passErr, r.lastErr, r.objErr = nil, partial, objErr
 	r.mu.Unlock()
 	r.refresh()
 	return nil
@@ -514,7 +530,7 @@ func (r *Reconciler) refresh() {
 	start := time.Now()
 	defer func() { r.refreshCost.Store(int64(time.Since(start))) }()
 	r.mu.Lock()
-	desired, passErr, down := r.desired, r.passErr, r.down
+	desired, passErr, down, objErr := r.desired, r.passErr, r.down, r.objErr
 	r.mu.Unlock()
 	desired = r.merge(desired, nil)
 
@@ -534,11 +550,15 @@ func (r *Reconciler) refresh() {
 	put := func(s Status) { next[s.Key()] = s }
 	for _, b := range desired.Bridges {
 		local := r.ifaceStatus(lookup, b.Name, b.Name, passErr, down)
-		put(Status{Kind: KindBridge, Name: b.Name, State: local.State, Error: local.Error})
+		bs := Status{Kind: KindBridge, Name: b.Name, State: local.State, Error: local.Error}
+		put(refusedAs(bs, objErr))
 		for _, p := range b.Ports {
 			ps := Status{Kind: KindPort, Name: p.Name, Bridge: b.Name, State: Ready}
+			if msg, ok := objErr[ps.Key()]; ok {
+				ps.State, ps.Error = Error, msg
+			}
 			for _, i := range p.Interfaces {
-				is := r.ifaceStatus(lookup, b.Name, i.Name, passErr, down)
+				is := refusedAs(r.ifaceStatus(lookup, b.Name, i.Name, passErr, down), objErr)
 				put(is)
 				switch {
 				case is.State == Error && ps.State != Error:
@@ -596,6 +616,14 @@ func (r *Reconciler) ifaceStatus(lookup func(string) (ovsdb.InterfaceState, erro
 	}
 	if down != "" && s.State != Error {
 		s.State, s.Ofport, s.Error = Error, 0, down
+	}
+	return s
+}
+
+// refusedAs returns s as an error with the reason the last pass left its object out, if it did.
+func refusedAs(s Status, objErr map[string]string) Status {
+	if msg, ok := objErr[s.Key()]; ok {
+		s.State, s.Ofport, s.Error = Error, 0, msg
 	}
 	return s
 }

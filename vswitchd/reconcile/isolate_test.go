@@ -1,0 +1,64 @@
+package reconcile_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+)
+
+// TestConflictIsolatedToItsObject: a configured port whose name a foreign port holds (on a
+// foreign bridge) reports ErrNotOwned as its own status, while the pass still creates the other
+// objects and repairs drift of an unrelated owned port; the foreign rows stay untouched.
+func TestConflictIsolatedToItsObject(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, "", false)
+	other := e.client(t, "someone-else", true)
+	if _, err := other.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br9", DatapathType: "netdev"}).
+		EnsurePort(ovsdb.PortSpec{Bridge: "br9", Name: "p9"}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []config.Port{tapPort("p1", nil), tapPort("p2", nil), tapPort("p9", nil)}},
+		config.Bridge{Name: "br1", DatapathType: "netdev", Ports: []config.Port{tapPort("q1", nil)}}))
+	// Everything but p9 is created by the same passes that refuse p9.
+	want := `
+br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]; p2 owner=ovsplane [p2map[dpdk-devargs:net_tap_p2]]
+br1 owner=ovsplane: br1 owner=ovsplane [br1]; q1 owner=ovsplane [q1map[dpdk-devargs:net_tap_q1]]
+br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]`
+	waitDump(t, e, want)
+	for _, k := range []string{"interface/p1", "interface/p2", "interface/q1", "bridge/br0", "bridge/br1"} {
+		waitState(t, r, k, reconcile.Ready)
+	}
+	for _, k := range []string{"port/p9", "interface/p9"} {
+		s := waitState(t, r, k, reconcile.Error)
+		for _, part := range []string{`port "p9" refused`, ovsdb.ErrNotOwned.Error(), "someone-else", "pick another name"} {
+			if !strings.Contains(s.Error, part) {
+				t.Errorf("%s error %q does not contain %q", k, s.Error, part)
+			}
+		}
+	}
+	if err := r.LastError(); err == nil || !strings.Contains(err.Error(), `port "p9"`) {
+		t.Errorf("LastError = %v, want the refusal of port p9", err)
+	}
+
+	// Drift of an unrelated owned port is repaired while the conflict stays.
+	vandal := e.client(t, "", false)
+	if _, err := vandal.NewTxn(99).DeletePort("br0", "p2").Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitDump(t, e, want)
+	waitState(t, r, "interface/p2", reconcile.Ready)
+	if s, _ := statusOf(r, "port/p9"); s.State != reconcile.Error {
+		t.Errorf("port/p9 %+v, want still in error", s)
+	}
+
+	// Once the foreign port is gone, p9 is created.
+	if _, err := other.NewTxn(2).DeletePort("br9", "p9").Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, r, "interface/p9", reconcile.Ready)
+	waitState(t, r, "port/p9", reconcile.Ready)
+}
