@@ -9,10 +9,20 @@
 // then the ensures (SetGlobal, EnsureBridge, EnsurePort for everything desired). Since every
 // intent of package ovsdb is idempotent and guarded, a pass over a converged database writes
 // nothing, and a pass after someone edited or deleted an owned row repairs exactly that. Only
-// rows tagged with the client's owner are listed by Owned, so rows of others are never pruned;
-// ensuring a name that a foreign row holds fails the pass with ovsdb.ErrNotOwned and nothing is
-// written. The batcher of package vswitchd/batch is not used: a pass is already one transaction,
-// and the per-request isolation the batcher offers would split the atomic pass.
+// rows tagged with the client's owner are listed by Owned, so rows of others are never pruned.
+// The batcher of package vswitchd/batch is not used: a pass is already one transaction.
+//
+// # Conflicts stay with their object
+//
+// When the planner or OVSDB refuses one object — a port or interface name that a foreign row
+// holds (ovsdb.ErrNotOwned, ovsdb.ErrConstraintViolation), a bridge that does not exist, a
+// spec the database rejects — the pass leaves that object's intent out, plans again and commits
+// the rest: every other object is still created, changed, pruned or repaired. The refused
+// object's status (and its interfaces') is Error with the refusal, which names the row, its
+// owner and the fix; LastError lists every refusal of the last pass. The object is tried again
+// at every pass (an OVSDB change, Update, Resync), so it is created as soon as the conflict is
+// gone. Errors that no single object explains (connection lost, ovs-vswitchd not
+// acknowledging, concurrent writers beyond the retries) still fail the whole pass.
 //
 // A restarted daemon needs no local state: the first pass prunes the owner's stale rows found in
 // OVSDB. Rows are tagged with a generation: on the first pass it is one more than the highest
@@ -35,7 +45,5 @@
 // when its context ends.
 //
 // Not handled yet: Bridge.controller (config.Bridge.Controllers is ignored, package ovsdb has no
-// intent for it); moving a port from one bridge to another in one pass; isolating failures: since
-// a pass is one transaction, one refused object (a name held by a foreign row) fails the whole
-// pass and every object not yet ready reports that error until the conflict is gone.
+// intent for it); moving a port from one bridge to another in one pass.
 package reconcile

@@ -287,8 +287,10 @@ func (r *Reconciler) tryLock() bool {
 // Reconcile runs one pass: it prunes the owner's rows that are no longer desired and ensures
 // the desired ones, in one transaction, then refreshes the statuses. An *ovsdb.ApplyError
 // (ovs-vswitchd refused some interfaces) is not a failure of the pass: those interfaces get
-// State Error and nil is returned. Any other error is returned and also recorded in the status
-// of the objects that are not ready.
+// State Error and nil is returned. Nor is the refusal of single objects (see the package
+// documentation): they are left out of the transaction, get State Error with the refusal, the
+// rest is committed, LastError reports them and nil is returned. Any other error is returned and
+// also recorded in the status of the objects that are not ready.
 func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 	if r.opts.OnPass != nil {
 		start := time.Now()
