@@ -67,7 +67,11 @@ type API struct {
 	// SocketGroup is the group name or numeric gid that owns unix sockets; empty keeps the
 	// daemon's group. The daemon resolves it (Validate cannot know the host's groups).
 	SocketGroup string `mapstructure:"socket_group" yaml:"socket_group,omitempty"`
-	TLS         TLS    `mapstructure:"tls" yaml:"tls,omitempty"`
+	// TLS is required by a tcp: listener, all three files: the daemon presents Certificate
+	// and accepts only clients whose certificate CACert signed (mutual TLS).
+	TLS TLS `mapstructure:"tls" yaml:"tls,omitempty"`
+	// Auth maps callers to roles (see Auth).
+	Auth Auth `mapstructure:"auth" yaml:"auth,omitempty"`
 }
 
 // Log configures log/slog output.
@@ -82,6 +86,11 @@ type Log struct {
 type Metrics struct {
 	// Address is HOST:PORT for /metrics; empty disables metrics.
 	Address string `mapstructure:"address" yaml:"address,omitempty"`
+	// PProf serves Go's profiles (/debug/pprof) on Address too. Default off.
+	PProf bool `mapstructure:"pprof" yaml:"pprof,omitempty"`
+	// PProfAnyAddress allows PProf on an Address that is not loopback; without it such a
+	// configuration is invalid.
+	PProfAnyAddress bool `mapstructure:"pprof_any_address" yaml:"pprof_any_address,omitempty"`
 }
 
 // Bridge is one desired OVS bridge. Its name is also the name of its local (internal) port.
@@ -189,6 +198,7 @@ func (c *Config) applyDefaults() {
 func (c *Config) normalizeEmpty() {
 	nilIfEmpty(&c.OVSDB.Endpoints)
 	nilIfEmpty(&c.API.Listen)
+	c.API.Auth.normalize()
 	nilIfEmptyMap(&c.OtherConfig)
 	nilIfEmpty(&c.Bridges)
 	nilIfEmpty(&c.Plugins)

@@ -124,11 +124,13 @@ func (c *Config) validateSettings(v *validator) {
 		}
 	}
 	if tcp {
-		checkTLS(v, "api.tls", c.API.TLS, false, "a tcp: listener")
+		checkTLS(v, "api.tls", c.API.TLS, true, "a tcp: listener")
 	}
 	if !octalMode.MatchString(c.API.SocketMode) {
 		v.add("api.socket_mode", "%q is not an octal file mode (write it quoted, like \"0660\")", c.API.SocketMode)
 	}
+	c.validateAuth(v)
+	c.validatePprof(v)
 	if !slices.Contains(logLevels, c.Log.Level) {
 		v.add("log.level", "unknown level %q (%s)", c.Log.Level, oneOf(logLevels))
 	}
