@@ -165,7 +165,7 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 	return []client.MonitorOption{
 		client.WithTable(ovs, &ovs.Bridges, &ovs.CurCfg, &ovs.NextCfg, &ovs.OtherConfig, &ovs.ExternalIDs,
 			&ovs.OVSVersion, &ovs.DpdkVersion, &ovs.DpdkInitialized, &ovs.IfaceTypes, &ovs.DatapathTypes),
-		client.WithTable(br, &br.Name, &br.DatapathType, &br.FailMode, &br.Protocols, &br.OtherConfig,
+		client.WithTable(br, &br.Name, &br.DatapathType, &br.DatapathID, &br.FailMode, &br.Protocols, &br.OtherConfig,
 			&br.ExternalIDs, &br.Ports),
 		client.WithTable(port, &port.Name, &port.Interfaces, &port.Tag, &port.Trunks, &port.VLANMode,
 			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs),

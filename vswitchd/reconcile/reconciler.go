@@ -548,11 +548,19 @@ func (r *Reconciler) refresh() {
 			return ovsdb.InterfaceState{}, ovsdb.ErrNotFound
 		}
 	}
+	var bridgeErrs map[string]string // bridges ovs-vswitchd failed to create
+	if be, ok := r.c.(interface{ BridgeErrors() map[string]string }); ok && down == "" {
+		bridgeErrs = be.BridgeErrors()
+	}
 	next := make(map[string]Status, len(r.status))
 	put := func(s Status) { next[s.Key()] = s }
 	for _, b := range desired.Bridges {
 		local := r.ifaceStatus(lookup, b.Name, b.Name, passErr, down)
 		bs := Status{Kind: KindBridge, Name: b.Name, State: local.State, Error: local.Error}
+		failed, bridgeFailed := bridgeErrs[b.Name]
+		if bridgeFailed && bs.State == Pending {
+			bs.State, bs.Error = Error, failed
+		}
 		put(refusedAs(bs, objErr))
 		for _, p := range b.Ports {
 			ps := Status{Kind: KindPort, Name: p.Name, Bridge: b.Name, State: Ready}
@@ -560,7 +568,11 @@ func (r *Reconciler) refresh() {
 				ps.State, ps.Error = Error, msg
 			}
 			for _, i := range p.Interfaces {
-				is := refusedAs(r.ifaceStatus(lookup, b.Name, i.Name, passErr, down), objErr)
+				is := r.ifaceStatus(lookup, b.Name, i.Name, passErr, down)
+				if bridgeFailed && is.State == Pending {
+					is.State, is.Error = Error, fmt.Sprintf("its bridge %q does not exist in ovs-vswitchd: %s", b.Name, failed)
+				}
+				is = refusedAs(is, objErr)
 				put(is)
 				switch {
 				case is.State == Error && ps.State != Error:
