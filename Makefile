@@ -5,6 +5,10 @@ SHELL           := /bin/bash
 export GOTOOLCHAIN ?= go1.27.3
 GO              ?= go
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# vulncheck: govulncheck and the vulnerability database module it reads offline (bump
+# VULNDB_VERSION to take newer advisories; scripts/vulncheck.sh builds the database from it)
+GOVULNCHECK_VERSION := v1.9.0
+VULNDB_VERSION      := v0.0.0-20261105234957-e22db6528018
 GOTEST_FLAGS    ?= -race -count=1 -timeout 25m
 PKGS            ?= ./...
 BIN             := bin
@@ -72,6 +76,12 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) mod tidy -diff
+
+## vulncheck: govulncheck (pinned) on every package against an offline database built from the
+## pinned golang.org/x/vulndb module; fails on any reachable advisory
+.PHONY: vulncheck
+vulncheck:
+	GO=$(GO) GOVULNCHECK_VERSION=$(GOVULNCHECK_VERSION) VULNDB_VERSION=$(VULNDB_VERSION) scripts/vulncheck.sh
 
 ## bench: side-by-side benchmarks against ovs-vsctl (as root; needs the lab)
 bench:
