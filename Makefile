@@ -2,7 +2,7 @@
 SHELL           := /bin/bash
 # The Go toolchain, fetched by the go command from the module proxy (go.mod says go 1.27.3; a
 # machine's own Go ignores that line unless GOTOOLCHAIN names the version).
-export GOTOOLCHAIN ?= go1.27.3
+export GOTOOLCHAIN := go1.27.3
 GO              ?= go
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # vulncheck: govulncheck and the vulnerability database module it reads offline (bump
