@@ -99,9 +99,9 @@ func TestValidateFlowSet(t *testing.T) {
 	groups := api.GroupRange{First: 100, Count: 10}
 	fs := api.FlowSet{
 		Flows: []api.Flow{
-			{Cookie: cookies.Value | 7, Actions: "drop"},
-			{Cookie: 0, Actions: "output:1"},
-			{Cookie: 0x1, Actions: " "},
+			{Cookie: cookies.Value | 7, Priority: 1, Actions: "drop"},
+			{Cookie: 0, Priority: 2, Actions: "output:1"},
+			{Cookie: 0x1, Priority: 3, Actions: " "},
 			{Match: "cookie=0x1,in_port=1", Actions: "drop"},
 		},
 		Groups: []api.Group{

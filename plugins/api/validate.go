@@ -140,43 +140,17 @@ func checkReserved(ps *problems, f string, m map[string]string) {
 	}
 }
 
-// ValidateFlowSet checks the answer of Flows: cookies in the plugin's range, actions present,
-// no cookie in a match, group ids in the plugin's range and unique, known group types, bucket
-// actions present.
+// ValidateFlowSet checks the answer of Flows before anything reaches a bridge: at most
+// limits.MaxFlowsPerPlugin flows and limits.MaxGroupsPerPlugin groups; cookies in the
+// plugin's range; tables 0-254; every Match, Actions and bucket's Actions one line of
+// ovs-ofctl syntax (ParseOFMatch, ParseOFActions, ParseOFBucketActions: no control byte,
+// newline, space, quote, '#', backslash or ';', at most limits.MaxFlowBytes, no flow attribute in a
+// match, no learn()); no two flows with the same table, priority and match; group ids in the
+// plugin's range and unique, known group types and selection methods, at most
+// limits.MaxBucketsPerGroup buckets. Every problem names its field (flows[3].actions) and
+// the fix.
 func ValidateFlowSet(cookies CookieRange, groups GroupRange, fs FlowSet) error {
-	var ps problems
-	for i, fl := range fs.Flows {
-		f := fmt.Sprintf("flows[%d]", i)
-		if fl.Cookie != 0 && !cookies.Contains(fl.Cookie) {
-			ps.add(f+".cookie", "%#x outside the plugin's cookies (value %#x, mask %#x)", fl.Cookie, cookies.Value, cookies.Mask)
-		}
-		if strings.TrimSpace(fl.Actions) == "" {
-			ps.add(f+".actions", "is empty (use \"drop\" to drop)")
-		}
-		if strings.Contains(fl.Match, "cookie") {
-			ps.add(f+".match", "sets a cookie: use the cookie field")
-		}
-	}
-	seen := map[uint32]bool{}
-	for i, g := range fs.Groups {
-		f := fmt.Sprintf("groups[%d]", i)
-		switch {
-		case !groups.Contains(g.ID):
-			ps.add(f+".id", "%d outside the plugin's group ids %d-%d", g.ID, groups.First, uint64(groups.First)+uint64(groups.Count)-1)
-		case seen[g.ID]:
-			ps.add(f+".id", "%d is listed twice", g.ID)
-		}
-		seen[g.ID] = true
-		if !ovsGroupTypes[g.Type] {
-			ps.add(f+".type", "%q is not all, select, indirect or fast_failover", g.Type)
-		}
-		for j, b := range g.Buckets {
-			if strings.TrimSpace(b.Actions) == "" {
-				ps.add(fmt.Sprintf("%s.buckets[%d].actions", f, j), "is empty")
-			}
-		}
-	}
-	return ps.err("flow set")
+	return checkFlowSet(cookies, groups, fs)
 }
 
 // ValidateChanges checks a Watcher's answer to batch: every change names an interface of the
