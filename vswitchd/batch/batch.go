@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ovsplane/ovsplane/model/limits"
 )
 
 // Errors returned to callers of Submit.
@@ -107,12 +109,24 @@ type Options[Req any] struct {
 	// splitting the batch can isolate it. Nil means the Committer's own
 	// Divisible(error) bool method if it has one, else every error but context errors.
 	Divisible func(error) bool
+	// Check, if set, refuses a request before it is queued: Submit returns its error at once
+	// and the request never joins a batch, so a request OVS cannot take (a NUL byte makes
+	// ovsdb-server drop the session, failing the whole transaction) never fails its
+	// neighbours. Nil means the Committer's own Check(Req) error method if it has one.
+	Check func(Req) error
+	// Weight, if set, is the number of objects a request writes; a batch is closed before the
+	// request that would take its total past MaxWeight (a request heavier than MaxWeight
+	// still goes, alone). Nil means the Committer's own Weight(Req) int method if it has one,
+	// else every request weighs 1.
+	Weight func(Req) int
+	// MaxWeight bounds the summed Weight of one batch. Default limits.MaxObjectsPerBatch.
+	MaxWeight int
 	// Clock defaults to the real time.
 	Clock Clock
 }
 
 func (o Options[Req]) withDefaults(c any) (Options[Req], error) {
-	if o.MaxSize < 0 || o.MaxDelay < 0 || o.MaxInFlight < 0 {
+	if o.MaxSize < 0 || o.MaxDelay < 0 || o.MaxInFlight < 0 || o.MaxWeight < 0 {
 		return o, fmt.Errorf("batch: negative option: MaxSize %d, MaxDelay %s, MaxInFlight %d",
 			o.MaxSize, o.MaxDelay, o.MaxInFlight)
 	}
@@ -130,6 +144,21 @@ func (o Options[Req]) withDefaults(c any) (Options[Req], error) {
 	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
+	}
+	if o.MaxWeight == 0 {
+		o.MaxWeight = limits.MaxObjectsPerBatch
+	}
+	if o.Check == nil {
+		if ch, ok := c.(interface{ Check(Req) error }); ok {
+			o.Check = ch.Check
+		}
+	}
+	if o.Weight == nil {
+		if w, ok := c.(interface{ Weight(Req) int }); ok {
+			o.Weight = w.Weight
+		} else {
+			o.Weight = func(Req) int { return 1 }
+		}
 	}
 	if o.Divisible == nil {
 		if d, ok := c.(interface{ Divisible(error) bool }); ok {
@@ -153,14 +182,15 @@ const (
 )
 
 type item[Req, Res any] struct {
-	req   Req
-	key   string
-	enq   time.Time
-	state itemState // guarded by Batcher.mu
-	gone  bool      // caller returned after sending; guarded by Batcher.mu
-	done  chan struct{}
-	res   Res // written before done is closed
-	err   error
+	req    Req
+	key    string
+	enq    time.Time
+	weight int
+	state  itemState // guarded by Batcher.mu
+	gone   bool      // caller returned after sending; guarded by Batcher.mu
+	done   chan struct{}
+	res    Res // written before done is closed
+	err    error
 }
 
 // Batcher groups concurrent requests into batches committed by a Committer. Create it with
@@ -244,7 +274,8 @@ func (b *Batcher[Req, Res]) SubmitAnnounced(ctx context.Context, a *Announcement
 }
 
 // Submit queues req, waits for the batch that carries it and returns this request's own result.
-// It fails with ctx.Err() when ctx ends before the request is sent (nothing was sent), with an
+// A request refused by Options.Check fails at once with Check's error, never queued. It fails
+// with ctx.Err() when ctx ends before the request is sent (nothing was sent), with an
 // error matching both ctx.Err() and ErrOutcomeUnknown when ctx ends after (the change may still
 // be applied), and with ErrClosed when the Batcher is closed. Otherwise it returns the
 // Committer's outcome for req, or the whole-batch error that could not be isolated from it.
@@ -260,7 +291,18 @@ func (b *Batcher[Req, Res]) submit(ctx context.Context, req Req, a *Announcement
 		}
 		return zero, err
 	}
-	it := &item[Req, Res]{req: req, enq: b.clock.Now(), done: make(chan struct{})}
+	if b.opts.Check != nil {
+		if err := b.opts.Check(req); err != nil {
+			if a != nil {
+				a.Cancel()
+			}
+			b.mu.Lock()
+			b.st.refused++
+			b.mu.Unlock()
+			return zero, err
+		}
+	}
+	it := &item[Req, Res]{req: req, enq: b.clock.Now(), weight: b.opts.Weight(req), done: make(chan struct{})}
 	if b.opts.Key != nil {
 		it.key = b.opts.Key(req)
 	}
@@ -350,7 +392,7 @@ func (b *Batcher[Req, Res]) dispatch() {
 		}
 		var timer <-chan time.Time
 		if b.inflight < b.opts.MaxInFlight && b.st.queued > 0 {
-			batch, oldest := b.candidatesLocked()
+			batch, oldest, full := b.candidatesLocked()
 			now := b.clock.Now()
 			if b.opts.Cohort && b.lastDone.After(oldest) {
 				// Requests that waited for the slot have not yet waited for the callers of
@@ -364,7 +406,7 @@ func (b *Batcher[Req, Res]) dispatch() {
 			switch {
 			case len(batch) == 0:
 				// Every waiting request's key is in flight; a finishing commit wakes us.
-			case len(batch) >= b.opts.MaxSize || b.closing || (b.inflight == 0 && !b.opts.Linger) ||
+			case full || b.closing || (b.inflight == 0 && !b.opts.Linger) ||
 				(b.opts.Cohort && b.lastSize > 0 && len(batch) >= b.lastSize) ||
 				!now.Before(oldest.Add(delay)):
 				b.takeLocked(batch)
@@ -384,16 +426,22 @@ func (b *Batcher[Req, Res]) dispatch() {
 }
 
 // candidatesLocked picks, in queue order, up to MaxSize waiting requests whose key is neither in
-// flight nor already picked, and returns them with the enqueue time of the first.
-func (b *Batcher[Req, Res]) candidatesLocked() ([]*item[Req, Res], time.Time) {
-	var batch []*item[Req, Res]
+// flight nor already picked and whose weights sum to at most MaxWeight, and returns them with
+// the enqueue time of the first; full reports that a bound stopped the picking.
+func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest time.Time, full bool) {
 	var picked map[string]bool
+	weight := 0
 	for _, it := range b.queue {
 		if len(batch) == b.opts.MaxSize {
+			full = true
 			break
 		}
 		if it.state != stateQueued {
 			continue
+		}
+		if len(batch) > 0 && weight+it.weight > b.opts.MaxWeight {
+			full = true // the rest waits for the next batch, in order
+			break
 		}
 		if it.key != "" {
 			if b.inflightKeys[it.key] > 0 || picked[it.key] {
@@ -405,11 +453,12 @@ func (b *Batcher[Req, Res]) candidatesLocked() ([]*item[Req, Res], time.Time) {
 			picked[it.key] = true
 		}
 		batch = append(batch, it)
+		weight += it.weight
 	}
 	if len(batch) == 0 {
-		return nil, time.Time{}
+		return nil, time.Time{}, false
 	}
-	return batch, batch[0].enq
+	return batch, batch[0].enq, full || len(batch) >= b.opts.MaxSize
 }
 
 // takeLocked removes batch from the queue, marks it sent and starts its commit.

@@ -19,7 +19,16 @@
 // for a batch to fill. Requests with the same non-empty Options.Key never share a batch (nor are
 // in flight together); a later one waits for a following batch, so per-key order is kept.
 //
+// Options.Weight and MaxWeight bound the objects of one batch as well (default
+// limits.MaxObjectsPerBatch; PortCommitter weighs a port and its interfaces), so a stream of
+// large bonds is split over several transactions.
+//
 // # Isolating failures
+//
+// A request that cannot be committed is best refused before it joins a batch: Options.Check
+// (by default the Committer's Check method; PortCommitter refuses NUL bytes, invalid UTF-8 and
+// what package limits refuses) fails it at once, so it never costs its neighbours anything —
+// ovsdb-server answers a NUL by dropping the session, an error no bisection can attribute.
 //
 // A Committer reports either one Outcome per request (per-item success or error: only those
 // items fail) or an error for the whole batch, meaning nothing was applied. A whole-batch error

@@ -18,6 +18,7 @@ type Stats struct {
 	Failed           uint64 // requests completed with an error (ErrClosed included)
 	Canceled         uint64 // requests withdrawn by their caller before being sent
 	CanceledSent     uint64 // callers that gave up after their request was sent
+	Refused          uint64 // requests refused by Options.Check, never queued
 	Batches          uint64 // batches taken from the queue
 	Commits          uint64 // Committer.Commit calls, isolation retries included
 	Retries          uint64 // Commit calls made to isolate a failing request
@@ -30,7 +31,7 @@ type Stats struct {
 type counters struct {
 	queued                             int
 	submitted, succeeded, failed       uint64
-	canceled, canceledSent             uint64
+	canceled, canceledSent, refused    uint64
 	batches, commits, retries, sizeSum uint64
 	bounds                             []int
 	buckets                            []uint64 // non-cumulative, per bound
@@ -65,7 +66,7 @@ func (b *Batcher[Req, Res]) Stats() Stats {
 	s := Stats{
 		Queued: c.queued, InFlight: b.inflight, InFlightRequests: b.inflightReqs,
 		Submitted: c.submitted, Succeeded: c.succeeded, Failed: c.failed,
-		Canceled: c.canceled, CanceledSent: c.canceledSent,
+		Canceled: c.canceled, CanceledSent: c.canceledSent, Refused: c.refused,
 		Batches: c.batches, Commits: c.commits, Retries: c.retries,
 		BatchSizes: make([]SizeBucket, len(c.bounds)), BatchSizeSum: c.sizeSum,
 	}
