@@ -68,7 +68,7 @@ func TestValidatePortLimits(t *testing.T) {
 		big.Interfaces = append(big.Interfaces, Interface{Name: fmt.Sprint("m", i), Type: "dpdk"})
 	}
 	err = ValidatePort("br0", big)
-	if !errors.Is(err, limits.ErrTooLarge) || strings.Count(err.Error(), "\n") != 0 {
+	if !errors.Is(err, limits.ErrTooLarge) || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), "limits.MaxInterfacesPerPort") {
 		t.Fatalf("want one line for 100,000 interfaces, got %.300v", err)
 	}
 	if err := ValidatePort("br0", Port{Name: "p\u200b1", Interfaces: []Interface{{Name: "p1", Type: "internal"}}}); !errors.Is(err, limits.ErrBadText) {

@@ -54,7 +54,9 @@ func (c *Config) Validate() error {
 		v.pluginType = func(string) bool { return true }
 	}
 	c.validateSettings(v)
-	c.validateDesired(v)
+	if !c.tooManyObjects(v) {
+		c.validateDesired(v)
+	}
 	c.validatePlugins(v)
 	return errors.Join(v.errs...)
 }
@@ -157,9 +159,6 @@ func checkTLS(v *validator, path string, t TLS, needCA bool, why string) {
 }
 
 func (c *Config) validateDesired(v *validator) {
-	if c.tooManyObjects(v) {
-		return
-	}
 	checkMap(v, "other_config", c.OtherConfig)
 	limitMap(v, "other_config", "Open_vSwitch", "other_config", c.OtherConfig)
 	if val, ok := c.OtherConfig["dpdk-init"]; ok && !slices.Contains([]string{"true", "false", "try"}, val) {
@@ -207,6 +206,8 @@ func (c *Config) validateDesired(v *validator) {
 		for i, ctl := range b.Controllers {
 			if !slices.ContainsFunc(controllerPfx, func(p string) bool { return strings.HasPrefix(ctl, p) && len(ctl) > len(p) }) {
 				v.add(fmt.Sprintf("%s.controller[%d]", bp, i), "%q is not a controller target (tcp:, ssl:, unix:, ptcp:, pssl: or punix: followed by an address)", ctl)
+			} else if err := checkController(b.Controllers, i); err != nil {
+				v.add(fmt.Sprintf("%s.controller[%d]", bp, i), "%v", err)
 			}
 		}
 		checkMap(v, bp+".other_config", b.OtherConfig)
