@@ -2,6 +2,7 @@ package vdpa
 
 import (
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -77,18 +78,28 @@ func (h *Host) Detect(ctx context.Context, ovs OVSState) (*Report, error) {
 	return r, nil
 }
 
+// kernelReport judges the kernel's vdpa support from the family the kernel describes. Without
+// the family (VDPA_NO_NETLINK) nothing is known of its attributes: mac/mtu and max_vqp are
+// reported missing for that reason, with its fix, never blamed on the release; the version
+// message is kept for a family that exists but lacks the attribute.
 func kernelReport(s *Snapshot) KernelReport {
 	k := KernelReport{Release: s.Release, Modules: s.Modules, BusDrivers: s.BusDrivers, Family: s.Family,
 		VDPANetlink: yes(), MACMTU: yes(), MaxVQP: yes()}
 	if s.Family == nil {
-		e := noNetlinkErr(s.familyErr)
+		e := noNetlinkErr(s.familyErr, s.Release)
 		k.VDPANetlink.no(e.Code, e.Error())
+		unknown := "unknown without the vdpa netlink family to ask: " + e.Msg
+		k.MACMTU.no(e.Code, unknown)
+		k.MaxVQP.no(e.Code, unknown)
+		return k
 	}
-	if s.Family == nil || !s.Family.CanSetMACMTU() {
-		k.MACMTU.no(CodeAttrUnsupported, "setting a vdpa device's mac/mtu needs kernel >= 5.16 (release "+s.Release+")")
+	if !s.Family.CanSetMACMTU() {
+		k.MACMTU.no(CodeAttrUnsupported, fmt.Sprintf("setting a vdpa device's mac/mtu needs kernel >= 5.16 (release %s: its vdpa family has no DEV_CONFIG_GET or stops at attribute %d): upgrade the kernel or drop mac/mtu",
+			s.Release, s.Family.MaxAttr))
 	}
-	if s.Family == nil || !s.Family.CanSetMaxVQP() {
-		k.MaxVQP.no(CodeAttrUnsupported, "setting max_vqp needs kernel >= 5.17 (release "+s.Release+")")
+	if !s.Family.CanSetMaxVQP() {
+		k.MaxVQP.no(CodeAttrUnsupported, fmt.Sprintf("setting max_vqp needs kernel >= 5.17 (release %s: its vdpa family stops at attribute %d): upgrade the kernel or drop max-vqp",
+			s.Release, s.Family.MaxAttr))
 	}
 	return k
 }

@@ -2,6 +2,7 @@ package vdpa_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ovsplane/ovsplane/vdpa"
@@ -81,6 +82,71 @@ func TestDetect(t *testing.T) {
 			}
 			if c.check != nil {
 				c.check(t, r)
+			}
+		})
+	}
+}
+
+// TestDetectNoFamily: when generic netlink has no vdpa family (CTRL_CMD_GETFAMILY answers
+// ENOENT) the report names the real cause and its fix. On a kernel new enough for everything
+// (6.18) that is the unloaded vdpa module — never "needs kernel >= 5.16" for mac/mtu or max_vqp,
+// which cannot be judged without the family; only a kernel older than 5.12 is told to upgrade.
+// A family that exists but lacks the attributes (5.15) keeps the version message.
+func TestDetectNoFamily(t *testing.T) {
+	cases := []struct {
+		fixture        string
+		netlink        []string // in the VDPA_NO_NETLINK message
+		attrCode       vdpa.Code
+		attrs, notAttr []string // in / not in the mac/mtu and max_vqp messages
+	}{
+		{"cx6dx-kernel-6.18-nomodules",
+			[]string{"kernel 6.18.44-generic has no vdpa netlink family", "ENOENT", "vdpa module is not loaded", "modprobe vdpa mlx5_vdpa vhost_vdpa"},
+			vdpa.CodeNoNetlink, []string{"without the vdpa netlink family", "modprobe vdpa mlx5_vdpa"}, []string{"kernel >=", "upgrade"}},
+		{"cx6dx-kernel-5.10",
+			[]string{"kernel 5.10.0-28-amd64 has no vdpa netlink family, which arrived in 5.12: upgrade the kernel"},
+			vdpa.CodeNoNetlink, []string{"without the vdpa netlink family", "upgrade the kernel"}, []string{"kernel >= 5.1"}},
+		{"cx6dx-kernel-5.15", nil, vdpa.CodeAttrUnsupported, []string{"kernel >= 5.1", "release 5.15.0-91-generic", "upgrade the kernel"}, []string{"netlink family"}},
+	}
+	for _, c := range cases {
+		t.Run(c.fixture, func(t *testing.T) {
+			_, h := bootNamed(t, c.fixture)
+			r, err := h.Detect(ctx, stockOVS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := r.Kernel
+			if c.netlink == nil {
+				if !k.VDPANetlink.OK || k.Family == nil {
+					t.Fatalf("vdpa netlink %+v, family %+v: want present", k.VDPANetlink, k.Family)
+				}
+			} else {
+				if k.VDPANetlink.OK || len(k.VDPANetlink.Why) != 1 || k.VDPANetlink.Why[0].Code != vdpa.CodeNoNetlink {
+					t.Fatalf("vdpa netlink %+v: want one VDPA_NO_NETLINK", k.VDPANetlink)
+				}
+				for _, want := range c.netlink {
+					if msg := k.VDPANetlink.Why[0].Message; !strings.Contains(msg, want) {
+						t.Errorf("vdpa netlink: %q lacks %q", msg, want)
+					}
+				}
+				if !slices.Contains(whyCodes(r.Modes[vdpa.ModeKernel]), vdpa.CodeNoNetlink) {
+					t.Errorf("mode kernel: %+v, want VDPA_NO_NETLINK", r.Modes[vdpa.ModeKernel])
+				}
+			}
+			for name, s := range map[string]vdpa.Support{"mac/mtu": k.MACMTU, "max_vqp": k.MaxVQP} {
+				if s.OK || len(s.Why) != 1 || s.Why[0].Code != c.attrCode {
+					t.Errorf("%s: %+v, want one %s", name, s, c.attrCode)
+					continue
+				}
+				for _, want := range c.attrs {
+					if !strings.Contains(s.Why[0].Message, want) {
+						t.Errorf("%s: %q lacks %q", name, s.Why[0].Message, want)
+					}
+				}
+				for _, bad := range c.notAttr {
+					if strings.Contains(s.Why[0].Message, bad) {
+						t.Errorf("%s: %q says %q", name, s.Why[0].Message, bad)
+					}
+				}
 			}
 		})
 	}

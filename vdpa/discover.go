@@ -294,12 +294,36 @@ func (s *Snapshot) mgmtDev(vf string) *MgmtDev {
 // Device returns the named vdpa device, or nil.
 func (s *Snapshot) Device(name string) *Device { return s.devByName[name] }
 
-// noNetlinkErr turns a failure to reach the vdpa family into VDPA_NO_NETLINK.
-func noNetlinkErr(err error) *Error {
-	if isErrno(err, syscall.ENOENT) {
-		return newErr(CodeNoNetlink, "vdpa", err, "the kernel has no vdpa netlink family: run 'modprobe vdpa mlx5_vdpa vhost_vdpa' (kernel >= 5.12 needed)")
+// noNetlinkErr turns a failure to reach the vdpa family into VDPA_NO_NETLINK and names the
+// cause. ENOENT is what generic netlink's CTRL_CMD_GETFAMILY answers for a family nobody
+// registered: on a kernel of release 5.12 or later (or an unknown release) that means the vdpa
+// module is not loaded, and the fix is to load it with the mlx5 vDPA driver; only a release
+// known to be older than 5.12 is told to upgrade. release is the kernel's osrelease ("" when
+// unknown).
+func noNetlinkErr(err error, release string) *Error {
+	if !isErrno(err, syscall.ENOENT) {
+		return newErr(CodeNoNetlink, "vdpa", err, "cannot talk to the kernel's vdpa netlink family: %v", err)
 	}
-	return newErr(CodeNoNetlink, "vdpa", err, "cannot talk to the kernel's vdpa netlink family: %v", err)
+	if releaseBefore(release, 5, 12) {
+		return newErr(CodeNoNetlink, "vdpa", err,
+			"kernel %s has no vdpa netlink family, which arrived in 5.12: upgrade the kernel (then modprobe vdpa mlx5_vdpa vhost_vdpa)", release)
+	}
+	kernel := "the kernel"
+	if release != "" {
+		kernel = "kernel " + release
+	}
+	return newErr(CodeNoNetlink, "vdpa", err,
+		"%s has no vdpa netlink family (genetlink CTRL_CMD_GETFAMILY \"vdpa\": ENOENT): the vdpa module is not loaded; load it and the mlx5 vDPA driver with 'modprobe vdpa mlx5_vdpa vhost_vdpa'", kernel)
+}
+
+// releaseBefore reports whether the kernel release ("6.1.0-18-amd64") is known to be older
+// than maj.min; an empty or unparseable release is not.
+func releaseBefore(release string, maj, min int) bool {
+	var a, b int
+	if _, err := fmt.Sscanf(release, "%d.%d", &a, &b); err != nil {
+		return false
+	}
+	return a < maj || a == maj && b < min
 }
 
 func (s *Snapshot) vf(index int) *VF {

@@ -160,7 +160,7 @@ func (h *Host) AddDevice(ctx context.Context, name string, mgmt MgmtDevID, p Dev
 	case isErrno(err, syscall.ENODEV):
 		return noMgmtDevErr(mgmt.Name, nil)
 	case isErrno(err, syscall.ENOENT):
-		return noNetlinkErr(err)
+		return noNetlinkErr(err, h.readString(osRelease))
 	}
 	return newErr(CodeKernel, name, err, "vdpa dev add failed")
 }
@@ -172,7 +172,7 @@ func (h *Host) DelDevice(ctx context.Context, name string) error {
 		return nil
 	}
 	if isErrno(err, syscall.ENOENT) {
-		return noNetlinkErr(err)
+		return noNetlinkErr(err, h.readString(osRelease))
 	}
 	return newErr(CodeKernel, name, err, "vdpa dev del failed")
 }

@@ -161,7 +161,7 @@ func (pl *planner) checkKernelMode() error {
 	}
 	s := pl.snap
 	if s.Family == nil {
-		return noNetlinkErr(s.familyErr)
+		return noNetlinkErr(s.familyErr, s.Release)
 	}
 	if (pl.req.MAC != "" || pl.req.MTU != 0) && !s.Family.CanSetMACMTU() {
 		return newErr(CodeAttrUnsupported, pl.req.VDPAName, nil,

@@ -47,6 +47,30 @@ func TestDetectCommand(t *testing.T) {
 	}
 }
 
+// TestDetectCommandNoFamily: --detect on a 6.18 kernel without the vdpa modules (generic
+// netlink has no vdpa family) names the missing module and the modprobe that fixes it, for the
+// vdpa netlink line and for the mac/mtu and max_vqp lines, and blames no kernel version.
+func TestDetectCommandNoFamily(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if rc := runCLI([]string{"--detect", "--simulate", "../../vdpa/testdata/cx6dx-kernel-6.18-nomodules.fixture"}, &out, &errOut); rc != 0 {
+		t.Fatalf("exit %d: %s", rc, errOut.String())
+	}
+	text := out.String()
+	for _, want := range []string{"kernel 6.18.44-generic\n",
+		"  vdpa netlink: no\n      VDPA_NO_NETLINK: vdpa: kernel 6.18.44-generic has no vdpa netlink family (genetlink CTRL_CMD_GETFAMILY \"vdpa\": ENOENT): the vdpa module is not loaded; load it and the mlx5 vDPA driver with 'modprobe vdpa mlx5_vdpa vhost_vdpa'",
+		"  set mac/mtu: no\n      VDPA_NO_NETLINK: unknown without the vdpa netlink family to ask",
+		"  set max_vqp: no\n      VDPA_NO_NETLINK: unknown without the vdpa netlink family to ask"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+	for _, bad := range []string{"kernel >=", "VDPA_ATTR_UNSUPPORTED", "upgrade"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("report says %q on a 6.18 kernel:\n%s", bad, text)
+		}
+	}
+}
+
 // lockedWriter serialises writes from the host's goroutines.
 type lockedWriter struct {
 	mu sync.Mutex

@@ -168,3 +168,46 @@ func TestVirtioBinding(t *testing.T) {
 		t.Errorf("/dev/vhost-vdpa-0 of the fixture is not a character device: %v %v", fi, err)
 	}
 }
+
+// TestFamilyMissing: a kernel without the vdpa module answers every vdpa netlink request as
+// generic netlink does for an unregistered family — CTRL_CMD_GETFAMILY "vdpa" fails with a bare
+// ENOENT (vishvananda/netlink returns the errno unwrapped; see nlkernel's TestRealKernel) —
+// whatever its release; with the module, a 6.18 kernel has the full family.
+func TestFamilyMissing(t *testing.T) {
+	mgmt := vdpa.MgmtDevID{Bus: "pci", Name: vf0}
+	for _, fx := range []string{"cx6dx-kernel-6.18-nomodules", "cx6dx-nomodules", "cx6dx-kernel-5.10"} {
+		t.Run(fx, func(t *testing.T) {
+			k := boot(t, fx)
+			calls := map[string]func() error{
+				"Family":    func() error { _, err := k.Family(ctx); return err },
+				"MgmtDevs":  func() error { _, err := k.MgmtDevs(ctx); return err },
+				"Devs":      func() error { _, err := k.Devs(ctx); return err },
+				"DevConfig": func() error { _, err := k.DevConfig(ctx, "vdpa0"); return err },
+				"NewDev":    func() error { return k.NewDev(ctx, "v", mgmt, vdpa.DevParams{}) },
+				"DelDev":    func() error { return k.DelDev(ctx, "vdpa0") },
+			}
+			for name, call := range calls {
+				if err := call(); err != syscall.ENOENT { // the bare errno, as the real kernel gives it
+					t.Errorf("%s: %v, want ENOENT", name, err)
+				}
+			}
+			if k.Mutations() != 0 {
+				t.Errorf("%d mutations by refused requests", k.Mutations())
+			}
+		})
+	}
+	// The same 6.18 host with the modules loaded: the full family, so the ENOENT above is the
+	// missing module's, not the release's.
+	f, err := fixture.Parse([]byte("ovsplane-vdpa-fixture 1\ninclude cx6dx-switchdev.fixture\nfile proc/sys/kernel/osrelease 6.18.44-generic\n"),
+		filepath.Join("..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := fakekernel.New(t.TempDir(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fam, err := k.Family(ctx); err != nil || !fam.CanSetMaxVQP() {
+		t.Errorf("6.18 with the vdpa module: family %+v, %v; want one that sets mac/mtu and max_vqp", fam, err)
+	}
+}
