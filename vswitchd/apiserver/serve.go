@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -29,12 +31,19 @@ type listener struct {
 }
 
 // Serve listens on every address of cfg.Listen (see config.API) and serves the API until ctx
-// ends, then shuts down: streams (Watch) end cleanly, waits (WaitReady) end with Unavailable,
+// ends, identifying every caller (unix: SO_PEERCRED and SO_PEERGROUPS; tcp: the verified client
+// certificate) and giving it the role cfg.Auth maps it to (see config.Auth); it then shuts
+// down: then shuts down: streams (Watch) end cleanly, waits (WaitReady) end with Unavailable,
 // calls in flight get Options.ShutdownTimeout to finish, and unix socket files are removed.
 // It returns nil after a shutdown caused by ctx, or the first error: an address that cannot
 // be listened on (nothing is served then; the error names the key and the fix), or a listener
 // that failed while serving. Serve may be called once per Server.
 func (s *Server) Serve(ctx context.Context, cfg config.API) error {
+	pol, err := newPolicy(cfg, os.Geteuid())
+	if err != nil {
+		return err
+	}
+	s.policy.Store(pol)
 	lns, err := s.listenAll(cfg)
 	if err != nil {
 		return err
@@ -119,10 +128,62 @@ func (s *Server) listenAll(cfg config.API) (lns []*listener, err error) {
 
 func (s *Server) httpServer(protocols *http.Protocols) *http.Server {
 	return &http.Server{
-		Handler:           s,
+		Handler:           s.guard(),
 		Protocols:         protocols,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
+		ConnContext:       connContext,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// guard wraps the API handler for Serve's listeners: it identifies a TCP caller by its
+// verified certificate (unix callers are identified per connection, by connContext) and
+// bounds the time to read each request's body (Options.BodyTimeout). There is no
+// http.Server.ReadTimeout: it would also cut streams (Watch) and long waits (WaitReady).
+func (s *Server) guard() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS != nil {
+			r = r.WithContext(withPeer(r.Context(), tlsPeer(r.TLS)))
+		}
+		body := &deadlineBody{ReadCloser: r.Body, rc: http.NewResponseController(w)}
+		if err := body.rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)); err == nil {
+			r.Body = body
+		}
+		s.handler.ServeHTTP(w, r)
+		body.release(false)
+	})
+}
+
+// deadlineBody is a request body read under a deadline, which it clears once the body has
+// been read to its end, so that a stream or a wait answered later is not cut.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	mu   sync.Mutex
+	done bool // the deadline was cleared, or the handler returned: no more deadline changes
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.release(true)
+	}
+	return n, err
+}
+
+// release ends the body's hold on the read deadline, clearing it if clear is set; only the
+// first call does anything (a ResponseController must not be used once its handler returned).
+func (b *deadlineBody) release(clear bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return
+	}
+	b.done = true
+	if clear {
+		_ = b.rc.SetReadDeadline(time.Time{})
 	}
 }
 
@@ -142,6 +203,11 @@ func (s *Server) listenUnix(key, path string, cfg config.API) (*listener, error)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("%s: creating the socket's directory: %w", key, err)
+	}
+	if gid >= 0 {
+		if err := s.reachableByGroup(filepath.Dir(path), gid); err != nil {
+			return nil, err
+		}
 	}
 	if err := removeStale(key, path); err != nil {
 		return nil, err
@@ -210,19 +276,73 @@ func socketGroup(g string) (int, error) {
 		}
 		return gid, nil
 	}
-	grp, err := user.LookupGroup(g)
+	gid, err := lookupGroup(g)
+	if err != nil {
+		return 0, fmt.Errorf("api.socket_group: %w", err)
+	}
+	return gid, nil
+}
+
+// lookupGroup resolves a group name to its gid.
+func lookupGroup(name string) (int, error) {
+	grp, err := user.LookupGroup(name)
 	if err != nil {
 		var unknown user.UnknownGroupError
 		if errors.As(err, &unknown) {
-			return 0, fmt.Errorf("api.socket_group: group %q does not exist (create it with groupadd, or give an existing group or a numeric gid)", g)
+			return 0, fmt.Errorf("group %q does not exist (create it with groupadd, or give an existing group or a numeric gid)", name)
 		}
-		return 0, fmt.Errorf("api.socket_group: looking up group %q: %w", g, err)
+		return 0, fmt.Errorf("looking up group %q: %w", name, err)
 	}
 	gid, err := strconv.Atoi(grp.Gid)
 	if err != nil {
-		return 0, fmt.Errorf("api.socket_group: group %q has a non-numeric gid %q", g, grp.Gid)
+		return 0, fmt.Errorf("group %q has a non-numeric gid %q", name, grp.Gid)
 	}
 	return gid, nil
+}
+
+// reachableByGroup lets members of gid (api.socket_group) reach a socket in dir. A directory
+// others may search, or that gid may search already, is left alone. Otherwise — the default
+// data dir is 0750 root:root — the daemon gives dir to gid with search permission only (g=x:
+// no listing, no writing), which needs the daemon to own dir. Ancestors are not changed; one
+// the group cannot search is logged.
+func (s *Server) reachableByGroup(dir string, gid int) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("api.socket_group: %w", err)
+	}
+	if !searchable(fi, gid) {
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || int(st.Uid) != os.Geteuid() {
+			return fmt.Errorf("api.socket_group: the socket's directory %s (mode %#o) does not let group %d reach the socket, and ovsplaned does not own it: run chgrp %d %s && chmod g+x %s, or listen elsewhere (api.listen)",
+				dir, fi.Mode().Perm(), gid, gid, dir, dir)
+		}
+		if err := os.Chown(dir, -1, gid); err != nil {
+			return fmt.Errorf("api.socket_group: giving the socket's directory %s to group %d: %w", dir, gid, err)
+		}
+		mode := fi.Mode()&(os.ModeSetgid|os.ModeSticky) | fi.Mode().Perm()&^0o070 | 0o010
+		if err := os.Chmod(dir, mode); err != nil {
+			return fmt.Errorf("api.socket_group: letting group %d search %s: %w", gid, dir, err)
+		}
+		s.log.Info("API socket directory given to api.socket_group, search permission only", "dir", dir, "gid", gid, "mode", fmt.Sprintf("%#o", mode.Perm()))
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && !searchable(fi, gid) {
+			s.log.Warn("members of api.socket_group cannot reach the API socket: a parent directory is closed to them", "dir", d, "gid", gid, "mode", fmt.Sprintf("%#o", fi.Mode().Perm()))
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// searchable reports whether members of gid may search the directory fi describes.
+func searchable(fi os.FileInfo, gid int) bool {
+	perm := fi.Mode().Perm()
+	if perm&0o001 != 0 {
+		return true
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Gid) == gid && perm&0o010 != 0
 }
 
 // listenTLS listens on a tcp: address; the API is served over TCP with TLS only.
@@ -242,27 +362,30 @@ func (s *Server) listenTLS(key, hostport string, t config.TLS) (*listener, error
 	return &listener{addr: "tcp:" + ln.Addr().String(), ln: tls.NewListener(ln, tc), srv: s.httpServer(&p)}, nil
 }
 
-// serverTLSConfig loads the API's TLS files for the tcp: listener named by key: certificate
-// and private key are required; with a CA certificate, clients must present a certificate it
-// signed.
+// serverTLSConfig loads the API's TLS files for the tcp: listener named by key: certificate,
+// private key and CA certificate are all required, and clients must present a certificate the
+// CA signed (mutual TLS): a TCP caller is identified by its certificate, never anonymous.
 func serverTLSConfig(key string, t config.TLS) (*tls.Config, error) {
 	if t.Certificate == "" || t.PrivateKey == "" {
 		return nil, fmt.Errorf("%s: a tcp: listener needs TLS: set api.tls.certificate and api.tls.private_key (or listen on a unix: socket)", key)
+	}
+	if t.CACert == "" {
+		return nil, fmt.Errorf("%s: a tcp: listener needs client certificates (mutual TLS): set api.tls.ca_cert to the CA that signs them (or listen on a unix: socket)", key)
 	}
 	cert, err := tls.LoadX509KeyPair(t.Certificate, t.PrivateKey)
 	if err != nil {
 		return nil, fmt.Errorf("api.tls: loading certificate %s and private key %s: %w", t.Certificate, t.PrivateKey, err)
 	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if t.CACert != "" {
-		pool, err := loadPool(t.CACert)
-		if err != nil {
-			return nil, fmt.Errorf("api.tls.ca_cert: %w", err)
-		}
-		tc.ClientCAs = pool
-		tc.ClientAuth = tls.RequireAndVerifyClientCert
+	pool, err := loadPool(t.CACert)
+	if err != nil {
+		return nil, fmt.Errorf("api.tls.ca_cert: %w", err)
 	}
-	return tc, nil
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		MinVersion:   tls.VersionTLS12,
+		ClientCAs:    pool,
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+	}, nil
 }
 
 func loadPool(path string) (*x509.CertPool, error) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -82,7 +83,33 @@ type Options struct {
 	// OnListen, if set, is called by Serve with each address once it listens ("unix:PATH",
 	// "tcp:HOST:PORT" with the actual port when the configured one was 0).
 	OnListen func(addr string)
+	// Audit receives one line per write call and per refused call (see Server.audit for the
+	// format). Default: Logger with the attribute log=audit.
+	Audit *slog.Logger
+	// Unidentified is the role of a call that carries no peer identity: one made through
+	// ServeHTTP by the program itself rather than through Serve's listeners, which identify
+	// every caller. Default RoleNone: such calls are refused.
+	Unidentified Role
+	// ReadHeaderTimeout bounds reading a request's headers. Default DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// BodyTimeout bounds reading a request's body, from the end of its headers to its last
+	// byte; a client that sends it slower loses its connection. Streams that stay open after
+	// their request (Watch) are not affected. Default DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// IdleTimeout closes a connection that has no call for that long. Default
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers. Default DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
 }
+
+// Defaults of Options' HTTP limits.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxHeaderBytes    = 64 << 10
+)
 
 // Server is the API's HTTP handler and listener owner. Create it with New. Its handler is
 // safe for concurrent use; Serve may be called once.
@@ -91,6 +118,8 @@ type Server struct {
 	log     *slog.Logger
 	opts    Options
 	handler http.Handler
+	// policy maps callers to roles; Serve sets it before it listens.
+	policy atomic.Pointer[policy]
 
 	// stopping is closed when Serve's shutdown starts: streams and waits end on it.
 	stopping chan struct{}
@@ -108,10 +137,19 @@ func New(b Backend, opts Options) *Server {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if opts.Audit == nil {
+		opts.Audit = opts.Logger.With("log", "audit")
+	}
+	defaultDuration(&opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	defaultDuration(&opts.BodyTimeout, DefaultBodyTimeout)
+	defaultDuration(&opts.IdleTimeout, DefaultIdleTimeout)
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	s := &Server{b: b, log: opts.Logger, opts: opts, stopping: make(chan struct{})}
 	path, h := ovsplanev1connect.NewSwitchServiceHandler(&service{s: s},
 		connect.WithReadMaxBytes(opts.MaxRequestBytes),
-		connect.WithInterceptors(logInterceptor{log: s.log}),
+		connect.WithInterceptors(authInterceptor{s: s}, logInterceptor{log: s.log}),
 	)
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
@@ -119,8 +157,16 @@ func New(b Backend, opts Options) *Server {
 	return s
 }
 
-// ServeHTTP serves the API's calls (paths /ovsplane.v1.SwitchService/METHOD).
+// ServeHTTP serves the API's calls (paths /ovsplane.v1.SwitchService/METHOD) in process.
+// Such calls carry no peer identity: they get Options.Unidentified's role (by default none,
+// so they are refused). Serve's listeners identify their callers and enforce roles.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func defaultDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}
 
 // stop ends streams and waits in flight; idempotent.
 func (s *Server) stop() { s.stopOnce.Do(func() { close(s.stopping) }) }

@@ -39,6 +39,13 @@ type daemon struct {
 // and returns once every address listens. stop ends Serve and returns its error.
 func startDaemon(t *testing.T, cfg config.API) *daemon {
 	t.Helper()
+	return startDaemonWith(t, cfg, apiserver.Options{})
+}
+
+// startDaemonWith is startDaemon with opts (its Logger defaults to the test's output; its
+// OnListen is replaced).
+func startDaemonWith(t *testing.T, cfg config.API, opts apiserver.Options) *daemon {
+	t.Helper()
 	d := &daemon{fake: apitest.New()}
 	// A short directory: unix socket paths are limited to 108 bytes.
 	dir, err := os.MkdirTemp("", "ovsplane-api")
@@ -53,10 +60,11 @@ func startDaemon(t *testing.T, cfg config.API) *daemon {
 		}
 	}
 	listening := make(chan string, len(cfg.Listen))
-	srv := apiserver.New(d.fake, apiserver.Options{
-		Logger:   slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnListen: func(addr string) { listening <- addr },
-	})
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	opts.OnListen = func(addr string) { listening <- addr }
+	srv := apiserver.New(d.fake, opts)
 	// Not t.Context(): that ends before the cleanups run, and Serve logs until it returns.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -190,7 +198,8 @@ func TestEveryRPCOverUnixSocket(t *testing.T) {
 func TestEveryRPCOverTLS(t *testing.T) {
 	p := newPKI(t)
 	d := startDaemon(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
-		TLS: config.TLS{Certificate: p.ServerCert, PrivateKey: p.ServerKey, CACert: p.CA}})
+		TLS:  config.TLS{Certificate: p.ServerCert, PrivateKey: p.ServerKey, CACert: p.CA},
+		Auth: config.Auth{Admins: config.Principals{Subjects: []string{"vsctl"}}}})
 	if !strings.HasPrefix(d.addrs[0], "tcp:127.0.0.1:") || strings.HasSuffix(d.addrs[0], ":0") {
 		t.Fatalf("OnListen reported %q, want the actual port", d.addrs[0])
 	}
