@@ -1,18 +1,25 @@
 // Package openflow is ovsplaned's owner of OpenFlow: it programs the flows and groups plugins
 // ask for on a bridge, through ovs-ofctl, touching only the cookies and group ids it is given.
+//
+// A plugin's flows and groups are parsed into a typed model (flowMod, groupMod, built from the
+// plugins/api parsers) and rendered by one function each (renderFlow, renderGroup) that can
+// only produce one line of ovs-ofctl syntax, so a plugin's text can never become a second
+// command of the bundle file. Before writing, Open vSwitch itself parses the flows
+// (ovs-ofctl parse-flows), and a flow whose table, priority and match equal those of a flow
+// with a cookie outside the plugin's range is refused: adding it would replace that flow.
 // Flows are replaced in one OpenFlow bundle (atomic) when the bridge speaks OpenFlow 1.4 or
-// later; otherwise they are deleted and added in two steps.
+// later; otherwise they are deleted and added in two steps. A sync is skipped only when the
+// plugin's set is the one last written and the bridge still holds exactly what that write
+// left (flows of the cookie range and groups of the group range, compared by content), so a
+// foreign edit, a deletion or a restarted ovs-vswitchd is repaired.
 package openflow
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,7 +41,13 @@ type Programmer struct {
 	Ofctl string
 
 	mu   sync.Mutex
-	last map[string]string // bridge and cookie range → the FlowSet last programmed there
+	last map[string]written // bridge and cookie range → what the last Sync wrote there
+}
+
+// written is what one Sync wrote: the rendered set, and the state the bridge was left in.
+type written struct {
+	set   string // rendered groups and flows, in order
+	state string // owned flows and groups as dumped right after the write
 }
 
 // target is what ovs-ofctl connects to for bridge.
@@ -45,12 +58,14 @@ func (p *Programmer) target(bridge string) string {
 	return "unix:" + strings.TrimSuffix(p.RunDir, "/") + "/" + bridge + ".mgmt"
 }
 
+// run runs ovs-ofctl with args (the subcommand first), -O protocols and --no-names added,
+// stdin on its standard input when not empty.
 func (p *Programmer) run(ctx context.Context, stdin string, args ...string) (string, error) {
 	bin := p.Ofctl
 	if bin == "" {
 		bin = "ovs-ofctl"
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-O", protocols, "--no-names"}, args...)...)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
@@ -58,39 +73,86 @@ func (p *Programmer) run(ctx context.Context, stdin string, args ...string) (str
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return "", fmt.Errorf("ovs-ofctl %s: %w", args[len(args)-2], ctx.Err())
+			return "", fmt.Errorf("ovs-ofctl %s: %w", args[0], ctx.Err())
 		}
 		return "", fmt.Errorf("ovs-ofctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return out.String(), nil
 }
 
-// Sync makes the flows of bridge whose cookie is in cookies exactly fs.Flows, and the groups
-// with ids in groups exactly fs.Groups. Groups are written first (flows may point at them),
-// stale groups removed last. Every flow's cookie must be in cookies and every group id in
-// groups (api.ValidateFlowSet checks that); Sync refuses others.
-func (p *Programmer) Sync(ctx context.Context, bridge string, cookies api.CookieRange, groups api.GroupRange, fs api.FlowSet) error {
-	for _, f := range fs.Flows {
-		if !cookies.Contains(f.Cookie) {
-			return fmt.Errorf("openflow: flow cookie %#x outside %#x/%#x", f.Cookie, cookies.Value, cookies.Mask)
+// plan is a FlowSet parsed and rendered, ready to write.
+type plan struct {
+	flows     []flowMod
+	flowLines []string
+	groups    []groupMod
+	groupLine []string
+}
+
+// planOf checks fs (api.ValidateFlowSet) and renders it; a zero cookie becomes cookies.Value.
+func planOf(cookies api.CookieRange, groups api.GroupRange, fs api.FlowSet) (plan, error) {
+	if err := api.ValidateFlowSet(cookies, groups, fs); err != nil {
+		return plan{}, err
+	}
+	var pl plan
+	for i, g := range fs.Groups {
+		m, err := newGroupMod(i, g, groups)
+		if err != nil {
+			return plan{}, err
 		}
+		line, err := renderGroup(m)
+		if err != nil {
+			return plan{}, err
+		}
+		pl.groups, pl.groupLine = append(pl.groups, m), append(pl.groupLine, line)
+	}
+	for i, f := range fs.Flows {
+		m, err := newFlowMod(i, f, cookies)
+		if err != nil {
+			return plan{}, err
+		}
+		line, err := renderFlow(m)
+		if err != nil {
+			return plan{}, err
+		}
+		pl.flows, pl.flowLines = append(pl.flows, m), append(pl.flowLines, line)
+	}
+	return pl, nil
+}
+
+// Sync makes the flows of bridge whose cookie is in cookies exactly fs.Flows, and the groups
+// with ids in groups exactly fs.Groups; nothing else on the bridge changes. It refuses, before
+// touching the bridge, a set that api.ValidateFlowSet refuses, a flow Open vSwitch cannot
+// parse, and a flow with the table, priority and match of a flow outside cookies (adding it
+// would replace that flow); the errors name the flow (flows[3]) and the fix. Groups are
+// written first (flows may point at them), stale groups removed last. When fs is what the
+// last Sync wrote and the bridge still holds what that write left, it writes nothing (that
+// would reset the flows' counters).
+func (p *Programmer) Sync(ctx context.Context, bridge string, cookies api.CookieRange, groups api.GroupRange, fs api.FlowSet) error {
+	pl, err := planOf(cookies, groups, fs)
+	if err != nil {
+		return fmt.Errorf("bridge %s: %w", bridge, err)
 	}
 	key := fmt.Sprintf("%s/%#x/%#x", bridge, cookies.Value, cookies.Mask)
-	fp, _ := json.Marshal(fs) // plain data: cannot fail
-	if p.unchanged(ctx, bridge, key, string(fp), cookies, fs) {
-		return nil // rewriting would only reset the flows' counters
+	set := strings.Join(pl.groupLine, "\n") + "\n--\n" + strings.Join(pl.flowLines, "\n")
+	p.mu.Lock()
+	last, ok := p.last[key]
+	p.mu.Unlock()
+	if ok && last.set == set {
+		if state, err := p.state(ctx, bridge, cookies, groups); err == nil && state == last.state {
+			return nil
+		}
+	}
+	if err := p.checkForeign(ctx, bridge, cookies, pl); err != nil {
+		return err
 	}
 	want := map[uint32]bool{}
-	for _, g := range fs.Groups {
-		if !groups.Contains(g.ID) {
-			return fmt.Errorf("openflow: group %d outside %d..%d", g.ID, groups.First, groups.First+groups.Count-1)
-		}
-		want[g.ID] = true
-		if _, err := p.run(ctx, "", "-O", protocols, "--may-create", "mod-group", p.target(bridge), groupSpec(g)); err != nil {
-			return fmt.Errorf("bridge %s: group %d: %w", bridge, g.ID, err)
+	for i, g := range pl.groups {
+		want[g.id] = true
+		if _, err := p.run(ctx, "", "--may-create", "mod-group", p.target(bridge), pl.groupLine[i]); err != nil {
+			return fmt.Errorf("bridge %s: groups[%d] (id %d): %w", bridge, i, g.id, err)
 		}
 	}
-	if err := p.replaceFlows(ctx, bridge, cookies, fs.Flows); err != nil {
+	if err := p.replaceFlows(ctx, bridge, cookies, pl.flowLines); err != nil {
 		return err
 	}
 	have, err := p.groupIDs(ctx, bridge)
@@ -99,58 +161,108 @@ func (p *Programmer) Sync(ctx context.Context, bridge string, cookies api.Cookie
 	}
 	for _, id := range have {
 		if groups.Contains(id) && !want[id] {
-			if _, err := p.run(ctx, "", "-O", protocols, "del-groups", p.target(bridge), "group_id="+strconv.FormatUint(uint64(id), 10)); err != nil {
+			if _, err := p.run(ctx, "", "del-groups", p.target(bridge), "group_id="+strconv.FormatUint(uint64(id), 10)); err != nil {
 				return fmt.Errorf("bridge %s: delete group %d: %w", bridge, id, err)
 			}
 		}
 	}
+	state, err := p.state(ctx, bridge, cookies, groups)
+	if err != nil {
+		return err
+	}
 	p.mu.Lock()
 	if p.last == nil {
-		p.last = map[string]string{}
+		p.last = map[string]written{}
 	}
-	p.last[key] = string(fp)
+	p.last[key] = written{set: set, state: state}
 	p.mu.Unlock()
 	return nil
 }
 
-// unchanged reports whether fs is what was last programmed under key and the bridge still
-// holds it: as many flows in the cookie range and every group (someone deleting flows or
-// groups, or a restarted ovs-vswitchd, makes it false).
-func (p *Programmer) unchanged(ctx context.Context, bridge, key, fp string, cookies api.CookieRange, fs api.FlowSet) bool {
-	p.mu.Lock()
-	same := p.last[key] == fp
-	p.mu.Unlock()
-	if !same {
-		return false
-	}
-	out, err := p.run(ctx, "", "-O", protocols, "dump-flows", p.target(bridge), fmt.Sprintf("cookie=%#x/%#x", cookies.Value, cookies.Mask))
-	if err != nil || len(cookiesOf(out)) != len(fs.Flows) {
-		return false
-	}
-	if len(fs.Groups) == 0 {
-		return true
-	}
-	have, err := p.groupIDs(ctx, bridge)
+// state is the comparable content of the bridge's flows in cookies and groups in groups.
+func (p *Programmer) state(ctx context.Context, bridge string, cookies api.CookieRange, groups api.GroupRange) (string, error) {
+	flows, err := p.run(ctx, "", "--no-stats", "dump-flows", p.target(bridge), cookieFilter(cookies))
 	if err != nil {
-		return false
+		return "", fmt.Errorf("bridge %s: %w", bridge, err)
 	}
-	for _, g := range fs.Groups {
-		if !slices.Contains(have, g.ID) {
-			return false
-		}
+	gs, err := p.run(ctx, "", "dump-groups", p.target(bridge))
+	if err != nil {
+		return "", fmt.Errorf("bridge %s: %w", bridge, err)
 	}
-	return true
+	mine := func(line string) bool {
+		id, ok := groupIDOf(line)
+		return ok && groups.Contains(id)
+	}
+	return stateOf(flows, nil) + "\n--\n" + stateOf(gs, mine), nil
 }
 
-// replaceFlows deletes the flows of cookies and adds flows, in one bundle when it can.
-func (p *Programmer) replaceFlows(ctx context.Context, bridge string, cookies api.CookieRange, flows []api.Flow) error {
-	del := fmt.Sprintf("cookie=%#x/%#x", cookies.Value, cookies.Mask)
-	var b strings.Builder
-	fmt.Fprintf(&b, "delete %s\n", del)
-	for _, f := range flows {
-		fmt.Fprintf(&b, "add %s\n", flowSpec(f))
+// cookieFilter is the dump-flows and del-flows argument selecting the flows of cookies.
+func cookieFilter(cookies api.CookieRange) string {
+	return "cookie=0x" + strconv.FormatUint(cookies.Value, 16) + "/0x" + strconv.FormatUint(cookies.Mask, 16)
+}
+
+// checkForeign has Open vSwitch parse the plan's flows, then refuses flows it cannot parse,
+// two flows of the plan that are the same flow, and a flow that is the same flow as one on
+// the bridge whose cookie is outside cookies.
+func (p *Programmer) checkForeign(ctx context.Context, bridge string, cookies api.CookieRange, pl plan) error {
+	if len(pl.flows) == 0 {
+		return nil
 	}
-	_, err := p.run(ctx, b.String(), "-O", protocols, "--bundle", "add-flows", p.target(bridge), "-")
+	out, err := p.run(ctx, strings.Join(pl.flowLines, "\n")+"\n", "parse-flows", "-")
+	if err != nil {
+		if m := parseErrRe.FindStringSubmatch(err.Error()); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n >= 1 && n <= len(pl.flows) {
+				return fmt.Errorf("bridge %s: flows[%d]: Open vSwitch refuses %q: %s: fix the plugin's match or actions", bridge, pl.flows[n-1].index, pl.flowLines[n-1], m[2])
+			}
+		}
+		return fmt.Errorf("bridge %s: the plugin's flows: %w", bridge, err)
+	}
+	keys, err := parseFlowMods(out)
+	if err != nil || len(keys) != len(pl.flows) {
+		return fmt.Errorf("bridge %s: reading ovs-ofctl parse-flows (%d flows for %d): %v", bridge, len(keys), len(pl.flows), err)
+	}
+	dump, err := p.run(ctx, "", "--no-stats", "dump-flows", p.target(bridge))
+	if err != nil {
+		return fmt.Errorf("bridge %s: %w", bridge, err)
+	}
+	have, err := parseDump(dump)
+	if err != nil {
+		return fmt.Errorf("bridge %s: %w", bridge, err)
+	}
+	foreign := map[flowKey]dumpedFlow{}
+	for _, f := range have {
+		if !cookies.Contains(f.cookie) {
+			foreign[f.key] = f
+		}
+	}
+	seen := map[flowKey]int{}
+	var errs []error
+	for i, k := range keys {
+		idx := pl.flows[i].index
+		if f, ok := foreign[k]; ok {
+			errs = append(errs, fmt.Errorf("flows[%d]: same table, priority and match as the bridge's flow %q, whose cookie %#x is not the plugin's: adding it would replace that flow; use another priority or match", idx, f.line, f.cookie))
+		}
+		if j, ok := seen[k]; ok {
+			errs = append(errs, fmt.Errorf("flows[%d]: the same flow as flows[%d] for Open vSwitch (table %d, %s): merge them or change the priority", idx, j, k.table, k.match))
+		}
+		seen[k] = idx
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("bridge %s: %w", bridge, errors.Join(errs...))
+	}
+	return nil
+}
+
+// replaceFlows deletes the flows of cookies and adds lines (rendered flows), in one bundle
+// when it can. The bundle file is built from the cookie filter and rendered lines only.
+func (p *Programmer) replaceFlows(ctx context.Context, bridge string, cookies api.CookieRange, lines []string) error {
+	del := cookieFilter(cookies)
+	var b strings.Builder
+	b.WriteString("delete " + del + "\n")
+	for _, l := range lines {
+		b.WriteString("add " + l + "\n")
+	}
+	_, err := p.run(ctx, b.String(), "--bundle", "add-flows", p.target(bridge), "-")
 	if err == nil || !bundleUnsupported(err) {
 		if err != nil {
 			return fmt.Errorf("bridge %s: %w", bridge, err)
@@ -158,17 +270,13 @@ func (p *Programmer) replaceFlows(ctx context.Context, bridge string, cookies ap
 		return nil
 	}
 	// OpenFlow 1.3 only: not atomic.
-	if _, err := p.run(ctx, "", "-O", protocols, "del-flows", p.target(bridge), del); err != nil {
+	if _, err := p.run(ctx, "", "del-flows", p.target(bridge), del); err != nil {
 		return fmt.Errorf("bridge %s: %w", bridge, err)
 	}
-	b.Reset()
-	for _, f := range flows {
-		fmt.Fprintf(&b, "%s\n", flowSpec(f))
-	}
-	if len(flows) == 0 {
+	if len(lines) == 0 {
 		return nil
 	}
-	if _, err := p.run(ctx, b.String(), "-O", protocols, "add-flows", p.target(bridge), "-"); err != nil {
+	if _, err := p.run(ctx, strings.Join(lines, "\n")+"\n", "add-flows", p.target(bridge), "-"); err != nil {
 		return fmt.Errorf("bridge %s: %w", bridge, err)
 	}
 	return nil
@@ -182,95 +290,41 @@ func bundleUnsupported(err error) bool {
 // PruneForeign deletes the flows whose cookie carries marker under markerMask (the plugins'
 // cookie space) but is in none of keep: flows of plugins no longer configured.
 func (p *Programmer) PruneForeign(ctx context.Context, bridge string, marker, markerMask uint64, keep []api.CookieRange) error {
-	out, err := p.run(ctx, "", "-O", protocols, "dump-flows", p.target(bridge), fmt.Sprintf("cookie=%#x/%#x", marker, markerMask))
+	out, err := p.run(ctx, "", "--no-stats", "dump-flows", p.target(bridge), cookieFilter(api.CookieRange{Value: marker, Mask: markerMask}))
+	if err != nil {
+		return fmt.Errorf("bridge %s: %w", bridge, err)
+	}
+	flows, err := parseDump(out)
 	if err != nil {
 		return fmt.Errorf("bridge %s: %w", bridge, err)
 	}
 	var stale []uint64
-	for _, c := range cookiesOf(out) {
+	for _, f := range flows {
+		c := f.cookie
 		if !slices.ContainsFunc(keep, func(r api.CookieRange) bool { return r.Contains(c) }) && !slices.Contains(stale, c) {
 			stale = append(stale, c)
 		}
 	}
 	var errs []error
 	for _, c := range stale {
-		if _, err := p.run(ctx, "", "-O", protocols, "del-flows", p.target(bridge), fmt.Sprintf("cookie=%#x/-1", c)); err != nil {
+		if _, err := p.run(ctx, "", "del-flows", p.target(bridge), cookieFilter(api.CookieRange{Value: c, Mask: ^uint64(0)})); err != nil {
 			errs = append(errs, fmt.Errorf("bridge %s: %w", bridge, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-var cookieRe = regexp.MustCompile(`cookie=(0x[0-9a-f]+)`)
-
-func cookiesOf(dump string) []uint64 {
-	var out []uint64
-	sc := bufio.NewScanner(strings.NewReader(dump))
-	for sc.Scan() {
-		if m := cookieRe.FindStringSubmatch(sc.Text()); m != nil {
-			if c, err := strconv.ParseUint(m[1], 0, 64); err == nil {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
-}
-
-var groupIDRe = regexp.MustCompile(`group_id=([0-9]+)`)
-
 // groupIDs lists the bridge's group ids.
 func (p *Programmer) groupIDs(ctx context.Context, bridge string) ([]uint32, error) {
-	out, err := p.run(ctx, "", "-O", protocols, "dump-groups", p.target(bridge))
+	out, err := p.run(ctx, "", "dump-groups", p.target(bridge))
 	if err != nil {
 		return nil, fmt.Errorf("bridge %s: %w", bridge, err)
 	}
 	var ids []uint32
-	for _, m := range groupIDRe.FindAllStringSubmatch(out, -1) {
-		if id, err := strconv.ParseUint(m[1], 10, 32); err == nil {
-			ids = append(ids, uint32(id))
+	for l := range strings.Lines(out) {
+		if id, ok := groupIDOf(l); ok {
+			ids = append(ids, id)
 		}
 	}
 	return ids, nil
-}
-
-// flowSpec renders f in ovs-ofctl's flow syntax.
-func flowSpec(f api.Flow) string {
-	parts := []string{fmt.Sprintf("cookie=%#x", f.Cookie), fmt.Sprintf("table=%d", f.Table), fmt.Sprintf("priority=%d", f.Priority)}
-	if f.IdleTimeout > 0 {
-		parts = append(parts, fmt.Sprintf("idle_timeout=%d", f.IdleTimeout))
-	}
-	if f.HardTimeout > 0 {
-		parts = append(parts, fmt.Sprintf("hard_timeout=%d", f.HardTimeout))
-	}
-	if m := strings.TrimSpace(f.Match); m != "" {
-		parts = append(parts, m)
-	}
-	actions := strings.TrimSpace(f.Actions)
-	if actions == "" {
-		actions = "drop"
-	}
-	return strings.Join(parts, ",") + ",actions=" + actions
-}
-
-// groupSpec renders g in ovs-ofctl's group syntax.
-func groupSpec(g api.Group) string {
-	parts := []string{fmt.Sprintf("group_id=%d", g.ID), "type=" + g.Type}
-	if g.SelectionMethod != "" {
-		parts = append(parts, "selection_method="+g.SelectionMethod)
-	}
-	for _, bk := range g.Buckets {
-		b := "bucket="
-		var attrs []string
-		if bk.Weight > 0 {
-			attrs = append(attrs, fmt.Sprintf("weight:%d", bk.Weight))
-		}
-		if bk.WatchPort > 0 {
-			attrs = append(attrs, fmt.Sprintf("watch_port:%d", bk.WatchPort))
-		}
-		if a := strings.TrimSpace(bk.Actions); a != "" {
-			attrs = append(attrs, "actions="+a)
-		}
-		parts = append(parts, b+strings.Join(attrs, ","))
-	}
-	return strings.Join(parts, ",")
 }
