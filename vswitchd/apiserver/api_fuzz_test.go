@@ -216,23 +216,7 @@ func FuzzAPIRequest(f *testing.F) {
 		runtime.ReadMemStats(&ms)
 		alloc := ms.TotalAlloc
 
-		dbgStart := time.Now()
 		code, msg, respLen := h.call(t, m, protocol, isJSON, body)
-		if d := time.Since(dbgStart); d > time.Second {
-			if f, err := os.OpenFile("/tmp/fz-slow.log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				fmt.Fprintf(f, "%v %s p%d json=%v code=%v %q body=%q\n", d, m.name, protocol, isJSON, code, msg, body)
-				f.Close()
-			}
-		}
-		dbgReset := time.Now()
-		defer func() {
-			if d := time.Since(dbgReset); d > time.Second {
-				if f, err := os.OpenFile("/tmp/fz-slow.log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-					fmt.Fprintf(f, "reset+dump %v %s\n", d, m.name)
-					f.Close()
-				}
-			}
-		}()
 
 		runtime.ReadMemStats(&ms)
 		// Loose bounds: they catch a request that makes the server allocate or answer
