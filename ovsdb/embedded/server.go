@@ -213,8 +213,19 @@ func (c *conn) readLoop() {
 	defer c.cleanup()
 	dec := json.NewDecoder(c.nc)
 	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return
+		}
+		raw, why := screen(raw)
+		if why != "" {
+			// As ovsdb-server: no answer, the session is dropped (see text.go).
+			c.s.logger.Warn("OVSDB client sent a string ovsdb-server cannot parse; connection dropped (Protocol error)",
+				"remote", c.nc.RemoteAddr().String(), "error", why)
+			return
+		}
 		var m message
-		if err := dec.Decode(&m); err != nil {
+		if err := json.Unmarshal(raw, &m); err != nil {
 			return
 		}
 		if m.Method == "" {

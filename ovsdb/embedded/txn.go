@@ -81,6 +81,9 @@ func (s *server) execute(c *conn, params []json.RawMessage, start time.Time) out
 	var comments []string
 	views := map[string][]row{}
 	for i, o := range ops {
+		if details := invalidUTF8(o.raw); details != "" { // see text.go
+			return s.failAt(out, engine, i, errResult("constraint violation", "%s", details))
+		}
 		kind, _ := o.raw["op"].(string)
 		switch kind {
 		case "wait":
