@@ -96,6 +96,11 @@ func (r Route) Timeout(ctlTimeoutEnv string) time.Duration {
 // options and external_ids get the keys given (others kept), as ovs-vsctl's set would.
 func addPluginPort(ctx context.Context, c *apiclient.Client, r Route) (warn string, err error) {
 	port := r.Port
+	// The daemon's own check (names, bytes, sizes of package limits), here first, so that a
+	// request it would refuse is not sent at all.
+	if err := checkPort(r.Bridge, port); err != nil {
+		return "", err
+	}
 	got, err := c.GetPort(ctx, connect.NewRequest(&v1.GetPortRequest{Name: port.Name}))
 	switch {
 	case connect.CodeOf(err) == connect.CodeNotFound:
@@ -105,6 +110,9 @@ func addPluginPort(ctx context.Context, c *apiclient.Client, r Route) (warn stri
 		if port, err = mayExist(r, convert.PortInfoFromProto(got.Msg.GetPort())); err != nil {
 			return "", err
 		}
+	}
+	if err := checkPort(r.Bridge, port); err != nil {
+		return "", err
 	}
 	resp, err := c.ApplyPort(ctx, connect.NewRequest(&v1.ApplyPortRequest{Bridge: r.Bridge, Port: convert.PortToProto(port)}))
 	if err != nil {
