@@ -79,9 +79,10 @@ func ValidateInfo(info Info) error {
 // ValidateAttachment checks the answer of Attach to req: at least one port; port and interface
 // names present and unique; interface types the running OVS supports (when facts lists them);
 // tag, ofport_request and mtu_request in range; no reserved external_ids keys; state within
-// MaxStateSize.
+// MaxStateSize; names, text and sizes within package limits (see limits.go).
 func ValidateAttachment(facts HostFacts, req PortRequest, a Attachment) error {
 	var ps problems
+	limitAttachment(&ps, a)
 	if len(a.Ports) == 0 {
 		ps.add("ports", "no port to write")
 	}
@@ -163,6 +164,7 @@ func ValidateChanges(batch PortEventBatch, changes []InterfaceChange) error {
 	var ps problems
 	for i, c := range changes {
 		f := fmt.Sprintf("changes[%d]", i)
+		limitChange(&ps, f, c)
 		if !live[c.Interface] {
 			ps.add(f+".interface", "%q is not a live interface of the batch", c.Interface)
 		}
@@ -181,9 +183,11 @@ func ValidateChanges(batch PortEventBatch, changes []InterfaceChange) error {
 }
 
 // ValidateGlobalConfig checks a contribution: no empty key, dpdk-extra only as fragments (the
-// host assembles the key), no empty fragment.
+// host assembles the key), no empty fragment; keys, values and fragments within package
+// limits (see limits.go).
 func ValidateGlobalConfig(g GlobalConfig) error {
 	var ps problems
+	limitGlobalConfig(&ps, g)
 	for k := range g.OtherConfig {
 		switch k {
 		case "":

@@ -1,0 +1,115 @@
+package api
+
+import (
+	"fmt"
+
+	"github.com/ovsplane/ovsplane/model/limits"
+)
+
+// The bounds and text rules of package limits, applied to plugins' answers with the same
+// functions the configuration file, the API and vsctl use: a plugin cannot write what an
+// operator could not. Problems are added to the answer's problem list under the answer's field
+// path (ports[0].interfaces[2].options), with the limits message naming the object and the fix.
+
+// addLimit records err (nil is ignored) at field f, one problem per joined error.
+func (ps *problems) addLimit(f string, err error) {
+	if err == nil {
+		return
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			ps.addLimit(f, e)
+		}
+		return
+	}
+	*ps = append(*ps, Problem{Field: f, Message: err.Error()})
+}
+
+// limitAttachment checks the ports of an Attachment: at most limits.MaxObjectsPerBatch ports
+// and interfaces in all (their interfaces are then not checked one by one), names
+// (limits.CheckName, CheckInterfaceName), interfaces per port, and every map column.
+func limitAttachment(ps *problems, a Attachment) {
+	n := len(a.Ports)
+	for _, p := range a.Ports {
+		n += len(p.Interfaces)
+	}
+	if n > limits.MaxObjectsPerBatch {
+		ps.add("ports", "%d ports and interfaces, more than %d (limits.MaxObjectsPerBatch); write fewer objects per port", n, limits.MaxObjectsPerBatch)
+		return
+	}
+	for i, p := range a.Ports {
+		f := fmt.Sprintf("ports[%d]", i)
+		port := limits.Object(limits.Port, p.Name)
+		if p.Name != "" {
+			ps.addLimit(f+".name", limits.CheckName(limits.Port, p.Name))
+		}
+		if p.Bridge != "" {
+			ps.addLimit(f+".bridge", limits.CheckName(limits.Bridge, p.Bridge))
+		}
+		ps.addLimit(f+".interfaces", limits.CheckInterfaces(port, len(p.Interfaces)))
+		ps.addLimit(f+".other_config", limits.CheckMap(port, "other_config", p.OtherConfig))
+		ps.addLimit(f+".external_ids", limits.CheckMap(port, "external_ids", p.ExternalIDs))
+		if len(p.Interfaces) > limits.MaxInterfacesPerPort {
+			continue
+		}
+		for j, ifc := range p.Interfaces {
+			fi := fmt.Sprintf("%s.interfaces[%d]", f, j)
+			in := limits.Object(limits.Interface, ifc.Name)
+			if ifc.Name != "" {
+				ps.addLimit(fi+".name", limits.CheckInterfaceName(ifc.Name, ifc.Type))
+			}
+			ps.addLimit(fi+".type", limits.CheckText(in, "type", ifc.Type))
+			ps.addLimit(fi+".options", limits.CheckMap(in, "options", ifc.Options))
+			ps.addLimit(fi+".other_config", limits.CheckMap(in, "other_config", ifc.OtherConfig))
+			ps.addLimit(fi+".external_ids", limits.CheckMap(in, "external_ids", ifc.ExternalIDs))
+		}
+	}
+}
+
+// limitGlobalConfig checks a contribution: other_config as a map column of Open_vSwitch
+// (the empty key is left to ValidateGlobalConfig's own message), and every dpdk-extra fragment
+// as a value.
+func limitGlobalConfig(ps *problems, g GlobalConfig) {
+	m := g.OtherConfig
+	if _, empty := m[""]; empty {
+		m = make(map[string]string, len(g.OtherConfig))
+		for k, v := range g.OtherConfig {
+			if k != "" {
+				m[k] = v
+			}
+		}
+	}
+	ps.addLimit("other_config", limits.CheckMap("Open_vSwitch", "other_config", m))
+	if len(g.DPDKExtra) > limits.MaxMapEntries {
+		ps.add("dpdk_extra", "%d fragments, more than %d (limits.MaxMapEntries); contribute fewer", len(g.DPDKExtra), limits.MaxMapEntries)
+		return
+	}
+	for i, frag := range g.DPDKExtra {
+		ps.addLimit(fmt.Sprintf("dpdk_extra[%d]", i), limits.CheckValue("Open_vSwitch", "other_config", "dpdk-extra", frag))
+	}
+}
+
+// limitChange checks one InterfaceChange of a Watcher: its keys and values as other_config
+// entries of the interface, and the keys it removes.
+func limitChange(ps *problems, f string, c InterfaceChange) {
+	in := limits.Object(limits.Interface, c.Interface)
+	set := c.Set
+	if _, empty := set[""]; empty {
+		set = make(map[string]string, len(c.Set))
+		for k, v := range c.Set {
+			if k != "" {
+				set[k] = v
+			}
+		}
+	}
+	ps.addLimit(f+".set", limits.CheckMap(in, "other_config", set))
+	if len(c.Remove) > limits.MaxMapEntries {
+		ps.add(f+".remove", "%d keys, more than %d (limits.MaxMapEntries)", len(c.Remove), limits.MaxMapEntries)
+		return
+	}
+	for _, k := range c.Remove {
+		if k != "" {
+			ps.addLimit(f+".remove", limits.CheckKey(in, "other_config", k))
+		}
+	}
+}
