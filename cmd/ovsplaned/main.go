@@ -8,7 +8,8 @@
 //
 // It serves the API (vswitchd/apiserver, docs/api.md) on the configured listeners and, when
 // metrics.address is set, Prometheus /metrics. With --sandbox it first starts a private Open
-// vSwitch (vswitchd/sandbox) in <data_dir>/sandbox and stops it on exit.
+// vSwitch (vswitchd/sandbox) in <data_dir>/sandbox, restarts its ovsdb-server or ovs-vswitchd
+// when one exits (serving its API meanwhile), and stops it on exit.
 //
 // With --once it converges once, prints the statuses and exits: 0 when every object is ready,
 // 1 otherwise.
@@ -173,6 +174,9 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		var closeProbe func()
 		probe, closeProbe = vswitchd.LockProbe(tgt.endpoints, tls)
 		defer closeProbe()
+		if tgt.vswitchdDown != nil {
+			probe = sandboxProbe(probe, tgt.vswitchdDown)
+		}
 	}
 	plugins, err := newPluginHost(cfg, client, env, tgt.runDir, log)
 	if err != nil {
@@ -238,7 +242,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		return once(ctx, d, df.timeout, stdout)
 	}
 
-	api := apiserver.New(d, apiserver.Options{Logger: log})
+	api := apiserver.New(d, apiserver.Options{Logger: log, Audit: auditLogger(cfg.Log, stderr)})
 	var wg sync.WaitGroup
 	errc := make(chan error, 3)
 	srvCtx, stopServers := context.WithCancel(ctx)
@@ -250,7 +254,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	})
 	if cfg.Metrics.Address != "" {
 		wg.Go(func() {
-			if err := serveMetrics(srvCtx, cfg.Metrics.Address, met, log); err != nil {
+			if err := serveMetrics(srvCtx, cfg.Metrics, met, log); err != nil {
 				errc <- fmt.Errorf("metrics: %w", err)
 			}
 		})
@@ -268,8 +272,6 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 			return nil
 		case err := <-errc:
 			return err
-		case <-tgt.done:
-			return fmt.Errorf("the sandbox Open vSwitch stopped: %w", tgt.doneErr())
 		case <-hup:
 			if err := d.Reload(ctx); err != nil {
 				log.Error("reload rejected; the running configuration stays", "error", err)
@@ -295,21 +297,39 @@ func logStatus(log *slog.Logger, s reconcile.Status) {
 	log.Info("status", attrs...)
 }
 
-// serveMetrics serves /metrics on addr until ctx ends.
-func serveMetrics(ctx context.Context, addr string, met *metrics.Metrics, log *slog.Logger) error {
+// auditLogger is the API's audit log (see vswitchd/apiserver): stderr in log.format, every line
+// tagged log=audit, always at info level, so that log.level: warn does not silence it.
+func auditLogger(l config.Log, w io.Writer) *slog.Logger {
+	return slog.New(config.Log{Level: "info", Format: l.Format}.NewHandler(w)).With("log", "audit")
+}
+
+// serveMetrics serves /metrics on m.Address until ctx ends, and Go's profiles (/debug/pprof)
+// when m.PProf is set: on a loopback address, or on any with m.PProfAnyAddress (config
+// validation says the same; this is the last line of defence).
+func serveMetrics(ctx context.Context, m config.Metrics, met *metrics.Metrics, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", met.Handler())
-	// Go's profiles, for performance reports (`go tool pprof http://ADDR/debug/pprof/heap`):
-	// the metrics address is meant to be local or firewalled like the metrics themselves.
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics.address %s: %w", addr, err)
+	if m.PProf {
+		if !config.IsLoopback(m.Address) && !m.PProfAnyAddress {
+			return fmt.Errorf("metrics.pprof: %s is not a loopback address; set metrics.pprof_any_address to serve the profiles there", m.Address)
+		}
+		// Go's profiles, for performance reports (`go tool pprof http://ADDR/debug/pprof/heap`).
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	}
-	log.Info("metrics listening", "address", ln.Addr().String())
+	srv := &http.Server{
+		Addr:              m.Address,
+		Handler:           apiserver.LimitBody(mux, apiserver.DefaultBodyTimeout),
+		ReadHeaderTimeout: apiserver.DefaultReadHeaderTimeout,
+		IdleTimeout:       apiserver.DefaultIdleTimeout,
+		MaxHeaderBytes:    apiserver.DefaultMaxHeaderBytes,
+	}
+	ln, err := net.Listen("tcp", m.Address)
+	if err != nil {
+		return fmt.Errorf("metrics.address %s: %w", m.Address, err)
+	}
+	log.Info("metrics listening", "address", ln.Addr().String(), "pprof", m.PProf)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -394,15 +414,14 @@ type target struct {
 	endpoints []string
 	describe  string
 	close     func()
-	done      <-chan struct{} // closed when a process the daemon started dies (sandbox)
-	doneErr   func() error
+	// vswitchdDown, for a target whose ovs-vswitchd the daemon runs (the sandbox), says why it
+	// is not running now ("" while it runs); nil otherwise.
+	vswitchdDown func() string
 }
 
 // connectTarget picks the OVSDB: --embedded, --sandbox, the configured endpoints, the local Open
 // vSwitch, else the embedded OVSDB in <data_dir>/ovsdb with a simulated ovs-vswitchd.
 func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log *slog.Logger, stdout io.Writer) (*target, error) {
-	never := make(chan struct{})
-	nop := func() error { return nil }
 	switch {
 	case df.sandbox:
 		mode, err := sandbox.ParseDPDKMode(df.dpdk)
@@ -424,15 +443,15 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 				if err := sb.Close(sctx); err != nil {
 					log.Warn("sandbox: stop", "error", err)
 				}
-			}, done: sb.Done(), doneErr: sb.Err}, nil
+			}, vswitchdDown: func() string { return sb.Status().Down["ovs-vswitchd"] }}, nil
 	case len(cfg.OVSDB.Endpoints) > 0 && !df.embedded:
 		return &target{mode: vswitchd.ModeOVS, endpoints: cfg.OVSDB.Endpoints, runDir: ovsRunDir(cfg.OVSDB.Endpoints),
-			describe: "Open vSwitch at " + strings.Join(cfg.OVSDB.Endpoints, ","), close: func() {}, done: never, doneErr: nop}, nil
+			describe: "Open vSwitch at " + strings.Join(cfg.OVSDB.Endpoints, ","), close: func() {}}, nil
 	case !df.embedded:
 		if _, err := os.Stat(localOVSSocket); err == nil {
 			ep := "unix:" + localOVSSocket
 			return &target{mode: vswitchd.ModeOVS, endpoints: []string{ep}, runDir: filepath.Dir(localOVSSocket),
-				describe: "the local Open vSwitch at " + ep, close: func() {}, done: never, doneErr: nop}, nil
+				describe: "the local Open vSwitch at " + ep, close: func() {}}, nil
 		}
 	}
 	dir := filepath.Join(cfg.DataDir, "ovsdb")
@@ -452,7 +471,19 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 		db.Endpoint(), db.Path())
 	return &target{mode: vswitchd.ModeEmbedded, endpoints: []string{db.Endpoint()},
 		describe: "embedded OVSDB " + db.Endpoint() + " with a simulated ovs-vswitchd (no packets flow)",
-		close:    func() { sim.Close(); db.Close() }, done: never, doneErr: nop}, nil
+		close:    func() { sim.Close(); db.Close() }}, nil
+}
+
+// sandboxProbe answers "not running" while the sandbox reports its ovs-vswitchd down (it
+// exited and is being restarted), and asks probe otherwise: the restarted process holds the
+// vswitchd lock only once it has connected to the database.
+func sandboxProbe(probe vswitchd.VswitchdProbe, down func() string) vswitchd.VswitchdProbe {
+	return func(ctx context.Context) (alive, ok bool) {
+		if down() != "" {
+			return false, true
+		}
+		return probe(ctx)
+	}
 }
 
 // ovsRunDir is the run directory of the Open vSwitch behind the first unix endpoint, or

@@ -85,5 +85,36 @@
 // Close stops ovs-vswitchd (`ovs-appctl exit --cleanup`) and then ovsdb-server (`ovs-appctl
 // exit`), each escalating to SIGTERM and SIGKILL, and keeps the database file.
 //
+// # Supervision
+//
+// Between Start and Close (or the end of Start's ctx) the sandbox watches both daemons. One
+// that exits on its own (a crash, kill -9, the OOM killer) is started again with the same
+// command line, after 100 ms, doubling after each failed attempt up to 5 s, from 100 ms again
+// once it had run for 30 s; every attempt is bounded by Options.StartTimeout and waits as Start
+// does. The state is in conf.db, which ovsdb-server's append-only log keeps intact across a
+// kill, so a restarted ovsdb-server serves the same bridges and ports; ovs-vswitchd, still
+// running, reconnects to it by itself. A restarted ovs-vswitchd reads the database as a
+// fresh start would: its ports get their ofports again (in a new network namespace: devices
+// moved into the old one are gone with it). When both exit, ovsdb-server is restarted first.
+// Meanwhile Status reports the daemon down with its pid, its exit and the last failed attempt
+// (ovsplaned shows that as degraded health and as "ovs-vswitchd is not running" on its
+// objects), and the restart is logged. The sandbox never gives up and never stops on its own;
+// Done is closed by Close only.
+//
+// # Stale sockets
+//
+// Before any ovs-vswitchd starts (at Start and at each restart), unix socket files on which no
+// process listens are removed from Dir and from other_config:vhost-sock-dir below it. A
+// vswitchd killed with -9 — with ovsplaned, through the parent-death signal — leaves the
+// sockets of its dpdkvhostuser ports behind, and DPDK refuses to bind over them ("Address
+// already in use"): the port stays at ofport -1, and DPDK's error path closes the socket's
+// file descriptor twice, which can close the new vswitchd's own unixctl or OVSDB connection
+// (ovs-appctl then reads end of file, the log says "Bad file descriptor") and fail the start.
+// A socket counts as listened on when /proc/net/unix lists a listener on its path or a
+// connect to it is not refused (a listener in another network namespace); the socket of a
+// dpdkvhostuserclient port's VM side, which listens while ovs-vswitchd connects, therefore
+// stays while the VM side runs. Regular files, directories, symbolic links and everything
+// outside Dir are never removed.
+//
 // Linux only; elsewhere Start returns an error.
 package sandbox

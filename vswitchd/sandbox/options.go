@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -90,6 +91,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Paths overrides the locations of the installed OVS files (zero: Debian's).
 	Paths Paths
+
+	// beforeRestart, when set (by this package's tests), is called before every restart
+	// attempt of a daemon that exited, with the daemon's name; it may block until ctx ends.
+	beforeRestart func(ctx context.Context, name string)
 }
 
 // Paths are the files the sandbox uses from the host. ovsdb-tool, ovsdb-server, ovs-vsctl and

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -39,11 +38,10 @@ type daemon struct {
 
 // proc is one running daemon, a child of this process. err is set before done is closed.
 type proc struct {
-	d        *daemon
-	pid      int
-	done     chan struct{}
-	err      error
-	stopping atomic.Bool // Close asked it to exit
+	d    *daemon
+	pid  int
+	done chan struct{}
+	err  error
 }
 
 // start launches d. The child is forked and waited for by a goroutine locked to its OS thread:
@@ -97,7 +95,6 @@ func (p *proc) exited() bool {
 // SIGKILL. It returns nil when the process exited at the first step it was given (or had
 // exited already), else an error saying how far it had to go.
 func (p *proc) stop(ctx context.Context, graceful func(ctx context.Context) error) error {
-	p.stopping.Store(true)
 	if p.exited() {
 		return nil
 	}

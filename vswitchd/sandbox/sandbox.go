@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -29,20 +28,23 @@ type Sandbox struct {
 	lock     *os.File
 
 	db, sw      *daemon
-	dbProc      *proc
-	swProc      *proc
 	dpdk        bool
-	waitDPDK    bool   // dpdk-init=true was in the database when ovs-vswitchd started
+	waitDPDK    bool   // dpdk-init=true was in the database when ovs-vswitchd first started
 	why         string // the DPDK decision, as a phrase
 	version     string // "ovs-vswitchd (Open vSwitch) 3.1.0"
 	dpdkVersion string // "DPDK 22.11.11", or ""
 
-	closing   atomic.Bool
-	done      chan struct{}
-	finishOne sync.Once
-	err       error // why it stopped on its own; written before done is closed
-	closeOnce sync.Once
-	closeErr  error
+	mu       sync.Mutex
+	dbProc   *proc             // guarded by mu: the running (or last) ovsdb-server
+	swProc   *proc             // guarded by mu: the running (or last) ovs-vswitchd
+	down     map[string]string // guarded by mu: daemon name → why it is not running now
+	restarts map[string]int    // guarded by mu: daemon name → restarts since Start
+
+	stopSupervision context.CancelFunc // ends the supervisor; set before it starts
+	supervised      chan struct{}      // closed when the supervisor has returned
+	done            chan struct{}      // closed by Close
+	closeOnce       sync.Once
+	closeErr        error
 }
 
 // Start starts the sandbox described by opts and returns once ovs-vswitchd has applied the
@@ -50,6 +52,10 @@ type Sandbox struct {
 // fails with ErrInUse when another process runs a sandbox in opts.Dir, and with ctx's error, or
 // after opts.StartTimeout, when start-up takes too long. On any failure it stops what it
 // started and releases the directory; the database file is kept.
+//
+// After a successful Start the sandbox supervises its daemons until Close or until ctx ends:
+// one that exits on its own is started again with backoff (see Status and the package
+// documentation).
 func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -62,6 +68,7 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox %s: a private network namespace for ovs-vswitchd needs root "+
 			"(running as uid %d); run as root or set Options.HostNetwork", opts.Dir, os.Geteuid())
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeoutCause(ctx, opts.StartTimeout,
 		fmt.Errorf("start-up took longer than %v", opts.StartTimeout))
 	defer cancel()
@@ -81,6 +88,10 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 		}
 		return nil, fmt.Errorf("sandbox %s: %w", opts.Dir, err)
 	}
+	sctx, stop := context.WithCancel(parent)
+	s.stopSupervision = stop
+	go s.supervise(sctx)
+	s.log.Info("sandbox: Open vSwitch running", "description", s.Describe())
 	return s, nil
 }
 
@@ -88,13 +99,16 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 func newSandbox(opts Options, lock *os.File) *Sandbox {
 	dir := opts.Dir
 	s := &Sandbox{
-		opts:   opts,
-		log:    opts.Logger,
-		env:    []string{"OVS_RUNDIR=" + dir, "OVS_DBDIR=" + dir, "OVS_LOGDIR=" + dir, "OVS_SYSCONFDIR=" + dir},
-		sock:   filepath.Join(dir, "db.sock"),
-		dbPath: filepath.Join(dir, "conf.db"),
-		lock:   lock,
-		done:   make(chan struct{}),
+		opts:       opts,
+		log:        opts.Logger,
+		env:        []string{"OVS_RUNDIR=" + dir, "OVS_DBDIR=" + dir, "OVS_LOGDIR=" + dir, "OVS_SYSCONFDIR=" + dir},
+		sock:       filepath.Join(dir, "db.sock"),
+		dbPath:     filepath.Join(dir, "conf.db"),
+		lock:       lock,
+		down:       map[string]string{},
+		restarts:   map[string]int{},
+		supervised: make(chan struct{}),
+		done:       make(chan struct{}),
 	}
 	s.endpoint = "unix:" + s.sock
 	s.db = s.newDaemon("ovsdb-server", false)
@@ -118,6 +132,9 @@ func (s *Sandbox) newDaemon(name string, privateNet bool) *daemon {
 func (s *Sandbox) start(ctx context.Context) error {
 	for _, d := range []*daemon{s.sw, s.db} {
 		if _, err := killStale(ctx, d, s.log); err != nil {
+			return err
+		}
+		if err := waitReleased(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -146,11 +163,14 @@ func (s *Sandbox) start(ctx context.Context) error {
 	// DPDK initialises at start-up only when dpdk-init=true is in the database by then; a
 	// dpdk-init the caller writes later initialises it at that point.
 	s.waitDPDK = s.dpdk && plan.result(rc)["dpdk-init"] == "true"
-	if err := s.startVswitchd(ctx); err != nil {
+	if err := s.sweepSockets(ctx, plan.result(rc)); err != nil {
 		return err
 	}
-	go s.supervise()
-	s.log.Info("sandbox: Open vSwitch running", "description", s.Describe())
+	version, dpdkVersion, err := s.startVswitchd(ctx, s.waitDPDK)
+	if err != nil {
+		return err
+	}
+	s.version, s.dpdkVersion = version, dpdkVersion
 	return nil
 }
 
@@ -160,7 +180,9 @@ func (s *Sandbox) startOVSDB(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.dbProc = p
+	s.mu.Unlock()
 	wctx, stop := p.watch(ctx)
 	defer stop()
 	if err := s.waitSocket(wctx); err != nil {
@@ -223,85 +245,77 @@ func (s *Sandbox) effective(db map[string]string, key string) (value, where stri
 }
 
 // startVswitchd starts ovs-vswitchd and waits until it has applied the database, DPDK is
-// initialised (with DPDK) and ovs-appctl answers.
-func (s *Sandbox) startVswitchd(ctx context.Context) error {
+// initialised (when waitDPDK) and ovs-appctl answers. It returns the version lines of
+// ovs-vswitchd and of DPDK ("" without waitDPDK). The process is the current one even when a
+// wait fails (the caller stops it).
+func (s *Sandbox) startVswitchd(ctx context.Context, waitDPDK bool) (version, dpdkVersion string, err error) {
 	p, err := s.sw.start()
 	if err != nil {
-		return err
+		return "", "", err
 	}
+	s.mu.Lock()
 	s.swProc = p
+	s.mu.Unlock()
 	wctx, stop := p.watch(ctx)
 	defer stop()
 	if err := s.waitApplied(wctx); err != nil {
-		return p.report(fmt.Errorf("waiting for cur_cfg: %w", err))
+		return "", "", p.report(fmt.Errorf("waiting for cur_cfg: %w", err))
 	}
-	if s.waitDPDK {
+	if waitDPDK {
 		if _, err := s.vsctl(wctx, "wait-until", "Open_vSwitch", ".", "dpdk_initialized=true"); err != nil {
-			return p.report(fmt.Errorf("waiting for dpdk_initialized=true: %w", err))
+			return "", "", p.report(fmt.Errorf("waiting for dpdk_initialized=true: %w", err))
 		}
 		v, err := s.vsctl(wctx, "get", "Open_vSwitch", ".", "dpdk_version")
 		if err != nil {
-			return p.report(err)
+			return "", "", p.report(err)
 		}
-		s.dpdkVersion = unquote(v)
+		dpdkVersion = unquote(v)
 	}
 	out, err := s.appctl(wctx, s.sw, "version")
 	if err != nil {
-		return p.report(fmt.Errorf("waiting for ovs-appctl: %w", err))
+		return "", "", p.report(fmt.Errorf("waiting for ovs-appctl: %w", err))
 	}
-	s.version, _, _ = strings.Cut(out, "\n")
-	return nil
+	version, _, _ = strings.Cut(out, "\n")
+	return version, dpdkVersion, nil
 }
 
-// supervise records the first unexpected exit of either daemon and closes done.
-func (s *Sandbox) supervise() {
-	var p *proc
-	select {
-	case <-s.dbProc.done:
-		p = s.dbProc
-	case <-s.swProc.done:
-		p = s.swProc
-	}
-	if s.closing.Load() || p.stopping.Load() {
-		s.finish(nil)
-		return
-	}
-	err := p.report(errors.New("exited while the sandbox was running"))
-	s.log.Error("sandbox: "+p.d.name+" died", "error", err)
-	s.finish(err)
+// sweepSockets removes the stale sockets of the sandbox's vhost-user socket directories
+// (removeStaleSockets) before an ovs-vswitchd starts; otherConfig is the other_config it will
+// read (for vhost-sock-dir).
+func (s *Sandbox) sweepSockets(ctx context.Context, otherConfig map[string]string) error {
+	_, err := removeStaleSockets(ctx, vhostSockDirs(s.opts.Dir, otherConfig), s.log)
+	return err
 }
 
-// finish records err (nil for a stop through Close) and closes done, once.
-func (s *Sandbox) finish(err error) {
-	s.finishOne.Do(func() {
-		s.err = err
-		close(s.done)
-	})
-}
-
-// Close stops ovs-vswitchd (`ovs-appctl exit --cleanup`: its datapath and devices go, the
-// database stays) and then ovsdb-server (`ovs-appctl exit`), each escalating to SIGTERM and
-// SIGKILL when it does not exit in time, and releases the directory. The database file is
-// kept for the next Start. ctx bounds the graceful steps; killed processes are always waited
-// for. Idempotent: later calls return the first call's result. The error says which daemon
-// needed more than a graceful exit.
+// Close ends the supervision, stops ovs-vswitchd (`ovs-appctl exit --cleanup`: its datapath
+// and devices go, the database stays) and then ovsdb-server (`ovs-appctl exit`), each
+// escalating to SIGTERM and SIGKILL when it does not exit in time, and releases the directory.
+// The database file is kept for the next Start. ctx bounds the graceful steps; killed processes
+// are always waited for. Idempotent: later calls return the first call's result. The error says
+// which daemon needed more than a graceful exit.
 func (s *Sandbox) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
-		s.closing.Store(true)
+		if s.stopSupervision != nil { // nil when Start failed: no supervisor ran
+			s.stopSupervision()
+			<-s.supervised
+		}
+		s.mu.Lock()
+		sw, db := s.swProc, s.dbProc
+		s.mu.Unlock()
 		var errs []error
-		if p := s.swProc; p != nil {
-			errs = append(errs, p.stop(ctx, func(ctx context.Context) error {
+		if sw != nil {
+			errs = append(errs, sw.stop(ctx, func(ctx context.Context) error {
 				_, err := s.appctl(ctx, s.sw, "exit", "--cleanup")
 				return err
 			}))
 		}
-		if p := s.dbProc; p != nil {
-			errs = append(errs, p.stop(ctx, func(ctx context.Context) error {
+		if db != nil {
+			errs = append(errs, db.stop(ctx, func(ctx context.Context) error {
 				_, err := s.appctl(ctx, s.db, "exit")
 				return err
 			}))
 		}
-		s.finish(nil)
+		close(s.done)
 		if err := s.lock.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("release %s: %w", lockName, err))
 		}
@@ -312,20 +326,9 @@ func (s *Sandbox) Close(ctx context.Context) error {
 	return s.closeErr
 }
 
-// Done is closed when the sandbox stops: after Close, or when ovsdb-server or ovs-vswitchd
-// exits on its own (then Err says which and why). A daemon should treat the latter as fatal.
+// Done is closed when Close has stopped the sandbox. The sandbox does not stop on its own: a
+// daemon that exits is started again (see Status).
 func (s *Sandbox) Done() <-chan struct{} { return s.done }
-
-// Err returns why the sandbox stopped on its own (the daemon, its exit status and the tail of
-// its log), or nil while it runs and after Close.
-func (s *Sandbox) Err() error {
-	select {
-	case <-s.done:
-		return s.err
-	default:
-		return nil
-	}
-}
 
 // Endpoint returns the OVSDB endpoint of the sandbox, "unix:<Dir>/db.sock".
 func (s *Sandbox) Endpoint() string { return s.endpoint }
@@ -338,7 +341,12 @@ func (s *Sandbox) DPDK() bool { return s.dpdk }
 
 // VswitchdPID returns the process id of ovs-vswitchd. Without HostNetwork its network
 // namespace is /proc/<pid>/ns/net: move a device in with `ip link set DEV netns <pid>`.
-func (s *Sandbox) VswitchdPID() int { return s.swProc.pid }
+// After a restart it is the new process's.
+func (s *Sandbox) VswitchdPID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.swProc.pid
+}
 
 // Describe returns one human line saying what runs where and how to reach it, for the daemon's
 // start-up message.

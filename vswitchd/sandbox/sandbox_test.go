@@ -169,9 +169,6 @@ func TestSandboxUserspace(t *testing.T) {
 		default:
 			t.Error("Done() not closed after Close")
 		}
-		if err := s.Err(); err != nil {
-			t.Errorf("Err() after Close = %v, want nil", err)
-		}
 		assertNoProcesses(t, dir)
 		if _, err := os.Stat(filepath.Join(dir, "conf.db")); err != nil {
 			t.Errorf("database gone after Close: %v", err)

@@ -127,3 +127,52 @@ func waitGone(ctx context.Context, pid int, timeout time.Duration) bool {
 	}
 	return true
 }
+
+// releaseWait bounds the wait for a dead daemon's last threads to exit and close its files.
+const releaseWait = 10 * time.Second
+
+// pidfileHolder returns the pid of the process holding the lock on an OVS pidfile, 0 when
+// nobody holds it or the file does not exist. OVS daemons hold an fcntl write lock on their
+// pidfile for as long as the process has its files open, which is also how OVS itself tells a
+// stale pidfile from a live one.
+func pidfileHolder(path string) (int, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("pidfile %s: %w", path, err)
+	}
+	defer f.Close()
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: 0, Len: 0}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil {
+		return 0, fmt.Errorf("pidfile %s: F_GETLK: %w", path, err)
+	}
+	if lk.Type == syscall.F_UNLCK {
+		return 0, nil
+	}
+	return int(lk.Pid), nil
+}
+
+// waitReleased waits until no process holds d's pidfile: a daemon killed with -9 (by its
+// parent's death signal, or by killStale) counts as dead once its main thread is, but its other
+// threads — DPDK's among them — may still run for a moment with its files open: its listening
+// sockets (a new vswitchd then finds its vhost-user sockets still served and fails to bind
+// them), its database lock. It fails when the holder remains after releaseWait.
+func waitReleased(ctx context.Context, d *daemon) error {
+	ctx, cancel := context.WithTimeout(ctx, releaseWait)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pid, err := pidfileHolder(d.pidfile)
+		if err != nil || pid == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: pid %d still holds %s: %w", d.name, pid, d.pidfile, context.Cause(ctx))
+		case <-tick.C:
+		}
+	}
+}
