@@ -52,12 +52,15 @@ func (p *planner) ensureBridge(spec BridgeSpec) error {
 	}
 	muts = append(muts, setMutations("protocols", have, spec.Protocols, stringSet)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
+	_, ctlMuts := p.planControllers(spec.Name, p.bridgeControllers(cur), spec.Controllers)
+	muts = append(muts, ctlMuts...)
 	wantExt := tagged(spec.ExternalIDs, p.owner, p.gen)
 	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, wantExt)...)
 	muts = withGeneration(muts, len(row) > 0, cur.ExternalIDs, wantExt)
 	if len(row) > 0 || len(muts) > 0 {
 		read := map[string]any{"datapath_type": cur.DatapathType, "fail_mode": optString(derefStr(cur.FailMode)),
-			"protocols": stringSet(have), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}
+			"protocols": stringSet(have), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs),
+			"controller": uuidSet(cur.Controller)}
 		p.guard(ref, b.uuid, true, guardColumns(libovsdb.Row{"name": spec.Name}, read, row, muts))
 	}
 	if len(row) > 0 {
@@ -93,6 +96,7 @@ func (p *planner) insertBridge(name string, b *bridgeState) error {
 	for _, pr := range s.Protocols {
 		br.Protocols = append(br.Protocols, vswitch.BridgeProtocols(pr))
 	}
+	br.Controller, _ = p.planControllers(name, nil, s.Controllers)
 	p.add(objRef{vswitch.BridgeTable, name}, bridgeInsert(br))
 	return nil
 }

@@ -111,6 +111,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		vswitch.BridgeTable:      &vswitch.Bridge{},
 		vswitch.PortTable:        &vswitch.Port{},
 		vswitch.InterfaceTable:   &vswitch.Interface{},
+		vswitch.ControllerTable:  &vswitch.Controller{},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ovsdb: building the client model: %w", err)
@@ -157,6 +158,7 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 	br := &vswitch.Bridge{}
 	port := &vswitch.Port{}
 	ifc := &vswitch.Interface{}
+	ctl := &vswitch.Controller{}
 	ifCols := []any{&ifc.Name, &ifc.Type, &ifc.Options, &ifc.OtherConfig, &ifc.ExternalIDs, &ifc.MTURequest,
 		&ifc.OfportRequest, &ifc.Ofport, &ifc.Error, &ifc.LinkState, &ifc.AdminState, &ifc.MTU, &ifc.MACInUse}
 	if withStats {
@@ -166,7 +168,10 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 		client.WithTable(ovs, &ovs.Bridges, &ovs.CurCfg, &ovs.NextCfg, &ovs.OtherConfig, &ovs.ExternalIDs,
 			&ovs.OVSVersion, &ovs.DpdkVersion, &ovs.DpdkInitialized, &ovs.IfaceTypes, &ovs.DatapathTypes),
 		client.WithTable(br, &br.Name, &br.DatapathType, &br.DatapathID, &br.FailMode, &br.Protocols, &br.OtherConfig,
-			&br.ExternalIDs, &br.Ports),
+			&br.ExternalIDs, &br.Ports, &br.Controller),
+		// Controllers: what the typed operations read, and whether ovs-vswitchd is connected
+		// (not Controller.status, which it rewrites as the connection's state changes).
+		client.WithTable(ctl, &ctl.Target, &ctl.ExternalIDs, &ctl.IsConnected),
 		client.WithTable(port, &port.Name, &port.Interfaces, &port.Tag, &port.Trunks, &port.VLANMode,
 			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs),
 		client.WithTable(ifc, ifCols...),

@@ -66,6 +66,9 @@ func bridgeInsert(br *vswitch.Bridge) libovsdb.Operation {
 		row["datapath_type"] = br.DatapathType
 	}
 	putOptStr(row, "fail_mode", br.FailMode)
+	if len(br.Controller) > 0 {
+		row["controller"] = uuidSet(br.Controller)
+	}
 	if len(br.Protocols) > 0 {
 		protos := make([]string, len(br.Protocols))
 		for i, p := range br.Protocols {

@@ -2,6 +2,7 @@ package ovsdb
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -25,12 +26,16 @@ const (
 // dropped from the spec stays until removed by hand. The same holds for PortSpec and
 // InterfaceSpec.
 type BridgeSpec struct {
-	Name         string            // required, unique
-	DatapathType string            // "" (system) or "netdev" (userspace, needed for DPDK)
-	FailMode     string            // "", "standalone" or "secure"
-	Protocols    []string          // e.g. OpenFlow10, OpenFlow13
-	OtherConfig  map[string]string // Bridge.other_config
-	ExternalIDs  map[string]string // keys to set; ownership keys are added; others' keys are kept
+	Name         string   // required, unique
+	DatapathType string   // "" (system) or "netdev" (userspace, needed for DPDK)
+	FailMode     string   // "", "standalone" or "secure"
+	Protocols    []string // e.g. OpenFlow10, OpenFlow13
+	// Controllers are the OpenFlow controller targets (see ValidControllerTarget) the bridge
+	// has Controller rows for, owned like every row ovsplane creates; controllers others added
+	// to the bridge are kept. Empty removes the owned ones.
+	Controllers []string
+	OtherConfig map[string]string // Bridge.other_config
+	ExternalIDs map[string]string // keys to set; ownership keys are added; others' keys are kept
 	// Local configures the bridge's own internal interface (named like the bridge), for example
 	// its mtu_request on a DPDK br-phy. Name and Type are ignored: they are always the bridge's
 	// name and "internal". nil means OVS defaults.
@@ -71,6 +76,14 @@ func (s *BridgeSpec) validate() error {
 	case "", "standalone", "secure":
 	default:
 		return fmt.Errorf("%w: bridge %q: fail_mode %q must be standalone or secure", ErrInvalid, s.Name, s.FailMode)
+	}
+	for i, t := range s.Controllers {
+		if err := ValidControllerTarget(t); err != nil {
+			return fmt.Errorf("bridge %q: %w", s.Name, err)
+		}
+		if slices.Contains(s.Controllers[:i], t) {
+			return fmt.Errorf("%w: bridge %q lists controller %q twice", ErrInvalid, s.Name, t)
+		}
 	}
 	if s.Local != nil {
 		l := localPort(s.Name, s.Local)

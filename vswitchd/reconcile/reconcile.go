@@ -44,6 +44,14 @@
 // and every Options.Resync; after a failed pass it retries with exponential backoff. It returns
 // when its context ends.
 //
-// Not handled yet: Bridge.controller (config.Bridge.Controllers is ignored, package ovsdb has no
-// intent for it); moving a port from one bridge to another in one pass.
+// # Controllers and failed bridges
+//
+// A bridge's controllers (config.Bridge.Controllers) are Controller rows owned like every other
+// row and referenced from Bridge.controller (ovsdb.BridgeSpec.Controllers): controllers others
+// added to an owned bridge are kept, owned ones no longer desired are removed, and deleted ones
+// come back at the next pass. A bridge ovs-vswitchd could not create (ovsdb.Client.BridgeErrors:
+// an unknown datapath_type, the kernel datapath without its module) has State Error with the
+// cause and the fix, and so do its ports' interfaces, instead of staying pending.
+//
+// Not handled yet: moving a port from one bridge to another in one pass.
 package reconcile

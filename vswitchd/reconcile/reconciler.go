@@ -386,11 +386,11 @@ func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 	if res != nil && res.Ops > 0 {
 		switch {
 		case drift:
-			r.log.Warn("reconcile: repaired drift", "generation", gen, "recreated", missing,
-				"pruned", deleted, "changed_interfaces", ifaceNames(res.Interfaces), "ops", res.Ops)
+			r.log.Warn("reconcile: repaired drift", "generation", gen, "recreated", logList(missing),
+				"pruned", logList(deleted), "changed_interfaces", logList(ifaceNames(res.Interfaces)), "ops", res.Ops)
 		default:
-			r.log.Info("reconcile: applied desired state", "generation", gen, "created", missing,
-				"pruned", deleted, "ops", res.Ops)
+			r.log.Info("reconcile: applied desired state", "generation", gen, "created", logList(missing),
+				"pruned", logList(deleted), "ops", res.Ops)
 		}
 	}
 	objErr, partial := refusedStatus(refused)
@@ -685,7 +685,7 @@ func PortSpec(bridge string, p config.Port) ovsdb.PortSpec {
 // BridgeSpec converts a configured bridge to the ovsdb package's spec (ports aside).
 func BridgeSpec(b config.Bridge) ovsdb.BridgeSpec {
 	return ovsdb.BridgeSpec{Name: b.Name, DatapathType: b.DatapathType, FailMode: b.FailMode,
-		Protocols: b.Protocols, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs}
+		Protocols: b.Protocols, Controllers: b.Controllers, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs}
 }
 
 func ifaceNames(states []ovsdb.InterfaceState) []string {
