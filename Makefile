@@ -83,6 +83,16 @@ lint:
 vulncheck:
 	GO=$(GO) GOVULNCHECK_VERSION=$(GOVULNCHECK_VERSION) VULNDB_VERSION=$(VULNDB_VERSION) scripts/vulncheck.sh
 
+## fuzz: run every Go fuzz target (each func FuzzXxx in a *_test.go, found by scripts/fuzz.sh)
+## for FUZZTIME each (default 5m), without -race; a crash fails the run and prints the file the
+## fuzzer wrote (PKG/testdata/fuzz/FuzzXxx/HASH). FUZZ_TARGETS=REGEXP picks targets.
+## fuzz-short: the same for 10s per target, as CI runs it
+.PHONY: fuzz fuzz-short
+fuzz:
+	GO=$(GO) FUZZTIME=$(or $(FUZZTIME),5m) scripts/fuzz.sh
+fuzz-short:
+	GO=$(GO) FUZZTIME=10s scripts/fuzz.sh
+
 ## bench: side-by-side benchmarks against ovs-vsctl (as root; needs the lab)
 bench:
 	@scripts/lab-setup.sh
