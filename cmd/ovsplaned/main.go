@@ -203,9 +203,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		Observer:      met,
 		VswitchdProbe: probe,
 		Reconcile: reconcile.Options{OnChange: func(changed []reconcile.Status) {
-			for _, s := range changed {
-				logStatus(log, s)
-			}
+			logStatuses(log, changed)
 		}, OnPass: func(_ time.Duration, err error) {
 			if err == nil {
 				// The start-up sync (reading every row, adopting every API object) leaves a

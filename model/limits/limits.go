@@ -53,6 +53,11 @@ const (
 	// still goes, alone (MaxInterfacesPerPort keeps it far below).
 	MaxObjectsPerBatch = 4096
 
+	// MaxLoggedObjects bounds the objects one log line names, and the per-object lines one
+	// reconcile pass or status change logs: beyond it the daemon logs a summary (counts by
+	// state, errors first), so 100,000 interfaces cost a few lines, not 200,000.
+	MaxLoggedObjects = 20
+
 	// MaxReportedProblems bounds the problems one error lists; the rest are counted ("and 99,990
 	// more"), so that a request with 100,000 bad entries gets an answer, not a 10 MB error.
 	MaxReportedProblems = 10
