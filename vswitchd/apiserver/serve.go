@@ -140,18 +140,34 @@ func (s *Server) httpServer(protocols *http.Protocols) *http.Server {
 
 // guard wraps the API handler for Serve's listeners: it identifies a TCP caller by its
 // verified certificate (unix callers are identified per connection, by connContext) and
-// bounds the time to read each request's body (Options.BodyTimeout). There is no
-// http.Server.ReadTimeout: it would also cut streams (Watch) and long waits (WaitReady).
+// bounds the time to read each request's body (Options.BodyTimeout, see LimitBody).
 func (s *Server) guard() http.Handler {
+	h := LimitBody(s.handler, s.opts.BodyTimeout)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS != nil {
 			r = r.WithContext(withPeer(r.Context(), tlsPeer(r.TLS)))
 		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// LimitBody returns h with a deadline on reading each request's body: a body that has not
+// arrived timeout after the handler started fails to read, and its connection is closed (a
+// client sending one byte at a time no longer holds it). The deadline is cleared once the
+// body has been read to its end, so that a response that takes longer — a stream (Watch), a
+// wait (WaitReady), a profile — is not cut; http.Server.ReadTimeout would cut those.
+// Requests without a body are not affected.
+func LimitBody(h http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
+		}
 		body := &deadlineBody{ReadCloser: r.Body, rc: http.NewResponseController(w)}
-		if err := body.rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)); err == nil {
+		if err := body.rc.SetReadDeadline(time.Now().Add(timeout)); err == nil {
 			r.Body = body
 		}
-		s.handler.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 		body.release(false)
 	})
 }
