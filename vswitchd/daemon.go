@@ -234,6 +234,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	ro := opts.Reconcile
 	ro.Logger, ro.Commit = opts.Logger, opts.Commit
 	ro.Extra = d.extra
+	ro.Unheld = d.unheld
 	ro.Lock = &d.writer
 	userChange := ro.OnChange
 	ro.OnChange = func(changed []reconcile.Status) {
@@ -368,6 +369,59 @@ func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
 		out = append(out, config.Bridge{Name: name, Ports: ports})
 	}
 	d.extraCache, d.extraVer = out, d.objVer
+	return out
+}
+
+// unheld is the reconciler's Options.Unheld: the bridges holding API ports that neither the
+// configuration nor the API desires (the configuration file lost the bridge while the daemon
+// was not running: Reload refuses to drop such a bridge). ovsplane leaves such a bridge as it
+// is, neither rewritten with an empty spec nor pruned with the API ports; its status says why
+// and what to do.
+func (d *Daemon) unheld(extra []config.Bridge) map[string]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out map[string]string
+	for _, b := range extra {
+		_, isAPI := d.bridges[b.Name]
+		_, isCfg := d.cfgDes.Bridge(b.Name)
+		if isAPI || isCfg || len(b.Ports) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[b.Name] = fmt.Sprintf("bridge %q is in neither the configuration file nor the API objects but holds ports created through the API (%s): ovsplane leaves the bridge as it is; add it back to the configuration file and reload, or delete those ports through the API (the bridge is then removed)",
+			b.Name, strings.Join(portNames(b.Ports), ", "))
+	}
+	return out
+}
+
+// droppedHoldingLocked returns, for each bridge of the running configuration that next no
+// longer lists, the API ports it holds (sorted), as "bridge "B" (ports p1, p2)". Callers hold
+// d.mu.
+func (d *Daemon) droppedHoldingLocked(next config.DesiredState) []string {
+	held := map[string][]string{}
+	for name, p := range d.ports {
+		_, wasCfg := d.cfgDes.Bridge(p.bridge)
+		_, stays := next.Bridge(p.bridge)
+		if wasCfg && !stays {
+			held[p.bridge] = append(held[p.bridge], name)
+		}
+	}
+	var out []string
+	for _, b := range slices.Sorted(maps.Keys(held)) {
+		slices.Sort(held[b])
+		out = append(out, fmt.Sprintf("bridge %q (ports %s)", b, strings.Join(held[b], ", ")))
+	}
+	return out
+}
+
+func portNames(ports []config.Port) []string {
+	out := make([]string, 0, len(ports))
+	for _, p := range ports {
+		out = append(out, p.Name)
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -878,8 +932,9 @@ func (d *Daemon) managed(key string) bool {
 }
 
 // Reload loads the configuration again and makes it the desired state. An invalid
-// configuration, or one that claims objects created through the API, is rejected whole and the
-// running one stays.
+// configuration, one that claims objects created through the API, or one that drops a bridge
+// still holding ports created through the API (they would be left on a bridge nobody manages),
+// is rejected whole with ErrConflict naming them, and the running one stays.
 func (d *Daemon) Reload(ctx context.Context) error {
 	if d.opts.Reload == nil {
 		return fmt.Errorf("%w: this daemon has no configuration source to reload", ErrInvalid)
@@ -900,15 +955,21 @@ func (d *Daemon) Reload(ctx context.Context) error {
 			}
 		}
 	}
+	next := cfg.Desired()
+	held := d.droppedHoldingLocked(next)
 	var gone []*cfgPluginPort
-	if len(clashes) == 0 {
-		d.cfg, d.cfgDes = cfg, cfg.Desired()
+	if len(clashes) == 0 && len(held) == 0 {
+		d.cfg, d.cfgDes = cfg, next
 		gone = d.syncCfgPluginsLocked()
 	}
 	d.mu.Unlock()
 	if len(clashes) > 0 {
 		return fmt.Errorf("%w: reload rejected, the running configuration stays: %s created through the API; delete them through the API first or rename them in the file",
 			ErrConflict, strings.Join(clashes, ", "))
+	}
+	if len(held) > 0 {
+		return fmt.Errorf("%w: reload rejected, the running configuration stays: the new file drops %s, which still hold ports created through the API; delete those ports through the API first (DeletePort), or keep the bridge in the file",
+			ErrConflict, strings.Join(held, ", "))
 	}
 	d.rec.Update(d.desired())
 	d.log.Info("configuration reloaded")

@@ -45,15 +45,25 @@
 //	  listen: [unix:/var/lib/ovsplane/ovsplaned.sock, "tcp:0.0.0.0:9470"]
 //	  socket_mode: "0660"         # octal, quoted
 //	  socket_group: ovsplane      # name or gid
-//	  tls:                        # certificate and private_key required by a tcp: listener
+//	  tls:                        # all three required by a tcp: listener (mutual TLS)
 //	    private_key: /etc/ovsplane/api-key.pem
 //	    certificate: /etc/ovsplane/api-cert.pem
-//	    ca_cert: /etc/ovsplane/clients-ca.pem   # optional: verify clients
+//	    ca_cert: /etc/ovsplane/clients-ca.pem   # signs the clients' certificates
+//	  auth:                       # roles (see Auth); uid 0 and the daemon's uid are admins
+//	    admins:                   # every call
+//	      uids: [1000]
+//	      gids: [27]              # primary or supplementary
+//	      groups: [netadmin]
+//	      subjects: ["ops-*"]     # TCP: certificate CN / DNS, URI, e-mail SAN patterns
+//	    readers:                  # read calls; api.socket_group's members are readers
+//	      subjects: ["spiffe://example.org/monitoring/*"]
 //	log:
 //	  level: info
 //	  format: json
 //	metrics:
 //	  address: 127.0.0.1:9476
+//	  pprof: false                # true: Go's profiles at /debug/pprof too
+//	  pprof_any_address: false    # true: allow pprof on an address that is not loopback
 //	plugin_dir: /usr/libexec/ovsplane/plugins
 //
 //	other_config:                 # Open_vSwitch.other_config keys the daemon owns

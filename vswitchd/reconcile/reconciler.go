@@ -84,6 +84,13 @@ type Options struct {
 	// bridge contributes only its ports; any other is desired whole. The result must not be
 	// modified afterwards.
 	Extra func(owned []ovsdb.OwnedRow) []config.Bridge
+	// Unheld, if set, is called with Extra's result (at every pass and every status refresh)
+	// and returns, by name, the bridges Extra lists only as holders of its ports — bridges that
+	// neither the configuration nor the Extra objects desire themselves — with the reason. Such
+	// a bridge is left as OVSDB holds it: neither changed nor pruned. Its ports are still
+	// ensured (refused with ovsdb.ErrNotFound when the bridge is gone), and its status is Error
+	// with the reason.
+	Unheld func(extra []config.Bridge) map[string]string
 	// Lock, if set, is held during every pass (from reading the owned rows to the end of the
 	// commit), so that other writers of the owner's rows (the daemon's batcher) never
 	// interleave with a pass. Passes triggered by OVSDB changes do not wait for it: when it
@@ -309,7 +316,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 	r.mu.Unlock()
 
 	owned := r.c.Owned()
-	desired = r.merge(desired, owned)
+	desired, unheld := r.merge(desired, owned)
 	ownedGlobal, err := r.c.OwnedGlobal(ctx)
 	if err != nil {
 		return r.fail(fmt.Errorf("reconcile: reading owned other_config: %w", err))
@@ -356,10 +363,12 @@ func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 			add: func(t *ovsdb.Txn) { t.SetGlobal(desired.OtherConfig) }})
 	}
 	for _, b := range desired.Bridges {
-		items = append(items, item{kind: KindBridge, name: b.Name, ifaces: []string{b.Name},
-			add: func(t *ovsdb.Txn) { t.EnsureBridge(BridgeSpec(b)) }})
-		if !have["bridge/"+b.Name] {
-			missing = append(missing, "bridge/"+b.Name)
+		if _, left := unheld[b.Name]; !left {
+			items = append(items, item{kind: KindBridge, name: b.Name, ifaces: []string{b.Name},
+				add: func(t *ovsdb.Txn) { t.EnsureBridge(BridgeSpec(b)) }})
+			if !have["bridge/"+b.Name] {
+				missing = append(missing, "bridge/"+b.Name)
+			}
 		}
 		for _, p := range b.Ports {
 			it := item{kind: KindPort, name: p.Name, bridge: b.Name,
@@ -405,14 +414,19 @@ func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 	return nil
 }
 
-// merge returns desired plus Options.Extra's objects (desired itself when there are none).
-func (r *Reconciler) merge(desired config.DesiredState, owned []ovsdb.OwnedRow) config.DesiredState {
+// merge returns desired plus Options.Extra's objects (desired itself when there are none), and
+// Options.Unheld's bridges among them.
+func (r *Reconciler) merge(desired config.DesiredState, owned []ovsdb.OwnedRow) (config.DesiredState, map[string]string) {
 	if r.opts.Extra == nil {
-		return desired
+		return desired, nil
 	}
 	extra := r.opts.Extra(owned)
 	if len(extra) == 0 {
-		return desired
+		return desired, nil
+	}
+	var unheld map[string]string
+	if r.opts.Unheld != nil {
+		unheld = r.opts.Unheld(extra)
 	}
 	out := config.DesiredState{OtherConfig: desired.OtherConfig, Bridges: slices.Clone(desired.Bridges)}
 	idx := map[string]int{}
@@ -440,7 +454,7 @@ func (r *Reconciler) merge(desired config.DesiredState, owned []ovsdb.OwnedRow) 
 		slices.SortFunc(out.Bridges[i].Ports, func(a, b config.Port) int { return cmpString(a.Name, b.Name) })
 	}
 	slices.SortFunc(out.Bridges, func(a, b config.Bridge) int { return cmpString(a.Name, b.Name) })
-	return out
+	return out, unheld
 }
 
 // Generation returns the generation the reconciler tags rows with (at least 1), for other
@@ -534,7 +548,7 @@ func (r *Reconciler) refresh() {
 	r.mu.Lock()
 	desired, passErr, down, objErr := r.desired, r.passErr, r.down, r.objErr
 	r.mu.Unlock()
-	desired = r.merge(desired, nil)
+	desired, unheld := r.merge(desired, nil)
 
 	lookup := r.c.Interface
 	if bulk, ok := r.c.(interface {
@@ -560,6 +574,9 @@ func (r *Reconciler) refresh() {
 		failed, bridgeFailed := bridgeErrs[b.Name]
 		if bridgeFailed && bs.State == Pending {
 			bs.State, bs.Error = Error, failed
+		}
+		if why, left := unheld[b.Name]; left {
+			bs.State, bs.Error = Error, why
 		}
 		put(refusedAs(bs, objErr))
 		for _, p := range b.Ports {
