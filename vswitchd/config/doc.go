@@ -76,7 +76,7 @@
 //	    datapath_type: netdev     # "", system, netdev
 //	    fail_mode: secure         # "", standalone, secure
 //	    protocols: [OpenFlow13, OpenFlow15]
-//	    controller: ["tcp:127.0.0.1:6653"]
+//	    controller: ["tcp:127.0.0.1:6653"] # tcp:/ssl:HOST[:PORT], unix:/punix:PATH, ptcp:/pssl:[PORT][:IP]
 //	    other_config: {datapath-id: "0000000000000001"}
 //	    external_ids: {owner: team-a}
 //	    ports:                    # port names unique across all bridges
@@ -124,6 +124,12 @@
 // patch, vxlan, geneve, gre, tap. Names of system, internal and tap interfaces (and bridges)
 // are kernel device names, so at most 15 characters. vxlan, geneve and gre need
 // options.remote_ip; patch needs options.peer. A port lists at least one interface.
+//
+// bridges, ports, interfaces, protocols, controller, trunks, plugins and env are YAML lists: a
+// mapping there is an error naming its key path (`bridges: {}` is not "no bridges"). Each
+// controller target becomes a Controller row ovsplane owns on its bridge (at most 256 bytes, no
+// white space or control characters, each target once; ssl: needs the switch's own SSL
+// settings).
 //
 // Plugins: the list is an allow-list; each binary must sit below plugin_dir, and its SHA-256
 // must match the pin (the plugin host checks ownership, permissions and the pin before every
