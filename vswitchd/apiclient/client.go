@@ -56,8 +56,9 @@ type options struct {
 type Option func(*options)
 
 // WithTLS sets the TLS files for a tcp: address: CACert verifies the daemon's certificate
-// (the system roots when empty); Certificate and PrivateKey, when set, are presented to a
-// daemon that verifies clients.
+// (the system roots when empty); Certificate and PrivateKey are the client's certificate,
+// which the daemon requires on every tcp: listener (mutual TLS) and maps to a role by its
+// names (api.auth.*.subjects): without one the daemon ends the handshake.
 func WithTLS(t config.TLS) Option { return func(o *options) { o.tls = t } }
 
 // WithServerName sets the name the daemon's certificate must carry (default: the host of
