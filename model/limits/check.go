@@ -200,6 +200,26 @@ func CheckInterfaces(object string, n int) error {
 		Fix:    "split them over several ports", Kind: ErrTooLarge}
 }
 
+// CheckPortBytes checks the summed bytes of the names, keys and values of a port and its
+// interfaces (computed by the caller, who knows the port's type): at most MaxPortBytes.
+func CheckPortBytes(object string, n int) error {
+	if n <= MaxPortBytes {
+		return nil
+	}
+	return &Error{Object: object, Field: "size",
+		Reason: fmt.Sprintf("names, keys and values of the port and its interfaces total %d bytes, more than %d (limits.MaxPortBytes)", n, MaxPortBytes),
+		Fix:    "keep bulk data outside OVSDB; split a bond over several ports", Kind: ErrTooLarge}
+}
+
+// MapBytes returns the bytes of the keys and values of m.
+func MapBytes(m map[string]string) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
 // CheckObjects checks the number of objects (bridges, ports, interfaces) of one request: at
 // most MaxObjectsPerRequest.
 func CheckObjects(object string, n int) error {

@@ -148,6 +148,12 @@ func TestCheckCounts(t *testing.T) {
 	if err := CheckInterfaces("port \"b\"", 100000); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "100000 interfaces, more than 64") {
 		t.Fatalf("got %v", err)
 	}
+	if err := CheckPortBytes(`port "b"`, MaxPortBytes+1); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "limits.MaxPortBytes") {
+		t.Fatalf("got %v", err)
+	}
+	if n := MapBytes(map[string]string{"ab": "cde", "f": ""}); n != 6 {
+		t.Fatalf("MapBytes: %d", n)
+	}
 	if err := CheckObjects("configuration", MaxObjectsPerRequest+1); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("got %v", err)
 	}

@@ -33,9 +33,16 @@ const (
 
 	// MaxMapBytes bounds the sum of the keys' and values' bytes of one map column of one
 	// object, so that an object's maps cannot grow conf.db by megabytes (every change of a row
-	// rewrites the row in OVSDB's log). With MaxInterfacesPerPort, the largest port's maps total
-	// (2 + 3·64)·16 KiB ≈ 3.1 MiB, below the API's 4 MiB request cap.
+	// rewrites the row in OVSDB's log). A port and its interfaces together are bounded further
+	// by MaxPortBytes.
 	MaxMapBytes = 16 << 10
+
+	// MaxPortBytes bounds the bytes of the names, keys and values of one port and all its
+	// interfaces together. The daemon writes them twice (the rows and the port's spec tag) and
+	// OVSDB's log rewrites a row at every change, so this bounds what one port costs conf.db
+	// and ovs-vswitchd; 64 KiB is a hundred times a typical port (a vhost-user port with a
+	// socket path and an iface-id: about 200 bytes).
+	MaxPortBytes = 64 << 10
 
 	// MaxObjectsPerRequest bounds the objects (bridges, ports, interfaces) of one request. An API
 	// ApplyPort holds one port and at most MaxInterfacesPerPort interfaces; a configuration file

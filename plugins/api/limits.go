@@ -52,6 +52,11 @@ func limitAttachment(ps *problems, a Attachment) {
 		if len(p.Interfaces) > limits.MaxInterfacesPerPort {
 			continue
 		}
+		size := len(p.Name) + limits.MapBytes(p.OtherConfig) + limits.MapBytes(p.ExternalIDs)
+		for _, ifc := range p.Interfaces {
+			size += len(ifc.Name) + len(ifc.Type) + limits.MapBytes(ifc.Options) + limits.MapBytes(ifc.OtherConfig) + limits.MapBytes(ifc.ExternalIDs)
+		}
+		ps.addLimit(f, limits.CheckPortBytes(port, size))
 		for j, ifc := range p.Interfaces {
 			fi := fmt.Sprintf("%s.interfaces[%d]", f, j)
 			in := limits.Object(limits.Interface, ifc.Name)

@@ -38,6 +38,12 @@ func TestAnswersWithinLimits(t *testing.T) {
 		{"invalid UTF-8", port(func(p *OVSPort) { p.ExternalIDs = map[string]string{"k": "\xff"} }), `invalid UTF-8 at byte 0`},
 		{"big value", port(func(p *OVSPort) { p.OtherConfig = map[string]string{"k": strings.Repeat("v", 5000)} }), `limits.MaxValueBytes`},
 		{"too many interfaces", port(func(p *OVSPort) { p.Interfaces = many[:65] }), `65 interfaces, more than 64`},
+		{"port bytes", port(func(p *OVSPort) {
+			p.Interfaces = many[:20:20]
+			for i := range p.Interfaces {
+				p.Interfaces[i].ExternalIDs = map[string]string{"a": strings.Repeat("v", 4000)}
+			}
+		}), `ports[0]: port "v0": size:`},
 		{"100,000 interfaces", port(func(p *OVSPort) { p.Interfaces = many }), `more than 4096 (limits.MaxObjectsPerBatch)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

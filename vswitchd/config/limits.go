@@ -90,7 +90,19 @@ func (e *renamed) Unwrap() error { return e.err }
 func tooManyInterfaces(v *validator, pp string, p Port) bool {
 	err := limits.CheckInterfaces(limits.Object(limits.Port, p.Name), len(p.Interfaces))
 	v.addErr(pp+".interfaces", err)
+	if err == nil {
+		portTooBig(v, pp, p)
+	}
 	return err != nil
+}
+
+// portTooBig reports a port whose names, keys and values exceed limits.MaxPortBytes.
+func portTooBig(v *validator, pp string, p Port) {
+	n := len(p.Name) + limits.MapBytes(p.OtherConfig) + limits.MapBytes(p.ExternalIDs)
+	for _, in := range p.Interfaces {
+		n += len(in.Name) + len(in.Type) + limits.MapBytes(in.Options) + limits.MapBytes(in.OtherConfig) + limits.MapBytes(in.ExternalIDs)
+	}
+	v.addErr(pp, limits.CheckPortBytes(limits.Object(limits.Port, p.Name), n))
 }
 
 // tooManyObjects reports a configuration over limits.MaxObjectsPerRequest.

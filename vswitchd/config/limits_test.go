@@ -39,6 +39,14 @@ func TestValidateLimits(t *testing.T) {
 				p.Interfaces = append(p.Interfaces, Interface{Name: fmt.Sprint("m", i), Type: "dpdk"})
 			}
 		}, limits.ErrTooLarge, `bridges[2].ports[0].interfaces: port "p2": interfaces: 1001 interfaces, more than 64 (limits.MaxInterfacesPerPort); split them over several ports`},
+		{"port bytes", func(c *Config) {
+			p := &c.Bridges[2].Ports[0]
+			p.BondMode = "balance-slb"
+			for i := range 20 {
+				p.Interfaces = append(p.Interfaces, Interface{Name: fmt.Sprint("m", i), Type: "dpdkvhostuser",
+					ExternalIDs: map[string]string{"a": strings.Repeat("v", 4000)}})
+			}
+		}, limits.ErrTooLarge, `bridges[2].ports[0]: port "p2": size: names, keys and values of the port and its interfaces total`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid()
