@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/test/lab"
@@ -203,10 +205,20 @@ type churnModel struct {
 	mu    sync.Mutex
 	state map[string]outcome
 	acked int
-	errs  []string
+	errs  []string // the first few failures' texts, for logs
+	// failures are every failed request, in the order they returned.
+	failures []churnFailure
 }
 
-func (m *churnModel) set(name string, o outcome, err error) {
+// churnFailure is one failed churn request: its error and whether the churn had been told to
+// stop (its context had ended) when the request returned.
+type churnFailure struct {
+	name    string
+	err     error
+	stopped bool
+}
+
+func (m *churnModel) set(name string, o outcome, err error, stopped bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
@@ -214,10 +226,18 @@ func (m *churnModel) set(name string, o outcome, err error) {
 		if len(m.errs) < 5 {
 			m.errs = append(m.errs, err.Error())
 		}
+		m.failures = append(m.failures, churnFailure{name: name, err: err, stopped: stopped})
 		return
 	}
 	m.state[name] = o
 	m.acked++
+}
+
+// ackedCount returns how many requests were acknowledged so far.
+func (m *churnModel) ackedCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.acked
 }
 
 // churn runs workers that each own names worker, worker+workers, … < n and randomly apply or
@@ -240,13 +260,13 @@ func (l *daemonLab) churn(ctx context.Context, m *churnModel, n, workers int, rn
 					if connect.CodeOf(err) == connect.CodeNotFound {
 						err = nil // not there: absent as well
 					}
-					m.set(name, absent, err)
+					m.set(name, absent, err, ctx.Err() != nil)
 				} else {
 					resp, err := l.api.ApplyPort(rctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort(name)}))
 					if err == nil && resp.Msg.Port.GetStatus().GetState() != ovsplanev1.State_STATE_READY {
 						err = fmt.Errorf("port %s applied but %v: %s", name, resp.Msg.Port.GetStatus().GetState(), resp.Msg.Port.GetStatus().GetError())
 					}
-					m.set(name, present, err)
+					m.set(name, present, err, ctx.Err() != nil)
 				}
 				cancel()
 			}
@@ -372,8 +392,12 @@ func TestDaemonKill9DuringChurn(t *testing.T) {
 	final.stop(t)
 }
 
-// Restarting ovsdb-server during a churn: every request ends (applied or with an error that
-// says what happened), the daemon reconnects and converges.
+// Restarting ovsdb-server during a churn: every request ends, applied or with a typed error —
+// Unavailable carrying the API's retry hint (a google.rpc.RetryInfo detail, apiserver.RetryDelay),
+// or Canceled once the churn itself stopped — never an untyped one; the daemon reconnects and
+// converges. The churn is acknowledged before and after the outage, and a request sent while
+// ovsdb-server is down proves the outage was met: it cannot succeed, and ends typed (the daemon
+// holds requests until OVSDB is back, so at the caller's deadline, or Unavailable with the hint).
 func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
@@ -385,18 +409,60 @@ func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { l.churn(cctx, m, 200, 20, rand.New(rand.NewPCG(1, 2))); close(done) }()
-	time.Sleep(500 * time.Millisecond)
-	db.Restart(t)
-	time.Sleep(1500 * time.Millisecond)
+	const batch = 50 // acknowledged requests before and after the outage
+	lab.WaitFor(t, time.Minute, "the churn running before the restart", func(context.Context) error {
+		if n := m.ackedCount(); n < batch {
+			return fmt.Errorf("%d acknowledged requests", n)
+		}
+		return nil
+	})
+	db.Stop(t)
+	// Sent while ovsdb-server is down, with a deadline of its own.
+	pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+	_, perr := l.api.ApplyPort(pctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("outage")}))
+	pcancel()
+	db.Start(t)
+	switch code := connect.CodeOf(perr); {
+	case perr == nil:
+		t.Errorf("ApplyPort acknowledged while ovsdb-server was down")
+	case code == connect.CodeUnavailable:
+		if _, ok := retryHint(perr); !ok {
+			t.Errorf("ApplyPort while ovsdb-server was down: unavailable without a retry hint: %v", perr)
+		}
+	case code != connect.CodeDeadlineExceeded:
+		t.Errorf("ApplyPort while ovsdb-server was down: %s, want deadline_exceeded or unavailable: %v", code, perr)
+	}
+	t.Logf("ApplyPort while ovsdb-server was down: %v", perr)
+	m.mu.Lock()
+	m.state["outage"] = unknown // its outcome is unknown: either state is fine
+	restarted := m.acked
+	m.mu.Unlock()
+	lab.WaitFor(t, time.Minute, "the churn running again after the restart", func(context.Context) error {
+		if n := m.ackedCount() - restarted; n < batch {
+			return fmt.Errorf("%d acknowledged requests since the restart", n)
+		}
+		return nil
+	})
 	cancel()
 	<-done
 	m.mu.Lock()
-	for _, e := range m.errs {
-		if !strings.Contains(e, "unavailable") && !strings.Contains(e, "canceled") && !strings.Contains(e, "not connected") &&
-			!strings.Contains(e, "connection") {
-			t.Errorf("unclear error during the restart: %s", e)
+	hinted := 0
+	for _, f := range m.failures {
+		code := connect.CodeOf(f.err)
+		if code == connect.CodeCanceled && f.stopped {
+			continue // the churn's own cancel
 		}
+		if code != connect.CodeUnavailable {
+			t.Errorf("%s: %s error during the restart, want unavailable with a retry hint: %v", f.name, code, f.err)
+			continue
+		}
+		if delay, ok := retryHint(f.err); !ok || delay <= 0 {
+			t.Errorf("%s: unavailable without a retry hint (google.rpc.RetryInfo): %v", f.name, f.err)
+			continue
+		}
+		hinted++
 	}
+	t.Logf("%d acknowledged requests, %d failed (%d unavailable with a retry hint); some: %q", m.acked, len(m.failures), hinted, m.errs)
 	m.mu.Unlock()
 	l.checkConverged(ctx, m)
 	// Still serving: one more port goes through.
@@ -404,6 +470,21 @@ func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
 		t.Fatalf("apply after the restart: %v", err)
 	}
 	p.stop(t)
+}
+
+// retryHint returns the retry delay of err's google.rpc.RetryInfo detail, the API's retry hint.
+func retryHint(err error) (time.Duration, bool) {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return 0, false
+	}
+	for _, d := range ce.Details() {
+		v, derr := d.Value()
+		if ri, ok := v.(*errdetails.RetryInfo); derr == nil && ok {
+			return ri.GetRetryDelay().AsDuration(), true
+		}
+	}
+	return 0, false
 }
 
 // Killing ovs-vswitchd turns the statuses to error, starting it again brings them back to ready.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/ovsplane/ovsplane/vswitchd"
 )
@@ -41,14 +43,28 @@ func classify(ctx context.Context, err error) connect.Code {
 	return connect.CodeInternal
 }
 
+// RetryDelay is the retry hint of an Unavailable Backend error: toConnect attaches a
+// google.rpc.RetryInfo detail with this retry_delay, telling the client that the same request
+// may be sent again after that pause (OVSDB, ovs-vswitchd or a plugin did not answer, or the
+// daemon is restarting; the API's writes are idempotent). Other codes carry no hint: retrying
+// them as is cannot help.
+const RetryDelay = time.Second
+
 // toConnect wraps a Backend error with its status code, keeping its message (which names the
-// object and the fix).
+// object and the fix); an Unavailable error gets the RetryDelay hint.
 func toConnect(ctx context.Context, err error) error {
 	var ce *connect.Error
 	if errors.As(err, &ce) {
 		return err
 	}
-	return connect.NewError(classify(ctx, err), err)
+	ce = connect.NewError(classify(ctx, err), err)
+	if ce.Code() == connect.CodeUnavailable {
+		// A RetryInfo always marshals; a failure would only lose the hint, not the error.
+		if d, derr := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(RetryDelay)}); derr == nil {
+			ce.AddDetail(d)
+		}
+	}
+	return ce
 }
 
 // isStopping reports whether Serve's shutdown has started.
