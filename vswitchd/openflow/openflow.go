@@ -7,8 +7,8 @@
 // command of the bundle file. Before writing, Open vSwitch itself parses the flows
 // (ovs-ofctl parse-flows), and a flow whose table, priority and match equal those of a flow
 // with a cookie outside the plugin's range is refused: adding it would replace that flow.
-// Flows are replaced in one OpenFlow bundle (atomic) when the bridge speaks OpenFlow 1.4 or
-// later; otherwise they are deleted and added in two steps. A sync is skipped only when the
+// Flows are replaced in one OpenFlow bundle (atomic; Open vSwitch takes bundles on OpenFlow
+// 1.3 too); a switch refusing bundles gets a delete and an add in two steps. A sync is skipped only when the
 // plugin's set is the one last written and the bridge still holds exactly what that write
 // left (flows of the cookie range and groups of the group range, compared by content), so a
 // foreign edit, a deletion or a restarted ovs-vswitchd is repaired.
@@ -28,7 +28,8 @@ import (
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
 
-// protocols are the OpenFlow versions offered to the switch; bundles need 1.4 or later.
+// protocols are the OpenFlow versions offered to the switch (bundles: 1.4 or later, or 1.3
+// with the ONF extension Open vSwitch implements).
 const protocols = "OpenFlow13,OpenFlow14,OpenFlow15"
 
 // Programmer runs ovs-ofctl against the bridges of one Open vSwitch. Its methods are safe for

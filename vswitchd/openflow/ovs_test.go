@@ -2,7 +2,9 @@ package openflow_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +37,8 @@ type bridge struct {
 	sw   *lab.Vswitchd
 	prog *openflow.Programmer
 	name string
+	// ofctl13 makes the test's own ovs-ofctl calls speak OpenFlow 1.3.
+	ofctl13 bool
 }
 
 func newBridge(t testing.TB) *bridge {
@@ -64,7 +68,11 @@ func (b *bridge) ofctl(t testing.TB, cmd string, args ...string) string {
 }
 
 func (b *bridge) ofctlErr(ctx context.Context, cmd string, args ...string) (string, error) {
-	argv := append([]string{"-O", "OpenFlow15", "--no-names", cmd, b.sw.OpenFlowTarget(b.name)}, args...)
+	version := "OpenFlow15"
+	if b.ofctl13 {
+		version = "OpenFlow13"
+	}
+	argv := append([]string{"-O", version, "--no-names", cmd, b.sw.OpenFlowTarget(b.name)}, args...)
 	if cmd == "dump-flows" {
 		argv = append([]string{"--no-stats"}, argv...)
 	}
@@ -227,8 +235,16 @@ func TestSyncRepairsForeignEdits(t *testing.T) {
 	if len(wantFlows) != 2 || len(wantGroups) != 1 {
 		t.Fatalf("after Sync: flows %q, groups %q", wantFlows, wantGroups)
 	}
+	// An unchanged set on an unchanged bridge is not written again (the counters stay):
+	// ovs-ofctl runs only to dump.
+	calls := b.logCalls(t)
 	if err := b.prog.Sync(ctx, b.name, cookies, groups, set); err != nil {
 		t.Fatalf("Sync of an unchanged bridge: %v", err)
+	}
+	for _, c := range calls() {
+		if !strings.Contains(c, "dump-flows") && !strings.Contains(c, "dump-groups") {
+			t.Errorf("Sync of an unchanged set on an unchanged bridge ran ovs-ofctl %s", c)
+		}
 	}
 
 	for _, edit := range []struct {
@@ -320,6 +336,71 @@ func TestSyncSelectGroups(t *testing.T) {
 	b.wantForeignIntact(t, before)
 }
 
+// logCalls makes the bridge's Programmer run ovs-ofctl through a wrapper that records its
+// arguments, and returns a function listing the calls recorded so far.
+func (b *bridge) logCalls(t *testing.T) func() []string {
+	t.Helper()
+	dir := t.TempDir()
+	real, err := exec.LookPath("ovs-ofctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "calls")
+	wrapper := filepath.Join(dir, "ovs-ofctl")
+	script := "#!/bin/sh\necho \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b.prog.Ofctl = wrapper
+	t.Cleanup(func() { b.prog.Ofctl = "" })
+	return func() []string {
+		data, err := os.ReadFile(log)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(string(data)), "\n")
+	}
+}
+
 func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 
 func hex(n uint64) string { return "0x" + strconv.FormatUint(n, 16) }
+
+// TestSyncOpenFlow13Bridge: a bridge limited to OpenFlow 1.3 still takes the replacement as
+// one bundle (Open vSwitch implements the ONF bundle extension for 1.3); probes are refused
+// the same way and the foreign flows stay.
+func TestSyncOpenFlow13Bridge(t *testing.T) {
+	t.Parallel()
+	b := newBridge(t)
+	b.sw.DB.Vsctl(t, "set", "Bridge", "br0", "protocols=OpenFlow10,OpenFlow13")
+	b.ofctl13 = true
+	before := b.foreign(t)
+	ctx := t.Context()
+	calls := b.logCalls(t)
+	set := api.FlowSet{Flows: []api.Flow{
+		{Cookie: cookies.Value | 1, Priority: 200, Match: "in_port=1", Actions: "output:2"},
+		{Cookie: cookies.Value | 1, Priority: 200, Match: "in_port=2", Actions: "output:1"},
+	}}
+	if err := b.prog.Sync(ctx, b.name, cookies, groups, set); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if !slices.ContainsFunc(calls(), func(c string) bool {
+		return strings.Contains(c, " --bundle add-flows ")
+	}) {
+		t.Errorf("no bundle; ovs-ofctl calls: %q", calls())
+	}
+	if fs := b.flows(t, true); len(fs) != 2 {
+		t.Errorf("the plugin's flows: %q", fs)
+	}
+	probe := api.FlowSet{Flows: []api.Flow{{Cookie: cookies.Value | 1, Actions: "drop\ndelete"}}}
+	if err := b.prog.Sync(ctx, b.name, cookies, groups, probe); err == nil || !strings.Contains(err.Error(), "flows[0].actions") {
+		t.Errorf("Sync of the probe: %v", err)
+	}
+	if err := b.prog.Sync(ctx, b.name, cookies, groups, api.FlowSet{}); err != nil {
+		t.Fatalf("Sync of nothing: %v", err)
+	}
+	if fs := b.flows(t, true); len(fs) != 0 {
+		t.Errorf("the plugin's flows after removal: %q", fs)
+	}
+	b.wantForeignIntact(t, before)
+}
