@@ -68,6 +68,10 @@ type Options struct {
 	// whether ovs-vswitchd runs (see LockProbe); while it does not, interfaces report an error.
 	VswitchdProbe VswitchdProbe
 	ProbeInterval time.Duration
+	// Degraded, if set, is asked by Health for the parts of the switch the caller runs itself
+	// that do not work now (ovsplaned: the sandbox's daemons while they are restarted), one
+	// line each, none when all is well.
+	Degraded func() []string
 	// Plugins is the plugin host: ports whose interface type a plugin provides are validated
 	// and attached through it. Nil: no plugins (such types are refused as unknown).
 	Plugins Plugins
@@ -172,6 +176,7 @@ type Daemon struct {
 
 	batcher *batch.Batcher[batch.PortRequest, batch.PortResult]
 	stop    context.CancelFunc
+	live    liveness // what watchVswitchd knows of ovs-vswitchd
 }
 
 type apiPort struct {
@@ -1005,6 +1010,7 @@ func (d *Daemon) Health(context.Context) Health {
 	if err := d.rec.LastError(); err != nil {
 		h.LastError = err.Error()
 	}
+	h.Degraded = d.degraded(h.OVSDBConnected)
 	return h
 }
 

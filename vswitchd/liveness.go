@@ -68,13 +68,15 @@ func (d *Daemon) watchVswitchd(ctx context.Context) {
 		cancel()
 		if ok && alive == down {
 			down = !alive
+			why := ""
 			if down {
+				why = "ovs-vswitchd is not running (nobody holds its OVSDB lock " + dbcmd.VswitchdLock + ")"
 				d.log.Warn("ovs-vswitchd is not running (nobody holds its OVSDB lock); interfaces are not set up until it is back")
-				d.rec.SetDown("ovs-vswitchd is not running (nobody holds its OVSDB lock " + dbcmd.VswitchdLock + ")")
 			} else {
 				d.log.Info("ovs-vswitchd is running again")
-				d.rec.SetDown("")
 			}
+			d.live.set(why)
+			d.rec.SetDown(why)
 		}
 		select {
 		case <-ctx.Done():
@@ -82,4 +84,38 @@ func (d *Daemon) watchVswitchd(ctx context.Context) {
 		case <-time.After(every):
 		}
 	}
+}
+
+// liveness is what the Daemon knows of ovs-vswitchd's life, for Health.
+type liveness struct {
+	mu   sync.Mutex
+	down string // why ovs-vswitchd is known not to run; "" while it runs or nobody can tell
+}
+
+func (l *liveness) set(why string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.down = why
+}
+
+func (l *liveness) get() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.down
+}
+
+// degraded returns Health.Degraded: OVSDB not connected, ovs-vswitchd known not to run, then
+// Options.Degraded's lines.
+func (d *Daemon) degraded(connected bool) []string {
+	var out []string
+	if !connected {
+		out = append(out, "not connected to OVSDB (reconnecting)")
+	}
+	if why := d.live.get(); why != "" {
+		out = append(out, why)
+	}
+	if d.opts.Degraded != nil {
+		out = append(out, d.opts.Degraded()...)
+	}
+	return out
 }

@@ -94,6 +94,10 @@ type Health struct {
 	// with the configuration), one message per key naming the plugins and values; none of
 	// the disagreeing values is applied.
 	PluginConflicts []string
+	// Degraded says, one line each, what does not work now: OVSDB not connected, ovs-vswitchd
+	// not running, and what Options.Degraded reports (the sandbox's daemons being restarted).
+	// Empty when all is well; the daemon keeps serving either way.
+	Degraded []string
 }
 
 // PluginInfo is one configured plugin as the daemon's plugin host sees it.

@@ -104,9 +104,10 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("health", func(t *testing.T) {
 		h := vswitchd.Health{Version: vswitchd.Version, Mode: vswitchd.ModeEmbedded, OVSDBEndpoint: "unix:/x",
-			OVSDBConnected: true, Objects: map[reconcile.State]int{reconcile.Ready: 3, reconcile.Error: 1}, LastError: "boom"}
+			OVSDBConnected: true, Objects: map[reconcile.State]int{reconcile.Ready: 3, reconcile.Error: 1}, LastError: "boom",
+			Degraded: []string{"sandbox ovs-vswitchd is not running: pid 7 exited (signal: killed)"}}
 		m := convert.HealthToProto(h, "ovsplane.v1")
-		if m.ApiVersion != "ovsplane.v1" || m.Objects["ready"] != 3 {
+		if m.ApiVersion != "ovsplane.v1" || m.Objects["ready"] != 3 || len(m.Degraded) != 1 {
 			t.Errorf("proto = %v", m)
 		}
 		if got := convert.HealthFromProto(m); !reflect.DeepEqual(got, h) {

@@ -175,6 +175,7 @@ func HealthToProto(h vswitchd.Health, apiVersion string) *v1.HealthResponse {
 		LastError:       h.LastError,
 		ApiVersion:      apiVersion,
 		PluginConflicts: h.PluginConflicts,
+		Degraded:        h.Degraded,
 	}
 	if len(h.Objects) > 0 {
 		m.Objects = make(map[string]int32, len(h.Objects))
@@ -194,6 +195,7 @@ func HealthFromProto(m *v1.HealthResponse) vswitchd.Health {
 		OVSDBConnected:  m.GetOvsdbConnected(),
 		LastError:       m.GetLastError(),
 		PluginConflicts: m.GetPluginConflicts(),
+		Degraded:        m.GetDegraded(),
 	}
 	if len(m.GetObjects()) > 0 {
 		h.Objects = make(map[reconcile.State]int, len(m.GetObjects()))

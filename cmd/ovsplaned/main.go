@@ -202,6 +202,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		Reload:        load,
 		Observer:      met,
 		VswitchdProbe: probe,
+		Degraded:      tgt.degraded,
 		Reconcile: reconcile.Options{OnChange: func(changed []reconcile.Status) {
 			logStatuses(log, changed)
 		}, OnPass: func(_ time.Duration, err error) {
@@ -415,6 +416,9 @@ type target struct {
 	// vswitchdDown, for a target whose ovs-vswitchd the daemon runs (the sandbox), says why it
 	// is not running now ("" while it runs); nil otherwise.
 	vswitchdDown func() string
+	// degraded, for a target the daemon runs (the sandbox), says what of it does not work now
+	// (vswitchd.Options.Degraded); nil otherwise.
+	degraded func() []string
 }
 
 // connectTarget picks the OVSDB: --embedded, --sandbox, the configured endpoints, the local Open
@@ -441,7 +445,9 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 				if err := sb.Close(sctx); err != nil {
 					log.Warn("sandbox: stop", "error", err)
 				}
-			}, vswitchdDown: func() string { return sb.Status().Down["ovs-vswitchd"] }}, nil
+			},
+			vswitchdDown: func() string { return sb.Status().Down["ovs-vswitchd"] },
+			degraded:     func() []string { return sb.Status().Degraded() }}, nil
 	case len(cfg.OVSDB.Endpoints) > 0 && !df.embedded:
 		return &target{mode: vswitchd.ModeOVS, endpoints: cfg.OVSDB.Endpoints, runDir: ovsRunDir(cfg.OVSDB.Endpoints),
 			describe: "Open vSwitch at " + strings.Join(cfg.OVSDB.Endpoints, ","), close: func() {}}, nil

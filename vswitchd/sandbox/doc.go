@@ -107,9 +107,12 @@
 // process listens are removed from Dir and from other_config:vhost-sock-dir below it. A
 // vswitchd killed with -9 — with ovsplaned, through the parent-death signal — leaves the
 // sockets of its dpdkvhostuser ports behind, and DPDK refuses to bind over them ("Address
-// already in use"): the port stays at ofport -1, and DPDK's error path closes the socket's
-// file descriptor twice, which can close the new vswitchd's own unixctl or OVSDB connection
-// (ovs-appctl then reads end of file, the log says "Bad file descriptor") and fail the start.
+// already in use"): the port stays at ofport -1. Worse, DPDK closes the socket's file
+// descriptor when the bind fails and keeps its number (the log shows the next socket opened
+// under that number at once); closing it again when the port is torn down closes whatever
+// now has that number, such as the vswitchd's own unixctl or OVSDB connection — the likely
+// cause of the starts that failed with "Bad file descriptor" and ovs-appctl reading end of
+// file.
 // A socket counts as listened on when /proc/net/unix lists a listener on its path or a
 // connect to it is not refused (a listener in another network namespace); the socket of a
 // dpdkvhostuserclient port's VM side, which listens while ovs-vswitchd connects, therefore

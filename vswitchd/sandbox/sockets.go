@@ -45,12 +45,12 @@ func vhostSockDirs(dir string, otherConfig map[string]string) []string {
 // removeStaleSockets removes the unix socket files directly in dirs (not below) on which no
 // process listens, and returns their paths. It runs before ovs-vswitchd starts: the sockets of
 // dpdkvhostuser ports (server mode, ovs-vswitchd creates and listens on them) outlive a
-// vswitchd killed with -9, and DPDK then fails to bind them ("Address already in use") — the
-// port stays at ofport -1, and DPDK closes the failed socket's file descriptor a second time
-// when the port is torn down, closing whatever the vswitchd had opened under the same number
-// meanwhile (its unixctl or OVSDB connection: "Bad file descriptor", ovs-appctl sees end of
-// file). ovs-vswitchd's own stale sockets (<bridge>.mgmt, its unixctl socket) go too; it would
-// remove them itself.
+// vswitchd killed with -9, and DPDK then fails to bind them ("Address already in use"): the
+// port stays at ofport -1, and the failed socket's file descriptor number, closed by DPDK and
+// reused at once, is likely closed a second time when the port is torn down — closing the
+// vswitchd's own unixctl or OVSDB connection ("Bad file descriptor", ovs-appctl reads end of
+// file; see the package documentation). ovs-vswitchd's own stale sockets (<bridge>.mgmt, its
+// unixctl socket) go too; it would remove them itself.
 //
 // A socket counts as listened on when /proc/net/unix (this network namespace) lists a
 // listening socket bound to its path, or, failing that, when a connect to it does not fail with

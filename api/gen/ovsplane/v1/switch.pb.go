@@ -1960,8 +1960,12 @@ type HealthResponse struct {
 	// plugin and the configuration) disagree on, naming each plugin and value; none of the
 	// disagreeing plugin values is applied.
 	PluginConflicts []string `protobuf:"bytes,8,rep,name=plugin_conflicts,json=pluginConflicts,proto3" json:"plugin_conflicts,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// degraded: one line per part of the switch that does not work right now, saying why —
+	// OVSDB not connected, ovs-vswitchd not running, a sandbox daemon exited and being
+	// restarted; empty when all is well. The daemon keeps serving meanwhile.
+	Degraded      []string `protobuf:"bytes,9,rep,name=degraded,proto3" json:"degraded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HealthResponse) Reset() {
@@ -2046,6 +2050,13 @@ func (x *HealthResponse) GetApiVersion() string {
 func (x *HealthResponse) GetPluginConflicts() []string {
 	if x != nil {
 		return x.PluginConflicts
+	}
+	return nil
+}
+
+func (x *HealthResponse) GetDegraded() []string {
+	if x != nil {
+		return x.Degraded
 	}
 	return nil
 }
@@ -2377,7 +2388,7 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\bstatuses\x18\x02 \x03(\v2\x13.ovsplane.v1.StatusR\bstatuses\"\x0f\n" +
 	"\rReloadRequest\"\x10\n" +
 	"\x0eReloadResponse\"\x0f\n" +
-	"\rHealthRequest\"\x8c\x03\n" +
+	"\rHealthRequest\"\xa8\x03\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12%\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x11.ovsplane.v1.ModeR\x04mode\x12%\n" +
@@ -2388,7 +2399,8 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"last_error\x18\x06 \x01(\tR\tlastError\x12\x1f\n" +
 	"\vapi_version\x18\a \x01(\tR\n" +
 	"apiVersion\x12)\n" +
-	"\x10plugin_conflicts\x18\b \x03(\tR\x0fpluginConflicts\x1a:\n" +
+	"\x10plugin_conflicts\x18\b \x03(\tR\x0fpluginConflicts\x12\x1a\n" +
+	"\bdegraded\x18\t \x03(\tR\bdegraded\x1a:\n" +
 	"\fObjectsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x89\x02\n" +
