@@ -11,6 +11,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
@@ -60,6 +61,11 @@ func (sv *service) ApplyPort(ctx context.Context, req *connect.Request[v1.ApplyP
 	}
 	if err := required("port.name", req.Msg.GetPort().GetName()); err != nil {
 		return nil, err
+	}
+	// Before the conversion: 100,000 interfaces are refused without copying them (the
+	// Backend checks every other bound of package limits).
+	if err := limits.CheckInterfaces(limits.Object(limits.Port, req.Msg.GetPort().GetName()), len(req.Msg.GetPort().GetInterfaces())); err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
 	}
 	info, err := sv.s.b.ApplyPort(ctx, req.Msg.GetBridge(), convert.PortFromProto(req.Msg.GetPort()))
 	if err != nil {
