@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,6 +28,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
@@ -71,9 +73,11 @@ const (
 	protoGRPCWeb
 )
 
-func fuzzMode(mode uint8) (protocol int, json bool) {
+// fuzzMode decodes a fuzz input's mode: the protocol and codec (mode modulo 6), and whether
+// the caller has the reader role instead of admin (the next bit).
+func fuzzMode(mode uint8) (protocol int, json, reader bool) {
 	m := int(mode) % 6
-	return m / 2, m%2 == 0
+	return m / 2, m%2 == 0, (int(mode)/6)%2 == 1
 }
 
 // apiHarness is a real daemon (vswitchd.Daemon) on the embedded OVSDB with the simulated
@@ -82,7 +86,8 @@ type apiHarness struct {
 	db     *embedded.DB
 	client *ovsdb.Client
 	d      *vswitchd.Daemon
-	srv    *apiserver.Server
+	admin  *apiserver.Server // every call allowed
+	reader *apiserver.Server // read calls allowed, writes refused
 	cfg    *config.Config
 }
 
@@ -157,9 +162,9 @@ func newAPIHarness(tb testing.TB) *apiHarness {
 		defer cancel()
 		_ = h.d.Close(cctx)
 	})
-	// Called in process (ServeHTTP, no peer identity) as an admin, so that every RPC reaches
-	// its handler instead of being refused by the role check.
-	h.srv = apiserver.New(h.d, apiserver.Options{Logger: quiet, Unidentified: apiserver.RoleAdmin})
+	// Calls through ServeHTTP carry no peer identity: Unidentified is their role.
+	h.admin = apiserver.New(h.d, apiserver.Options{Logger: quiet, Unidentified: apiserver.RoleAdmin})
+	h.reader = apiserver.New(h.d, apiserver.Options{Logger: quiet, Unidentified: apiserver.RoleReader})
 	return h
 }
 
@@ -199,10 +204,12 @@ func (h *apiHarness) reset(t *testing.T) {
 
 // FuzzAPIRequest sends arbitrary request bodies to every RPC of the real API server backed by
 // a real daemon on the embedded OVSDB, over Connect, gRPC and gRPC-Web with the JSON and the
-// binary codec. It checks that nothing panics, that every answer is a well-formed response
-// message or a status with a known code (never Unknown, and never Internal: a malformed
-// request is the caller's error), that the answer and the allocations stay proportionate to
-// the request, and that a refused request left OVSDB exactly as it was.
+// binary codec, as an admin or as a reader. It checks that nothing panics; that every answer
+// is a well-formed response message or a status with a known code and a message (never
+// Unknown, and never Internal: a malformed request is the caller's error); that a reader's
+// write is PermissionDenied; that an accepted ApplyBridge/ApplyPort is within model/limits;
+// that the answer and the allocations stay proportionate to the request; and that a refused
+// request left OVSDB exactly as it was (a dump of every table before and after).
 func FuzzAPIRequest(f *testing.F) {
 	for _, s := range apiSeeds() {
 		f.Add(s.method, s.mode, s.body)
@@ -210,13 +217,17 @@ func FuzzAPIRequest(f *testing.F) {
 	h := newAPIHarness(f)
 	f.Fuzz(func(t *testing.T, method, mode uint8, body []byte) {
 		m := fuzzMethods[int(method)%len(fuzzMethods)]
-		protocol, isJSON := fuzzMode(mode)
+		protocol, isJSON, reader := fuzzMode(mode)
+		srv := h.admin
+		if reader {
+			srv = h.reader
+		}
 		before := dumpOVSDB(t, h.db.Endpoint())
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		alloc := ms.TotalAlloc
 
-		code, msg, respLen := h.call(t, m, protocol, isJSON, body)
+		code, msg, respLen := h.call(t, srv, m, protocol, isJSON, body)
 
 		runtime.ReadMemStats(&ms)
 		// Loose bounds: they catch a request that makes the server allocate or answer
@@ -230,6 +241,12 @@ func FuzzAPIRequest(f *testing.F) {
 		switch code {
 		case connect.CodeInternal, connect.Code(2) /* Unknown */, connect.CodeDataLoss:
 			t.Fatalf("%s (protocol %d, json %v): code %v: %s", m.name, protocol, isJSON, code, msg)
+		}
+		if reader && apiserver.IsWrite("/ovsplane.v1.SwitchService/"+m.name) && code != connect.CodePermissionDenied {
+			t.Fatalf("%s by a reader: code %v (%s), want permission_denied", m.name, code, msg)
+		}
+		if code == 0 {
+			checkAcceptedLimits(t, m, isJSON, body)
 		}
 		if refused(code) {
 			if after := dumpOVSDB(t, h.db.Endpoint()); !reflect.DeepEqual(before, after) {
@@ -253,7 +270,7 @@ func refused(code connect.Code) bool {
 
 // call sends body to method m and returns the status code (0 for OK), its message and the
 // size of the answer. It fails t on an answer that is not well formed.
-func (h *apiHarness) call(t *testing.T, m fuzzMethod, protocol int, isJSON bool, body []byte) (code connect.Code, msg string, size int) {
+func (h *apiHarness) call(t *testing.T, srv *apiserver.Server, m fuzzMethod, protocol int, isJSON bool, body []byte) (code connect.Code, msg string, size int) {
 	t.Helper()
 	timeout := 20 * time.Second // a safety net against a hang, not a timing assertion
 	if m.streaming {
@@ -288,7 +305,7 @@ func (h *apiHarness) call(t *testing.T, m fuzzMethod, protocol int, isJSON bool,
 		req.Header.Set("Te", "trailers")
 	}
 	rec := httptest.NewRecorder()
-	h.srv.ServeHTTP(rec, req)
+	srv.ServeHTTP(rec, req)
 	res := rec.Result()
 	out, _ := io.ReadAll(res.Body)
 	size = len(out)
@@ -656,7 +673,7 @@ func apiSeeds() []apiSeed {
 				panic(err)
 			}
 			for mode := range uint8(6) {
-				if _, isJSON := fuzzMode(mode); isJSON {
+				if _, isJSON, _ := fuzzMode(mode); isJSON {
 					seeds = append(seeds, apiSeed{methodIndex(m.name), mode, js})
 				} else {
 					seeds = append(seeds, apiSeed{methodIndex(m.name), mode, bin})
@@ -665,4 +682,51 @@ func apiSeeds() []apiSeed {
 		}
 	}
 	return seeds
+}
+
+// checkAcceptedLimits checks that an accepted ApplyBridge or ApplyPort request is within
+// model/limits: names (limits.CheckName, CheckInterfaceName), maps (CheckMap) and the number
+// of interfaces (CheckInterfaces) — whatever the server checked, nothing it wrote may be out
+// of bounds.
+func checkAcceptedLimits(t *testing.T, m fuzzMethod, isJSON bool, body []byte) {
+	t.Helper()
+	if m.name != "ApplyBridge" && m.name != "ApplyPort" {
+		return
+	}
+	req := m.req()
+	var err error
+	if isJSON {
+		if len(body) > 0 { // Connect reads an empty body as the empty message and drops unknown fields
+			err = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(body, req)
+		}
+	} else {
+		err = proto.Unmarshal(body, req)
+	}
+	if err != nil {
+		t.Fatalf("%s accepted a request that does not decode: %v", m.name, err)
+	}
+	var errs []error
+	maps := func(object string, cols map[string]map[string]string) {
+		for col, mp := range cols {
+			errs = append(errs, limits.CheckMap(object, col, mp))
+		}
+	}
+	switch r := req.(type) {
+	case *v1.ApplyBridgeRequest:
+		b := r.GetBridge()
+		errs = append(errs, limits.CheckName(limits.Bridge, b.GetName()))
+		maps("bridge", map[string]map[string]string{"other_config": b.GetOtherConfig(), "external_ids": b.GetExternalIds()})
+	case *v1.ApplyPortRequest:
+		p := r.GetPort()
+		errs = append(errs, limits.CheckName(limits.Port, p.GetName()), limits.CheckInterfaces("port", len(p.GetInterfaces())))
+		maps("port", map[string]map[string]string{"other_config": p.GetOtherConfig(), "external_ids": p.GetExternalIds()})
+		for _, in := range p.GetInterfaces() {
+			errs = append(errs, limits.CheckInterfaceName(in.GetName(), in.GetType()))
+			maps("interface", map[string]map[string]string{"options": in.GetOptions(),
+				"other_config": in.GetOtherConfig(), "external_ids": in.GetExternalIds()})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("%s accepted a request out of model/limits:\n%v", m.name, err)
+	}
 }
