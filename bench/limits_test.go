@@ -5,6 +5,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,21 @@ func BenchmarkLimitsPeakRSS(b *testing.B) {
 		}
 		took := time.Since(t0)
 		_, largest := d.rssKB()
+		// Four more of them: what five largest ports cost conf.db (issue 12 saw 19 KB → 40 MB
+		// for five ports with 3.9 MB external_ids values).
+		dbBefore := fileSize(b, db.DBPath)
+		for i := range 4 {
+			more, _ := largestPort()
+			more.Name = fmt.Sprintf("bond-largest-%02d", i+1)
+			for j, in := range more.Interfaces {
+				in.Name = fmt.Sprintf("largest%d-m%05d", i+1, j)
+			}
+			if _, err := d.API.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: more})); err != nil {
+				b.Fatal(err)
+			}
+		}
+		_, five := d.rssKB()
+		grown := fileSize(b, db.DBPath) - dbBefore
 
 		bond := &ovsplanev1.Port{Name: "bond0", BondMode: "balance-slb"}
 		for i := range 100000 {
@@ -70,9 +86,11 @@ func BenchmarkLimitsPeakRSS(b *testing.B) {
 		}
 		refused := time.Since(t1)
 		_, after := d.rssKB()
-		b.Logf("limits: peak RSS %.1f MB at rest; %.1f MB after the largest allowed port (%d interfaces, %d bytes, %s, state %s); %.1f MB after refusing 100,000 interfaces (in %s)",
+		b.Logf("limits: peak RSS %.1f MB at rest; %.1f MB after the largest allowed port (%d interfaces, %d bytes, %s, state %s); %.1f MB after four more (conf.db +%.0f KB for them); %.1f MB after refusing 100,000 interfaces (in %s)",
 			float64(rest)/1024, float64(largest)/1024, len(port.Interfaces), size, took.Round(time.Millisecond),
-			res.Msg.GetPort().GetStatus().GetState(), float64(after)/1024, refused.Round(time.Millisecond))
+			res.Msg.GetPort().GetStatus().GetState(), float64(five)/1024, float64(grown)/1000, float64(after)/1024, refused.Round(time.Millisecond))
+		b.ReportMetric(float64(five)/1024, "five-largest-peak-rss-MB")
+		b.ReportMetric(float64(grown)/1000/4, "confdb-KB-per-largest-port")
 		b.ReportMetric(float64(rest)/1024, "rest-peak-rss-MB")
 		b.ReportMetric(float64(largest)/1024, "largest-peak-rss-MB")
 		b.ReportMetric(float64(after)/1024, "refused-100k-peak-rss-MB")
@@ -81,4 +99,13 @@ func BenchmarkLimitsPeakRSS(b *testing.B) {
 		d.stop()
 		cancel()
 	}
+}
+
+func fileSize(tb testing.TB, path string) int64 {
+	tb.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fi.Size()
 }
