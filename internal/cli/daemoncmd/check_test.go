@@ -45,3 +45,25 @@ func TestRoutePortChecksBeforeSending(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyChecksLimits: `vsctl apply -f` refuses a file the daemon would refuse (names, bytes
+// and sizes of package limits) before sending anything.
+func TestApplyChecksLimits(t *testing.T) {
+	fake, addr := serve(t)
+	for _, tc := range []struct{ name, content, want string }{
+		{"colon", "bridges:\n  - name: br0\n    ports:\n      - name: \"a:b\"\n        interfaces: [{name: ab, type: internal}]\n",
+			`bridges[0].ports[0].name: port "a:b": name: contains ':' at byte 1`},
+		{"zero width", "bridges:\n  - name: \"br\\u200b0\"\n", `bridges[0].name: bridge "br\u200b0": name: contains U+200B`},
+		{"NUL", "bridges:\n  - name: br0\n    external_ids: {k: \"a\\0b\"}\n", `bridges[0].external_ids: bridge "br0": external_ids key "k": value: NUL byte at byte 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, nil, false, "--daemon="+addr, "apply", "-f", writeFile(t, tc.content))
+			if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q, want %q", r.code, r.stderr, tc.want)
+			}
+		})
+	}
+	if len(fake.Bridges()) != 0 {
+		t.Errorf("refused files applied bridges: %v", fake.Bridges())
+	}
+}
