@@ -135,6 +135,22 @@ func stateOf(out string, keep func(line string) bool) string {
 	return strings.Join(lines, "\n")
 }
 
+var cookieRe = regexp.MustCompile(`cookie=(0x[0-9a-f]+)`)
+
+// cookiesOf returns the cookie of every line of a dump-flows output that has one (cookie 0
+// is not printed by --no-stats dumps).
+func cookiesOf(dump string) []uint64 {
+	var out []uint64
+	for l := range strings.Lines(dump) {
+		if m := cookieRe.FindStringSubmatch(l); m != nil {
+			if c, err := strconv.ParseUint(m[1], 0, 64); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 var groupIDRe = regexp.MustCompile(`^group_id=([0-9]+)`)
 
 // groupIDOf returns the group id of a dump-groups line.

@@ -295,13 +295,8 @@ func (p *Programmer) PruneForeign(ctx context.Context, bridge string, marker, ma
 	if err != nil {
 		return fmt.Errorf("bridge %s: %w", bridge, err)
 	}
-	flows, err := parseDump(out)
-	if err != nil {
-		return fmt.Errorf("bridge %s: %w", bridge, err)
-	}
 	var stale []uint64
-	for _, f := range flows {
-		c := f.cookie
+	for _, c := range cookiesOf(out) {
 		if !slices.ContainsFunc(keep, func(r api.CookieRange) bool { return r.Contains(c) }) && !slices.Contains(stale, c) {
 			stale = append(stale, c)
 		}

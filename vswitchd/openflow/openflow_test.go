@@ -95,3 +95,13 @@ OFPT_FLOW_MOD (OF1.3) (xid=0x2): ADD table:3 priority=10,tcp,nw_dst=10.0.0.0/24,
 		t.Errorf("parseFlowMods = %+v, %v", keys, err)
 	}
 }
+
+func TestCookiesOfDump(t *testing.T) {
+	dump := ` cookie=0xa500120000000001, table=0, priority=100,ip,in_port=1 actions=drop
+ priority=0 actions=NORMAL
+ cookie=0xa500130000000000, send_flow_rem unknown_word priority=100,ip,in_port=2 actions=drop
+`
+	if got := cookiesOf(dump); len(got) != 2 || got[0] != 0xa500120000000001 || got[1] != 0xa500130000000000 {
+		t.Errorf("cookiesOf = %#x", got)
+	}
+}

@@ -404,3 +404,28 @@ func TestSyncOpenFlow13Bridge(t *testing.T) {
 	}
 	b.wantForeignIntact(t, before)
 }
+
+// TestPruneForeign: the flows of a plugin no longer configured (in the 0xa5 space, in no kept
+// range) are deleted; the kept plugin's flows and every flow outside the space stay.
+func TestPruneForeign(t *testing.T) {
+	t.Parallel()
+	b := newBridge(t)
+	before := b.foreign(t)
+	ctx := t.Context()
+	if err := b.prog.Sync(ctx, b.name, cookies, groups, api.FlowSet{Flows: []api.Flow{{Cookie: cookies.Value | 1, Priority: 200, Match: "in_port=1", Actions: "output:2"}}}); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	gone := api.CookieRange{Value: 0xa50013 << 40, Mask: 0xffffff << 40}
+	b.ofctl(t, "add-flow", "cookie="+hex(gone.Value|5)+",priority=300,in_port=2,actions=drop")
+	b.ofctl(t, "add-flow", "cookie="+hex(gone.Value|6)+",table=2,priority=300,actions=drop")
+	if err := b.prog.PruneForeign(ctx, b.name, 0xa5<<56, 0xff<<56, []api.CookieRange{cookies}); err != nil {
+		t.Fatalf("PruneForeign: %v", err)
+	}
+	if fs := b.flows(t, true); len(fs) != 1 || !strings.Contains(fs[0], "in_port=1 actions=output:2") {
+		t.Errorf("the kept plugin's flows: %q", fs)
+	}
+	if got := b.foreign(t); strings.Contains(got, hex(gone.Value)[:8]) {
+		t.Errorf("the removed plugin's flows are still there:\n%s", got)
+	}
+	b.wantForeignIntact(t, before)
+}
