@@ -1,0 +1,417 @@
+package vswitchd_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ovsplane/ovsplane/model/limits"
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/ovsdb/embedded"
+	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
+	"github.com/ovsplane/ovsplane/plugins/api"
+	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
+	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+)
+
+// FuzzPluginPort makes a plugin answer Attach with arbitrary bytes (an AttachResponse in
+// protobuf) and applies a port of its type through the daemon, on the embedded OVSDB with the
+// simulated ovs-vswitchd: the answer goes through the real gRPC shims (sdktest.Connect), the
+// host's check (api.ValidateAttachment, as plugins/host applies it), the daemon's shape
+// conversion and port validation, and the batched write. It checks that nothing panics; that
+// ApplyPort either succeeds with a port within model/limits (names, maps, interface count)
+// or fails with one of the daemon's error kinds; and that a refused answer leaves OVSDB
+// exactly as it was and its fresh attachment detached.
+func FuzzPluginPort(f *testing.F) {
+	for _, s := range fuzzPluginPortSeeds() {
+		f.Add(s)
+	}
+	h := newFuzzPluginHarness(f)
+	f.Fuzz(func(t *testing.T, answer []byte) {
+		h.plugin.setAnswer(answer)
+		before := fuzzDumpDB(t, h.db.Endpoint())
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a safety net, not a timing assertion
+		defer cancel()
+		port := config.Port{Name: "vm1", Interfaces: []config.Interface{{Name: "vm1", Type: "fz", Options: map[string]string{"pf": "0000:65:00.0"}}}}
+		info, err := h.d.ApplyPort(ctx, "br-cfg", port)
+		attached, detached, failedAttaches := h.plugin.counts()
+		if err != nil {
+			if !errors.Is(err, vswitchd.ErrInvalid) && !errors.Is(err, vswitchd.ErrFailed) && !errors.Is(err, vswitchd.ErrConflict) {
+				t.Fatalf("ApplyPort: an error of no daemon kind: %v", err)
+			}
+			if after := fuzzDumpDB(t, h.db.Endpoint()); !reflect.DeepEqual(before, after) {
+				t.Fatalf("ApplyPort refused (%v) but OVSDB changed:\n%.4000s", err, fuzzDiffDB(before, after))
+			}
+			// An attachment the daemon refuses (its shape) is detached; one whose Attach call
+			// failed — the plugin's error or the host's check of the answer — is not (see the
+			// report of FuzzPluginPort: the plugin keeps what it did until its next restart).
+			if attached > failedAttaches && detached != attached-failedAttaches {
+				t.Fatalf("ApplyPort refused (%v) after %d attach(es) (%d failed) but %d detach(es)", err, attached, failedAttaches, detached)
+			}
+			return
+		}
+		if info.Shape == nil {
+			t.Fatalf("ApplyPort of a plugin port without a shape: %+v", info)
+		}
+		checkShapeLimits(t, *info.Shape)
+		if err := h.d.DeletePort(ctx, "vm1"); err != nil {
+			t.Fatalf("DeletePort: %v", err)
+		}
+	})
+}
+
+// checkShapeLimits checks a written port against model/limits.
+func checkShapeLimits(t *testing.T, p config.Port) {
+	t.Helper()
+	errs := []error{limits.CheckName(limits.Port, p.Name), limits.CheckInterfaces("port", len(p.Interfaces)),
+		limits.CheckMap("port", "other_config", p.OtherConfig), limits.CheckMap("port", "external_ids", p.ExternalIDs)}
+	for _, in := range p.Interfaces {
+		errs = append(errs, limits.CheckInterfaceName(in.Name, in.Type), limits.CheckMap("interface", "options", in.Options),
+			limits.CheckMap("interface", "other_config", in.OtherConfig), limits.CheckMap("interface", "external_ids", in.ExternalIDs))
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("a plugin's shape out of model/limits was written: %+v\n%v", p, err)
+	}
+}
+
+type fuzzPluginHarness struct {
+	db     *embedded.DB
+	d      *vswitchd.Daemon
+	plugin *fuzzPlugin
+}
+
+func newFuzzPluginHarness(tb testing.TB) *fuzzPluginHarness {
+	tb.Helper()
+	// A short directory: the embedded server's unix socket path must fit 107 bytes.
+	dir, err := os.MkdirTemp("", "ovsplane-fuzz")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	quiet := slog.New(slog.DiscardHandler)
+	h := &fuzzPluginHarness{plugin: &fuzzPlugin{}}
+	h.db, err = embedded.Open(ctx, dir, embedded.Options{Logger: quiet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { h.db.Close() })
+	sim, err := ovsdbtest.NewVswitchd(ctx, ovsdbtest.VswitchdConfig{Endpoint: h.db.Endpoint(), Logger: quiet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(sim.Close)
+	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{h.db.Endpoint()}, Logger: quiet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	if err := c.Init(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	conn := sdktest.Connect(tb, h.plugin)
+	host := &fuzzHost{prov: conn.PortProvider, facts: sdktest.DefaultFacts(), plugin: h.plugin}
+	h.d, err = vswitchd.New(ctx, c, cfgWithBridge(), vswitchd.Options{
+		Logger: quiet, Mode: vswitchd.ModeEmbedded, Plugins: host,
+		Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
+		Reconcile: reconcile.Options{MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+			Debounce: 5 * time.Millisecond, DriftDelay: 50 * time.Millisecond},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := h.d.Reconcile(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = h.d.Run(runCtx); close(done) }()
+	tb.Cleanup(func() {
+		stop()
+		<-done
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = h.d.Close(cctx)
+	})
+	return h
+}
+
+// fuzzHost is the plugin host as the daemon sees it: one running plugin "fz" providing port
+// type "fz", its Attach answers checked with api.ValidateAttachment as plugins/host does.
+type fuzzHost struct {
+	prov   api.PortProvider
+	facts  api.HostFacts
+	plugin *fuzzPlugin
+}
+
+func (h *fuzzHost) PortProvider(t string) (api.PortProvider, string, bool) {
+	if t != "fz" {
+		return nil, "", false
+	}
+	return fuzzCheckedProvider{h.prov, h.facts, h.plugin}, "fz", true
+}
+
+func (h *fuzzHost) Plugins() []vswitchd.PluginInfo {
+	return []vswitchd.PluginInfo{{Name: "fz", State: "running", Types: []string{"fz"}}}
+}
+func (h *fuzzHost) Reload(context.Context, []config.Plugin) error                 { return nil }
+func (h *fuzzHost) Flows(context.Context, api.BridgeFacts) []vswitchd.PluginFlows { return nil }
+func (h *fuzzHost) Cookies() api.CookieRange {
+	return api.CookieRange{Value: 0xa5 << 56, Mask: 0xff << 56}
+}
+func (h *fuzzHost) GlobalConfig(context.Context, map[string]string) (map[string]string, []error) {
+	return nil, nil
+}
+
+type fuzzCheckedProvider struct {
+	api.PortProvider
+	facts  api.HostFacts
+	plugin *fuzzPlugin
+}
+
+func (p fuzzCheckedProvider) Attach(ctx context.Context, req api.PortRequest) (api.Attachment, error) {
+	a, err := p.PortProvider.Attach(ctx, req)
+	if err == nil {
+		err = api.ValidateAttachment(p.facts, req, a)
+	}
+	if err != nil {
+		p.plugin.mu.Lock()
+		p.plugin.failed++
+		p.plugin.mu.Unlock()
+		return api.Attachment{}, fmt.Errorf("plugin %q: %w", "fz", err)
+	}
+	return a, nil
+}
+
+// fuzzPlugin is the plugin: its Attach answers the fuzz input, decoded as the AttachResponse
+// it stands for; it counts attaches and detaches.
+type fuzzPlugin struct {
+	mu                         sync.Mutex
+	answer                     []byte
+	attached, detached, failed int // failed: Attach calls that failed, as the daemon saw them
+}
+
+func (p *fuzzPlugin) setAnswer(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.answer, p.attached, p.detached, p.failed = b, 0, 0, 0
+}
+
+func (p *fuzzPlugin) counts() (attached, detached, failed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.attached, p.detached, p.failed
+}
+
+func (p *fuzzPlugin) Info(context.Context) (api.Info, error) {
+	return api.Info{Name: "fz", Version: "1.0.0", APIVersions: []string{"1.0"},
+		Capabilities: []api.Capability{api.CapabilityPortProvider},
+		Types:        []api.ObjectType{{Name: "fz", Kind: api.ObjectKindPort}}}, nil
+}
+func (p *fuzzPlugin) ConfigSchema(context.Context) (api.ConfigSchema, error) {
+	return api.ConfigSchema{}, nil
+}
+func (p *fuzzPlugin) Configure(context.Context, api.ConfigureRequest) error { return nil }
+func (p *fuzzPlugin) Health(context.Context) (api.Health, error)            { return api.Health{}, nil }
+func (p *fuzzPlugin) Validate(context.Context, api.PortRequest) ([]api.Problem, error) {
+	return nil, nil
+}
+func (p *fuzzPlugin) List(context.Context) ([]api.OwnedPort, error) { return nil, nil }
+func (p *fuzzPlugin) Detach(context.Context, api.PortRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.detached++
+	return nil
+}
+
+func (p *fuzzPlugin) Attach(context.Context, api.PortRequest) (api.Attachment, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.attached++
+	m := &pb.AttachResponse{}
+	if err := proto.Unmarshal(p.answer, m); err != nil {
+		return api.Attachment{}, api.Errorf(api.Internal, "not an AttachResponse: %v", err)
+	}
+	a := api.Attachment{State: m.GetState(), Status: m.GetStatus(), Endpoints: m.GetEndpoints()}
+	for _, mp := range m.GetPorts() {
+		op := api.OVSPort{Bridge: mp.GetBridge(), Name: mp.GetName(), Tag: fuzzIntPtr(mp.Tag), VLANMode: mp.GetVlanMode(),
+			BondMode: mp.GetBondMode(), LACP: mp.GetLacp(), OtherConfig: mp.GetOtherConfig(), ExternalIDs: mp.GetExternalIds()}
+		for _, tr := range mp.GetTrunks() {
+			op.Trunks = append(op.Trunks, int(tr))
+		}
+		for _, i := range mp.GetInterfaces() {
+			op.Interfaces = append(op.Interfaces, api.OVSInterface{Name: i.GetName(), Type: i.GetType(), Options: i.GetOptions(),
+				OtherConfig: i.GetOtherConfig(), ExternalIDs: i.GetExternalIds(), MTURequest: fuzzIntPtr(i.MtuRequest), OfportRequest: fuzzIntPtr(i.OfportRequest)})
+		}
+		a.Ports = append(a.Ports, op)
+	}
+	return a, nil
+}
+
+func fuzzIntPtr(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	x := int(*v)
+	return &x
+}
+
+// fuzzPluginPortSeeds are answers to the request for port vm1 on br-cfg: good shapes and bad ones.
+func fuzzPluginPortSeeds() [][]byte {
+	i32 := func(v int32) *int32 { return &v }
+	iface := func(name, typ string) *pb.OvsInterface { return &pb.OvsInterface{Name: name, Type: typ} }
+	msgs := []*pb.AttachResponse{
+		{State: []byte("vf3"), Status: "vf 3", Endpoints: map[string]string{"vhost": "/dev/vhost-vdpa-3"},
+			Ports: []*pb.OvsPort{{Name: "vm1", Interfaces: []*pb.OvsInterface{iface("vm1", "internal")}}}},
+		{Ports: []*pb.OvsPort{{Name: "vm1", Tag: i32(10), Trunks: []int32{1, 2}, OtherConfig: map[string]string{"a": "b"},
+			Interfaces: []*pb.OvsInterface{{Name: "vm1", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_tap0"},
+				MtuRequest: i32(9000), OfportRequest: i32(9)}}}}},
+		{Ports: []*pb.OvsPort{{Name: "vm1", BondMode: "balance-slb", Interfaces: []*pb.OvsInterface{iface("e1", "internal"), iface("e2", "internal")}}}},
+		{Ports: []*pb.OvsPort{{Name: "vm1", Interfaces: []*pb.OvsInterface{iface("vm1\x00", "internal")}}}},
+		{Ports: []*pb.OvsPort{{Name: "vm1", Interfaces: []*pb.OvsInterface{iface("..", "internal")}}}},
+		{Ports: []*pb.OvsPort{{Name: "vm1", Interfaces: []*pb.OvsInterface{iface("cfg0", "internal")}}}},
+		{Ports: []*pb.OvsPort{{Name: "vm1", Interfaces: []*pb.OvsInterface{iface("br-cfg", "internal")}}}},
+		{Ports: []*pb.OvsPort{{Name: "vm1", Bridge: "br-other", Interfaces: []*pb.OvsInterface{iface("vm1", "internal")}}}},
+		{Ports: []*pb.OvsPort{{Name: "other", Interfaces: []*pb.OvsInterface{iface("vm1", "internal")}}}},
+		{Ports: []*pb.OvsPort{{Name: "vm1", Interfaces: []*pb.OvsInterface{{Name: "vm1", Type: "internal",
+			Options: map[string]string{"k": "v\x00"}, ExternalIds: map[string]string{"k\u200b": "v"}}}}}},
+		{Ports: []*pb.OvsPort{{Name: "vm1", Interfaces: []*pb.OvsInterface{iface("vm1", "internal")}}}, State: make([]byte, 4096)},
+	}
+	var seeds [][]byte
+	for _, m := range msgs {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			panic(err)
+		}
+		seeds = append(seeds, b)
+	}
+	return append(seeds, []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f}, nil)
+}
+
+// fuzzDumpDB reads every row of every table of the database at endpoint (unix:PATH): table →
+// sorted rows, each in OVSDB's JSON notation with sorted keys and sorted set and map elements.
+func fuzzDumpDB(tb testing.TB, endpoint string) map[string][]string {
+	tb.Helper()
+	var sch struct {
+		Tables map[string]json.RawMessage `json:"tables"`
+	}
+	if err := json.Unmarshal(schema.JSON(), &sch); err != nil {
+		tb.Fatal(err)
+	}
+	var tables []string
+	for name := range sch.Tables {
+		tables = append(tables, name)
+	}
+	sort.Strings(tables)
+	ops := []any{"Open_vSwitch"}
+	for _, tbl := range tables {
+		ops = append(ops, map[string]any{"op": "select", "table": tbl, "where": []any{}})
+	}
+	conn, err := net.DialTimeout("unix", strings.TrimPrefix(endpoint, "unix:"), 10*time.Second)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if err := json.NewEncoder(conn).Encode(map[string]any{"method": "transact", "params": ops, "id": 1}); err != nil {
+		tb.Fatal(err)
+	}
+	dec := json.NewDecoder(conn)
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Result []struct {
+			Rows []map[string]any `json:"rows"`
+		} `json:"result"`
+	}
+	for string(msg.ID) != "1" { // skip echo requests and notifications
+		if err := dec.Decode(&msg); err != nil {
+			tb.Fatalf("dump: %v", err)
+		}
+	}
+	dump := map[string][]string{}
+	for i, r := range msg.Result {
+		for _, row := range r.Rows {
+			delete(row, "_version")
+			for col, v := range row {
+				row[col] = fuzzCanonical(v)
+			}
+			b, err := json.Marshal(row)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			dump[tables[i]] = append(dump[tables[i]], string(b))
+		}
+		sort.Strings(dump[tables[i]])
+	}
+	return dump
+}
+
+// fuzzCanonical sorts the elements of an OVSDB set or map, which servers send in any order.
+func fuzzCanonical(v any) any {
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return v
+	}
+	kind, _ := a[0].(string)
+	elems, ok := a[1].([]any)
+	if (kind != "set" && kind != "map") || !ok {
+		return v
+	}
+	keyed := make([]string, len(elems))
+	for i, e := range elems {
+		b, _ := json.Marshal(e)
+		keyed[i] = string(b)
+	}
+	sort.Strings(keyed)
+	out := make([]any, len(keyed))
+	for i, k := range keyed {
+		out[i] = json.RawMessage(k)
+	}
+	return []any{kind, out}
+}
+
+func fuzzDiffDB(a, b map[string][]string) string {
+	var out strings.Builder
+	tables := map[string]bool{}
+	for k := range a {
+		tables[k] = true
+	}
+	for k := range b {
+		tables[k] = true
+	}
+	for tbl := range tables {
+		in := map[string]int{}
+		for _, r := range a[tbl] {
+			in[r]--
+		}
+		for _, r := range b[tbl] {
+			in[r]++
+		}
+		for r, n := range in {
+			switch {
+			case n < 0:
+				fmt.Fprintf(&out, "- %s %s\n", tbl, r)
+			case n > 0:
+				fmt.Fprintf(&out, "+ %s %s\n", tbl, r)
+			}
+		}
+	}
+	return out.String()
+}
