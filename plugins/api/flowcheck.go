@@ -249,7 +249,7 @@ func checkFlowSet(cookies CookieRange, groups GroupRange, fs FlowSet) error {
 	for i, fl := range fs.Flows {
 		f := fmt.Sprintf("flows[%d]", i)
 		if fl.Cookie != 0 && !cookies.Contains(fl.Cookie) {
-			ps.add(f+".cookie", "%#x outside the plugin's cookies (value %#x, mask %#x)", fl.Cookie, cookies.Value, cookies.Mask)
+			ps.add(f+".cookie", "%#x outside the plugin's cookies (value %#x, mask %#x): use 0 for the value, or a cookie c with c&mask == value", fl.Cookie, cookies.Value, cookies.Mask)
 		}
 		if fl.Table == 255 {
 			ps.add(f+".table", "255 is not a flow table (0-254)")
