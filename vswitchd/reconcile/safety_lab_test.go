@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,4 +134,54 @@ func TestLabDatapathFailureIsAnError(t *testing.T) {
 		config.Bridge{Name: "brbad", DatapathType: "netdev", Ports: []config.Port{internalPort("b1")}}))
 	labState(t, r, "bridge/brbad", reconcile.Ready)
 	labState(t, r, "interface/b1", reconcile.Ready)
+}
+
+// TestLabNoFalseBridgeErrors: while bridges are created one after another on real
+// ovs-vswitchd (dummy and userspace datapaths), no status ever reports a bridge or interface
+// error — the failed-datapath check (ovsdb.Client.BridgeErrors) must not flag a bridge that
+// ovs-vswitchd is still setting up.
+func TestLabNoFalseBridgeErrors(t *testing.T) {
+	lab.Require(t, lab.NeedOVS)
+	for _, mode := range []lab.Mode{lab.Dummy, lab.Userspace} {
+		t.Run(mode.String(), func(t *testing.T) {
+			db := lab.StartOVSDB(t)
+			db.StartVswitchd(t, lab.VswitchdSpec{Mode: mode})
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+			c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{db.Endpoint}, Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var mu sync.Mutex
+			var bad []string
+			r := reconcile.New(c, config.DesiredState{}, reconcile.Options{Logger: quiet, OnChange: func(ch []reconcile.Status) {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, s := range ch {
+					if s.State == reconcile.Error {
+						bad = append(bad, fmt.Sprintf("%s %s", s.Key(), s.Error))
+					}
+				}
+			}})
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- r.Run(runCtx) }()
+			defer func() { stop(); <-done }()
+			var bridges []config.Bridge
+			for i := range 6 {
+				bridges = append(bridges, config.Bridge{Name: fmt.Sprintf("br%d", i), DatapathType: "netdev",
+					Ports: []config.Port{internalPort(fmt.Sprintf("p%d", i))}})
+				r.Update(desired(bridges...))
+				labState(t, r, fmt.Sprintf("bridge/br%d", i), reconcile.Ready)
+				labState(t, r, fmt.Sprintf("interface/p%d", i), reconcile.Ready)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(bad) > 0 {
+				t.Errorf("errors reported for bridges that ovs-vswitchd created: %v", bad)
+			}
+		})
+	}
 }
