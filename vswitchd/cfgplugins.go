@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -151,7 +152,7 @@ func (d *Daemon) attachCfgPlugins(ctx context.Context, gone []*cfgPluginPort) {
 		}
 	}
 	d.mu.Unlock()
-	changed := false
+	changed, failed := false, 0
 	for _, c := range todo {
 		prov, plugin, typ, ok, err := d.pluginRequest(c.spec)
 		switch {
@@ -174,10 +175,16 @@ func (d *Daemon) attachCfgPlugins(ctx context.Context, gone []*cfgPluginPort) {
 		cur.pp, cur.err = c.pp, c.err
 		d.mu.Unlock()
 		if c.err != nil {
-			d.log.Error("configuration port not attached", "port", c.spec.Name, "bridge", c.bridge, "error", c.err)
+			if failed++; failed <= limits.MaxLoggedObjects {
+				d.log.Error("configuration port not attached", "port", c.spec.Name, "bridge", c.bridge, "error", c.err)
+			}
 		} else {
 			changed = true
 		}
+	}
+	if failed > limits.MaxLoggedObjects {
+		d.log.Error("configuration ports not attached (summary: the first are logged above, `vsctl status` shows each)",
+			"ports", failed, "listed", limits.MaxLoggedObjects)
 	}
 	if changed || len(gone) > 0 {
 		d.rec.Update(d.desired())
