@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,14 +62,16 @@ func pluginByName(ctx context.Context, l *daemonLab, name string) (*ovsplanev1.P
 	return nil, fmt.Errorf("plugin %q not listed", name)
 }
 
-// TestPluginEndToEnd runs the real ovsplaned with the real veth plugin (built, discovered in
-// its plugin dir, pinned by SHA-256) on a real userspace ovs-vswitchd: ports of type veth
-// applied through the API are attached by the plugin and written by the daemon; the two veth
-// peers, in namespaces the plugin made, ping each other and move 4 MiB over TCP through br0.
-// Then the plugin is killed with SIGKILL: it is restarted, its ports are replayed (the same
-// OVSDB rows, traffic still flows), and a port applied while it is down fails cleanly. vsctl
-// add-port with type=veth goes through the daemon. Deleting a port removes its row and the
-// plugin's namespace.
+// TestPluginEndToEnd runs the real ovsplaned with the real veth plugin (built with a test
+// barrier, examples/plugin-sample/internal/chaosveth, discovered in its plugin dir, pinned by
+// SHA-256) on a real userspace ovs-vswitchd: ports of type veth applied through the API are
+// attached by the plugin and written by the daemon; the two veth peers, in namespaces the
+// plugin made, ping each other and move 4 MiB over TCP through br0. Then the plugin is killed
+// with SIGKILL: it is restarted and its ports are replayed (the same OVSDB rows, traffic still
+// flows). vsctl add-port with type=veth goes through the daemon. The plugin is killed again
+// while 4 of 12 concurrent applies are held inside its Attach by the barrier and the other 8
+// were acknowledged: the 8 stay whole, the 4 fail cleanly and leave nothing. Deleting a port
+// removes its row and the plugin's namespace.
 func TestPluginEndToEnd(t *testing.T) {
 	lab.Require(t, lab.NeedOVS, lab.NeedTraffic)
 	ctx := t.Context()
@@ -85,7 +89,10 @@ func TestPluginEndToEnd(t *testing.T) {
 	}
 
 	l := newDaemonLab(t, db)
-	pdir, sum := buildPlugin(t, l.dir, "../../examples/plugin-sample", "ovsplane-plugin-veth")
+	// The sample plugin with a test barrier (chaosveth): the same plugin, except that the first
+	// Attach of each port of barrier.hold is held inside it, for the kill -9 below.
+	pdir, sum := buildPlugin(t, l.dir, "../../examples/plugin-sample/internal/chaosveth", "ovsplane-plugin-veth")
+	barrierDir := t.TempDir()
 	cfgNS := uniqueNS(t, "c")
 	conf := fmt.Sprintf(`
 plugin_dir: %s
@@ -94,6 +101,7 @@ plugins:
     path: ovsplane-plugin-veth
     sha256: %s
     config:
+      barrier: {dir: %s, hold: [%s]}
       host_netns: %s
 bridges:
   - name: br0
@@ -104,7 +112,7 @@ bridges:
           - name: vpcfg
             type: veth
             options: {netns: %s, address: 10.98.7.9/24}
-`, pdir, sum, vsns.Name, cfgNS)
+`, pdir, sum, barrierDir, strings.Join(chaosHeld, ", "), vsns.Name, cfgNS)
 	if err := os.WriteFile(l.conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -221,31 +229,71 @@ bridges:
 		t.Errorf("ping from the vsctl-made port: %+v %v", st, err)
 	}
 
-	// kill -9 while ports are being applied: every call ends applied or with a clean error;
-	// an applied port is in OVSDB with its namespace, a failed one left nothing behind (an
-	// attach the plugin finished but the daemon never wrote is detached after the restart).
+	// kill -9 while ports are being applied, at a known point: 12 applies run at once; the
+	// plugin's barrier holds the Attach of the K ports of chaosHeld inside the plugin, after
+	// their host work (pair and namespace made) and before the reply; the plugin is killed once
+	// the other 12-K applies were acknowledged and the K are inside — which the barrier's
+	// records prove, with the pid killed. Both outcomes must occur: the 12-K applied, the K
+	// failing cleanly (unavailable, with the retry hint). After the restart the applied ones
+	// are whole (row, namespace, host end) and the failed ones absent: no row, and the plugin's
+	// interrupted host work detached as an orphan (no namespace, no host end).
 	q, err := pluginByName(ctx, l, "veth")
 	if err != nil {
 		t.Fatal(err)
 	}
 	type outcome struct {
 		name, ns string
+		held     bool
 		err      error
+		done     chan struct{}
 	}
 	outs := make([]outcome, 12)
-	var wg sync.WaitGroup
+	var acked sync.WaitGroup // the applies the barrier does not hold
 	for i := range outs {
-		outs[i] = outcome{name: fmt.Sprintf("vk%d", i), ns: uniqueNS(t, fmt.Sprintf("k%d", i))}
-		wg.Go(func() {
-			_, outs[i].err = l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
-				Port: vethPort(outs[i].name, outs[i].ns, fmt.Sprintf("10.98.8.%d/24", i+1))}))
-		})
+		o := &outs[i]
+		*o = outcome{name: fmt.Sprintf("vk%d", i), ns: uniqueNS(t, fmt.Sprintf("k%d", i)), done: make(chan struct{})}
+		o.held = slices.Contains(chaosHeld, o.name)
+		if !o.held {
+			acked.Add(1)
+		}
+		go func() {
+			defer close(o.done)
+			_, o.err = l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
+				Port: vethPort(o.name, o.ns, fmt.Sprintf("10.98.8.%d/24", i+1))}))
+			if !o.held {
+				acked.Done()
+			}
+		}()
 	}
-	time.Sleep(15 * time.Millisecond)
+	acked.Wait()
+	lab.WaitFor(t, 20*time.Second, fmt.Sprintf("%d Attach calls held inside the plugin", len(chaosHeld)), func(context.Context) error {
+		return barrierInside(barrierDir, chaosHeld, q.GetPid())
+	})
+	for i := range outs {
+		o := &outs[i] // name, ns and held only: err is the apply's until done closes
+		if !o.held {
+			continue
+		}
+		select {
+		case <-o.done:
+			t.Fatalf("%s: held inside the plugin, yet its apply returned before the kill: %v", o.name, o.err)
+		default:
+		}
+		// Its host work is done: the kill leaves it behind, for the sweep to find.
+		if _, err := os.Stat(filepath.Join("/run/netns", o.ns)); err != nil {
+			t.Errorf("%s is held after its host work, but its namespace is missing: %v", o.name, err)
+		}
+	}
 	if err := syscall.Kill(int(q.GetPid()), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	for i := range outs {
+		<-outs[i].done
+	}
+	// The held calls died inside the plugin: none of them left the barrier.
+	if err := barrierInside(barrierDir, chaosHeld, q.GetPid()); err != nil {
+		t.Errorf("after the kill: %v", err)
+	}
 	lab.WaitFor(t, 20*time.Second, "the veth plugin restarted again", func(ctx context.Context) error {
 		r, err := pluginByName(ctx, l, "veth")
 		if err == nil && (r.GetState() != ovsplanev1.PluginState_PLUGIN_STATE_RUNNING || r.GetPid() == q.GetPid()) {
@@ -255,22 +303,33 @@ bridges:
 	})
 	applied := 0
 	for _, o := range outs {
-		if o.err == nil {
+		switch {
+		case !o.held && o.err != nil:
+			t.Errorf("%s was not held, yet failed: %v", o.name, o.err)
+		case !o.held:
 			applied++
-			continue
-		}
-		if c := connect.CodeOf(o.err); c != connect.CodeUnavailable && c != connect.CodeDeadlineExceeded {
-			t.Errorf("%s failed with %s, want unavailable: %v", o.name, c, o.err)
+		case o.err == nil:
+			t.Errorf("%s: acknowledged although the plugin was killed inside its Attach", o.name)
+		case connect.CodeOf(o.err) != connect.CodeUnavailable:
+			t.Errorf("%s failed with %s, want unavailable: %v", o.name, connect.CodeOf(o.err), o.err)
+		default:
+			if _, ok := retryHint(o.err); !ok {
+				t.Errorf("%s: unavailable without a retry hint: %v", o.name, o.err)
+			}
 		}
 	}
-	t.Logf("kill -9 during 12 applies: %d applied, %d failed cleanly", applied, len(outs)-applied)
+	t.Logf("kill -9 with %d of 12 Attach calls inside the plugin (pid %d): %d applied, %d failed: %v", len(chaosHeld), q.GetPid(),
+		applied, len(outs)-applied, outs[slices.IndexFunc(outs, func(o outcome) bool { return o.held })].err)
+	if applied != len(outs)-len(chaosHeld) {
+		t.Errorf("%d applied, want the %d not held", applied, len(outs)-len(chaosHeld))
+	}
 	var last error
 	defer func() {
 		if t.Failed() {
 			t.Logf("last inconsistency: %v", last)
 		}
 	}()
-	lab.WaitFor(t, 20*time.Second, "every apply is whole or absent", func(ctx context.Context) (err error) {
+	lab.WaitFor(t, 20*time.Second, "every acknowledged apply whole, every failed one absent", func(ctx context.Context) (err error) {
 		defer func() {
 			if ctx.Err() == nil {
 				last = err
@@ -282,17 +341,18 @@ bridges:
 				return err
 			}
 			_, nserr := os.Stat(filepath.Join("/run/netns", o.ns))
+			_, linkErr := vsns.Exec(ctx, "ip", "link", "show", o.name)
 			switch {
-			case o.err == nil && (row == "" || nserr != nil):
-				return fmt.Errorf("%s applied but row %q, namespace %v", o.name, row, nserr)
-			case o.err != nil && (row != "" || nserr == nil):
+			case o.err == nil && (row == "" || nserr != nil || linkErr != nil):
+				return fmt.Errorf("%s applied but row %q, namespace %v, host end %v", o.name, row, nserr, linkErr)
+			case o.err != nil && (row != "" || nserr == nil || linkErr == nil):
 				what := ""
 				if nserr == nil { // say what is left: a placeholder file or a namespace, and its links
 					st, _ := exec.CommandContext(ctx, "stat", "-c", "%s bytes, dev %d", filepath.Join("/run/netns", o.ns)).CombinedOutput()
 					links, _ := exec.CommandContext(ctx, "ip", "-n", o.ns, "-o", "link").CombinedOutput()
 					what = fmt.Sprintf(" (%s; links: %s)", strings.TrimSpace(string(st)), strings.TrimSpace(string(links)))
 				}
-				return fmt.Errorf("%s failed (%v) but row %q, namespace present %v%s", o.name, o.err, row, nserr == nil, what)
+				return fmt.Errorf("%s failed (%v) but row %q, namespace present %v, host end present %v%s", o.name, o.err, row, nserr == nil, linkErr == nil, what)
 			}
 		}
 		return nil
@@ -338,6 +398,28 @@ bridges:
 	if _, err := os.Stat(filepath.Join("/run/netns", blue)); err != nil {
 		t.Errorf("namespace %s of the remaining port vpb: %v", blue, err)
 	}
+}
+
+// chaosHeld are the ports whose first Attach the barrier holds inside the plugin in
+// TestPluginEndToEnd's kill -9 (K = 4 of 12).
+var chaosHeld = []string{"vk1", "vk4", "vk7", "vk10"}
+
+// barrierInside returns nil when every port of held is inside the plugin process pid, by the
+// barrier's records in dir: <port>.inside naming pid, and no <port>.left (the call ended).
+func barrierInside(dir string, held []string, pid int32) error {
+	for _, port := range held {
+		if why, err := os.ReadFile(filepath.Join(dir, port+".left")); err == nil {
+			return fmt.Errorf("%s left the barrier: %s", port, strings.TrimSpace(string(why)))
+		}
+		b, err := os.ReadFile(filepath.Join(dir, port+".inside"))
+		if err != nil {
+			return fmt.Errorf("%s is not inside the plugin: %w", port, err)
+		}
+		if got := strings.TrimSpace(string(b)); got != strconv.Itoa(int(pid)) {
+			return fmt.Errorf("%s is held by pid %s, not the plugin's %d", port, got, pid)
+		}
+	}
+	return nil
 }
 
 // uniqueNS returns an unused namespace name, removed at cleanup if something left it.
