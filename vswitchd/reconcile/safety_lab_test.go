@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -184,4 +185,28 @@ func TestLabNoFalseBridgeErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLabSystemDatapath: a bridge of the kernel datapath (datapath_type unset, the default of
+// the configuration file) on a real, non-dummy ovs-vswitchd is ready where the openvswitch
+// kernel module is loaded, and otherwise an error that names the module and the netdev
+// alternative — never pending forever. The machines of ovs-lab.md have no such module.
+func TestLabSystemDatapath(t *testing.T) {
+	lab.Require(t, lab.NeedOVS)
+	db := lab.StartOVSDB(t)
+	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace})
+	r := labReconciler(t, db, desired(config.Bridge{Name: "brk", Ports: []config.Port{internalPort("k1")}},
+		config.Bridge{Name: "bru", DatapathType: "netdev"}))
+	labState(t, r, "bridge/bru", reconcile.Ready)
+	if _, err := os.Stat("/sys/module/openvswitch"); err == nil {
+		labState(t, r, "bridge/brk", reconcile.Ready)
+		return
+	}
+	s := labState(t, r, "bridge/brk", reconcile.Error)
+	for _, part := range []string{`could not create bridge "brk"`, "openvswitch kernel module", "modprobe openvswitch", `datapath_type "netdev"`} {
+		if !strings.Contains(s.Error, part) {
+			t.Errorf("bridge/brk error %q does not contain %q", s.Error, part)
+		}
+	}
+	labState(t, r, "interface/k1", reconcile.Error)
 }
