@@ -62,3 +62,32 @@ br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]
 	waitState(t, r, "interface/p9", reconcile.Ready)
 	waitState(t, r, "port/p9", reconcile.Ready)
 }
+
+// TestConflictingBridgeIsolated: a configured bridge whose name a foreign bridge holds is
+// refused with its ports, each reporting why, while another configured bridge is created.
+func TestConflictingBridgeIsolated(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, "", false)
+	other := e.client(t, "someone-else", true)
+	if _, err := other.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br9", DatapathType: "netdev"}).
+		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := start(t, e, c, desired(
+		config.Bridge{Name: "br9", DatapathType: "netdev", Ports: []config.Port{tapPort("p9", nil), tapPort("p10", nil)}},
+		config.Bridge{Name: "br0", DatapathType: "netdev", Ports: []config.Port{tapPort("p1", nil)}}))
+	waitState(t, r, "interface/p1", reconcile.Ready)
+	waitState(t, r, "bridge/br0", reconcile.Ready)
+	if s := waitState(t, r, "bridge/br9", reconcile.Error); !strings.Contains(s.Error, `bridge "br9" refused`) ||
+		!strings.Contains(s.Error, "owned by someone-else") {
+		t.Errorf("bridge/br9 error %q, want its refusal naming the owner", s.Error)
+	}
+	for _, k := range []string{"port/p9", "port/p10", "interface/p10"} {
+		if s := waitState(t, r, k, reconcile.Error); !strings.Contains(s.Error, `port "`) || !strings.Contains(s.Error, `"br9"`) {
+			t.Errorf("%s error %q, want its refusal naming bridge br9", k, s.Error)
+		}
+	}
+	waitDump(t, e, `
+br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]
+br9 owner=someone-else: br9 owner=someone-else [br9]`)
+}
