@@ -67,7 +67,7 @@ func (s *Sandbox) Status() Status {
 		OVSDBPID: s.dbProc.pid, VswitchdPID: s.swProc.pid}
 }
 
-// supervise waits for either daemon to exit and starts it again (recover), until ctx ends
+// supervise waits for either daemon to exit and starts it again (revive), until ctx ends
 // (Close, or the end of Start's ctx). Events are handled one at a time, ovsdb-server first when
 // both exited, so ovs-vswitchd always restarts against a running database.
 func (s *Sandbox) supervise(ctx context.Context) {
@@ -81,22 +81,22 @@ func (s *Sandbox) supervise(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-db.done:
-			s.recover(ctx, s.db, db, &dbBackoff)
+			s.revive(ctx, s.db, db, &dbBackoff)
 		case <-sw.done:
 			if db.exited() {
-				s.recover(ctx, s.db, db, &dbBackoff)
+				s.revive(ctx, s.db, db, &dbBackoff)
 				continue
 			}
-			s.recover(ctx, s.sw, sw, &swBackoff)
+			s.revive(ctx, s.sw, sw, &swBackoff)
 		}
 	}
 }
 
-// recover restarts daemon d, whose process p exited, with backoff until a start succeeds or ctx
+// revive restarts daemon d, whose process p exited, with backoff until a start succeeds or ctx
 // ends. Meanwhile Status reports d down with why. An ovs-vswitchd waiting for its restart
-// gives way when ovsdb-server exits too: recover returns, d stays down, and the supervisor
+// gives way when ovsdb-server exits too: revive returns, d stays down, and the supervisor
 // restarts ovsdb-server first, then comes back to d.
-func (s *Sandbox) recover(ctx context.Context, d *daemon, p *proc, b *backoff) {
+func (s *Sandbox) revive(ctx context.Context, d *daemon, p *proc, b *backoff) {
 	if ctx.Err() != nil {
 		return // Close stops the daemons: their exit is expected
 	}

@@ -284,6 +284,49 @@ func TestKilledDaemonsAreRestarted(t *testing.T) {
 			t.Errorf("ovs-appctl version after the restart: %v %s", err, out)
 		}
 	})
+	t.Run("both", func(t *testing.T) {
+		// ovsdb-server dies, and ovs-vswitchd while the database's restart is held: the
+		// database comes back first, then ovs-vswitchd against it.
+		st := s.Status()
+		if err := syscall.Kill(st.OVSDBPID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if got := g.next(t); got != "ovsdb-server" {
+			t.Fatalf("first restart attempt for %s, want ovsdb-server", got)
+		}
+		if err := syscall.Kill(st.VswitchdPID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		lab.WaitFor(t, waitLimit, "ovs-vswitchd to exit", func(context.Context) error {
+			if !s.current(s.sw).exited() {
+				return fmt.Errorf("pid %d still running", st.VswitchdPID)
+			}
+			return nil
+		})
+		g.release <- struct{}{}
+		if got := g.next(t); got != "ovs-vswitchd" {
+			t.Fatalf("second restart attempt for %s, want ovs-vswitchd", got)
+		}
+		if d := s.Status().Down; d["ovsdb-server"] != "" || !strings.Contains(d["ovs-vswitchd"], "signal: killed") {
+			t.Errorf("Down = %q while ovs-vswitchd's restart is held, want only ovs-vswitchd", d)
+		}
+		g.release <- struct{}{}
+		lab.WaitFor(t, waitLimit, "both restarted", func(context.Context) error {
+			if st := s.Status(); st.Restarts["ovsdb-server"] != 2 || st.Restarts["ovs-vswitchd"] != 2 || len(st.Down) != 0 {
+				return fmt.Errorf("restarts %v, down %v", st.Restarts, st.Down)
+			}
+			return nil
+		})
+		now := s.Status()
+		for _, pid := range []int{now.OVSDBPID, now.VswitchdPID} {
+			if !alive(pid) || pid == st.OVSDBPID || pid == st.VswitchdPID {
+				t.Errorf("pids before %d/%d, after %d/%d", st.OVSDBPID, st.VswitchdPID, now.OVSDBPID, now.VswitchdPID)
+			}
+		}
+		if of, err := strconv.Atoi(vsctl(t, s, "get", "Interface", "p0", "ofport")); err != nil || of <= 0 {
+			t.Errorf("p0 ofport %d (%v) after both restarts", of, err)
+		}
+	})
 	if err := s.Close(t.Context()); err != nil {
 		t.Errorf("Close: %v", err)
 	}
