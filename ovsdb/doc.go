@@ -7,7 +7,7 @@
 // Dial connects to one of the configured endpoints ("unix:/run/openvswitch/db.sock",
 // "tcp:10.0.0.1:6640", "ssl:…"; several for a clustered database, where writes go to the Raft
 // leader), fills a cache of just the tables the operations need (Open_vSwitch, Bridge, Port,
-// Interface) and keeps it current through an OVSDB monitor. When the connection drops the client
+// Interface, Controller) and keeps it current through an OVSDB monitor. When the connection drops the client
 // reconnects by itself with exponential backoff and resynchronises the cache; transactions sent
 // meanwhile wait for the connection (bounded by their context).
 //
@@ -39,7 +39,9 @@
 // restarted daemon rebuilds its view from OVSDB alone and prunes only its own stale rows. A row
 // without our owner tag is never modified or deleted: such requests fail with ErrNotOwned and
 // nothing is written. Open_vSwitch.other_config keys set through SetGlobal are recorded as owned
-// in Open_vSwitch.external_ids.
+// in Open_vSwitch.external_ids. A bridge's controllers (BridgeSpec.Controllers) are Controller
+// rows tagged the same way, referenced from Bridge.controller by mutation: controllers others
+// add to the bridge are kept.
 //
 // # Acknowledgement from ovs-vswitchd
 //
@@ -48,7 +50,9 @@
 // ovs-vswitchd has really applied the change, exactly the acknowledgement ovs-vsctl waits for.
 // It then reports each created or changed interface's ofport, link state and Interface.error;
 // interfaces that ovs-vswitchd could not set up come back as an *ApplyError naming each one with
-// ovs-vswitchd's own message. The wait is bounded by the context: a deadline yields an error
+// ovs-vswitchd's own message. A bridge ovs-vswitchd could not create has no error column:
+// Client.BridgeErrors recognises it (configuration applied, no datapath_id, no ofport on its
+// local interface) and says why. The wait is bounded by the context: a deadline yields an error
 // matching ErrTimeout that says how far ovs-vswitchd got, a cancel returns at once.
 //
 // # Errors
