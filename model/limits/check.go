@@ -119,7 +119,7 @@ func CheckText(object, field, s string) error {
 // control or invisible characters (a key "dpdk-init\u200b" would look like dpdk-init and be
 // ignored by ovs-vswitchd).
 func CheckKey(object, column, key string) error {
-	field := fmt.Sprintf("%s key %q", column, key)
+	field := func() string { return fmt.Sprintf("%s key %q", column, key) } // on errors only
 	switch {
 	case key == "":
 		return &Error{Object: object, Field: column, Reason: "empty key", Fix: "name the key", Kind: ErrBadText}
@@ -129,11 +129,11 @@ func CheckKey(object, column, key string) error {
 			Fix:    "use a shorter key", Kind: ErrTooLarge}
 	}
 	if why := textProblem(key); why != "" {
-		return &Error{Object: object, Field: field, Reason: why, Fix: "use printable UTF-8", Kind: ErrBadText}
+		return &Error{Object: object, Field: field(), Reason: why, Fix: "use printable UTF-8", Kind: ErrBadText}
 	}
 	for i, r := range key {
 		if why := invisible(r, i == 0); why != "" {
-			return &Error{Object: object, Field: field, Reason: fmt.Sprintf("contains %U (%s) at byte %d: it looks like another key", r, why, i),
+			return &Error{Object: object, Field: field(), Reason: fmt.Sprintf("contains %U (%s) at byte %d: it looks like another key", r, why, i),
 				Fix: "remove it; use visible characters only", Kind: ErrBadText}
 		}
 	}
@@ -143,14 +143,14 @@ func CheckKey(object, column, key string) error {
 // CheckValue checks the value of key in a map column: at most MaxValueBytes, UTF-8 without NUL
 // or control characters (tab and newline included: OVS's keys take single-line values).
 func CheckValue(object, column, key, value string) error {
-	field := fmt.Sprintf("%s key %q", column, key)
+	field := func() string { return fmt.Sprintf("%s key %q", column, key) } // on errors only
 	if len(value) > MaxValueBytes {
-		return &Error{Object: object, Field: field,
+		return &Error{Object: object, Field: field(),
 			Reason: fmt.Sprintf("value is %d bytes, more than %d (limits.MaxValueBytes)", len(value), MaxValueBytes),
 			Fix:    "shorten it or keep the data outside OVSDB", Kind: ErrTooLarge}
 	}
 	if why := textProblem(value); why != "" {
-		return &Error{Object: object, Field: field, Reason: "value: " + why, Fix: "use printable UTF-8 on one line", Kind: ErrBadText}
+		return &Error{Object: object, Field: field(), Reason: "value: " + why, Fix: "use printable UTF-8 on one line", Kind: ErrBadText}
 	}
 	return nil
 }
@@ -262,7 +262,7 @@ func invalidAt(s string) int {
 // first is true for the first rune.
 func invisible(r rune, first bool) string {
 	switch {
-	case r == ' ':
+	case r < utf8.RuneSelf: // ASCII: control characters are textProblem's
 		return ""
 	case r == utf8.RuneError:
 		return "the replacement character, a sign of mangled text"

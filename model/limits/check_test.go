@@ -169,3 +169,14 @@ func TestCheckText(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckMap: a full map of short valid entries, the common case at every door.
+func BenchmarkCheckMap(b *testing.B) {
+	m := manyEntries(MaxMapEntries)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := CheckMap(`port "p"`, "external_ids", m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
