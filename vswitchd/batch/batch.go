@@ -77,7 +77,8 @@ const (
 
 // Options tune a Batcher. The zero value is usable.
 type Options[Req any] struct {
-	// MaxSize bounds the requests in one batch. Default DefaultMaxSize.
+	// MaxSize bounds the requests in one batch: at most limits.MaxRequestsPerBatch. Default
+	// DefaultMaxSize.
 	MaxSize int
 	// MaxDelay bounds how long a request waits for its batch to fill once it could be sent.
 	// Default DefaultMaxDelay.
@@ -132,6 +133,9 @@ func (o Options[Req]) withDefaults(c any) (Options[Req], error) {
 	}
 	if o.MaxSize == 0 {
 		o.MaxSize = DefaultMaxSize
+	}
+	if o.MaxSize > limits.MaxRequestsPerBatch {
+		return o, fmt.Errorf("batch: MaxSize %d is more than limits.MaxRequestsPerBatch (%d)", o.MaxSize, limits.MaxRequestsPerBatch)
 	}
 	if o.MaxDelay == 0 {
 		o.MaxDelay = DefaultMaxDelay

@@ -153,3 +153,10 @@ func TestPortCommitterCheck(t *testing.T) {
 		t.Errorf("weight of a 64-member bond: %d, want 65", w)
 	}
 }
+
+func TestMaxSizeBounded(t *testing.T) {
+	_, err := batch.Start[int, int](context.Background(), &fakeCommitter{}, batch.Options[int]{MaxSize: limits.MaxRequestsPerBatch + 1})
+	if err == nil || !strings.Contains(err.Error(), "limits.MaxRequestsPerBatch") {
+		t.Fatalf("got %v", err)
+	}
+}
