@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -456,9 +457,21 @@ func TestStreamsOutliveBodyTimeout(t *testing.T) {
 				t.Fatalf("no snapshot: %v", stream.Err())
 			}
 			d.fake.SetPending("port/p1", true)
-			waited := make(chan error, 1)
+			waited := make(chan error, 2)
 			go func() {
 				_, err := c.WaitReady(t.Context(), connect.NewRequest(&v1.WaitReadyRequest{Keys: []string{"port/p1"}}))
+				waited <- err
+			}()
+			go func() { // the same over HTTP/1.1 with JSON, as curl calls it
+				resp, err := httpUnix(d.sock).Post("http://localhost/ovsplane.v1.SwitchService/WaitReady", "application/json",
+					strings.NewReader(`{"keys":["port/p1"]}`))
+				if err == nil {
+					body, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("HTTP/1.1: %d %s", resp.StatusCode, body)
+					}
+				}
 				waited <- err
 			}()
 			time.Sleep(5 * bodyTimeout) // well past the body deadline: both calls must still be open
@@ -475,8 +488,10 @@ func TestStreamsOutliveBodyTimeout(t *testing.T) {
 			if err := stream.Err(); err != nil {
 				t.Errorf("Watch ended after the body timeout: %v", err)
 			}
-			if err := <-waited; err != nil {
-				t.Errorf("WaitReady ended after the body timeout: %v", err)
+			for range 2 {
+				if err := <-waited; err != nil {
+					t.Errorf("WaitReady ended after the body timeout: %v", err)
+				}
 			}
 		})
 	}
