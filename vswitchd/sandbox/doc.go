@@ -76,7 +76,9 @@
 // it, rather than refusing, so that a supervisor's restart after a crash works without an
 // operator. A process counts as the sandbox's only when its command line carries the very
 // --pidfile= argument the sandbox passes, so a recycled pid of an unrelated program is never
-// signalled.
+// signalled. Start then waits (at most 10 s) until nobody holds the fcntl lock OVS keeps on each
+// pidfile: a daemon killed with -9 looks dead as soon as its main thread is, while its other
+// threads (DPDK's) may still hold its sockets and its database lock for a moment.
 //
 // Start is bounded by Options.StartTimeout and by ctx; it waits until ovsdb-server accepts
 // connections, ovs-vswitchd has applied the database (it raises next_cfg and waits for cur_cfg
