@@ -222,22 +222,29 @@ func procAlive(pid int) bool {
 	return i > 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
 }
 
-// pidfileHolder returns the pid holding the fcntl lock an OVS daemon keeps on its pidfile
-// while any of its threads runs, 0 when none does.
-func pidfileHolder(path string) (int, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// runningThread returns a thread of process pid that has not exited (neither zombie nor
+// dead), "" when none has.
+func runningThread(pid int) string {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
-		return 0, err
+		return ""
 	}
-	defer f.Close()
-	lk := syscall.Flock_t{Type: syscall.F_WRLCK}
-	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil {
-		return 0, err
+	for _, task := range tasks {
+		if taskAlive(pid, task.Name()) {
+			return task.Name()
+		}
 	}
-	if lk.Type == syscall.F_UNLCK {
-		return 0, nil
+	return ""
+}
+
+// taskAlive reports whether thread tid of pid runs (is neither a zombie nor dead).
+func taskAlive(pid int, tid string) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, tid))
+	if err != nil {
+		return false
 	}
-	return int(lk.Pid), nil
+	i := bytes.LastIndexByte(stat, ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
 }
 
 // killSandboxDaemon kills the sandbox's daemon name with SIGKILL and waits until the pidfile
@@ -496,10 +503,11 @@ func TestSandboxKill9KeepsVhostUserPorts(t *testing.T) {
 		}
 
 		p.kill()
-		// Dead once none of its threads holds its files (OVS keeps a lock on its pidfile).
+		// Dead once every one of its threads has exited: its main thread goes first, the
+		// others (DPDK's) close its files, sockets last.
 		lab.WaitFor(t, sandboxWait, "ovs-vswitchd to die with ovsplaned", func(context.Context) error {
-			if holder, err := pidfileHolder(l.path("ovs-vswitchd.pid")); err != nil || holder != 0 {
-				return fmt.Errorf("pidfile held by pid %d (%v); ovs-vswitchd was pid %d", holder, err, sw)
+			if tid := runningThread(sw); tid != "" {
+				return fmt.Errorf("thread %s of ovs-vswitchd pid %d still runs", tid, sw)
 			}
 			return nil
 		})

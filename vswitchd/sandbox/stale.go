@@ -154,25 +154,65 @@ func pidfileHolder(path string) (int, error) {
 	return int(lk.Pid), nil
 }
 
-// waitReleased waits until no process holds d's pidfile: a daemon killed with -9 (by its
-// parent's death signal, or by killStale) counts as dead once its main thread is, but its other
-// threads — DPDK's among them — may still run for a moment with its files open: its listening
-// sockets (a new vswitchd then finds its vhost-user sockets still served and fails to bind
-// them), its database lock. It fails when the holder remains after releaseWait.
+// waitReleased waits until the daemon of a previous run named by d's pidfile has closed its
+// files: a daemon killed with -9 (by its parent's death signal, or by killStale) looks dead as
+// soon as its main thread is, but its other threads — DPDK's among them — may run on for a
+// moment with its files open: its listening sockets (a new vswitchd then finds its vhost-user
+// sockets still served and cannot bind them), its database lock. Done means: nobody holds the
+// pidfile's lock, and the pidfile's process is gone or a zombie whose threads have all exited
+// (the kernel releases the lock as it closes the files, but the sockets only after, just
+// before the last thread becomes a zombie). A live process that merely got the pidfile's pid
+// again is not waited for. It fails when that takes more than releaseWait.
 func waitReleased(ctx context.Context, d *daemon) error {
 	ctx, cancel := context.WithTimeout(ctx, releaseWait)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	pid := 0
+	if data, err := os.ReadFile(d.pidfile); err == nil {
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
+	// The pidfile's process is the previous daemon when it holds the lock or is exiting; a
+	// live process that does neither has only inherited its recycled pid.
+	holder, err := pidfileHolder(d.pidfile)
+	if err != nil {
+		return err
+	}
+	ours := pid > 1 && (holder == pid || (!alive(pid) && threadsRunning(pid)))
 	for {
-		pid, err := pidfileHolder(d.pidfile)
-		if err != nil || pid == 0 {
-			return err
+		if holder == 0 && !(ours && threadsRunning(pid)) {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: pid %d still holds %s: %w", d.name, pid, d.pidfile, context.Cause(ctx))
+			if holder != 0 {
+				return fmt.Errorf("%s: pid %d still holds %s: %w", d.name, holder, d.pidfile, context.Cause(ctx))
+			}
+			return fmt.Errorf("%s: threads of the exited pid %d still run: %w", d.name, pid, context.Cause(ctx))
 		case <-tick.C:
 		}
+		if holder, err = pidfileHolder(d.pidfile); err != nil {
+			return err
+		}
 	}
+}
+
+// threadsRunning reports whether any thread of process pid has not exited yet (is neither a
+// zombie nor dead).
+func threadsRunning(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
 }
