@@ -127,3 +127,81 @@ func TestDaemonConfigBridgeWithAPIPorts(t *testing.T) {
 	})
 	db.Vsctl(t, "br-exists", "br0")
 }
+
+// TestDaemonWritesControllers: the controllers of a configuration bridge and of an API bridge
+// are written as Controller rows owned by ovsplane (they used to be echoed by GetBridge and
+// never written), with the bridges' fail_mode; ovs-vswitchd acts on them (it listens on the
+// punix: target and reports the tcp: one's state); an invalid target is refused by the API
+// naming the field; dropping the file's controller removes only its row.
+func TestDaemonWritesControllers(t *testing.T) {
+	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
+	ctx := timeout(t, 5*time.Minute)
+	db := lab.StartOVSDB(t)
+	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	l := newDaemonLab(t, db)
+	// ovs-vswitchd ignores unix: and punix: targets outside its run directory.
+	sock := db.Dir + "/br0.ctl"
+	withController := strings.Replace(daemonConfig, "    datapath_type: netdev\n",
+		"    datapath_type: netdev\n    fail_mode: standalone\n    controller: [\"punix:"+sock+"\"]\n", 1)
+	if err := os.WriteFile(l.conf, []byte(withController), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.start(ctx)
+	const apiTarget = "tcp:127.0.0.1:1"
+	if _, err := l.api.ApplyBridge(ctx, connect.NewRequest(&ovsplanev1.ApplyBridgeRequest{Bridge: &ovsplanev1.Bridge{
+		Name: "brapi", DatapathType: "netdev", FailMode: "secure", Controller: []string{apiTarget}}})); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.api.ApplyBridge(ctx, connect.NewRequest(&ovsplanev1.ApplyBridgeRequest{Bridge: &ovsplanev1.Bridge{
+		Name: "brbad", Controller: []string{"tcp:127.0.0.1:6653\n"}}}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "bridge.controller[0]") {
+		t.Errorf("ApplyBridge with a control character in its controller: %v, want InvalidArgument naming bridge.controller[0]", err)
+	}
+	rowsOf := func(ctx context.Context, bridge string) (string, error) {
+		out, _, err := db.VsctlErr(ctx, "--format=csv", "--data=bare", "--no-headings", "--columns=target,external_ids,status",
+			"list", "Controller")
+		if err != nil {
+			return "", err
+		}
+		refs, _, err := db.VsctlErr(ctx, "get", "Bridge", bridge, "controller")
+		return out + "refs " + refs, err
+	}
+	lab.WaitFor(t, 60*time.Second, "both bridges' controllers written and acted on", func(ctx context.Context) error {
+		out, err := rowsOf(ctx, "br0")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{"punix:" + sock + ",", apiTarget + ",", "ovsplane-owner=ovsplane", "state=BACKOFF"} {
+			if !strings.Contains(out, want) {
+				return fmt.Errorf("controllers %q lack %q", out, want)
+			}
+		}
+		if _, err := os.Stat(sock); err != nil {
+			return fmt.Errorf("ovs-vswitchd does not listen on the punix: target: %w", err)
+		}
+		return nil
+	})
+	if got := db.Get(t, "Bridge", "brapi", "fail_mode"); got != "secure" {
+		t.Errorf("brapi fail_mode %s, want secure", got)
+	}
+	if got := db.Get(t, "Bridge", "br0", "fail_mode"); got != "standalone" {
+		t.Errorf("br0 fail_mode %s, want standalone", got)
+	}
+	// The file drops br0's controller: only that row goes.
+	if err := os.WriteFile(l.conf, []byte(daemonConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.api.Reload(ctx, connect.NewRequest(&ovsplanev1.ReloadRequest{})); err != nil {
+		t.Fatal(err)
+	}
+	lab.WaitFor(t, 60*time.Second, "br0's controller removed, brapi's kept", func(ctx context.Context) error {
+		out, err := rowsOf(ctx, "br0")
+		if err != nil {
+			return err
+		}
+		if strings.Contains(out, "punix:") || !strings.Contains(out, apiTarget+",") || !strings.HasSuffix(strings.TrimSpace(out), "refs []") {
+			return fmt.Errorf("controllers %q: want brapi's only, br0 referring to none", out)
+		}
+		return nil
+	})
+}
