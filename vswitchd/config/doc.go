@@ -129,7 +129,7 @@
 // mapping there is an error naming its key path (`bridges: {}` is not "no bridges"). Each
 // controller target becomes a Controller row ovsplane owns on its bridge (at most 256 bytes, no
 // white space or control characters, each target once; ssl: needs the switch's own SSL
-// settings).
+// settings; ovs-vswitchd ignores unix: and punix: paths outside its run directory).
 //
 // Plugins: the list is an allow-list; each binary must sit below plugin_dir, and its SHA-256
 // must match the pin (the plugin host checks ownership, permissions and the pin before every
