@@ -11,7 +11,7 @@ set -euo pipefail
 : "${VULNDB_VERSION:?set VULNDB_VERSION (the Makefile pins it)}"
 : "${GOVULNCHECK_VERSION:?set GOVULNCHECK_VERSION (the Makefile pins it)}"
 GO=${GO:-go}
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(pwd) # the module to check: the current directory (make runs it from the root)
 cache=$(dirname "$($GO env GOCACHE)")
 db=${VULNDB_DIR:-$cache/ovsplane-vulndb/$VULNDB_VERSION}
 
