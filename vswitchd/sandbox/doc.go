@@ -68,8 +68,9 @@
 // child is started and waited for on a goroutine locked to its OS thread.
 //
 // Start takes an exclusive flock on Dir/sandbox.lock and holds it until Close; the kernel
-// releases it when the process dies however it dies. A Start that finds it held fails with
-// ErrInUse (another ovsplaned runs this sandbox; nothing is touched). A Start that gets it
+// releases it when the process dies however it dies. A Start that finds it held for 2 s (a
+// process forking meanwhile holds a copy of it until it execs) fails with ErrInUse (another
+// ovsplaned runs this sandbox; nothing is touched). A Start that gets it
 // knows that no live sandbox owns Dir, so ovsdb-server or ovs-vswitchd processes still named
 // in Dir's pidfiles are leftovers of a crashed run (say, started by hand, or surviving a parent
 // that could not deliver its death signal): Start kills them (SIGTERM, then SIGKILL) and logs

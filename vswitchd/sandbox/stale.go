@@ -23,8 +23,11 @@ const lockName = "sandbox.lock"
 // staleWait bounds how long a stale daemon gets after SIGTERM, and then after SIGKILL.
 const staleWait = 5 * time.Second
 
-// lockDir takes the exclusive flock on dir's lock file without waiting and records this
-// process's pid in it. Closing the returned file releases the lock (so does the process's
+// lockGrace is how long lockDir tries again a lock held by someone else.
+const lockGrace = 2 * time.Second
+
+// lockDir takes the exclusive flock on dir's lock file (waiting at most lockGrace) and records
+// this process's pid in it. Closing the returned file releases the lock (so does the process's
 // death). It fails with ErrInUse when the lock is held.
 func lockDir(dir string) (*os.File, error) {
 	path := filepath.Join(dir, lockName)
@@ -32,11 +35,19 @@ func lockDir(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox lock: %w", err)
 	}
+	// A process forking at the moment (this one included: a sandbox starting ovs-vswitchd in a
+	// new network namespace takes a while) holds a copy of every open file, the lock of a
+	// just-closed sandbox included, until it execs: a held lock is tried again for lockGrace.
+	deadline := time.Now().Add(lockGrace)
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
 			break
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		holder, _ := os.ReadFile(path)
