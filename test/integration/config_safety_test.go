@@ -85,7 +85,7 @@ func TestDaemonConfigBridgeWithAPIPorts(t *testing.T) {
 	// A daemon started with that file: br1 stays as it is with api1; cfg1, no longer
 	// configured, is pruned; the bridge's status says why it is left alone.
 	p.stop(t)
-	p = l.start(ctx)
+	l.start(ctx) // stopped by the test's cleanup
 	lab.WaitFor(t, 60*time.Second, "bridge/br1 reported as held by API ports", func(ctx context.Context) error {
 		s, err := l.statusOfKey(ctx, "bridge/br1")
 		if err != nil {
