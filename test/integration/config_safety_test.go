@@ -205,3 +205,41 @@ func TestDaemonWritesControllers(t *testing.T) {
 		return nil
 	})
 }
+
+// TestDaemonReportsBridgeWithoutDatapath: a configuration bridge of the kernel datapath
+// (datapath_type unset) on a real ovs-vswitchd that cannot open it (no openvswitch kernel
+// module, as on the machines of ovs-lab.md) is reported through the API as an error naming the
+// module and the netdev alternative, instead of pending forever; the netdev bridge beside it is
+// ready. Where the module is loaded, the bridge is ready instead.
+func TestDaemonReportsBridgeWithoutDatapath(t *testing.T) {
+	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
+	ctx := timeout(t, 5*time.Minute)
+	db := lab.StartOVSDB(t)
+	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace})
+	l := newDaemonLab(t, db)
+	conf := daemonConfig + "  - name: brk\n    ports:\n      - name: k1\n        interfaces:\n          - name: k1\n            type: internal\n"
+	if err := os.WriteFile(l.conf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.start(ctx)
+	if _, err := l.api.WaitReady(ctx, connect.NewRequest(&ovsplanev1.WaitReadyRequest{Keys: []string{"bridge/br0", "port/cfg0"}})); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.api.WaitReady(ctx, connect.NewRequest(&ovsplanev1.WaitReadyRequest{Keys: []string{"bridge/brk"}}))
+	if _, statErr := os.Stat("/sys/module/openvswitch"); statErr == nil {
+		if err != nil {
+			t.Errorf("brk with the kernel module loaded: %v, want ready", err)
+		}
+		return
+	}
+	for _, part := range []string{"bridge/brk", `could not create bridge "brk"`, "modprobe openvswitch", `datapath_type "netdev"`} {
+		if err == nil || !strings.Contains(err.Error(), part) {
+			t.Errorf("WaitReady(bridge/brk) = %v, want an error containing %q", err, part)
+		}
+	}
+	resp, err := l.api.GetPort(ctx, connect.NewRequest(&ovsplanev1.GetPortRequest{Name: "k1"}))
+	if err != nil || resp.Msg.Port.GetStatus().GetState() != ovsplanev1.State_STATE_ERROR ||
+		!strings.Contains(resp.Msg.Port.GetStatus().GetError(), `its bridge "brk" does not exist in ovs-vswitchd`) {
+		t.Errorf("port k1: %v %v, want an error naming its bridge's failure", resp, err)
+	}
+}
