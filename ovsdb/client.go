@@ -88,6 +88,7 @@ type Client struct {
 	foreignBridges bool
 	log            *slog.Logger
 	obs            Observer
+	link           *link // the connection's outages, for writers with CommitOptions.ReconnectWait
 
 	// beforeTransact, when set (tests only), runs between planning and sending a transaction.
 	beforeTransact func()
@@ -132,6 +133,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	c.link = newLink(c.Connected, bo.closed.Load)
+	bo.onReset = c.link.lost
 	if err := lc.Connect(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotConnected, strings.Join(cfg.Endpoints, ","), err)
 	}
@@ -185,6 +188,17 @@ type closableBackOff struct {
 	backoff.BackOff
 	closed atomic.Bool
 	obs    Observer // told of every reconnection attempt
+	// onReset, set before connecting, is called when libovsdb starts a reconnection (it resets
+	// the backoff first): the connection was just lost.
+	onReset func()
+}
+
+// Reset implements backoff.BackOff.
+func (b *closableBackOff) Reset() {
+	b.BackOff.Reset()
+	if b.onReset != nil {
+		b.onReset()
+	}
 }
 
 func (b *closableBackOff) NextBackOff() time.Duration {

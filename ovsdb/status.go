@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ovn-kubernetes/libovsdb/model"
+
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -163,28 +165,36 @@ func (c *Client) Tags(table, name string) (tags map[string]string, ok bool) {
 	if tc == nil {
 		return nil, false
 	}
-	var ext map[string]string
+	// Straight from the cache's index, never through lc.Get: libovsdb's Get waits for the
+	// cache to be consistent, which it is not while the connection is down (a caller settling
+	// a commit the lost connection left unknown would hang until it is back).
+	var key model.Model
 	switch table {
 	case vswitch.BridgeTable:
-		m := &vswitch.Bridge{Name: name}
-		if c.lc.Get(context.Background(), m) != nil {
-			return nil, false
-		}
-		ext = m.ExternalIDs
+		key = &vswitch.Bridge{Name: name}
 	case vswitch.PortTable:
-		m := &vswitch.Port{Name: name}
-		if c.lc.Get(context.Background(), m) != nil {
-			return nil, false
-		}
-		ext = m.ExternalIDs
+		key = &vswitch.Port{Name: name}
 	case vswitch.InterfaceTable:
-		m := &vswitch.Interface{Name: name}
-		if c.lc.Get(context.Background(), m) != nil {
-			return nil, false
-		}
-		ext = m.ExternalIDs
+		key = &vswitch.Interface{Name: name}
 	default:
 		return nil, false
+	}
+	rc := tc.Table(table)
+	if rc == nil {
+		return nil, false
+	}
+	_, row, err := rc.RowByModel(key)
+	if err != nil || row == nil {
+		return nil, false
+	}
+	var ext map[string]string
+	switch r := row.(type) {
+	case *vswitch.Bridge:
+		ext = r.ExternalIDs
+	case *vswitch.Port:
+		ext = r.ExternalIDs
+	case *vswitch.Interface:
+		ext = r.ExternalIDs
 	}
 	if !ownedBy(ext, c.owner) {
 		return nil, false

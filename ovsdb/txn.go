@@ -101,6 +101,15 @@ type CommitOptions struct {
 	// ApplyTimeout bounds the wait for ovs-vswitchd, on top of ctx. 0 means
 	// DefaultApplyTimeout; negative means no bound but ctx (ovs-vsctl's default behaviour).
 	ApplyTimeout time.Duration
+	// ReconnectWait bounds how long Commit waits for a lost connection to come back, counted
+	// from when the client lost it: once the connection has been down that long, Commit fails
+	// with a *DisconnectedError (errors.Is ErrNotConnected) — at once for a Commit that starts
+	// later in the outage — instead of waiting as long as ctx allows. The error says whether
+	// the transaction may have been committed (an attempt was in flight when the connection
+	// dropped) or certainly was not. A transaction that committed before the connection
+	// dropped is not affected: its wait for ovs-vswitchd is bounded by ApplyTimeout. 0 (or
+	// negative): no bound but ctx.
+	ReconnectWait time.Duration
 }
 
 // DefaultApplyTimeout is how long Commit waits for ovs-vswitchd unless told otherwise: long enough
@@ -137,10 +146,19 @@ func (t *Txn) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 	}
 	var lastErr error
 	serverClashes := 0
+	inFlight := false // an attempt was sent and its connection lost: it may have committed
 	start := time.Now()
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		changed := t.c.changes()
 		res, p, sent, err := t.attempt(ctx, opts)
+		if sent && errors.Is(err, ErrNotConnected) {
+			inFlight = true
+		}
+		var gaveUp *DisconnectedError
+		if errors.As(err, &gaveUp) { // opts.ReconnectWait ran out
+			gaveUp.Unknown = gaveUp.Unknown || inFlight
+			return nil, fmt.Errorf("ovsdb: commit: %w", err)
+		}
 		if err == nil {
 			res.Attempts = attempt
 			res.Committed = time.Since(start)
@@ -198,7 +216,7 @@ func retryable(err error) bool {
 
 // attempt plans and sends the transaction once. sent tells whether it reached the server.
 func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (res *Result, p *planner, sent bool, err error) {
-	if err := t.c.waitConnected(ctx); err != nil {
+	if err := t.c.awaitConnected(ctx, opts.ReconnectWait); err != nil {
 		return nil, nil, false, err
 	}
 	p = newPlanner(ctx, t.c, t.gen)
@@ -241,7 +259,12 @@ func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (res *Result, p *
 		t.c.beforeTransact()
 	}
 	sentAt := time.Now()
-	results, err := t.c.lc.Transact(ctx, p.ops...)
+	tctx, stop := t.c.boundByLink(ctx, opts.ReconnectWait)
+	results, err := t.c.lc.Transact(tctx, p.ops...)
+	stop()
+	if gaveUp := linkGaveUp(tctx, err); gaveUp != nil && ctx.Err() == nil {
+		return nil, nil, gaveUp.Unknown, gaveUp
+	}
 	if t.c.obs != nil {
 		oerr := err
 		if oerr == nil {
