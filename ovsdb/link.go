@@ -113,12 +113,12 @@ func (l *link) state() (down bool, since time.Time, changed <-chan struct{}) {
 	return l.down, l.since, l.changed
 }
 
-// awaitConnected returns nil once the client is connected. With wait > 0 it returns a
+// AwaitConnected returns nil once the client is connected. With wait > 0 it returns a
 // *DisconnectedError (Unknown false: the caller has sent nothing yet) as soon as the
 // connection has been down for wait, counted from when it was lost: writers queued behind each
 // other all give up by then, and one arriving later fails at once. It always gives up when ctx
 // ends, with an error matching ErrNotConnected and ctx.Err(). wait <= 0 waits for ctx alone.
-func (c *Client) awaitConnected(ctx context.Context, wait time.Duration) error {
+func (c *Client) AwaitConnected(ctx context.Context, wait time.Duration) error {
 	if wait <= 0 {
 		return c.waitConnected(ctx)
 	}
@@ -193,7 +193,9 @@ func linkGaveUp(bctx context.Context, transactErr error) *DisconnectedError {
 		return nil
 	}
 	out := *de
-	out.Err = transactErr
+	if !errors.Is(transactErr, context.Canceled) { // not just the cancellation that made it give up
+		out.Err = transactErr
+	}
 	// libovsdb v0.8.1 (client.Transact): "<ctx error>: while awaiting reconnection" when it
 	// never sent the transaction. Any other text keeps the conservative answer: unknown.
 	if strings.HasSuffix(transactErr.Error(), "while awaiting reconnection") {

@@ -216,7 +216,7 @@ func retryable(err error) bool {
 
 // attempt plans and sends the transaction once. sent tells whether it reached the server.
 func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (res *Result, p *planner, sent bool, err error) {
-	if err := t.c.awaitConnected(ctx, opts.ReconnectWait); err != nil {
+	if err := t.c.AwaitConnected(ctx, opts.ReconnectWait); err != nil {
 		return nil, nil, false, err
 	}
 	p = newPlanner(ctx, t.c, t.gen)

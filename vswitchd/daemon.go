@@ -39,6 +39,9 @@ type Client interface {
 	Tags(table, name string) (map[string]string, bool)
 	Connected() bool
 	Endpoint() string
+	// AwaitConnected waits for a lost connection, at most wait after it was lost (see
+	// ovsdb.Client.AwaitConnected).
+	AwaitConnected(ctx context.Context, wait time.Duration) error
 }
 
 // Options configure a Daemon. Zero values are usable except where noted.
@@ -46,7 +49,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Mode is reported by Health.
 	Mode Mode
-	// Commit is passed to every OVSDB commit (the reconciler's and the batches').
+	// Commit is passed to every OVSDB commit (the reconciler's and the batches'). Its
+	// ReconnectWait, DefaultReconnectWait when 0 (negative: no bound), bounds how long write
+	// requests wait for a lost OVSDB connection (see awaitOVSDB).
 	Commit ovsdb.CommitOptions
 	// Batch tunes the batcher of ApplyPort/DeletePort. Defaults: MaxSize 512, MaxDelay 20ms,
 	// MaxInFlight 1, lingering with cohorts (see batch.Options.Cohort): a batch goes as soon as
@@ -211,6 +216,9 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	}
 	if cfg == nil {
 		cfg = &config.Config{}
+	}
+	if opts.Commit.ReconnectWait == 0 {
+		opts.Commit.ReconnectWait = DefaultReconnectWait
 	}
 	d := &Daemon{c: c, log: opts.Logger, opts: opts, cfg: cfg, cfgDes: cfg.Desired(),
 		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, flowKick: make(chan struct{}, 1), cfgPlugins: map[string]*cfgPluginPort{}, subs: map[*subscriber]struct{}{}}
@@ -462,13 +470,16 @@ func (d *Daemon) ApplyBridge(ctx context.Context, b config.Bridge) (BridgeInfo, 
 	if err != nil {
 		return BridgeInfo{}, err
 	}
+	if err := d.awaitOVSDB(ctx, "bridge", b.Name); err != nil {
+		return BridgeInfo{}, err
+	}
 	d.writer.Lock()
 	defer d.writer.Unlock()
 	txn := d.c.NewTxn(d.rec.Generation())
 	txn.EnsureBridge(reconcile.BridgeSpec(taggedBridge(b)))
 	_, cerr := txn.Commit(ctx, d.opts.Commit)
 	var applyErr *ovsdb.ApplyError
-	if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags[OriginKey] == string(OriginAPI) &&
+	if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags[OriginKey] == string(OriginAPI) && !notSent(cerr) &&
 		(cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
 		d.mu.Lock()
 		d.bridges[b.Name] = b
@@ -495,6 +506,9 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: bridge %q comes from the configuration file; remove it there and reload", ErrConflict, name)
 	case !isAPI:
 		return fmt.Errorf("%w: bridge %q is not managed by ovsplane", ErrNotFound, name)
+	}
+	if err := d.awaitOVSDB(ctx, "bridge", name); err != nil {
+		return err
 	}
 	d.writer.Lock()
 	defer d.writer.Unlock()
@@ -598,6 +612,9 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (P
 		return PortInfo{}, fmt.Errorf("%w: port %q was attached by plugin %q (type %q); delete it first, then apply the new one",
 			ErrConflict, p.Name, prev.Plugin.Plugin, prev.Plugin.Type)
 	}
+	if err := d.awaitOVSDB(ctx, "port", p.Name); err != nil {
+		return PortInfo{}, err
+	}
 	sp := storedPort{Bridge: bridge, Port: p}
 	fresh := false
 	var announced *batch.Announcement[batch.PortRequest, batch.PortResult]
@@ -670,6 +687,9 @@ func (d *Daemon) DeletePort(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: port %q comes from the configuration file (bridge %q); remove it there and reload", ErrConflict, name, cfgBridge)
 	case !isAPI:
 		return fmt.Errorf("%w: port %q is not managed by ovsplane", ErrNotFound, name)
+	}
+	if err := d.awaitOVSDB(ctx, "port", name); err != nil {
+		return err
 	}
 	_, err := d.batcher.Submit(ctx, batch.PortRequest{Delete: true, Spec: ovsdb.PortSpec{Bridge: p.bridge, Name: name}})
 	if err != nil {
@@ -1036,6 +1056,9 @@ func canonicalPort(p config.Port) config.Port {
 
 // unknownOutcome reports errors after which a commit may or may not have happened.
 func unknownOutcome(err error) bool {
+	if notSent(err) {
+		return false
+	}
 	return errors.Is(err, ovsdb.ErrTimeout) || errors.Is(err, ovsdb.ErrNotConnected) ||
 		errors.Is(err, batch.ErrOutcomeUnknown) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, context.DeadlineExceeded)
@@ -1044,6 +1067,8 @@ func unknownOutcome(err error) bool {
 // classify wraps an error of a commit about kind/name with the Daemon's error kinds.
 func classify(kind, name string, err error) error {
 	switch {
+	case disconnected(err): // OVSDB stayed down for the reconnect wait; the error says whether anything may be applied
+		return fmt.Errorf("%w: %s %q: %w", ErrUnavailable, kind, name, err)
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		if unknownOutcome(err) && errors.Is(err, batch.ErrOutcomeUnknown) {
 			return fmt.Errorf("%s %q: request ended while being committed (it may still be applied; check its status): %w", kind, name, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/model/limits"
+	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
@@ -125,7 +126,8 @@ func (sv *service) WaitReady(ctx context.Context, req *connect.Request[v1.WaitRe
 	statuses, err := sv.s.b.WaitReady(wctx, keys)
 	if err != nil {
 		if ctx.Err() == nil && sv.s.isStopping() {
-			return nil, connect.NewError(connect.CodeUnavailable, errors.New("ovsplaned is shutting down; wait again once it is back"))
+			// Through toConnect like every Unavailable, so it carries the retry hint.
+			return nil, toConnect(ctx, fmt.Errorf("%w: ovsplaned is shutting down; wait again once it is back", vswitchd.ErrUnavailable))
 		}
 		if statuses == nil {
 			statuses = sv.s.b.Status()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
@@ -145,6 +146,20 @@ func TestWaitReady(t *testing.T) {
 		_, err := c.WaitReady(t.Context(), connect.NewRequest(&v1.WaitReadyRequest{Keys: []string{"port/p1"}}))
 		if connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "shutting down") {
 			t.Errorf("WaitReady while the server stops: %v, want Unavailable", err)
+		}
+		// Like every Unavailable, with the retry hint.
+		var ce *connect.Error
+		hinted := false
+		if errors.As(err, &ce) {
+			for _, detail := range ce.Details() {
+				if v, derr := detail.Value(); derr == nil {
+					ri, ok := v.(*errdetails.RetryInfo)
+					hinted = hinted || ok && ri.GetRetryDelay().AsDuration() == apiserver.RetryDelay
+				}
+			}
+		}
+		if !hinted {
+			t.Errorf("WaitReady while the server stops: %v, want a google.rpc.RetryInfo of %v", err, apiserver.RetryDelay)
 		}
 	})
 }
