@@ -36,8 +36,9 @@ import (
 // host's check (api.ValidateAttachment, as plugins/host applies it), the daemon's shape
 // conversion and port validation, and the batched write. It checks that nothing panics; that
 // ApplyPort either succeeds with a port within model/limits (names, maps, interface count)
-// or fails with one of the daemon's error kinds; and that a refused answer leaves OVSDB
-// exactly as it was and its fresh attachment detached.
+// or fails with one of the daemon's error kinds; and that a refused answer — by the host's
+// check or by the daemon — leaves OVSDB exactly as it was and its fresh attachment detached,
+// once, with the answer's state.
 func FuzzPluginPort(f *testing.F) {
 	for _, s := range fuzzPluginPortSeeds() {
 		f.Add(s)
@@ -50,7 +51,7 @@ func FuzzPluginPort(f *testing.F) {
 		defer cancel()
 		port := config.Port{Name: "vm1", Interfaces: []config.Interface{{Name: "vm1", Type: "fz", Options: map[string]string{"pf": "0000:65:00.0"}}}}
 		info, err := h.d.ApplyPort(ctx, "br-cfg", port)
-		attached, detached, failedAttaches := h.plugin.counts()
+		attached, detached, errored := h.plugin.counts()
 		if err != nil {
 			if !errors.Is(err, vswitchd.ErrInvalid) && !errors.Is(err, vswitchd.ErrFailed) && !errors.Is(err, vswitchd.ErrConflict) {
 				t.Fatalf("ApplyPort: an error of no daemon kind: %v", err)
@@ -58,11 +59,14 @@ func FuzzPluginPort(f *testing.F) {
 			if after := fuzzDumpDB(t, h.db.Endpoint()); !reflect.DeepEqual(before, after) {
 				t.Fatalf("ApplyPort refused (%v) but OVSDB changed:\n%.4000s", err, fuzzDiffDB(before, after))
 			}
-			// An attachment the daemon refuses (its shape) is detached; one whose Attach call
-			// failed — the plugin's error or the host's check of the answer — is not (see the
-			// report of FuzzPluginPort: the plugin keeps what it did until its next restart).
-			if attached > failedAttaches && detached != attached-failedAttaches {
-				t.Fatalf("ApplyPort refused (%v) after %d attach(es) (%d failed) but %d detach(es)", err, attached, failedAttaches, detached)
+			// Every attachment the plugin answered is detached once it is refused, whether
+			// the host's check (api.RefusedAnswerError) or the daemon (its shape) refused
+			// it; an Attach the plugin itself failed leaves nothing to detach.
+			if answered := attached - errored; detached != answered {
+				t.Fatalf("ApplyPort refused (%v) after %d answered attach(es) (%d more failed in the plugin) but %d detach(es)", err, answered, errored, detached)
+			}
+			if st := h.plugin.lastDetachState(); detached > 0 && string(st) != string(h.plugin.answerState()) {
+				t.Fatalf("detached with state %q, not the answer's %q", st, h.plugin.answerState())
 			}
 			return
 		}
@@ -154,7 +158,8 @@ func newFuzzPluginHarness(tb testing.TB) *fuzzPluginHarness {
 }
 
 // fuzzHost is the plugin host as the daemon sees it: one running plugin "fz" providing port
-// type "fz", its Attach answers checked with api.ValidateAttachment as plugins/host does.
+// type "fz", its Attach answers checked with api.ValidateAttachment as plugins/host does (a
+// refused answer is an *api.RefusedAnswerError with the answer's State).
 type fuzzHost struct {
 	prov   api.PortProvider
 	facts  api.HostFacts
@@ -188,36 +193,52 @@ type fuzzCheckedProvider struct {
 
 func (p fuzzCheckedProvider) Attach(ctx context.Context, req api.PortRequest) (api.Attachment, error) {
 	a, err := p.PortProvider.Attach(ctx, req)
-	if err == nil {
-		err = api.ValidateAttachment(p.facts, req, a)
-	}
 	if err != nil {
-		p.plugin.mu.Lock()
-		p.plugin.failed++
-		p.plugin.mu.Unlock()
 		return api.Attachment{}, fmt.Errorf("plugin %q: %w", "fz", err)
+	}
+	if err := api.ValidateAttachment(p.facts, req, a); err != nil {
+		return api.Attachment{}, &api.RefusedAnswerError{Plugin: "fz", State: a.State, Err: err}
 	}
 	return a, nil
 }
 
 // fuzzPlugin is the plugin: its Attach answers the fuzz input, decoded as the AttachResponse
-// it stands for; it counts attaches and detaches.
+// it stands for; it counts attaches and detaches and keeps the last Detach's state.
 type fuzzPlugin struct {
-	mu                         sync.Mutex
-	answer                     []byte
-	attached, detached, failed int // failed: Attach calls that failed, as the daemon saw them
+	mu                          sync.Mutex
+	answer                      []byte
+	attached, detached, errored int // errored: Attach calls the plugin itself failed
+	detachState                 []byte
 }
 
 func (p *fuzzPlugin) setAnswer(b []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.answer, p.attached, p.detached, p.failed = b, 0, 0, 0
+	p.answer, p.attached, p.detached, p.errored, p.detachState = b, 0, 0, 0, nil
 }
 
-func (p *fuzzPlugin) counts() (attached, detached, failed int) {
+func (p *fuzzPlugin) counts() (attached, detached, errored int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.attached, p.detached, p.failed
+	return p.attached, p.detached, p.errored
+}
+
+// lastDetachState returns the State of the last Detach request.
+func (p *fuzzPlugin) lastDetachState() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.detachState
+}
+
+// answerState returns the State of the current answer (nil when it does not decode).
+func (p *fuzzPlugin) answerState() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := &pb.AttachResponse{}
+	if proto.Unmarshal(p.answer, m) != nil {
+		return nil
+	}
+	return m.GetState()
 }
 
 func (p *fuzzPlugin) Info(context.Context) (api.Info, error) {
@@ -234,10 +255,11 @@ func (p *fuzzPlugin) Validate(context.Context, api.PortRequest) ([]api.Problem, 
 	return nil, nil
 }
 func (p *fuzzPlugin) List(context.Context) ([]api.OwnedPort, error) { return nil, nil }
-func (p *fuzzPlugin) Detach(context.Context, api.PortRequest) error {
+func (p *fuzzPlugin) Detach(_ context.Context, req api.PortRequest) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.detached++
+	p.detachState = req.State
 	return nil
 }
 
@@ -247,6 +269,7 @@ func (p *fuzzPlugin) Attach(context.Context, api.PortRequest) (api.Attachment, e
 	p.attached++
 	m := &pb.AttachResponse{}
 	if err := proto.Unmarshal(p.answer, m); err != nil {
+		p.errored++
 		return api.Attachment{}, api.Errorf(api.Internal, "not an AttachResponse: %v", err)
 	}
 	a := api.Attachment{State: m.GetState(), Status: m.GetStatus(), Endpoints: m.GetEndpoints()}

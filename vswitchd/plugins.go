@@ -3,6 +3,7 @@ package vswitchd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -122,10 +123,11 @@ func (d *Daemon) attach(ctx context.Context, bridge string, p config.Port, prov 
 		return nil, false, fmt.Errorf("%w: port %q (type %q of plugin %q): %s", ErrInvalid, p.Name, typ, plugin, strings.Join(msgs, "; "))
 	}
 	a, err := prov.Attach(ctx, req)
+	fresh = req.State == nil
 	if err != nil {
+		d.detachRefused(bridge, p, plugin, typ, fresh, err)
 		return nil, false, pluginError(p.Name, err)
 	}
-	fresh = req.State == nil
 	shape, err := shapeOf(bridge, p, plugin, a)
 	if err == nil {
 		err = config.ValidatePort(bridge, shape)
@@ -140,6 +142,34 @@ func (d *Daemon) attach(ctx context.Context, bridge string, p config.Port, prov 
 		return nil, false, err
 	}
 	return &pluginPort{Plugin: plugin, Type: typ, State: a.State, Shape: canonicalPort(shape), Status: a.Status, Endpoints: a.Endpoints}, fresh, nil
+}
+
+// detachRefused detaches a fresh attachment whose answer the host refused (err is an
+// *api.RefusedAnswerError: the plugin did its host work, then answered with a shape or state
+// that cannot be stored), passing back the refused answer's State, as a shape refused by
+// config.ValidatePort is. A replay (not fresh) keeps its host work: OVSDB still holds the
+// port. Any other error — the plugin's own, a transport failure, a timeout — detaches nothing.
+func (d *Daemon) detachRefused(bridge string, p config.Port, plugin, typ string, fresh bool, err error) {
+	var refused *api.RefusedAnswerError
+	if !fresh || !errors.As(err, &refused) {
+		return
+	}
+	d.log.Warn("plugin's Attach answer was refused by the host's checks; detaching what it attached",
+		"plugin", plugin, "port", p.Name, "bridge", bridge, "fields", refusedFields(refused.Err))
+	d.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: refused.State})
+}
+
+// refusedFields lists the fields an answer was refused for (the Problems of its *api.Error).
+func refusedFields(err error) []string {
+	var e *api.Error
+	if !errors.As(err, &e) {
+		return nil
+	}
+	fields := make([]string, 0, len(e.Problems))
+	for _, pr := range e.Problems {
+		fields = append(fields, pr.Field)
+	}
+	return fields
 }
 
 // detach asks the port's plugin to undo its host work, with its own deadline; failures are

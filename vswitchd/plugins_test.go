@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 	"github.com/ovsplane/ovsplane/plugins/api"
+	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
@@ -387,4 +390,72 @@ func otherConfig(t *testing.T, e *env) map[string]string {
 		t.Fatalf("Open_vSwitch: %v %d", err, len(rows))
 	}
 	return rows[0].OtherConfig
+}
+
+// A plugin that did its host work and then answered Attach with something the host's checks
+// refuse (a NUL in a name, a state over api.MaxStateSize) gets a Detach for that port, with
+// the refused answer's state, and the caller gets the refusal naming the plugin, the port and
+// the field; a plugin whose Attach itself failed did nothing to detach. (Before the fix the
+// refused attachments were kept until the plugin's next restart swept them.)
+func TestPluginRefusedAnswerIsDetached(t *testing.T) {
+	h := newFuzzPluginHarness(t)
+	ctx := t.Context()
+	port := config.Port{Name: "vm1", Interfaces: []config.Interface{{Name: "vm1", Type: "fz"}}}
+	answer := func(name string, state []byte) []byte {
+		b, err := proto.Marshal(&pb.AttachResponse{State: state, Ports: []*pb.OvsPort{{Name: "vm1",
+			Interfaces: []*pb.OvsInterface{{Name: name, Type: "internal"}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	huge := []byte(strings.Repeat("s", api.MaxStateSize+1))
+	for _, c := range []struct {
+		name   string
+		answer []byte
+		field  string // "" for the plugin's own failure
+	}{
+		{"nul-interface-name", answer("vm1\x00", []byte("vf3")), "ports[0].interfaces[0].name"},
+		{"huge-state", answer("vm1", huge), "state"},
+		{"plugin-error", []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h.plugin.setAnswer(c.answer)
+			_, err := h.d.ApplyPort(ctx, "br-cfg", port)
+			attached, detached, errored := h.plugin.counts()
+			if !errors.Is(err, vswitchd.ErrFailed) || !strings.Contains(err.Error(), `plugin "fz"`) ||
+				!strings.Contains(err.Error(), "vm1") || !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("ApplyPort: %v, want ErrFailed naming plugin \"fz\", port vm1 and %q", err, c.field)
+			}
+			if _, err := h.d.Port("vm1"); !errors.Is(err, vswitchd.ErrNotFound) {
+				t.Errorf("the refused port is known to the daemon: %v", err)
+			}
+			if c.field == "" {
+				if attached != 1 || errored != 1 || detached != 0 {
+					t.Errorf("the plugin's own failure: %d attaches (%d failed), %d detaches; want 1 (1), 0", attached, errored, detached)
+				}
+				return
+			}
+			if attached != 1 || detached != 1 {
+				t.Fatalf("%d attaches, %d detaches; want the refused attachment detached once", attached, detached)
+			}
+			if got, want := h.plugin.lastDetachState(), h.plugin.answerState(); string(got) != string(want) {
+				t.Errorf("Detach got state %.40q, want the refused answer's %.40q", got, want)
+			}
+		})
+	}
+	// A good answer is kept: written, and detached only when the port is deleted.
+	h.plugin.setAnswer(answer("vm1", []byte("vf4")))
+	if _, err := h.d.ApplyPort(ctx, "br-cfg", port); err != nil {
+		t.Fatalf("ApplyPort of a good answer: %v", err)
+	}
+	if _, detached, _ := h.plugin.counts(); detached != 0 {
+		t.Errorf("a good answer was detached %d times", detached)
+	}
+	if err := h.d.DeletePort(ctx, "vm1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, detached, _ := h.plugin.counts(); detached != 1 || string(h.plugin.lastDetachState()) != "vf4" {
+		t.Errorf("DeletePort: %d detaches, state %q", detached, h.plugin.lastDetachState())
+	}
 }

@@ -127,6 +127,28 @@ func CodeOf(err error) Code {
 	return Internal
 }
 
+// RefusedAnswerError is the error of a call the plugin answered but whose answer the host
+// refused (ValidateAttachment and the package limits, see limits.go). Unlike a transport
+// failure, a timeout or the plugin's own error — never a RefusedAnswerError — it means the
+// plugin did its host work before answering: the caller must undo it (for Attach: Detach the
+// port, passing State back). Its code is Err's (Internal: a plugin bug) and its message names
+// the plugin, the object and the refused fields.
+type RefusedAnswerError struct {
+	// Plugin is the name of the plugin that answered.
+	Plugin string
+	// State is the State of the refused Attachment, for the Detach that undoes it; it may
+	// exceed MaxStateSize (one reason for a refusal).
+	State []byte
+	// Err is the refusal: an *Error with code Internal whose Problems name the fields.
+	Err error
+}
+
+// Error returns "plugin "NAME": " and the refusal.
+func (e *RefusedAnswerError) Error() string { return fmt.Sprintf("plugin %q: %v", e.Plugin, e.Err) }
+
+// Unwrap returns the refusal, so CodeOf and errors.As see its *Error.
+func (e *RefusedAnswerError) Unwrap() error { return e.Err }
+
 // toStatus turns an error returned by a plugin implementation into the gRPC status error the
 // server shim sends.
 func toStatus(err error) error {

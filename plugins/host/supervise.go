@@ -467,13 +467,15 @@ func (s *sup) entryNow() config.Plugin {
 }
 
 // checkAttachment applies the contract's checks to an Attach answer, with the facts the
-// plugin was configured with.
+// plugin was configured with. A refused answer is an *api.RefusedAnswerError carrying the
+// answer's State: the plugin did its host work, and the caller decides whether to Detach it
+// (a fresh attachment) or keep it (a replay of a port OVSDB still holds).
 func (s *sup) checkAttachment(req api.PortRequest, a api.Attachment) error {
 	s.mu.Lock()
 	facts := s.facts
 	s.mu.Unlock()
 	if err := api.ValidateAttachment(facts, req, a); err != nil {
-		return fmt.Errorf("plugin %q: %w", s.name, err)
+		return &api.RefusedAnswerError{Plugin: s.name, State: a.State, Err: err}
 	}
 	return nil
 }

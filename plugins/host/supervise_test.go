@@ -159,6 +159,9 @@ func TestHangingPluginTimesOut(t *testing.T) {
 	if !errors.Is(err, api.ErrDeadlineExceeded) {
 		t.Errorf("errors.Is(ErrDeadlineExceeded) false for %v", err)
 	}
+	if refused := (*api.RefusedAnswerError)(nil); errors.As(err, &refused) {
+		t.Errorf("a call without an answer is a refused answer (the daemon would detach): %v", err)
+	}
 	if st := f.status("sloth"); st.State != StateRunning {
 		t.Errorf("state %s", st.State)
 	}

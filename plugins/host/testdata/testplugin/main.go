@@ -103,6 +103,8 @@ func (p *testPlugin) Attach(_ context.Context, req api.PortRequest) (api.Attachm
 		time.Sleep(d)
 	case "crash":
 		os.Exit(2)
+	case "nul-name": // an answer the host's checks refuse, after the "host work"
+		a.Ports[0].Interfaces[0].Name = req.Name + "\x00"
 	}
 	return a, nil
 }
