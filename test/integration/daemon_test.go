@@ -395,9 +395,12 @@ func TestDaemonKill9DuringChurn(t *testing.T) {
 // Restarting ovsdb-server during a churn: every request ends, applied or with a typed error —
 // Unavailable carrying the API's retry hint (a google.rpc.RetryInfo detail, apiserver.RetryDelay),
 // or Canceled once the churn itself stopped — never an untyped one; the daemon reconnects and
-// converges. The churn is acknowledged before and after the outage, and a request sent while
-// ovsdb-server is down proves the outage was met: it cannot succeed, and ends typed (the daemon
-// holds requests until OVSDB is back, so at the caller's deadline, or Unavailable with the hint).
+// converges with nothing acknowledged lost. The churn is acknowledged before and after the
+// outage. Requests sent once the daemon has seen ovsdb-server go down (an ApplyPort and a
+// DeletePort of an acknowledged port, each with a deadline far longer than the daemon's
+// reconnect wait) must end with Unavailable and the retry hint before their deadline — the
+// daemon answers within vswitchd.DefaultReconnectWait instead of holding them until the caller
+// gives up — and, never sent, change nothing: the port stays, the new one never appears.
 func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
@@ -405,7 +408,11 @@ func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
 	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
 	l := newDaemonLab(t, db)
 	p := l.start(ctx)
-	m := &churnModel{state: map[string]outcome{}}
+	// "kept" is acknowledged before the outage; its deletion is refused during it.
+	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("kept")})); err != nil {
+		t.Fatal(err)
+	}
+	m := &churnModel{state: map[string]outcome{"kept": present}}
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { l.churn(cctx, m, 200, 20, rand.New(rand.NewPCG(1, 2))); close(done) }()
@@ -417,24 +424,50 @@ func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
 		return nil
 	})
 	db.Stop(t)
-	// Sent while ovsdb-server is down, with a deadline of its own.
-	pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-	_, perr := l.api.ApplyPort(pctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("outage")}))
-	pcancel()
-	db.Start(t)
-	switch code := connect.CodeOf(perr); {
-	case perr == nil:
-		t.Errorf("ApplyPort acknowledged while ovsdb-server was down")
-	case code == connect.CodeUnavailable:
-		if _, ok := retryHint(perr); !ok {
-			t.Errorf("ApplyPort while ovsdb-server was down: unavailable without a retry hint: %v", perr)
+	lab.WaitFor(t, time.Minute, "the daemon seeing ovsdb-server down", func(ctx context.Context) error {
+		h, err := l.api.Health(ctx, connect.NewRequest(&ovsplanev1.HealthRequest{}))
+		if err != nil || h.Msg.OvsdbConnected {
+			return fmt.Errorf("health: connected %v, %v", h != nil && h.Msg.OvsdbConnected, err)
 		}
-	case code != connect.CodeDeadlineExceeded:
-		t.Errorf("ApplyPort while ovsdb-server was down: %s, want deadline_exceeded or unavailable: %v", code, perr)
+		return nil
+	})
+	// Sent while ovsdb-server is down, each with a deadline far beyond the reconnect wait.
+	const callerDeadline = 2 * time.Minute
+	outage := func(what string, call func(context.Context) error) {
+		rctx, rcancel := context.WithTimeout(ctx, callerDeadline)
+		defer rcancel()
+		err := call(rctx)
+		t.Logf("%s while ovsdb-server was down: %v", what, err)
+		switch code := connect.CodeOf(err); {
+		case err == nil:
+			t.Errorf("%s acknowledged while ovsdb-server was down", what)
+		case rctx.Err() != nil:
+			t.Errorf("%s while ovsdb-server was down was held until the caller's deadline (%s): %v", what, code, err)
+		case code != connect.CodeUnavailable:
+			t.Errorf("%s while ovsdb-server was down: %s, want unavailable: %v", what, code, err)
+		default:
+			if delay, ok := retryHint(err); !ok || delay <= 0 {
+				t.Errorf("%s while ovsdb-server was down: unavailable without a retry hint (google.rpc.RetryInfo): %v", what, err)
+			}
+		}
 	}
-	t.Logf("ApplyPort while ovsdb-server was down: %v", perr)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		outage("ApplyPort outage", func(ctx context.Context) error {
+			_, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("outage")}))
+			return err
+		})
+	})
+	wg.Go(func() {
+		outage("DeletePort kept", func(ctx context.Context) error {
+			_, err := l.api.DeletePort(ctx, connect.NewRequest(&ovsplanev1.DeletePortRequest{Name: "kept"}))
+			return err
+		})
+	})
+	wg.Wait()
+	db.Start(t)
 	m.mu.Lock()
-	m.state["outage"] = unknown // its outcome is unknown: either state is fine
+	m.state["outage"] = absent // refused before anything was sent: it must never appear
 	restarted := m.acked
 	m.mu.Unlock()
 	lab.WaitFor(t, time.Minute, "the churn running again after the restart", func(context.Context) error {
@@ -464,6 +497,8 @@ func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
 	}
 	t.Logf("%d acknowledged requests, %d failed (%d unavailable with a retry hint); some: %q", m.acked, len(m.failures), hinted, m.errs)
 	m.mu.Unlock()
+	// Every acknowledged apply present, every acknowledged delete absent, "kept" still there
+	// (its deletion was refused), "outage" absent (its apply was refused), no orphan.
 	l.checkConverged(ctx, m)
 	// Still serving: one more port goes through.
 	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("after")})); err != nil {
