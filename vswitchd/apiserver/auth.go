@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path"
 	"slices"
 	"strings"
@@ -193,9 +194,37 @@ func (ps principals) match(p *Peer) bool {
 	return false
 }
 
-// authInterceptor is the one place roles are enforced: every call's procedure is classified
+// authorizeHTTP returns next behind the role check: every request's path is its procedure,
+// classified by IsWrite (so a path that is no known read is a write), and the caller's role is
+// looked up from its identity in the request's context — all before anything of the body is
+// read, so a caller the role does not allow cannot make the server decode (or wait for) up to
+// Options.MaxRequestBytes. A refused request is answered PermissionDenied in the protocol the
+// client spoke (Connect unary JSON with HTTP 403; a Connect end-of-stream message; gRPC and
+// gRPC-Web trailers with status 7; Connect JSON for anything else) and audit-logged here,
+// once, without object names (they are in the body); it never reaches the handler, so the
+// interceptor never sees it.
+func (s *Server) authorizeHTTP(next http.Handler) http.Handler {
+	ew := connect.NewErrorWriter()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		peer, role, err := s.authorize(r.Context(), r.URL.Path)
+		if err == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.audit(r.Context(), peer, role, trimName(r.URL.Path), nil, start, err)
+		if werr := ew.Write(w, r, err); werr != nil {
+			s.log.Debug("API: writing a refusal failed", "procedure", trimName(r.URL.Path), "error", werr)
+		}
+	})
+}
+
+// authInterceptor enforces roles again inside Connect, as a defence in depth behind
+// authorizeHTTP (which refuses before the body is read): every call's procedure is classified
 // (IsWrite), the caller's role is looked up, and a call the role does not allow ends with
-// PermissionDenied before its handler runs. Every write and every refusal is audit-logged.
+// PermissionDenied before its handler runs. It audit-logs every write; a refusal here (a call
+// that did not come through authorizeHTTP) is audit-logged here, so each refused call has
+// exactly one line.
 type authInterceptor struct{ s *Server }
 
 func (a authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
@@ -278,27 +307,29 @@ func (s *Server) authorize(ctx context.Context, procedure string) (*Peer, Role, 
 // written for refused calls, so they may be anything the request size allows).
 const maxAuditName = 128
 
+// trimName cuts s to maxAuditName bytes for an audit line.
+func trimName(s string) string {
+	if len(s) > maxAuditName {
+		return s[:maxAuditName] + "…"
+	}
+	return s
+}
+
 // objects returns the names of the objects a write request is about, as audit attributes.
 func objects(msg any) []any {
-	trim := func(s string) string {
-		if len(s) > maxAuditName {
-			return s[:maxAuditName] + "…"
-		}
-		return s
-	}
 	switch m := msg.(type) {
 	case *v1.ApplyBridgeRequest:
-		return []any{"bridge", trim(m.GetBridge().GetName())}
+		return []any{"bridge", trimName(m.GetBridge().GetName())}
 	case *v1.DeleteBridgeRequest:
-		return []any{"bridge", trim(m.GetName())}
+		return []any{"bridge", trimName(m.GetName())}
 	case *v1.ApplyPortRequest:
-		return []any{"bridge", trim(m.GetBridge()), "port", trim(m.GetPort().GetName())}
+		return []any{"bridge", trimName(m.GetBridge()), "port", trimName(m.GetPort().GetName())}
 	case *v1.DeletePortRequest:
-		return []any{"port", trim(m.GetName())}
+		return []any{"port", trimName(m.GetName())}
 	case *v1.GetBridgeRequest:
-		return []any{"bridge", trim(m.GetName())}
+		return []any{"bridge", trimName(m.GetName())}
 	case *v1.GetPortRequest:
-		return []any{"port", trim(m.GetName())}
+		return []any{"port", trimName(m.GetName())}
 	}
 	return nil
 }

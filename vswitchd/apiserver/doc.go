@@ -12,13 +12,14 @@
 // gracefully when its context ends.
 //
 // Every caller is identified — unix peers by the kernel (SO_PEERCRED, SO_PEERGROUPS), TCP peers
-// by their verified certificate — and given a Role (admin, reader or none) by config.Auth; one
-// connect interceptor classifies every procedure (IsWrite: anything not a known read is a
-// write) and refuses what the role does not allow with PermissionDenied, naming the caller and
-// the key to change. Every write and every refusal goes to the audit logger (Options.Audit):
-// one line, "api audit", with the procedure, the caller (transport; uid, gid, pid or the
-// certificate subject and names), its role, the object names, the result ("ok" or the code)
-// and the duration — never request contents. Listeners bound headers and bodies in time and
+// by their verified certificate — and given a Role (admin, reader or none) by config.Auth; an
+// HTTP middleware in front of the connect handlers classifies every request's path (IsWrite:
+// anything not a known read is a write) and refuses what the role does not allow with
+// PermissionDenied before the body is read, naming the caller and the key to change (a connect
+// interceptor checks again behind it). Every write and every refusal goes to the audit logger
+// (Options.Audit): one line, "api audit", with the procedure, the caller (transport; uid, gid,
+// pid or the certificate subject and names), its role, the object names (not for refusals),
+// the result ("ok" or the code) and the duration — never request contents. Listeners bound headers and bodies in time and
 // size (Options.ReadHeaderTimeout, BodyTimeout, IdleTimeout, MaxHeaderBytes); the body
 // deadline ends with the body, so streams (Watch) and waits are not cut.
 //

@@ -192,7 +192,9 @@ func TestUnixPeerRoles(t *testing.T) {
 
 	for _, want := range []string{
 		fmt.Sprintf(`"transport":"unix","uid":%d,"gid":%d`, member, member),
-		fmt.Sprintf(`"role":"reader","bridge":"br-%d","result":"permission_denied"`, member),
+		// A refusal is decided before the body is read: its line names no objects.
+		fmt.Sprintf(`"procedure":"/ovsplane.v1.SwitchService/ApplyBridge","transport":"unix","uid":%d,"gid":%d`, member, member),
+		`"role":"reader","result":"permission_denied"`,
 		fmt.Sprintf(`"uid":%d,"gid":%d`, adminByGID, adminByGID),
 		fmt.Sprintf(`"role":"admin","bridge":"br-%d","result":"ok"`, adminByGID),
 	} {

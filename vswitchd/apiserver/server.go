@@ -153,7 +153,7 @@ func New(b Backend, opts Options) *Server {
 	)
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
-	s.handler = mux
+	s.handler = s.authorizeHTTP(mux)
 	return s
 }
 
