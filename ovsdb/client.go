@@ -385,16 +385,18 @@ func (c *Client) changes() <-chan struct{} {
 // want to follow the database call it again after each close. It never blocks.
 func (c *Client) Changes() <-chan struct{} { return c.changes() }
 
-// root returns the Open_vSwitch row, or an error telling how to create it.
-func (c *Client) root(ctx context.Context) (*vswitch.OpenvSwitch, error) {
-	var rows []vswitch.OpenvSwitch
-	if err := c.lc.List(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("ovsdb: reading Open_vSwitch: %w", err)
-	}
-	if len(rows) == 0 {
+// root returns a copy of the cached Open_vSwitch row (its maps and sets shared with the cache:
+// read only), or an error telling how to create it. It reads the cache as it is, like every
+// other read of the planner: libovsdb's List would wait for the cache to be consistent, which
+// it is not while the connection is down, so a reconcile pass or a commit planning during an
+// outage would hang there instead of failing after CommitOptions.ReconnectWait.
+func (c *Client) root(context.Context) (*vswitch.OpenvSwitch, error) {
+	r := c.cachedRoot()
+	if r == nil {
 		return nil, fmt.Errorf("%w: the Open_vSwitch table has no row; initialise the database (`ovs-vsctl init` or Client.Init)", ErrNotFound)
 	}
-	return &rows[0], nil
+	cp := *r
+	return &cp, nil
 }
 
 // Init creates the Open_vSwitch row if the database has none, as `ovs-vsctl init` does, and
