@@ -119,7 +119,7 @@ func TestDecodeConfig(t *testing.T) {
 	for _, tc := range []struct {
 		in, field string
 	}{
-		{`{"devices":[{"pf":3}]}`, "config.devices.pf"},
+		{`{"devices":[{"pf":3}]}`, "config.devices.0.pf"}, // Go 1.27's decoder names the element
 		{`{"level":"x","other":1}`, "config.other"},
 		{`{"level":`, "config"},
 		{`{"level":"x"} {}`, "config"},

@@ -86,7 +86,7 @@ func serve(t testing.TB, impl api.Plugin) *grpc.ClientConn {
 		}
 	}
 	go func() { _ = server.Serve(ln) }()
-	conn, err := grpc.Dial("unix:"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("unix:"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		server.Stop()
 		t.Fatalf("sdktest: dial %s: %v", sock, err)
