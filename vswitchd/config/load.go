@@ -26,9 +26,17 @@ const EnvConfigFile = EnvPrefix + "CONFIG"
 // ParseReattach); Load ignores it instead of reporting it as unknown.
 const EnvPluginReattach = EnvPrefix + "PLUGIN_REATTACH"
 
-// maxNodes bounds the YAML nodes a file may expand to (aliases included), so a small hostile
-// file cannot make Load allocate without bound.
-const maxNodes = 1 << 20
+// maxNodes bounds the YAML nodes a file may expand to (aliases included), and maxAliasedNodes
+// the nodes reached through aliases, so a small hostile file (an alias bomb: nine anchors of
+// nine references each expand to 9^9 nodes) cannot make Load allocate without bound: each node
+// costs a few hundred bytes of paths and values, so 2^16 aliased nodes stay under ~20 MB.
+const (
+	maxNodes        = 1 << 20
+	maxAliasedNodes = 1 << 16
+)
+
+// nodeBudget is what convert may still expand: nodes in all, and nodes reached through aliases.
+type nodeBudget struct{ nodes, aliased int }
 
 // Options says where Load reads from. Precedence, highest first: Flags, Env, the file, defaults.
 // The environment and flags set daemon settings only; the desired state (other_config, bridges)
@@ -212,8 +220,8 @@ func parseYAML(data []byte) (map[string]any, error) {
 	if len(doc.Content) == 0 {
 		return map[string]any{}, nil
 	}
-	budget := maxNodes
-	v, err := convert(doc.Content[0], "", &budget, 0, false)
+	budget := nodeBudget{nodes: maxNodes, aliased: maxAliasedNodes}
+	v, err := convert(doc.Content[0], "", &budget, 0, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -227,11 +235,17 @@ func parseYAML(data []byte) (map[string]any, error) {
 }
 
 // convert turns n into the tree parseYAML describes; under a plugin's config (typed), scalars
-// keep their YAML types instead.
-func convert(n *yaml.Node, path string, budget *int, depth int, typed bool) (any, error) {
-	*budget--
-	if *budget < 0 {
-		return nil, errors.New("document too large (aliases expand to too many nodes)")
+// keep their YAML types instead. aliased says n was reached through an alias.
+func convert(n *yaml.Node, path string, budget *nodeBudget, depth int, typed, aliased bool) (any, error) {
+	budget.nodes--
+	if aliased {
+		budget.aliased--
+	}
+	if budget.nodes < 0 {
+		return nil, fmt.Errorf("document too large: more than %d nodes", maxNodes)
+	}
+	if budget.aliased < 0 {
+		return nil, fmt.Errorf("document too large: aliases expand to more than %d nodes (%s); write the values out or use fewer aliases", maxAliasedNodes, display(path))
 	}
 	if depth > 64 {
 		return nil, fmt.Errorf("%s: nested too deeply", display(path))
@@ -241,7 +255,7 @@ func convert(n *yaml.Node, path string, budget *int, depth int, typed bool) (any
 		if n.Alias == nil {
 			return nil, fmt.Errorf("%s: unresolved alias", display(path))
 		}
-		return convert(n.Alias, path, budget, depth+1, typed)
+		return convert(n.Alias, path, budget, depth+1, typed, true)
 	case yaml.ScalarNode:
 		if n.ShortTag() == "!!null" {
 			return nil, nil
@@ -253,7 +267,7 @@ func convert(n *yaml.Node, path string, budget *int, depth int, typed bool) (any
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for i, c := range n.Content {
-			v, err := convert(c, fmt.Sprintf("%s[%d]", path, i), budget, depth+1, typed)
+			v, err := convert(c, fmt.Sprintf("%s[%d]", path, i), budget, depth+1, typed, aliased)
 			if err != nil {
 				return nil, err
 			}
@@ -275,7 +289,7 @@ func convert(n *yaml.Node, path string, budget *int, depth int, typed bool) (any
 				return nil, fmt.Errorf("line %d: %s: duplicate key", k.Line, p)
 			}
 			pluginConfig := isPluginConfig(p)
-			v, err := convert(n.Content[i+1], p, budget, depth+1, typed || pluginConfig)
+			v, err := convert(n.Content[i+1], p, budget, depth+1, typed || pluginConfig, aliased)
 			if err != nil {
 				return nil, err
 			}
