@@ -242,10 +242,10 @@ func convert(n *yaml.Node, path string, budget *nodeBudget, depth int, typed, al
 		budget.aliased--
 	}
 	if budget.nodes < 0 {
-		return nil, fmt.Errorf("document too large: more than %d nodes", maxNodes)
+		return nil, fmt.Errorf("document too large: too many nodes (more than %d)", maxNodes)
 	}
 	if budget.aliased < 0 {
-		return nil, fmt.Errorf("document too large: aliases expand to more than %d nodes (%s); write the values out or use fewer aliases", maxAliasedNodes, display(path))
+		return nil, fmt.Errorf("document too large: aliases expand to too many nodes (more than %d, at %s); write the values out or use fewer aliases", maxAliasedNodes, display(path))
 	}
 	if depth > 64 {
 		return nil, fmt.Errorf("%s: nested too deeply", display(path))
