@@ -466,6 +466,15 @@ func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
 	})
 	wg.Wait()
 	db.Start(t)
+	// The daemon reconnects within its backoff (at most a few seconds); until then writes keep
+	// failing fast with the retry hint, and DeletePort of an unmanaged name still "succeeds".
+	lab.WaitFor(t, time.Minute, "the daemon reconnecting to ovsdb-server", func(ctx context.Context) error {
+		h, err := l.api.Health(ctx, connect.NewRequest(&ovsplanev1.HealthRequest{}))
+		if err != nil || !h.Msg.OvsdbConnected {
+			return fmt.Errorf("health: connected %v, %v", h != nil && h.Msg.OvsdbConnected, err)
+		}
+		return nil
+	})
 	m.mu.Lock()
 	m.state["outage"] = absent // refused before anything was sent: it must never appear
 	restarted := m.acked
