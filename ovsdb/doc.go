@@ -9,7 +9,10 @@
 // leader), fills a cache of just the tables the operations need (Open_vSwitch, Bridge, Port,
 // Interface, Controller) and keeps it current through an OVSDB monitor. When the connection drops the client
 // reconnects by itself with exponential backoff and resynchronises the cache; transactions sent
-// meanwhile wait for the connection (bounded by their context).
+// meanwhile wait for the connection, bounded by their context and, with
+// CommitOptions.ReconnectWait, by how long the connection has been down: then Commit fails with
+// a *DisconnectedError that says whether nothing was sent or an attempt in flight left the
+// outcome unknown. Reads of the cache never wait for the connection.
 //
 // # Transactions
 //
