@@ -31,7 +31,9 @@ var (
 	// on another bridge, a name held by a row ovsplane does not own). Nothing was written.
 	ErrConflict = errors.New("conflict")
 	// ErrUnavailable: OVSDB or ovs-vswitchd could not be reached or did not answer in time; the
-	// outcome may be unknown, and the reconciler converges either way.
+	// outcome may be unknown, and the reconciler converges either way. While the OVSDB
+	// connection is down, writes end with it after Options.Commit.ReconnectWait, wrapping an
+	// *ovsdb.DisconnectedError that says whether nothing was applied or the outcome is unknown.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrFailed: an object WaitReady waits for is in the error state (ovs-vswitchd refused it,
 	// or the last reconcile pass failed); the message says why.
