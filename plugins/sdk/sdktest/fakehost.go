@@ -169,6 +169,15 @@ func (h *FakeHost) Validate(req api.PortRequest) ([]api.Problem, error) {
 
 // Attach calls Attach with the port's stored state (when req has none and the port was
 // attached before), checks the answer with api.ValidateAttachment and stores the new state.
+//
+// An answer the checks refuse is an *api.RefusedAnswerError (Plugin is the plugin's Info.Name,
+// State the answer's State), as the host returns it, and nothing is stored. When the attachment
+// was fresh (no state was passed to the plugin), the fake host then undoes it as the daemon
+// does: it calls Detach with the request and the refused answer's State (recorded as a
+// "Detach" call) and returns the refusal, joined with Detach's error if Detach failed. A
+// refused answer to an Attach that passed a state (a replay) is not detached. The plugin's
+// own errors (and transport failures and timeouts) are returned as they are and detach
+// nothing.
 func (h *FakeHost) Attach(req api.PortRequest) (api.Attachment, error) {
 	pp := h.Conn().PortProvider
 	if err := h.ready("Attach", nilIfNone(pp)); err != nil {
@@ -178,13 +187,27 @@ func (h *FakeHost) Attach(req api.PortRequest) (api.Attachment, error) {
 	if req.State == nil {
 		req.State, _ = h.State(req.Bridge, req.Name)
 	}
+	fresh := req.State == nil
 	ctx, cancel := h.ctx()
 	defer cancel()
 	a, err := pp.Attach(ctx, req)
 	if err == nil {
-		err = api.ValidateAttachment(h.Facts, req, a)
+		if verr := api.ValidateAttachment(h.Facts, req, a); verr != nil {
+			err = &api.RefusedAnswerError{Plugin: h.Conn().Info.Name, State: a.State, Err: verr}
+		}
 	}
 	h.record("Attach", key, err)
+	if refused, ok := errors.AsType[*api.RefusedAnswerError](err); ok && fresh {
+		undo := req
+		undo.State = refused.State
+		dctx, dcancel := h.ctx() // Detach has its own deadline, as in the daemon
+		derr := pp.Detach(dctx, undo)
+		dcancel()
+		h.record("Detach", key, derr)
+		if derr != nil {
+			err = errors.Join(err, fmt.Errorf("detach of the refused attachment: %w", derr))
+		}
+	}
 	if err != nil {
 		return api.Attachment{}, err
 	}

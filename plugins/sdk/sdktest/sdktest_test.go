@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -340,4 +341,101 @@ func TestCallsRecorded(t *testing.T) {
 		api.CodeOf(calls[1].Err) != api.InvalidArgument {
 		t.Errorf("Calls = %+v", calls)
 	}
+}
+
+// refusingPlugin is the test plugin whose Attach, once Refuse is set, does its host work and
+// then answers with an interface name holding a NUL, which the host's checks refuse.
+type refusingPlugin struct {
+	*testplugin.Plugin
+	Refuse atomic.Bool
+}
+
+func (p *refusingPlugin) Attach(ctx context.Context, req api.PortRequest) (api.Attachment, error) {
+	a, err := p.Plugin.Attach(ctx, req)
+	if err == nil && p.Refuse.Load() {
+		a.Ports[0].Interfaces[0].Name = "bad\x00name"
+	}
+	return a, err
+}
+
+// TestRefusedAttachAnswerIsDetached checks that the fake host undoes a fresh attachment whose
+// answer the host's checks refuse, as the daemon does: Detach with the refused answer's State,
+// and the *api.RefusedAnswerError returned; a refused replay and the plugin's own error detach
+// nothing.
+func TestRefusedAttachAnswerIsDetached(t *testing.T) {
+	detaches := func(p *testplugin.Plugin) []api.PortRequest {
+		var out []api.PortRequest
+		for _, r := range p.Received() {
+			if r.Method == "Detach" {
+				out = append(out, r.Req.(api.PortRequest))
+			}
+		}
+		return out
+	}
+	req := api.PortRequest{Bridge: "br0", Name: "p0", Type: "testport", Options: map[string]string{"peer": "x"}}
+
+	t.Run("fresh", func(t *testing.T) {
+		p := &refusingPlugin{Plugin: newPlugin()}
+		p.Refuse.Store(true)
+		h := sdktest.NewFakeHost(t, p)
+		if err := h.Configure(nil); err != nil {
+			t.Fatalf("Configure: %v", err)
+		}
+		_, err := h.Attach(req)
+		refused, ok := errors.AsType[*api.RefusedAnswerError](err)
+		if !ok || refused.Plugin != "testplugin" || api.CodeOf(err) != api.Internal || len(refused.State) == 0 {
+			t.Fatalf("Attach = %#v, want a *api.RefusedAnswerError of plugin testplugin with the answer's state", err)
+		}
+		want := req
+		want.State = refused.State
+		if got := detaches(p.Plugin); len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+			t.Errorf("plugin received Detach %+v, want once %+v", got, want)
+		}
+		if owned, err := h.List(); err != nil || len(owned) != 0 {
+			t.Errorf("List after the refused Attach = %+v, %v; want nothing owned", owned, err)
+		}
+		if st, ok := h.State("br0", "p0"); ok {
+			t.Errorf("the host stored state %q of a refused answer", st)
+		}
+		calls := h.Calls()
+		if len(calls) < 3 || calls[1].Method != "Attach" || calls[1].Err == nil ||
+			calls[2].Method != "Detach" || calls[2].Object != "br0/p0" || calls[2].Err != nil {
+			t.Errorf("Calls = %+v, want Configure, the failed Attach, then Detach of br0/p0", calls)
+		}
+	})
+
+	t.Run("replay", func(t *testing.T) {
+		p := &refusingPlugin{Plugin: newPlugin()}
+		h := sdktest.NewFakeHost(t, p)
+		if err := h.Configure(nil); err != nil {
+			t.Fatalf("Configure: %v", err)
+		}
+		a, err := h.Attach(req)
+		if err != nil {
+			t.Fatalf("Attach: %v", err)
+		}
+		p.Refuse.Store(true)
+		if _, err := h.Attach(req); !errors.As(err, new(*api.RefusedAnswerError)) {
+			t.Fatalf("second Attach = %v, want a *api.RefusedAnswerError", err)
+		}
+		if got := detaches(p.Plugin); len(got) != 0 {
+			t.Errorf("plugin received Detach %+v after a refused replay, want none (the host still holds the port)", got)
+		}
+		if st, ok := h.State("br0", "p0"); !ok || string(st) != string(a.State) {
+			t.Errorf("stored state = %q, %v; want %q kept", st, ok, a.State)
+		}
+	})
+
+	t.Run("plugin error", func(t *testing.T) {
+		p := newPlugin()
+		p.Fail = map[string]error{"Attach": api.Errorf(api.Unavailable, "no peer")}
+		h := configured(t, p)
+		_, err := h.Attach(req)
+		if api.CodeOf(err) != api.Unavailable || errors.As(err, new(*api.RefusedAnswerError)) {
+			t.Errorf("Attach = %#v, want the plugin's unavailable error", err)
+		}
+		if got := detaches(p); len(got) != 0 {
+			t.Errorf("plugin received Detach %+v after its own error, want none", got)
+		}
+	})
 }
