@@ -2,15 +2,11 @@ package vswitchd_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"reflect"
-	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +17,6 @@ import (
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
-	"github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
@@ -46,7 +41,7 @@ func FuzzPluginPort(f *testing.F) {
 	h := newFuzzPluginHarness(f)
 	f.Fuzz(func(t *testing.T, answer []byte) {
 		h.plugin.setAnswer(answer)
-		before := fuzzDumpDB(t, h.db.Endpoint())
+		before := ovsdbtest.MustDump(t, h.db.Endpoint())
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a safety net, not a timing assertion
 		defer cancel()
 		port := config.Port{Name: "vm1", Interfaces: []config.Interface{{Name: "vm1", Type: "fz", Options: map[string]string{"pf": "0000:65:00.0"}}}}
@@ -56,8 +51,8 @@ func FuzzPluginPort(f *testing.F) {
 			if !errors.Is(err, vswitchd.ErrInvalid) && !errors.Is(err, vswitchd.ErrFailed) && !errors.Is(err, vswitchd.ErrConflict) {
 				t.Fatalf("ApplyPort: an error of no daemon kind: %v", err)
 			}
-			if after := fuzzDumpDB(t, h.db.Endpoint()); !reflect.DeepEqual(before, after) {
-				t.Fatalf("ApplyPort refused (%v) but OVSDB changed:\n%.4000s", err, fuzzDiffDB(before, after))
+			if after := ovsdbtest.MustDump(t, h.db.Endpoint()); !reflect.DeepEqual(before, after) {
+				t.Fatalf("ApplyPort refused (%v) but OVSDB changed:\n%.4000s", err, before.Diff(after))
 			}
 			// Every attachment the plugin answered is detached once it is refused, whether
 			// the host's check (api.RefusedAnswerError) or the daemon (its shape) refused
@@ -326,115 +321,4 @@ func fuzzPluginPortSeeds() [][]byte {
 		seeds = append(seeds, b)
 	}
 	return append(seeds, []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f}, nil)
-}
-
-// fuzzDumpDB reads every row of every table of the database at endpoint (unix:PATH): table →
-// sorted rows, each in OVSDB's JSON notation with sorted keys and sorted set and map elements.
-func fuzzDumpDB(tb testing.TB, endpoint string) map[string][]string {
-	tb.Helper()
-	var sch struct {
-		Tables map[string]json.RawMessage `json:"tables"`
-	}
-	if err := json.Unmarshal(schema.JSON(), &sch); err != nil {
-		tb.Fatal(err)
-	}
-	var tables []string
-	for name := range sch.Tables {
-		tables = append(tables, name)
-	}
-	sort.Strings(tables)
-	ops := []any{"Open_vSwitch"}
-	for _, tbl := range tables {
-		ops = append(ops, map[string]any{"op": "select", "table": tbl, "where": []any{}})
-	}
-	conn, err := net.DialTimeout("unix", strings.TrimPrefix(endpoint, "unix:"), 10*time.Second)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	if err := json.NewEncoder(conn).Encode(map[string]any{"method": "transact", "params": ops, "id": 1}); err != nil {
-		tb.Fatal(err)
-	}
-	dec := json.NewDecoder(conn)
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Result []struct {
-			Rows []map[string]any `json:"rows"`
-		} `json:"result"`
-	}
-	for string(msg.ID) != "1" { // skip echo requests and notifications
-		if err := dec.Decode(&msg); err != nil {
-			tb.Fatalf("dump: %v", err)
-		}
-	}
-	dump := map[string][]string{}
-	for i, r := range msg.Result {
-		for _, row := range r.Rows {
-			delete(row, "_version")
-			for col, v := range row {
-				row[col] = fuzzCanonical(v)
-			}
-			b, err := json.Marshal(row)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			dump[tables[i]] = append(dump[tables[i]], string(b))
-		}
-		sort.Strings(dump[tables[i]])
-	}
-	return dump
-}
-
-// fuzzCanonical sorts the elements of an OVSDB set or map, which servers send in any order.
-func fuzzCanonical(v any) any {
-	a, ok := v.([]any)
-	if !ok || len(a) != 2 {
-		return v
-	}
-	kind, _ := a[0].(string)
-	elems, ok := a[1].([]any)
-	if (kind != "set" && kind != "map") || !ok {
-		return v
-	}
-	keyed := make([]string, len(elems))
-	for i, e := range elems {
-		b, _ := json.Marshal(e)
-		keyed[i] = string(b)
-	}
-	sort.Strings(keyed)
-	out := make([]any, len(keyed))
-	for i, k := range keyed {
-		out[i] = json.RawMessage(k)
-	}
-	return []any{kind, out}
-}
-
-func fuzzDiffDB(a, b map[string][]string) string {
-	var out strings.Builder
-	tables := map[string]bool{}
-	for k := range a {
-		tables[k] = true
-	}
-	for k := range b {
-		tables[k] = true
-	}
-	for tbl := range tables {
-		in := map[string]int{}
-		for _, r := range a[tbl] {
-			in[r]--
-		}
-		for _, r := range b[tbl] {
-			in[r]++
-		}
-		for r, n := range in {
-			switch {
-			case n < 0:
-				fmt.Fprintf(&out, "- %s %s\n", tbl, r)
-			case n > 0:
-				fmt.Fprintf(&out, "+ %s %s\n", tbl, r)
-			}
-		}
-	}
-	return out.String()
 }

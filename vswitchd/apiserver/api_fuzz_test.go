@@ -10,14 +10,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/textproto"
 	"os"
 	"reflect"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,7 +30,6 @@ import (
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
-	"github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -135,7 +132,7 @@ func newAPIHarness(tb testing.TB) *apiHarness {
 	if err := h.client.Init(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	if err := transactRaw(h.db.Endpoint(), foreignRowsOps()); err != nil {
+	if err := ovsdbtest.Transact(h.db.Endpoint(), foreignRowsOps(), nil); err != nil {
 		tb.Fatalf("creating rows ovsplane does not own: %v", err)
 	}
 	h.d, err = vswitchd.New(ctx, h.client, h.cfg, vswitchd.Options{
@@ -222,7 +219,7 @@ func FuzzAPIRequest(f *testing.F) {
 		if reader {
 			srv = h.reader
 		}
-		before := dumpOVSDB(t, h.db.Endpoint())
+		before := ovsdbtest.MustDump(t, h.db.Endpoint())
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		alloc := ms.TotalAlloc
@@ -251,8 +248,8 @@ func FuzzAPIRequest(f *testing.F) {
 			checkAcceptedLimits(t, m, isJSON, body)
 		}
 		if refused(code) {
-			if after := dumpOVSDB(t, h.db.Endpoint()); !reflect.DeepEqual(before, after) {
-				t.Fatalf("%s refused with %v (%s) but OVSDB changed:\n%s", m.name, code, msg, dumpDiff(before, after))
+			if after := ovsdbtest.MustDump(t, h.db.Endpoint()); !reflect.DeepEqual(before, after) {
+				t.Fatalf("%s refused with %v (%s) but OVSDB changed:\n%s", m.name, code, msg, before.Diff(after))
 			}
 		}
 		h.reset(t)
@@ -445,161 +442,6 @@ func frames(b []byte, fail func(string, ...any)) []frame {
 		b = b[5+n:]
 	}
 	return out
-}
-
-// dumpOVSDB reads every row of every table of the database at endpoint (unix:PATH), as a
-// table → sorted rows map in OVSDB's JSON notation.
-func dumpOVSDB(t testing.TB, endpoint string) map[string][]string {
-	t.Helper()
-	var tables []string
-	var sch struct {
-		Tables map[string]json.RawMessage `json:"tables"`
-	}
-	if err := json.Unmarshal(schema.JSON(), &sch); err != nil {
-		t.Fatal(err)
-	}
-	for name := range sch.Tables {
-		tables = append(tables, name)
-	}
-	sort.Strings(tables)
-	ops := make([]any, len(tables))
-	for i, tbl := range tables {
-		ops[i] = map[string]any{"op": "select", "table": tbl, "where": []any{}}
-	}
-	var results []struct {
-		Rows  []map[string]json.RawMessage `json:"rows"`
-		Error string                       `json:"error"`
-	}
-	if err := transactRawResult(endpoint, ops, &results); err != nil {
-		t.Fatalf("dump: %v", err)
-	}
-	dump := map[string][]string{}
-	for i, r := range results {
-		if r.Error != "" {
-			t.Fatalf("dump %s: %s", tables[i], r.Error)
-		}
-		for _, row := range r.Rows {
-			delete(row, "_version")
-			canon := map[string]any{}
-			for col, raw := range row {
-				var v any
-				if err := json.Unmarshal(raw, &v); err != nil {
-					t.Fatal(err)
-				}
-				canon[col] = canonicalDatum(v)
-			}
-			b, err := json.Marshal(canon) // sorted keys
-			if err != nil {
-				t.Fatal(err)
-			}
-			dump[tables[i]] = append(dump[tables[i]], string(b))
-		}
-		sort.Strings(dump[tables[i]])
-	}
-	return dump
-}
-
-// canonicalDatum sorts the elements of an OVSDB set or map, which servers send in any order.
-func canonicalDatum(v any) any {
-	a, ok := v.([]any)
-	if !ok || len(a) != 2 {
-		return v
-	}
-	kind, _ := a[0].(string)
-	elems, ok := a[1].([]any)
-	if (kind != "set" && kind != "map") || !ok {
-		return v
-	}
-	keyed := make([]string, len(elems))
-	for i, e := range elems {
-		b, _ := json.Marshal(e)
-		keyed[i] = string(b)
-	}
-	sort.Strings(keyed)
-	out := make([]any, len(keyed))
-	for i, k := range keyed {
-		out[i] = json.RawMessage(k)
-	}
-	return []any{kind, out}
-}
-
-// dumpDiff lists the rows only one of two dumps has.
-func dumpDiff(a, b map[string][]string) string {
-	var out strings.Builder
-	for tbl := range mergeKeys(a, b) {
-		in := map[string]int{}
-		for _, r := range a[tbl] {
-			in[r]--
-		}
-		for _, r := range b[tbl] {
-			in[r]++
-		}
-		for r, n := range in {
-			switch {
-			case n < 0:
-				fmt.Fprintf(&out, "- %s %s\n", tbl, r)
-			case n > 0:
-				fmt.Fprintf(&out, "+ %s %s\n", tbl, r)
-			}
-		}
-	}
-	return out.String()
-}
-
-func mergeKeys(a, b map[string][]string) map[string]bool {
-	m := map[string]bool{}
-	for k := range a {
-		m[k] = true
-	}
-	for k := range b {
-		m[k] = true
-	}
-	return m
-}
-
-// transactRaw sends one transaction over OVSDB's JSON-RPC and fails on any error.
-func transactRaw(endpoint string, ops []any) error {
-	var results []map[string]any
-	if err := transactRawResult(endpoint, ops, &results); err != nil {
-		return err
-	}
-	for _, r := range results {
-		if e, ok := r["error"]; ok && e != nil {
-			return fmt.Errorf("%v: %v", e, r["details"])
-		}
-	}
-	return nil
-}
-
-func transactRawResult(endpoint string, ops []any, results any) error {
-	conn, err := net.DialTimeout("unix", strings.TrimPrefix(endpoint, "unix:"), 10*time.Second)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	params := append([]any{"Open_vSwitch"}, ops...)
-	if err := json.NewEncoder(conn).Encode(map[string]any{"method": "transact", "params": params, "id": 1}); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(conn)
-	for {
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if err := dec.Decode(&msg); err != nil {
-			return err
-		}
-		if string(msg.ID) != "1" { // an echo request or a notification: not ours
-			continue
-		}
-		if len(msg.Error) > 0 && string(msg.Error) != "null" {
-			return fmt.Errorf("transact: %s", msg.Error)
-		}
-		return json.Unmarshal(msg.Result, results)
-	}
 }
 
 type apiSeed struct {

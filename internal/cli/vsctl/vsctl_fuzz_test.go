@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net"
 	"os"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +14,6 @@ import (
 	"github.com/ovsplane/ovsplane/internal/cli/vsctl"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
-	"github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
 )
 
 // argSep separates the arguments of a fuzzed command line (no C argument can hold a NUL, so
@@ -47,7 +43,7 @@ func FuzzVsctlArgs(f *testing.F) {
 				return
 			}
 		}
-		before := dumpDB(t, env.db.Endpoint())
+		before := ovsdbtest.MustDump(t, env.db.Endpoint())
 		// A safety net against commands that wait (wait-until, a paused ovs-vswitchd): the
 		// run ends with status 142 as with -t; not a timing assertion.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -70,9 +66,9 @@ func FuzzVsctlArgs(f *testing.F) {
 		if n, limit := stdout.Len()+stderr.Len(), 1<<20+64*len(line); n > limit {
 			t.Fatalf("%.1000q: %d bytes of output (limit %d)", args, n, limit)
 		}
-		after := dumpDB(t, env.db.Endpoint())
+		after := ovsdbtest.MustDump(t, env.db.Endpoint())
 		if (code == 1 || code == 2) && !reflect.DeepEqual(before, after) {
-			t.Fatalf("%.1000q failed with status %d (%.1000s) but changed the database:\n%.4000s", args, code, stderr.Bytes(), diffDB(before, after))
+			t.Fatalf("%.1000q failed with status %d (%.1000s) but changed the database:\n%.4000s", args, code, stderr.Bytes(), before.Diff(after))
 		}
 		env.restore(t, after)
 	})
@@ -81,7 +77,7 @@ func FuzzVsctlArgs(f *testing.F) {
 type vsctlEnv struct {
 	db      *embedded.DB
 	rundir  string
-	initial map[string][]string
+	initial ovsdbtest.Snapshot
 	ovsRow  map[string]any // the Open_vSwitch row's initial columns, for restore
 }
 
@@ -112,7 +108,7 @@ func newVsctlEnv(tb testing.TB) *vsctlEnv {
 		Stdout: &stderr, Stderr: &stderr}); code != 0 {
 		tb.Fatalf("init: status %d: %s", code, stderr.Bytes())
 	}
-	e.initial = dumpDB(tb, e.db.Endpoint())
+	e.initial = ovsdbtest.MustDump(tb, e.db.Endpoint())
 	if len(e.initial["Open_vSwitch"]) != 1 {
 		tb.Fatalf("Open_vSwitch rows after init: %v", e.initial["Open_vSwitch"])
 	}
@@ -134,7 +130,7 @@ func (e *vsctlEnv) getenv(name string) string {
 // restore puts the database back to its initial contents (given its current dump): the
 // Open_vSwitch row's columns as they were, no rows in the other root tables; the rest is
 // garbage collected. next_cfg and cur_cfg only grow.
-func (e *vsctlEnv) restore(t *testing.T, now map[string][]string) {
+func (e *vsctlEnv) restore(t *testing.T, now ovsdbtest.Snapshot) {
 	t.Helper()
 	same := true
 	for tbl := range mergeKeys(now, e.initial) {
@@ -172,17 +168,17 @@ func (e *vsctlEnv) restore(t *testing.T, now map[string][]string) {
 	} else {
 		ops = append(ops, map[string]any{"op": "update", "table": "Open_vSwitch", "where": []any{}, "row": row})
 	}
-	if err := transact(e.db.Endpoint(), ops, nil); err != nil {
+	if err := ovsdbtest.Transact(e.db.Endpoint(), ops, nil); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
 	ops = ops[:0]
 	for _, tbl := range []string{"Flow_Sample_Collector_Set", "QoS", "Queue"} {
 		ops = append(ops, map[string]any{"op": "delete", "table": tbl, "where": []any{}})
 	}
-	if err := transact(e.db.Endpoint(), ops, nil); err != nil {
+	if err := ovsdbtest.Transact(e.db.Endpoint(), ops, nil); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
-	got := dumpDB(t, e.db.Endpoint())
+	got := ovsdbtest.MustDump(t, e.db.Endpoint())
 	if replaced { // the new row's UUID is the baseline from now on
 		if len(got["Open_vSwitch"]) != 1 {
 			t.Fatalf("restore: Open_vSwitch rows %.2000v", got["Open_vSwitch"])
@@ -199,7 +195,7 @@ func (e *vsctlEnv) restore(t *testing.T, now map[string][]string) {
 		e.initial["Open_vSwitch"] = []string{string(b)}
 	}
 	if !sameExceptCfg(got, e.initial) {
-		t.Fatalf("restore left:\n%.4000s", diffDB(e.initial, got))
+		t.Fatalf("restore left:\n%.4000s", e.initial.Diff(got))
 	}
 }
 
@@ -227,95 +223,6 @@ func sameExceptCfg(a, b map[string][]string) bool {
 	return reflect.DeepEqual(strip(a), strip(b))
 }
 
-// dumpDB reads every row of every table of the database at endpoint (unix:PATH): table →
-// sorted rows, each in OVSDB's JSON notation with sorted keys and sorted set and map elements.
-func dumpDB(tb testing.TB, endpoint string) map[string][]string {
-	tb.Helper()
-	var sch struct {
-		Tables map[string]json.RawMessage `json:"tables"`
-	}
-	if err := json.Unmarshal(schema.JSON(), &sch); err != nil {
-		tb.Fatal(err)
-	}
-	var tables []string
-	for name := range sch.Tables {
-		tables = append(tables, name)
-	}
-	sort.Strings(tables)
-	ops := make([]any, len(tables))
-	for i, tbl := range tables {
-		ops[i] = map[string]any{"op": "select", "table": tbl, "where": []any{}}
-	}
-	var results []struct {
-		Rows []map[string]any `json:"rows"`
-	}
-	if err := transact(endpoint, ops, &results); err != nil {
-		tb.Fatalf("dump: %v", err)
-	}
-	dump := map[string][]string{}
-	for i, r := range results {
-		for _, row := range r.Rows {
-			delete(row, "_version")
-			for col, v := range row {
-				row[col] = canonical(v)
-			}
-			b, err := json.Marshal(row)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			dump[tables[i]] = append(dump[tables[i]], string(b))
-		}
-		sort.Strings(dump[tables[i]])
-	}
-	return dump
-}
-
-// canonical sorts the elements of an OVSDB set or map, which servers send in any order.
-func canonical(v any) any {
-	a, ok := v.([]any)
-	if !ok || len(a) != 2 {
-		return v
-	}
-	kind, _ := a[0].(string)
-	elems, ok := a[1].([]any)
-	if (kind != "set" && kind != "map") || !ok {
-		return v
-	}
-	keyed := make([]string, len(elems))
-	for i, e := range elems {
-		b, _ := json.Marshal(e)
-		keyed[i] = string(b)
-	}
-	sort.Strings(keyed)
-	out := make([]any, len(keyed))
-	for i, k := range keyed {
-		out[i] = json.RawMessage(k)
-	}
-	return []any{kind, out}
-}
-
-func diffDB(a, b map[string][]string) string {
-	var out strings.Builder
-	for tbl := range mergeKeys(a, b) {
-		in := map[string]int{}
-		for _, r := range a[tbl] {
-			in[r]--
-		}
-		for _, r := range b[tbl] {
-			in[r]++
-		}
-		for r, n := range in {
-			switch {
-			case n < 0:
-				fmt.Fprintf(&out, "- %s %s\n", tbl, r)
-			case n > 0:
-				fmt.Fprintf(&out, "+ %s %s\n", tbl, r)
-			}
-		}
-	}
-	return out.String()
-}
-
 func mergeKeys(a, b map[string][]string) map[string]bool {
 	m := map[string]bool{}
 	for k := range a {
@@ -325,51 +232,6 @@ func mergeKeys(a, b map[string][]string) map[string]bool {
 		m[k] = true
 	}
 	return m
-}
-
-// transact sends one transaction over OVSDB's JSON-RPC; results, if not nil, receives the
-// result array. Any operation's error fails it.
-func transact(endpoint string, ops []any, results any) error {
-	conn, err := net.DialTimeout("unix", strings.TrimPrefix(endpoint, "unix:"), 10*time.Second)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	params := append([]any{"Open_vSwitch"}, ops...)
-	if err := json.NewEncoder(conn).Encode(map[string]any{"method": "transact", "params": params, "id": 1}); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(conn)
-	for {
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if err := dec.Decode(&msg); err != nil {
-			return err
-		}
-		if string(msg.ID) != "1" { // an echo request or a notification: not ours
-			continue
-		}
-		if len(msg.Error) > 0 && string(msg.Error) != "null" {
-			return fmt.Errorf("transact: %s", msg.Error)
-		}
-		var raw []map[string]any
-		if err := json.Unmarshal(msg.Result, &raw); err != nil {
-			return err
-		}
-		for _, r := range raw {
-			if e, ok := r["error"]; ok && e != nil {
-				return fmt.Errorf("%v: %v", e, r["details"])
-			}
-		}
-		if results == nil {
-			return nil
-		}
-		return json.Unmarshal(msg.Result, results)
-	}
 }
 
 // vsctlSeeds are command lines over every kind of command; the hostile ones (huge numbers,
