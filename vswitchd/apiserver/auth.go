@@ -203,13 +203,35 @@ func (ps principals) match(p *Peer) bool {
 // gRPC-Web trailers with status 7; Connect JSON for anything else) and audit-logged here,
 // once, without object names (they are in the body); it never reaches the handler, so the
 // interceptor never sees it.
+//
+// A write it lets through is audit-logged by the interceptor; one that Connect ends before
+// the interceptor runs (a body that does not decode, too large, an unsupported content type,
+// an unknown procedure) is audit-logged here once it has ended, without object names, with
+// the status the client got (see answerRecorder) — so every write call has exactly one line.
+// That line is written before this handler returns, so before the answer ends (its last
+// chunk, END_STREAM or gRPC trailers are sent then): a client that has read the whole answer
+// can find the line.
 func (s *Server) authorizeHTTP(next http.Handler) http.Handler {
 	ew := connect.NewErrorWriter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		peer, role, err := s.authorize(r.Context(), r.URL.Path)
-		if err == nil {
+		if err == nil && !IsWrite(r.URL.Path) {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if err == nil {
+			mark := &auditMark{}
+			ctx := withAuditMark(r.Context(), mark)
+			rec := &answerRecorder{ResponseWriter: w, mark: mark}
+			next.ServeHTTP(rec, r.WithContext(ctx))
+			if !mark.done.Load() {
+				var answered error
+				if code := rec.code(); code != 0 {
+					answered = connect.NewError(code, errors.New("answered before the interceptor ran"))
+				}
+				s.audit(ctx, peer, role, trimName(r.URL.Path), nil, start, answered)
+			}
 			return
 		}
 		s.audit(r.Context(), peer, role, trimName(r.URL.Path), nil, start, err)
@@ -224,7 +246,8 @@ func (s *Server) authorizeHTTP(next http.Handler) http.Handler {
 // (IsWrite), the caller's role is looked up, and a call the role does not allow ends with
 // PermissionDenied before its handler runs. It audit-logs every write; a refusal here (a call
 // that did not come through authorizeHTTP) is audit-logged here, so each refused call has
-// exactly one line.
+// exactly one line. A write Connect ends before this interceptor runs (its body does not
+// decode) is audit-logged by authorizeHTTP instead.
 type authInterceptor struct{ s *Server }
 
 func (a authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
@@ -337,6 +360,7 @@ func objects(msg any) []any {
 // audit writes one line to the audit logger: who (transport and identity), the role, what
 // (procedure and object names), the result ("ok" or the status code) and the duration. It
 // never logs request contents or error messages (options and external_ids may hold secrets).
+// It marks the call audited (markAudited), so that authorizeHTTP does not write a second line.
 func (s *Server) audit(ctx context.Context, peer *Peer, role Role, procedure string, objs []any, start time.Time, err error) {
 	result := "ok"
 	if err != nil {
@@ -351,4 +375,5 @@ func (s *Server) audit(ctx context.Context, peer *Peer, role Role, procedure str
 	attrs = append(attrs, objs...)
 	attrs = append(attrs, "result", result, "duration", time.Since(start).Round(time.Microsecond).String())
 	s.opts.Audit.Log(ctx, slog.LevelInfo, "api audit", attrs...)
+	markAudited(ctx)
 }
