@@ -90,7 +90,8 @@ func encodeRuneLoose(r rune) string {
 }
 
 // invalidUTF8 returns "" when s is valid UTF-8 (RFC 3629), else the bytes of its first invalid
-// sequence, from the lead byte through the first offending byte, each as " 0x%02x".
+// sequence, from the lead byte through the first offending byte, each as " 0x%02x"; when s ends
+// inside a sequence, the offending byte is 0x00, as OVS (reading s as a C string) reports it.
 func invalidUTF8(s string) string {
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -120,10 +121,13 @@ func invalidUTF8(s string) string {
 		}
 		for k := 1; k < n; k++ {
 			if i+k >= len(s) || s[i+k] < lo || s[i+k] > hi {
-				end := min(i+k+1, len(s))
 				var b strings.Builder
-				for _, x := range []byte(s[i:end]) {
+				for _, x := range []byte(s[i:min(i+k+1, len(s))]) {
 					fmt.Fprintf(&b, " 0x%02x", x)
+				}
+				if i+k >= len(s) {
+					// OVS reads C strings: a truncated sequence ends at the terminating NUL.
+					b.WriteString(" 0x00")
 				}
 				return b.String()
 			}
@@ -144,3 +148,9 @@ func utf8RuneCount(s string) int {
 	}
 	return n
 }
+
+// InvalidUTF8 returns "" when s is valid UTF-8 as OVS checks it (RFC 3629: no surrogates,
+// overlong forms or code points past U+10FFFF), else the bytes of its first invalid sequence,
+// from the lead byte through the first offending byte, each as " 0x%02x" — the tail of OVS's
+// "invalid UTF-8 sequence" message.
+func InvalidUTF8(s string) string { return invalidUTF8(s) }

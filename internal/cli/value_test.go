@@ -199,3 +199,29 @@ func FuzzParseDatum(f *testing.F) {
 		}
 	})
 }
+
+// InvalidUTF8 names the first invalid sequence as OVS's utf8_validate does (ovs-vsctl prints it
+// in "constraint violation: not a valid UTF-8 string: invalid UTF-8 sequence …"), reading the
+// string as a C string: a sequence cut short by the end is reported with the terminating 0x00.
+func TestInvalidUTF8(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                       "",
+		"br0":                    "",
+		"\u00e9\u20ac\U0001F600": "",
+		"\xff":                   " 0xff",
+		"a\xfeb":                 " 0xfe",
+		"\xc0\x80":               " 0xc0", // overlong lead byte
+		"a\xc3(b":                " 0xc3 0x28",
+		"a\xc3":                  " 0xc3 0x00",
+		"q\xe1\x80":              " 0xe1 0x80 0x00",
+		"\xed\xa0\x80":           " 0xed 0xa0", // surrogate
+		"\xe0\x80\x80":           " 0xe0 0x80", // overlong
+		"\xf4\x90\x80\x80":       " 0xf4 0x90", // past U+10FFFF
+		"\xf0\x9f\x98":           " 0xf0 0x9f 0x98 0x00",
+		"ok\xffthen\xfe":         " 0xff",
+	} {
+		if got := InvalidUTF8(in); got != want {
+			t.Errorf("InvalidUTF8(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 
 	"github.com/ovsplane/ovsplane/internal/cli"
@@ -54,7 +55,8 @@ func (db *DB) HasChanges() bool {
 
 // Commit sends every change as one transaction, preceded by the waits recorded by Verify and
 // VerifyAbsent. It returns Unchanged without contacting the server when nothing changed. The
-// DB must not be used after Commit.
+// DB must not be used after Commit. A transaction holding a string that is not valid UTF-8 is
+// never committed: it ends as ovsdb-server ends it for ovs-vsctl (see refuseInvalidUTF8).
 func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 	ops, inserts := db.changeOps()
 	if len(ops) == 0 {
@@ -80,6 +82,9 @@ func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 	if opts.DryRun {
 		all = append(all, map[string]any{"op": "abort"})
 	}
+	if i, bad := firstInvalidUTF8(all); i >= 0 {
+		return db.refuseInvalidUTF8(ctx, all[:i], bad)
+	}
 	res, err := db.conn.Transact(ctx, all)
 	if err == nil && commentIndex >= 0 && commentRefused(res) {
 		// Some servers (libovsdb's, which ovsplaned embeds) do not know the "comment"
@@ -87,42 +92,10 @@ func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 		all = append(all[:commentIndex:commentIndex], all[commentIndex+1:]...)
 		res, err = db.conn.Transact(ctx, all)
 	}
-	if err != nil {
-		if rerr, ok := err.(*RPCError); ok {
-			if rerr.JSON == `"canceled"` {
-				return &Result{Status: TryAgain}, nil
-			}
-			return &Result{Status: Error, Error: rerr.JSON}, nil
-		}
-		return nil, err
+	if out, err := failed(res, err); out != nil || err != nil {
+		return out, err
 	}
 	out := &Result{Status: Success, UUIDs: map[string]string{}}
-	soft := false
-	for _, raw := range res {
-		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			soft = true
-			continue
-		}
-		var obj map[string]any
-		if json.Unmarshal(raw, &obj) != nil {
-			return setError(out, raw), nil
-		}
-		e, has := obj["error"]
-		if !has {
-			continue
-		}
-		s, isStr := e.(string)
-		switch {
-		case isStr && s == "timed out":
-			soft = true
-		case isStr && s == "aborted":
-		default:
-			return setError(out, raw), nil
-		}
-	}
-	if soft {
-		return &Result{Status: TryAgain}, nil
-	}
 	for i, temp := range inserts {
 		if len(waits)+i >= len(res) {
 			break
@@ -147,6 +120,136 @@ func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 	return out, nil
 }
 
+// failed turns a transaction's reply (res, or the error of the call) into the Result of a
+// transaction that did not commit: Error with the server's first hard error, TryAgain for a
+// failed wait or a canceled transaction. It returns nil, nil when every operation succeeded (an
+// "aborted" error, the answer to an abort operation, counts as success), and nil and err for a
+// failure of the call itself.
+func failed(res []json.RawMessage, err error) (*Result, error) {
+	if err != nil {
+		if rerr, ok := err.(*RPCError); ok {
+			if rerr.JSON == `"canceled"` {
+				return &Result{Status: TryAgain}, nil
+			}
+			return &Result{Status: Error, Error: rerr.JSON}, nil
+		}
+		return nil, err
+	}
+	soft := false
+	for _, raw := range res {
+		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			soft = true
+			continue
+		}
+		var obj map[string]any
+		if json.Unmarshal(raw, &obj) != nil {
+			return setError(raw), nil
+		}
+		e, has := obj["error"]
+		if !has {
+			continue
+		}
+		s, isStr := e.(string)
+		switch {
+		case isStr && s == "timed out":
+			soft = true
+		case isStr && s == "aborted":
+		default:
+			return setError(raw), nil
+		}
+	}
+	if soft {
+		return &Result{Status: TryAgain}, nil
+	}
+	return nil, nil
+}
+
+// firstInvalidUTF8 returns the index of the first operation of ops holding a string that is not
+// valid UTF-8 (RFC 3629, as ovsdb-server checks it) and that string's first invalid sequence as
+// cli.InvalidUTF8 writes it; -1 and "" when every string is valid. Comment operations are not
+// looked at: ovsdb-server does not check a comment's encoding.
+//
+// Two limits, neither reachable from vsctl's commands: ovsdb-server checks a column's enum
+// before the encoding (vsctl's value parser, cli, refuses a value outside the enum before a
+// transaction is built, with the same enum-first order), and within one operation it reads the
+// row's columns in its own hash order, so when several columns hold invalid strings the one it
+// names may differ from the first in key order named here.
+func firstInvalidUTF8(ops []any) (int, string) {
+	for i, op := range ops {
+		if m, ok := op.(map[string]any); ok && m["op"] == "comment" {
+			continue
+		}
+		if bad := invalidUTF8In(reflect.ValueOf(op)); bad != "" {
+			return i, bad
+		}
+	}
+	return -1, ""
+}
+
+// invalidUTF8In returns the first invalid sequence (cli.InvalidUTF8) of the first invalid
+// string found in v, walking slices, maps (keys in sorted order, as encoding/json writes them,
+// then values), pointers, interfaces and struct fields; "" when there is none.
+func invalidUTF8In(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.String:
+		return cli.InvalidUTF8(v.String())
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return ""
+		}
+		return invalidUTF8In(v.Elem())
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if bad := invalidUTF8In(v.Index(i)); bad != "" {
+				return bad
+			}
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+		for _, k := range keys {
+			if bad := invalidUTF8In(k); bad != "" {
+				return bad
+			}
+			if bad := invalidUTF8In(v.MapIndex(k)); bad != "" {
+				return bad
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				if bad := invalidUTF8In(v.Field(i)); bad != "" {
+					return bad
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// refuseInvalidUTF8 answers a transaction whose operation after prefix holds a string that is
+// not valid UTF-8 (bad is its first invalid sequence, as cli.InvalidUTF8 writes it) the way
+// ovsdb-server answers ovs-vsctl, which sends such bytes as they are: encoding/json would
+// replace them with U+FFFD and the server would store that instead. The server executes the
+// operations in order and refuses the first that holds such a string, so prefix is sent first,
+// followed by an abort: when one of its operations fails, that failure is the result, as it
+// would be; otherwise the result is the server's refusal of the next operation, Status Error
+// with Error {"details":"not a valid UTF-8 string: invalid UTF-8 sequence 0x..","error":
+// "constraint violation"}. Nothing is committed either way.
+func (db *DB) refuseInvalidUTF8(ctx context.Context, prefix []any, bad string) (*Result, error) {
+	if len(prefix) > 0 {
+		probe := append(prefix[:len(prefix):len(prefix)], map[string]any{"op": "abort"})
+		if out, err := failed(db.conn.Transact(ctx, probe)); out != nil || err != nil {
+			return out, err
+		}
+	}
+	details, err := json.Marshal("not a valid UTF-8 string: invalid UTF-8 sequence" + bad)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Status: Error, Error: `{"details":` + string(details) + `,"error":"constraint violation"}`}, nil
+}
+
 // commentRefused reports whether a server that does not know the "comment" operation
 // refused the transaction because of it (libovsdb's server reports the table "" as unknown).
 func commentRefused(res []json.RawMessage) bool {
@@ -162,7 +265,7 @@ func commentRefused(res []json.RawMessage) bool {
 }
 
 // setError records the first hard error as OVS prints it: compact JSON, keys sorted.
-func setError(out *Result, raw json.RawMessage) *Result {
+func setError(raw json.RawMessage) *Result {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

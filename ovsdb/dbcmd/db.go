@@ -120,7 +120,10 @@ func (db *DB) Containing(ctx context.Context, table, col string, atom cli.Atom, 
 	return db.Select(ctx, table, Cond{Column: col, Op: "includes", Value: cli.Datum{Keys: []cli.Atom{atom}}}, cols...)
 }
 
-// Select returns the rows of table matching c, as Lookup does.
+// Select returns the rows of table matching c, as Lookup does. Strings are compared as bytes,
+// as ovs-vsctl's IDL compares them: a value holding a string that is not valid UTF-8 matches no
+// stored row (ovsdb-server stores none, and the select is not sent, since encoding/json would
+// turn the bytes into U+FFFD), only rows this invocation set to it.
 func (db *DB) Select(ctx context.Context, table string, c Cond, cols ...string) ([]*Row, error) {
 	tc, err := db.table(table)
 	if err != nil {
@@ -146,10 +149,15 @@ func (db *DB) Select(ctx context.Context, table string, c Cond, cols ...string) 
 		} else {
 			where = []any{[]any{c.Column, c.Op, encodeDatum(cs.Type, c.Value, db.namedOnly)}}
 		}
-		ids, err := db.fetch(ctx, tc, where, want)
-		if err != nil {
-			return nil, err
+		var ids []string
+		if where == nil || !datumHasInvalidUTF8(c.Value) {
+			if ids, err = db.fetch(ctx, tc, where, want); err != nil {
+				return nil, err
+			}
 		}
+		// else: no stored row matches a string that is not valid UTF-8 (ovsdb-server stores
+		// none), and encoding/json would send U+FFFD instead, matching rows holding that:
+		// only this invocation's rows are looked at, as ovs-vsctl's IDL compares bytes.
 		if where != nil {
 			server = make(map[string]bool, len(ids))
 			for _, id := range ids {
@@ -185,6 +193,18 @@ func (db *DB) Select(ctx context.Context, table string, c Cond, cols ...string) 
 		}
 	}
 	return out, nil
+}
+
+// datumHasInvalidUTF8 reports whether a string of d (key or value) is not valid UTF-8.
+func datumHasInvalidUTF8(d cli.Datum) bool {
+	for _, atoms := range [][]cli.Atom{d.Keys, d.Values} {
+		for _, a := range atoms {
+			if a.Type == cli.TypeString && cli.InvalidUTF8(a.Str) != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func containsAny(list, atoms []cli.Atom) bool {

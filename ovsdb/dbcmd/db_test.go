@@ -313,3 +313,84 @@ func TestContainingSeesPendingEdits(t *testing.T) {
 		t.Errorf("port-to-br p1 = %q", got)
 	}
 }
+
+// A string that is not valid UTF-8 is refused as ovsdb-server refuses the raw bytes ovs-vsctl
+// sends (encoding/json would store U+FFFD instead): the transaction fails with the server's
+// constraint violation, naming the first invalid sequence as OVS does, and nothing is written.
+// An operation before it that fails (here a verified column that changed) decides the result,
+// as it does on the server, which executes operations in order.
+func TestInvalidUTF8IsRefusedLikeOVSDBServer(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.db.Vsctl(t, "--no-wait", "add-br", "br0")
+	for _, tc := range []struct {
+		name  string
+		value cli.Datum
+		col   string
+		bad   string
+	}{
+		{"map value", smap("k", "\xff"), "external_ids", "0xff"},
+		{"map key", smap("a\xc3(b", "v"), "external_ids", "0xc3 0x28"},
+		{"truncated sequence", smap("k", "a\xe1\x80"), "external_ids", "0xe1 0x80 0x00"},
+		{"surrogate", str("\xed\xa0\x80"), "datapath_type", "0xed 0xa0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := e.view()
+			brs, _ := db.Lookup(ctx, "Bridge", "name", str("br0"))
+			if len(brs) != 1 {
+				t.Fatalf("Bridge br0: %v", brs)
+			}
+			if err := brs[0].Set(tc.col, tc.value); err != nil {
+				t.Fatal(err)
+			}
+			want := `{"details":"not a valid UTF-8 string: invalid UTF-8 sequence ` + tc.bad + `","error":"constraint violation"}`
+			if r := e.commit(db); r.Status != dbcmd.Error || r.Error != want {
+				t.Errorf("result %+v, want Error %s", r, want)
+			}
+			if got := e.db.Get(t, "Bridge", "br0", tc.col); got != "{}" && got != "[]" && got != "" {
+				t.Errorf("%s = %s after a refused transaction", tc.col, got)
+			}
+		})
+	}
+	t.Run("earlier failure first", func(t *testing.T) {
+		db := e.view()
+		brs, _ := db.Lookup(ctx, "Bridge", "name", str("br0"))
+		if err := brs[0].Verify(ctx, "fail_mode"); err != nil {
+			t.Fatal(err)
+		}
+		if err := brs[0].Set("external_ids", smap("k", "\xff")); err != nil {
+			t.Fatal(err)
+		}
+		e.db.Vsctl(t, "--no-wait", "set-fail-mode", "br0", "secure")
+		if r := e.commit(db); r.Status != dbcmd.TryAgain {
+			t.Errorf("result %+v, want TryAgain (the wait fails before the update is looked at)", r)
+		}
+	})
+}
+
+// A lookup by a string that is not valid UTF-8 matches no stored row, not even one whose name
+// is U+FFFD (what encoding/json would send in its place): ovs-vsctl's IDL compares bytes. A row
+// this invocation named so is found.
+func TestLookupByInvalidUTF8(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.db.Vsctl(t, "--no-wait", "add-br", "\uFFFD")
+	db := e.view()
+	if rows, err := db.Lookup(ctx, "Bridge", "name", str("\uFFFD")); err != nil || len(rows) != 1 {
+		t.Fatalf("Lookup of the bridge named U+FFFD = %v, %v; want it", rows, err)
+	}
+	db = e.view()
+	if rows, err := db.Lookup(ctx, "Bridge", "name", str("\xff")); err != nil || len(rows) != 0 {
+		t.Errorf(`Lookup of "\xff" = %v, %v; want no row`, rows, err)
+	}
+	r, err := db.Insert("Bridge", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Set("name", str("\xff")); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := db.Lookup(ctx, "Bridge", "name", str("\xff")); err != nil || len(rows) != 1 || rows[0] != r {
+		t.Errorf(`Lookup of "\xff" after inserting it = %v, %v; want the inserted row`, rows, err)
+	}
+}

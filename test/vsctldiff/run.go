@@ -40,8 +40,9 @@ const StepTimeout = 30 * time.Second
 // Run executes s with binary (a path or a name on $PATH) against a fresh ovsdb-server with a
 // dummy-datapath ovs-vswitchd, both torn down at the end of the test. Each line runs as
 // `binary --db=unix:SOCK LINE…` in that lab's environment. Outputs are normalised with the
-// lab's directory replaced by $DIR, the program's name (or "ovs-vsctl") by PROG, and UUIDs numbered in order of
-// first appearance across the session.
+// lab's directory replaced by $DIR, the program's name (or "ovs-vsctl") by PROG, the timestamps
+// of log lines printed on the console by TIME, and UUIDs numbered in order of first appearance
+// across the session.
 func Run(t testing.TB, binary string, s Session) *Outcome {
 	t.Helper()
 	db := lab.StartOVSDB(t)
@@ -80,9 +81,13 @@ func runStep(t testing.TB, db *lab.OVSDB, binary string, args []string, n *norma
 
 var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
-// normaliser rewrites run-specific text: the lab directory, the program name, and UUIDs, which
-// are numbered in order of first appearance so that "the row created by step 3" reads the same
-// in both runs.
+// vlogTimeRE is the timestamp that starts a log line printed on the console (OVS's default
+// pattern "%D{%Y-%m-%dT%H:%M:%SZ}|%05N|%c|%p|%m"): two runs print it at different times.
+var vlogTimeRE = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\|`)
+
+// normaliser rewrites run-specific text: the lab directory, the program name, the timestamps of
+// console log lines, and UUIDs, which are numbered in order of first appearance so that "the
+// row created by step 3" reads the same in both runs.
 type normaliser struct {
 	dir, path string
 	progRE    *regexp.Regexp
@@ -109,6 +114,7 @@ func (n *normaliser) text(s string) string {
 	}
 	s = strings.ReplaceAll(s, n.dir, "$DIR")
 	s = n.progRE.ReplaceAllString(s, "${1}PROG${3}")
+	s = vlogTimeRE.ReplaceAllString(s, "TIME|")
 	return uuidRE.ReplaceAllStringFunc(s, func(u string) string {
 		if id, ok := n.ids[u]; ok {
 			return id
