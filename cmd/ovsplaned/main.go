@@ -199,6 +199,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		OpenFlow:      of,
 		Logger:        log,
 		Mode:          mode,
+		Commit:        commitOptions(cfg),
 		Reload:        load,
 		Observer:      met,
 		VswitchdProbe: probe,
@@ -277,6 +278,13 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 			}
 		}
 	}
+}
+
+// commitOptions are the daemon's OVSDB commit options (vswitchd.Options.Commit) from cfg:
+// ovsdb.reconnect_wait bounds how long a write waits for a lost OVSDB connection; unset (0), the
+// daemon uses vswitchd.DefaultReconnectWait. Read once at start: a reload does not change it.
+func commitOptions(cfg *config.Config) ovsdb.CommitOptions {
+	return ovsdb.CommitOptions{ReconnectWait: time.Duration(cfg.OVSDB.ReconnectWait)}
 }
 
 func logStatus(log *slog.Logger, s reconcile.Status) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // The quickstart configuration converges on the embedded OVSDB with the simulated
@@ -42,5 +44,25 @@ func TestOnceOnEmbeddedDatabase(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ovsdb", "conf.db")); err != nil {
 		t.Errorf("embedded database not persisted: %v", err)
+	}
+}
+
+// ovsdb.reconnect_wait reaches the daemon's commit options; unset, they carry 0, which
+// vswitchd.New turns into vswitchd.DefaultReconnectWait.
+func TestCommitOptionsCarryReconnectWait(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]string{"OVSPLANE_OVSDB_RECONNECT_WAIT=42s"}, 42 * time.Second},
+	} {
+		cfg, err := config.Load(context.Background(), config.Options{Env: tc.env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := commitOptions(cfg).ReconnectWait; got != tc.want {
+			t.Errorf("env %q: Commit.ReconnectWait = %v, want %v", tc.env, got, tc.want)
+		}
 	}
 }

@@ -48,6 +48,13 @@ type OVSDB struct {
 	Endpoints []string `mapstructure:"endpoints" yaml:"endpoints,omitempty"`
 	// TLS is required (all three files) when an endpoint is ssl:.
 	TLS TLS `mapstructure:"tls" yaml:"tls,omitempty"`
+	// ReconnectWait bounds how long a write request (ApplyPort, DeletePort, ApplyBridge,
+	// DeleteBridge, and the batches and reconcile passes carrying them) waits for a lost OVSDB
+	// connection to come back, counted from when it was lost, before it fails Unavailable with
+	// a retry hint: the daemon's Options.Commit.ReconnectWait. 0 means unset, the daemon's
+	// default (vswitchd.DefaultReconnectWait, 5 s); Validate accepts 0 and 0 < d ≤
+	// MaxReconnectWait, and Load refuses an explicit 0. Read at start: a change needs a restart.
+	ReconnectWait Duration `mapstructure:"reconnect_wait" yaml:"reconnect_wait,omitempty"`
 }
 
 // TLS names PEM files. Load does not read them; the daemon does, when it connects or listens.

@@ -70,6 +70,7 @@ var settings = []setting{
 	{"ovsdb.tls.private_key", false, "private key (PEM) for ssl: OVSDB endpoints"},
 	{"ovsdb.tls.certificate", false, "certificate (PEM) for ssl: OVSDB endpoints"},
 	{"ovsdb.tls.ca_cert", false, "CA certificate (PEM) for ssl: OVSDB endpoints"},
+	{"ovsdb.reconnect_wait", false, "how long a write waits for a lost OVSDB connection before failing Unavailable, like 5s (default 5s, at most 10m; needs a restart)"},
 	{"data_dir", false, "data directory (default " + DefaultDataDir + ")"},
 	{"api.listen", true, "API listen addresses (unix:PATH, tcp:HOST:PORT; default unix:<data_dir>/" + SocketName + ")"},
 	{"api.socket_mode", false, "octal mode of API unix sockets (default " + DefaultSocketMode + ")"},
@@ -185,8 +186,11 @@ func loadData(data []byte, opts Options) (*Config, []error) {
 		}
 	}
 	c := new(Config)
-	if err := v.UnmarshalExact(c); err != nil {
+	if err := v.UnmarshalExact(c, viper.DecodeHook(decodeHook)); err != nil {
 		errs = append(errs, decodeErrors(err)...)
+	} else if v.IsSet("ovsdb.reconnect_wait") && c.OVSDB.ReconnectWait == 0 {
+		// 0 in a Config means unset (the default); written out, it is refused, not ignored.
+		errs = append(errs, fmt.Errorf("ovsdb.reconnect_wait: %s", reconnectWaitProblem(0)))
 	}
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		ErrorUnused:      true,

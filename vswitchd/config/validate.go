@@ -101,6 +101,11 @@ func (c *Config) validateSettings(v *validator) {
 	if ssl {
 		checkTLS(v, "ovsdb.tls", c.OVSDB.TLS, true, "an ssl: endpoint")
 	}
+	if w := c.OVSDB.ReconnectWait; w != 0 { // 0: unset, the daemon's default
+		if p := reconnectWaitProblem(w); p != "" {
+			v.add("ovsdb.reconnect_wait", "%s", p)
+		}
+	}
 	if !filepath.IsAbs(c.DataDir) {
 		v.add("data_dir", "%q must be an absolute path", c.DataDir)
 	}
