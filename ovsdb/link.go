@@ -160,25 +160,30 @@ func (c *Client) boundByLink(ctx context.Context, wait time.Duration) (bctx cont
 	}
 	bctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
+	// watch waits for the next change of the link and says whether to keep watching; its
+	// timer is stopped at every return, not piled up until the transaction ends.
+	watch := func() bool {
+		down, since, changed := c.link.state()
+		var expire <-chan time.Time
+		if down {
+			t := time.NewTimer(time.Until(since.Add(wait)))
+			defer t.Stop()
+			expire = t.C
+		}
+		select {
+		case <-done:
+			return false
+		case <-bctx.Done():
+			return false
+		case <-changed:
+			return true
+		case <-expire:
+			cancel(&DisconnectedError{Endpoints: c.endpoints, Down: time.Since(since), Wait: wait, Unknown: true})
+			return false
+		}
+	}
 	go func() {
-		for {
-			down, since, changed := c.link.state()
-			var expire <-chan time.Time
-			if down {
-				t := time.NewTimer(time.Until(since.Add(wait)))
-				defer t.Stop()
-				expire = t.C
-			}
-			select {
-			case <-done:
-				return
-			case <-bctx.Done():
-				return
-			case <-changed:
-			case <-expire:
-				cancel(&DisconnectedError{Endpoints: c.endpoints, Down: time.Since(since), Wait: wait, Unknown: true})
-				return
-			}
+		for watch() {
 		}
 	}()
 	return bctx, func() { close(done); cancel(nil) }
