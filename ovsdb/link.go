@@ -63,6 +63,7 @@ type link struct {
 	mu      sync.Mutex
 	down    bool
 	since   time.Time     // start of the current outage, while down
+	outage  uint64        // counts outages, so a watcher only ends its own
 	changed chan struct{} // closed and replaced at every change
 }
 
@@ -79,11 +80,12 @@ func (l *link) lost() {
 		return
 	}
 	l.down, l.since = true, time.Now()
+	l.outage++
 	l.broadcastLocked()
-	go l.watch()
+	go l.watch(l.outage)
 }
 
-func (l *link) watch() {
+func (l *link) watch(outage uint64) {
 	tick := time.NewTicker(linkPoll)
 	defer tick.Stop()
 	for range tick.C {
@@ -91,12 +93,19 @@ func (l *link) watch() {
 			return
 		}
 		if l.connected() {
-			l.mu.Lock()
-			l.down, l.since = false, time.Time{}
-			l.broadcastLocked()
-			l.mu.Unlock()
+			l.up(outage)
 			return
 		}
+	}
+}
+
+// up ends outage if it is still the current one.
+func (l *link) up(outage uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.down && l.outage == outage {
+		l.down, l.since = false, time.Time{}
+		l.broadcastLocked()
 	}
 }
 
@@ -105,9 +114,17 @@ func (l *link) broadcastLocked() {
 	l.changed = make(chan struct{})
 }
 
-// state returns whether the connection is known to be down, since when, and a channel closed
-// at the next change.
+// state returns whether the connection is down, since when, and a channel closed at the next
+// change. An outage whose connection is already back is ended here rather than at the
+// watcher's next poll, so a writer arriving in between is not cut for an outage that is over.
+// connected is called without l.mu held: libovsdb may call lost under its own lock.
 func (l *link) state() (down bool, since time.Time, changed <-chan struct{}) {
+	l.mu.Lock()
+	down, outage := l.down, l.outage
+	l.mu.Unlock()
+	if down && l.connected() {
+		l.up(outage)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.down, l.since, l.changed
