@@ -122,5 +122,10 @@
 // stays while the VM side runs. Regular files, directories, symbolic links and everything
 // outside Dir are never removed.
 //
+// The process management — starting with the parent-death signal, the graceful, SIGTERM,
+// SIGKILL stop, the start-up waits, the DPDK/hugepage probe and the removal of stale daemons
+// and sockets — is internal/ovsproc, which the test lab (test/lab) uses too; this package adds
+// the directory lock, the DPDK decision, the other_config hand-over and the supervision.
+//
 // Linux only; elsewhere Start returns an error.
 package sandbox

@@ -6,59 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
-func TestParseMeminfo(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		want    hugepages
-		wantErr string
-	}{
-		{name: "2 MiB pages", in: "MemTotal:       24000000 kB\nHugePages_Total:    1024\nHugePages_Free:      768\n" +
-			"HugePages_Rsvd:        0\nHugepagesize:       2048 kB\nHugetlb:         2097152 kB\n",
-			want: hugepages{total: 1024, free: 768, pageBytes: 2 << 20}},
-		{name: "1 GiB pages", in: "HugePages_Total: 4\nHugePages_Free: 2\nHugepagesize: 1048576 kB\n",
-			want: hugepages{total: 4, free: 2, pageBytes: 1 << 30}},
-		{name: "no hugetlbfs", in: "MemTotal: 1000 kB\nMemFree: 10 kB\n"},
-		{name: "bad count", in: "HugePages_Free: many\n", wantErr: "HugePages_Free"},
-		{name: "bad unit", in: "Hugepagesize: 2 MB\n", wantErr: "Hugepagesize"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseMeminfo(strings.NewReader(tt.in))
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want one mentioning %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("parseMeminfo = %+v, %v; want %+v", got, err, tt.want)
-			}
-		})
-	}
-	if got := (hugepages{free: 768, pageBytes: 2 << 20}).freeMB(); got != 1536 {
-		t.Errorf("freeMB = %d, want 1536", got)
-	}
-}
-
-func TestSocketMemMB(t *testing.T) {
-	for in, want := range map[string]int64{"512": 512, "1024,1024": 2048, "1024,": 1024, " 256 , 0": 256, "": 0} {
-		if got, err := socketMemMB(in); err != nil || got != want {
-			t.Errorf("socketMemMB(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"1G", "-1", "512,x"} {
-		if _, err := socketMemMB(in); err == nil {
-			t.Errorf("socketMemMB(%q) succeeded, want an error", in)
-		}
-	}
-}
-
 func TestDecideDPDK(t *testing.T) {
-	plenty := hugepages{total: 1024, free: 1024, pageBytes: 2 << 20} // 2048 MiB free
-	ok := dpdkFacts{binary: "/x/ovs-vswitchd-dpdk", binaryOK: true, root: true, hugepages: plenty, socketMemMB: 512}
+	plenty := ovsproc.Hugepages{Total: 1024, Free: 1024, PageBytes: 2 << 20} // 2048 MiB free
+	ok := dpdkFacts{host: ovsproc.DPDKHost{Binary: "/x/ovs-vswitchd-dpdk", BinaryOK: true, Root: true, Hugepages: plenty, SocketMemMB: 512}}
 	with := func(mode DPDKMode, change func(*dpdkFacts)) dpdkFacts {
 		f := ok
 		f.mode = mode
@@ -75,17 +29,17 @@ func TestDecideDPDK(t *testing.T) {
 		wantErr bool
 	}{
 		{"auto, all there", with(DPDKAuto, nil), true, "512 MiB of hugepages", false},
-		{"auto, exactly enough", with(DPDKAuto, func(f *dpdkFacts) { f.socketMemMB = 2048 }), true, "DPDK with 2048", false},
-		{"auto, too few hugepages", with(DPDKAuto, func(f *dpdkFacts) { f.socketMemMB = 4096 }), false, "2048 MiB of hugepages free", false},
-		{"auto, no binary", with(DPDKAuto, func(f *dpdkFacts) { f.binaryOK = false }), false, "openvswitch-switch-dpdk", false},
-		{"auto, not root", with(DPDKAuto, func(f *dpdkFacts) { f.root = false }), false, "needs root", false},
-		{"auto, meminfo unreadable", with(DPDKAuto, func(f *dpdkFacts) { f.hugeErr = errors.New("nope") }), false, "nope", false},
+		{"auto, exactly enough", with(DPDKAuto, func(f *dpdkFacts) { f.host.SocketMemMB = 2048 }), true, "DPDK with 2048", false},
+		{"auto, too few hugepages", with(DPDKAuto, func(f *dpdkFacts) { f.host.SocketMemMB = 4096 }), false, "2048 MiB of hugepages free", false},
+		{"auto, no binary", with(DPDKAuto, func(f *dpdkFacts) { f.host.BinaryOK = false }), false, "openvswitch-switch-dpdk", false},
+		{"auto, not root", with(DPDKAuto, func(f *dpdkFacts) { f.host.Root = false }), false, "needs root", false},
+		{"auto, meminfo unreadable", with(DPDKAuto, func(f *dpdkFacts) { f.host.HugeErr = errors.New("nope") }), false, "nope", false},
 		{"auto, dpdk-init=false", with(DPDKAuto, func(f *dpdkFacts) { f.initOff = "the desired other_config:dpdk-init" }), false,
 			"no DPDK: the desired other_config:dpdk-init is false", false},
 		{"off, all there", with(DPDKOff, nil), false, "off as asked", false},
 		{"on, all there", with(DPDKOn, nil), true, "DPDK with", false},
-		{"on, no hugepages", with(DPDKOn, func(f *dpdkFacts) { f.hugepages = hugepages{} }), false, "0 MiB of hugepages free", true},
-		{"on, no binary", with(DPDKOn, func(f *dpdkFacts) { f.binaryOK = false }), false, "/x/ovs-vswitchd-dpdk is not installed", true},
+		{"on, no hugepages", with(DPDKOn, func(f *dpdkFacts) { f.host.Hugepages = ovsproc.Hugepages{} }), false, "0 MiB of hugepages free", true},
+		{"on, no binary", with(DPDKOn, func(f *dpdkFacts) { f.host.BinaryOK = false }), false, "/x/ovs-vswitchd-dpdk is not installed", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -53,10 +54,11 @@ func TestStaleDaemonIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	layout := newSandbox(opts, nil)
-	if out, err := exec.Command("ovsdb-tool", "create", layout.dbPath, opts.Paths.Schema).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ovsdb-tool", "create", layout.layout.DBPath(), opts.Paths.Schema).CombinedOutput(); err != nil {
 		t.Fatalf("ovsdb-tool create: %v: %s", err, out)
 	}
-	stale := exec.Command(layout.db.argv[0], layout.db.argv[1:]...)
+	argv := layout.db.Spec().Argv
+	stale := exec.Command(argv[0], argv[1:]...)
 	stale.Env = append(os.Environ(), layout.env...)
 	stale.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := stale.Start(); err != nil {
@@ -66,7 +68,7 @@ func TestStaleDaemonIsKilled(t *testing.T) {
 	go func() { exited <- stale.Wait() }()
 	t.Cleanup(func() { _ = stale.Process.Kill() })
 	lab.WaitFor(t, waitLimit, "the stale ovsdb-server's pidfile", func(context.Context) error {
-		data, err := os.ReadFile(layout.db.pidfile)
+		data, err := os.ReadFile(layout.db.Spec().Pidfile)
 		if err == nil && strings.TrimSpace(string(data)) != strconv.Itoa(stale.Process.Pid) {
 			err = fmt.Errorf("pidfile says %q", data)
 		}
@@ -99,7 +101,7 @@ func TestSandboxOwnerProcess(t *testing.T) {
 		fmt.Printf("error %v\n", err)
 		os.Exit(2)
 	}
-	fmt.Printf("pids %d %d\n", s.dbProc.pid, s.swProc.pid)
+	fmt.Printf("pids %d %d\n", s.db.Current().PID(), s.sw.Current().PID())
 	time.Sleep(5 * time.Minute)
 	os.Exit(3)
 }
@@ -124,7 +126,7 @@ func TestKillNineTakesTheDaemons(t *testing.T) {
 	if _, serr := fmt.Sscanf(line, "pids %d %d", &dbPID, &swPID); serr != nil {
 		t.Fatalf("owner process said %q (%v)", line, err)
 	}
-	if !alive(dbPID) || !alive(swPID) {
+	if !ovsproc.Alive(dbPID) || !ovsproc.Alive(swPID) {
 		t.Fatalf("daemons %d, %d not running under the owner", dbPID, swPID)
 	}
 
@@ -133,8 +135,8 @@ func TestKillNineTakesTheDaemons(t *testing.T) {
 	}
 	_ = owner.Wait()
 	lab.WaitFor(t, waitLimit, "the daemons to die with their owner", func(context.Context) error {
-		if alive(dbPID) || alive(swPID) {
-			return fmt.Errorf("ovsdb-server %d alive %v, ovs-vswitchd %d alive %v", dbPID, alive(dbPID), swPID, alive(swPID))
+		if ovsproc.Alive(dbPID) || ovsproc.Alive(swPID) {
+			return fmt.Errorf("ovsdb-server %d alive %v, ovs-vswitchd %d alive %v", dbPID, ovsproc.Alive(dbPID), swPID, ovsproc.Alive(swPID))
 		}
 		return nil
 	})

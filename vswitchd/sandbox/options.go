@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // DPDKMode says whether the sandbox runs the DPDK build of ovs-vswitchd.
@@ -40,25 +42,25 @@ func ParseDPDKMode(s string) (DPDKMode, error) {
 // Defaults of Options and Paths.
 const (
 	// DefaultSocketMemMB is the dpdk-socket-mem, in MiB, written when the database has none.
-	DefaultSocketMemMB = 512
+	DefaultSocketMemMB = ovsproc.DefaultSocketMemMB
 	// DefaultDPDKExtra is the dpdk-extra written when the database has none: no PCI scan, so
 	// the sandbox never takes the host's NICs.
-	DefaultDPDKExtra = "--no-pci"
+	DefaultDPDKExtra = ovsproc.DefaultDPDKExtra
 	// DefaultPMDMaxSleepUS is the pmd-maxsleep (µs; OVS 3.1's name) written when the database
 	// has none: idle PMD threads sleep instead of spinning.
-	DefaultPMDMaxSleepUS = 1000
+	DefaultPMDMaxSleepUS = ovsproc.DefaultPMDMaxSleepUS
 	// DefaultStartTimeout bounds Start.
 	DefaultStartTimeout = 90 * time.Second
 
 	// DefaultSchema is the Open_vSwitch schema Debian installs.
-	DefaultSchema = "/usr/share/openvswitch/vswitch.ovsschema"
+	DefaultSchema = ovsproc.DefaultSchema
 	// DefaultVswitchd is Debian's ovs-vswitchd without DPDK (the one in $PATH is an
 	// alternatives link that may point to either build).
-	DefaultVswitchd = "/usr/lib/openvswitch-switch/ovs-vswitchd"
+	DefaultVswitchd = ovsproc.DefaultVswitchd
 	// DefaultVswitchdDPDK is Debian's ovs-vswitchd built with DPDK (openvswitch-switch-dpdk).
-	DefaultVswitchdDPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+	DefaultVswitchdDPDK = ovsproc.DefaultVswitchdDPDK
 	// DefaultMeminfo is where free hugepages are read.
-	DefaultMeminfo = "/proc/meminfo"
+	DefaultMeminfo = ovsproc.DefaultMeminfo
 
 	// MaxDirLen is the longest Options.Dir accepted: unix socket paths are limited to 107
 	// bytes and Dir holds "<bridge>.snoop" sockets for bridge names of up to 15 characters.

@@ -7,10 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // closeOnFailure bounds the clean-up of a failed Start.
@@ -19,15 +20,15 @@ const closeOnFailure = 30 * time.Second
 // Sandbox is a running private Open vSwitch: ovsdb-server and ovs-vswitchd, children of this
 // process, confined to Dir. Its methods are safe for concurrent use.
 type Sandbox struct {
-	opts     Options
-	log      *slog.Logger
-	env      []string // OVS_*DIR settings for every OVS process and tool
-	sock     string
-	endpoint string
-	dbPath   string
-	lock     *os.File
+	opts   Options
+	log    *slog.Logger
+	layout ovsproc.Layout
+	env    []string      // OVS_*DIR settings for every OVS process and tool
+	tools  ovsproc.Tools // ovs-vsctl and ovs-appctl with env, against the sandbox's database
+	lock   *os.File
 
-	db, sw      *daemon
+	db          *ovsproc.Daemon
+	sw          *ovsproc.Daemon // nil until chooseDPDK has picked the build
 	dpdk        bool
 	waitDPDK    bool   // dpdk-init=true was in the database when ovs-vswitchd first started
 	why         string // the DPDK decision, as a phrase
@@ -35,8 +36,6 @@ type Sandbox struct {
 	dpdkVersion string // "DPDK 22.11.11", or ""
 
 	mu       sync.Mutex
-	dbProc   *proc             // guarded by mu: the running (or last) ovsdb-server
-	swProc   *proc             // guarded by mu: the running (or last) ovs-vswitchd
 	down     map[string]string // guarded by mu: daemon name → why it is not running now
 	restarts map[string]int    // guarded by mu: daemon name → restarts since Start
 
@@ -97,44 +96,42 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 
 // newSandbox lays out the paths of a sandbox in opts.Dir.
 func newSandbox(opts Options, lock *os.File) *Sandbox {
-	dir := opts.Dir
+	layout := ovsproc.Layout{Dir: opts.Dir}
+	env := append(layout.Env(), "OVS_SYSCONFDIR="+opts.Dir)
 	s := &Sandbox{
 		opts:       opts,
 		log:        opts.Logger,
-		env:        []string{"OVS_RUNDIR=" + dir, "OVS_DBDIR=" + dir, "OVS_LOGDIR=" + dir, "OVS_SYSCONFDIR=" + dir},
-		sock:       filepath.Join(dir, "db.sock"),
-		dbPath:     filepath.Join(dir, "conf.db"),
+		layout:     layout,
+		env:        env,
+		tools:      ovsproc.Tools{Env: env, Endpoint: layout.Endpoint()},
 		lock:       lock,
 		down:       map[string]string{},
 		restarts:   map[string]int{},
 		supervised: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
-	s.endpoint = "unix:" + s.sock
-	s.db = s.newDaemon("ovsdb-server", false)
-	s.db.argv = []string{"ovsdb-server", s.dbPath,
-		"--remote=punix:" + s.sock,
-		"--remote=db:Open_vSwitch,Open_vSwitch,manager_options",
-		"--pidfile=" + s.db.pidfile, "--unixctl=" + s.db.ctl, "--log-file=" + s.db.log,
-		"-vconsole:warn"}
-	s.sw = s.newDaemon("ovs-vswitchd", !opts.HostNetwork) // argv once DPDK is decided
+	s.db = ovsproc.NewDaemon(s.spec(layout.OVSDBServer(), false))
 	return s
 }
 
-// newDaemon returns a daemon whose files are named after it in the sandbox directory.
-func (s *Sandbox) newDaemon(name string, privateNet bool) *daemon {
-	base := filepath.Join(s.opts.Dir, name)
-	return &daemon{name: name, env: s.env, pidfile: base + ".pid", ctl: base + ".ctl",
-		log: base + ".log", out: base + ".out", privateNet: privateNet}
+// spec completes the Spec of a sandbox daemon: the sandbox's environment, a process group of
+// its own and, when privateNet, a new network namespace.
+func (s *Sandbox) spec(spec ovsproc.Spec, privateNet bool) ovsproc.Spec {
+	spec.Env, spec.OwnGroup, spec.PrivateNet = s.env, true, privateNet
+	return spec
 }
 
 // start does Start's work after the directory is locked.
 func (s *Sandbox) start(ctx context.Context) error {
-	for _, d := range []*daemon{s.sw, s.db} {
-		if _, err := killStale(ctx, d, s.log); err != nil {
+	for _, d := range []ovsproc.Spec{s.layout.Vswitchd(""), s.layout.OVSDBServer()} {
+		pid, err := ovsproc.KillStale(ctx, d)
+		if pid != 0 {
+			s.log.Warn("sandbox: killed a leftover daemon of a previous run", "daemon", d.Name, "pid", pid, "pidfile", d.Pidfile)
+		}
+		if err != nil {
 			return err
 		}
-		if err := waitReleased(ctx, d); err != nil {
+		if err := ovsproc.WaitReleased(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -176,17 +173,14 @@ func (s *Sandbox) start(ctx context.Context) error {
 
 // startOVSDB starts ovsdb-server and waits until it accepts connections.
 func (s *Sandbox) startOVSDB(ctx context.Context) error {
-	p, err := s.db.start()
+	p, err := s.db.Start()
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.dbProc = p
-	s.mu.Unlock()
-	wctx, stop := p.watch(ctx)
+	wctx, stop := p.Watch(ctx)
 	defer stop()
-	if err := s.waitSocket(wctx); err != nil {
-		return p.report(fmt.Errorf("waiting for %s: %w", s.sock, err))
+	if err := ovsproc.WaitSocket(wctx, s.layout.Sock()); err != nil {
+		return p.Report(fmt.Errorf("waiting for %s: %w", s.layout.Sock(), err))
 	}
 	return nil
 }
@@ -195,26 +189,18 @@ func (s *Sandbox) startOVSDB(ctx context.Context) error {
 // line. dpdk-init and dpdk-socket-mem come from the desired other_config, else from the
 // database's (db), else from the sandbox's defaults.
 func (s *Sandbox) chooseDPDK(db map[string]string) error {
-	f := dpdkFacts{mode: s.opts.DPDK, binary: s.opts.Paths.VswitchdDPDK, root: os.Geteuid() == 0,
-		socketMemMB: int64(s.opts.SocketMemMB)}
+	socketMem := int64(s.opts.SocketMemMB)
 	if v, where, ok := s.effective(db, "dpdk-socket-mem"); ok {
-		mb, err := socketMemMB(v)
+		mb, err := ovsproc.SocketMemMB(v)
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
-		f.socketMemMB = mb
+		socketMem = mb
 	}
+	f := dpdkFacts{mode: s.opts.DPDK,
+		host: ovsproc.ProbeDPDK(s.opts.Paths.VswitchdDPDK, s.opts.Paths.Meminfo, socketMem)}
 	if v, where, ok := s.effective(db, "dpdk-init"); ok && v == "false" {
 		f.initOff = where
-	}
-	if st, err := os.Stat(f.binary); err == nil && !st.IsDir() {
-		f.binaryOK = true
-	}
-	if mi, err := os.Open(s.opts.Paths.Meminfo); err != nil {
-		f.hugeErr = err
-	} else {
-		f.hugepages, f.hugeErr = parseMeminfo(mi)
-		mi.Close()
 	}
 	use, why, err := decideDPDK(f)
 	if err != nil {
@@ -224,11 +210,9 @@ func (s *Sandbox) chooseDPDK(db map[string]string) error {
 	s.log.Info("sandbox: "+why, "mode", string(s.opts.DPDK))
 	bin := s.opts.Paths.Vswitchd
 	if use {
-		bin = f.binary
+		bin = s.opts.Paths.VswitchdDPDK
 	}
-	s.sw.argv = []string{bin, s.endpoint,
-		"--pidfile=" + s.sw.pidfile, "--unixctl=" + s.sw.ctl, "--log-file=" + s.sw.log,
-		"-vconsole:warn"}
+	s.sw = ovsproc.NewDaemon(s.spec(s.layout.Vswitchd(bin), !s.opts.HostNetwork))
 	return nil
 }
 
@@ -249,41 +233,27 @@ func (s *Sandbox) effective(db map[string]string, key string) (value, where stri
 // ovs-vswitchd and of DPDK ("" without waitDPDK). The process is the current one even when a
 // wait fails (the caller stops it).
 func (s *Sandbox) startVswitchd(ctx context.Context, waitDPDK bool) (version, dpdkVersion string, err error) {
-	p, err := s.sw.start()
+	p, err := s.sw.Start()
 	if err != nil {
 		return "", "", err
 	}
-	s.mu.Lock()
-	s.swProc = p
-	s.mu.Unlock()
-	wctx, stop := p.watch(ctx)
+	wctx, stop := p.Watch(ctx)
 	defer stop()
-	if err := s.waitApplied(wctx); err != nil {
-		return "", "", p.report(fmt.Errorf("waiting for cur_cfg: %w", err))
-	}
-	if waitDPDK {
-		if _, err := s.vsctl(wctx, "wait-until", "Open_vSwitch", ".", "dpdk_initialized=true"); err != nil {
-			return "", "", p.report(fmt.Errorf("waiting for dpdk_initialized=true: %w", err))
-		}
-		v, err := s.vsctl(wctx, "get", "Open_vSwitch", ".", "dpdk_version")
-		if err != nil {
-			return "", "", p.report(err)
-		}
-		dpdkVersion = unquote(v)
-	}
-	out, err := s.appctl(wctx, s.sw, "version")
+	up, err := s.tools.WaitVswitchd(wctx, s.sw.Spec().Ctl, waitDPDK)
 	if err != nil {
-		return "", "", p.report(fmt.Errorf("waiting for ovs-appctl: %w", err))
+		return "", "", p.Report(err)
 	}
-	version, _, _ = strings.Cut(out, "\n")
-	return version, dpdkVersion, nil
+	return up.Version, up.DPDKVersion, nil
 }
 
 // sweepSockets removes the stale sockets of the sandbox's vhost-user socket directories
 // (removeStaleSockets) before an ovs-vswitchd starts; otherConfig is the other_config it will
 // read (for vhost-sock-dir).
 func (s *Sandbox) sweepSockets(ctx context.Context, otherConfig map[string]string) error {
-	_, err := removeStaleSockets(ctx, vhostSockDirs(s.opts.Dir, otherConfig), s.log)
+	removed, err := ovsproc.RemoveStaleSockets(ctx, vhostSockDirs(s.opts.Dir, otherConfig), s.log)
+	if len(removed) > 0 {
+		s.log.Info("sandbox: removed sockets nobody listens on (left by a killed ovs-vswitchd)", "sockets", removed)
+	}
 	return err
 }
 
@@ -299,22 +269,17 @@ func (s *Sandbox) Close(ctx context.Context) error {
 			s.stopSupervision()
 			<-s.supervised
 		}
-		s.mu.Lock()
-		sw, db := s.swProc, s.dbProc
-		s.mu.Unlock()
 		var errs []error
-		if sw != nil {
-			errs = append(errs, sw.stop(ctx, func(ctx context.Context) error {
+		if s.sw != nil {
+			errs = append(errs, s.sw.Stop(ctx, func(ctx context.Context) error {
 				_, err := s.appctl(ctx, s.sw, "exit", "--cleanup")
 				return err
 			}))
 		}
-		if db != nil {
-			errs = append(errs, db.stop(ctx, func(ctx context.Context) error {
-				_, err := s.appctl(ctx, s.db, "exit")
-				return err
-			}))
-		}
+		errs = append(errs, s.db.Stop(ctx, func(ctx context.Context) error {
+			_, err := s.appctl(ctx, s.db, "exit")
+			return err
+		}))
 		close(s.done)
 		if err := s.lock.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("release %s: %w", lockName, err))
@@ -331,7 +296,7 @@ func (s *Sandbox) Close(ctx context.Context) error {
 func (s *Sandbox) Done() <-chan struct{} { return s.done }
 
 // Endpoint returns the OVSDB endpoint of the sandbox, "unix:<Dir>/db.sock".
-func (s *Sandbox) Endpoint() string { return s.endpoint }
+func (s *Sandbox) Endpoint() string { return s.layout.Endpoint() }
 
 // Dir returns the sandbox directory (absolute).
 func (s *Sandbox) Dir() string { return s.opts.Dir }
@@ -342,11 +307,7 @@ func (s *Sandbox) DPDK() bool { return s.dpdk }
 // VswitchdPID returns the process id of ovs-vswitchd. Without HostNetwork its network
 // namespace is /proc/<pid>/ns/net: move a device in with `ip link set DEV netns <pid>`.
 // After a restart it is the new process's.
-func (s *Sandbox) VswitchdPID() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.swProc.pid
-}
+func (s *Sandbox) VswitchdPID() int { return s.sw.Current().PID() }
 
 // Describe returns one human line saying what runs where and how to reach it, for the daemon's
 // start-up message.
@@ -359,24 +320,13 @@ func (s *Sandbox) Describe() string {
 	case s.dpdk:
 		b.WriteString(" with DPDK once the desired dpdk-init is written")
 	}
-	fmt.Fprintf(&b, " (%s, %s), OVSDB %s; ", filepath.Base(s.sw.argv[0]), s.why, s.endpoint)
+	fmt.Fprintf(&b, " (%s, %s), OVSDB %s; ", filepath.Base(s.sw.Spec().Argv[0]), s.why, s.Endpoint())
 	pid := s.VswitchdPID()
 	if s.opts.HostNetwork {
 		fmt.Fprintf(&b, "ovs-vswitchd pid %d in the host's network namespace", pid)
 	} else {
 		fmt.Fprintf(&b, "ovs-vswitchd pid %d in a private network namespace (look inside: nsenter -t %d -n ip link)", pid, pid)
 	}
-	fmt.Fprintf(&b, "; try: ovs-vsctl --db=%s show, ovs-appctl -t %s dpif/show", s.endpoint, s.sw.ctl)
+	fmt.Fprintf(&b, "; try: ovs-vsctl --db=%s show, ovs-appctl -t %s dpif/show", s.Endpoint(), s.sw.Spec().Ctl)
 	return b.String()
-}
-
-// unquote removes the double quotes ovs-vsctl puts around some strings; "[]" (no value) is "".
-func unquote(s string) string {
-	if s == "[]" {
-		return ""
-	}
-	if u, err := strconv.Unquote(s); err == nil {
-		return u
-	}
-	return s
 }

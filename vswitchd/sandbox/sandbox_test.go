@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -88,7 +89,7 @@ func processesIn(t *testing.T, dir string) []int {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte(dir+"/")) && alive(pid) {
+		if err == nil && bytes.Contains(cmdline, []byte(dir+"/")) && ovsproc.Alive(pid) {
 			pids = append(pids, pid)
 		}
 	}

@@ -1,33 +1,15 @@
 package sandbox
 
 import (
-	"bufio"
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"log/slog"
-	"net"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
 
-// probeTimeout bounds the connect that tells a live unix socket from a stale one.
-const probeTimeout = time.Second
-
-// soAcceptCon is __SO_ACCEPTCON, the flag /proc/net/unix shows on listening sockets.
-const soAcceptCon = 0x10000
-
 // vhostSockDirs returns the directories in which ovs-vswitchd creates the sockets of
-// dpdkvhostuser ports: the sandbox directory (OVS_RUNDIR) and, when other_config sets
-// vhost-sock-dir, that directory below it (OVS reads it relative to OVS_RUNDIR). A
-// vhost-sock-dir that would leave the sandbox directory is ignored: the sandbox touches nothing
-// outside Dir.
+// dpdkvhostuser ports, which sweepSockets cleans (ovsproc.RemoveStaleSockets) before a vswitchd
+// starts: the sandbox directory (OVS_RUNDIR) and, when other_config sets vhost-sock-dir, that
+// directory below it (OVS reads it relative to OVS_RUNDIR). A vhost-sock-dir that would leave
+// the sandbox directory is ignored: the sandbox touches nothing outside Dir.
 func vhostSockDirs(dir string, otherConfig map[string]string) []string {
 	dirs := []string{dir}
 	sub := otherConfig["vhost-sock-dir"]
@@ -40,125 +22,4 @@ func vhostSockDirs(dir string, otherConfig map[string]string) []string {
 		dirs = append(dirs, p)
 	}
 	return dirs
-}
-
-// removeStaleSockets removes the unix socket files directly in dirs (not below) on which no
-// process listens, and returns their paths. It runs before ovs-vswitchd starts: the sockets of
-// dpdkvhostuser ports (server mode, ovs-vswitchd creates and listens on them) outlive a
-// vswitchd killed with -9, and DPDK then fails to bind them ("Address already in use"): the
-// port stays at ofport -1, and the failed socket's file descriptor number, closed by DPDK and
-// reused at once, is likely closed a second time when the port is torn down — closing the
-// vswitchd's own unixctl or OVSDB connection ("Bad file descriptor", ovs-appctl reads end of
-// file; see the package documentation). ovs-vswitchd's own stale sockets (<bridge>.mgmt, its
-// unixctl socket) go too; it would remove them itself.
-//
-// A socket counts as listened on when /proc/net/unix (this network namespace) lists a
-// listening socket bound to its path, or, failing that, when a connect to it does not fail with
-// ECONNREFUSED (a listener in another namespace; the connection is closed at once). So the
-// socket of a dpdkvhostuserclient port's VM side (it listens, ovs-vswitchd connects) stays as
-// long as the VM side runs. Regular files, directories and symbolic links are never removed;
-// a missing directory is not an error.
-func removeStaleSockets(ctx context.Context, dirs []string, log *slog.Logger) ([]string, error) {
-	listening, err := listeningPaths()
-	if err != nil {
-		log.Warn("sandbox: cannot read the listening unix sockets; probing each socket", "error", err)
-		listening = map[string]bool{}
-	}
-	var removed []string
-	var errs []error
-	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("stale sockets in %s: %w", dir, err))
-			continue
-		}
-		for _, e := range entries {
-			if e.Type()&fs.ModeSocket == 0 { // never a file, directory or symlink
-				continue
-			}
-			path := filepath.Join(dir, e.Name())
-			if listening[path] {
-				continue
-			}
-			stale, err := refused(ctx, path)
-			if err != nil {
-				log.Warn("sandbox: cannot tell whether a socket is in use; keeping it", "socket", path, "error", err)
-				continue
-			}
-			if !stale {
-				continue
-			}
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("remove stale socket %s: %w", path, err))
-				continue
-			}
-			removed = append(removed, path)
-		}
-	}
-	if len(removed) > 0 {
-		log.Info("sandbox: removed sockets nobody listens on (left by a killed ovs-vswitchd)", "sockets", removed)
-	}
-	return removed, errors.Join(errs...)
-}
-
-// refused reports whether connecting to the unix socket at path fails with ECONNREFUSED, the
-// answer of a socket file no process listens on. A successful connection (closed at once)
-// means false; other errors are returned.
-func refused(ctx context.Context, path string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", path)
-	if err == nil {
-		c.Close()
-		return false, nil
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return true, nil
-	}
-	return false, err
-}
-
-// listeningPaths returns the paths of the listening unix sockets of this network namespace.
-func listeningPaths() (map[string]bool, error) {
-	f, err := os.Open("/proc/net/unix")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return parseProcNetUnix(f)
-}
-
-// parseProcNetUnix reads /proc/net/unix's format ("Num RefCount Protocol Flags Type St Inode
-// Path", hexadecimal flags) and returns the paths of sockets with __SO_ACCEPTCON (listening).
-// Abstract sockets ("@name") and unbound ones are left out.
-func parseProcNetUnix(r io.Reader) (map[string]bool, error) {
-	paths := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	first := true
-	for sc.Scan() {
-		if first { // the header
-			first = false
-			continue
-		}
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 8 {
-			continue
-		}
-		flags, err := strconv.ParseUint(fields[3], 16, 32)
-		if err != nil {
-			return nil, fmt.Errorf("/proc/net/unix: flags %q: %w", fields[3], err)
-		}
-		path := strings.Join(fields[7:], " ")
-		if flags&soAcceptCon != 0 && strings.HasPrefix(path, "/") {
-			paths[path] = true
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("/proc/net/unix: %w", err)
-	}
-	return paths, nil
 }

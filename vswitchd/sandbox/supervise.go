@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // Restart backoff of a daemon that exits on its own: the first restart waits restartMin, each
@@ -64,7 +66,7 @@ func (s *Sandbox) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Status{Down: maps.Clone(s.down), Restarts: maps.Clone(s.restarts),
-		OVSDBPID: s.dbProc.pid, VswitchdPID: s.swProc.pid}
+		OVSDBPID: s.db.Current().PID(), VswitchdPID: s.sw.Current().PID()}
 }
 
 // supervise waits for either daemon to exit and starts it again (revive), until ctx ends
@@ -76,14 +78,14 @@ func (s *Sandbox) supervise(ctx context.Context) {
 	now := time.Now()
 	dbBackoff.started, swBackoff.started = now, now
 	for ctx.Err() == nil {
-		db, sw := s.current(s.db), s.current(s.sw)
+		db, sw := s.db.Current(), s.sw.Current()
 		select {
 		case <-ctx.Done():
 			return
-		case <-db.done:
+		case <-db.Done():
 			s.revive(ctx, s.db, db, &dbBackoff)
-		case <-sw.done:
-			if db.exited() {
+		case <-sw.Done():
+			if db.Exited() {
 				s.revive(ctx, s.db, db, &dbBackoff)
 				continue
 			}
@@ -96,19 +98,20 @@ func (s *Sandbox) supervise(ctx context.Context) {
 // ends. Meanwhile Status reports d down with why. An ovs-vswitchd waiting for its restart
 // gives way when ovsdb-server exits too: revive returns, d stays down, and the supervisor
 // restarts ovsdb-server first, then comes back to d.
-func (s *Sandbox) revive(ctx context.Context, d *daemon, p *proc, b *backoff) {
+func (s *Sandbox) revive(ctx context.Context, d *ovsproc.Daemon, p *ovsproc.Process, b *backoff) {
 	if ctx.Err() != nil {
 		return // Close stops the daemons: their exit is expected
 	}
-	why := fmt.Sprintf("pid %d exited (%v)", p.pid, p.err)
-	if !s.isDown(d.name) { // not when coming back after giving way to ovsdb-server
+	name := d.Spec().Name
+	why := fmt.Sprintf("pid %d exited (%v)", p.PID(), p.Err())
+	if !s.isDown(name) { // not when coming back after giving way to ovsdb-server
 		b.exited(time.Now())
-		s.setDown(d.name, why)
-		s.log.Error("sandbox: "+d.name+" exited; restarting it", "pid", p.pid, "exit", p.err,
-			"log", tail(d.log, 5))
+		s.setDown(name, why)
+		s.log.Error("sandbox: "+name+" exited; restarting it", "pid", p.PID(), "exit", p.Err(),
+			"log", ovsproc.Tail(d.Spec().Log, 5))
 	}
 	for attempt := 1; ; attempt++ {
-		if d == s.sw && s.current(s.db).exited() {
+		if d == s.sw && s.db.Current().Exited() {
 			return
 		}
 		wait := b.delay()
@@ -118,25 +121,25 @@ func (s *Sandbox) revive(ctx context.Context, d *daemon, p *proc, b *backoff) {
 		case <-time.After(wait):
 		}
 		if hook := s.opts.beforeRestart; hook != nil {
-			hook(ctx, d.name)
+			hook(ctx, name)
 		}
 		err := s.restart(ctx, d)
 		if err == nil {
 			b.started = time.Now()
 			s.mu.Lock()
-			delete(s.down, d.name)
-			s.restarts[d.name]++
-			n := s.restarts[d.name]
+			delete(s.down, name)
+			s.restarts[name]++
+			n := s.restarts[name]
 			s.mu.Unlock()
-			pid := s.current(d).pid
-			s.log.Info("sandbox: "+d.name+" restarted", "pid", pid, "restarts", n, "attempts", attempt)
+			pid := d.Current().PID()
+			s.log.Info("sandbox: "+name+" restarted", "pid", pid, "restarts", n, "attempts", attempt)
 			return
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		s.setDown(d.name, fmt.Sprintf("%s; restart attempt %d failed: %v", why, attempt, err))
-		s.log.Warn("sandbox: restarting "+d.name+" failed; trying again", "attempt", attempt,
+		s.setDown(name, fmt.Sprintf("%s; restart attempt %d failed: %v", why, attempt, err))
+		s.log.Warn("sandbox: restarting "+name+" failed; trying again", "attempt", attempt,
 			"next_in", b.next, "error", err)
 	}
 }
@@ -144,7 +147,7 @@ func (s *Sandbox) revive(ctx context.Context, d *daemon, p *proc, b *backoff) {
 // restart starts d once, bounded by Options.StartTimeout, and stops what it started when the
 // start fails. ovs-vswitchd is preceded by the removal of stale sockets (its predecessor's
 // vhost-user sockets) and waits for DPDK when dpdk-init=true is in the database by then.
-func (s *Sandbox) restart(ctx context.Context, d *daemon) error {
+func (s *Sandbox) restart(ctx context.Context, d *ovsproc.Daemon) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.StartTimeout,
 		fmt.Errorf("restart took longer than %v", s.opts.StartTimeout))
 	defer cancel()
@@ -157,10 +160,10 @@ func (s *Sandbox) restart(ctx context.Context, d *daemon) error {
 	if err == nil {
 		return nil
 	}
-	if p := s.current(d); p != nil && !p.exited() {
+	if p := d.Running(); p != nil {
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), closeOnFailure)
 		defer scancel()
-		if serr := p.stop(sctx, nil); serr != nil {
+		if serr := p.Stop(sctx, nil); serr != nil {
 			err = fmt.Errorf("%w (and stopping it: %w)", err, serr)
 		}
 	}
@@ -178,16 +181,6 @@ func (s *Sandbox) restartVswitchd(ctx context.Context) error {
 	}
 	_, _, err = s.startVswitchd(ctx, s.dpdk && rc.otherConfig["dpdk-init"] == "true")
 	return err
-}
-
-// current returns the current process of d.
-func (s *Sandbox) current(d *daemon) *proc {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d == s.db {
-		return s.dbProc
-	}
-	return s.swProc
 }
 
 // isDown reports whether d is recorded as not running.

@@ -9,8 +9,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -20,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -45,25 +44,9 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-func TestParseProcNetUnix(t *testing.T) {
-	const table = `Num       RefCount Protocol Flags    Type St Inode Path
-0000000000000000: 00000002 00000000 00010000 0001 01 24001 /run/a.sock
-0000000000000000: 00000002 00000000 00000000 0001 03 24002 /run/connected.sock
-0000000000000000: 00000002 00000000 00010000 0001 01 24003 @abstract
-0000000000000000: 00000003 00000000 00000000 0001 03 24004
-0000000000000000: 00000002 00000000 00010000 0001 01 24005 /run/with space.sock
-`
-	got, err := parseProcNetUnix(strings.NewReader(table))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{"/run/a.sock": true, "/run/with space.sock": true}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("listening = %v, want %v", got, want)
-	}
-	if _, err := parseProcNetUnix(strings.NewReader("h\n0: 1 0 zz 1 1 1 /x\n")); err == nil {
-		t.Error("bad flags accepted")
-	}
+// testLogger logs to the test's output.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
 
 func TestVhostSockDirs(t *testing.T) {
@@ -84,78 +67,6 @@ func TestVhostSockDirs(t *testing.T) {
 			t.Errorf("vhost-sock-dir %q: %v, want %v", tc.sub, got, tc.want)
 		}
 	}
-}
-
-// testLogger logs to the test's output.
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), nil))
-}
-
-// staleSocket leaves a unix socket file at path that nobody listens on, as a process killed
-// with -9 leaves it.
-func staleSocket(t *testing.T, path string) {
-	t.Helper()
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.SetUnlinkOnClose(false)
-	l.Close()
-}
-
-func TestRemoveStaleSockets(t *testing.T) {
-	dir := t.TempDir()
-	sub := filepath.Join(dir, "vhost")
-	if err := os.Mkdir(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	stale := []string{filepath.Join(dir, "vhu-server0"), filepath.Join(sub, "vhu-server1")}
-	for _, p := range stale {
-		staleSocket(t, p)
-	}
-	// A VM side's socket (dpdkvhostuserclient): it listens, ovs-vswitchd connects to it.
-	vm, err := net.Listen("unix", filepath.Join(dir, "vm.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vm.Close()
-	// Not sockets: a regular file, a directory, a symlink to a stale socket.
-	file := filepath.Join(dir, "conf.db")
-	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	outside := filepath.Join(t.TempDir(), "outside.sock")
-	staleSocket(t, outside)
-	link := filepath.Join(dir, "link.sock")
-	if err := os.Symlink(outside, link); err != nil {
-		t.Fatal(err)
-	}
-
-	removed, err := removeStaleSockets(t.Context(), []string{dir, sub, filepath.Join(dir, "missing")}, testLogger(t))
-	if err != nil {
-		t.Fatalf("removeStaleSockets: %v", err)
-	}
-	slices.Sort(removed)
-	slices.Sort(stale)
-	if !slices.Equal(removed, stale) {
-		t.Errorf("removed %v, want %v", removed, stale)
-	}
-	for _, p := range stale {
-		if _, err := os.Lstat(p); !os.IsNotExist(err) {
-			t.Errorf("%s: %v, want it removed", p, err)
-		}
-	}
-	for _, p := range []string{filepath.Join(dir, "vm.sock"), file, sub, link, outside} {
-		if _, err := os.Lstat(p); err != nil {
-			t.Errorf("%s removed (%v), want it kept", p, err)
-		}
-	}
-	// The listener still serves.
-	c, err := net.Dial("unix", filepath.Join(dir, "vm.sock"))
-	if err != nil {
-		t.Fatalf("the VM side's socket no longer answers: %v", err)
-	}
-	c.Close()
 }
 
 // restartGate lets a test hold each restart attempt until it has looked at the sandbox.
@@ -199,7 +110,7 @@ func (g *restartGate) next(t *testing.T) string {
 func killAndRestart(t *testing.T, s *Sandbox, g *restartGate, name string, pid func(Status) int) int {
 	t.Helper()
 	old := pid(s.Status())
-	if !alive(old) {
+	if !ovsproc.Alive(old) {
 		t.Fatalf("%s pid %d not running before the kill", name, old)
 	}
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
@@ -209,7 +120,7 @@ func killAndRestart(t *testing.T, s *Sandbox, g *restartGate, name string, pid f
 		t.Fatalf("restart attempt for %s, want %s", got, name)
 	}
 	// Held before its restart: the old process is gone and the sandbox says so.
-	if alive(old) {
+	if ovsproc.Alive(old) {
 		t.Errorf("%s pid %d still alive after SIGKILL", name, old)
 	}
 	st := s.Status()
@@ -227,8 +138,8 @@ func killAndRestart(t *testing.T, s *Sandbox, g *restartGate, name string, pid f
 		return nil
 	})
 	now := pid(s.Status())
-	if now == old || !alive(now) || !isOurs(now, "--pidfile="+filepath.Join(s.Dir(), name+".pid")) {
-		t.Fatalf("%s after the restart: pid %d (alive %v), before %d", name, now, alive(now), old)
+	if now == old || !ovsproc.Alive(now) || !ovsproc.IsOurs(now, "--pidfile="+filepath.Join(s.Dir(), name+".pid")) {
+		t.Fatalf("%s after the restart: pid %d (alive %v), before %d", name, now, ovsproc.Alive(now), old)
 	}
 	if d := s.Status().Degraded(); len(d) != 0 {
 		t.Errorf("Degraded() after the restart = %q, want none", d)
@@ -298,7 +209,7 @@ func TestKilledDaemonsAreRestarted(t *testing.T) {
 			t.Fatal(err)
 		}
 		lab.WaitFor(t, waitLimit, "ovs-vswitchd to exit", func(context.Context) error {
-			if !s.current(s.sw).exited() {
+			if !s.sw.Current().Exited() {
 				return fmt.Errorf("pid %d still running", st.VswitchdPID)
 			}
 			return nil
@@ -319,7 +230,7 @@ func TestKilledDaemonsAreRestarted(t *testing.T) {
 		})
 		now := s.Status()
 		for _, pid := range []int{now.OVSDBPID, now.VswitchdPID} {
-			if !alive(pid) || pid == st.OVSDBPID || pid == st.VswitchdPID {
+			if !ovsproc.Alive(pid) || pid == st.OVSDBPID || pid == st.VswitchdPID {
 				t.Errorf("pids before %d/%d, after %d/%d", st.OVSDBPID, st.VswitchdPID, now.OVSDBPID, now.VswitchdPID)
 			}
 		}
