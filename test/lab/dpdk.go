@@ -5,6 +5,8 @@ package lab
 import (
 	"strconv"
 	"testing"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // DPDKAFPacketDevargs returns the dpdk-devargs of an af_packet "NIC" on the Linux interface
@@ -21,13 +23,18 @@ func (v *Vswitchd) AFPacketDevargs(iface string) string {
 	return DPDKAFPacketDevargs(int(v.vdevs.Add(1)), iface)
 }
 
-// checkFreeHugepages fails the test unless socketMemMB of hugepage memory is free.
+// checkFreeHugepages fails the test unless socketMemMB of hugepage memory of the default size
+// is free (ovsproc.ReadHugepages, the probe the sandbox uses).
 func checkFreeHugepages(t testing.TB, socketMemMB int) {
 	t.Helper()
-	if free := hugepageBytes("free_hugepages"); free < int64(socketMemMB)<<20 {
+	h, err := ovsproc.ReadHugepages(ovsproc.DefaultMeminfo)
+	if err != nil {
+		t.Fatalf("lab: DPDK vswitchd: %v", err)
+	}
+	if h.FreeMB() < int64(socketMemMB) {
 		t.Fatalf("lab: DPDK vswitchd needs %d MiB of free hugepages, %d MiB are free of %d MiB "+
 			"reserved; another DPDK process holds them (see `grep -i huge /proc/meminfo`) or "+
 			"vm.nr_hugepages is too low (lab.EnsureHugepages, or echo N > /proc/sys/vm/nr_hugepages)",
-			socketMemMB, free>>20, hugepageBytes("nr_hugepages")>>20)
+			socketMemMB, h.FreeMB(), h.TotalMB())
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // leftovers lists what a finished lab must no longer have on the machine.
@@ -50,20 +52,13 @@ func assertGone(t *testing.T, l leftovers) {
 // alive reports whether pid exists and is not a zombie, waiting up to a second for it to go.
 func alive(pid int) bool {
 	deadline := time.Now().Add(time.Second)
-	for {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		// The state follows the parenthesised command name.
-		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && strings.HasPrefix(string(stat[i+1:]), " Z") {
-			return false
-		}
+	for ovsproc.Alive(pid) {
 		if time.Now().After(deadline) {
 			return true
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return false
 }
 
 // cmdline returns pid's command line for messages.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,9 +20,8 @@ const (
 	// HugepagesMount is where EnsureHugepages mounts hugetlbfs.
 	HugepagesMount = "/dev/hugepages"
 
-	hugepagesSysfs = "/sys/kernel/mm/hugepages"
-	hugepages2M    = hugepagesSysfs + "/hugepages-2048kB/nr_hugepages"
-	hugepagesLock  = "/tmp/ovsplane-lab-hugepages.lock"
+	hugepages2M   = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+	hugepagesLock = "/tmp/ovsplane-lab-hugepages.lock"
 )
 
 // EnsureHugepages makes at least minPages 2 MiB hugepages reserved and hugetlbfs mounted on
@@ -87,25 +85,6 @@ func isHugetlbfsMounted(dir string) (bool, error) {
 		}
 	}
 	return false, sc.Err()
-}
-
-// hugepageBytes sums field ("nr_hugepages" or "free_hugepages") times the page size over all
-// hugepage sizes the kernel offers. Unreadable entries count as zero.
-func hugepageBytes(field string) int64 {
-	dirs, _ := filepath.Glob(filepath.Join(hugepagesSysfs, "hugepages-*kB"))
-	var total int64
-	for _, dir := range dirs {
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(dir), "hugepages-"), "kB"), 10, 64)
-		if err != nil {
-			continue
-		}
-		n, err := readInt(filepath.Join(dir, field))
-		if err != nil {
-			continue
-		}
-		total += int64(n) * kb << 10
-	}
-	return total
 }
 
 // readInt reads a file holding one decimal integer.

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // Lock files that serialise lab daemons across all test processes of the machine. Each holds
@@ -44,7 +46,7 @@ func lockExclusive(t testing.TB, path, why string) {
 	defer cancel()
 	logged := false
 	var f *os.File
-	err := poll(ctx, func(context.Context) error {
+	err := ovsproc.Poll(ctx, func(context.Context) error {
 		var err error
 		f, err = lockFile(path, syscall.LOCK_EX|syscall.LOCK_NB)
 		if err != nil && errors.Is(err, syscall.EWOULDBLOCK) && !logged {

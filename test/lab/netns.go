@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // Netns is a named network namespace (`ip netns add`) owned by one test. A nil *Netns stands
@@ -32,11 +34,11 @@ func NewNetns(t testing.TB) *Netns {
 	defer cancel()
 	sweep(t)
 	n := &Netns{Name: netnsPrefix + ownerTag(os.Getpid()) + randomChars(8)}
-	if _, _, err := run(ctx, nil, "ip", "netns", "add", n.Name); err != nil {
+	if _, _, err := ovsproc.Run(ctx, nil, "ip", "netns", "add", n.Name); err != nil {
 		t.Fatalf("lab: create netns %s: %v", n.Name, err)
 	}
 	t.Cleanup(func() { n.cleanup(t) })
-	if _, _, err := run(ctx, nil, "ip", "-n", n.Name, "link", "set", "lo", "up"); err != nil {
+	if _, _, err := ovsproc.Run(ctx, nil, "ip", "-n", n.Name, "link", "set", "lo", "up"); err != nil {
 		t.Fatalf("lab: netns %s: set lo up: %v", n.Name, err)
 	}
 	return n
@@ -46,7 +48,7 @@ func NewNetns(t testing.TB) *Netns {
 func (n *Netns) cleanup(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
-	if out, _, err := run(ctx, nil, "ip", "netns", "pids", n.Name); err == nil {
+	if out, _, err := ovsproc.Run(ctx, nil, "ip", "netns", "pids", n.Name); err == nil {
 		for _, f := range strings.Fields(out) {
 			if pid, err := strconv.Atoi(f); err == nil {
 				t.Logf("lab: netns %s: killing leftover pid %d", n.Name, pid)
@@ -54,7 +56,7 @@ func (n *Netns) cleanup(t testing.TB) {
 			}
 		}
 	}
-	if _, _, err := run(ctx, nil, "ip", "netns", "del", n.Name); err != nil {
+	if _, _, err := ovsproc.Run(ctx, nil, "ip", "netns", "del", n.Name); err != nil {
 		t.Errorf("lab: delete netns %s: %v", n.Name, err)
 	}
 }
@@ -72,15 +74,15 @@ func (n *Netns) String() string {
 // when ctx ends. For a nil *Netns it runs in the test's namespace.
 func (n *Netns) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	if n == nil {
-		return command(ctx, nil, name, args...)
+		return ovsproc.Command(ctx, nil, name, args...)
 	}
-	return command(ctx, nil, "ip", append([]string{"netns", "exec", n.Name, name}, args...)...)
+	return ovsproc.Command(ctx, nil, "ip", append([]string{"netns", "exec", n.Name, name}, args...)...)
 }
 
 // Exec runs name with args inside the namespace until it exits or ctx ends and returns its
 // trimmed stdout; the error names the command and the namespace and quotes stderr.
 func (n *Netns) Exec(ctx context.Context, name string, args ...string) (string, error) {
-	out, _, err := runCmd(ctx, n.Command(ctx, name, args...))
+	out, _, err := ovsproc.RunCmd(ctx, n.Command(ctx, name, args...))
 	if err != nil {
 		return out, fmt.Errorf("in %s: %w", n, err)
 	}
@@ -104,6 +106,6 @@ func (n *Netns) ip(ctx context.Context, args ...string) error {
 	if n != nil {
 		args = append([]string{"-n", n.Name}, args...)
 	}
-	_, _, err := run(ctx, nil, "ip", args...)
+	_, _, err := ovsproc.Run(ctx, nil, "ip", args...)
 	return err
 }

@@ -5,13 +5,13 @@ package lab
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // ovsdbStartTimeout bounds how long ovsdb-server may take to accept connections.
@@ -34,7 +34,9 @@ type OVSDB struct {
 	// LogPath is ovsdb-server's --log-file.
 	LogPath string
 
-	d *daemon
+	layout ovsproc.Layout
+	tools  ovsproc.Tools
+	d      *ovsproc.Daemon
 }
 
 // StartOVSDB creates a fresh Open_vSwitch database from SchemaPath in a new temporary
@@ -57,7 +59,7 @@ func StartOVSDB(t testing.TB) *OVSDB {
 
 	ctx, cancel := testContext(t, cmdTimeout)
 	defer cancel()
-	if _, _, err := run(ctx, o.Env(), "ovsdb-tool", "create", o.DBPath, SchemaPath); err != nil {
+	if _, _, err := ovsproc.Run(ctx, o.Env(), "ovsdb-tool", "create", o.DBPath, SchemaPath); err != nil {
 		t.Fatalf("lab: create database %s: %v", o.DBPath, err)
 	}
 	o.Start(t)
@@ -66,65 +68,48 @@ func StartOVSDB(t testing.TB) *OVSDB {
 	return o
 }
 
-// newOVSDB lays out the paths of an OVSDB in dir.
+// newOVSDB lays out the paths of an OVSDB in dir (ovsproc.Layout).
 func newOVSDB(dir string) *OVSDB {
-	o := &OVSDB{
-		Dir:     dir,
-		DBPath:  filepath.Join(dir, "conf.db"),
-		Sock:    filepath.Join(dir, "db.sock"),
-		CtlPath: filepath.Join(dir, "ovsdb-server.ctl"),
-		LogPath: filepath.Join(dir, "ovsdb-server.log"),
+	layout := ovsproc.Layout{Dir: dir}
+	spec := layout.OVSDBServer()
+	return &OVSDB{
+		Dir:      dir,
+		DBPath:   layout.DBPath(),
+		Sock:     layout.Sock(),
+		Endpoint: layout.Endpoint(),
+		CtlPath:  spec.Ctl,
+		LogPath:  spec.Log,
+		layout:   layout,
+		tools:    ovsproc.Tools{Env: layout.Env(), Endpoint: layout.Endpoint()},
+		d:        ovsproc.NewDaemon(spec),
 	}
-	o.Endpoint = "unix:" + o.Sock
-	o.d = &daemon{
-		name: "ovsdb-server",
-		argv: []string{"ovsdb-server", o.DBPath,
-			"--remote=punix:" + o.Sock,
-			"--remote=db:Open_vSwitch,Open_vSwitch,manager_options",
-			"--pidfile=" + filepath.Join(dir, "ovsdb-server.pid"),
-			"--unixctl=" + o.CtlPath,
-			"--log-file=" + o.LogPath,
-			"-vconsole:warn"},
-		env:     o.Env(),
-		outPath: filepath.Join(dir, "ovsdb-server.out"),
-		logPath: o.LogPath,
-	}
-	return o
 }
 
 // Env returns the OVS_RUNDIR, OVS_LOGDIR and OVS_DBDIR settings ("NAME=value") that confine an
 // OVS program to Dir; add them to any OVS tool a test runs itself (ovs-ofctl, ovs-appctl…).
 func (o *OVSDB) Env() []string {
-	return []string{"OVS_RUNDIR=" + o.Dir, "OVS_LOGDIR=" + o.Dir, "OVS_DBDIR=" + o.Dir}
+	return o.layout.Env()
 }
 
 // PID returns the process id of the running ovsdb-server, or 0 when it is stopped.
-func (o *OVSDB) PID() int { return o.d.pid() }
+func (o *OVSDB) PID() int { return o.d.Running().PID() }
 
 // Start starts ovsdb-server on the existing database and socket and waits until it accepts
 // connections. It fails the test when the server is already running or does not come up,
 // quoting the tail of its log.
 func (o *OVSDB) Start(t testing.TB) {
 	t.Helper()
-	p, err := o.d.start()
+	p, err := o.d.Start()
 	if err != nil {
 		t.Fatalf("lab: %v", err)
 	}
 	ctx, cancel := testContext(t, ovsdbStartTimeout)
 	defer cancel()
-	ctx, stopWatch := watch(ctx, p)
+	ctx, stopWatch := p.Watch(ctx)
 	defer stopWatch()
-	err = poll(ctx, func(ctx context.Context) error {
-		var dialer net.Dialer
-		c, err := dialer.DialContext(ctx, "unix", o.Sock)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
-	if err != nil {
-		_ = o.d.stop(context.Background(), nil)
-		t.Fatalf("lab: %v", o.d.exitReport(p, fmt.Errorf("waiting for %s: %w", o.Sock, err)))
+	if err := ovsproc.WaitSocket(ctx, o.Sock); err != nil {
+		_ = p.Stop(context.Background(), nil)
+		t.Fatalf("lab: %v", p.Report(fmt.Errorf("waiting for %s: %w", o.Sock, err)))
 	}
 }
 
@@ -133,7 +118,7 @@ func (o *OVSDB) Start(t testing.TB) {
 // drop; ovs-vswitchd keeps running and reconnects after Start.
 func (o *OVSDB) Stop(t testing.TB) {
 	t.Helper()
-	if err := o.d.stop(context.Background(), nil); err != nil {
+	if err := o.d.Stop(context.Background(), nil); err != nil {
 		t.Logf("lab: %v", err)
 	}
 }
@@ -149,12 +134,12 @@ func (o *OVSDB) Restart(t testing.TB) {
 // cleanup stops the server at the end of the test, reporting an unexpected earlier death and,
 // when the test failed, the tail of the log.
 func (o *OVSDB) cleanup(t testing.TB) {
-	if p := o.d.current(); p != nil && p.exited() && !stoppedOnPurpose(p) {
-		t.Logf("lab: ovsdb-server died during the test: %v", p.err)
+	if p := o.d.Current(); p != nil && p.Exited() && !p.StoppedOnPurpose() {
+		t.Logf("lab: ovsdb-server died during the test: %v", p.Err())
 	}
 	o.Stop(t)
 	if t.Failed() {
-		t.Logf("lab: tail of %s:\n%s", o.LogPath, tail(o.LogPath, 40))
+		t.Logf("lab: tail of %s:\n%s", o.LogPath, ovsproc.Tail(o.LogPath, 40))
 	}
 }
 
@@ -178,7 +163,7 @@ func (o *OVSDB) Vsctl(t testing.TB, args ...string) string {
 // it names the command and quotes stderr. Note that ovs-vsctl exits 0 when ovs-vswitchd
 // rejects an interface: it only prints "Error detected while setting up 'X'" on stderr.
 func (o *OVSDB) VsctlErr(ctx context.Context, args ...string) (stdout, stderr string, err error) {
-	return run(ctx, o.Env(), "ovs-vsctl", append([]string{"--db=" + o.Endpoint}, args...)...)
+	return o.tools.Vsctl(ctx, args...)
 }
 
 // Get returns `ovs-vsctl get table record column` with one level of double quotes removed, so

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // RequireEnv is the environment variable that turns Require's skips into failures: set it to
@@ -19,11 +21,11 @@ const RequireEnv = "OVSPLANE_REQUIRE_LAB"
 // installs both vswitchd builds outside $PATH; the lab calls each by its path.
 const (
 	// SchemaPath is the Open_vSwitch schema StartOVSDB creates databases from.
-	SchemaPath = "/usr/share/openvswitch/vswitch.ovsschema"
+	SchemaPath = ovsproc.DefaultSchema
 	// VswitchdPath is the ovs-vswitchd without DPDK, for Dummy and Userspace.
-	VswitchdPath = "/usr/lib/openvswitch-switch/ovs-vswitchd"
+	VswitchdPath = ovsproc.DefaultVswitchd
 	// VswitchdDPDKPath is the ovs-vswitchd built with DPDK, for DPDK.
-	VswitchdDPDKPath = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+	VswitchdDPDKPath = ovsproc.DefaultVswitchdDPDK
 )
 
 // Fixes Require suggests.
@@ -168,12 +170,19 @@ func missingFiles(paths ...string) []string {
 	return out
 }
 
-// checkHugepages makes sure enough hugepage memory is reserved for a DPDK vswitchd with the
-// default socket memory, reserving DPDKHugepages pages itself when running as root.
+// checkHugepages makes sure enough hugepage memory of the default size is reserved for a DPDK
+// vswitchd with the default socket memory, reserving DPDKHugepages pages itself when running
+// as root.
 func checkHugepages(t testing.TB) []string {
 	t.Helper()
-	const need = DefaultSocketMemMB << 20
-	if hugepageBytes("nr_hugepages") >= need {
+	reserved := func() int64 {
+		h, err := ovsproc.ReadHugepages(ovsproc.DefaultMeminfo)
+		if err != nil {
+			return 0
+		}
+		return h.TotalMB()
+	}
+	if reserved() >= DefaultSocketMemMB {
 		return nil
 	}
 	if os.Geteuid() == 0 {
@@ -181,11 +190,11 @@ func checkHugepages(t testing.TB) []string {
 			return []string{fmt.Sprintf("hugepages: %v", err)}
 		}
 		t.Logf("lab: reserved %d hugepages of 2 MiB for DPDK (vm.nr_hugepages)", DPDKHugepages)
-		if hugepageBytes("nr_hugepages") >= need {
+		if reserved() >= DefaultSocketMemMB {
 			return nil
 		}
 	}
 	return []string{fmt.Sprintf("%d MiB of reserved hugepages for DPDK (have %d MiB; "+
 		"echo %d > /proc/sys/vm/nr_hugepages as root)",
-		DefaultSocketMemMB, hugepageBytes("nr_hugepages")>>20, DPDKHugepages)}
+		DefaultSocketMemMB, reserved(), DPDKHugepages)}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // Name prefixes of what the lab creates. Every name carries its owner's tag (ownerTag), so a
@@ -69,7 +71,7 @@ func sweep(t testing.TB) {
 		if strings.HasPrefix(name, vethPrefix) && len(name) == vethNameLen &&
 			ownerGone(name[len(vethPrefix):][:tagLen]) {
 			t.Logf("lab: removing veth %s of a dead test process", name)
-			_, _, _ = run(ctx, nil, "ip", "link", "del", "dev", name)
+			_, _, _ = ovsproc.Run(ctx, nil, "ip", "link", "del", "dev", name)
 		}
 	}
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*-*"))
@@ -86,14 +88,14 @@ func sweep(t testing.TB) {
 func sweepNetns(ctx context.Context, t testing.TB, name string) {
 	t.Helper()
 	t.Logf("lab: removing netns %s of a dead test process", name)
-	if out, _, err := run(ctx, nil, "ip", "netns", "pids", name); err == nil {
+	if out, _, err := ovsproc.Run(ctx, nil, "ip", "netns", "pids", name); err == nil {
 		for _, f := range strings.Fields(out) {
 			if pid, err := strconv.Atoi(f); err == nil {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
 	}
-	_, _, _ = run(ctx, nil, "ip", "netns", "del", name)
+	_, _, _ = ovsproc.Run(ctx, nil, "ip", "netns", "del", name)
 }
 
 // dirNames lists the names in dir, or nothing when it cannot be read.

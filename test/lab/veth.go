@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // VethSpec describes a veth pair. The zero value is a pair with both ends up in the test's
@@ -61,7 +63,7 @@ func NewVethPair(t testing.TB, spec VethSpec) *VethPair {
 	if spec.BNetns != nil {
 		args = append(args, "netns", spec.BNetns.Name)
 	}
-	if _, _, err := run(ctx, nil, "ip", args...); err != nil {
+	if _, _, err := ovsproc.Run(ctx, nil, "ip", args...); err != nil {
 		t.Fatalf("lab: create veth pair %s/%s: %v", p.A.Name, p.B.Name, err)
 	}
 	t.Cleanup(func() { p.cleanup(t) })

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 )
 
 // Mode selects the ovs-vswitchd build and how it reaches devices.
@@ -54,12 +56,12 @@ func (m Mode) String() string {
 const (
 	// DefaultSocketMemMB is the hugepage memory, in MiB, a DPDK vswitchd preallocates
 	// (other_config:dpdk-socket-mem).
-	DefaultSocketMemMB = 512
+	DefaultSocketMemMB = ovsproc.DefaultSocketMemMB
 	// DefaultDPDKExtra is other_config:dpdk-extra: no PCI scan, there are no NICs to take.
-	DefaultDPDKExtra = "--no-pci"
+	DefaultDPDKExtra = ovsproc.DefaultDPDKExtra
 	// DefaultPMDMaxSleepUS is other_config:pmd-maxsleep (µs, OVS 3.1's name; later releases
 	// call it pmd-sleep-max): an idle PMD thread sleeps instead of spinning a core at 100 %.
-	DefaultPMDMaxSleepUS = 1000
+	DefaultPMDMaxSleepUS = ovsproc.DefaultPMDMaxSleepUS
 )
 
 // VswitchdSpec describes the ovs-vswitchd to start. The zero value of every field but Mode
@@ -94,7 +96,7 @@ type Vswitchd struct {
 	// CtlPath is its unixctl socket, for ovs-appctl -t; LogPath is its --log-file.
 	CtlPath, LogPath string
 
-	d            *daemon
+	d            *ovsproc.Daemon
 	startTimeout time.Duration
 	vdevs        atomic.Int64 // af_packet vdev numbers handed out
 }
@@ -114,7 +116,7 @@ func (o *OVSDB) StartVswitchd(t testing.TB, spec VswitchdSpec) *Vswitchd {
 	}
 	Require(t, needs...)
 	v := newVswitchd(o, spec)
-	if _, err := os.Stat(v.d.outPath); err == nil {
+	if _, err := os.Stat(v.d.Spec().Out); err == nil {
 		t.Fatalf("lab: start ovs-vswitchd: %s already has one (one vswitchd per OVSDB)", o.Dir)
 	}
 	if spec.Mode == DPDK {
@@ -185,8 +187,6 @@ func newVswitchd(o *OVSDB, spec VswitchdSpec) *Vswitchd {
 		Mode:         spec.Mode,
 		DB:           o,
 		Netns:        spec.Netns,
-		CtlPath:      filepath.Join(o.Dir, "ovs-vswitchd.ctl"),
-		LogPath:      filepath.Join(o.Dir, "ovs-vswitchd.log"),
 		startTimeout: spec.StartTimeout,
 	}
 	if v.startTimeout == 0 {
@@ -195,90 +195,43 @@ func newVswitchd(o *OVSDB, spec VswitchdSpec) *Vswitchd {
 			v.startTimeout = 60 * time.Second
 		}
 	}
-	bin := VswitchdPath
-	if spec.Mode == DPDK {
+	bin, extra := VswitchdPath, []string(nil)
+	switch spec.Mode {
+	case DPDK:
 		bin = VswitchdDPDKPath
+	case Dummy:
+		extra = ovsproc.DummyArgs()
 	}
-	argv := []string{bin, o.Endpoint,
-		"--pidfile=" + filepath.Join(o.Dir, "ovs-vswitchd.pid"),
-		"--unixctl=" + v.CtlPath,
-		"--log-file=" + v.LogPath,
-		"-vconsole:warn"}
-	if spec.Mode == Dummy {
-		argv = append(argv, "--enable-dummy=override", "--disable-system", "--disable-system-route")
-	}
+	ds := o.layout.Vswitchd(bin, extra...)
 	if spec.Netns != nil {
-		argv = append([]string{"ip", "netns", "exec", spec.Netns.Name}, argv...)
+		ds.Argv = append([]string{"ip", "netns", "exec", spec.Netns.Name}, ds.Argv...)
 	}
-	v.d = &daemon{name: "ovs-vswitchd", argv: argv, env: o.Env(),
-		outPath: filepath.Join(o.Dir, "ovs-vswitchd.out"), logPath: v.LogPath}
+	v.CtlPath, v.LogPath = ds.Ctl, ds.Log
+	v.d = ovsproc.NewDaemon(ds)
 	return v
 }
 
 // PID returns the process id of the running ovs-vswitchd, or 0 when it is stopped.
-func (v *Vswitchd) PID() int { return v.d.pid() }
+func (v *Vswitchd) PID() int { return v.d.Running().PID() }
 
 // Start starts the stopped ovs-vswitchd again and waits until it is up (see StartVswitchd).
 // It fails the test when it is already running or does not come up.
 func (v *Vswitchd) Start(t testing.TB) {
 	t.Helper()
-	p, err := v.d.start()
+	p, err := v.d.Start()
 	if err != nil {
 		t.Fatalf("lab: %v", err)
 	}
 	ctx, cancel := testContext(t, v.startTimeout)
 	defer cancel()
-	ctx, stopWatch := watch(ctx, p)
+	ctx, stopWatch := p.Watch(ctx)
 	defer stopWatch()
-	if err := v.waitReady(ctx); err != nil {
-		if stopErr := v.d.stop(context.Background(), nil); stopErr != nil {
+	if _, err := v.DB.tools.WaitVswitchd(ctx, v.CtlPath, v.Mode == DPDK); err != nil {
+		if stopErr := p.Stop(context.Background(), nil); stopErr != nil {
 			t.Logf("lab: %v", stopErr)
 		}
-		t.Fatalf("lab: %v", v.d.exitReport(p, err))
+		t.Fatalf("lab: %v", p.Report(err))
 	}
-}
-
-// waitReady waits until the vswitchd has applied the database and answers ovs-appctl.
-func (v *Vswitchd) waitReady(ctx context.Context) error {
-	if err := v.waitApplied(ctx); err != nil {
-		return fmt.Errorf("waiting for cur_cfg: %w (cause: %w)", err, context.Cause(ctx))
-	}
-	if v.Mode == DPDK {
-		err := poll(ctx, func(ctx context.Context) error {
-			out, _, err := v.DB.VsctlErr(ctx, "get", "Open_vSwitch", ".", "dpdk_initialized")
-			if err == nil && out != "true" {
-				err = fmt.Errorf("dpdk_initialized=%s", out)
-			}
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("waiting for dpdk_initialized=true: %w (cause: %w)", err, context.Cause(ctx))
-		}
-	}
-	if _, _, err := v.AppctlErr(ctx, "version"); err != nil {
-		return fmt.Errorf("waiting for ovs-appctl: %w (cause: %w)", err, context.Cause(ctx))
-	}
-	return nil
-}
-
-// waitApplied raises Open_vSwitch.next_cfg by one and waits until the vswitchd acknowledges it
-// in cur_cfg. (`ovs-vsctl init` would not do: ovs-vsctl waits only for transactions that change
-// something, so it returns at once on an initialised database.)
-func (v *Vswitchd) waitApplied(ctx context.Context) error {
-	out, _, err := v.DB.VsctlErr(ctx, "get", "Open_vSwitch", ".", "next_cfg")
-	if err != nil {
-		return err
-	}
-	next, err := strconv.ParseInt(out, 10, 64)
-	if err != nil {
-		return fmt.Errorf("parse next_cfg %q: %w", out, err)
-	}
-	want := strconv.FormatInt(next+1, 10)
-	if _, _, err := v.DB.VsctlErr(ctx, "--no-wait", "set", "Open_vSwitch", ".", "next_cfg="+want); err != nil {
-		return err
-	}
-	_, _, err = v.DB.VsctlErr(ctx, "wait-until", "Open_vSwitch", ".", "cur_cfg>="+want)
-	return err
 }
 
 // Stop asks ovs-vswitchd to exit with `ovs-appctl exit --cleanup` (datapath, tap devices and
@@ -286,7 +239,7 @@ func (v *Vswitchd) waitApplied(ctx context.Context) error {
 // to exit. Stopping a stopped vswitchd does nothing.
 func (v *Vswitchd) Stop(t testing.TB) {
 	t.Helper()
-	err := v.d.stop(context.Background(), func(ctx context.Context) error {
+	err := v.d.Stop(context.Background(), func(ctx context.Context) error {
 		_, _, err := v.AppctlErr(ctx, "exit", "--cleanup")
 		return err
 	})
@@ -318,7 +271,7 @@ func (v *Vswitchd) removeTaps(t testing.TB) {
 		if _, err := os.Stat(filepath.Join("/sys/class/net", br, "tun_flags")); err != nil {
 			continue
 		}
-		if _, _, err := run(ctx, nil, "ip", "link", "del", br); err != nil {
+		if _, _, err := ovsproc.Run(ctx, nil, "ip", "link", "del", br); err != nil {
 			t.Logf("lab: remove leftover tap %s: %v", br, err)
 		}
 	}
@@ -327,13 +280,13 @@ func (v *Vswitchd) removeTaps(t testing.TB) {
 // cleanup stops the vswitchd at the end of the test, reporting an unexpected earlier death
 // and, when the test failed, the tail of the log.
 func (v *Vswitchd) cleanup(t testing.TB) {
-	if p := v.d.current(); p != nil && p.exited() && !stoppedOnPurpose(p) {
-		t.Logf("lab: ovs-vswitchd died during the test: %v", p.err)
+	if p := v.d.Current(); p != nil && p.Exited() && !p.StoppedOnPurpose() {
+		t.Logf("lab: ovs-vswitchd died during the test: %v", p.Err())
 		v.removeTaps(t)
 	}
 	v.Stop(t)
 	if t.Failed() {
-		t.Logf("lab: tail of %s:\n%s", v.LogPath, tail(v.LogPath, 60))
+		t.Logf("lab: tail of %s:\n%s", v.LogPath, ovsproc.Tail(v.LogPath, 60))
 	}
 }
 
@@ -353,7 +306,7 @@ func (v *Vswitchd) Appctl(t testing.TB, args ...string) string {
 // AppctlErr runs `ovs-appctl -t <CtlPath> args…` until it exits or ctx ends and returns its
 // trimmed stdout and stderr; err names the command and quotes stderr.
 func (v *Vswitchd) AppctlErr(ctx context.Context, args ...string) (stdout, stderr string, err error) {
-	return run(ctx, v.DB.Env(), "ovs-appctl", append([]string{"-t", v.CtlPath}, args...)...)
+	return v.DB.tools.Appctl(ctx, v.CtlPath, args...)
 }
 
 // OpenFlowTarget returns the ovs-ofctl target of bridge's management socket,
