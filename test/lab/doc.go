@@ -34,7 +34,11 @@
 // machine can host; each DPDK instance hands out its own af_packet vdev names.
 //
 // Daemons run as children of the test binary (no --detach) with a parent-death signal, so even
-// a test binary killed by its -timeout takes its ovsdb-server and ovs-vswitchd with it. The
+// a test binary killed by its -timeout takes its ovsdb-server and ovs-vswitchd with it. They are
+// started, awaited and stopped by internal/ovsproc, the process manager vswitchd/sandbox ships
+// (same command lines, waits and stop escalation); this package adds only what is
+// test-specific: Require and its skips, temporary directories, locks, namespaces, veths and
+// traffic. The
 // namespaces, veths and directories of such a process are removed by the next lab test that
 // creates one, once their owner's process id no longer exists.
 //
