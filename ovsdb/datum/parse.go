@@ -1,4 +1,4 @@
-package cli
+package datum
 
 import (
 	"cmp"
@@ -50,8 +50,8 @@ func boolInt(b bool) int {
 
 func sortAtoms(a []Atom) { slices.SortStableFunc(a, compareAtoms) }
 
-// isUUID reports whether s is a UUID in 8-4-4-4-12 hexadecimal form (either case).
-func isUUID(s string) bool {
+// IsUUID reports whether s is a UUID in 8-4-4-4-12 hexadecimal form (either case).
+func IsUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}
@@ -270,14 +270,14 @@ func parseAtomToken(s string, i int, bt BaseType, allowRange bool,
 func atomFromString(bt BaseType, tok string, allowRange bool, refs func(string) (string, bool)) (Atom, *Atom, error) {
 	switch bt.Type {
 	case TypeInteger:
-		if v, ok := parseCLong(tok); ok {
+		if v, ok := ParseCLong(tok); ok {
 			return Atom{Type: TypeInteger, Int: v}, nil, nil
 		}
 		if allowRange {
 			if k := strings.IndexByte(tok[min(1, len(tok)):], '-'); k >= 0 {
 				k++
-				a, ok1 := parseCLong(tok[:k])
-				b, ok2 := parseCLong(tok[k+1:])
+				a, ok1 := ParseCLong(tok[:k])
+				b, ok2 := ParseCLong(tok[k+1:])
 				if ok1 && ok2 && !strings.ContainsAny(tok[k+1:k+2], " \t") {
 					if b < a {
 						//lint:ignore ST1005 ovs-vsctl's exact wording, which scripts may match
@@ -321,13 +321,13 @@ func atomFromString(bt BaseType, tok string, allowRange bool, refs func(string) 
 	case TypeUUID:
 		if strings.HasPrefix(tok, "@") {
 			if refs != nil {
-				if u, ok := refs(tok); ok && isUUID(u) {
+				if u, ok := refs(tok); ok && IsUUID(u) {
 					return Atom{Type: TypeUUID, Str: strings.ToLower(u)}, nil, nil
 				}
 			}
 			return Atom{}, nil, fmt.Errorf("row id \"%s\" is referenced but never created (e.g. with \"-- --id=%s create ...\")", tok, tok)
 		}
-		if !isUUID(tok) {
+		if !IsUUID(tok) {
 			return Atom{}, nil, fmt.Errorf("\"%s\" is not a valid UUID", tok)
 		}
 		return Atom{Type: TypeUUID, Str: strings.ToLower(tok)}, nil, nil
