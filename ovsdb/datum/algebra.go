@@ -44,3 +44,57 @@ func Subtract(d, e Datum, isMap bool) Datum {
 	}
 	return Datum{Keys: keys, Values: vals}
 }
+
+// Includes reports whether every element of e is in d: for maps, every pair (key and value),
+// as OVSDB's "includes" condition function.
+func (d Datum) Includes(e Datum) bool {
+	for i, k := range e.Keys {
+		j, ok := d.Find(k)
+		if !ok || (e.Values != nil && d.Values != nil && compareAtoms(d.Values[j], e.Values[i]) != 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Excludes reports whether no element of e is in d: for maps, no pair (key and value), as
+// OVSDB's "excludes" condition function.
+func (d Datum) Excludes(e Datum) bool {
+	for i, k := range e.Keys {
+		j, ok := d.Find(k)
+		if ok && (e.Values == nil || d.Values == nil || compareAtoms(d.Values[j], e.Values[i]) == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Diff returns the difference from d to e that an OVSDB update2 "modify" carries
+// (ovsdb-server's ovsdb_datum_diff): for sets the elements in exactly one of them; for maps
+// (isMap) the pairs of d whose key e lacks, and the pairs of e that d lacks or holds with
+// another value. Applying it to d (removing present elements, adding absent ones, replacing
+// changed values) gives e.
+func Diff(d, e Datum, isMap bool) Datum {
+	var keys, vals []Atom
+	for i, k := range d.Keys {
+		if _, ok := e.Find(k); !ok {
+			keys = append(keys, k)
+			if isMap {
+				vals = append(vals, d.Values[i])
+			}
+		}
+	}
+	for i, k := range e.Keys {
+		j, ok := d.Find(k)
+		if !ok || isMap && compareAtoms(d.Values[j], e.Values[i]) != 0 {
+			keys = append(keys, k)
+			if isMap {
+				vals = append(vals, e.Values[i])
+			}
+		}
+	}
+	if isMap && vals == nil {
+		vals = []Atom{}
+	}
+	return NewDatum(keys, vals)
+}

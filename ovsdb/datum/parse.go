@@ -186,7 +186,7 @@ func ParseDatum(ct ColumnType, s string, refs func(name string) (uuid string, ok
 			return Datum{}, fmt.Errorf("%s: trailing garbage after \"%s\"", s, string(endDelim))
 		}
 	}
-	d, err := sortDatum(keys, values, ct.IsMap())
+	d, err := SortUnique(keys, values, ct.IsMap())
 	if err != nil {
 		return Datum{}, fmt.Errorf("%s: %w", s, err)
 	}
@@ -198,8 +198,25 @@ func ParseDatum(ct ColumnType, s string, refs func(name string) (uuid string, ok
 	return d, nil
 }
 
-// sortDatum sorts keys (and values alongside) and rejects duplicate keys.
-func sortDatum(keys, values []Atom, isMap bool) (Datum, error) {
+// DuplicateError is SortUnique's error: Key occurs twice in a set, or as two keys of a map
+// (Map). Its message is ovs-vsctl's.
+type DuplicateError struct {
+	Key Atom
+	Map bool
+}
+
+func (e *DuplicateError) Error() string {
+	if e.Map {
+		return "map contains duplicate key"
+	}
+	return "set contains duplicate value"
+}
+
+// SortUnique returns the datum of keys (and, when isMap, of values alongside, which must be as
+// long as keys), sorted by key. Unlike NewDatum it refuses duplicate keys, as OVSDB refuses them
+// in a value it is sent: the error is a *DuplicateError naming the first duplicate in sorted
+// order. For a map the result's Values is never nil.
+func SortUnique(keys, values []Atom, isMap bool) (Datum, error) {
 	idx := make([]int, len(keys))
 	for i := range idx {
 		idx[i] = i
@@ -215,10 +232,7 @@ func sortDatum(keys, values []Atom, isMap bool) (Datum, error) {
 			d.Values[i] = values[j]
 		}
 		if i > 0 && compareAtoms(d.Keys[i-1], d.Keys[i]) == 0 {
-			if isMap {
-				return Datum{}, errors.New("map contains duplicate key")
-			}
-			return Datum{}, errors.New("set contains duplicate value")
+			return Datum{}, &DuplicateError{Key: d.Keys[i], Map: isMap}
 		}
 	}
 	return d, nil
