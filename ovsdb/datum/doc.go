@@ -11,13 +11,15 @@
 // parallel to Keys. A ColumnType (key BaseType, optional value BaseType, Min and Max elements)
 // comes from a schema with ColumnTypeFromJSON or ColumnTypeFromValue. Every function that
 // returns a Datum returns it sorted; functions that take one require it sorted (NewDatum sorts
-// and deduplicates arbitrary atoms). Atoms of different types are never compared.
+// and deduplicates arbitrary atoms, SortUnique refuses duplicates). CompareAtoms and every
+// function built on it expect atoms of one type; the result for mixed types is meaningless.
 //
 // # Algebra
 //
 // Union and Subtract are OVSDB's set and map algebra (the "insert" and "delete" mutators,
-// ovs-vsctl's add and remove); DefaultDatum is the value OVSDB gives a column a new row
-// leaves out.
+// ovs-vsctl's add and remove), Datum.Includes and Excludes its condition functions, Diff the
+// difference an update2 "modify" carries; DefaultDatum is the value OVSDB gives a column a
+// new row leaves out.
 //
 // # ovs-vsctl syntax
 //
