@@ -1,7 +1,24 @@
 // Package cli is the command-line layer of vsctl, the drop-in ovs-vsctl: it turns an
 // ovs-vsctl command line into global options and a list of commands, and rejects bad command
-// lines with the very message and exit status ovs-vsctl 3.1 uses. It does no I/O: executing
-// the commands, formatting their output and talking to OVSDB live elsewhere.
+// lines with the very message and exit status ovs-vsctl 3.1 uses. It also renders what
+// commands print and emulates ovs-vsctl's console log, so that every byte vsctl writes that does
+// not depend on the database is decided here. It does no I/O of its own: callers pass it
+// strings and receive strings. Executing the commands and talking to OVSDB live in
+// internal/cli/vsctl and ovsdb/dbcmd; OVSDB values (atoms, datums, column types, their
+// ovs-vsctl syntax) live in ovsdb/datum, which this package uses and does not re-export.
+//
+// The package holds:
+//
+//   - Parse, Table and VSwitchCommands: the command line, global options (getopt.go,
+//     globals.go) and the command table (commands.go, table.go, parse.go);
+//   - Usage, Table.CommandsListing and OptionsListing: --help, --commands and --options
+//     (usage.go);
+//   - OutputTable and TableWriter: the table formatter of list and find, with --format
+//     (list, table, html, csv, json), --data, --columns, --no-headings, --pretty and
+//     --max-column-width (output.go);
+//   - ConsoleLog: what -v/--verbose leave of OVS's console log, and the check of -v specs
+//     (vlog.go, vlog_console.go);
+//   - ParseError and the exit statuses (errors.go).
 //
 // # Parsing
 //
@@ -27,7 +44,7 @@
 //   - command options are matched by substring, so "-exist" is accepted for add-br yet has no
 //     effect (look options up with Command.Has, by exact name);
 //   - when a command has several bad options, the one reported is the first in the iteration
-//     order of ovs-vsctl's hash map, which this package models (order.go);
+//     order of ovs-vsctl's hash map, which ovsdb/datum models (datum.HashOrder);
 //   - "-t 0" is rejected although the manual says 0 means "wait forever";
 //   - an empty command between two "--" is silently skipped;
 //   - set-controller accepts a single argument although its syntax says "!BRIDGE +TARGET";

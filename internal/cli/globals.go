@@ -3,6 +3,8 @@ package cli
 import (
 	"math"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // argKind says whether a long option takes an argument, as in getopt_long's has_arg.
@@ -231,9 +233,16 @@ func applyPlain(o *Options, id optID, arg string) {
 // parseTimeout converts a -t/--timeout value: a decimal number of seconds from 1 to
 // 4294967295, as C's strtoll reads it (leading white space and a sign allowed, nothing after).
 func parseTimeout(s string) (uint32, bool) {
-	v, ok := parseCLong(s)
+	v, ok := datum.ParseCLong(s)
 	if !ok || v < 1 || v > math.MaxUint32 {
 		return 0, false
 	}
 	return uint32(v), true
+}
+
+// atoi converts s as glibc's atoi does: (int) strtol(s, NULL, 10), garbage after the number
+// ignored, 0 when there is no number.
+func atoi(s string) int {
+	v, _, _ := datum.ScanCLong(s)
+	return int(int32(v))
 }

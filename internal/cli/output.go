@@ -2,6 +2,8 @@ package cli
 
 import (
 	"strings"
+
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // Table output
@@ -61,7 +63,7 @@ type TableStyle struct {
 	// Format is the layout (--format).
 	Format TableFormat
 	// Data is how cells are rendered (--data). FormatJSON ignores it.
-	Data DataStyle
+	Data datum.DataStyle
 	// NoHeadings drops the headings (--no-headings): the "name : " prefixes of FormatList,
 	// the heading and dash lines of FormatTable, the heading row of FormatHTML and FormatCSV.
 	// FormatJSON keeps its "headings" member regardless.
@@ -92,9 +94,9 @@ func TableStyleFromOptions(o Options) TableStyle {
 	}
 	switch o.Data {
 	case "bare":
-		s.Data = DataBare
+		s.Data = datum.DataBare
 	case "json":
-		s.Data = DataJSON
+		s.Data = datum.DataJSON
 	}
 	s.NoHeadings = o.NoHeadings
 	s.Pretty = o.Pretty
@@ -108,8 +110,8 @@ func TableStyleFromOptions(o Options) TableStyle {
 // table style. Datum must be valid for Type (sorted keys, element count within Type's
 // bounds), as data read from the database always is.
 type Cell struct {
-	Type  ColumnType
-	Datum Datum
+	Type  datum.ColumnType
+	Datum datum.Datum
 }
 
 // OutputTable is a table as list and find produce it: column headings and rows of cells.
@@ -177,7 +179,7 @@ func (t *OutputTable) texts(style TableStyle) [][]string {
 		out[y] = make([]string, len(t.Headings))
 		for x := range t.Headings {
 			if x < len(row) {
-				out[y][x] = FormatDatum(row[x].Type, row[x].Datum, style.Data)
+				out[y][x] = datum.FormatDatum(row[x].Type, row[x].Datum, style.Data)
 			}
 		}
 	}
@@ -314,7 +316,7 @@ const uuidLen = 36
 func htmlCell(b *strings.Builder, element, content string) {
 	b.WriteString("    <" + element + ">")
 	for i := 0; i < len(content); {
-		if len(content)-i >= uuidLen && isUUID(content[i:i+uuidLen]) {
+		if len(content)-i >= uuidLen && datum.IsUUID(content[i:i+uuidLen]) {
 			u := content[i : i+uuidLen]
 			b.WriteString(`<a href="#` + u + `">` + u[:8] + "</a>")
 			i += uuidLen
@@ -367,7 +369,7 @@ func (t *OutputTable) renderJSON(b *strings.Builder, style TableStyle) {
 	w.open('{')
 	if t.Caption != "" {
 		w.member(0, "caption")
-		b.WriteString(quoteJSONString(t.Caption))
+		b.WriteString(datum.QuoteJSONString(t.Caption))
 	}
 	n := 0
 	if t.Caption != "" {
@@ -385,7 +387,7 @@ func (t *OutputTable) renderJSON(b *strings.Builder, style TableStyle) {
 		})
 	})
 	w.member(n+1, "headings")
-	w.array(len(t.Headings), func(x int) { b.WriteString(quoteJSONString(t.Headings[x])) })
+	w.array(len(t.Headings), func(x int) { b.WriteString(datum.QuoteJSONString(t.Headings[x])) })
 	w.close('}')
 	b.WriteByte('\n')
 }
@@ -424,7 +426,7 @@ func (w *jsonWriter) member(i int, name string) {
 		w.b.WriteByte(',')
 	}
 	w.newline()
-	w.b.WriteString(quoteJSONString(name))
+	w.b.WriteString(datum.QuoteJSONString(name))
 	w.b.WriteByte(':')
 	if w.pretty {
 		w.b.WriteByte(' ')
@@ -446,7 +448,7 @@ func (w *jsonWriter) array(n int, elem func(i int)) {
 
 // datum writes d as RFC 7047 JSON: a map as ["map",[[k,v],…]], a single element as the bare
 // atom, anything else as ["set",[…]].
-func (w *jsonWriter) datum(ct ColumnType, d Datum) {
+func (w *jsonWriter) datum(ct datum.ColumnType, d datum.Datum) {
 	switch {
 	case ct.IsMap():
 		w.wrapped("map", len(d.Keys), func(i int) {
@@ -469,23 +471,23 @@ func (w *jsonWriter) datum(ct ColumnType, d Datum) {
 func (w *jsonWriter) wrapped(tag string, n int, elem func(i int)) {
 	w.array(2, func(j int) {
 		if j == 0 {
-			w.b.WriteString(quoteJSONString(tag))
+			w.b.WriteString(datum.QuoteJSONString(tag))
 		} else {
 			w.array(n, elem)
 		}
 	})
 }
 
-func (w *jsonWriter) atom(a Atom) {
-	if a.Type == TypeUUID {
+func (w *jsonWriter) atom(a datum.Atom) {
+	if a.Type == datum.TypeUUID {
 		w.array(2, func(j int) {
 			if j == 0 {
 				w.b.WriteString(`"uuid"`)
 			} else {
-				w.b.WriteString(quoteJSONString(a.Str))
+				w.b.WriteString(datum.QuoteJSONString(a.Str))
 			}
 		})
 		return
 	}
-	w.b.WriteString(formatAtomJSON(a))
+	w.b.WriteString(datum.FormatAtom(a, datum.DataJSON))
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -21,7 +22,7 @@ import (
 
 // outputSchema maps table name, then column name, to the column's type, from the installed
 // vswitch schema. "_uuid" is added to every table.
-func outputSchema(t *testing.T) map[string]map[string]ColumnType {
+func outputSchema(t *testing.T) map[string]map[string]datum.ColumnType {
 	t.Helper()
 	raw, err := os.ReadFile(lab.SchemaPath)
 	if err != nil {
@@ -37,12 +38,12 @@ func outputSchema(t *testing.T) map[string]map[string]ColumnType {
 	if err := json.Unmarshal(raw, &schema); err != nil {
 		t.Fatal(err)
 	}
-	uuidType := ColumnType{Key: NewBaseType(TypeUUID), Min: 1, Max: 1}
-	out := map[string]map[string]ColumnType{}
+	uuidType := datum.ColumnType{Key: datum.NewBaseType(datum.TypeUUID), Min: 1, Max: 1}
+	out := map[string]map[string]datum.ColumnType{}
 	for tname, tab := range schema.Tables {
-		cols := map[string]ColumnType{"_uuid": uuidType}
+		cols := map[string]datum.ColumnType{"_uuid": uuidType}
 		for cname, col := range tab.Columns {
-			ct, err := ColumnTypeFromJSON(col.Type)
+			ct, err := datum.ColumnTypeFromJSON(col.Type)
 			if err != nil {
 				t.Fatalf("%s.%s: %v", tname, cname, err)
 			}
@@ -68,7 +69,7 @@ func rawVsctl(ctx context.Context, db *lab.OVSDB, args ...string) (string, error
 // tablesFromOVSJSON parses the concatenated output of "ovs-vsctl -f json -d json" for
 // commands listing the given tables, one JSON document per table, into OutputTables whose
 // cells carry the schema's column types.
-func tablesFromOVSJSON(schema map[string]map[string]ColumnType, tables []string, out string) ([]*OutputTable, error) {
+func tablesFromOVSJSON(schema map[string]map[string]datum.ColumnType, tables []string, out string) ([]*OutputTable, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(out)))
 	dec.UseNumber()
 	var res []*OutputTable
@@ -109,7 +110,7 @@ func tablesFromOVSJSON(schema map[string]map[string]ColumnType, tables []string,
 
 // datumFromOVSJSON converts an RFC 7047 JSON value, decoded with UseNumber, to a datum of
 // type ct. Elements are kept in the order given (OVS prints them sorted).
-func datumFromOVSJSON(ct ColumnType, v any) (Datum, error) {
+func datumFromOVSJSON(ct datum.ColumnType, v any) (datum.Datum, error) {
 	tagged := func(v any, tag string) ([]any, bool) {
 		a, ok := v.([]any)
 		if !ok || len(a) != 2 || a[0] != tag {
@@ -118,7 +119,7 @@ func datumFromOVSJSON(ct ColumnType, v any) (Datum, error) {
 		elems, ok := a[1].([]any)
 		return elems, ok
 	}
-	var d Datum
+	var d datum.Datum
 	if ct.IsMap() {
 		pairs, ok := tagged(v, "map")
 		if !ok {
@@ -156,35 +157,35 @@ func datumFromOVSJSON(ct ColumnType, v any) (Datum, error) {
 	return d, nil
 }
 
-func atomFromOVSJSON(t AtomicType, v any) (Atom, error) {
-	a := Atom{Type: t}
+func atomFromOVSJSON(t datum.AtomicType, v any) (datum.Atom, error) {
+	a := datum.Atom{Type: t}
 	var err error
 	switch t {
-	case TypeInteger:
+	case datum.TypeInteger:
 		n, ok := v.(json.Number)
 		if !ok {
 			return a, fmt.Errorf("not an integer: %v", v)
 		}
 		a.Int, err = strconv.ParseInt(string(n), 10, 64)
-	case TypeReal:
+	case datum.TypeReal:
 		n, ok := v.(json.Number)
 		if !ok {
 			return a, fmt.Errorf("not a real: %v", v)
 		}
 		a.Real, err = strconv.ParseFloat(string(n), 64)
-	case TypeBoolean:
+	case datum.TypeBoolean:
 		b, ok := v.(bool)
 		if !ok {
 			return a, fmt.Errorf("not a boolean: %v", v)
 		}
 		a.Bool = b
-	case TypeString:
+	case datum.TypeString:
 		s, ok := v.(string)
 		if !ok {
 			return a, fmt.Errorf("not a string: %v", v)
 		}
 		a.Str = s
-	case TypeUUID:
+	case datum.TypeUUID:
 		u, ok := v.([]any)
 		if !ok || len(u) != 2 || u[0] != "uuid" {
 			return a, fmt.Errorf("not a uuid: %v", v)

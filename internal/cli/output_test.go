@@ -7,44 +7,45 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
 // Test helpers building cells by hand.
 
 var (
-	outStrType   = ColumnType{Key: NewBaseType(TypeString), Min: 1, Max: 1}
-	outIntSet    = ColumnType{Key: NewBaseType(TypeInteger), Min: 0, Max: MaxUnlimited}
-	outOptInt    = ColumnType{Key: NewBaseType(TypeInteger), Min: 0, Max: 1}
-	outRealType  = ColumnType{Key: NewBaseType(TypeReal), Min: 1, Max: 1}
-	outBoolType  = ColumnType{Key: NewBaseType(TypeBoolean), Min: 1, Max: 1}
-	outUUIDType  = ColumnType{Key: NewBaseType(TypeUUID), Min: 1, Max: 1}
-	outUUIDSet   = ColumnType{Key: NewBaseType(TypeUUID), Min: 0, Max: MaxUnlimited}
-	outStrMapVal = NewBaseType(TypeString)
-	outStrMap    = ColumnType{Key: NewBaseType(TypeString), Value: &outStrMapVal, Min: 0, Max: MaxUnlimited}
+	outStrType   = datum.ColumnType{Key: datum.NewBaseType(datum.TypeString), Min: 1, Max: 1}
+	outIntSet    = datum.ColumnType{Key: datum.NewBaseType(datum.TypeInteger), Min: 0, Max: datum.MaxUnlimited}
+	outOptInt    = datum.ColumnType{Key: datum.NewBaseType(datum.TypeInteger), Min: 0, Max: 1}
+	outRealType  = datum.ColumnType{Key: datum.NewBaseType(datum.TypeReal), Min: 1, Max: 1}
+	outBoolType  = datum.ColumnType{Key: datum.NewBaseType(datum.TypeBoolean), Min: 1, Max: 1}
+	outUUIDType  = datum.ColumnType{Key: datum.NewBaseType(datum.TypeUUID), Min: 1, Max: 1}
+	outUUIDSet   = datum.ColumnType{Key: datum.NewBaseType(datum.TypeUUID), Min: 0, Max: datum.MaxUnlimited}
+	outStrMapVal = datum.NewBaseType(datum.TypeString)
+	outStrMap    = datum.ColumnType{Key: datum.NewBaseType(datum.TypeString), Value: &outStrMapVal, Min: 0, Max: datum.MaxUnlimited}
 )
 
 func strCell(s string) Cell {
-	return Cell{Type: outStrType, Datum: Datum{Keys: []Atom{{Type: TypeString, Str: s}}}}
+	return Cell{Type: outStrType, Datum: datum.Datum{Keys: []datum.Atom{{Type: datum.TypeString, Str: s}}}}
 }
 
 func intSetCell(ns ...int64) Cell {
-	var d Datum
+	var d datum.Datum
 	for _, n := range ns {
-		d.Keys = append(d.Keys, Atom{Type: TypeInteger, Int: n})
+		d.Keys = append(d.Keys, datum.Atom{Type: datum.TypeInteger, Int: n})
 	}
 	return Cell{Type: outIntSet, Datum: d}
 }
 
 func uuidCell(u string) Cell {
-	return Cell{Type: outUUIDType, Datum: Datum{Keys: []Atom{{Type: TypeUUID, Str: u}}}}
+	return Cell{Type: outUUIDType, Datum: datum.Datum{Keys: []datum.Atom{{Type: datum.TypeUUID, Str: u}}}}
 }
 
 func strMapCell(kv ...string) Cell {
-	var d Datum
+	var d datum.Datum
 	for i := 0; i+1 < len(kv); i += 2 {
-		d.Keys = append(d.Keys, Atom{Type: TypeString, Str: kv[i]})
-		d.Values = append(d.Values, Atom{Type: TypeString, Str: kv[i+1]})
+		d.Keys = append(d.Keys, datum.Atom{Type: datum.TypeString, Str: kv[i]})
+		d.Values = append(d.Values, datum.Atom{Type: datum.TypeString, Str: kv[i+1]})
 	}
 	return Cell{Type: outStrMap, Datum: d}
 }
@@ -79,7 +80,7 @@ func TestOutputFormats(t *testing.T) {
 			"external_ids        : {}\n" +
 			"trunks              : []\n" +
 			"_uuid               : fedcba98-7654-3210-fedc-ba9876543210\n"},
-		{"list bare no headings", outSample(), TableStyle{Data: DataBare, NoHeadings: true}, "" +
+		{"list bare no headings", outSample(), TableStyle{Data: datum.DataBare, NoHeadings: true}, "" +
 			"p1\na=x y b=1,2\n1 2\n" + outUUID + "\n\n" +
 			"a<b>&\"c\"\n\n\nfedcba98-7654-3210-fedc-ba9876543210\n"},
 		{"list long heading", &OutputTable{Headings: []string{"ingress_policing_burst_x"}, Rows: [][]Cell{{intSetCell(0)}}},
@@ -101,9 +102,9 @@ func TestOutputFormats(t *testing.T) {
 			TableStyle{Format: FormatTable, MaxColumnWidth: -1}, "x\n------\nabcdef\n"},
 		// Widths are in bytes: "é" is two bytes wide, and a cut may split it.
 		{"table bytes", &OutputTable{Headings: []string{"x", "y"}, Rows: [][]Cell{{strCell("é"), strCell("z")}}},
-			TableStyle{Format: FormatTable, Data: DataBare, MaxColumnWidth: 1, NoHeadings: true}, "\xc3 z\n"},
+			TableStyle{Format: FormatTable, Data: datum.DataBare, MaxColumnWidth: 1, NoHeadings: true}, "\xc3 z\n"},
 		{"table trailing spaces", &OutputTable{Headings: []string{"a", "b"}, Rows: [][]Cell{{strCell("x  "), strCell("  ")}, {strCell(""), strCell("")}}},
-			TableStyle{Format: FormatTable, Data: DataBare}, "a   b\n--- --\nx\n\n"},
+			TableStyle{Format: FormatTable, Data: datum.DataBare}, "a   b\n--- --\nx\n\n"},
 		{"table empty", &OutputTable{Headings: []string{"name", "tag"}}, TableStyle{Format: FormatTable}, "name tag\n---- ---\n"},
 		{"table empty no headings", &OutputTable{Headings: []string{"name"}}, TableStyle{Format: FormatTable, NoHeadings: true}, ""},
 		{"list empty", &OutputTable{Headings: []string{"name"}}, TableStyle{}, ""},
@@ -112,7 +113,7 @@ func TestOutputFormats(t *testing.T) {
 			"p1,\"{a=\"\"x y\"\", b=\"\"1,2\"\"}\",\"[1, 2]\"," + outUUID + "\n" +
 			"\"\"\"a<b>&\\\"\"c\\\"\"\"\"\",{},[],fedcba98-7654-3210-fedc-ba9876543210\n"},
 		{"csv quoting", &OutputTable{Headings: []string{"a,b", "c"}, Rows: [][]Cell{{strCell("x\ny"), strCell("cr\rtab\t'")}}},
-			TableStyle{Format: FormatCSV, Data: DataBare}, "\"a,b\",c\n\"x\ny\",cr\rtab\t'\n"},
+			TableStyle{Format: FormatCSV, Data: datum.DataBare}, "\"a,b\",c\n\"x\ny\",cr\rtab\t'\n"},
 		{"csv empty no headings", &OutputTable{Headings: []string{"a"}}, TableStyle{Format: FormatCSV, NoHeadings: true}, ""},
 		{"html", outSample(), TableStyle{Format: FormatHTML}, "" +
 			"<table border=1>\n" +
@@ -136,9 +137,9 @@ func TestOutputFormats(t *testing.T) {
 			"  </tr>\n" +
 			"</table>\n"},
 		{"html links", &OutputTable{Headings: []string{"ref", "_uuid"}, Rows: [][]Cell{{
-			Cell{Type: outUUIDSet, Datum: Datum{Keys: []Atom{{Type: TypeUUID, Str: outUUID}}}},
+			Cell{Type: outUUIDSet, Datum: datum.Datum{Keys: []datum.Atom{{Type: datum.TypeUUID, Str: outUUID}}}},
 			uuidCell(outUUID)}, {strCell("X" + strings.ToUpper(outUUID) + "7'"), uuidCell(outUUID)}}},
-			TableStyle{Format: FormatHTML, Data: DataJSON, NoHeadings: true}, "" +
+			TableStyle{Format: FormatHTML, Data: datum.DataJSON, NoHeadings: true}, "" +
 				"<table border=1>\n" +
 				"  <tr>\n" +
 				"    <td>[&quot;uuid&quot;,&quot;<a href=\"#" + outUUID + "\">01234567</a>&quot;]</td>\n" +
@@ -150,14 +151,14 @@ func TestOutputFormats(t *testing.T) {
 				"  </tr>\n" +
 				"</table>\n"},
 		{"html empty", &OutputTable{Headings: []string{"a"}}, TableStyle{Format: FormatHTML, NoHeadings: true}, "<table border=1>\n</table>\n"},
-		{"json", outSample(), TableStyle{Format: FormatJSON, Data: DataBare, NoHeadings: true},
+		{"json", outSample(), TableStyle{Format: FormatJSON, Data: datum.DataBare, NoHeadings: true},
 			`{"data":[["p1",["map",[["a","x y"],["b","1,2"]]],["set",[1,2]],["uuid","` + outUUID + `"]],` +
 				`["a<b>&\"c\"",["map",[]],["set",[]],["uuid","fedcba98-7654-3210-fedc-ba9876543210"]]],` +
 				`"headings":["name","external_ids","trunks","_uuid"]}` + "\n"},
 		{"json pretty", &OutputTable{Headings: []string{"n", "r", "b", "o"}, Rows: [][]Cell{{
 			intSetCell(7),
-			Cell{Type: outRealType, Datum: Datum{Keys: []Atom{{Type: TypeReal, Real: 1e20}}}},
-			Cell{Type: outBoolType, Datum: Datum{Keys: []Atom{{Type: TypeBoolean, Bool: true}}}},
+			Cell{Type: outRealType, Datum: datum.Datum{Keys: []datum.Atom{{Type: datum.TypeReal, Real: 1e20}}}},
+			Cell{Type: outBoolType, Datum: datum.Datum{Keys: []datum.Atom{{Type: datum.TypeBoolean, Bool: true}}}},
 			Cell{Type: outOptInt}}}},
 			TableStyle{Format: FormatJSON, Pretty: true}, "" +
 				"{\n" +
@@ -226,12 +227,12 @@ func TestOutputStyleFromOptions(t *testing.T) {
 		want TableStyle
 	}{
 		{nil, TableStyle{}},
-		{[]string{"-f", "table", "-d", "json"}, TableStyle{Format: FormatTable, Data: DataJSON}},
-		{[]string{"-f", "table", "--bare"}, TableStyle{Format: FormatList, Data: DataBare, NoHeadings: true}},
-		{[]string{"--bare", "-f", "csv", "-d", "string"}, TableStyle{Format: FormatCSV, Data: DataString, NoHeadings: true}},
+		{[]string{"-f", "table", "-d", "json"}, TableStyle{Format: FormatTable, Data: datum.DataJSON}},
+		{[]string{"-f", "table", "--bare"}, TableStyle{Format: FormatList, Data: datum.DataBare, NoHeadings: true}},
+		{[]string{"--bare", "-f", "csv", "-d", "string"}, TableStyle{Format: FormatCSV, Data: datum.DataString, NoHeadings: true}},
 		{[]string{"--format=json", "--pretty", "--no-headings"}, TableStyle{Format: FormatJSON, Pretty: true, NoHeadings: true}},
 		{[]string{"-fhtml", "--max-column-width=12x"}, TableStyle{Format: FormatHTML, MaxColumnWidth: 12}},
-		{[]string{"--max-column-width=-4", "-dbare"}, TableStyle{Data: DataBare, MaxColumnWidth: -4}},
+		{[]string{"--max-column-width=-4", "-dbare"}, TableStyle{Data: datum.DataBare, MaxColumnWidth: -4}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -259,14 +260,14 @@ func TestOutputStyleFromOptions(t *testing.T) {
 func TestOutputJSONMatchesFormatDatum(t *testing.T) {
 	cells := []Cell{
 		strCell("a\"b\\c\n\x01é"), intSetCell(), intSetCell(5), intSetCell(-1, 2, 3), strMapCell(), strMapCell("k", "v", "x", ""),
-		uuidCell(outUUID), {Type: outUUIDSet, Datum: Datum{Keys: []Atom{{Type: TypeUUID, Str: outUUID}, {Type: TypeUUID, Str: "fedcba98-7654-3210-fedc-ba9876543210"}}}},
-		{Type: outRealType, Datum: Datum{Keys: []Atom{{Type: TypeReal, Real: 0.1}}}},
-		{Type: outBoolType, Datum: Datum{Keys: []Atom{{Type: TypeBoolean}}}},
+		uuidCell(outUUID), {Type: outUUIDSet, Datum: datum.Datum{Keys: []datum.Atom{{Type: datum.TypeUUID, Str: outUUID}, {Type: datum.TypeUUID, Str: "fedcba98-7654-3210-fedc-ba9876543210"}}}},
+		{Type: outRealType, Datum: datum.Datum{Keys: []datum.Atom{{Type: datum.TypeReal, Real: 0.1}}}},
+		{Type: outBoolType, Datum: datum.Datum{Keys: []datum.Atom{{Type: datum.TypeBoolean}}}},
 	}
 	for _, c := range cells {
 		tab := &OutputTable{Headings: []string{"c"}, Rows: [][]Cell{{c}}}
 		got := tab.Render(TableStyle{Format: FormatJSON})
-		want := `{"data":[[` + FormatDatum(c.Type, c.Datum, DataJSON) + `]],"headings":["c"]}` + "\n"
+		want := `{"data":[[` + datum.FormatDatum(c.Type, c.Datum, datum.DataJSON) + `]],"headings":["c"]}` + "\n"
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
@@ -319,7 +320,7 @@ func outputFormatArgs() [][]string {
 // spaces, and empty sets and maps.
 func populateOutputLab(t *testing.T, db *lab.OVSDB) {
 	t.Helper()
-	q := quoteJSONString
+	q := datum.QuoteJSONString
 	kv := func(col, k, v string) string { return col + ":" + q(k) + "=" + q(v) }
 	db.Vsctl(t, "--no-wait", "add-br", "br0",
 		"--", "add-port", "br0", "p1", "tag=5",

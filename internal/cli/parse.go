@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // Parse splits an ovs-vsctl command line (args excludes the program name) into global options
@@ -108,7 +110,7 @@ func (t *Table) parseCommand(piece []string, pending []CommandOption) (Command, 
 	for k, o := range opts {
 		names[k] = o.Name
 	}
-	order := hashOrder(names)
+	order := datum.HashOrder(names)
 	if err := checkOptions(spec, opts, order); err != nil {
 		return Command{}, err
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // ErrBadSpec is wrapped by NewTable's errors.
@@ -60,7 +62,7 @@ func newTable(specs []CommandSpec) *Table {
 		t.byName[s.Name] = i
 		names[i] = s.Name
 	}
-	t.display = hashOrder(names)
+	t.display = datum.HashOrder(names)
 	t.long = globalLongOptions()
 	seen := map[string]bool{}
 	for _, i := range t.display {

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"sort"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // Status is the outcome of Commit, named as OVS's IDL names them.
@@ -66,7 +66,7 @@ func (db *DB) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 	all := append(waits, ops...)
 	incIndex := -1
 	if r := opts.IncrementNextCfg; r != nil {
-		where := []any{[]any{"_uuid", "==", encodeAtom(cli.Atom{Type: cli.TypeUUID, Str: r.uuid}, db.names)}}
+		where := []any{[]any{"_uuid", "==", encodeAtom(datum.Atom{Type: datum.TypeUUID, Str: r.uuid}, db.names)}}
 		all = append(all, map[string]any{
 			"op": "mutate", "table": r.t.schema.Name, "where": where,
 			"mutations": []any{[]any{"next_cfg", "+=", 1}},
@@ -166,7 +166,7 @@ func failed(res []json.RawMessage, err error) (*Result, error) {
 
 // firstInvalidUTF8 returns the index of the first operation of ops holding a string that is not
 // valid UTF-8 (RFC 3629, as ovsdb-server checks it) and that string's first invalid sequence as
-// cli.InvalidUTF8 writes it; -1 and "" when every string is valid. Comment operations are not
+// datum.InvalidUTF8 writes it; -1 and "" when every string is valid. Comment operations are not
 // looked at: ovsdb-server does not check a comment's encoding.
 //
 // Two limits, neither reachable from vsctl's commands: ovsdb-server checks a column's enum
@@ -186,13 +186,13 @@ func firstInvalidUTF8(ops []any) (int, string) {
 	return -1, ""
 }
 
-// invalidUTF8In returns the first invalid sequence (cli.InvalidUTF8) of the first invalid
+// invalidUTF8In returns the first invalid sequence (datum.InvalidUTF8) of the first invalid
 // string found in v, walking slices, maps (keys in sorted order, as encoding/json writes them,
 // then values), pointers, interfaces and struct fields; "" when there is none.
 func invalidUTF8In(v reflect.Value) string {
 	switch v.Kind() {
 	case reflect.String:
-		return cli.InvalidUTF8(v.String())
+		return datum.InvalidUTF8(v.String())
 	case reflect.Interface, reflect.Pointer:
 		if v.IsNil() {
 			return ""
@@ -228,7 +228,7 @@ func invalidUTF8In(v reflect.Value) string {
 }
 
 // refuseInvalidUTF8 answers a transaction whose operation after prefix holds a string that is
-// not valid UTF-8 (bad is its first invalid sequence, as cli.InvalidUTF8 writes it) the way
+// not valid UTF-8 (bad is its first invalid sequence, as datum.InvalidUTF8 writes it) the way
 // ovsdb-server answers ovs-vsctl, which sends such bytes as they are: encoding/json would
 // replace them with U+FFFD and the server would store that instead. The server executes the
 // operations in order and refuses the first that holds such a string, so prefix is sent first,
@@ -301,7 +301,7 @@ func (db *DB) changeOps() ([]any, []string) {
 					continue
 				}
 				cs := r.t.schema.Columns[col]
-				if st.cur.Equal(cli.DefaultDatum(cs.Type)) {
+				if st.cur.Equal(datum.DefaultDatum(cs.Type)) {
 					continue
 				}
 				row[col] = encodeDatum(cs.Type, st.cur, db.names)
@@ -359,21 +359,21 @@ func (db *DB) rowChanges(r *Row) (map[string]any, []any) {
 			if st.cur.Equal(st.orig) {
 				continue
 			}
-			if ct.Max != cli.MaxUnlimited || (isMap && ct.Min > 0) {
+			if ct.Max != datum.MaxUnlimited || (isMap && ct.Min > 0) {
 				update[col] = encodeDatum(ct, st.cur, db.names)
 				continue
 			}
-			added := subtract(st.cur, st.orig, isMap)
+			added := datum.Subtract(st.cur, st.orig, isMap)
 			if isMap {
-				gone := subtract(st.orig, st.cur, isMap)
+				gone := datum.Subtract(st.orig, st.cur, isMap)
 				if len(gone.Keys) > 0 {
-					mutations = append(mutations, []any{col, "delete", encodeDatum(setOf(ct), cli.Datum{Keys: gone.Keys}, db.names)})
+					mutations = append(mutations, []any{col, "delete", encodeDatum(setOf(ct), datum.Datum{Keys: gone.Keys}, db.names)})
 				}
 				if len(added.Keys) > 0 {
 					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, added, db.names)})
 				}
 			} else {
-				removed := subtract(st.orig, st.cur, false)
+				removed := datum.Subtract(st.orig, st.cur, false)
 				if len(added.Keys) > 0 {
 					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, added, db.names)})
 				}
@@ -384,17 +384,17 @@ func (db *DB) rowChanges(r *Row) (map[string]any, []any) {
 		default:
 			if isMap {
 				if len(st.dels) > 0 {
-					mutations = append(mutations, []any{col, "delete", encodeDatum(setOf(ct), cli.NewDatum(st.dels, nil), db.names)})
+					mutations = append(mutations, []any{col, "delete", encodeDatum(setOf(ct), datum.NewDatum(st.dels, nil), db.names)})
 				}
 				if len(st.adds) > 0 {
-					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, cli.NewDatum(st.adds, st.addVals), db.names)})
+					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, datum.NewDatum(st.adds, st.addVals), db.names)})
 				}
 			} else {
 				if len(st.adds) > 0 {
-					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, cli.NewDatum(st.adds, nil), db.names)})
+					mutations = append(mutations, []any{col, "insert", encodeDatum(ct, datum.NewDatum(st.adds, nil), db.names)})
 				}
 				if len(st.dels) > 0 {
-					mutations = append(mutations, []any{col, "delete", encodeDatum(ct, cli.NewDatum(st.dels, nil), db.names)})
+					mutations = append(mutations, []any{col, "delete", encodeDatum(ct, datum.NewDatum(st.dels, nil), db.names)})
 				}
 			}
 		}
@@ -403,8 +403,8 @@ func (db *DB) rowChanges(r *Row) (map[string]any, []any) {
 }
 
 // setOf is the type of a set of ct's keys.
-func setOf(ct cli.ColumnType) cli.ColumnType {
-	return cli.ColumnType{Key: ct.Key, Min: 0, Max: cli.MaxUnlimited}
+func setOf(ct datum.ColumnType) datum.ColumnType {
+	return datum.ColumnType{Key: ct.Key, Min: 0, Max: datum.MaxUnlimited}
 }
 
 // String describes a status as OVS's IDL does.

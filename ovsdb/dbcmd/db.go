@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // DB is one invocation's view of the database (see the package documentation). It is not safe
@@ -57,14 +57,14 @@ type Row struct {
 
 type colState struct {
 	loaded bool
-	orig   cli.Datum // the server's value, when loaded
-	cur    cli.Datum // the value as changed by this invocation, when loaded or whole
+	orig   datum.Datum // the server's value, when loaded
+	cur    datum.Datum // the value as changed by this invocation, when loaded or whole
 	dirty  bool
 	whole  bool // cur replaces the server's value, which was never read
 	// adds and dels are changes to a set or map column that was never read: elements (or map
 	// pairs) to insert, elements (or map keys) to delete.
-	adds, dels []cli.Atom
-	addVals    []cli.Atom
+	adds, dels []datum.Atom
+	addVals    []datum.Atom
 }
 
 // New returns an empty view of the database behind conn, whose schema is schema.
@@ -104,20 +104,20 @@ type Cond struct {
 	Column string
 	// Op is "==" or "includes" (the only ones DB can also evaluate on rows changed locally).
 	Op    string
-	Value cli.Datum
+	Value datum.Datum
 }
 
 // Lookup returns the rows of table whose column col equals value, as this invocation sees them
 // (rows inserted or changed by earlier commands included, deleted ones excluded), with the
 // columns cols loaded as well as col. The rows come in the order they became known.
-func (db *DB) Lookup(ctx context.Context, table, col string, value cli.Datum, cols ...string) ([]*Row, error) {
+func (db *DB) Lookup(ctx context.Context, table, col string, value datum.Datum, cols ...string) ([]*Row, error) {
 	return db.Select(ctx, table, Cond{Column: col, Op: "==", Value: value}, cols...)
 }
 
 // Containing returns the rows of table whose set (or map key) column col contains atom, as
 // Lookup does.
-func (db *DB) Containing(ctx context.Context, table, col string, atom cli.Atom, cols ...string) ([]*Row, error) {
-	return db.Select(ctx, table, Cond{Column: col, Op: "includes", Value: cli.Datum{Keys: []cli.Atom{atom}}}, cols...)
+func (db *DB) Containing(ctx context.Context, table, col string, atom datum.Atom, cols ...string) ([]*Row, error) {
+	return db.Select(ctx, table, Cond{Column: col, Op: "includes", Value: datum.Datum{Keys: []datum.Atom{atom}}}, cols...)
 }
 
 // Select returns the rows of table matching c, as Lookup does. Strings are compared as bytes,
@@ -196,10 +196,10 @@ func (db *DB) Select(ctx context.Context, table string, c Cond, cols ...string) 
 }
 
 // datumHasInvalidUTF8 reports whether a string of d (key or value) is not valid UTF-8.
-func datumHasInvalidUTF8(d cli.Datum) bool {
-	for _, atoms := range [][]cli.Atom{d.Keys, d.Values} {
+func datumHasInvalidUTF8(d datum.Datum) bool {
+	for _, atoms := range [][]datum.Atom{d.Keys, d.Values} {
 		for _, a := range atoms {
-			if a.Type == cli.TypeString && cli.InvalidUTF8(a.Str) != "" {
+			if a.Type == datum.TypeString && datum.InvalidUTF8(a.Str) != "" {
 				return true
 			}
 		}
@@ -207,25 +207,25 @@ func datumHasInvalidUTF8(d cli.Datum) bool {
 	return false
 }
 
-func containsAny(list, atoms []cli.Atom) bool {
+func containsAny(list, atoms []datum.Atom) bool {
 	for _, a := range atoms {
-		if slices.ContainsFunc(list, func(b cli.Atom) bool { return cli.CompareAtoms(a, b) == 0 }) {
+		if slices.ContainsFunc(list, func(b datum.Atom) bool { return datum.CompareAtoms(a, b) == 0 }) {
 			return true
 		}
 	}
 	return false
 }
 
-func containsAll(list, atoms []cli.Atom) bool {
+func containsAll(list, atoms []datum.Atom) bool {
 	for _, a := range atoms {
-		if !slices.ContainsFunc(list, func(b cli.Atom) bool { return cli.CompareAtoms(a, b) == 0 }) {
+		if !slices.ContainsFunc(list, func(b datum.Atom) bool { return datum.CompareAtoms(a, b) == 0 }) {
 			return false
 		}
 	}
 	return len(atoms) > 0
 }
 
-func match(v cli.Datum, c Cond) bool {
+func match(v datum.Datum, c Cond) bool {
 	if c.Op == "==" {
 		return v.Equal(c.Value)
 	}
@@ -575,9 +575,9 @@ func (r *Row) mergeValue(cs *ColumnSchema, v any, ok bool) error {
 	if st != nil && st.loaded {
 		return nil
 	}
-	var d cli.Datum
+	var d datum.Datum
 	if !ok {
-		d = cli.DefaultDatum(cs.Type)
+		d = datum.DefaultDatum(cs.Type)
 	} else {
 		var err error
 		if d, err = datumFromJSON(cs.Type, v); err != nil {
@@ -636,18 +636,18 @@ func (r *Row) Inserted() bool { return r.inserted }
 func (r *Row) Deleted() bool { return r.deleted }
 
 // Get returns the value of column col, reading it from the server if it is not loaded yet.
-func (r *Row) Get(ctx context.Context, col string) (cli.Datum, error) {
+func (r *Row) Get(ctx context.Context, col string) (datum.Datum, error) {
 	if err := r.load(ctx, col); err != nil {
-		return cli.Datum{}, err
+		return datum.Datum{}, err
 	}
 	return r.cols[col].cur.Clone(), nil
 }
 
 // Loaded returns the value of col if it is known without a round trip.
-func (r *Row) Loaded(col string) (cli.Datum, bool) {
+func (r *Row) Loaded(col string) (datum.Datum, bool) {
 	st := r.cols[col]
 	if st == nil || !(st.loaded || st.whole) {
-		return cli.Datum{}, false
+		return datum.Datum{}, false
 	}
 	return st.cur.Clone(), true
 }
@@ -673,7 +673,7 @@ func (r *Row) state(col string) (*colState, *ColumnSchema, error) {
 }
 
 // Set replaces the value of column col with d (which must be of the column's type).
-func (r *Row) Set(col string, d cli.Datum) error {
+func (r *Row) Set(col string, d datum.Datum) error {
 	st, _, err := r.state(col)
 	if err != nil {
 		return err
@@ -690,24 +690,24 @@ func (r *Row) Set(col string, d cli.Datum) error {
 // Add inserts the elements of d into set column col, or the pairs of d into map column col
 // (keys already present keep their value, as OVSDB's "insert" mutation does). The column need
 // not be loaded.
-func (r *Row) Add(col string, d cli.Datum) error {
+func (r *Row) Add(col string, d datum.Datum) error {
 	st, cs, err := r.state(col)
 	if err != nil {
 		return err
 	}
 	isMap := cs.Type.IsMap()
 	if st.loaded || st.whole {
-		st.cur = union(st.cur, d, isMap)
+		st.cur = datum.Union(st.cur, d, isMap)
 	} else {
 		for i, k := range d.Keys {
 			st.dels = removeAtom(st.dels, k)
 			if isMap {
-				if j := slices.IndexFunc(st.adds, func(a cli.Atom) bool { return cli.CompareAtoms(a, k) == 0 }); j >= 0 {
+				if j := slices.IndexFunc(st.adds, func(a datum.Atom) bool { return datum.CompareAtoms(a, k) == 0 }); j >= 0 {
 					continue
 				}
 				st.adds = append(st.adds, k)
 				st.addVals = append(st.addVals, d.Values[i])
-			} else if !slices.ContainsFunc(st.adds, func(a cli.Atom) bool { return cli.CompareAtoms(a, k) == 0 }) {
+			} else if !slices.ContainsFunc(st.adds, func(a datum.Atom) bool { return datum.CompareAtoms(a, k) == 0 }) {
 				st.adds = append(st.adds, k)
 			}
 		}
@@ -721,7 +721,7 @@ func (r *Row) Add(col string, d cli.Datum) error {
 // when d is a map datum (d.Values non-nil; a pair is removed only if its value matches), or the
 // keys of d when d.Values is nil. The column need not be loaded for removing set elements or
 // map keys.
-func (r *Row) Remove(col string, d cli.Datum) error {
+func (r *Row) Remove(col string, d datum.Datum) error {
 	st, cs, err := r.state(col)
 	if err != nil {
 		return err
@@ -734,16 +734,16 @@ func (r *Row) Remove(col string, d cli.Datum) error {
 		}
 	}
 	if st.loaded || st.whole {
-		st.cur = subtract(st.cur, d, isMap)
+		st.cur = datum.Subtract(st.cur, d, isMap)
 	} else {
 		for _, k := range d.Keys {
-			if i := slices.IndexFunc(st.adds, func(a cli.Atom) bool { return cli.CompareAtoms(a, k) == 0 }); i >= 0 {
+			if i := slices.IndexFunc(st.adds, func(a datum.Atom) bool { return datum.CompareAtoms(a, k) == 0 }); i >= 0 {
 				st.adds = slices.Delete(st.adds, i, i+1)
 				if isMap {
 					st.addVals = slices.Delete(st.addVals, i, i+1)
 				}
 			}
-			if _, inserted := r.db.temp[k.Str]; k.Type == cli.TypeUUID && inserted {
+			if _, inserted := r.db.temp[k.Str]; k.Type == datum.TypeUUID && inserted {
 				continue // a row inserted by this invocation cannot be in the server's value
 			}
 			st.dels = append(removeAtom(st.dels, k), k)
@@ -798,7 +798,7 @@ type absentCheck struct {
 // VerifyAbsent makes the commit fail with TryAgain if, on the server, some row of table has
 // column col equal to value (so a name found free stays free). Rows this invocation deletes
 // do not count.
-func (db *DB) VerifyAbsent(table, col string, value cli.Datum) error {
+func (db *DB) VerifyAbsent(table, col string, value datum.Datum) error {
 	tc, err := db.table(table)
 	if err != nil {
 		return err
@@ -841,9 +841,9 @@ func (db *DB) Insert(table, uuid string) (*Row, error) {
 	}
 	r := &Row{db: db, t: tc, uuid: uuid, cols: map[string]*colState{}, inserted: true}
 	for name, cs := range tc.schema.Columns {
-		d := cli.DefaultDatum(cs.Type)
+		d := datum.DefaultDatum(cs.Type)
 		if name == "_uuid" {
-			d = cli.Datum{Keys: []cli.Atom{{Type: cli.TypeUUID, Str: uuid}}}
+			d = datum.Datum{Keys: []datum.Atom{{Type: datum.TypeUUID, Str: uuid}}}
 		}
 		r.cols[name] = &colState{loaded: true, orig: d, cur: d}
 	}
@@ -874,65 +874,21 @@ func NewUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-func removeAtom(list []cli.Atom, k cli.Atom) []cli.Atom {
-	return slices.DeleteFunc(list, func(a cli.Atom) bool { return cli.CompareAtoms(a, k) == 0 })
+func removeAtom(list []datum.Atom, k datum.Atom) []datum.Atom {
+	return slices.DeleteFunc(list, func(a datum.Atom) bool { return datum.CompareAtoms(a, k) == 0 })
 }
 
 // applyPending applies the pending changes of st to orig.
-func applyPending(ct cli.ColumnType, orig cli.Datum, st *colState) cli.Datum {
+func applyPending(ct datum.ColumnType, orig datum.Datum, st *colState) datum.Datum {
 	isMap := ct.IsMap()
-	d := subtract(orig, cli.Datum{Keys: st.dels}, isMap)
-	var vals []cli.Atom
+	d := datum.Subtract(orig, datum.Datum{Keys: st.dels}, isMap)
+	var vals []datum.Atom
 	if isMap {
 		vals = st.addVals
 	}
-	d = union(d, cli.NewDatum(st.adds, vals), isMap)
+	d = datum.Union(d, datum.NewDatum(st.adds, vals), isMap)
 	st.adds, st.dels, st.addVals = nil, nil, nil
 	return d
-}
-
-// union returns d with the elements (pairs) of e added; existing map keys keep their value.
-func union(d, e cli.Datum, isMap bool) cli.Datum {
-	keys := slices.Clone(d.Keys)
-	var vals []cli.Atom
-	if isMap {
-		vals = slices.Clone(d.Values)
-		if vals == nil {
-			vals = []cli.Atom{}
-		}
-	}
-	for i, k := range e.Keys {
-		if _, ok := d.Find(k); ok {
-			continue
-		}
-		keys = append(keys, k)
-		if isMap {
-			vals = append(vals, e.Values[i])
-		}
-	}
-	return cli.NewDatum(keys, vals)
-}
-
-// subtract returns d without the elements of e: for maps, the keys of e when e has no values,
-// else the pairs of e whose values match.
-func subtract(d, e cli.Datum, isMap bool) cli.Datum {
-	var keys, vals []cli.Atom
-	if isMap {
-		vals = []cli.Atom{}
-	}
-	keys = []cli.Atom{}
-	for i, k := range d.Keys {
-		if j, ok := e.Find(k); ok {
-			if !isMap || e.Values == nil || cli.CompareAtoms(e.Values[j], d.Values[i]) == 0 {
-				continue
-			}
-		}
-		keys = append(keys, k)
-		if isMap {
-			vals = append(vals, d.Values[i])
-		}
-	}
-	return cli.Datum{Keys: keys, Values: vals}
 }
 
 // Candidates returns a superset of the rows of table that satisfy every condition in conds

@@ -7,23 +7,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 	vsschema "github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
-func str(s string) cli.Datum { return cli.Datum{Keys: []cli.Atom{{Type: cli.TypeString, Str: s}}} }
+func str(s string) datum.Datum {
+	return datum.Datum{Keys: []datum.Atom{{Type: datum.TypeString, Str: s}}}
+}
 
-func uuidAtom(u string) cli.Atom { return cli.Atom{Type: cli.TypeUUID, Str: u} }
+func uuidAtom(u string) datum.Atom { return datum.Atom{Type: datum.TypeUUID, Str: u} }
 
-func smap(kv ...string) cli.Datum {
-	var k, v []cli.Atom
+func smap(kv ...string) datum.Datum {
+	var k, v []datum.Atom
 	for i := 0; i+1 < len(kv); i += 2 {
-		k = append(k, cli.Atom{Type: cli.TypeString, Str: kv[i]})
-		v = append(v, cli.Atom{Type: cli.TypeString, Str: kv[i+1]})
+		k = append(k, datum.Atom{Type: datum.TypeString, Str: kv[i]})
+		v = append(v, datum.Atom{Type: datum.TypeString, Str: kv[i+1]})
 	}
-	return cli.NewDatum(k, v)
+	return datum.NewDatum(k, v)
 }
 
 type env struct {
@@ -76,12 +78,12 @@ func TestInsertWithReferencesAndReadBack(t *testing.T) {
 	iface.Set("name", str("p1"))
 	port, _ := db.Insert("Port", "")
 	port.Set("name", str("p1"))
-	port.Set("interfaces", cli.Datum{Keys: []cli.Atom{uuidAtom(iface.UUID())}})
+	port.Set("interfaces", datum.Datum{Keys: []datum.Atom{uuidAtom(iface.UUID())}})
 	br, _ := db.Insert("Bridge", "")
 	br.Set("name", str("br0"))
-	br.Add("ports", cli.Datum{Keys: []cli.Atom{uuidAtom(port.UUID())}})
+	br.Add("ports", datum.Datum{Keys: []datum.Atom{uuidAtom(port.UUID())}})
 	br.Set("external_ids", smap("a", "1", "b", "x y"))
-	ovs[0].Add("bridges", cli.Datum{Keys: []cli.Atom{uuidAtom(br.UUID())}})
+	ovs[0].Add("bridges", datum.Datum{Keys: []datum.Atom{uuidAtom(br.UUID())}})
 
 	// The view sees its own inserts before committing.
 	rows, err := db.Lookup(ctx, "Port", "name", str("p1"))
@@ -137,7 +139,7 @@ func TestMutationsMergeWithConcurrentWriters(t *testing.T) {
 	// Meanwhile another writer adds a key.
 	e.db.Vsctl(t, "--no-wait", "br-set-external-id", "br0", "other", "3")
 	brs[0].Add("external_ids", smap("new", "4"))
-	brs[0].Remove("external_ids", cli.Datum{Keys: []cli.Atom{{Type: cli.TypeString, Str: "gone"}}})
+	brs[0].Remove("external_ids", datum.Datum{Keys: []datum.Atom{{Type: datum.TypeString, Str: "gone"}}})
 	if r := e.commit(db); r.Status != dbcmd.Success {
 		t.Fatalf("commit: %+v", r)
 	}
@@ -148,7 +150,7 @@ func TestMutationsMergeWithConcurrentWriters(t *testing.T) {
 	db = e.view()
 	brs, _ = db.Lookup(ctx, "Bridge", "name", str("br0"), "external_ids")
 	cur, _ := brs[0].Loaded("external_ids")
-	i, _ := cur.Find(cli.Atom{Type: cli.TypeString, Str: "keep"})
+	i, _ := cur.Find(datum.Atom{Type: datum.TypeString, Str: "keep"})
 	cur.Values[i].Str = "changed"
 	brs[0].Set("external_ids", cur)
 	if r := e.commit(db); r.Status != dbcmd.Success {
@@ -170,7 +172,7 @@ func TestVerifyDetectsConcurrentChanges(t *testing.T) {
 	if err := brs[0].Verify(ctx, "fail_mode"); err != nil {
 		t.Fatal(err)
 	}
-	brs[0].Set("stp_enable", cli.Datum{Keys: []cli.Atom{{Type: cli.TypeBoolean, Bool: true}}})
+	brs[0].Set("stp_enable", datum.Datum{Keys: []datum.Atom{{Type: datum.TypeBoolean, Bool: true}}})
 	e.db.Vsctl(t, "--no-wait", "set-fail-mode", "br0", "secure")
 	if r := e.commit(db); r.Status != dbcmd.TryAgain {
 		t.Fatalf("status %v, want TryAgain", r.Status)
@@ -185,7 +187,7 @@ func TestVerifyDetectsConcurrentChanges(t *testing.T) {
 	}
 	db.VerifyAbsent("Port", "name", str("p9"))
 	brs, _ = db.Lookup(ctx, "Bridge", "name", str("br0"))
-	brs[0].Set("stp_enable", cli.Datum{Keys: []cli.Atom{{Type: cli.TypeBoolean, Bool: true}}})
+	brs[0].Set("stp_enable", datum.Datum{Keys: []datum.Atom{{Type: datum.TypeBoolean, Bool: true}}})
 	e.db.Vsctl(t, "--no-wait", "add-port", "br0", "p9")
 	if r := e.commit(db); r.Status != dbcmd.TryAgain {
 		t.Fatalf("status %v, want TryAgain", r.Status)
@@ -303,8 +305,8 @@ func TestContainingSeesPendingEdits(t *testing.T) {
 		}
 	}
 	has("br0")
-	br0[0].Remove("ports", cli.Datum{Keys: []cli.Atom{id}})
-	br1[0].Add("ports", cli.Datum{Keys: []cli.Atom{id}})
+	br0[0].Remove("ports", datum.Datum{Keys: []datum.Atom{id}})
+	br1[0].Add("ports", datum.Datum{Keys: []datum.Atom{id}})
 	has("br1")
 	if r := e.commit(db); r.Status != dbcmd.Success {
 		t.Fatalf("commit %+v", r)
@@ -325,7 +327,7 @@ func TestInvalidUTF8IsRefusedLikeOVSDBServer(t *testing.T) {
 	e.db.Vsctl(t, "--no-wait", "add-br", "br0")
 	for _, tc := range []struct {
 		name  string
-		value cli.Datum
+		value datum.Datum
 		col   string
 		bad   string
 	}{

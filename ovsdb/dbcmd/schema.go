@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // Schema is a database schema with column types in vsctl's value layer.
@@ -28,13 +28,13 @@ type TableSchema struct {
 // ColumnSchema is one column.
 type ColumnSchema struct {
 	Name      string
-	Type      cli.ColumnType
+	Type      datum.ColumnType
 	Mutable   bool
 	Ephemeral bool
 }
 
 // UUIDColumn is the type of the implicit _uuid and _version columns.
-var uuidType = cli.ColumnType{Key: cli.NewBaseType(cli.TypeUUID), Min: 1, Max: 1}
+var uuidType = datum.ColumnType{Key: datum.NewBaseType(datum.TypeUUID), Min: 1, Max: 1}
 
 // ColumnNames returns the table's column names, sorted, without _uuid and _version.
 func (t *TableSchema) ColumnNames() []string {
@@ -86,7 +86,7 @@ func ParseSchema(data []byte) (*Schema, error) {
 		t.IsRoot = rt.IsRoot != nil && *rt.IsRoot
 		anyRoot = anyRoot || rt.IsRoot != nil
 		for cn, rc := range rt.Columns {
-			ct, err := cli.ColumnTypeFromValue(rc.Type)
+			ct, err := datum.ColumnTypeFromValue(rc.Type)
 			if err != nil {
 				return nil, fmt.Errorf("schema table %s column %s: %w", tn, cn, err)
 			}

@@ -7,22 +7,22 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // namer maps the temporary UUIDs of rows inserted by this transaction to named-uuid names.
 type namer func(uuid string) (name string, ok bool)
 
 // encodeAtom renders a as RFC 7047 JSON.
-func encodeAtom(a cli.Atom, names namer) any {
+func encodeAtom(a datum.Atom, names namer) any {
 	switch a.Type {
-	case cli.TypeInteger:
+	case datum.TypeInteger:
 		return a.Int
-	case cli.TypeReal:
+	case datum.TypeReal:
 		return a.Real
-	case cli.TypeBoolean:
+	case datum.TypeBoolean:
 		return a.Bool
-	case cli.TypeUUID:
+	case datum.TypeUUID:
 		if names != nil {
 			if n, ok := names(a.Str); ok {
 				return []any{"named-uuid", n}
@@ -34,14 +34,14 @@ func encodeAtom(a cli.Atom, names namer) any {
 }
 
 // encodeDatum renders d, of type ct, as RFC 7047 JSON (a one-element set as its atom).
-func encodeDatum(ct cli.ColumnType, d cli.Datum, names namer) any {
+func encodeDatum(ct datum.ColumnType, d datum.Datum, names namer) any {
 	return encodeDatumForm(ct, d, names, false)
 }
 
 // encodeDatumForm is encodeDatum; with fullSets, values of set columns are always written as
 // ["set", …] (which RFC 7047 allows for any set, and which libovsdb's server needs to compare a
 // wait's rows correctly).
-func encodeDatumForm(ct cli.ColumnType, d cli.Datum, names namer, fullSets bool) any {
+func encodeDatumForm(ct datum.ColumnType, d datum.Datum, names namer, fullSets bool) any {
 	if ct.IsMap() || d.Values != nil {
 		pairs := make([]any, 0, len(d.Keys))
 		for i, k := range d.Keys {
@@ -59,13 +59,13 @@ func encodeDatumForm(ct cli.ColumnType, d cli.Datum, names namer, fullSets bool)
 	return []any{"set", set}
 }
 
-func datumFromJSON(ct cli.ColumnType, v any) (cli.Datum, error) {
+func datumFromJSON(ct datum.ColumnType, v any) (datum.Datum, error) {
 	if arr, ok := v.([]any); ok && len(arr) == 2 {
 		switch arr[0] {
 		case "map":
 			pairs, _ := arr[1].([]any)
-			keys := make([]cli.Atom, 0, len(pairs))
-			vals := make([]cli.Atom, 0, len(pairs))
+			keys := make([]datum.Atom, 0, len(pairs))
+			vals := make([]datum.Atom, 0, len(pairs))
 			vt := ct.Key
 			if ct.Value != nil {
 				vt = *ct.Value
@@ -73,46 +73,46 @@ func datumFromJSON(ct cli.ColumnType, v any) (cli.Datum, error) {
 			for _, p := range pairs {
 				kv, ok := p.([]any)
 				if !ok || len(kv) != 2 {
-					return cli.Datum{}, fmt.Errorf("bad map pair %v", p)
+					return datum.Datum{}, fmt.Errorf("bad map pair %v", p)
 				}
 				k, err := atomFromJSON(ct.Key.Type, kv[0])
 				if err != nil {
-					return cli.Datum{}, err
+					return datum.Datum{}, err
 				}
 				val, err := atomFromJSON(vt.Type, kv[1])
 				if err != nil {
-					return cli.Datum{}, err
+					return datum.Datum{}, err
 				}
 				keys, vals = append(keys, k), append(vals, val)
 			}
-			return cli.NewDatum(keys, vals), nil
+			return datum.NewDatum(keys, vals), nil
 		case "set":
 			elems, _ := arr[1].([]any)
-			keys := make([]cli.Atom, 0, len(elems))
+			keys := make([]datum.Atom, 0, len(elems))
 			for _, e := range elems {
 				k, err := atomFromJSON(ct.Key.Type, e)
 				if err != nil {
-					return cli.Datum{}, err
+					return datum.Datum{}, err
 				}
 				keys = append(keys, k)
 			}
 			if ct.IsMap() {
-				return cli.NewDatum(keys, []cli.Atom{}), nil
+				return datum.NewDatum(keys, []datum.Atom{}), nil
 			}
-			return cli.NewDatum(keys, nil), nil
+			return datum.NewDatum(keys, nil), nil
 		}
 	}
 	a, err := atomFromJSON(ct.Key.Type, v)
 	if err != nil {
-		return cli.Datum{}, err
+		return datum.Datum{}, err
 	}
-	return cli.Datum{Keys: []cli.Atom{a}}, nil
+	return datum.Datum{Keys: []datum.Atom{a}}, nil
 }
 
-func atomFromJSON(t cli.AtomicType, v any) (cli.Atom, error) {
-	a := cli.Atom{Type: t}
+func atomFromJSON(t datum.AtomicType, v any) (datum.Atom, error) {
+	a := datum.Atom{Type: t}
 	switch t {
-	case cli.TypeInteger:
+	case datum.TypeInteger:
 		if n, ok := v.(json.Number); ok {
 			i, err := strconv.ParseInt(string(n), 10, 64)
 			if err != nil {
@@ -125,7 +125,7 @@ func atomFromJSON(t cli.AtomicType, v any) (cli.Atom, error) {
 			a.Int = i
 			return a, nil
 		}
-	case cli.TypeReal:
+	case datum.TypeReal:
 		if n, ok := v.(json.Number); ok {
 			f, err := n.Float64()
 			if err == nil {
@@ -133,17 +133,17 @@ func atomFromJSON(t cli.AtomicType, v any) (cli.Atom, error) {
 				return a, nil
 			}
 		}
-	case cli.TypeBoolean:
+	case datum.TypeBoolean:
 		if b, ok := v.(bool); ok {
 			a.Bool = b
 			return a, nil
 		}
-	case cli.TypeString:
+	case datum.TypeString:
 		if s, ok := v.(string); ok {
 			a.Str = s
 			return a, nil
 		}
-	case cli.TypeUUID:
+	case datum.TypeUUID:
 		if arr, ok := v.([]any); ok && len(arr) == 2 && arr[0] == "uuid" {
 			if s, ok := arr[1].(string); ok {
 				a.Str = lowerHex(s)

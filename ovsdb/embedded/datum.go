@@ -2,237 +2,213 @@ package embedded
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
-// OVSDB values as the server compares them: a datum is a sorted set of atoms
-// (or of key/value pairs), so two sets or maps that a client sends in
-// different orders compare equal, and a column a row leaves out is its
-// default value. libovsdb's engine compares Go values with reflect.DeepEqual
-// instead; every comparison the embedded server makes itself (wait, where
-// clauses of monitors, monitor diffs) goes through this file.
+// OVSDB values as the server compares them. The value model itself (atoms, datums sorted by
+// key so that two sets or maps a client sends in different orders compare equal, default
+// values, the includes/excludes functions and update2 diffs) is ovsdb/datum's; libovsdb's
+// engine compares Go values with reflect.DeepEqual instead, so every comparison the embedded
+// server makes itself (wait, where clauses of monitors, monitor diffs) goes through datum.
+//
+// What stays here is the wire: decoding the values clients send, which arrive either as
+// JSON-RPC decoded with UseNumber or in libovsdb's Go notation and may name a UUID by its
+// "named-uuid" from the same transaction, and encoding datums back as Go values for
+// encoding/json. datum parses and formats ovs-vsctl's syntax and OVS's JSON bytes, neither
+// of which is this.
 
-// uuidAtom is a UUID atom, lower case.
-type uuidAtom string
-
-const zeroUUID = "00000000-0000-0000-0000-000000000000"
-
-// colType is a column's OVSDB type: key (and, for maps, value) atomic types
-// and the number of elements allowed.
-type colType struct {
-	key, value string
-	min, max   int // max -1: unlimited
-}
-
-func (t colType) isMap() bool { return t.value != "" }
+// row is one row's columns as datums; a column it lacks has its default value.
+type row map[string]datum.Datum
 
 // uuidType is the type of the _uuid column.
-var uuidType = colType{key: ovsdb.TypeUUID, min: 1, max: 1}
+var uuidType = datum.ColumnType{Key: datum.NewBaseType(datum.TypeUUID), Min: 1, Max: 1}
 
-// columnType returns the type of column in ts; _uuid is a UUID.
-func columnType(ts *ovsdb.TableSchema, column string) (colType, bool) {
+// columnType returns the type of column in ts (its atomic types and number of elements; the
+// embedded server checks no other constraint); _uuid is a UUID.
+func columnType(ts *ovsdb.TableSchema, column string) (datum.ColumnType, bool) {
 	if column == "_uuid" {
 		return uuidType, true
 	}
 	c := ts.Column(column)
 	if c == nil || c.TypeObj == nil || c.TypeObj.Key == nil {
-		return colType{}, false
+		return datum.ColumnType{}, false
 	}
-	t := colType{key: c.TypeObj.Key.Type, min: c.TypeObj.Min(), max: c.TypeObj.Max()}
+	key, err := datum.ParseAtomicType(c.TypeObj.Key.Type)
+	if err != nil {
+		return datum.ColumnType{}, false
+	}
+	t := datum.ColumnType{Key: datum.NewBaseType(key), Min: uint64(max(c.TypeObj.Min(), 0)), Max: datum.MaxUnlimited}
+	if m := c.TypeObj.Max(); m >= 0 {
+		t.Max = uint64(m)
+	}
 	if c.TypeObj.Value != nil {
-		t.value = c.TypeObj.Value.Type
+		v, err := datum.ParseAtomicType(c.TypeObj.Value.Type)
+		if err != nil {
+			return datum.ColumnType{}, false
+		}
+		vt := datum.NewBaseType(v)
+		t.Value = &vt
 	}
 	return t, true
 }
 
-// datum is a column value: keys sorted and unique, values parallel to keys
-// for maps, nil otherwise.
-type datum struct {
-	keys, values []any
-}
-
-// defaultDatum is the value of a column a row does not mention.
-func defaultDatum(t colType) datum {
-	if t.min == 0 {
-		return datum{}
+// get returns column c of r, its default if r lacks it.
+func (r row) get(ts *ovsdb.TableSchema, c string) datum.Datum {
+	if d, ok := r[c]; ok {
+		return d
 	}
-	d := datum{keys: []any{defaultAtom(t.key)}}
-	if t.isMap() {
-		d.values = []any{defaultAtom(t.value)}
-	}
-	return d
-}
-
-func defaultAtom(typ string) any {
-	switch typ {
-	case ovsdb.TypeInteger:
-		return int64(0)
-	case ovsdb.TypeReal:
-		return float64(0)
-	case ovsdb.TypeBoolean:
-		return false
-	case ovsdb.TypeUUID:
-		return uuidAtom(zeroUUID)
-	default:
-		return ""
-	}
+	t, _ := columnType(ts, c)
+	return datum.DefaultDatum(t)
 }
 
 // parseDatum converts v to a datum of type t. v may be JSON decoded with
 // UseNumber (["set",[...]], ["map",[...]], ["uuid",...], an atom) or a value
 // of libovsdb's notation (ovsdb.OvsSet, ovsdb.OvsMap, ovsdb.UUID, Go atoms).
-// names resolves "named-uuid" references; it may be nil.
-func parseDatum(t colType, v any, names map[string]string) (datum, error) {
-	var d datum
+// names resolves "named-uuid" references; it may be nil. Duplicate keys are
+// refused, as ovsdb-server refuses them.
+func parseDatum(t datum.ColumnType, v any, names map[string]string) (datum.Datum, error) {
+	var keys, values []datum.Atom
+	addPair := func(k, v any) error {
+		if !t.IsMap() {
+			return fmt.Errorf("unexpected map value")
+		}
+		ka, err := parseAtom(t.Key.Type, k, names)
+		if err != nil {
+			return err
+		}
+		va, err := parseAtom(t.Value.Type, v, names)
+		if err != nil {
+			return err
+		}
+		keys, values = append(keys, ka), append(values, va)
+		return nil
+	}
+	addKey := func(e any) error {
+		a, err := parseAtom(t.Key.Type, e, names)
+		keys = append(keys, a)
+		return err
+	}
+	var err error
 	switch x := v.(type) {
 	case ovsdb.OvsSet:
 		for _, e := range x.GoSet {
-			a, err := parseAtom(t.key, e, names)
-			if err != nil {
-				return datum{}, err
+			if err = addKey(e); err != nil {
+				break
 			}
-			d.keys = append(d.keys, a)
 		}
-		return d.normalize()
+		return sortUnique(keys, values, t, err)
 	case ovsdb.OvsMap:
 		for k, val := range x.GoMap {
-			if err := d.addPair(t, k, val, names); err != nil {
-				return datum{}, err
+			if err = addPair(k, val); err != nil {
+				break
 			}
 		}
-		return d.normalize()
+		return sortUnique(keys, values, t, err)
 	case []any:
 		if len(x) == 2 && x[0] == "set" {
 			elems, ok := x[1].([]any)
 			if !ok {
-				return datum{}, fmt.Errorf("set value is not an array")
+				return datum.Datum{}, fmt.Errorf("set value is not an array")
 			}
 			for _, e := range elems {
-				a, err := parseAtom(t.key, e, names)
-				if err != nil {
-					return datum{}, err
+				if err = addKey(e); err != nil {
+					break
 				}
-				d.keys = append(d.keys, a)
 			}
-			return d.normalize()
+			return sortUnique(keys, values, t, err)
 		}
 		if len(x) == 2 && x[0] == "map" {
 			pairs, ok := x[1].([]any)
 			if !ok {
-				return datum{}, fmt.Errorf("map value is not an array")
+				return datum.Datum{}, fmt.Errorf("map value is not an array")
 			}
 			for _, p := range pairs {
 				kv, ok := p.([]any)
 				if !ok || len(kv) != 2 {
-					return datum{}, fmt.Errorf("map element is not a [key, value] pair")
+					return datum.Datum{}, fmt.Errorf("map element is not a [key, value] pair")
 				}
-				if err := d.addPair(t, kv[0], kv[1], names); err != nil {
-					return datum{}, err
+				if err = addPair(kv[0], kv[1]); err != nil {
+					break
 				}
 			}
-			return d.normalize()
+			return sortUnique(keys, values, t, err)
 		}
 	}
-	if t.isMap() {
-		return datum{}, fmt.Errorf("expected a map, got %v", v)
+	if t.IsMap() {
+		return datum.Datum{}, fmt.Errorf("expected a map, got %v", v)
 	}
-	a, err := parseAtom(t.key, v, names)
+	a, err := parseAtom(t.Key.Type, v, names)
 	if err != nil {
-		return datum{}, err
+		return datum.Datum{}, err
 	}
-	return datum{keys: []any{a}}, nil
+	return datum.Datum{Keys: []datum.Atom{a}}, nil
 }
 
-func (d *datum) addPair(t colType, k, v any, names map[string]string) error {
-	if !t.isMap() {
-		return fmt.Errorf("unexpected map value")
-	}
-	ka, err := parseAtom(t.key, k, names)
+// sortUnique finishes parseDatum: it passes on err, else sorts the elements and refuses
+// duplicates with the embedded server's message.
+func sortUnique(keys, values []datum.Atom, t datum.ColumnType, err error) (datum.Datum, error) {
 	if err != nil {
-		return err
+		return datum.Datum{}, err
 	}
-	va, err := parseAtom(t.value, v, names)
-	if err != nil {
-		return err
+	d, err := datum.SortUnique(keys, values, t.IsMap())
+	if dup := (*datum.DuplicateError)(nil); errors.As(err, &dup) {
+		return datum.Datum{}, fmt.Errorf("duplicate value %v in set or map", atomJSON(dup.Key))
 	}
-	d.keys, d.values = append(d.keys, ka), append(d.values, va)
-	return nil
-}
-
-// normalize sorts the atoms (pairs by key) and refuses duplicate keys, as
-// ovsdb-server does.
-func (d datum) normalize() (datum, error) {
-	idx := make([]int, len(d.keys))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return compareAtoms(d.keys[idx[a]], d.keys[idx[b]]) < 0 })
-	out := datum{keys: make([]any, len(idx))}
-	if d.values != nil {
-		out.values = make([]any, len(idx))
-	}
-	for i, j := range idx {
-		out.keys[i] = d.keys[j]
-		if d.values != nil {
-			out.values[i] = d.values[j]
-		}
-		if i > 0 && compareAtoms(out.keys[i-1], out.keys[i]) == 0 {
-			return datum{}, fmt.Errorf("duplicate value %v in set or map", atomJSON(out.keys[i]))
-		}
-	}
-	return out, nil
+	return d, err
 }
 
 // parseAtom converts one atom of type typ.
-func parseAtom(typ string, v any, names map[string]string) (any, error) {
+func parseAtom(typ datum.AtomicType, v any, names map[string]string) (datum.Atom, error) {
 	switch typ {
-	case ovsdb.TypeInteger:
+	case datum.TypeInteger:
 		switch x := v.(type) {
 		case json.Number:
 			if i, err := x.Int64(); err == nil {
-				return i, nil
+				return datum.Atom{Type: typ, Int: i}, nil
 			}
 			if f, err := x.Float64(); err == nil && f == math.Trunc(f) {
-				return int64(f), nil
+				return datum.Atom{Type: typ, Int: int64(f)}, nil
 			}
 		case int:
-			return int64(x), nil
+			return datum.Atom{Type: typ, Int: int64(x)}, nil
 		case int64:
-			return x, nil
+			return datum.Atom{Type: typ, Int: x}, nil
 		case float64:
 			if x == math.Trunc(x) {
-				return int64(x), nil
+				return datum.Atom{Type: typ, Int: int64(x)}, nil
 			}
 		}
-	case ovsdb.TypeReal:
+	case datum.TypeReal:
 		switch x := v.(type) {
 		case json.Number:
 			if f, err := x.Float64(); err == nil {
-				return f, nil
+				return datum.Atom{Type: typ, Real: f}, nil
 			}
 		case float64:
-			return x, nil
+			return datum.Atom{Type: typ, Real: x}, nil
 		case int:
-			return float64(x), nil
+			return datum.Atom{Type: typ, Real: float64(x)}, nil
 		case int64:
-			return float64(x), nil
+			return datum.Atom{Type: typ, Real: float64(x)}, nil
 		}
-	case ovsdb.TypeBoolean:
+	case datum.TypeBoolean:
 		if b, ok := v.(bool); ok {
-			return b, nil
+			return datum.Atom{Type: typ, Bool: b}, nil
 		}
-	case ovsdb.TypeString:
+	case datum.TypeString:
 		if s, ok := v.(string); ok {
-			return s, nil
+			return datum.Atom{Type: typ, Str: s}, nil
 		}
-	case ovsdb.TypeUUID:
+	case datum.TypeUUID:
 		switch x := v.(type) {
 		case ovsdb.UUID:
 			return parseUUID(x.GoUUID, names)
@@ -242,181 +218,70 @@ func parseAtom(typ string, v any, names map[string]string) (any, error) {
 				switch x[0] {
 				case "uuid":
 					if _, err := uuid.Parse(s); err != nil {
-						return nil, fmt.Errorf("%q is not a valid UUID", s)
+						return datum.Atom{}, fmt.Errorf("%q is not a valid UUID", s)
 					}
-					return uuidAtom(strings.ToLower(s)), nil
+					return uuidAtom(s), nil
 				case "named-uuid":
 					if u, ok := names[s]; ok {
 						return uuidAtom(u), nil
 					}
-					return nil, fmt.Errorf("unknown named-uuid %q", s)
+					return datum.Atom{}, fmt.Errorf("unknown named-uuid %q", s)
 				}
 			}
 		}
 	}
-	return nil, fmt.Errorf("%v is not a valid %s", v, typ)
+	return datum.Atom{}, fmt.Errorf("%v is not a valid %s", v, typ)
+}
+
+// uuidAtom is the UUID atom u, lower case.
+func uuidAtom(u string) datum.Atom {
+	return datum.Atom{Type: datum.TypeUUID, Str: strings.ToLower(u)}
 }
 
 // parseUUID takes libovsdb's UUID notation, where a named UUID is kept as
 // its name.
-func parseUUID(s string, names map[string]string) (any, error) {
+func parseUUID(s string, names map[string]string) (datum.Atom, error) {
 	if _, err := uuid.Parse(s); err == nil {
-		return uuidAtom(strings.ToLower(s)), nil
+		return uuidAtom(s), nil
 	}
 	if u, ok := names[s]; ok {
 		return uuidAtom(u), nil
 	}
-	return nil, fmt.Errorf("%q is not a valid UUID", s)
+	return datum.Atom{}, fmt.Errorf("%q is not a valid UUID", s)
 }
 
-// compareAtoms orders two atoms of the same type as ovsdb-server does.
-func compareAtoms(a, b any) int {
-	switch x := a.(type) {
-	case int64:
-		y, _ := b.(int64)
-		return cmp3(x < y, x > y)
-	case float64:
-		y, _ := b.(float64)
-		return cmp3(x < y, x > y)
-	case bool:
-		y, _ := b.(bool)
-		return cmp3(!x && y, x && !y)
-	case string:
-		return strings.Compare(x, fmt.Sprint(b))
-	case uuidAtom:
-		y, _ := b.(uuidAtom)
-		return strings.Compare(string(x), string(y))
-	}
-	return 0
-}
-
-func cmp3(less, greater bool) int {
-	switch {
-	case less:
-		return -1
-	case greater:
-		return 1
-	}
-	return 0
-}
-
-// equal reports whether d and e are the same value.
-func (d datum) equal(e datum) bool {
-	if len(d.keys) != len(e.keys) {
-		return false
-	}
-	for i := range d.keys {
-		if compareAtoms(d.keys[i], e.keys[i]) != 0 {
-			return false
-		}
-		if d.values != nil && e.values != nil && compareAtoms(d.values[i], e.values[i]) != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// find returns the index of key k, or -1.
-func (d datum) find(k any) int {
-	i := sort.Search(len(d.keys), func(i int) bool { return compareAtoms(d.keys[i], k) >= 0 })
-	if i < len(d.keys) && compareAtoms(d.keys[i], k) == 0 {
-		return i
-	}
-	return -1
-}
-
-// includes reports whether every atom (or pair) of e is in d.
-func (d datum) includes(e datum) bool {
-	for i, k := range e.keys {
-		j := d.find(k)
-		if j < 0 || (e.values != nil && d.values != nil && compareAtoms(d.values[j], e.values[i]) != 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// excludes reports whether no atom (or pair) of e is in d.
-func (d datum) excludes(e datum) bool {
-	for i, k := range e.keys {
-		j := d.find(k)
-		if j >= 0 && (e.values == nil || d.values == nil || compareAtoms(d.values[j], e.values[i]) == 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// diff returns the update2 "modify" diff from d to e: for sets the atoms in
-// exactly one of them, for maps the removed pairs and the added or changed
-// ones (ovsdb-server's ovsdb_datum_diff).
-func (d datum) diff(e datum) datum {
-	var out datum
-	if d.values != nil || e.values != nil {
-		out.values = []any{}
-		for i, k := range d.keys {
-			if j := e.find(k); j < 0 {
-				out.keys, out.values = append(out.keys, k), append(out.values, d.values[i])
-			}
-		}
-		for i, k := range e.keys {
-			if j := d.find(k); j < 0 || compareAtoms(d.values[j], e.values[i]) != 0 {
-				out.keys, out.values = append(out.keys, k), append(out.values, e.values[i])
-			}
-		}
-	} else {
-		for _, k := range d.keys {
-			if e.find(k) < 0 {
-				out.keys = append(out.keys, k)
-			}
-		}
-		for _, k := range e.keys {
-			if d.find(k) < 0 {
-				out.keys = append(out.keys, k)
-			}
-		}
-	}
-	out, _ = out.normalize()
-	return out
-}
-
-// toJSON returns d in OVSDB notation for a column of type t.
-func (d datum) toJSON(t colType) any {
-	if t.isMap() {
-		pairs := make([]any, len(d.keys))
-		for i := range d.keys {
-			pairs[i] = []any{atomJSON(d.keys[i]), atomJSON(d.values[i])}
+// toJSON returns d in OVSDB notation for a column of type t, as Go values for encoding/json.
+func toJSON(t datum.ColumnType, d datum.Datum) any {
+	if t.IsMap() {
+		pairs := make([]any, len(d.Keys))
+		for i := range d.Keys {
+			pairs[i] = []any{atomJSON(d.Keys[i]), atomJSON(d.Values[i])}
 		}
 		return []any{"map", pairs}
 	}
-	if len(d.keys) == 1 {
-		return atomJSON(d.keys[0])
+	if len(d.Keys) == 1 {
+		return atomJSON(d.Keys[0])
 	}
-	atoms := make([]any, len(d.keys))
-	for i, k := range d.keys {
+	atoms := make([]any, len(d.Keys))
+	for i, k := range d.Keys {
 		atoms[i] = atomJSON(k)
 	}
 	return []any{"set", atoms}
 }
 
-func atomJSON(a any) any {
-	if u, ok := a.(uuidAtom); ok {
-		return []any{"uuid", string(u)}
+// atomJSON returns a as the Go value encoding/json writes as its OVSDB notation.
+func atomJSON(a datum.Atom) any {
+	switch a.Type {
+	case datum.TypeInteger:
+		return a.Int
+	case datum.TypeReal:
+		return a.Real
+	case datum.TypeBoolean:
+		return a.Bool
+	case datum.TypeUUID:
+		return []any{"uuid", a.Str}
 	}
-	return a
-}
-
-// row is one row's columns as datums; a column it lacks has its default
-// value.
-type row map[string]datum
-
-// get returns column c of r, its default if r lacks it.
-func (r row) get(ts *ovsdb.TableSchema, c string) datum {
-	if d, ok := r[c]; ok {
-		return d
-	}
-	t, _ := columnType(ts, c)
-	return defaultDatum(t)
+	return a.Str
 }
 
 // rowFromModel converts a row of libovsdb's database to datums.
@@ -448,6 +313,6 @@ func rowFromModel(dbModel model.DatabaseModel, m model.Model) (row, error) {
 		return nil, err
 	}
 	s, _ := id.(string)
-	out["_uuid"] = datum{keys: []any{uuidAtom(strings.ToLower(s))}}
+	out["_uuid"] = datum.Datum{Keys: []datum.Atom{uuidAtom(s)}}
 	return out, nil
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/database"
 	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // Monitors (RFC 7047 4.1.5 and ovsdb-server's monitor_cond and
@@ -169,7 +171,7 @@ func (mt *monTable) full(r row) map[string]any {
 	out := make(map[string]any, len(mt.columns))
 	for _, c := range mt.columns {
 		t, _ := columnType(mt.ts, c)
-		out[c] = r.get(mt.ts, c).toJSON(t)
+		out[c] = toJSON(t, r.get(mt.ts, c))
 	}
 	return out
 }
@@ -180,8 +182,8 @@ func (mt *monTable) nonDefault(r row) map[string]any {
 	out := map[string]any{}
 	for _, c := range mt.columns {
 		t, _ := columnType(mt.ts, c)
-		if d := r.get(mt.ts, c); !d.equal(defaultDatum(t)) {
-			out[c] = d.toJSON(t)
+		if d := r.get(mt.ts, c); !d.Equal(datum.DefaultDatum(t)) {
+			out[c] = toJSON(t, d)
 		}
 	}
 	return out
@@ -266,16 +268,16 @@ func (mt *monTable) rowUpdate(version int, ch change) map[string]any {
 		for _, c := range mt.columns {
 			t, _ := columnType(mt.ts, c)
 			o, n := ch.old.get(mt.ts, c), ch.new.get(mt.ts, c)
-			if o.equal(n) {
+			if o.Equal(n) {
 				continue
 			}
-			old[c] = o.toJSON(t)
-			if t.max == 1 && !t.isMap() {
+			old[c] = toJSON(t, o)
+			if t.Max == 1 && !t.IsMap() {
 				// ovsdb-server sends the new value of a column with at
 				// most one element, not the difference.
-				diff[c] = n.toJSON(t)
+				diff[c] = toJSON(t, n)
 			} else {
-				diff[c] = o.diff(n).toJSON(t)
+				diff[c] = toJSON(t, datum.Diff(o, n, t.IsMap()))
 			}
 		}
 		if len(diff) == 0 {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/database"
+
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // server speaks OVSDB's JSON-RPC protocol (RFC 7047 and ovsdb-server's
@@ -125,7 +127,7 @@ func (s *server) commit(update database.Update, comments []string) error {
 			case monitorV2:
 				c.notify("update2", m.id, tu)
 			default:
-				c.notify("update3", m.id, zeroUUID, tu)
+				c.notify("update3", m.id, datum.ZeroUUID, tu)
 			}
 		}
 	}
@@ -411,7 +413,7 @@ func (c *conn) monitor(m message, params []json.RawMessage) {
 	c.monitors[key] = mon
 	if version == monitorV3 {
 		// A standalone database keeps no transaction history: never found.
-		c.reply(m.ID, []any{false, zeroUUID, initial}, nil)
+		c.reply(m.ID, []any{false, datum.ZeroUUID, initial}, nil)
 		return
 	}
 	c.reply(m.ID, initial, nil)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -416,7 +417,7 @@ func TestMonitors(t *testing.T) {
 		for i, m := range monitors {
 			params := []any{"Open_vSwitch", fmt.Sprintf("m%d", i), json.RawMessage(m.req)}
 			if m.method == "monitor_cond_since" {
-				params = append(params, zeroUUID)
+				params = append(params, datum.ZeroUUID)
 			}
 			r, _ := c.call(m.method, params...)
 			log = append(log, fmt.Sprintf("%s reply %s error %s", m.method, canonical(t, r.Result), r.Error))

@@ -9,6 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/ovn-kubernetes/libovsdb/database"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // A transaction runs in two layers. libovsdb's engine executes the
@@ -354,7 +356,7 @@ func projection(ts *ovsdb.TableSchema, r row, columns []string) string {
 	var b bytes.Buffer
 	for _, c := range columns {
 		t, _ := columnType(ts, c)
-		text, _ := json.Marshal(r.get(ts, c).toJSON(t))
+		text, _ := json.Marshal(toJSON(t, r.get(ts, c)))
 		b.Write(text)
 		b.WriteByte(0)
 	}
@@ -403,7 +405,7 @@ func (s *server) project(table string, columns []string, rows []ovsdb.Row) []any
 			if v, ok := r[c]; ok {
 				o[c] = v
 			} else if t, ok := columnType(ts, c); ok {
-				o[c] = defaultDatum(t).toJSON(t)
+				o[c] = toJSON(t, datum.DefaultDatum(t))
 			}
 		}
 		out = append(out, o)

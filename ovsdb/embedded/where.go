@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // Where clauses (RFC 7047 5.1) evaluated on datums, for waits and monitor
@@ -14,7 +16,7 @@ import (
 type condition struct {
 	column   string
 	function string
-	arg      datum
+	arg      datum.Datum
 	constant *bool
 }
 
@@ -46,7 +48,7 @@ func parseWhere(ts *ovsdb.TableSchema, raw any, names map[string]string) ([]cond
 		switch fn {
 		case "==", "!=", "includes", "excludes":
 		case "<", "<=", ">", ">=":
-			if (t.key != ovsdb.TypeInteger && t.key != ovsdb.TypeReal) || t.isMap() || t.max != 1 {
+			if (t.Key.Type != datum.TypeInteger && t.Key.Type != datum.TypeReal) || t.IsMap() || t.Max != 1 {
 				return nil, fmt.Errorf("type mismatch: %s not supported on column %s", fn, col)
 			}
 		default:
@@ -74,18 +76,18 @@ func matches(ts *ovsdb.TableSchema, r row, conds []condition) bool {
 		var ok bool
 		switch c.function {
 		case "==":
-			ok = v.equal(c.arg)
+			ok = v.Equal(c.arg)
 		case "!=":
-			ok = !v.equal(c.arg)
+			ok = !v.Equal(c.arg)
 		case "includes":
-			ok = v.includes(c.arg)
+			ok = v.Includes(c.arg)
 		case "excludes":
-			ok = v.excludes(c.arg)
+			ok = v.Excludes(c.arg)
 		default:
-			if len(v.keys) != 1 || len(c.arg.keys) != 1 {
+			if len(v.Keys) != 1 || len(c.arg.Keys) != 1 {
 				return false
 			}
-			n := compareAtoms(v.keys[0], c.arg.keys[0])
+			n := datum.CompareAtoms(v.Keys[0], c.arg.Keys[0])
 			switch c.function {
 			case "<":
 				ok = n < 0

@@ -3,7 +3,7 @@ package vsctl
 import (
 	"context"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 )
 
@@ -17,12 +17,12 @@ func relOps() []string {
 type condition struct {
 	col    *dbcmd.ColumnSchema
 	hasKey bool
-	key    cli.Atom
+	key    datum.Atom
 	op     string
-	want   cli.Datum
+	want   datum.Datum
 	// typ is the type the values are compared as: the column's (with no upper bound), or
 	// for a key test a set of the map's value type.
-	typ cli.ColumnType
+	typ datum.ColumnType
 }
 
 // parseCondition parses a condition on table ts. "@name" references in it become symbols.
@@ -37,20 +37,20 @@ func parseCondition(ts *dbcmd.TableSchema, arg string, syms *Symbols) (*conditio
 		if !ct.IsMap() {
 			return nil, Fatalf("cannot specify key to check for non-map column %s", ca.Col.Name)
 		}
-		if cond.key, err = cli.ParseAtom(ct.Key, ca.Key, symbolRefs(syms, ct)); err != nil {
+		if cond.key, err = datum.ParseAtom(ct.Key, ca.Key, symbolRefs(syms, ct)); err != nil {
 			return nil, &Error{Msg: err.Error()}
 		}
-		cond.typ = cli.ColumnType{Key: *ct.Value, Min: ct.Min, Max: cli.MaxUnlimited}
-		if cond.want, err = cli.ParseDatum(cond.typ, ca.Value, symbolRefs(syms, cond.typ)); err != nil {
+		cond.typ = datum.ColumnType{Key: *ct.Value, Min: ct.Min, Max: datum.MaxUnlimited}
+		if cond.want, err = datum.ParseDatum(cond.typ, ca.Value, symbolRefs(syms, cond.typ)); err != nil {
 			return nil, &Error{Msg: err.Error()}
 		}
 		return cond, nil
 	}
-	if cond.want, err = cli.ParseDatum(ct, ca.Value, symbolRefs(syms, ct)); err != nil {
+	if cond.want, err = datum.ParseDatum(ct, ca.Value, symbolRefs(syms, ct)); err != nil {
 		return nil, &Error{Msg: err.Error()}
 	}
 	cond.typ = ct
-	cond.typ.Max = cli.MaxUnlimited
+	cond.typ.Max = datum.MaxUnlimited
 	return cond, nil
 }
 
@@ -67,9 +67,9 @@ func (cond *condition) eval(ctx context.Context, row *dbcmd.Row) (bool, error) {
 	if !found && !isSetOp(cond.op) {
 		return false, nil
 	}
-	a := cli.Datum{Keys: []cli.Atom{}}
+	a := datum.Datum{Keys: []datum.Atom{}}
 	if found {
-		a.Keys = []cli.Atom{have.Values[i]}
+		a.Keys = []datum.Atom{have.Values[i]}
 	}
 	return evalRelOp(a, cond.want, false, cond.op), nil
 }
@@ -79,7 +79,7 @@ func isSetOp(op string) bool { return op[0] == '{' }
 // evalRelOp compares a (the row's value) with b (the wanted one) as ovs-vsctl does: the plain
 // operators order data by size first, then element by element; the {} operators treat them
 // as sets (of key-value pairs for maps).
-func evalRelOp(a, b cli.Datum, isMap bool, op string) bool {
+func evalRelOp(a, b datum.Datum, isMap bool, op string) bool {
 	switch op {
 	case "=", "{=}":
 		return compareData(a, b, isMap) == 0
@@ -108,7 +108,7 @@ func evalRelOp(a, b cli.Datum, isMap bool, op string) bool {
 }
 
 // compareData orders two sorted data: by number of elements, then keys, then map values.
-func compareData(a, b cli.Datum, isMap bool) int {
+func compareData(a, b datum.Datum, isMap bool) int {
 	if len(a.Keys) != len(b.Keys) {
 		if len(a.Keys) < len(b.Keys) {
 			return -1
@@ -116,7 +116,7 @@ func compareData(a, b cli.Datum, isMap bool) int {
 		return 1
 	}
 	for i := range a.Keys {
-		if c := cli.CompareAtoms(a.Keys[i], b.Keys[i]); c != 0 {
+		if c := datum.CompareAtoms(a.Keys[i], b.Keys[i]); c != 0 {
 			return c
 		}
 	}
@@ -124,7 +124,7 @@ func compareData(a, b cli.Datum, isMap bool) int {
 		return 0
 	}
 	for i := range a.Values {
-		if c := cli.CompareAtoms(a.Values[i], b.Values[i]); c != 0 {
+		if c := datum.CompareAtoms(a.Values[i], b.Values[i]); c != 0 {
 			return c
 		}
 	}
@@ -132,15 +132,15 @@ func compareData(a, b cli.Datum, isMap bool) int {
 }
 
 // hasElement reports whether element i of a (a key, or a key-value pair for maps) is in b.
-func hasElement(a cli.Datum, i int, b cli.Datum, isMap bool) bool {
+func hasElement(a datum.Datum, i int, b datum.Datum, isMap bool) bool {
 	j, ok := b.Find(a.Keys[i])
 	if !ok {
 		return false
 	}
-	return !isMap || cli.CompareAtoms(a.Values[i], b.Values[j]) == 0
+	return !isMap || datum.CompareAtoms(a.Values[i], b.Values[j]) == 0
 }
 
-func includesAll(a, b cli.Datum, isMap bool) bool {
+func includesAll(a, b datum.Datum, isMap bool) bool {
 	if len(a.Keys) > len(b.Keys) {
 		return false
 	}
@@ -152,7 +152,7 @@ func includesAll(a, b cli.Datum, isMap bool) bool {
 	return true
 }
 
-func excludesAll(a, b cli.Datum, isMap bool) bool {
+func excludesAll(a, b datum.Datum, isMap bool) bool {
 	for i := range a.Keys {
 		if hasElement(a, i, b, isMap) {
 			return false

@@ -3,7 +3,7 @@ package vsctl
 import (
 	"strings"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 )
 
@@ -76,15 +76,15 @@ func getRowByName(c *Context, ts *dbcmd.TableSchema, rule rowIDRule, id string, 
 	if ncs == nil {
 		return nil, nil
 	}
-	var name cli.Atom
+	var name datum.Atom
 	switch ncs.Type.Key.Type {
-	case cli.TypeInteger:
+	case datum.TypeInteger:
 		if id == "" || strings.Trim(id, "0123456789") != "" {
 			return nil, nil
 		}
-		name = cli.Atom{Type: cli.TypeInteger, Int: parseDecimalID(id)}
-	case cli.TypeString:
-		name = cli.Atom{Type: cli.TypeString, Str: id}
+		name = datum.Atom{Type: datum.TypeInteger, Int: parseDecimalID(id)}
+	case datum.TypeString:
+		name = datum.Atom{Type: datum.TypeString, Str: id}
 	default:
 		return nil, nil
 	}
@@ -92,7 +92,7 @@ func getRowByName(c *Context, ts *dbcmd.TableSchema, rule rowIDRule, id string, 
 	if rule.RefCol != "" {
 		want = []string{rule.RefCol}
 	}
-	rows, err := c.DB.Lookup(c.Ctx, rule.Table, rule.NameCol, cli.Datum{Keys: []cli.Atom{name}}, want...)
+	rows, err := c.DB.Lookup(c.Ctx, rule.Table, rule.NameCol, datum.Datum{Keys: []datum.Atom{name}}, want...)
 	if err != nil {
 		return nil, err
 	}
@@ -121,9 +121,9 @@ func getRowByName(c *Context, ts *dbcmd.TableSchema, rule rowIDRule, id string, 
 // symbolRefs returns the resolver of "@name" references for values of type ct: each name
 // becomes a symbol of the invocation (created later or earlier by --id), marked as strongly
 // or weakly referred to according to the column's reference type, as ovs-vsctl marks them.
-func symbolRefs(syms *Symbols, ct cli.ColumnType) func(string) (string, bool) {
+func symbolRefs(syms *Symbols, ct datum.ColumnType) func(string) (string, bool) {
 	bt := ct.Key
-	if bt.Type != cli.TypeUUID && ct.Value != nil {
+	if bt.Type != datum.TypeUUID && ct.Value != nil {
 		bt = *ct.Value
 	}
 	return func(name string) (string, bool) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 )
 
@@ -128,18 +129,18 @@ func runGet(c *Context) error {
 			return err
 		}
 		if !ca.HasKey {
-			c.Printf("%s\n", cli.FormatDatum(col.Type, d, cli.DataString))
+			c.Printf("%s\n", datum.FormatDatum(col.Type, d, datum.DataString))
 			continue
 		}
 		if !col.Type.IsMap() {
 			return Fatalf("cannot specify key to get for non-map column %s", col.Name)
 		}
-		key, err := cli.ParseAtom(col.Type.Key, ca.Key, symbolRefs(c.Symbols, col.Type))
+		key, err := datum.ParseAtom(col.Type.Key, ca.Key, symbolRefs(c.Symbols, col.Type))
 		if err != nil {
 			return valueErr(err)
 		}
 		if i, ok := d.Find(key); ok {
-			c.Printf("%s", cli.FormatDatum(scalarOf(*col.Type.Value), cli.Datum{Keys: []cli.Atom{d.Values[i]}}, cli.DataString))
+			c.Printf("%s", datum.FormatDatum(scalarOf(*col.Type.Value), datum.Datum{Keys: []datum.Atom{d.Values[i]}}, datum.DataString))
 		} else if mustExist {
 			return Fatalf("no key \"%s\" in %s record \"%s\" column %s", ca.Key, ts.Name, recordID, col.Name)
 		}
@@ -206,7 +207,7 @@ func addListRow(c *Context, t *cli.OutputTable, row *dbcmd.Row, cols []*dbcmd.Co
 	cells := make([]cli.Cell, len(cols))
 	for i, cs := range cols {
 		if cs == nil {
-			cells[i] = cli.Cell{Type: uuidColumnType(), Datum: cli.Datum{Keys: []cli.Atom{{Type: cli.TypeUUID, Str: row.UUID()}}}}
+			cells[i] = cli.Cell{Type: uuidColumnType(), Datum: datum.Datum{Keys: []datum.Atom{{Type: datum.TypeUUID, Str: row.UUID()}}}}
 			continue
 		}
 		d, err := row.Get(c.Ctx, cs.Name)
@@ -382,7 +383,7 @@ func setColumnArg(c *Context, ts *dbcmd.TableSchema, row *dbcmd.Row, arg string,
 	}
 	ct := col.Type
 	if !ca.HasKey {
-		d, err := cli.ParseDatum(ct, ca.Value, symbolRefs(c.Symbols, ct))
+		d, err := datum.ParseDatum(ct, ca.Value, symbolRefs(c.Symbols, ct))
 		if err != nil {
 			return valueErr(err)
 		}
@@ -392,11 +393,11 @@ func setColumnArg(c *Context, ts *dbcmd.TableSchema, row *dbcmd.Row, arg string,
 		return Fatalf("cannot specify key to set for non-map column %s", col.Name)
 	}
 	refs := symbolRefs(c.Symbols, ct)
-	key, err := cli.ParseAtom(ct.Key, ca.Key, refs)
+	key, err := datum.ParseAtom(ct.Key, ca.Key, refs)
 	if err != nil {
 		return valueErr(err)
 	}
-	val, err := cli.ParseAtom(*ct.Value, ca.Value, refs)
+	val, err := datum.ParseAtom(*ct.Value, ca.Value, refs)
 	if err != nil {
 		return valueErr(err)
 	}
@@ -409,14 +410,14 @@ func setColumnArg(c *Context, ts *dbcmd.TableSchema, row *dbcmd.Row, arg string,
 	if err != nil {
 		return err
 	}
-	keys, vals := []cli.Atom{key}, []cli.Atom{val}
+	keys, vals := []datum.Atom{key}, []datum.Atom{val}
 	for i, k := range old.Keys {
-		if cli.CompareAtoms(k, key) != 0 {
+		if datum.CompareAtoms(k, key) != 0 {
 			keys = append(keys, k)
 			vals = append(vals, old.Values[i])
 		}
 	}
-	return row.Set(col.Name, cli.NewDatum(keys, vals))
+	return row.Set(col.Name, datum.NewDatum(keys, vals))
 }
 
 func runSet(c *Context) error {
@@ -448,7 +449,7 @@ func preAddRemove(c *Context) error {
 }
 
 // elementsWord names the elements of a column of type ct in add and remove errors.
-func elementsWord(ct cli.ColumnType) string {
+func elementsWord(ct datum.ColumnType) string {
 	if ct.IsMap() {
 		return "pairs"
 	}
@@ -457,8 +458,8 @@ func elementsWord(ct cli.ColumnType) string {
 
 // elementsType is the type of the arguments of add and remove: the column's, with one or more
 // elements.
-func elementsType(ct cli.ColumnType) cli.ColumnType {
-	ct.Min, ct.Max = 1, cli.MaxUnlimited
+func elementsType(ct datum.ColumnType) datum.ColumnType {
+	ct.Min, ct.Max = 1, datum.MaxUnlimited
 	return ct
 }
 
@@ -507,9 +508,9 @@ func runAdd(c *Context) error {
 	}
 	ct := col.Type
 	at := elementsType(ct)
-	var adds []cli.Datum
+	var adds []datum.Datum
 	for _, arg := range c.Cmd.Args[3:] {
-		add, err := cli.ParseDatum(at, arg, symbolRefs(c.Symbols, ct))
+		add, err := datum.ParseDatum(at, arg, symbolRefs(c.Symbols, ct))
 		if err != nil {
 			return valueErr(err)
 		}
@@ -531,20 +532,20 @@ func runAdd(c *Context) error {
 	if partial {
 		// As one mutation: among the arguments the first value of a key counts; the new
 		// values then win over the column's.
-		var all cli.Datum
+		var all datum.Datum
 		for i, add := range adds {
 			if i == 0 {
 				all = add
 			} else {
-				all = unionData(all, add, true)
+				all = datum.Union(all, add, true)
 			}
 		}
 		if len(adds) > 0 {
-			d = unionData(all, d, true)
+			d = datum.Union(all, d, true)
 		}
 	} else {
 		for _, add := range adds {
-			d = unionData(d, add, isMap)
+			d = datum.Union(d, add, isMap)
 		}
 	}
 	if n := uint64(len(d.Keys)); !partial && n > ct.Max {
@@ -575,7 +576,7 @@ func runRemove(c *Context) error {
 	}
 	rt := elementsType(ct)
 	for _, arg := range c.Cmd.Args[3:] {
-		rm, err := cli.ParseDatum(rt, arg, symbolRefs(c.Symbols, ct))
+		rm, err := datum.ParseDatum(rt, arg, symbolRefs(c.Symbols, ct))
 		if err != nil {
 			if !ct.IsMap() {
 				return valueErr(err)
@@ -583,12 +584,12 @@ func runRemove(c *Context) error {
 			// A map also accepts bare keys.
 			kt := rt
 			kt.Value = nil
-			if rm, err = cli.ParseDatum(kt, arg, symbolRefs(c.Symbols, kt)); err != nil {
+			if rm, err = datum.ParseDatum(kt, arg, symbolRefs(c.Symbols, kt)); err != nil {
 				return valueErr(err)
 			}
 			rm.Values = nil
 		}
-		d = subtractData(d, rm, ct.IsMap())
+		d = datum.Subtract(d, rm, ct.IsMap())
 	}
 	if n := uint64(len(d.Keys)); n < ct.Min {
 		return Fatalf("\"remove\" operation would put %d %s in column %s of table %s but the minimum number is %d",
@@ -602,46 +603,6 @@ func runRemove(c *Context) error {
 	}
 	invalidateCache(c)
 	return nil
-}
-
-// unionData returns d with the elements of e that it lacks (map keys already in d keep their
-// value).
-func unionData(d, e cli.Datum, isMap bool) cli.Datum {
-	keys := append([]cli.Atom{}, d.Keys...)
-	var vals []cli.Atom
-	if isMap {
-		vals = append([]cli.Atom{}, d.Values...)
-	}
-	for i, k := range e.Keys {
-		if _, ok := d.Find(k); ok {
-			continue
-		}
-		keys = append(keys, k)
-		if isMap {
-			vals = append(vals, e.Values[i])
-		}
-	}
-	return cli.NewDatum(keys, vals)
-}
-
-// subtractData returns d without the elements of e: for a map, the pairs of e when e has
-// values (a pair goes only if its value matches), else the keys of e.
-func subtractData(d, e cli.Datum, isMap bool) cli.Datum {
-	keys := []cli.Atom{}
-	var vals []cli.Atom
-	if isMap {
-		vals = []cli.Atom{}
-	}
-	for i, k := range d.Keys {
-		if j, ok := e.Find(k); ok && (!isMap || e.Values == nil || cli.CompareAtoms(e.Values[j], d.Values[i]) == 0) {
-			continue
-		}
-		keys = append(keys, k)
-		if isMap {
-			vals = append(vals, d.Values[i])
-		}
-	}
-	return cli.Datum{Keys: keys, Values: vals}
 }
 
 func preClear(c *Context) error {
@@ -684,7 +645,7 @@ func runClear(c *Context) error {
 		if _, err := row.Get(c.Ctx, col.Name); err != nil {
 			return err
 		}
-		if err := row.Set(col.Name, cli.DefaultDatum(col.Type)); err != nil {
+		if err := row.Set(col.Name, datum.DefaultDatum(col.Type)); err != nil {
 			return err
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 	vsschema "github.com/ovsplane/ovsplane/ovsdb/vswitch/schema"
 )
@@ -129,17 +129,17 @@ func TestParseColumnArg(t *testing.T) {
 	}
 }
 
-func ints(v ...int64) cli.Datum {
-	d := cli.Datum{Keys: []cli.Atom{}}
+func ints(v ...int64) datum.Datum {
+	d := datum.Datum{Keys: []datum.Atom{}}
 	for _, i := range v {
-		d.Keys = append(d.Keys, cli.Atom{Type: cli.TypeInteger, Int: i})
+		d.Keys = append(d.Keys, datum.Atom{Type: datum.TypeInteger, Int: i})
 	}
 	return d
 }
 
 func TestEvalRelOp(t *testing.T) {
 	cases := []struct {
-		a, b cli.Datum
+		a, b datum.Datum
 		op   string
 		want bool
 	}{
@@ -165,10 +165,10 @@ func TestEvalRelOp(t *testing.T) {
 			t.Errorf("%v %s %v = %v, want %v", c.a.Keys, c.op, c.b.Keys, got, c.want)
 		}
 	}
-	str := func(s string) cli.Atom { return cli.Atom{Type: cli.TypeString, Str: s} }
-	m1 := cli.Datum{Keys: []cli.Atom{str("x")}, Values: []cli.Atom{str("1")}}
-	m2 := cli.Datum{Keys: []cli.Atom{str("x"), str("y")}, Values: []cli.Atom{str("1"), str("2")}}
-	m3 := cli.Datum{Keys: []cli.Atom{str("x")}, Values: []cli.Atom{str("2")}}
+	str := func(s string) datum.Atom { return datum.Atom{Type: datum.TypeString, Str: s} }
+	m1 := datum.Datum{Keys: []datum.Atom{str("x")}, Values: []datum.Atom{str("1")}}
+	m2 := datum.Datum{Keys: []datum.Atom{str("x"), str("y")}, Values: []datum.Atom{str("1"), str("2")}}
+	m3 := datum.Datum{Keys: []datum.Atom{str("x")}, Values: []datum.Atom{str("2")}}
 	if !evalRelOp(m1, m2, true, "{<}") || evalRelOp(m3, m2, true, "{<=}") || !evalRelOp(m3, m1, true, "{not-in}") {
 		t.Error("map set operators compare key-value pairs")
 	}
@@ -182,23 +182,5 @@ func TestUUIDForms(t *testing.T) {
 		if got := uuidPrefixLen(in); got != want {
 			t.Errorf("uuidPrefixLen(%q) = %d, want %d", in, got, want)
 		}
-	}
-}
-
-func TestUnionSubtract(t *testing.T) {
-	str := func(s string) cli.Atom { return cli.Atom{Type: cli.TypeString, Str: s} }
-	a := cli.Datum{Keys: []cli.Atom{str("a"), str("b")}, Values: []cli.Atom{str("1"), str("2")}}
-	b := cli.Datum{Keys: []cli.Atom{str("a"), str("c")}, Values: []cli.Atom{str("9"), str("3")}}
-	u := unionData(a, b, true)
-	if got := cli.FormatDatum(cli.ColumnType{Key: cli.NewBaseType(cli.TypeString), Value: &cli.BaseType{Type: cli.TypeString}, Max: cli.MaxUnlimited}, u, cli.DataString); got != `{a="1", b="2", c="3"}` {
-		t.Errorf("union = %s", got)
-	}
-	d := subtractData(u, cli.Datum{Keys: []cli.Atom{str("a"), str("b")}, Values: []cli.Atom{str("1"), str("9")}}, true)
-	if len(d.Keys) != 2 || d.Keys[0].Str != "b" {
-		t.Errorf("subtract pairs = %v", d.Keys)
-	}
-	d = subtractData(u, cli.Datum{Keys: []cli.Atom{str("a"), str("b")}}, true)
-	if len(d.Keys) != 1 || d.Keys[0].Str != "c" {
-		t.Errorf("subtract keys = %v", d.Keys)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 )
 
@@ -268,7 +268,7 @@ func preColumnArg(ts *dbcmd.TableSchema, arg string) error {
 }
 
 // scalarOf is the type of one atom of base type bt.
-func scalarOf(bt cli.BaseType) cli.ColumnType { return cli.ColumnType{Key: bt, Min: 1, Max: 1} }
+func scalarOf(bt datum.BaseType) datum.ColumnType { return datum.ColumnType{Key: bt, Min: 1, Max: 1} }
 
 // uuidColumnType is the type of the _uuid column in list and find output.
-func uuidColumnType() cli.ColumnType { return scalarOf(cli.NewBaseType(cli.TypeUUID)) }
+func uuidColumnType() datum.ColumnType { return scalarOf(datum.NewBaseType(datum.TypeUUID)) }

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 )
 
@@ -114,7 +114,7 @@ func commandString(c *Context) string {
 }
 
 // insertRow inserts a row into table and sets the given columns.
-func insertRow(c *Context, table string, cols map[string]cli.Datum) (*dbcmd.Row, error) {
+func insertRow(c *Context, table string, cols map[string]datum.Datum) (*dbcmd.Row, error) {
 	r, err := c.DB.Insert(table, "")
 	if err != nil {
 		return nil, err
@@ -127,12 +127,12 @@ func insertRow(c *Context, table string, cols map[string]cli.Datum) (*dbcmd.Row,
 	return r, nil
 }
 
-func intDatum(i int64) cli.Datum {
-	return cli.Datum{Keys: []cli.Atom{{Type: cli.TypeInteger, Int: i}}}
+func intDatum(i int64) datum.Datum {
+	return datum.Datum{Keys: []datum.Atom{{Type: datum.TypeInteger, Int: i}}}
 }
 
-func boolDatum(b bool) cli.Datum {
-	return cli.Datum{Keys: []cli.Atom{{Type: cli.TypeBoolean, Bool: b}}}
+func boolDatum(b bool) datum.Datum {
+	return datum.Datum{Keys: []datum.Atom{{Type: datum.TypeBoolean, Bool: b}}}
 }
 
 func cmdAddBr(c *Context, v *vsView) error {
@@ -198,11 +198,11 @@ func cmdAddBr(c *Context, v *vsView) error {
 		}
 		target = parent.row
 	}
-	iface, err := insertRow(c, "Interface", map[string]cli.Datum{"name": strDatum(name), "type": strDatum("internal")})
+	iface, err := insertRow(c, "Interface", map[string]datum.Datum{"name": strDatum(name), "type": strDatum("internal")})
 	if err != nil {
 		return err
 	}
-	portCols := map[string]cli.Datum{"name": strDatum(name), "interfaces": uuidDatum(iface.UUID())}
+	portCols := map[string]datum.Datum{"name": strDatum(name), "interfaces": uuidDatum(iface.UUID())}
 	if target != nil {
 		portCols["fake_bridge"] = boolDatum(true)
 		portCols["tag"] = intDatum(vlan)
@@ -215,7 +215,7 @@ func cmdAddBr(c *Context, v *vsView) error {
 		err = target.Add("ports", uuidDatum(port.UUID()))
 	} else {
 		var br *dbcmd.Row
-		br, err = insertRow(c, "Bridge", map[string]cli.Datum{"name": strDatum(name), "ports": uuidDatum(port.UUID())})
+		br, err = insertRow(c, "Bridge", map[string]datum.Datum{"name": strDatum(name), "ports": uuidDatum(port.UUID())})
 		if err == nil {
 			err = c.OVS.Add("bridges", uuidDatum(br.UUID()))
 		}
@@ -534,17 +534,17 @@ func cmdBrSetExternalID(c *Context, v *vsView) error {
 	if err := row.Verify(c.Ctx, "external_ids"); err != nil {
 		return err
 	}
-	key := cli.Atom{Type: cli.TypeString, Str: prefix + args[1]}
-	keys, vals := []cli.Atom{}, []cli.Atom{}
+	key := datum.Atom{Type: datum.TypeString, Str: prefix + args[1]}
+	keys, vals := []datum.Atom{}, []datum.Atom{}
 	for i, k := range ids.Keys {
 		if k.Str != key.Str {
 			keys, vals = append(keys, k), append(vals, ids.Values[i])
 		}
 	}
 	if len(args) >= 3 {
-		keys, vals = append(keys, key), append(vals, cli.Atom{Type: cli.TypeString, Str: args[2]})
+		keys, vals = append(keys, key), append(vals, datum.Atom{Type: datum.TypeString, Str: args[2]})
 	}
-	return row.Set("external_ids", cli.NewDatum(keys, vals))
+	return row.Set("external_ids", datum.NewDatum(keys, vals))
 }
 
 func cmdBrGetExternalID(c *Context, v *vsView) error {
@@ -562,7 +562,7 @@ func cmdBrGetExternalID(c *Context, v *vsView) error {
 		return err
 	}
 	if len(args) >= 2 {
-		if i, ok := ids.Find(cli.Atom{Type: cli.TypeString, Str: prefix + args[1]}); ok {
+		if i, ok := ids.Find(datum.Atom{Type: datum.TypeString, Str: prefix + args[1]}); ok {
 			c.Printf("%s\n", ids.Values[i].Str)
 		}
 		return nil
@@ -700,14 +700,14 @@ func (v *vsView) addPort(brName, portName string, fakeIface bool, ifaceNames, se
 	}
 	var ifaceIDs []string
 	for _, n := range ifaceNames {
-		r, err := insertRow(c, "Interface", map[string]cli.Datum{"name": strDatum(n)})
+		r, err := insertRow(c, "Interface", map[string]datum.Datum{"name": strDatum(n)})
 		if err != nil {
 			return err
 		}
 		ifaceIDs = append(ifaceIDs, r.UUID())
 	}
 	c.State.ExpectIfaces = append(c.State.ExpectIfaces, ifaceIDs...)
-	cols := map[string]cli.Datum{"name": strDatum(portName), "interfaces": uuidDatum(ifaceIDs...)}
+	cols := map[string]datum.Datum{"name": strDatum(portName), "interfaces": uuidDatum(ifaceIDs...)}
 	if fakeIface {
 		cols["bond_fake_iface"] = boolDatum(true)
 	}
@@ -748,7 +748,7 @@ func cmdAddBondIface(c *Context, v *vsView) error {
 	if err := v.checkConflicts(name, "cannot create an interface named "+name); err != nil {
 		return err
 	}
-	r, err := insertRow(c, "Interface", map[string]cli.Datum{"name": strDatum(name)})
+	r, err := insertRow(c, "Interface", map[string]datum.Datum{"name": strDatum(name)})
 	if err != nil {
 		return err
 	}

@@ -1,15 +1,15 @@
 package vsctl
 
 import (
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 )
 
 // readRows returns columns cols of the rows of table whose UUIDs are uuids, by UUID (rows
 // that do not exist are missing), in one round trip whatever their number, through the view
 // (so this invocation's own changes are seen): reading the ports of a bridge costs the size of
 // that bridge, not of the switch.
-func (v *vsView) readRows(table string, uuids []string, cols ...string) (map[string]map[string]cli.Datum, error) {
-	out := make(map[string]map[string]cli.Datum, len(uuids))
+func (v *vsView) readRows(table string, uuids []string, cols ...string) (map[string]map[string]datum.Datum, error) {
+	out := make(map[string]map[string]datum.Datum, len(uuids))
 	if len(uuids) == 0 {
 		return out, nil
 	}
@@ -18,7 +18,7 @@ func (v *vsView) readRows(table string, uuids []string, cols ...string) (map[str
 		return nil, err
 	}
 	for _, r := range rows {
-		m := make(map[string]cli.Datum, len(cols))
+		m := make(map[string]datum.Datum, len(cols))
 		for _, c := range cols {
 			m[c], _ = r.Loaded(c)
 		}

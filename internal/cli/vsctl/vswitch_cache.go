@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 )
 
@@ -87,7 +87,7 @@ type vsView struct {
 	db    *dbcmd.DB
 	model *vsModel
 
-	ovsBridges    *cli.Datum
+	ovsBridges    *datum.Datum
 	verifiedOVS   bool
 	verifiedPorts bool
 	real          []*dbcmd.Row
@@ -104,18 +104,18 @@ func newView(c *Context) *vsView {
 	return &vsView{c: c, db: c.DB, parentOf: map[string]*dbcmd.Row{}}
 }
 
-func strDatum(s string) cli.Datum {
-	return cli.Datum{Keys: []cli.Atom{{Type: cli.TypeString, Str: s}}}
+func strDatum(s string) datum.Datum {
+	return datum.Datum{Keys: []datum.Atom{{Type: datum.TypeString, Str: s}}}
 }
 
-func uuidAtom(u string) cli.Atom { return cli.Atom{Type: cli.TypeUUID, Str: u} }
+func uuidAtom(u string) datum.Atom { return datum.Atom{Type: datum.TypeUUID, Str: u} }
 
-func uuidDatum(u ...string) cli.Datum {
-	d := cli.Datum{Keys: []cli.Atom{}}
+func uuidDatum(u ...string) datum.Datum {
+	d := datum.Datum{Keys: []datum.Atom{}}
 	for _, x := range u {
 		d.Keys = append(d.Keys, uuidAtom(x))
 	}
-	return cli.NewDatum(d.Keys, nil)
+	return datum.NewDatum(d.Keys, nil)
 }
 
 // loadedStr returns the string value of a loaded scalar column ("" if unset).
@@ -157,11 +157,11 @@ func isFakeBridgePort(r *dbcmd.Row) bool {
 }
 
 // bridgesOfOVS returns Open_vSwitch.bridges, verified as ovs-vsctl's find_bridge does.
-func (v *vsView) bridgesOfOVS() (cli.Datum, error) {
+func (v *vsView) bridgesOfOVS() (datum.Datum, error) {
 	if v.ovsBridges == nil {
 		d, err := v.c.OVS.Get(v.c.Ctx, "bridges")
 		if err != nil {
-			return cli.Datum{}, err
+			return datum.Datum{}, err
 		}
 		v.ovsBridges = &d
 	}
@@ -220,7 +220,7 @@ func (v *vsView) fakeBridgePorts() ([]*dbcmd.Row, error) {
 	if v.fakesLoaded {
 		return v.fakes, nil
 	}
-	rows, err := v.db.Lookup(v.c.Ctx, "Port", "fake_bridge", cli.Datum{Keys: []cli.Atom{{Type: cli.TypeBoolean, Bool: true}}}, portCols()...)
+	rows, err := v.db.Lookup(v.c.Ctx, "Port", "fake_bridge", datum.Datum{Keys: []datum.Atom{{Type: datum.TypeBoolean, Bool: true}}}, portCols()...)
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +629,7 @@ func (v *vsView) bridgePortNames(b *vsBridge, withIfaces bool) (ports []string, 
 	return ports, ifaces, nil
 }
 
-func datumString(d cli.Datum) string {
+func datumString(d datum.Datum) string {
 	if len(d.Keys) == 0 {
 		return ""
 	}
@@ -673,7 +673,7 @@ func (v *vsView) populate() error {
 		return m
 	}
 	brByID, portByID, ifByID := byUUID(brs), byUUID(ports), byUUID(ifs)
-	rowsOf := func(m map[string]*dbcmd.Row, d cli.Datum) []*dbcmd.Row {
+	rowsOf := func(m map[string]*dbcmd.Row, d datum.Datum) []*dbcmd.Row {
 		var out []*dbcmd.Row
 		for _, k := range d.Keys {
 			if r := m[k.Str]; r != nil {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 )
 
@@ -78,14 +78,14 @@ func cmdDelController(c *Context, v *vsView) error {
 	for _, r := range rows {
 		r.Delete()
 	}
-	return br.row.Set("controller", cli.Datum{Keys: []cli.Atom{}})
+	return br.row.Set("controller", datum.Datum{Keys: []datum.Atom{}})
 }
 
 // inactivityProbe returns the --inactivity-probe value as atoll reads it, if given.
-func inactivityProbe(c *Context) (cli.Datum, bool) {
+func inactivityProbe(c *Context) (datum.Datum, bool) {
 	s, ok := c.Cmd.Option("--inactivity-probe")
 	if !ok {
-		return cli.Datum{}, false
+		return datum.Datum{}, false
 	}
 	return intDatum(cAtoll(s)), true
 }
@@ -129,7 +129,7 @@ func cmdSetController(c *Context, v *vsView) error {
 	ids := []string{}
 	for _, t := range c.Cmd.Args[1:] {
 		warnTarget(c, t)
-		cols := map[string]cli.Datum{"target": strDatum(t)}
+		cols := map[string]datum.Datum{"target": strDatum(t)}
 		if hasProbe {
 			cols["inactivity_probe"] = probe
 		}
@@ -165,7 +165,7 @@ func cmdDelFailMode(c *Context, v *vsView) error {
 	if _, err := br.row.Get(c.Ctx, "fail_mode"); err != nil {
 		return err
 	}
-	return br.row.Set("fail_mode", cli.Datum{Keys: []cli.Atom{}})
+	return br.row.Set("fail_mode", datum.Datum{Keys: []datum.Atom{}})
 }
 
 func cmdSetFailMode(c *Context, v *vsView) error {
@@ -222,7 +222,7 @@ func delManagers(c *Context) error {
 	for _, r := range rows {
 		r.Delete()
 	}
-	return c.OVS.Set("manager_options", cli.Datum{Keys: []cli.Atom{}})
+	return c.OVS.Set("manager_options", datum.Datum{Keys: []datum.Atom{}})
 }
 
 func cmdDelManager(c *Context, _ *vsView) error { return delManagers(c) }
@@ -235,7 +235,7 @@ func cmdSetManager(c *Context, _ *vsView) error {
 	ids := []string{}
 	for _, t := range c.Cmd.Args {
 		warnTarget(c, t)
-		cols := map[string]cli.Datum{"target": strDatum(t)}
+		cols := map[string]datum.Datum{"target": strDatum(t)}
 		if hasProbe {
 			cols["inactivity_probe"] = probe
 		}
@@ -303,7 +303,7 @@ func cmdDelSSL(c *Context, _ *vsView) error {
 		return err
 	}
 	ssl.Delete()
-	return c.OVS.Set("ssl", cli.Datum{Keys: []cli.Atom{}})
+	return c.OVS.Set("ssl", datum.Datum{Keys: []datum.Atom{}})
 }
 
 func cmdSetSSL(c *Context, _ *vsView) error {
@@ -318,7 +318,7 @@ func cmdSetSSL(c *Context, _ *vsView) error {
 		ssl.Delete()
 	}
 	a := c.Cmd.Args
-	r, err := insertRow(c, "SSL", map[string]cli.Datum{
+	r, err := insertRow(c, "SSL", map[string]datum.Datum{
 		"private_key": strDatum(a[0]), "certificate": strDatum(a[1]), "ca_cert": strDatum(a[2]),
 		"bootstrap_ca_cert": boolDatum(c.Cmd.Has("--bootstrap")),
 	})
@@ -393,15 +393,15 @@ func cmdAddAAMapping(c *Context, v *vsView) error {
 	if err != nil {
 		return err
 	}
-	k := cli.Atom{Type: cli.TypeInteger, Int: isid}
+	k := datum.Atom{Type: datum.TypeInteger, Int: isid}
 	if i, ok := m.Find(k); ok {
 		// The IDL keeps the first of two pairs with one key: the existing one.
 		_ = i
 		return aa.Set("mappings", m)
 	}
 	keys := append(slices.Clone(m.Keys), k)
-	vals := append(slices.Clone(m.Values), cli.Atom{Type: cli.TypeInteger, Int: vlan})
-	return aa.Set("mappings", cli.NewDatum(keys, vals))
+	vals := append(slices.Clone(m.Values), datum.Atom{Type: datum.TypeInteger, Int: vlan})
+	return aa.Set("mappings", datum.NewDatum(keys, vals))
 }
 
 func cmdDelAAMapping(c *Context, v *vsView) error {
@@ -428,13 +428,13 @@ func cmdDelAAMapping(c *Context, v *vsView) error {
 		return nil
 	}
 	// ovs-vsctl keeps only the pairs whose key and value both differ from the ones given.
-	keys, vals := []cli.Atom{}, []cli.Atom{}
+	keys, vals := []datum.Atom{}, []datum.Atom{}
 	for i, k := range m.Keys {
 		if k.Int != isid && m.Values[i].Int != vlan {
 			keys, vals = append(keys, k), append(vals, m.Values[i])
 		}
 	}
-	return aa.Set("mappings", cli.Datum{Keys: keys, Values: vals})
+	return aa.Set("mappings", datum.Datum{Keys: keys, Values: vals})
 }
 
 func cmdGetAAMapping(c *Context, v *vsView) error {
@@ -466,7 +466,7 @@ func datapath(c *Context, name string, cols ...string) (*dbcmd.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	i, ok := d.Find(cli.Atom{Type: cli.TypeString, Str: name})
+	i, ok := d.Find(datum.Atom{Type: datum.TypeString, Str: name})
 	if !ok {
 		return nil, nil
 	}
@@ -514,7 +514,7 @@ func cmdAddZoneTP(c *Context, _ *vsView) error {
 		return Fatalf("datapath %s does not exist", a[0])
 	}
 	zones, _ := dp.Loaded("ct_zones")
-	zi, exists := zones.Find(cli.Atom{Type: cli.TypeInteger, Int: zone})
+	zi, exists := zones.Find(datum.Atom{Type: datum.TypeInteger, Int: zone})
 	if exists && !c.Cmd.Has("--may-exist") {
 		return Fatalf("zone id %d already exists", uint64(zone))
 	}
@@ -532,17 +532,17 @@ func cmdAddZoneTP(c *Context, _ *vsView) error {
 		}
 		return nil
 	}
-	z, err := insertRow(c, "CT_Zone", map[string]cli.Datum{"timeout_policy": uuidDatum(tp)})
+	z, err := insertRow(c, "CT_Zone", map[string]datum.Datum{"timeout_policy": uuidDatum(tp)})
 	if err != nil {
 		return err
 	}
-	return dp.Add("ct_zones", cli.NewDatum([]cli.Atom{{Type: cli.TypeInteger, Int: zone}}, []cli.Atom{uuidAtom(z.UUID())}))
+	return dp.Add("ct_zones", datum.NewDatum([]datum.Atom{{Type: datum.TypeInteger, Int: zone}}, []datum.Atom{uuidAtom(z.UUID())}))
 }
 
 // timeoutPolicy returns the UUID of a CT_Timeout_Policy whose timeouts are those given as
 // KEY=VALUE words, inserting one if no existing policy has exactly those.
 func timeoutPolicy(c *Context, words []string) (string, error) {
-	var keys, vals []cli.Atom
+	var keys, vals []datum.Atom
 	want := map[string]int64{}
 	for _, w := range words {
 		k, val, ok := strings.Cut(w, "=")
@@ -551,8 +551,8 @@ func timeoutPolicy(c *Context, words []string) (string, error) {
 		}
 		n := int64(int32(cAtoll(val)))
 		want[k] = int64(uint32(n))
-		keys = append(keys, cli.Atom{Type: cli.TypeString, Str: k})
-		vals = append(vals, cli.Atom{Type: cli.TypeInteger, Int: n})
+		keys = append(keys, datum.Atom{Type: datum.TypeString, Str: k})
+		vals = append(vals, datum.Atom{Type: datum.TypeInteger, Int: n})
 	}
 	rows, err := c.DB.All(c.Ctx, "CT_Timeout_Policy", "timeouts")
 	if err != nil {
@@ -576,7 +576,7 @@ func timeoutPolicy(c *Context, words []string) (string, error) {
 			}
 		}
 	}
-	r, err := insertRow(c, "CT_Timeout_Policy", map[string]cli.Datum{"timeouts": cli.NewDatum(keys, vals)})
+	r, err := insertRow(c, "CT_Timeout_Policy", map[string]datum.Datum{"timeouts": datum.NewDatum(keys, vals)})
 	if err != nil {
 		return "", err
 	}
@@ -594,14 +594,14 @@ func cmdDelZoneTP(c *Context, _ *vsView) error {
 		return Fatalf("datapath %s does not exist", a[0])
 	}
 	zones, _ := dp.Loaded("ct_zones")
-	_, exists := zones.Find(cli.Atom{Type: cli.TypeInteger, Int: zone})
+	_, exists := zones.Find(datum.Atom{Type: datum.TypeInteger, Int: zone})
 	if !exists {
 		if !c.Cmd.Has("--if-exists") {
 			return Fatalf("zone id %d does not exist", uint64(zone))
 		}
 		return nil
 	}
-	return dp.Remove("ct_zones", cli.Datum{Keys: []cli.Atom{{Type: cli.TypeInteger, Int: zone}}})
+	return dp.Remove("ct_zones", datum.Datum{Keys: []datum.Atom{{Type: datum.TypeInteger, Int: zone}}})
 }
 
 func cmdListZoneTP(c *Context, _ *vsView) error {
@@ -663,18 +663,18 @@ func cmdEmerReset(c *Context, _ *vsView) error {
 	if _, err := c.OVS.Get(ctx, "manager_options"); err != nil {
 		return err
 	}
-	if err := c.OVS.Set("manager_options", cli.Datum{Keys: []cli.Atom{}}); err != nil {
+	if err := c.OVS.Set("manager_options", datum.Datum{Keys: []datum.Atom{}}); err != nil {
 		return err
 	}
-	if err := c.OVS.Set("ssl", cli.Datum{Keys: []cli.Atom{}}); err != nil {
+	if err := c.OVS.Set("ssl", datum.Datum{Keys: []datum.Atom{}}); err != nil {
 		return err
 	}
 	bridges, err := c.DB.All(ctx, "Bridge", "controller", "fail_mode", "mirrors", "netflow", "sflow", "ipfix", "flood_vlans", "other_config")
 	if err != nil {
 		return err
 	}
-	empty := cli.Datum{Keys: []cli.Atom{}}
-	emptyMap := cli.Datum{Keys: []cli.Atom{}, Values: []cli.Atom{}}
+	empty := datum.Datum{Keys: []datum.Atom{}}
+	emptyMap := datum.Datum{Keys: []datum.Atom{}, Values: []datum.Atom{}}
 	for _, br := range bridges {
 		for _, col := range []string{"controller", "fail_mode", "mirrors", "netflow", "sflow", "ipfix", "flood_vlans"} {
 			if err := br.Set(col, empty); err != nil {
@@ -683,8 +683,8 @@ func cmdEmerReset(c *Context, _ *vsView) error {
 		}
 		oc, _ := br.Loaded("other_config")
 		keep := emptyMap
-		if i, ok := oc.Find(cli.Atom{Type: cli.TypeString, Str: "hwaddr"}); ok {
-			keep = cli.NewDatum([]cli.Atom{oc.Keys[i]}, []cli.Atom{oc.Values[i]})
+		if i, ok := oc.Find(datum.Atom{Type: datum.TypeString, Str: "hwaddr"}); ok {
+			keep = datum.NewDatum([]datum.Atom{oc.Keys[i]}, []datum.Atom{oc.Values[i]})
 		}
 		if err := br.Set("other_config", keep); err != nil {
 			return err

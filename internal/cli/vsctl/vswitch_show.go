@@ -3,7 +3,7 @@ package vsctl
 import (
 	"strings"
 
-	"github.com/ovsplane/ovsplane/internal/cli"
+	"github.com/ovsplane/ovsplane/ovsdb/datum"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 )
 
@@ -71,7 +71,7 @@ func cmdShow(c *Context, _ *vsView) error {
 		b.WriteString(strings.Repeat(" ", 4*level))
 		if st.nameCol != "" {
 			d, _ := r.Loaded(st.nameCol)
-			b.WriteString(ts.Name + " " + cli.FormatDatum(ts.Columns[st.nameCol].Type, d, cli.DataString))
+			b.WriteString(ts.Name + " " + datum.FormatDatum(ts.Columns[st.nameCol].Type, d, datum.DataString))
 		} else {
 			b.WriteString(r.UUID())
 		}
@@ -83,7 +83,7 @@ func cmdShow(c *Context, _ *vsView) error {
 		for _, col := range st.cols {
 			cs := ts.Columns[col]
 			d, _ := r.Loaded(col)
-			if ref := cs.Type.Key.RefTable; cs.Type.Key.Type == cli.TypeUUID && ref != "" {
+			if ref := cs.Type.Key.RefTable; cs.Type.Key.Type == datum.TypeUUID && ref != "" {
 				if _, ok := tables[ref]; ok {
 					for _, k := range d.Keys {
 						if rr := rows[ref][k.Str]; rr != nil {
@@ -93,8 +93,8 @@ func cmdShow(c *Context, _ *vsView) error {
 					continue
 				}
 			}
-			if !d.Equal(cli.DefaultDatum(cs.Type)) {
-				b.WriteString(strings.Repeat(" ", 4*(level+1)) + col + ": " + cli.FormatDatum(cs.Type, d, cli.DataString) + "\n")
+			if !d.Equal(datum.DefaultDatum(cs.Type)) {
+				b.WriteString(strings.Repeat(" ", 4*(level+1)) + col + ": " + datum.FormatDatum(cs.Type, d, datum.DataString) + "\n")
 			}
 		}
 		delete(shown, ts.Name)

@@ -1,4 +1,4 @@
-package cli
+package datum
 
 import (
 	"slices"
@@ -74,11 +74,14 @@ func DefaultDatum(ct ColumnType) Datum {
 	return Datum{Keys: []Atom{DefaultAtom(ct.Key)}}
 }
 
+// ZeroUUID is the all-zero UUID, the default value of a uuid atom.
+const ZeroUUID = "00000000-0000-0000-0000-000000000000"
+
 // DefaultAtom returns the default atom of bt's atomic type (constraints are not applied).
 func DefaultAtom(bt BaseType) Atom {
 	a := Atom{Type: bt.Type}
 	if bt.Type == TypeUUID {
-		a.Str = "00000000-0000-0000-0000-000000000000"
+		a.Str = ZeroUUID
 	}
 	return a
 }

@@ -1,4 +1,4 @@
-package cli
+package datum
 
 import (
 	"encoding/json"
@@ -317,7 +317,7 @@ func atomFromJSONValue(t AtomicType, v any) (Atom, error) {
 		}
 	case TypeUUID:
 		if arr, ok := v.([]any); ok && len(arr) == 2 && arr[0] == "uuid" {
-			if s, ok := arr[1].(string); ok && isUUID(s) {
+			if s, ok := arr[1].(string); ok && IsUUID(s) {
 				return Atom{Type: t, Str: strings.ToLower(s)}, nil
 			}
 		}

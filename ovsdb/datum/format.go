@@ -1,4 +1,4 @@
-package cli
+package datum
 
 import (
 	"fmt"
@@ -42,6 +42,17 @@ func FormatDatum(ct ColumnType, d Datum, style DataStyle) string {
 		return formatDatumJSON(ct, d)
 	}
 	return formatDatumString(ct, d)
+}
+
+// FormatAtom renders one atom in the given style, as FormatDatum renders each atom of a datum.
+func FormatAtom(a Atom, style DataStyle) string {
+	switch style {
+	case DataBare:
+		return formatAtomBare(a)
+	case DataJSON:
+		return formatAtomJSON(a)
+	}
+	return formatAtomString(a)
 }
 
 func formatDatumString(ct ColumnType, d Datum) string {
@@ -119,7 +130,7 @@ func formatAtomString(a Atom) string {
 		return strconv.FormatBool(a.Bool)
 	case TypeString:
 		if stringNeedsQuotes(a.Str) {
-			return quoteJSONString(a.Str)
+			return QuoteJSONString(a.Str)
 		}
 		return a.Str
 	}
@@ -136,9 +147,9 @@ func formatAtomBare(a Atom) string {
 func formatAtomJSON(a Atom) string {
 	switch a.Type {
 	case TypeString:
-		return quoteJSONString(a.Str)
+		return QuoteJSONString(a.Str)
 	case TypeUUID:
-		return `["uuid",` + quoteJSONString(a.Str) + "]"
+		return `["uuid",` + QuoteJSONString(a.Str) + "]"
 	}
 	return formatAtomString(a)
 }
@@ -160,14 +171,14 @@ func stringNeedsQuotes(s string) bool {
 			return true
 		}
 	}
-	return s == "true" || s == "false" || isUUID(s)
+	return s == "true" || s == "false" || IsUUID(s)
 }
 
 func isASCIIAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-// quoteJSONString writes s as a JSON string literal the way OVS serializes it: only '"', '\\'
+// QuoteJSONString writes s as a JSON string literal the way OVS serializes it: only '"', '\\'
 // and control characters are escaped; other bytes pass through.
-func quoteJSONString(s string) string {
+func QuoteJSONString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for i := 0; i < len(s); i++ {

@@ -1,4 +1,4 @@
-package cli
+package datum
 
 import "math"
 
@@ -7,11 +7,11 @@ func isCSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
-// scanCLong converts the longest prefix of s that C's strtoll(s, &end, 10) accepts: optional
+// ScanCLong converts the longest prefix of s that C's strtoll(s, &end, 10) accepts: optional
 // white space, an optional sign, decimal digits. It returns the value (clamped to the int64
 // range on overflow, as strtoll does), how many bytes were consumed (0 when there are no
 // digits), and whether the value overflowed.
-func scanCLong(s string) (v int64, n int, overflow bool) {
+func ScanCLong(s string) (v int64, n int, overflow bool) {
 	i := 0
 	for i < len(s) && isCSpace(s[i]) {
 		i++
@@ -54,19 +54,12 @@ func scanCLong(s string) (v int64, n int, overflow bool) {
 	return v, i, overflow
 }
 
-// parseCLong converts s the way OVS's str_to_llong does with base 10: the whole string must
+// ParseCLong converts s the way OVS's str_to_llong does with base 10: the whole string must
 // be a number strtoll accepts without overflow.
-func parseCLong(s string) (int64, bool) {
-	v, n, overflow := scanCLong(s)
+func ParseCLong(s string) (int64, bool) {
+	v, n, overflow := ScanCLong(s)
 	if n == 0 || n != len(s) || overflow {
 		return 0, false
 	}
 	return v, true
-}
-
-// atoi converts s as glibc's atoi does: (int) strtol(s, NULL, 10), garbage after the number
-// ignored, 0 when there is no number.
-func atoi(s string) int {
-	v, _, _ := scanCLong(s)
-	return int(int32(v))
 }

@@ -1,4 +1,4 @@
-package cli
+package datum
 
 import (
 	"cmp"
@@ -50,8 +50,8 @@ func boolInt(b bool) int {
 
 func sortAtoms(a []Atom) { slices.SortStableFunc(a, compareAtoms) }
 
-// isUUID reports whether s is a UUID in 8-4-4-4-12 hexadecimal form (either case).
-func isUUID(s string) bool {
+// IsUUID reports whether s is a UUID in 8-4-4-4-12 hexadecimal form (either case).
+func IsUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}
@@ -186,7 +186,7 @@ func ParseDatum(ct ColumnType, s string, refs func(name string) (uuid string, ok
 			return Datum{}, fmt.Errorf("%s: trailing garbage after \"%s\"", s, string(endDelim))
 		}
 	}
-	d, err := sortDatum(keys, values, ct.IsMap())
+	d, err := SortUnique(keys, values, ct.IsMap())
 	if err != nil {
 		return Datum{}, fmt.Errorf("%s: %w", s, err)
 	}
@@ -198,8 +198,25 @@ func ParseDatum(ct ColumnType, s string, refs func(name string) (uuid string, ok
 	return d, nil
 }
 
-// sortDatum sorts keys (and values alongside) and rejects duplicate keys.
-func sortDatum(keys, values []Atom, isMap bool) (Datum, error) {
+// DuplicateError is SortUnique's error: Key occurs twice in a set, or as two keys of a map
+// (Map). Its message is ovs-vsctl's.
+type DuplicateError struct {
+	Key Atom
+	Map bool
+}
+
+func (e *DuplicateError) Error() string {
+	if e.Map {
+		return "map contains duplicate key"
+	}
+	return "set contains duplicate value"
+}
+
+// SortUnique returns the datum of keys (and, when isMap, of values alongside, which must be as
+// long as keys), sorted by key. Unlike NewDatum it refuses duplicate keys, as OVSDB refuses them
+// in a value it is sent: the error is a *DuplicateError naming the first duplicate in sorted
+// order. For a map the result's Values is never nil.
+func SortUnique(keys, values []Atom, isMap bool) (Datum, error) {
 	idx := make([]int, len(keys))
 	for i := range idx {
 		idx[i] = i
@@ -215,10 +232,7 @@ func sortDatum(keys, values []Atom, isMap bool) (Datum, error) {
 			d.Values[i] = values[j]
 		}
 		if i > 0 && compareAtoms(d.Keys[i-1], d.Keys[i]) == 0 {
-			if isMap {
-				return Datum{}, errors.New("map contains duplicate key")
-			}
-			return Datum{}, errors.New("set contains duplicate value")
+			return Datum{}, &DuplicateError{Key: d.Keys[i], Map: isMap}
 		}
 	}
 	return d, nil
@@ -270,14 +284,14 @@ func parseAtomToken(s string, i int, bt BaseType, allowRange bool,
 func atomFromString(bt BaseType, tok string, allowRange bool, refs func(string) (string, bool)) (Atom, *Atom, error) {
 	switch bt.Type {
 	case TypeInteger:
-		if v, ok := parseCLong(tok); ok {
+		if v, ok := ParseCLong(tok); ok {
 			return Atom{Type: TypeInteger, Int: v}, nil, nil
 		}
 		if allowRange {
 			if k := strings.IndexByte(tok[min(1, len(tok)):], '-'); k >= 0 {
 				k++
-				a, ok1 := parseCLong(tok[:k])
-				b, ok2 := parseCLong(tok[k+1:])
+				a, ok1 := ParseCLong(tok[:k])
+				b, ok2 := ParseCLong(tok[k+1:])
 				if ok1 && ok2 && !strings.ContainsAny(tok[k+1:k+2], " \t") {
 					if b < a {
 						//lint:ignore ST1005 ovs-vsctl's exact wording, which scripts may match
@@ -321,13 +335,13 @@ func atomFromString(bt BaseType, tok string, allowRange bool, refs func(string) 
 	case TypeUUID:
 		if strings.HasPrefix(tok, "@") {
 			if refs != nil {
-				if u, ok := refs(tok); ok && isUUID(u) {
+				if u, ok := refs(tok); ok && IsUUID(u) {
 					return Atom{Type: TypeUUID, Str: strings.ToLower(u)}, nil, nil
 				}
 			}
 			return Atom{}, nil, fmt.Errorf("row id \"%s\" is referenced but never created (e.g. with \"-- --id=%s create ...\")", tok, tok)
 		}
-		if !isUUID(tok) {
+		if !IsUUID(tok) {
 			return Atom{}, nil, fmt.Errorf("\"%s\" is not a valid UUID", tok)
 		}
 		return Atom{Type: TypeUUID, Str: strings.ToLower(tok)}, nil, nil
