@@ -17,7 +17,8 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/api/client"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
@@ -46,7 +47,7 @@ func (r *runner) apply(ctx context.Context) error {
 	var fails []failure
 	type job struct {
 		bridge string
-		port   config.Port
+		port   model.Port
 	}
 	var jobs []job
 	for _, b := range bridges {
@@ -121,7 +122,7 @@ func (r *runner) apply(ctx context.Context) error {
 }
 
 func isUnreachable(err error) bool {
-	return errors.Is(err, apiclient.ErrUnreachable)
+	return errors.Is(err, client.ErrUnreachable)
 }
 
 // portError is the message of a port in the error state: its own, else its interfaces'.
@@ -144,7 +145,7 @@ func portError(p *v1.PortInfo) string {
 // readFile reads and validates the apply file: only the desired-state keys, then the daemon's
 // own loader (config.Load), so every problem is reported with its key path and the loader's
 // wording.
-func (r *runner) readFile(ctx context.Context) ([]config.Bridge, error) {
+func (r *runner) readFile(ctx context.Context) ([]model.Bridge, error) {
 	if r.o.file == "" {
 		return nil, &usageError{"-f FILE is required (a YAML file with bridges:, as in ovsplaned's config)"}
 	}

@@ -1,6 +1,7 @@
 package daemoncmd
 
 import (
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
@@ -8,6 +9,6 @@ import (
 // (config.ValidatePortWith, which applies package limits): the same refusals and messages,
 // without a round trip and without sending bytes the daemon would refuse. Every interface type
 // is accepted here: the daemon knows its plugins' types.
-func checkPort(bridge string, p config.Port) error {
+func checkPort(bridge string, p model.Port) error {
 	return config.ValidatePortWith(bridge, p, func(string) bool { return true })
 }
