@@ -23,9 +23,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/test/lab"
-	"github.com/ovsplane/ovsplane/api/client"
 )
 
 // benchDaemon is a real ovsplaned process (the binary, as users run it) on a lab OVSDB, with

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/api/client"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 func TestDialAddresses(t *testing.T) {

@@ -16,9 +16,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/model"
-	"github.com/ovsplane/ovsplane/api/client"
 )
 
 // lockedBuffer is the daemon's stderr, written by its goroutines and read by the test.

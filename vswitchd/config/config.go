@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -150,32 +151,11 @@ func (c *Config) normalizeEmpty() {
 	nilIfEmpty(&c.API.Listen)
 	c.API.Auth.normalize()
 	nilIfEmptyMap(&c.OtherConfig)
-	nilIfEmpty(&c.Bridges)
+	c.Bridges = desired.NormalizeBridges(c.Bridges)
 	nilIfEmpty(&c.Plugins)
 	for pi := range c.Plugins {
 		nilIfEmptyMap(&c.Plugins[pi].Config)
 		nilIfEmpty(&c.Plugins[pi].Env)
-	}
-	for bi := range c.Bridges {
-		b := &c.Bridges[bi]
-		nilIfEmpty(&b.Protocols)
-		nilIfEmpty(&b.Controllers)
-		nilIfEmptyMap(&b.OtherConfig)
-		nilIfEmptyMap(&b.ExternalIDs)
-		nilIfEmpty(&b.Ports)
-		for pi := range b.Ports {
-			p := &b.Ports[pi]
-			nilIfEmpty(&p.Trunks)
-			nilIfEmptyMap(&p.OtherConfig)
-			nilIfEmptyMap(&p.ExternalIDs)
-			nilIfEmpty(&p.Interfaces)
-			for ii := range p.Interfaces {
-				in := &p.Interfaces[ii]
-				nilIfEmptyMap(&in.Options)
-				nilIfEmptyMap(&in.OtherConfig)
-				nilIfEmptyMap(&in.ExternalIDs)
-			}
-		}
 	}
 }
 

@@ -13,11 +13,11 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/internal/cli"
 	"github.com/ovsplane/ovsplane/model"
-	"github.com/ovsplane/ovsplane/api/client"
 )
 
 // RoutePort runs an ovs-vsctl command line (Env.Args, program name first) that Classify does

@@ -14,8 +14,8 @@ import (
 	"connectrpc.com/connect"
 	"github.com/spf13/pflag"
 
-	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/api/client"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // Commands lists the command names Main runs.
