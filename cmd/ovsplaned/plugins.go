@@ -97,15 +97,7 @@ func (p *pluginHost) Plugins() []model.PluginInfo {
 	sts := p.h.Plugins()
 	out := make([]model.PluginInfo, 0, len(sts))
 	for _, st := range sts {
-		info := model.PluginInfo{Name: st.Name, Version: st.Version, State: string(st.State), Reason: st.Reason,
-			Restarts: st.Restarts, LastError: st.LastError, PID: st.PID}
-		for _, t := range st.Types {
-			info.Types = append(info.Types, t.Name)
-		}
-		for _, c := range st.Capabilities {
-			info.Capabilities = append(info.Capabilities, c.String())
-		}
-		out = append(out, info)
+		out = append(out, st.Info())
 	}
 	return out
 }
@@ -124,7 +116,7 @@ func (p *pluginHost) GlobalConfig(ctx context.Context, daemon map[string]string)
 func (p *pluginHost) Flows(ctx context.Context, bridge api.BridgeFacts) []vswitchd.PluginFlows {
 	var out []vswitchd.PluginFlows
 	for _, f := range p.h.Flows(ctx, bridge) {
-		out = append(out, vswitchd.PluginFlows{Plugin: f.Plugin, Cookies: f.Cookies, Groups: f.Groups, Set: f.Set, Err: f.Err})
+		out = append(out, vswitchd.PluginFlows(f)) // the same fields: a conversion, not a copy
 	}
 	return out
 }

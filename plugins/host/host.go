@@ -66,6 +66,20 @@ type Status struct {
 	Since      time.Time // when State was entered
 }
 
+// Info returns the summary of s the daemon reports (Health, the API's plugin list): the
+// State as text and the names of the Types and Capabilities, in s's order.
+func (s Status) Info() model.PluginInfo {
+	info := model.PluginInfo{Name: s.Name, Version: s.Version, State: string(s.State), Reason: s.Reason,
+		Restarts: s.Restarts, LastError: s.LastError, PID: s.PID}
+	for _, t := range s.Types {
+		info.Types = append(info.Types, t.Name)
+	}
+	for _, c := range s.Capabilities {
+		info.Capabilities = append(info.Capabilities, c.String())
+	}
+	return info
+}
+
 // Host discovers, verifies, starts, supervises and stops the configured plugins, and hands the
 // daemon supervised views of their capabilities. Its methods are safe for concurrent use.
 type Host struct {
