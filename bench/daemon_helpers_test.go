@@ -23,9 +23,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/test/lab"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
 )
 
 // benchDaemon is a real ovsplaned process (the binary, as users run it) on a lab OVSDB, with
@@ -37,7 +37,7 @@ type benchDaemon struct {
 	dir     string
 	conf    string
 	metrics string // HOST:PORT
-	API     *apiclient.Client
+	API     *client.Client
 	// logLevel is the daemon's --log-level (default warn).
 	logLevel string
 
@@ -118,7 +118,7 @@ func newBenchDaemon(tb testing.TB, db *lab.OVSDB) *benchDaemon {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	api, err := apiclient.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
+	api, err := client.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
 	if err != nil {
 		tb.Fatal(err)
 	}

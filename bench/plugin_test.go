@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/bench/internal/noopplugin/noop"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/host"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // Plugin call round trip (issue 5): the latency of one call to a plugin, for the trivial noop
@@ -143,7 +143,7 @@ func startNoopHost(tb testing.TB) api.PortProvider {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := h.Start(ctx, []config.Plugin{{Name: noop.Name, Path: noopPluginFile, SHA256: sum}}); err != nil {
+	if err := h.Start(ctx, []model.Plugin{{Name: noop.Name, Path: noopPluginFile, SHA256: sum}}); err != nil {
 		tb.Fatal(err)
 	}
 	if sts := h.Plugins(); len(sts) != 1 || sts[0].State != host.StateRunning {

@@ -63,5 +63,7 @@
 // OVSDB operation errors become *OpError values naming the table, row and (when the server says)
 // column, and matching one of the sentinels: ErrConstraintViolation, ErrReferentialIntegrity,
 // ErrTimeout, ErrNotConnected, ErrNotOwned, ErrNotFound, ErrConflict, ErrInvalid. ovs-vswitchd's
-// per-interface errors match ErrVswitchd.
+// per-interface errors match ErrVswitchd. ErrNotFound and ErrInvalid are model.ErrNotFound and
+// model.ErrInvalid, the error kinds the daemon and its API answer with too; ErrConflict
+// (contention: the retries ran out) is this package's own.
 package ovsdb

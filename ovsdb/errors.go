@@ -3,6 +3,7 @@ package ovsdb
 import (
 	"errors"
 	"fmt"
+	"github.com/ovsplane/ovsplane/model"
 	"io"
 	"net"
 	"regexp"
@@ -33,15 +34,19 @@ var (
 	// create (it has no matching ownership tag in external_ids). Such rows are never touched.
 	ErrNotOwned = errors.New("not owned by this client")
 	// ErrNotFound: a row the operation depends on (such as the bridge of a port) does not exist.
-	ErrNotFound = errors.New("not found")
+	// It is model.ErrNotFound, the one "not found" of every layer.
+	ErrNotFound = model.ErrNotFound
 	// ErrConflict: a concurrent writer kept changing the rows this transaction depends on, and
-	// the retries ran out.
+	// the retries ran out. It is not model.ErrConflict on purpose: that one means the request
+	// contradicts existing state (the API answers FailedPrecondition: do not retry as is),
+	// while this one is contention that a later attempt may pass.
 	ErrConflict = errors.New("concurrent modification")
 	// ErrVswitchd: ovs-vswitchd applied the configuration but reported an error for at least one
 	// interface (Interface.error).
 	ErrVswitchd = errors.New("ovs-vswitchd reported an error")
-	// ErrInvalid: the caller's spec is invalid; nothing was sent to the database.
-	ErrInvalid = errors.New("invalid specification")
+	// ErrInvalid: the caller's spec is invalid; nothing was sent to the database. It is
+	// model.ErrInvalid, the one "invalid argument" of every layer.
+	ErrInvalid = model.ErrInvalid
 )
 
 // OpError is a failed OVSDB operation, translated into the object it concerned. Table and Row

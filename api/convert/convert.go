@@ -5,11 +5,11 @@ import (
 	"slices"
 
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // BridgeToProto converts a bridge spec. Its ports are not part of the message.
-func BridgeToProto(b config.Bridge) *v1.Bridge {
+func BridgeToProto(b model.Bridge) *v1.Bridge {
 	return &v1.Bridge{
 		Name:         b.Name,
 		DatapathType: b.DatapathType,
@@ -22,8 +22,8 @@ func BridgeToProto(b config.Bridge) *v1.Bridge {
 }
 
 // BridgeFromProto converts a bridge message; the result has no ports.
-func BridgeFromProto(b *v1.Bridge) config.Bridge {
-	return config.Bridge{
+func BridgeFromProto(b *v1.Bridge) model.Bridge {
+	return model.Bridge{
 		Name:         b.GetName(),
 		DatapathType: b.GetDatapathType(),
 		FailMode:     b.GetFailMode(),
@@ -35,7 +35,7 @@ func BridgeFromProto(b *v1.Bridge) config.Bridge {
 }
 
 // PortToProto converts a port spec with its interfaces.
-func PortToProto(p config.Port) *v1.Port {
+func PortToProto(p model.Port) *v1.Port {
 	m := &v1.Port{
 		Name:        p.Name,
 		Tag:         int32Ptr(p.Tag),
@@ -53,11 +53,11 @@ func PortToProto(p config.Port) *v1.Port {
 }
 
 // PortFromProto converts a port message with its interfaces.
-func PortFromProto(p *v1.Port) config.Port {
+func PortFromProto(p *v1.Port) model.Port {
 	if p == nil {
-		return config.Port{}
+		return model.Port{}
 	}
-	c := config.Port{
+	c := model.Port{
 		Name:        p.GetName(),
 		Tag:         intPtr(p.Tag),
 		BondMode:    p.GetBondMode(),
@@ -74,7 +74,7 @@ func PortFromProto(p *v1.Port) config.Port {
 }
 
 // InterfaceToProto converts an interface spec.
-func InterfaceToProto(in config.Interface) *v1.Interface {
+func InterfaceToProto(in model.Interface) *v1.Interface {
 	return &v1.Interface{
 		Name:          in.Name,
 		Type:          in.Type,
@@ -87,11 +87,11 @@ func InterfaceToProto(in config.Interface) *v1.Interface {
 }
 
 // InterfaceFromProto converts an interface message.
-func InterfaceFromProto(in *v1.Interface) config.Interface {
+func InterfaceFromProto(in *v1.Interface) model.Interface {
 	if in == nil {
-		return config.Interface{}
+		return model.Interface{}
 	}
-	return config.Interface{
+	return model.Interface{
 		Name:          in.GetName(),
 		Type:          in.GetType(),
 		Options:       cloneMap(in.GetOptions()),

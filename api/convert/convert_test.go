@@ -6,23 +6,21 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 func ptr(v int) *int { return &v }
 
 func TestRoundTrip(t *testing.T) {
-	bridge := config.Bridge{
+	bridge := model.Bridge{
 		Name: "br0", DatapathType: "netdev", FailMode: "secure",
 		Protocols: []string{"OpenFlow13"}, Controllers: []string{"tcp:127.0.0.1:6653"},
 		OtherConfig: map[string]string{"hwaddr": "02:00:00:00:00:01"}, ExternalIDs: map[string]string{"a": "b"},
 	}
-	port := config.Port{
+	port := model.Port{
 		Name: "bond0", Tag: ptr(0), Trunks: []int{10, 4095}, BondMode: "balance-slb",
 		OtherConfig: map[string]string{"x": "y"}, ExternalIDs: map[string]string{"iface-id": "1"},
-		Interfaces: []config.Interface{
+		Interfaces: []model.Interface{
 			{Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:01:00.0"},
 				MTURequest: ptr(9000), OFPortRequest: ptr(1), OtherConfig: map[string]string{"k": "v"},
 				ExternalIDs: map[string]string{"e": "f"}},
@@ -36,7 +34,7 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("bridge ports are not carried", func(t *testing.T) {
 		b := bridge
-		b.Ports = []config.Port{port}
+		b.Ports = []model.Port{port}
 		if got := convert.BridgeFromProto(convert.BridgeToProto(b)); got.Ports != nil {
 			t.Errorf("ports carried: %+v", got.Ports)
 		}
@@ -51,41 +49,41 @@ func TestRoundTrip(t *testing.T) {
 		if m.Tag == nil || *m.Tag != 0 {
 			t.Errorf("tag = %v, want 0", m.Tag)
 		}
-		if convert.PortToProto(config.Port{Name: "p"}).Tag != nil {
+		if convert.PortToProto(model.Port{Name: "p"}).Tag != nil {
 			t.Error("nil tag became a value")
 		}
 	})
 	t.Run("out of range stays out of range", func(t *testing.T) {
-		m := convert.PortToProto(config.Port{Tag: ptr(1 << 40)})
+		m := convert.PortToProto(model.Port{Tag: ptr(1 << 40)})
 		if *m.Tag != 1<<31-1 {
 			t.Errorf("tag = %d, want clamped to max int32", *m.Tag)
 		}
 	})
 	t.Run("nil messages", func(t *testing.T) {
-		if got := convert.PortFromProto(nil); !reflect.DeepEqual(got, config.Port{}) {
+		if got := convert.PortFromProto(nil); !reflect.DeepEqual(got, model.Port{}) {
 			t.Errorf("PortFromProto(nil) = %+v", got)
 		}
-		if got := convert.BridgeFromProto(nil); !reflect.DeepEqual(got, config.Bridge{}) {
+		if got := convert.BridgeFromProto(nil); !reflect.DeepEqual(got, model.Bridge{}) {
 			t.Errorf("BridgeFromProto(nil) = %+v", got)
 		}
-		if got := convert.PortInfoFromProto(nil); !reflect.DeepEqual(got, vswitchd.PortInfo{}) {
+		if got := convert.PortInfoFromProto(nil); !reflect.DeepEqual(got, model.PortInfo{}) {
 			t.Errorf("PortInfoFromProto(nil) = %+v", got)
 		}
 	})
 	t.Run("infos and statuses", func(t *testing.T) {
-		pi := vswitchd.PortInfo{
-			Bridge: "br0", Spec: port, Origin: vswitchd.OriginAPI,
-			Status: reconcile.Status{Kind: reconcile.KindPort, Name: "bond0", Bridge: "br0", State: reconcile.Ready},
-			Interfaces: []reconcile.Status{
-				{Kind: reconcile.KindInterface, Name: "dpdk0", Bridge: "br0", State: reconcile.Ready, Ofport: 1},
-				{Kind: reconcile.KindInterface, Name: "dpdk1", Bridge: "br0", State: reconcile.Error, Error: "could not open"},
+		pi := model.PortInfo{
+			Bridge: "br0", Spec: port, Origin: model.OriginAPI,
+			Status: model.Status{Kind: model.KindPort, Name: "bond0", Bridge: "br0", State: model.StateReady},
+			Interfaces: []model.Status{
+				{Kind: model.KindInterface, Name: "dpdk0", Bridge: "br0", State: model.StateReady, Ofport: 1},
+				{Kind: model.KindInterface, Name: "dpdk1", Bridge: "br0", State: model.StateError, Error: "could not open"},
 			},
 		}
 		if got := convert.PortInfoFromProto(convert.PortInfoToProto(pi)); !reflect.DeepEqual(got, pi) {
 			t.Errorf("round trip:\n got %+v\nwant %+v", got, pi)
 		}
-		bi := vswitchd.BridgeInfo{Spec: bridge, Origin: vswitchd.OriginConfig,
-			Status: reconcile.Status{Kind: reconcile.KindBridge, Name: "br0", State: reconcile.Pending}}
+		bi := model.BridgeInfo{Spec: bridge, Origin: model.OriginConfig,
+			Status: model.Status{Kind: model.KindBridge, Name: "br0", State: model.StatePending}}
 		if got := convert.BridgeInfoFromProto(convert.BridgeInfoToProto(bi)); !reflect.DeepEqual(got, bi) {
 			t.Errorf("round trip:\n got %+v\nwant %+v", got, bi)
 		}
@@ -94,7 +92,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("removed", func(t *testing.T) {
-		m := convert.StatusToProto(reconcile.Status{Kind: reconcile.KindPort, Name: "p"})
+		m := convert.StatusToProto(model.Status{Kind: model.KindPort, Name: "p"})
 		if m.State != v1.State_STATE_REMOVED || convert.StateName(m.State) != "removed" {
 			t.Errorf("state = %v", m.State)
 		}
@@ -103,8 +101,8 @@ func TestRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("health", func(t *testing.T) {
-		h := vswitchd.Health{Version: vswitchd.Version, Mode: vswitchd.ModeEmbedded, OVSDBEndpoint: "unix:/x",
-			OVSDBConnected: true, Objects: map[reconcile.State]int{reconcile.Ready: 3, reconcile.Error: 1}, LastError: "boom",
+		h := model.Health{Version: model.Version, Mode: model.ModeEmbedded, OVSDBEndpoint: "unix:/x",
+			OVSDBConnected: true, Objects: map[model.State]int{model.StateReady: 3, model.StateError: 1}, LastError: "boom",
 			Degraded: []string{"sandbox ovs-vswitchd is not running: pid 7 exited (signal: killed)"}}
 		m := convert.HealthToProto(h, "ovsplane.v1")
 		if m.ApiVersion != "ovsplane.v1" || m.Objects["ready"] != 3 || len(m.Degraded) != 1 {

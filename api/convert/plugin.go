@@ -2,10 +2,10 @@ package convert
 
 import (
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/model"
 )
 
-// pluginStates maps the plugin host's state names (vswitchd.PluginInfo.State) to the API's.
+// pluginStates maps the plugin host's state names (model.PluginInfo.State) to the API's.
 var (
 	pluginStates = map[string]v1.PluginState{
 		"starting":   v1.PluginState_PLUGIN_STATE_STARTING,
@@ -19,7 +19,7 @@ var (
 )
 
 // PluginStateName is the lower-case name of a plugin state as people read it ("running",
-// "failed"...), the same names vswitchd.PluginInfo.State uses; "unknown" for values this
+// "failed"...), the same names model.PluginInfo.State uses; "unknown" for values this
 // version does not know.
 func PluginStateName(s v1.PluginState) string {
 	if n, ok := pluginStatesBack[s]; ok {
@@ -30,7 +30,7 @@ func PluginStateName(s v1.PluginState) string {
 
 // PluginInfoToProto converts one plugin's state. A state this version does not know becomes
 // PLUGIN_STATE_UNSPECIFIED.
-func PluginInfoToProto(p vswitchd.PluginInfo) *v1.PluginInfo {
+func PluginInfoToProto(p model.PluginInfo) *v1.PluginInfo {
 	return &v1.PluginInfo{
 		Name:         p.Name,
 		Version:      p.Version,
@@ -46,8 +46,8 @@ func PluginInfoToProto(p vswitchd.PluginInfo) *v1.PluginInfo {
 
 // PluginInfoFromProto converts a plugin message; PLUGIN_STATE_UNSPECIFIED (or a state this
 // version does not know) becomes "unknown".
-func PluginInfoFromProto(m *v1.PluginInfo) vswitchd.PluginInfo {
-	return vswitchd.PluginInfo{
+func PluginInfoFromProto(m *v1.PluginInfo) model.PluginInfo {
+	return model.PluginInfo{
 		Name:         m.GetName(),
 		Version:      m.GetVersion(),
 		State:        PluginStateName(m.GetState()),
@@ -61,7 +61,7 @@ func PluginInfoFromProto(m *v1.PluginInfo) vswitchd.PluginInfo {
 }
 
 // PluginsToProto converts a list of plugins, keeping the order.
-func PluginsToProto(ps []vswitchd.PluginInfo) []*v1.PluginInfo {
+func PluginsToProto(ps []model.PluginInfo) []*v1.PluginInfo {
 	out := make([]*v1.PluginInfo, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, PluginInfoToProto(p))

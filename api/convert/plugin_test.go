@@ -6,13 +6,13 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 func TestPluginInfo(t *testing.T) {
 	t.Run("round trip of every state", func(t *testing.T) {
 		for _, state := range []string{"starting", "running", "restarting", "failed", "refused", "stopped"} {
-			p := vswitchd.PluginInfo{Name: "veth", Version: "1.2.0", State: state, Reason: "why",
+			p := model.PluginInfo{Name: "veth", Version: "1.2.0", State: state, Reason: "why",
 				Types: []string{"veth"}, Capabilities: []string{"port_provider", "watcher"},
 				Restarts: 3, LastError: "exit status 2", PID: 4242}
 			m := convert.PluginInfoToProto(p)
@@ -25,7 +25,7 @@ func TestPluginInfo(t *testing.T) {
 		}
 	})
 	t.Run("unknown state", func(t *testing.T) {
-		m := convert.PluginInfoToProto(vswitchd.PluginInfo{Name: "x", State: "hibernating"})
+		m := convert.PluginInfoToProto(model.PluginInfo{Name: "x", State: "hibernating"})
 		if m.State != v1.PluginState_PLUGIN_STATE_UNSPECIFIED {
 			t.Errorf("state = %v, want unspecified", m.State)
 		}
@@ -40,7 +40,7 @@ func TestPluginInfo(t *testing.T) {
 		if got := convert.PluginsToProto(nil); got == nil || len(got) != 0 {
 			t.Errorf("PluginsToProto(nil) = %#v", got)
 		}
-		got := convert.PluginsToProto([]vswitchd.PluginInfo{{Name: "b"}, {Name: "a"}})
+		got := convert.PluginsToProto([]model.PluginInfo{{Name: "b"}, {Name: "a"}})
 		if got[0].Name != "b" || got[1].Name != "a" {
 			t.Errorf("order: %v", got)
 		}

@@ -2,32 +2,31 @@ package convert
 
 import (
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/model"
 	"maps"
 )
 
 var (
-	kinds = map[reconcile.Kind]v1.Kind{
-		reconcile.KindBridge:    v1.Kind_KIND_BRIDGE,
-		reconcile.KindPort:      v1.Kind_KIND_PORT,
-		reconcile.KindInterface: v1.Kind_KIND_INTERFACE,
+	kinds = map[model.Kind]v1.Kind{
+		model.KindBridge:    v1.Kind_KIND_BRIDGE,
+		model.KindPort:      v1.Kind_KIND_PORT,
+		model.KindInterface: v1.Kind_KIND_INTERFACE,
 	}
 	// The reconciler reports a removed object with an empty State.
-	states = map[reconcile.State]v1.State{
-		reconcile.Pending: v1.State_STATE_PENDING,
-		reconcile.Ready:   v1.State_STATE_READY,
-		reconcile.Error:   v1.State_STATE_ERROR,
-		"":                v1.State_STATE_REMOVED,
+	states = map[model.State]v1.State{
+		model.StatePending: v1.State_STATE_PENDING,
+		model.StateReady:   v1.State_STATE_READY,
+		model.StateError:   v1.State_STATE_ERROR,
+		"":                 v1.State_STATE_REMOVED,
 	}
-	origins = map[vswitchd.Origin]v1.Origin{
-		vswitchd.OriginConfig: v1.Origin_ORIGIN_CONFIG,
-		vswitchd.OriginAPI:    v1.Origin_ORIGIN_API,
+	origins = map[model.Origin]v1.Origin{
+		model.OriginConfig: v1.Origin_ORIGIN_CONFIG,
+		model.OriginAPI:    v1.Origin_ORIGIN_API,
 	}
-	modes = map[vswitchd.Mode]v1.Mode{
-		vswitchd.ModeOVS:      v1.Mode_MODE_OVS,
-		vswitchd.ModeSandbox:  v1.Mode_MODE_SANDBOX,
-		vswitchd.ModeEmbedded: v1.Mode_MODE_EMBEDDED,
+	modes = map[model.Mode]v1.Mode{
+		model.ModeOVS:      v1.Mode_MODE_OVS,
+		model.ModeSandbox:  v1.Mode_MODE_SANDBOX,
+		model.ModeEmbedded: v1.Mode_MODE_EMBEDDED,
 	}
 )
 
@@ -65,7 +64,7 @@ func StateName(s v1.State) string {
 
 // StatusToProto converts one object's status; an empty State (a removed object in a change
 // notification) becomes STATE_REMOVED.
-func StatusToProto(s reconcile.Status) *v1.Status {
+func StatusToProto(s model.Status) *v1.Status {
 	return &v1.Status{
 		Kind:   kinds[s.Kind],
 		Name:   s.Name,
@@ -78,8 +77,8 @@ func StatusToProto(s reconcile.Status) *v1.Status {
 }
 
 // StatusFromProto converts a status message; STATE_REMOVED becomes an empty State.
-func StatusFromProto(s *v1.Status) reconcile.Status {
-	return reconcile.Status{
+func StatusFromProto(s *v1.Status) model.Status {
+	return model.Status{
 		Kind:   kindsBack[s.GetKind()],
 		Name:   s.GetName(),
 		Bridge: s.GetBridge(),
@@ -90,7 +89,7 @@ func StatusFromProto(s *v1.Status) reconcile.Status {
 }
 
 // StatusesToProto converts a list of statuses, keeping the order.
-func StatusesToProto(ss []reconcile.Status) []*v1.Status {
+func StatusesToProto(ss []model.Status) []*v1.Status {
 	out := make([]*v1.Status, 0, len(ss))
 	for _, s := range ss {
 		out = append(out, StatusToProto(s))
@@ -99,8 +98,8 @@ func StatusesToProto(ss []reconcile.Status) []*v1.Status {
 }
 
 // StatusesFromProto converts a list of status messages, keeping the order.
-func StatusesFromProto(ss []*v1.Status) []reconcile.Status {
-	out := make([]reconcile.Status, 0, len(ss))
+func StatusesFromProto(ss []*v1.Status) []model.Status {
+	out := make([]model.Status, 0, len(ss))
 	for _, s := range ss {
 		out = append(out, StatusFromProto(s))
 	}
@@ -108,7 +107,7 @@ func StatusesFromProto(ss []*v1.Status) []reconcile.Status {
 }
 
 // BridgeInfoToProto converts a managed bridge.
-func BridgeInfoToProto(b vswitchd.BridgeInfo) *v1.BridgeInfo {
+func BridgeInfoToProto(b model.BridgeInfo) *v1.BridgeInfo {
 	return &v1.BridgeInfo{
 		Spec:   BridgeToProto(b.Spec),
 		Origin: origins[b.Origin],
@@ -117,8 +116,8 @@ func BridgeInfoToProto(b vswitchd.BridgeInfo) *v1.BridgeInfo {
 }
 
 // BridgeInfoFromProto converts a managed-bridge message.
-func BridgeInfoFromProto(b *v1.BridgeInfo) vswitchd.BridgeInfo {
-	return vswitchd.BridgeInfo{
+func BridgeInfoFromProto(b *v1.BridgeInfo) model.BridgeInfo {
+	return model.BridgeInfo{
 		Spec:   BridgeFromProto(b.GetSpec()),
 		Origin: originsBack[b.GetOrigin()],
 		Status: StatusFromProto(b.GetStatus()),
@@ -126,7 +125,7 @@ func BridgeInfoFromProto(b *v1.BridgeInfo) vswitchd.BridgeInfo {
 }
 
 // PortInfoToProto converts a managed port.
-func PortInfoToProto(p vswitchd.PortInfo) *v1.PortInfo {
+func PortInfoToProto(p model.PortInfo) *v1.PortInfo {
 	m := &v1.PortInfo{
 		Bridge:       p.Bridge,
 		Spec:         PortToProto(p.Spec),
@@ -144,8 +143,8 @@ func PortInfoToProto(p vswitchd.PortInfo) *v1.PortInfo {
 }
 
 // PortInfoFromProto converts a managed-port message.
-func PortInfoFromProto(p *v1.PortInfo) vswitchd.PortInfo {
-	info := vswitchd.PortInfo{
+func PortInfoFromProto(p *v1.PortInfo) model.PortInfo {
+	info := model.PortInfo{
 		Bridge: p.GetBridge(),
 		Spec:   PortFromProto(p.GetSpec()),
 		Origin: originsBack[p.GetOrigin()],
@@ -166,7 +165,7 @@ func PortInfoFromProto(p *v1.PortInfo) vswitchd.PortInfo {
 }
 
 // HealthToProto converts the daemon's health; apiVersion names the API package served.
-func HealthToProto(h vswitchd.Health, apiVersion string) *v1.HealthResponse {
+func HealthToProto(h model.Health, apiVersion string) *v1.HealthResponse {
 	m := &v1.HealthResponse{
 		Version:         h.Version,
 		Mode:            modes[h.Mode],
@@ -187,8 +186,8 @@ func HealthToProto(h vswitchd.Health, apiVersion string) *v1.HealthResponse {
 }
 
 // HealthFromProto converts a health message.
-func HealthFromProto(m *v1.HealthResponse) vswitchd.Health {
-	h := vswitchd.Health{
+func HealthFromProto(m *v1.HealthResponse) model.Health {
+	h := model.Health{
 		Version:         m.GetVersion(),
 		Mode:            modesBack[m.GetMode()],
 		OVSDBEndpoint:   m.GetOvsdbEndpoint(),
@@ -198,9 +197,9 @@ func HealthFromProto(m *v1.HealthResponse) vswitchd.Health {
 		Degraded:        m.GetDegraded(),
 	}
 	if len(m.GetObjects()) > 0 {
-		h.Objects = make(map[reconcile.State]int, len(m.GetObjects()))
+		h.Objects = make(map[model.State]int, len(m.GetObjects()))
 		for s, n := range m.GetObjects() {
-			h.Objects[reconcile.State(s)] = int(n)
+			h.Objects[model.State(s)] = int(n)
 		}
 	}
 	return h

@@ -37,6 +37,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
@@ -149,7 +150,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	mode := tgt.mode
 	var met *metrics.Metrics
 	var client *ovsdb.Client
-	met = metrics.New(vswitchd.Version, string(mode), func() bool { return client != nil && client.Connected() })
+	met = metrics.New(model.Version, string(mode), func() bool { return client != nil && client.Connected() })
 	ocfg := ovsdb.Config{Endpoints: tgt.endpoints, Logger: log, Observer: met}
 	if t := cfg.OVSDB.TLS; t.PrivateKey != "" {
 		ocfg.TLS = &ovsdb.TLSFiles{PrivateKey: t.PrivateKey, Certificate: t.Certificate, CACert: t.CACert}
@@ -166,7 +167,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	}
 
 	var probe vswitchd.VswitchdProbe
-	if mode != vswitchd.ModeEmbedded { // the simulated ovs-vswitchd takes no lock
+	if mode != model.ModeEmbedded { // the simulated ovs-vswitchd takes no lock
 		var tls *dbcmd.TLSFiles
 		if t := cfg.OVSDB.TLS; t.PrivateKey != "" {
 			tls = &dbcmd.TLSFiles{PrivateKey: t.PrivateKey, Certificate: t.Certificate, CACert: t.CACert}
@@ -190,7 +191,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		}
 	}()
 	var of vswitchd.OpenFlow
-	if mode != vswitchd.ModeEmbedded { // the simulated ovs-vswitchd speaks no OpenFlow
+	if mode != model.ModeEmbedded { // the simulated ovs-vswitchd speaks no OpenFlow
 		of = &openflow.Programmer{RunDir: tgt.runDir}
 	}
 	var freeOnce sync.Once
@@ -204,7 +205,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		Observer:      met,
 		VswitchdProbe: probe,
 		Degraded:      tgt.degraded,
-		Reconcile: reconcile.Options{OnChange: func(changed []reconcile.Status) {
+		Reconcile: reconcile.Options{OnChange: func(changed []model.Status) {
 			logStatuses(log, changed)
 		}, OnPass: func(_ time.Duration, err error) {
 			if err == nil {
@@ -287,9 +288,9 @@ func commitOptions(cfg *config.Config) ovsdb.CommitOptions {
 	return ovsdb.CommitOptions{ReconnectWait: time.Duration(cfg.OVSDB.ReconnectWait)}
 }
 
-func logStatus(log *slog.Logger, s reconcile.Status) {
+func logStatus(log *slog.Logger, s model.Status) {
 	attrs := []any{"object", s.Key(), "state", string(s.State)}
-	if s.Bridge != "" && s.Kind != reconcile.KindBridge {
+	if s.Bridge != "" && s.Kind != model.KindBridge {
 		attrs = append(attrs, "bridge", s.Bridge)
 	}
 	if s.Ofport != 0 {
@@ -369,7 +370,7 @@ func printWelcome(w io.Writer, tgt *target, file string, cfg *config.Config) {
 func once(ctx context.Context, d *vswitchd.Daemon, timeout time.Duration, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var st []reconcile.Status
+	var st []model.Status
 	for {
 		watch := d.Watch()
 		err := d.Reconcile(ctx)
@@ -392,16 +393,16 @@ func once(ctx context.Context, d *vswitchd.Daemon, timeout time.Duration, stdout
 	return nil
 }
 
-func allReady(st []reconcile.Status) bool {
+func allReady(st []model.Status) bool {
 	for _, s := range st {
-		if s.State != reconcile.Ready {
+		if s.State != model.StateReady {
 			return false
 		}
 	}
 	return true
 }
 
-func printStatus(w io.Writer, st []reconcile.Status) {
+func printStatus(w io.Writer, st []model.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OBJECT\tSTATE\tOFPORT\tERROR")
 	for _, s := range st {
@@ -416,7 +417,7 @@ func printStatus(w io.Writer, st []reconcile.Status) {
 
 // target is the OVSDB the daemon talks to and what runs it.
 type target struct {
-	mode      vswitchd.Mode
+	mode      model.Mode
 	runDir    string // Open vSwitch's run directory (its sockets), "" for the embedded OVSDB
 	endpoints []string
 	describe  string
@@ -445,7 +446,7 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
-		return &target{mode: vswitchd.ModeSandbox, endpoints: []string{sb.Endpoint()}, runDir: filepath.Join(cfg.DataDir, "sandbox"),
+		return &target{mode: model.ModeSandbox, endpoints: []string{sb.Endpoint()}, runDir: filepath.Join(cfg.DataDir, "sandbox"),
 			describe: sb.Describe(),
 			close: func() {
 				sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -457,12 +458,12 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 			vswitchdDown: func() string { return sb.Status().Down["ovs-vswitchd"] },
 			degraded:     func() []string { return sb.Status().Degraded() }}, nil
 	case len(cfg.OVSDB.Endpoints) > 0 && !df.embedded:
-		return &target{mode: vswitchd.ModeOVS, endpoints: cfg.OVSDB.Endpoints, runDir: ovsRunDir(cfg.OVSDB.Endpoints),
+		return &target{mode: model.ModeOVS, endpoints: cfg.OVSDB.Endpoints, runDir: ovsRunDir(cfg.OVSDB.Endpoints),
 			describe: "Open vSwitch at " + strings.Join(cfg.OVSDB.Endpoints, ","), close: func() {}}, nil
 	case !df.embedded:
 		if _, err := os.Stat(localOVSSocket); err == nil {
 			ep := "unix:" + localOVSSocket
-			return &target{mode: vswitchd.ModeOVS, endpoints: []string{ep}, runDir: filepath.Dir(localOVSSocket),
+			return &target{mode: model.ModeOVS, endpoints: []string{ep}, runDir: filepath.Dir(localOVSSocket),
 				describe: "the local Open vSwitch at " + ep, close: func() {}}, nil
 		}
 	}
@@ -481,7 +482,7 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 	}
 	fmt.Fprintf(stdout, "ovsplaned: no Open vSwitch here: embedded OVSDB at %s (persisted in %s) with a SIMULATED ovs-vswitchd — no packets flow in this mode\n",
 		db.Endpoint(), db.Path())
-	return &target{mode: vswitchd.ModeEmbedded, endpoints: []string{db.Endpoint()},
+	return &target{mode: model.ModeEmbedded, endpoints: []string{db.Endpoint()},
 		describe: "embedded OVSDB " + db.Endpoint() + " with a simulated ovs-vswitchd (no packets flow)",
 		close:    func() { sim.Close(); db.Close() }}, nil
 }

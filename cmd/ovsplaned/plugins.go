@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/host"
@@ -66,7 +67,7 @@ func newPluginHost(cfg *config.Config, c *ovsdb.Client, env []string, runDir str
 		Facts: func(context.Context) (api.HostFacts, error) {
 			f := c.Facts()
 			return api.HostFacts{OVSVersion: f.OVSVersion, DPDKVersion: f.DPDKVersion, DPDKInitialized: f.DPDKInitialized,
-				IfaceTypes: f.IfaceTypes, DatapathTypes: f.DatapathTypes, OVSRunDir: runDir, HostVersion: vswitchd.Version}, nil
+				IfaceTypes: f.IfaceTypes, DatapathTypes: f.DatapathTypes, OVSRunDir: runDir, HostVersion: model.Version}, nil
 		},
 		OnChange: func(st host.Status) {
 			if d := ph.d.Load(); d != nil {
@@ -87,24 +88,16 @@ func (p *pluginHost) PortProvider(portType string) (api.PortProvider, string, bo
 }
 
 // Reload implements vswitchd.Plugins.
-func (p *pluginHost) Reload(ctx context.Context, plugins []config.Plugin) error {
+func (p *pluginHost) Reload(ctx context.Context, plugins []model.Plugin) error {
 	return p.h.Reload(ctx, plugins)
 }
 
 // Plugins implements vswitchd.Plugins.
-func (p *pluginHost) Plugins() []vswitchd.PluginInfo {
+func (p *pluginHost) Plugins() []model.PluginInfo {
 	sts := p.h.Plugins()
-	out := make([]vswitchd.PluginInfo, 0, len(sts))
+	out := make([]model.PluginInfo, 0, len(sts))
 	for _, st := range sts {
-		info := vswitchd.PluginInfo{Name: st.Name, Version: st.Version, State: string(st.State), Reason: st.Reason,
-			Restarts: st.Restarts, LastError: st.LastError, PID: st.PID}
-		for _, t := range st.Types {
-			info.Types = append(info.Types, t.Name)
-		}
-		for _, c := range st.Capabilities {
-			info.Capabilities = append(info.Capabilities, c.String())
-		}
-		out = append(out, info)
+		out = append(out, st.Info())
 	}
 	return out
 }
@@ -123,7 +116,7 @@ func (p *pluginHost) GlobalConfig(ctx context.Context, daemon map[string]string)
 func (p *pluginHost) Flows(ctx context.Context, bridge api.BridgeFacts) []vswitchd.PluginFlows {
 	var out []vswitchd.PluginFlows
 	for _, f := range p.h.Flows(ctx, bridge) {
-		out = append(out, vswitchd.PluginFlows{Plugin: f.Plugin, Cookies: f.Cookies, Groups: f.Groups, Set: f.Set, Err: f.Err})
+		out = append(out, vswitchd.PluginFlows(f)) // the same fields: a conversion, not a copy
 	}
 	return out
 }

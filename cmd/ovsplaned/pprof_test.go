@@ -16,9 +16,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // lockedBuffer is the daemon's stderr, written by its goroutines and read by the test.
@@ -110,7 +110,7 @@ func TestPprofOffByDefault(t *testing.T) {
 	if code := pprofStatus(t, port); code != http.StatusNotFound {
 		t.Errorf("GET /debug/pprof/ without metrics.pprof: HTTP %d, want 404", code)
 	}
-	c, err := apiclient.Dial("unix:" + filepath.Join(dir, config.SocketName))
+	c, err := client.Dial("unix:" + filepath.Join(dir, model.SocketName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/model/limits"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
 // TestLogStatusesSummarises (issue 12 item 2): a change of 100,000 statuses logs the objects in
@@ -17,12 +17,12 @@ import (
 func TestLogStatusesSummarises(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	changed := make([]reconcile.Status, 100000)
+	changed := make([]model.Status, 100000)
 	for i := range changed {
-		changed[i] = reconcile.Status{Kind: reconcile.KindInterface, Name: fmt.Sprint("m", i), State: reconcile.Ready, Ofport: i + 1}
+		changed[i] = model.Status{Kind: model.KindInterface, Name: fmt.Sprint("m", i), State: model.StateReady, Ofport: i + 1}
 	}
 	for i := range 3 {
-		changed[i*1000].State, changed[i*1000].Error = reconcile.Error, "could not open network device"
+		changed[i*1000].State, changed[i*1000].Error = model.StateError, "could not open network device"
 	}
 	logStatuses(log, changed)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")

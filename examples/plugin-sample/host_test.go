@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/vethplugin"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/host"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/test/lab"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // TestBinaryUnderThePluginHost builds the plugin as `make plugins` does, installs it in a
@@ -70,7 +70,7 @@ func TestBinaryUnderThePluginHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close(t.Context()) })
-	err = h.Start(ctx, []config.Plugin{{
+	err = h.Start(ctx, []model.Plugin{{
 		Name: "veth", Path: "ovsplane-plugin-veth", SHA256: hex.EncodeToString(sum[:]),
 		Config: map[string]any{"host_netns": hostNS.Name, "stats_update_interval_ms": int64(10000)},
 	}})

@@ -4,7 +4,7 @@
 //
 // # Trust
 //
-// Only the plugins listed in the daemon's config (config.Plugin) run. Before every start the
+// Only the plugins listed in the daemon's config (model.Plugin) run. Before every start the
 // host checks, without executing anything, that the plugin dir and every path component below
 // it down to the binary are real directories and files (no symlinks), owned by root or by the
 // daemon's uid, not writable by group or others, and that the binary's SHA-256 equals the

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // binaries holds the test plugins TestMain builds: "v1" (protocol 1) and "v2" (protocol 2).
@@ -112,7 +112,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // install copies a test plugin binary to the plugin dir as rel and returns the entry pinning it.
-func (f *fixture) install(bin, name string) config.Plugin {
+func (f *fixture) install(bin, name string) model.Plugin {
 	f.t.Helper()
 	data, err := os.ReadFile(binaries[bin])
 	if err != nil {
@@ -123,11 +123,11 @@ func (f *fixture) install(bin, name string) config.Plugin {
 		f.t.Fatal(err)
 	}
 	sum := sha256.Sum256(data)
-	return config.Plugin{Name: name, Path: name, SHA256: hex.EncodeToString(sum[:])}
+	return model.Plugin{Name: name, Path: name, SHA256: hex.EncodeToString(sum[:])}
 }
 
 // start creates the host and starts the plugins; Close runs at cleanup.
-func (f *fixture) start(plugins ...config.Plugin) *Host {
+func (f *fixture) start(plugins ...model.Plugin) *Host {
 	f.t.Helper()
 	h, err := New(f.opts)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // State is where a plugin is in its life.
@@ -66,6 +66,20 @@ type Status struct {
 	Since      time.Time // when State was entered
 }
 
+// Info returns the summary of s the daemon reports (Health, the API's plugin list): the
+// State as text and the names of the Types and Capabilities, in s's order.
+func (s Status) Info() model.PluginInfo {
+	info := model.PluginInfo{Name: s.Name, Version: s.Version, State: string(s.State), Reason: s.Reason,
+		Restarts: s.Restarts, LastError: s.LastError, PID: s.PID}
+	for _, t := range s.Types {
+		info.Types = append(info.Types, t.Name)
+	}
+	for _, c := range s.Capabilities {
+		info.Capabilities = append(info.Capabilities, c.String())
+	}
+	return info
+}
+
 // Host discovers, verifies, starts, supervises and stops the configured plugins, and hands the
 // daemon supervised views of their capabilities. Its methods are safe for concurrent use.
 type Host struct {
@@ -110,7 +124,7 @@ func New(opts Options) (*Host, error) {
 // background (see Plugins). It fails only when the host itself cannot run plugins (its
 // private socket dir) or was closed; a plugin that does not start is reported in its Status.
 // Start on a started Host is Reload.
-func (h *Host) Start(ctx context.Context, plugins []config.Plugin) error {
+func (h *Host) Start(ctx context.Context, plugins []model.Plugin) error {
 	return h.Reload(ctx, plugins)
 }
 
@@ -120,12 +134,12 @@ func (h *Host) Start(ctx context.Context, plugins []config.Plugin) error {
 // and refused plugins (closing their breaker). It returns when every started plugin finished
 // its first attempt, or ctx ends; its error lists the running plugins that rejected their new
 // configuration (they keep the previous one, as the contract says).
-func (h *Host) Reload(ctx context.Context, plugins []config.Plugin) error {
+func (h *Host) Reload(ctx context.Context, plugins []model.Plugin) error {
 	if err := h.prepareDirs(); err != nil {
 		return err
 	}
 	for name := range h.reattach {
-		if !slices.ContainsFunc(plugins, func(p config.Plugin) bool { return p.Name == name }) {
+		if !slices.ContainsFunc(plugins, func(p model.Plugin) bool { return p.Name == name }) {
 			h.opts.Logger.Warn("plugin reattach configuration names a plugin that is not configured", "plugin", name)
 		}
 	}

@@ -17,8 +17,8 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // defaultPath is the PATH a plugin gets when the daemon has none.
@@ -108,7 +108,7 @@ func (in *instance) sigkill() {
 
 // launch verifies and starts the plugin's process (or attaches to it in debug mode), connects
 // and dispenses its services, and reads its Info. It does not configure it.
-func (s *sup) launch(ctx context.Context, p config.Plugin) (*instance, error) {
+func (s *sup) launch(ctx context.Context, p model.Plugin) (*instance, error) {
 	cc, sockDir, err := s.clientConfig(p)
 	if err != nil {
 		return nil, err
@@ -198,7 +198,7 @@ func (in *instance) dispense(ctx context.Context, rpc plugin.ClientProtocol, tim
 // clientConfig builds go-plugin's configuration: the verified binary with SecureConfig,
 // AutoMTLS, a fresh private socket dir, an explicit environment; or, in debug mode, the
 // reattach address.
-func (s *sup) clientConfig(p config.Plugin) (*plugin.ClientConfig, string, error) {
+func (s *sup) clientConfig(p model.Plugin) (*plugin.ClientConfig, string, error) {
 	h := s.h
 	cc := &plugin.ClientConfig{
 		HandshakeConfig:  api.Handshake(),
@@ -251,7 +251,7 @@ func (s *sup) clientConfig(p config.Plugin) (*plugin.ClientConfig, string, error
 
 // environment returns the plugin's whole environment (go-plugin appends its handshake
 // variables): PATH, the socket dir, and the variables the config entry allows.
-func (s *sup) environment(p config.Plugin, sockDir string) []string {
+func (s *sup) environment(p model.Plugin, sockDir string) []string {
 	lookup := func(name string) (string, bool) {
 		for _, kv := range s.h.opts.Environ {
 			if k, v, _ := strings.Cut(kv, "="); k == name {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // TestGlobalConfigConflicts: two plugins giving one key different values is a conflict naming
@@ -96,7 +96,7 @@ func TestReloadAndClose(t *testing.T) {
 		t.Errorf("socket dirs %v", entries)
 	}
 	a.Config = map[string]any{"other_config": map[string]any{"k": "v"}}
-	must(t, h.Reload(t.Context(), []config.Plugin{a}))
+	must(t, h.Reload(t.Context(), []model.Plugin{a}))
 	if st := f.status("keep"); st.PID != keepPID || st.State != StateRunning {
 		t.Errorf("keep after reload: %+v", st)
 	}

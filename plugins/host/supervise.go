@@ -15,8 +15,8 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // failingLimit is how many consecutive HealthFailing reports make the host restart a plugin.
@@ -51,7 +51,7 @@ type sup struct {
 
 	firstOnce sync.Once
 	mu        sync.Mutex
-	entry     config.Plugin
+	entry     model.Plugin
 	inst      *instance
 	st        Status
 	failures  []time.Time // within the breaker window
@@ -60,7 +60,7 @@ type sup struct {
 	facts     api.HostFacts // as handed to the last Configure
 }
 
-func newSup(h *Host, p config.Plugin, slot uint32) *sup {
+func newSup(h *Host, p model.Plugin, slot uint32) *sup {
 	s := &sup{
 		h: h, name: p.Name, entry: p,
 		log:    pluginLogger(h.opts.Logger, p.Name),
@@ -154,7 +154,7 @@ func (s *sup) checkTypes(info api.Info) error {
 
 // configure calls Configure with the entry's config, the facts and the plugin's ranges, then
 // Contribute when the plugin contributes global config.
-func (s *sup) configure(ctx context.Context, in *instance, p config.Plugin) error {
+func (s *sup) configure(ctx context.Context, in *instance, p model.Plugin) error {
 	ctx, cancel := context.WithTimeout(ctx, s.h.opts.CallTimeout)
 	defer cancel()
 	var facts api.HostFacts
@@ -431,7 +431,7 @@ func (s *sup) snapshot() Status {
 
 // keeps reports whether a Reload to p can keep this supervisor and its process: it is
 // running and the binary, pin and environment are unchanged. s.entry becomes p.
-func (s *sup) keeps(p config.Plugin) (configChanged, ok bool) {
+func (s *sup) keeps(p model.Plugin) (configChanged, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.entry
@@ -444,7 +444,7 @@ func (s *sup) keeps(p config.Plugin) (configChanged, ok bool) {
 }
 
 // reconfigure hands a running plugin its new configuration (Configure, then Contribute).
-func (s *sup) reconfigure(ctx context.Context, p config.Plugin) error {
+func (s *sup) reconfigure(ctx context.Context, p model.Plugin) error {
 	s.mu.Lock()
 	in := s.inst
 	s.mu.Unlock()
@@ -460,7 +460,7 @@ func (s *sup) reconfigure(ctx context.Context, p config.Plugin) error {
 	return err
 }
 
-func (s *sup) entryNow() config.Plugin {
+func (s *sup) entryNow() model.Plugin {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.entry

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // ErrRefused is wrapped by every refusal to start a plugin: a binary that fails the trust
@@ -46,7 +46,7 @@ type trusted struct {
 // daemonUID, and not writable by group or others; the binary must be such a regular,
 // executable file; its SHA-256 must equal the pin. Each failure names the file and the fix.
 // verify only reads: it runs nothing.
-func verify(pluginDir string, daemonUID int, p config.Plugin) (trusted, error) {
+func verify(pluginDir string, daemonUID int, p model.Plugin) (trusted, error) {
 	dir := filepath.Clean(pluginDir)
 	path := p.Resolve(dir)
 	rel, err := filepath.Rel(dir, path)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // TestTrustRefusals: each broken installation is refused with a message naming the file and
@@ -15,37 +15,37 @@ import (
 func TestTrustRefusals(t *testing.T) {
 	tests := []struct {
 		name  string
-		spoil func(f *fixture, p *config.Plugin)
+		spoil func(f *fixture, p *model.Plugin)
 		want  []string
 	}{
-		{"symlinked binary", func(f *fixture, p *config.Plugin) {
+		{"symlinked binary", func(f *fixture, p *model.Plugin) {
 			real := filepath.Join(f.pluginDir, "real")
 			must(t, os.Rename(filepath.Join(f.pluginDir, p.Path), real))
 			must(t, os.Symlink(real, filepath.Join(f.pluginDir, p.Path)))
 		}, []string{"is a symlink (to ", "copy the real file"}},
-		{"symlinked directory", func(f *fixture, p *config.Plugin) {
+		{"symlinked directory", func(f *fixture, p *model.Plugin) {
 			sub := filepath.Join(f.pluginDir, "realdir")
 			must(t, os.Mkdir(sub, 0o755))
 			must(t, os.Rename(filepath.Join(f.pluginDir, p.Path), filepath.Join(sub, p.Name)))
 			must(t, os.Symlink(sub, filepath.Join(f.pluginDir, "linkdir")))
 			p.Path = "linkdir/" + p.Name
 		}, []string{"linkdir is a symlink", "symlinks are not followed"}},
-		{"world-writable binary", func(f *fixture, p *config.Plugin) {
+		{"world-writable binary", func(f *fixture, p *model.Plugin) {
 			must(t, os.Chmod(filepath.Join(f.pluginDir, p.Path), 0o757))
 		}, []string{"is writable by group or others (mode 0757)", "chmod go-w"}},
-		{"group-writable plugin dir", func(f *fixture, p *config.Plugin) {
+		{"group-writable plugin dir", func(f *fixture, p *model.Plugin) {
 			must(t, os.Chmod(f.pluginDir, 0o775))
 		}, []string{f0(), "is writable by group or others (mode 0775)"}},
-		{"wrong owner", func(f *fixture, p *config.Plugin) {
+		{"wrong owner", func(f *fixture, p *model.Plugin) {
 			must(t, os.Chown(filepath.Join(f.pluginDir, p.Path), 65534, 65534))
 		}, []string{"is owned by uid 65534, neither root nor the daemon", "chown root"}},
-		{"checksum mismatch", func(f *fixture, p *config.Plugin) {
+		{"checksum mismatch", func(f *fixture, p *model.Plugin) {
 			p.SHA256 = strings.Repeat("0", 64)
 		}, []string{"but the config pins " + strings.Repeat("0", 64), "set the plugin's sha256 to"}},
-		{"missing binary", func(f *fixture, p *config.Plugin) {
+		{"missing binary", func(f *fixture, p *model.Plugin) {
 			p.Path = "nowhere"
 		}, []string{"nowhere does not exist", "install the plugin binary there"}},
-		{"not executable", func(f *fixture, p *config.Plugin) {
+		{"not executable", func(f *fixture, p *model.Plugin) {
 			must(t, os.Chmod(filepath.Join(f.pluginDir, p.Path), 0o644))
 		}, []string{"is not executable by its owner", "chmod 0755"}},
 	}

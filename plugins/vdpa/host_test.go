@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/host"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/plugins/vdpa/internal/vdpaplugin"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // switchdevFixture is the ConnectX-6 Dx host in switchdev mode with two VFs.
@@ -73,7 +73,7 @@ func TestBinaryUnderThePluginHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	err = h.Start(ctx, []config.Plugin{{Name: "vdpa", Path: "ovsplane-plugin-vdpa", SHA256: hex.EncodeToString(sum[:]),
+	err = h.Start(ctx, []model.Plugin{{Name: "vdpa", Path: "ovsplane-plugin-vdpa", SHA256: hex.EncodeToString(sum[:]),
 		Config: map[string]any{"simulate": fixtureFile}}})
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,9 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/test/lab"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
 )
 
 // These tests run the real ovsplaned binary against a real ovsdb-server and ovs-vswitchd (the
@@ -85,7 +85,7 @@ type daemonLab struct {
 	db   *lab.OVSDB
 	dir  string
 	conf string
-	api  *apiclient.Client
+	api  *client.Client
 	logs []*syncBuffer
 	// foreign are ports someone else (ovs-vsctl) put on br0: not the daemon's, not orphans.
 	foreign map[string]bool
@@ -114,7 +114,7 @@ func newDaemonLab(t *testing.T, db *lab.OVSDB) *daemonLab {
 		t.Fatal(err)
 	}
 	l := &daemonLab{t: t, db: db, dir: dir, conf: conf}
-	api, err := apiclient.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
+	api, err := client.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,9 +25,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/test/lab"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
 )
 
 // sandboxWait bounds each wait of these tests for something that should happen soon.
@@ -39,7 +39,7 @@ type sandboxLab struct {
 	dir  string // data dir; the sandbox is dir/sandbox
 	conf string
 	dpdk string // --sandbox-dpdk
-	api  *apiclient.Client
+	api  *client.Client
 	logs []*syncBuffer
 }
 
@@ -61,7 +61,7 @@ func newSandboxLab(t *testing.T, config, dpdk string) *sandboxLab {
 		t.Fatal(err)
 	}
 	l := &sandboxLab{t: t, dir: dir, conf: conf, dpdk: dpdk}
-	api, err := apiclient.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
+	api, err := client.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
@@ -98,8 +99,8 @@ const (
 )
 
 func fuzzConfig() *config.Config {
-	return &config.Config{Bridges: []config.Bridge{{Name: fuzzCfgBridge, DatapathType: "netdev",
-		Ports: []config.Port{{Name: fuzzCfgPort, Interfaces: []config.Interface{{Name: fuzzCfgPort, Type: "internal"}}}}}}}
+	return &config.Config{Bridges: []model.Bridge{{Name: fuzzCfgBridge, DatapathType: "netdev",
+		Ports: []model.Port{{Name: fuzzCfgPort, Interfaces: []model.Interface{{Name: fuzzCfgPort, Type: "internal"}}}}}}}
 }
 
 func newAPIHarness(tb testing.TB) *apiHarness {
@@ -137,7 +138,7 @@ func newAPIHarness(tb testing.TB) *apiHarness {
 	}
 	h.d, err = vswitchd.New(ctx, h.client, h.cfg, vswitchd.Options{
 		Logger: quiet,
-		Mode:   vswitchd.ModeEmbedded,
+		Mode:   model.ModeEmbedded,
 		Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
 		Reload: func(context.Context) (*config.Config, error) { return fuzzConfig(), nil },
 		Reconcile: reconcile.Options{MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
@@ -184,14 +185,14 @@ func (h *apiHarness) reset(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, p := range h.d.Ports("") {
-		if p.Origin == vswitchd.OriginAPI {
+		if p.Origin == model.OriginAPI {
 			if err := h.d.DeletePort(ctx, p.Spec.Name); err != nil {
 				t.Fatalf("reset: delete port %q: %v", p.Spec.Name, err)
 			}
 		}
 	}
 	for _, b := range h.d.Bridges() {
-		if b.Origin == vswitchd.OriginAPI {
+		if b.Origin == model.OriginAPI {
 			if err := h.d.DeleteBridge(ctx, b.Spec.Name); err != nil {
 				t.Fatalf("reset: delete bridge %q: %v", b.Spec.Name, err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -25,7 +26,7 @@ func TestAuditUndecodableAdminWrite(t *testing.T) {
 	c := newCerts(t)
 	var audit syncBuffer
 	d := startDaemonWith(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
-		TLS:  config.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
+		TLS:  model.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
 		Auth: config.Auth{Admins: config.Principals{Subjects: []string{"ops-*"}}}},
 		apiserver.Options{Audit: auditLogger(&audit)})
 	base := "https://" + strings.TrimPrefix(d.addrs[0], "tcp:")

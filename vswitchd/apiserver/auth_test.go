@@ -25,8 +25,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -103,7 +104,7 @@ func TestEveryProcedureIsClassified(t *testing.T) {
 type certs struct {
 	ca, serverCert, serverKey string
 	dir                       string
-	issueClient               func(name string, tmpl *x509.Certificate) config.TLS
+	issueClient               func(name string, tmpl *x509.Certificate) model.TLS
 }
 
 func newCerts(t *testing.T) certs {
@@ -116,11 +117,11 @@ func newCerts(t *testing.T) certs {
 		Subject: pkix.Name{CommonName: "ovsplaned"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}, c.serverCert, c.serverKey)
-	c.issueClient = func(name string, tmpl *x509.Certificate) config.TLS {
+	c.issueClient = func(name string, tmpl *x509.Certificate) model.TLS {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 		cert, key := filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
 		issue(t, ca, caKey, tmpl, cert, key)
-		return config.TLS{CACert: c.ca, Certificate: cert, PrivateKey: key}
+		return model.TLS{CACert: c.ca, Certificate: cert, PrivateKey: key}
 	}
 	return c
 }
@@ -131,7 +132,7 @@ func TestTCPListenerRequiresClientCA(t *testing.T) {
 	c := newCerts(t)
 	srv := apiserver.New(apitest.New(), apiserver.Options{})
 	err := srv.Serve(t.Context(), config.API{Listen: []string{"tcp:127.0.0.1:0"},
-		TLS: config.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey}})
+		TLS: model.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey}})
 	if err == nil || !strings.Contains(err.Error(), "api.listen[0]") || !strings.Contains(err.Error(), "api.tls.ca_cert") {
 		t.Fatalf("Serve on tcp: without a client CA = %v, want an error naming api.listen[0] and api.tls.ca_cert", err)
 	}
@@ -142,7 +143,7 @@ func TestTCPListenerRequiresClientCA(t *testing.T) {
 func TestTCPClientWithoutCertificateRefused(t *testing.T) {
 	c := newCerts(t)
 	d := startDaemon(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
-		TLS: config.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca}})
+		TLS: model.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca}})
 	addr := strings.TrimPrefix(d.addrs[0], "tcp:")
 	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
 	if err == nil {
@@ -173,16 +174,16 @@ func TestRolesOverTLS(t *testing.T) {
 	c := newCerts(t)
 	var audit syncBuffer
 	d := startDaemonWith(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
-		TLS: config.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
+		TLS: model.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
 		Auth: config.Auth{
 			Admins:  config.Principals{Subjects: []string{"ops-*"}},
 			Readers: config.Principals{Subjects: []string{"spiffe://example.org/monitoring/*"}},
 		}}, apiserver.Options{Audit: auditLogger(&audit)})
 	seed(t, d)
 	spiffe, _ := url.Parse("spiffe://example.org/monitoring/prom")
-	admin := dial(t, d.addrs[0], apiclient.WithTLS(c.issueClient("admin", &x509.Certificate{Subject: pkix.Name{CommonName: "ops-alice"}})))
-	reader := dial(t, d.addrs[0], apiclient.WithTLS(c.issueClient("reader", &x509.Certificate{Subject: pkix.Name{CommonName: "prom"}, URIs: []*url.URL{spiffe}})))
-	stranger := dial(t, d.addrs[0], apiclient.WithTLS(c.issueClient("stranger", &x509.Certificate{Subject: pkix.Name{CommonName: "mallory", Organization: []string{"elsewhere"}}})))
+	admin := dial(t, d.addrs[0], client.WithTLS(c.issueClient("admin", &x509.Certificate{Subject: pkix.Name{CommonName: "ops-alice"}})))
+	reader := dial(t, d.addrs[0], client.WithTLS(c.issueClient("reader", &x509.Certificate{Subject: pkix.Name{CommonName: "prom"}, URIs: []*url.URL{spiffe}})))
+	stranger := dial(t, d.addrs[0], client.WithTLS(c.issueClient("stranger", &x509.Certificate{Subject: pkix.Name{CommonName: "mallory", Organization: []string{"elsewhere"}}})))
 	ctx := t.Context()
 
 	callReads(t, "reader", reader, nil)
@@ -220,7 +221,7 @@ func TestRolesOverTLS(t *testing.T) {
 
 // callReads makes every read call through c: each must succeed, or, when wantDenied lists
 // strings, fail with PermissionDenied whose message holds them.
-func callReads(t *testing.T, who string, c *apiclient.Client, wantDenied []string) {
+func callReads(t *testing.T, who string, c *client.Client, wantDenied []string) {
 	t.Helper()
 	ctx := t.Context()
 	check := func(method string, err error) {
@@ -274,7 +275,7 @@ func callReads(t *testing.T, who string, c *apiclient.Client, wantDenied []strin
 
 // callWrites makes every write call through c: each must fail with code and a message naming
 // key, and change nothing.
-func callWrites(t *testing.T, who string, c *apiclient.Client, d *daemon, code connect.Code, key string) {
+func callWrites(t *testing.T, who string, c *client.Client, d *daemon, code connect.Code, key string) {
 	t.Helper()
 	ctx := t.Context()
 	reloaded := false
@@ -443,9 +444,9 @@ func TestStreamsOutliveBodyTimeout(t *testing.T) {
 	seed(t, d)
 	for _, proto := range []string{"grpc", "connect"} {
 		t.Run(proto, func(t *testing.T) {
-			var opts []apiclient.Option
+			var opts []client.Option
 			if proto == "connect" {
-				opts = append(opts, apiclient.WithConnectProtocol())
+				opts = append(opts, client.WithConnectProtocol())
 			}
 			c := dial(t, d.addrs[0], opts...)
 			stream, err := c.Watch(t.Context(), connect.NewRequest(&v1.WatchRequest{}))
@@ -476,7 +477,7 @@ func TestStreamsOutliveBodyTimeout(t *testing.T) {
 			}()
 			time.Sleep(5 * bodyTimeout) // well past the body deadline: both calls must still be open
 			name := "br-" + proto
-			if _, err := d.fake.ApplyBridge(t.Context(), config.Bridge{Name: name}); err != nil {
+			if _, err := d.fake.ApplyBridge(t.Context(), model.Bridge{Name: name}); err != nil {
 				t.Fatal(err)
 			}
 			d.fake.SetPending("port/p1", false)

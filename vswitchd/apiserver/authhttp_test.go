@@ -19,6 +19,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -112,7 +113,7 @@ func TestUndecodableWriteRefusedByRole(t *testing.T) {
 	c := newCerts(t)
 	var audit syncBuffer
 	d := startDaemonWith(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
-		TLS: config.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
+		TLS: model.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
 		Auth: config.Auth{
 			Admins:  config.Principals{Subjects: []string{"ops-*"}},
 			Readers: config.Principals{Subjects: []string{"prom"}},
@@ -163,7 +164,7 @@ func TestUndecodableWriteRefusedByRole(t *testing.T) {
 }
 
 // tlsClient is an HTTP/2 client presenting the certificate of tc, trusting the CA at ca.
-func tlsClient(t *testing.T, ca string, tc config.TLS) *http.Client {
+func tlsClient(t *testing.T, ca string, tc model.TLS) *http.Client {
 	t.Helper()
 	cert, err := tls.LoadX509KeyPair(tc.Certificate, tc.PrivateKey)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // classify returns the status code for a Backend error (see the package doc). ctx is the
@@ -21,13 +21,13 @@ func classify(ctx context.Context, err error) connect.Code {
 	switch {
 	case errors.As(err, &ce):
 		return ce.Code()
-	case errors.Is(err, vswitchd.ErrInvalid):
+	case errors.Is(err, model.ErrInvalid):
 		return connect.CodeInvalidArgument
-	case errors.Is(err, vswitchd.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		return connect.CodeNotFound
-	case errors.Is(err, vswitchd.ErrConflict):
+	case errors.Is(err, model.ErrConflict):
 		return connect.CodeFailedPrecondition
-	case errors.Is(err, vswitchd.ErrUnavailable):
+	case errors.Is(err, model.ErrUnavailable):
 		return connect.CodeUnavailable
 	case errors.Is(err, context.DeadlineExceeded):
 		return connect.CodeDeadlineExceeded

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
@@ -26,9 +26,9 @@ func TestUnavailableRetryHint(t *testing.T) {
 		want connect.Code
 		hint bool
 	}{
-		{fmt.Errorf("port %q: not connected to OVSDB (reconnecting): %w", "p1", vswitchd.ErrUnavailable), connect.CodeUnavailable, true},
-		{fmt.Errorf("port %q: %w", "p1", vswitchd.ErrInvalid), connect.CodeInvalidArgument, false},
-		{fmt.Errorf("port %q: %w", "p1", vswitchd.ErrConflict), connect.CodeFailedPrecondition, false},
+		{fmt.Errorf("port %q: not connected to OVSDB (reconnecting): %w", "p1", model.ErrUnavailable), connect.CodeUnavailable, true},
+		{fmt.Errorf("port %q: %w", "p1", model.ErrInvalid), connect.CodeInvalidArgument, false},
+		{fmt.Errorf("port %q: %w", "p1", model.ErrConflict), connect.CodeFailedPrecondition, false},
 		{errors.New(`port "p1": something odd`), connect.CodeInternal, false},
 	} {
 		t.Run(tc.want.String(), func(t *testing.T) {

@@ -11,9 +11,8 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/model/limits"
-	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
 func (sv *service) ApplyBridge(ctx context.Context, req *connect.Request[v1.ApplyBridgeRequest]) (*connect.Response[v1.ApplyBridgeResponse], error) {
@@ -127,7 +126,7 @@ func (sv *service) WaitReady(ctx context.Context, req *connect.Request[v1.WaitRe
 	if err != nil {
 		if ctx.Err() == nil && sv.s.isStopping() {
 			// Through toConnect like every Unavailable, so it carries the retry hint.
-			return nil, toConnect(ctx, fmt.Errorf("%w: ovsplaned is shutting down; wait again once it is back", vswitchd.ErrUnavailable))
+			return nil, toConnect(ctx, fmt.Errorf("%w: ovsplaned is shutting down; wait again once it is back", model.ErrUnavailable))
 		}
 		if statuses == nil {
 			statuses = sv.s.b.Status()
@@ -141,7 +140,7 @@ func (sv *service) WaitReady(ctx context.Context, req *connect.Request[v1.WaitRe
 }
 
 func validKey(k string) bool {
-	for _, kind := range []reconcile.Kind{reconcile.KindBridge, reconcile.KindPort, reconcile.KindInterface} {
+	for _, kind := range []model.Kind{model.KindBridge, model.KindPort, model.KindInterface} {
 		if name, ok := strings.CutPrefix(k, string(kind)+"/"); ok && name != "" {
 			return true
 		}
@@ -150,9 +149,9 @@ func validKey(k string) bool {
 }
 
 // inError returns the key of the first status among keys in the error state, or "".
-func inError(statuses []reconcile.Status, keys []string) string {
+func inError(statuses []model.Status, keys []string) string {
 	for _, st := range statuses {
-		if st.State == reconcile.Error && slices.Contains(keys, st.Key()) {
+		if st.State == model.StateError && slices.Contains(keys, st.Key()) {
 			return st.Key()
 		}
 	}

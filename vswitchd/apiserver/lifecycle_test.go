@@ -18,8 +18,9 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -39,7 +40,7 @@ func TestWatchSnapshotThenChangesEndsOnStop(t *testing.T) {
 	if m := stream.Msg(); !m.Snapshot || len(m.Statuses) != 3 {
 		t.Fatalf("first message = %v, want the snapshot of 3 objects", m)
 	}
-	if _, err := d.fake.ApplyPort(t.Context(), "br0", config.Port{Name: "p2", Interfaces: []config.Interface{{Name: "p2"}}}); err != nil {
+	if _, err := d.fake.ApplyPort(t.Context(), "br0", model.Port{Name: "p2", Interfaces: []model.Interface{{Name: "p2"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if !stream.Receive() {
@@ -82,7 +83,7 @@ func TestWatchDropsSlowSubscriber(t *testing.T) {
 	}
 	ext := map[string]string{"pad": strings.Repeat("z", 1024)}
 	for i := range 2000 {
-		if _, err := d.fake.ApplyPort(t.Context(), "br0", config.Port{Name: fmt.Sprintf("q%d", i), ExternalIDs: ext, Interfaces: []config.Interface{{Name: fmt.Sprintf("q%d", i)}}}); err != nil {
+		if _, err := d.fake.ApplyPort(t.Context(), "br0", model.Port{Name: fmt.Sprintf("q%d", i), ExternalIDs: ext, Interfaces: []model.Interface{{Name: fmt.Sprintf("q%d", i)}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +124,7 @@ func TestWaitReady(t *testing.T) {
 		}
 	})
 	t.Run("error state is aborted", func(t *testing.T) {
-		if _, err := d.fake.ApplyPort(t.Context(), "br0", config.Port{Name: "bad", Interfaces: []config.Interface{{Name: "bad",
+		if _, err := d.fake.ApplyPort(t.Context(), "br0", model.Port{Name: "bad", Interfaces: []model.Interface{{Name: "bad",
 			Options: map[string]string{apitest.RefuseOption: "could not add network device bad to ofproto (No such device)"}}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +261,7 @@ func TestStaleSocketReplacedLiveOneKept(t *testing.T) {
 func TestClientReportsDaemonNotRunning(t *testing.T) {
 	c := dial(t, "unix:"+filepath.Join(t.TempDir(), "absent.sock"))
 	_, err := c.Health(t.Context(), connect.NewRequest(&v1.HealthRequest{}))
-	if !errors.Is(err, apiclient.ErrUnreachable) || connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "absent.sock") {
+	if !errors.Is(err, client.ErrUnreachable) || connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "absent.sock") {
 		t.Errorf("call to a missing socket: %v, want Unavailable matching ErrUnreachable and naming the socket", err)
 	}
 }

@@ -16,8 +16,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
@@ -36,7 +37,7 @@ func TestPeerHelperProcess(t *testing.T) {
 	if sock == "" {
 		return
 	}
-	c, err := apiclient.Dial("unix:" + sock)
+	c, err := client.Dial("unix:" + sock)
 	if err != nil {
 		fmt.Printf("RESULT dial %v\n", err)
 		return
@@ -55,7 +56,7 @@ func TestPeerHelperProcess(t *testing.T) {
 		}
 		code := "ok"
 		switch {
-		case errors.Is(err, apiclient.ErrUnreachable):
+		case errors.Is(err, client.ErrUnreachable):
 			code = "unreachable"
 		case err != nil:
 			code = connect.CodeOf(err).String()
@@ -147,7 +148,7 @@ func TestUnixPeerRoles(t *testing.T) {
 	}
 	helper := copyHelper(t, base)
 	var audit syncBuffer
-	sock := filepath.Join(dataDir, config.SocketName)
+	sock := filepath.Join(dataDir, model.SocketName)
 	d := startDaemonWith(t, config.API{Listen: []string{"unix:" + sock}, SocketMode: "0660", SocketGroup: fmt.Sprint(group),
 		Auth: config.Auth{Admins: config.Principals{UIDs: []int{adminUID}, GIDs: []int{adminGroup}}}},
 		apiserver.Options{Audit: auditLogger(&audit)})

@@ -6,7 +6,7 @@ import (
 	"connectrpc.com/connect"
 
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
@@ -19,7 +19,7 @@ func TestListPlugins(t *testing.T) {
 			t.Fatalf("ListPlugins = %v, %v; want none", resp, err)
 		}
 	})
-	d.fake.SetPlugins([]vswitchd.PluginInfo{
+	d.fake.SetPlugins([]model.PluginInfo{
 		{Name: "veth", Version: "0.3.0", State: "running", Types: []string{"veth"},
 			Capabilities: []string{"port_provider", "watcher"}, Restarts: 1, LastError: "exit status 2", PID: 77},
 		{Name: "dsa", State: "refused", Reason: "sha256 mismatch"},

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
@@ -103,8 +104,8 @@ func (s *Server) listenAll(cfg config.API) (lns []*listener, err error) {
 		}
 	}()
 	if len(cfg.Listen) == 0 {
-		return nil, errors.New("api.listen: no address to listen on (the daemon's default is unix:" +
-			filepath.Join(config.DefaultDataDir, config.SocketName) + ")")
+		return nil, errors.New("api.listen: no address to listen on (the daemon's default is " +
+			model.DefaultAPIAddr() + ")")
 	}
 	for i, addr := range cfg.Listen {
 		key := fmt.Sprintf("api.listen[%d]", i)
@@ -362,7 +363,7 @@ func searchable(fi os.FileInfo, gid int) bool {
 }
 
 // listenTLS listens on a tcp: address; the API is served over TCP with TLS only.
-func (s *Server) listenTLS(key, hostport string, t config.TLS) (*listener, error) {
+func (s *Server) listenTLS(key, hostport string, t model.TLS) (*listener, error) {
 	tc, err := serverTLSConfig(key, t)
 	if err != nil {
 		return nil, err
@@ -381,7 +382,7 @@ func (s *Server) listenTLS(key, hostport string, t config.TLS) (*listener, error
 // serverTLSConfig loads the API's TLS files for the tcp: listener named by key: certificate,
 // private key and CA certificate are all required, and clients must present a certificate the
 // CA signed (mutual TLS): a TCP caller is identified by its certificate, never anonymous.
-func serverTLSConfig(key string, t config.TLS) (*tls.Config, error) {
+func serverTLSConfig(key string, t model.TLS) (*tls.Config, error) {
 	if t.Certificate == "" || t.PrivateKey == "" {
 		return nil, fmt.Errorf("%s: a tcp: listener needs TLS: set api.tls.certificate and api.tls.private_key (or listen on a unix: socket)", key)
 	}

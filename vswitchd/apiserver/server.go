@@ -13,9 +13,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/ovsplane/ovsplane/api/gen/ovsplane/v1/ovsplanev1connect"
-	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // Backend is what the server needs from the daemon core. Its methods' errors wrap the
@@ -24,40 +22,40 @@ import (
 type Backend interface {
 	// ApplyBridge sets a bridge's desired state (b.Ports must be empty: ports are separate
 	// objects) and returns once ovs-vswitchd applied it.
-	ApplyBridge(ctx context.Context, b config.Bridge) (vswitchd.BridgeInfo, error)
+	ApplyBridge(ctx context.Context, b model.Bridge) (model.BridgeInfo, error)
 	// DeleteBridge deletes a bridge and its ports.
 	DeleteBridge(ctx context.Context, name string) error
-	// Bridge returns one managed bridge, or an error wrapping vswitchd.ErrNotFound.
-	Bridge(name string) (vswitchd.BridgeInfo, error)
+	// Bridge returns one managed bridge, or an error wrapping model.ErrNotFound.
+	Bridge(name string) (model.BridgeInfo, error)
 	// Bridges returns every managed bridge, sorted by name.
-	Bridges() []vswitchd.BridgeInfo
+	Bridges() []model.BridgeInfo
 	// ApplyPort sets a port's desired state on bridge, batched with concurrent callers, and
 	// returns once ovs-vswitchd applied it. An interface ovs-vswitchd refused is not an error:
-	// the returned PortInfo.Status.State is reconcile.Error with the message.
-	ApplyPort(ctx context.Context, bridge string, p config.Port) (vswitchd.PortInfo, error)
+	// the returned PortInfo.Status.State is model.StateError with the message.
+	ApplyPort(ctx context.Context, bridge string, p model.Port) (model.PortInfo, error)
 	// DeletePort deletes a port and its interfaces.
 	DeletePort(ctx context.Context, name string) error
-	// Port returns one managed port, or an error wrapping vswitchd.ErrNotFound.
-	Port(name string) (vswitchd.PortInfo, error)
+	// Port returns one managed port, or an error wrapping model.ErrNotFound.
+	Port(name string) (model.PortInfo, error)
 	// Ports returns the managed ports of bridge ("" for all), sorted by name.
-	Ports(bridge string) []vswitchd.PortInfo
+	Ports(bridge string) []model.PortInfo
 	// Status returns the status of every managed object.
-	Status() []reconcile.Status
+	Status() []model.Status
 	// Subscribe returns the status of every object and a channel of later changes (removed
 	// objects with an empty State). The channel is closed when ctx ends or when the subscriber
 	// fell too far behind.
-	Subscribe(ctx context.Context) (snapshot []reconcile.Status, changes <-chan []reconcile.Status)
+	Subscribe(ctx context.Context) (snapshot []model.Status, changes <-chan []model.Status)
 	// WaitReady returns when every object named by keys ("port/vhu1") is ready, or an error
 	// when one goes to the error state or ctx ends.
-	WaitReady(ctx context.Context, keys []string) ([]reconcile.Status, error)
+	WaitReady(ctx context.Context, keys []string) ([]model.Status, error)
 	// Reload re-reads the config file; an invalid one is rejected whole and the running state
 	// stays.
 	Reload(ctx context.Context) error
 	// Health returns the daemon's health.
-	Health(ctx context.Context) vswitchd.Health
+	Health(ctx context.Context) model.Health
 	// Plugins returns every configured plugin as the plugin host sees it, sorted by name
 	// (empty without plugins). It calls no plugin: it reads the host's last known state.
-	Plugins() []vswitchd.PluginInfo
+	Plugins() []model.PluginInfo
 }
 
 // APIVersion is the API package the server serves, reported by Health.

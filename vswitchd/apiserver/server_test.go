@@ -19,9 +19,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -101,9 +101,9 @@ func startDaemonWith(t *testing.T, cfg config.API, opts apiserver.Options) *daem
 	return d
 }
 
-func dial(t *testing.T, addr string, opts ...apiclient.Option) *apiclient.Client {
+func dial(t *testing.T, addr string, opts ...client.Option) *client.Client {
 	t.Helper()
-	c, err := apiclient.Dial(addr, opts...)
+	c, err := client.Dial(addr, opts...)
 	if err != nil {
 		t.Fatalf("Dial(%s): %v", addr, err)
 	}
@@ -114,7 +114,7 @@ func dial(t *testing.T, addr string, opts ...apiclient.Option) *apiclient.Client
 func ptr32(v int32) *int32 { return &v }
 
 // exerciseRPCs runs every unary call once through c against an empty fake.
-func exerciseRPCs(t *testing.T, c *apiclient.Client) {
+func exerciseRPCs(t *testing.T, c *client.Client) {
 	ctx := t.Context()
 	br, err := c.ApplyBridge(ctx, connect.NewRequest(&v1.ApplyBridgeRequest{Bridge: &v1.Bridge{
 		Name: "br0", DatapathType: "netdev", Protocols: []string{"OpenFlow13"}, ExternalIds: map[string]string{"k": "v"}}}))
@@ -162,7 +162,7 @@ func exerciseRPCs(t *testing.T, c *apiclient.Client) {
 		t.Errorf("WaitReady = %v, %v", got, err)
 	}
 	h, err := c.Health(ctx, connect.NewRequest(&v1.HealthRequest{}))
-	if err != nil || h.Msg.Version != vswitchd.Version || h.Msg.ApiVersion != "ovsplane.v1" || h.Msg.Mode != v1.Mode_MODE_EMBEDDED || h.Msg.Objects["ready"] != 3 {
+	if err != nil || h.Msg.Version != model.Version || h.Msg.ApiVersion != "ovsplane.v1" || h.Msg.Mode != v1.Mode_MODE_EMBEDDED || h.Msg.Objects["ready"] != 3 {
 		t.Errorf("Health = %v, %v", h, err)
 	}
 	if _, err := c.Reload(ctx, connect.NewRequest(&v1.ReloadRequest{})); err != nil {
@@ -186,9 +186,9 @@ func TestEveryRPCOverUnixSocket(t *testing.T) {
 	for _, proto := range []string{"grpc", "connect"} {
 		t.Run(proto, func(t *testing.T) {
 			d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
-			var opts []apiclient.Option
+			var opts []client.Option
 			if proto == "connect" {
-				opts = append(opts, apiclient.WithConnectProtocol())
+				opts = append(opts, client.WithConnectProtocol())
 			}
 			exerciseRPCs(t, dial(t, d.addrs[0], opts...))
 		})
@@ -198,16 +198,16 @@ func TestEveryRPCOverUnixSocket(t *testing.T) {
 func TestEveryRPCOverTLS(t *testing.T) {
 	p := newPKI(t)
 	d := startDaemon(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
-		TLS:  config.TLS{Certificate: p.ServerCert, PrivateKey: p.ServerKey, CACert: p.CA},
+		TLS:  model.TLS{Certificate: p.ServerCert, PrivateKey: p.ServerKey, CACert: p.CA},
 		Auth: config.Auth{Admins: config.Principals{Subjects: []string{"vsctl"}}}})
 	if !strings.HasPrefix(d.addrs[0], "tcp:127.0.0.1:") || strings.HasSuffix(d.addrs[0], ":0") {
 		t.Fatalf("OnListen reported %q, want the actual port", d.addrs[0])
 	}
-	c := dial(t, d.addrs[0], apiclient.WithTLS(config.TLS{CACert: p.CA, Certificate: p.ClientCert, PrivateKey: p.ClientKey}))
+	c := dial(t, d.addrs[0], client.WithTLS(model.TLS{CACert: p.CA, Certificate: p.ClientCert, PrivateKey: p.ClientKey}))
 	exerciseRPCs(t, c)
 
 	t.Run("untrusted client certificate refused", func(t *testing.T) {
-		rogue := dial(t, d.addrs[0], apiclient.WithTLS(config.TLS{CACert: p.CA, Certificate: p.RogueCert, PrivateKey: p.RogueKey}))
+		rogue := dial(t, d.addrs[0], client.WithTLS(model.TLS{CACert: p.CA, Certificate: p.RogueCert, PrivateKey: p.RogueKey}))
 		_, err := rogue.ApplyBridge(t.Context(), connect.NewRequest(&v1.ApplyBridgeRequest{Bridge: &v1.Bridge{Name: "rogue"}}))
 		// The server ends the handshake; the client sees it as Unavailable, or as Canceled when
 		// it was still writing the request (a broken pipe): a race, both mean refused.
@@ -219,7 +219,7 @@ func TestEveryRPCOverTLS(t *testing.T) {
 		}
 	})
 	t.Run("no client certificate refused", func(t *testing.T) {
-		anon := dial(t, d.addrs[0], apiclient.WithTLS(config.TLS{CACert: p.CA}))
+		anon := dial(t, d.addrs[0], client.WithTLS(model.TLS{CACert: p.CA}))
 		if _, err := anon.ListBridges(t.Context(), connect.NewRequest(&v1.ListBridgesRequest{})); err == nil {
 			t.Error("call without a client certificate succeeded; the server has a ca_cert")
 		}
@@ -227,7 +227,7 @@ func TestEveryRPCOverTLS(t *testing.T) {
 	t.Run("server not trusted by the client", func(t *testing.T) {
 		c := dial(t, d.addrs[0])
 		_, err := c.ListBridges(t.Context(), connect.NewRequest(&v1.ListBridgesRequest{}))
-		if !errors.Is(err, apiclient.ErrUnreachable) || !strings.Contains(err.Error(), "certificate") {
+		if !errors.Is(err, client.ErrUnreachable) || !strings.Contains(err.Error(), "certificate") {
 			t.Errorf("call to a server signed by an unknown CA: %v, want ErrUnreachable naming the certificate", err)
 		}
 	})
@@ -335,10 +335,10 @@ func TestConnectJSONOverHTTP1(t *testing.T) {
 func seed(t *testing.T, d *daemon) {
 	t.Helper()
 	ctx := t.Context()
-	if _, err := d.fake.ApplyBridge(ctx, config.Bridge{Name: "br0"}); err != nil {
+	if _, err := d.fake.ApplyBridge(ctx, model.Bridge{Name: "br0"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.fake.ApplyPort(ctx, "br0", config.Port{Name: "p1", Interfaces: []config.Interface{{Name: "p1"}}}); err != nil {
+	if _, err := d.fake.ApplyPort(ctx, "br0", model.Port{Name: "p1", Interfaces: []model.Interface{{Name: "p1"}}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -349,9 +349,9 @@ func TestHugeRequestIsResourceExhausted(t *testing.T) {
 	big := map[string]string{"blob": strings.Repeat("x", apiserver.DefaultMaxRequestBytes+1)}
 	req := &v1.ApplyPortRequest{Bridge: "br0", Port: &v1.Port{Name: "p2", ExternalIds: big, Interfaces: []*v1.Interface{{Name: "p2"}}}}
 	for _, proto := range []string{"grpc", "connect"} {
-		var opts []apiclient.Option
+		var opts []client.Option
 		if proto == "connect" {
-			opts = append(opts, apiclient.WithConnectProtocol())
+			opts = append(opts, client.WithConnectProtocol())
 		}
 		_, err := dial(t, d.addrs[0], opts...).ApplyPort(t.Context(), connect.NewRequest(req))
 		if connect.CodeOf(err) != connect.CodeResourceExhausted {
@@ -376,10 +376,10 @@ func TestErrorMapping(t *testing.T) {
 		err  error
 		want connect.Code
 	}{
-		{fmt.Errorf("port %q: unknown type %q: %w", "p1", "bogus", vswitchd.ErrInvalid), connect.CodeInvalidArgument},
-		{fmt.Errorf("port %q: %w", "p1", vswitchd.ErrNotFound), connect.CodeNotFound},
-		{fmt.Errorf("port %q comes from the config file; edit it and reload: %w", "p1", vswitchd.ErrConflict), connect.CodeFailedPrecondition},
-		{fmt.Errorf("port %q: OVSDB: %w", "p1", vswitchd.ErrUnavailable), connect.CodeUnavailable},
+		{fmt.Errorf("port %q: unknown type %q: %w", "p1", "bogus", model.ErrInvalid), connect.CodeInvalidArgument},
+		{fmt.Errorf("port %q: %w", "p1", model.ErrNotFound), connect.CodeNotFound},
+		{fmt.Errorf("port %q comes from the config file; edit it and reload: %w", "p1", model.ErrConflict), connect.CodeFailedPrecondition},
+		{fmt.Errorf("port %q: OVSDB: %w", "p1", model.ErrUnavailable), connect.CodeUnavailable},
 		{fmt.Errorf("port %q: %w", "p1", context.DeadlineExceeded), connect.CodeDeadlineExceeded},
 		{fmt.Errorf("port %q: %w", "p1", context.Canceled), connect.CodeCanceled},
 		{errors.New("port \"p1\": something odd"), connect.CodeInternal},
@@ -402,7 +402,7 @@ func TestErrorMapping(t *testing.T) {
 		})
 	}
 	t.Run("real conflicts", func(t *testing.T) {
-		d.fake.AddConfigBridge(config.Bridge{Name: "br-cfg"})
+		d.fake.AddConfigBridge(model.Bridge{Name: "br-cfg"})
 		_, err := c.DeleteBridge(t.Context(), connect.NewRequest(&v1.DeleteBridgeRequest{Name: "br-cfg"}))
 		if connect.CodeOf(err) != connect.CodeFailedPrecondition || !strings.Contains(err.Error(), "config file") {
 			t.Errorf("DeleteBridge of a config bridge: %v", err)
@@ -414,7 +414,7 @@ func TestErrorMapping(t *testing.T) {
 	})
 	t.Run("reload rejected", func(t *testing.T) {
 		d.fake.SetReload(func() error {
-			return fmt.Errorf("/etc/ovsplane/ovsplaned.yaml: 1 problem(s):\nbridges[0].name: required: %w", vswitchd.ErrInvalid)
+			return fmt.Errorf("/etc/ovsplane/ovsplaned.yaml: 1 problem(s):\nbridges[0].name: required: %w", model.ErrInvalid)
 		})
 		_, err := c.Reload(t.Context(), connect.NewRequest(&v1.ReloadRequest{}))
 		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "bridges[0].name: required") {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
 	"net"
 	"path"
 	"strconv"
@@ -47,31 +48,31 @@ func (p Principals) Empty() bool {
 }
 
 // validateAuth checks api.auth: ids are not negative, names and patterns are well formed.
-func (c *Config) validateAuth(v *validator) {
+func (c *Config) validateAuth(v *desired.Validator) {
 	for _, role := range []struct {
 		key string
 		p   Principals
 	}{{"api.auth.admins", c.API.Auth.Admins}, {"api.auth.readers", c.API.Auth.Readers}} {
 		for i, id := range role.p.UIDs {
 			if id < 0 || id > 1<<32-2 {
-				v.add(fmt.Sprintf("%s.uids[%d]", role.key, i), "%d is not a uid (0..4294967294)", id)
+				v.Add(fmt.Sprintf("%s.uids[%d]", role.key, i), "%d is not a uid (0..4294967294)", id)
 			}
 		}
 		for i, id := range role.p.GIDs {
 			if id < 0 || id > 1<<32-2 {
-				v.add(fmt.Sprintf("%s.gids[%d]", role.key, i), "%d is not a gid (0..4294967294)", id)
+				v.Add(fmt.Sprintf("%s.gids[%d]", role.key, i), "%d is not a gid (0..4294967294)", id)
 			}
 		}
 		for i, g := range role.p.Groups {
 			if g == "" {
-				v.add(fmt.Sprintf("%s.groups[%d]", role.key, i), "empty group name")
+				v.Add(fmt.Sprintf("%s.groups[%d]", role.key, i), "empty group name")
 			} else if _, err := strconv.Atoi(g); err == nil {
-				v.add(fmt.Sprintf("%s.groups[%d]", role.key, i), "%q is a number: list group ids under %s.gids", g, role.key)
+				v.Add(fmt.Sprintf("%s.groups[%d]", role.key, i), "%q is a number: list group ids under %s.gids", g, role.key)
 			}
 		}
 		for i, s := range role.p.Subjects {
 			if _, err := path.Match(s, ""); err != nil || s == "" {
-				v.add(fmt.Sprintf("%s.subjects[%d]", role.key, i), "%q is not a pattern (a name, or a glob like \"*.ops.example.com\")", s)
+				v.Add(fmt.Sprintf("%s.subjects[%d]", role.key, i), "%q is not a pattern (a name, or a glob like \"*.ops.example.com\")", s)
 			}
 		}
 	}
@@ -80,12 +81,12 @@ func (c *Config) validateAuth(v *validator) {
 // validatePprof checks that Go's profiles (metrics.pprof) go on a network address only when
 // metrics.pprof_any_address says so explicitly: they expose memory contents and let anyone
 // who reaches them burn CPU.
-func (c *Config) validatePprof(v *validator) {
+func (c *Config) validatePprof(v *desired.Validator) {
 	if c.Metrics.PProf && c.Metrics.Address == "" {
-		v.add("metrics.pprof", "needs metrics.address (the profiles are served there)")
+		v.Add("metrics.pprof", "needs metrics.address (the profiles are served there)")
 	}
 	if c.Metrics.PProf && !c.Metrics.PProfAnyAddress && c.Metrics.Address != "" && !IsLoopback(c.Metrics.Address) {
-		v.add("metrics.pprof", "metrics.address %q is not a loopback address: serve the profiles on 127.0.0.1 or [::1], or set metrics.pprof_any_address: true (--metrics-pprof-any-address) to expose them there", c.Metrics.Address)
+		v.Add("metrics.pprof", "metrics.address %q is not a loopback address: serve the profiles on 127.0.0.1 or [::1], or set metrics.pprof_any_address: true (--metrics-pprof-any-address) to expose them there", c.Metrics.Address)
 	}
 }
 

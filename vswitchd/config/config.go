@@ -1,19 +1,19 @@
 package config
 
 import (
+	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
 	"io"
 	"log/slog"
 	"path/filepath"
+
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // Defaults applied by Load for keys that no source sets.
 const (
-	DefaultDataDir    = "/var/lib/ovsplane"
 	DefaultSocketMode = "0660"
 	DefaultLogLevel   = "info"
 	DefaultLogFormat  = "text"
-	// SocketName is the file name of the default API socket inside the data dir.
-	SocketName = "ovsplaned.sock"
 	// PluginDirName is the default plugin directory inside the data dir.
 	PluginDirName = "plugins"
 )
@@ -34,10 +34,10 @@ type Config struct {
 	// dpdk-socket-mem, pmd-cpu-mask, ...). Keys not listed are left alone.
 	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
 	// Bridges are the bridges the daemon owns, in file order (see Desired for a canonical order).
-	Bridges []Bridge `mapstructure:"bridges" yaml:"bridges,omitempty"`
+	Bridges []model.Bridge `mapstructure:"bridges" yaml:"bridges,omitempty"`
 	// Plugins are the plugins the daemon may run, in file order: an allow-list of binaries in
 	// PluginDir, each pinned by its SHA-256. A plugin not listed is never started.
-	Plugins []Plugin `mapstructure:"plugins" yaml:"plugins,omitempty"`
+	Plugins []model.Plugin `mapstructure:"plugins" yaml:"plugins,omitempty"`
 }
 
 // OVSDB says where the OVSDB server is. No endpoint means: the local OVS socket
@@ -47,7 +47,7 @@ type OVSDB struct {
 	// endpoints name the members of a clustered database.
 	Endpoints []string `mapstructure:"endpoints" yaml:"endpoints,omitempty"`
 	// TLS is required (all three files) when an endpoint is ssl:.
-	TLS TLS `mapstructure:"tls" yaml:"tls,omitempty"`
+	TLS model.TLS `mapstructure:"tls" yaml:"tls,omitempty"`
 	// ReconnectWait bounds how long a write request (ApplyPort, DeletePort, ApplyBridge,
 	// DeleteBridge, and the batches and reconcile passes carrying them) waits for a lost OVSDB
 	// connection to come back, counted from when it was lost, before it fails Unavailable with
@@ -55,13 +55,6 @@ type OVSDB struct {
 	// default (vswitchd.DefaultReconnectWait, 5 s); Validate accepts 0 and 0 < d ≤
 	// MaxReconnectWait, and Load refuses an explicit 0. Read at start: a change needs a restart.
 	ReconnectWait Duration `mapstructure:"reconnect_wait" yaml:"reconnect_wait,omitempty"`
-}
-
-// TLS names PEM files. Load does not read them; the daemon does, when it connects or listens.
-type TLS struct {
-	PrivateKey  string `mapstructure:"private_key" yaml:"private_key,omitempty"`
-	Certificate string `mapstructure:"certificate" yaml:"certificate,omitempty"`
-	CACert      string `mapstructure:"ca_cert" yaml:"ca_cert,omitempty"`
 }
 
 // API configures the daemon's API listeners.
@@ -76,7 +69,7 @@ type API struct {
 	SocketGroup string `mapstructure:"socket_group" yaml:"socket_group,omitempty"`
 	// TLS is required by a tcp: listener, all three files: the daemon presents Certificate
 	// and accepts only clients whose certificate CACert signed (mutual TLS).
-	TLS TLS `mapstructure:"tls" yaml:"tls,omitempty"`
+	TLS model.TLS `mapstructure:"tls" yaml:"tls,omitempty"`
 	// Auth maps callers to roles (see Auth).
 	Auth Auth `mapstructure:"auth" yaml:"auth,omitempty"`
 }
@@ -99,55 +92,6 @@ type Metrics struct {
 	// configuration is invalid.
 	PProfAnyAddress bool `mapstructure:"pprof_any_address" yaml:"pprof_any_address,omitempty"`
 }
-
-// Bridge is one desired OVS bridge. Its name is also the name of its local (internal) port.
-type Bridge struct {
-	Name string `mapstructure:"name" yaml:"name"`
-	// DatapathType is "" or "system" (kernel) or "netdev" (userspace, DPDK).
-	DatapathType string `mapstructure:"datapath_type" yaml:"datapath_type,omitempty"`
-	// FailMode is "", "standalone" or "secure".
-	FailMode string `mapstructure:"fail_mode" yaml:"fail_mode,omitempty"`
-	// Protocols are OpenFlow10 ... OpenFlow15.
-	Protocols []string `mapstructure:"protocols" yaml:"protocols,omitempty"`
-	// Controllers are OpenFlow controller targets (tcp:, ssl:, unix:, ptcp:, pssl:, punix:).
-	Controllers []string          `mapstructure:"controller" yaml:"controller,omitempty"`
-	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
-	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
-	Ports       []Port            `mapstructure:"ports" yaml:"ports,omitempty"`
-}
-
-// Port is one port of a bridge. A port with two or more interfaces is a bond.
-type Port struct {
-	Name string `mapstructure:"name" yaml:"name"`
-	// Tag is the access VLAN (0..4095); nil means none.
-	Tag *int `mapstructure:"tag" yaml:"tag,omitempty"`
-	// Trunks are the VLANs (0..4095) a trunk port carries; empty means all.
-	Trunks []int `mapstructure:"trunks" yaml:"trunks,omitempty"`
-	// BondMode is "", active-backup, balance-slb or balance-tcp; only for bonds.
-	BondMode    string            `mapstructure:"bond_mode" yaml:"bond_mode,omitempty"`
-	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
-	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
-	Interfaces  []Interface       `mapstructure:"interfaces" yaml:"interfaces"`
-}
-
-// Interface is one interface of a port.
-type Interface struct {
-	Name string `mapstructure:"name" yaml:"name"`
-	// Type is one of InterfaceTypes; "" means system.
-	Type    string            `mapstructure:"type" yaml:"type,omitempty"`
-	Options map[string]string `mapstructure:"options" yaml:"options,omitempty"`
-	// MTURequest is the requested MTU (68..65535); nil leaves OVS's default.
-	MTURequest *int `mapstructure:"mtu_request" yaml:"mtu_request,omitempty"`
-	// OFPortRequest is the requested OpenFlow port number (1..65279); nil lets OVS choose.
-	OFPortRequest *int              `mapstructure:"ofport_request" yaml:"ofport_request,omitempty"`
-	OtherConfig   map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
-	ExternalIDs   map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
-}
-
-// InterfaceTypes lists the interface types the configuration accepts, in the order error
-// messages show them. "" is the same as "system".
-var InterfaceTypes = []string{"", "system", "internal", "dpdk", "dpdkvhostuser", "dpdkvhostuserclient",
-	"patch", "vxlan", "geneve", "gre", "tap"}
 
 // SlogLevel maps the configured level to slog. It returns slog.LevelInfo for an empty level and
 // ok=false for an unknown one (Validate reports those).
@@ -181,10 +125,10 @@ func (l Log) NewHandler(w io.Writer) slog.Handler {
 func (c *Config) applyDefaults() {
 	c.normalizeEmpty()
 	if c.DataDir == "" {
-		c.DataDir = DefaultDataDir
+		c.DataDir = model.DefaultDataDir
 	}
 	if len(c.API.Listen) == 0 {
-		c.API.Listen = []string{"unix:" + filepath.Join(c.DataDir, SocketName)}
+		c.API.Listen = []string{model.APIAddr(c.DataDir)}
 	}
 	if c.API.SocketMode == "" {
 		c.API.SocketMode = DefaultSocketMode
@@ -207,32 +151,11 @@ func (c *Config) normalizeEmpty() {
 	nilIfEmpty(&c.API.Listen)
 	c.API.Auth.normalize()
 	nilIfEmptyMap(&c.OtherConfig)
-	nilIfEmpty(&c.Bridges)
+	c.Bridges = desired.NormalizeBridges(c.Bridges)
 	nilIfEmpty(&c.Plugins)
 	for pi := range c.Plugins {
 		nilIfEmptyMap(&c.Plugins[pi].Config)
 		nilIfEmpty(&c.Plugins[pi].Env)
-	}
-	for bi := range c.Bridges {
-		b := &c.Bridges[bi]
-		nilIfEmpty(&b.Protocols)
-		nilIfEmpty(&b.Controllers)
-		nilIfEmptyMap(&b.OtherConfig)
-		nilIfEmptyMap(&b.ExternalIDs)
-		nilIfEmpty(&b.Ports)
-		for pi := range b.Ports {
-			p := &b.Ports[pi]
-			nilIfEmpty(&p.Trunks)
-			nilIfEmptyMap(&p.OtherConfig)
-			nilIfEmptyMap(&p.ExternalIDs)
-			nilIfEmpty(&p.Interfaces)
-			for ii := range p.Interfaces {
-				in := &p.Interfaces[ii]
-				nilIfEmptyMap(&in.Options)
-				nilIfEmptyMap(&in.OtherConfig)
-				nilIfEmptyMap(&in.ExternalIDs)
-			}
-		}
 	}
 }
 
@@ -247,3 +170,24 @@ func nilIfEmptyMap[V any](m *map[string]V) {
 		*m = nil
 	}
 }
+
+// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
+// The definitions, with their contracts, are in package model.
+type (
+	Bridge    = model.Bridge
+	Port      = model.Port
+	Interface = model.Interface
+	TLS       = model.TLS
+	Plugin    = model.Plugin
+)
+
+// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
+const (
+	DefaultDataDir = model.DefaultDataDir
+	SocketName     = model.SocketName
+)
+
+// InterfaceTypes is model.InterfaceTypes.
+//
+// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
+var InterfaceTypes = model.InterfaceTypes

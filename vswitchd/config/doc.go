@@ -146,4 +146,9 @@
 // The daemon calls Load at start and on reload, keeps the returned *Config, builds its logger
 // with Config.Log.NewHandler, and compares Config.Desired() of the old and the new Config
 // (DesiredState.Equal) to decide whether to reconcile.
+//
+// The types of the desired state and the plugin list (Bridge, Port, Interface, Plugin, TLS)
+// are package model's; the desired-state keys are read and checked by the sub-package desired,
+// which needs no viper, so clients (vsctl apply -f) check a file with the same rules without
+// linking this loader.
 package config

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-	"go.yaml.in/yaml/v3"
 )
 
 // EnvPrefix starts every environment variable Load reads.
@@ -25,18 +24,6 @@ const EnvConfigFile = EnvPrefix + "CONFIG"
 // EnvPluginReattach is reserved for the plugin host's debug reattach mode (plugins/host
 // ParseReattach); Load ignores it instead of reporting it as unknown.
 const EnvPluginReattach = EnvPrefix + "PLUGIN_REATTACH"
-
-// maxNodes bounds the YAML nodes a file may expand to (aliases included), and maxAliasedNodes
-// the nodes reached through aliases, so a small hostile file (an alias bomb: nine anchors of
-// nine references each expand to 9^9 nodes) cannot make Load allocate without bound: each node
-// costs a few hundred bytes of paths and values, so 2^16 aliased nodes stay under ~20 MB.
-const (
-	maxNodes        = 1 << 20
-	maxAliasedNodes = 1 << 16
-)
-
-// nodeBudget is what convert may still expand: nodes in all, and nodes reached through aliases.
-type nodeBudget struct{ nodes, aliased int }
 
 // Options says where Load reads from. Precedence, highest first: Flags, Env, the file, defaults.
 // The environment and flags set daemon settings only; the desired state (other_config, bridges)
@@ -150,21 +137,21 @@ func Load(ctx context.Context, opts Options) (*Config, error) {
 }
 
 func loadData(data []byte, opts Options) (*Config, []error) {
-	tree, err := parseYAML(data)
+	tree, err := desired.Parse(data)
 	if err != nil {
 		return nil, []error{err}
 	}
 	file := map[string]any{}
-	desired := map[string]any{}
+	desiredTree := map[string]any{}
 	var errs []error
 	for k, v := range tree {
 		if slices.Contains(desiredKeys, k) {
-			desired[k] = v
+			desiredTree[k] = v
 		} else {
 			file[k] = v
 		}
 	}
-	errs = append(errs, listShapes(desired)...)
+	errs = append(errs, desired.ListShapes(desiredTree)...)
 	file, fileErrs := normalizeSettings(file)
 	errs = append(errs, fileErrs...)
 	env, envErrs := envSettings(opts.Env)
@@ -187,23 +174,12 @@ func loadData(data []byte, opts Options) (*Config, []error) {
 	}
 	c := new(Config)
 	if err := v.UnmarshalExact(c, viper.DecodeHook(decodeHook)); err != nil {
-		errs = append(errs, decodeErrors(err)...)
+		errs = append(errs, desired.DecodeErrors(err)...)
 	} else if v.IsSet("ovsdb.reconnect_wait") && c.OVSDB.ReconnectWait == 0 {
 		// 0 in a Config means unset (the default); written out, it is refused, not ignored.
 		errs = append(errs, fmt.Errorf("ovsdb.reconnect_wait: %s", reconnectWaitProblem(0)))
 	}
-	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
-		ErrorUnused:      true,
-		WeaklyTypedInput: true,
-		MatchName:        func(mapKey, fieldName string) bool { return mapKey == fieldName },
-		Result:           c,
-	})
-	if err != nil {
-		return nil, []error{fmt.Errorf("building decoder: %w", err)}
-	}
-	if err := dec.Decode(desired); err != nil {
-		errs = append(errs, decodeErrors(err)...)
-	}
+	errs = append(errs, desired.Decode(desiredTree, c)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -212,113 +188,6 @@ func loadData(data []byte, opts Options) (*Config, []error) {
 		return nil, unjoin(err)
 	}
 	return c, nil
-}
-
-// parseYAML turns a document into a tree of map[string]any, []any, string (every scalar, in
-// its literal text) and nil (null). An empty document is an empty map.
-func parseYAML(data []byte) (map[string]any, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("parsing YAML: %w", err)
-	}
-	if len(doc.Content) == 0 {
-		return map[string]any{}, nil
-	}
-	budget := nodeBudget{nodes: maxNodes, aliased: maxAliasedNodes}
-	v, err := convert(doc.Content[0], "", &budget, 0, false, false)
-	if err != nil {
-		return nil, err
-	}
-	switch m := v.(type) {
-	case map[string]any:
-		return m, nil
-	case nil:
-		return map[string]any{}, nil
-	}
-	return nil, fmt.Errorf("line %d: the document must be a mapping of keys to values", doc.Content[0].Line)
-}
-
-// convert turns n into the tree parseYAML describes; under a plugin's config (typed), scalars
-// keep their YAML types instead. aliased says n was reached through an alias.
-func convert(n *yaml.Node, path string, budget *nodeBudget, depth int, typed, aliased bool) (any, error) {
-	budget.nodes--
-	if aliased {
-		budget.aliased--
-	}
-	if budget.nodes < 0 {
-		return nil, fmt.Errorf("document too large: too many nodes (more than %d)", maxNodes)
-	}
-	if budget.aliased < 0 {
-		return nil, fmt.Errorf("document too large: aliases expand to too many nodes (more than %d, at %s); write the values out or use fewer aliases", maxAliasedNodes, display(path))
-	}
-	if depth > 64 {
-		return nil, fmt.Errorf("%s: nested too deeply", display(path))
-	}
-	switch n.Kind {
-	case yaml.AliasNode:
-		if n.Alias == nil {
-			return nil, fmt.Errorf("%s: unresolved alias", display(path))
-		}
-		return convert(n.Alias, path, budget, depth+1, typed, true)
-	case yaml.ScalarNode:
-		if n.ShortTag() == "!!null" {
-			return nil, nil
-		}
-		if typed {
-			return pluginConfigScalar(n, path)
-		}
-		return n.Value, nil
-	case yaml.SequenceNode:
-		out := make([]any, 0, len(n.Content))
-		for i, c := range n.Content {
-			v, err := convert(c, fmt.Sprintf("%s[%d]", path, i), budget, depth+1, typed, aliased)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	case yaml.MappingNode:
-		out := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
-				return nil, fmt.Errorf("line %d: %s: keys must be plain strings", k.Line, display(path))
-			}
-			if k.Value == "<<" && k.Style == 0 {
-				return nil, fmt.Errorf("line %d: %s: merge keys (<<) are not supported", k.Line, display(path))
-			}
-			p := joinPath(path, k.Value)
-			if _, dup := out[k.Value]; dup {
-				return nil, fmt.Errorf("line %d: %s: duplicate key", k.Line, p)
-			}
-			pluginConfig := isPluginConfig(p)
-			v, err := convert(n.Content[i+1], p, budget, depth+1, typed || pluginConfig, aliased)
-			if err != nil {
-				return nil, err
-			}
-			if _, isMap := v.(map[string]any); pluginConfig && !isMap && v != nil {
-				return nil, fmt.Errorf("line %d: %s: must be a mapping of keys to values", k.Line, p)
-			}
-			out[k.Value] = v
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("line %d: %s: unsupported YAML node", n.Line, display(path))
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func display(path string) string {
-	if path == "" {
-		return "(top level)"
-	}
-	return path
 }
 
 // normalizeSettings checks the settings part of the file against the known keys and returns it
@@ -330,7 +199,7 @@ func normalizeSettings(m map[string]any) (map[string]any, []error) {
 	var walk func(prefix string, m map[string]any, dst map[string]any)
 	walk = func(prefix string, m map[string]any, dst map[string]any) {
 		for _, k := range sortedKeys(m) {
-			key := joinPath(prefix, k)
+			key := desired.JoinPath(prefix, k)
 			val := m[k]
 			s, leaf := lookupSetting(key)
 			switch {
@@ -504,31 +373,6 @@ func flagSettings(fs *pflag.FlagSet) (map[string]any, []error) {
 		}
 	}
 	return out, errs
-}
-
-// decodeErrors turns mapstructure's errors into "path: problem" errors, one per unknown key.
-func decodeErrors(err error) []error {
-	var out []error
-	for _, e := range unjoin(err) {
-		var de *mapstructure.DecodeError
-		if !errors.As(e, &de) {
-			out = append(out, e)
-			continue
-		}
-		if inner := unjoin(de.Unwrap()); len(inner) > 1 {
-			out = append(out, decodeErrors(de.Unwrap())...)
-			continue
-		}
-		msg := de.Unwrap().Error()
-		if keys, ok := strings.CutPrefix(msg, "has invalid keys: "); ok {
-			for _, k := range strings.Split(keys, ", ") {
-				out = append(out, fmt.Errorf("%s: unknown key", joinPath(de.Name(), k)))
-			}
-			continue
-		}
-		out = append(out, fmt.Errorf("%s: %s", display(de.Name()), msg))
-	}
-	return out
 }
 
 // unjoin flattens errors.Join trees.

@@ -1,114 +1,33 @@
 package config
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
+	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
-
-	"go.yaml.in/yaml/v3"
 )
-
-// Plugin is one entry of the plugin allow-list: a binary in the plugin dir the daemon may run,
-// pinned by its SHA-256, with the configuration handed to it. The daemon's plugin host checks the
-// binary (no symlinks, ownership, permissions, the pin) before every start.
-type Plugin struct {
-	// Name identifies the plugin in logs, status and ownership tags: a lower-case letter, then
-	// lower-case letters, digits and '-', at most 40 characters, unique (the rule of the
-	// plugin's own Info.Name, which should be the same).
-	Name string `mapstructure:"name" yaml:"name"`
-	// Path is the binary, relative to plugin_dir or absolute inside it.
-	Path string `mapstructure:"path" yaml:"path"`
-	// SHA256 is the hex SHA-256 of the binary (sha256sum's first column); required.
-	SHA256 string `mapstructure:"sha256" yaml:"sha256"`
-	// Config is handed to the plugin's Configure as a JSON object. Its scalars keep their YAML
-	// types (10 is a number, "10" and 0x10 written quoted are strings).
-	Config map[string]any `mapstructure:"config" yaml:"config,omitempty"`
-	// Env names the daemon's environment variables passed on to the plugin. Nothing else of
-	// the daemon's environment is, except PATH.
-	Env []string `mapstructure:"env" yaml:"env,omitempty"`
-}
-
-// Resolve returns the absolute, cleaned path of the plugin's binary inside pluginDir (which
-// Validate has checked the entry's Path stays in).
-func (p Plugin) Resolve(pluginDir string) string {
-	if filepath.IsAbs(p.Path) {
-		return filepath.Clean(p.Path)
-	}
-	return filepath.Join(pluginDir, p.Path)
-}
-
-// ConfigJSON returns Config as the JSON object Configure receives ("{}" when empty).
-func (p Plugin) ConfigJSON() ([]byte, error) {
-	if len(p.Config) == 0 {
-		return []byte("{}"), nil
-	}
-	return json.Marshal(p.Config)
-}
 
 var (
-	pluginName     = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
-	envName        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	sha256Hex      = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
-	pluginConfigAt = regexp.MustCompile(`^plugins\[\d+\]\.config$`)
+	pluginName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	sha256Hex  = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 )
-
-// isPluginConfig reports whether path is a plugin's free-form config map.
-func isPluginConfig(path string) bool { return pluginConfigAt.MatchString(path) }
-
-// maxExactInt is the largest integer a JSON number (a float64 for most readers) holds exactly.
-const maxExactInt = 1 << 53
-
-// pluginConfigScalar decodes a scalar of a plugin's config with its YAML type, normalised to
-// what survives JSON and a YAML round trip: integers as int64, integral floats within ±2^53 as
-// int64, other finite floats as float64, timestamps as their text, strings, booleans.
-func pluginConfigScalar(n *yaml.Node, path string) (any, error) {
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return nil, fmt.Errorf("line %d: %s: %w", n.Line, path, err)
-	}
-	switch x := v.(type) {
-	case string, bool, nil, int64:
-		return x, nil
-	case int:
-		return int64(x), nil
-	case uint64:
-		return normaliseFloat(float64(x), n, path)
-	case float64:
-		return normaliseFloat(x, n, path)
-	case time.Time:
-		return n.Value, nil
-	}
-	return nil, fmt.Errorf("line %d: %s: unsupported value %q", n.Line, path, n.Value)
-}
-
-func normaliseFloat(f float64, n *yaml.Node, path string) (any, error) {
-	switch {
-	case math.IsNaN(f) || math.IsInf(f, 0):
-		return nil, fmt.Errorf("line %d: %s: %s is not a JSON number (quote it for a string)", n.Line, path, n.Value)
-	case f == math.Trunc(f) && math.Abs(f) <= maxExactInt:
-		return int64(f), nil
-	}
-	return f, nil
-}
 
 // validatePlugins checks the plugin list: names, paths inside the plugin dir, pins, a config
 // JSON can carry, environment variable names.
-func (c *Config) validatePlugins(v *validator) {
+func (c *Config) validatePlugins(v *desired.Validator) {
 	names := map[string]string{}
 	for i, p := range c.Plugins {
 		pp := fmt.Sprintf("plugins[%d]", i)
 		switch {
 		case p.Name == "":
-			v.add(pp+".name", "required")
+			v.Add(pp+".name", "required")
 		case !pluginName.MatchString(p.Name):
-			v.add(pp+".name", "%q must be a lower-case letter followed by up to 39 lower-case letters, digits or '-'", p.Name)
+			v.Add(pp+".name", "%q must be a lower-case letter followed by up to 39 lower-case letters, digits or '-'", p.Name)
 		default:
 			if prev, dup := names[p.Name]; dup {
-				v.add(pp+".name", "duplicate plugin name %q (also %s)", p.Name, prev)
+				v.Add(pp+".name", "duplicate plugin name %q (also %s)", p.Name, prev)
 			} else {
 				names[p.Name] = pp
 			}
@@ -116,48 +35,48 @@ func (c *Config) validatePlugins(v *validator) {
 		c.validatePluginPath(v, pp+".path", p.Path)
 		switch {
 		case p.SHA256 == "":
-			v.add(pp+".sha256", "required: the SHA-256 pin of the binary (the first column of sha256sum %s)", p.Resolve(c.PluginDir))
+			v.Add(pp+".sha256", "required: the SHA-256 pin of the binary (the first column of sha256sum %s)", p.Resolve(c.PluginDir))
 		case !sha256Hex.MatchString(p.SHA256):
-			v.add(pp+".sha256", "%q is not 64 hexadecimal digits (the first column of sha256sum)", p.SHA256)
+			v.Add(pp+".sha256", "%q is not 64 hexadecimal digits (the first column of sha256sum)", p.SHA256)
 		}
 		if _, err := p.ConfigJSON(); err != nil {
-			v.add(pp+".config", "not representable as JSON: %v", err)
+			v.Add(pp+".config", "not representable as JSON: %v", err)
 		}
 		seen := map[string]bool{}
 		for j, e := range p.Env {
 			ep := fmt.Sprintf("%s.env[%d]", pp, j)
 			switch {
 			case !envName.MatchString(e):
-				v.add(ep, "%q is not an environment variable name", e)
+				v.Add(ep, "%q is not an environment variable name", e)
 			case e == "PATH":
-				v.add(ep, "PATH is always passed; remove it")
+				v.Add(ep, "PATH is always passed; remove it")
 			case strings.HasPrefix(e, "PLUGIN_") || strings.HasPrefix(e, "OVSPLANE_PLUGIN"):
-				v.add(ep, "%q is reserved for the plugin handshake", e)
+				v.Add(ep, "%q is reserved for the plugin handshake", e)
 			case seen[e]:
-				v.add(ep, "duplicate variable %q", e)
+				v.Add(ep, "duplicate variable %q", e)
 			}
 			seen[e] = true
 		}
 	}
 }
 
-func (c *Config) validatePluginPath(v *validator, path, p string) {
+func (c *Config) validatePluginPath(v *desired.Validator, path, p string) {
 	switch {
 	case p == "":
-		v.add(path, "required: the binary, relative to plugin_dir (%s) or absolute inside it", c.PluginDir)
+		v.Add(path, "required: the binary, relative to plugin_dir (%s) or absolute inside it", c.PluginDir)
 		return
 	case strings.ContainsRune(p, 0):
-		v.add(path, "%q contains a NUL byte", p)
+		v.Add(path, "%q contains a NUL byte", p)
 		return
 	}
 	if filepath.IsAbs(p) {
 		if !c.inPluginDir(p) {
-			v.add(path, "%q is not inside plugin_dir (%s); install the binary there", p, c.PluginDir)
+			v.Add(path, "%q is not inside plugin_dir (%s); install the binary there", p, c.PluginDir)
 		}
 		return
 	}
 	if clean := filepath.Clean(p); clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
-		v.add(path, "%q leaves plugin_dir (%s); name a file inside it", p, c.PluginDir)
+		v.Add(path, "%q leaves plugin_dir (%s); name a file inside it", p, c.PluginDir)
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // Metrics holds the collectors. Create it with New; its methods are safe for concurrent use.
@@ -84,7 +84,7 @@ func New(version, mode string, connected func() bool) *Metrics {
 			return 0
 		}))
 	}
-	for _, s := range []reconcile.State{reconcile.Pending, reconcile.Ready, reconcile.Error} {
+	for _, s := range []model.State{model.StatePending, model.StateReady, model.StateError} {
 		m.objects.WithLabelValues(string(s)).Set(0)
 	}
 	return m
@@ -120,8 +120,8 @@ func (m *Metrics) ReconcileDone(d time.Duration, err error) {
 }
 
 // Statuses implements vswitchd.Observer.
-func (m *Metrics) Statuses(counts map[reconcile.State]int) {
-	for _, s := range []reconcile.State{reconcile.Pending, reconcile.Ready, reconcile.Error} {
+func (m *Metrics) Statuses(counts map[model.State]int) {
+	for _, s := range []model.State{model.StatePending, model.StateReady, model.StateError} {
 		m.objects.WithLabelValues(string(s)).Set(float64(counts[s]))
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/metrics"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
 // Both observer interfaces are implemented.
@@ -45,7 +45,7 @@ func TestExposition(t *testing.T) {
 	m.Transacted(2*time.Millisecond, 7, nil)
 	m.Reconnecting()
 	m.Reconnecting()
-	m.Statuses(map[reconcile.State]int{reconcile.Ready: 12, reconcile.Error: 1})
+	m.Statuses(map[model.State]int{model.StateReady: 12, model.StateError: 1})
 	out := scrape(t, m)
 	for _, want := range []string{
 		`ovsplane_batch_size_bucket{le="64"} 2`,

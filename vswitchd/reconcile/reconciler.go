@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
@@ -24,41 +25,23 @@ type Client interface {
 	Interface(name string) (ovsdb.InterfaceState, error)
 }
 
-// Kind is the kind of a desired object.
-type Kind string
-
-// Kinds of objects.
-const (
-	KindBridge    Kind = "bridge"
-	KindPort      Kind = "port"
-	KindInterface Kind = "interface"
+// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
+// The definitions, with their contracts, are in package model.
+type (
+	Kind   = model.Kind
+	State  = model.State
+	Status = model.Status
 )
 
-// State is the state of a desired object.
-type State string
-
-// States.
+// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
 const (
-	// Pending: not (yet) in OVSDB, or not yet set up by ovs-vswitchd.
-	Pending State = "pending"
-	// Ready: present and set up; interfaces have an ofport.
-	Ready State = "ready"
-	// Error: ovs-vswitchd reported an Interface.error, or the last pass failed.
-	Error State = "error"
+	KindBridge    = model.KindBridge
+	KindPort      = model.KindPort
+	KindInterface = model.KindInterface
+	Pending       = model.StatePending
+	Ready         = model.StateReady
+	Error         = model.StateError
 )
-
-// Status is the status of one desired object.
-type Status struct {
-	Kind   Kind
-	Name   string
-	Bridge string // bridge of a port or interface
-	State  State
-	Ofport int    // interfaces only, when Ready
-	Error  string // when State is Error
-}
-
-// Key identifies an object: "bridge/NAME", "port/NAME" or "interface/NAME".
-func (s Status) Key() string { return string(s.Kind) + "/" + s.Name }
 
 // Options tune a Reconciler. The zero value is usable.
 type Options struct {

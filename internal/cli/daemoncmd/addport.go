@@ -13,12 +13,11 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/internal/cli"
-	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // RoutePort runs an ovs-vsctl command line (Env.Args, program name first) that Classify does
@@ -44,9 +43,9 @@ func RoutePort(ctx context.Context, env Env) (code int, handled bool) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	addr := getenv(apiclient.EnvAddr)
+	addr := getenv(client.EnvAddr)
 	if addr == "" {
-		addr = apiclient.DefaultAddr
+		addr = model.DefaultAPIAddr()
 		if !socketDirExists(env, addr) {
 			return 0, false
 		}
@@ -61,15 +60,15 @@ func RoutePort(ctx context.Context, env Env) (code int, handled bool) {
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	c, err := apiclient.Dial(addr)
+	c, err := client.Dial(addr)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: $%s: %v\n", prog, apiclient.EnvAddr, err)
+		fmt.Fprintf(env.Stderr, "%s: $%s: %v\n", prog, client.EnvAddr, err)
 		return 1, true
 	}
 	defer c.Close()
 	warn, err := addPluginPort(ctx, c, r)
 	switch {
-	case errors.Is(err, apiclient.ErrUnreachable):
+	case errors.Is(err, client.ErrUnreachable):
 		fmt.Fprintf(env.Stderr, "%s: interface type %q is not an Open vSwitch type; if a plugin provides it, ovsplaned must be running (cannot reach it at %s: %s)\n",
 			prog, r.Type, addr, unreachableCause(err))
 		return 1, true
@@ -94,7 +93,7 @@ func (r Route) Timeout(ctlTimeoutEnv string) time.Duration {
 // the daemon already manages is refused as ovs-vsctl refuses an existing port; with it, the
 // port must be on the same bridge with the one interface, whose type is set and whose
 // options and external_ids get the keys given (others kept), as ovs-vsctl's set would.
-func addPluginPort(ctx context.Context, c *apiclient.Client, r Route) (warn string, err error) {
+func addPluginPort(ctx context.Context, c *client.Client, r Route) (warn string, err error) {
 	port := r.Port
 	// The daemon's own check (names, bytes, sizes of package limits), here first, so that a
 	// request it would refuse is not sent at all.
@@ -133,14 +132,14 @@ func addPluginPort(ctx context.Context, c *apiclient.Client, r Route) (warn stri
 // mayExist checks the daemon's port against the routed add-port as ovs-vsctl checks an
 // existing port, with its messages, and returns the port to apply: the existing one with the
 // interface's type set and the options and external_ids keys given changed.
-func mayExist(r Route, have vswitchd.PortInfo) (config.Port, error) {
+func mayExist(r Route, have model.PortInfo) (model.Port, error) {
 	name := r.Port.Name
 	command := "add-port " + r.Bridge + " " + name
 	if !r.MayExist {
-		return config.Port{}, fmt.Errorf("cannot create a port named %s because a port named %s already exists on bridge %s", name, name, have.Bridge)
+		return model.Port{}, fmt.Errorf("cannot create a port named %s because a port named %s already exists on bridge %s", name, name, have.Bridge)
 	}
 	if have.Bridge != r.Bridge {
-		return config.Port{}, fmt.Errorf("\"--may-exist %s\" but %s is actually attached to bridge %s", command, name, have.Bridge)
+		return model.Port{}, fmt.Errorf("\"--may-exist %s\" but %s is actually attached to bridge %s", command, name, have.Bridge)
 	}
 	p := have.Spec
 	if len(p.Interfaces) != 1 || p.Interfaces[0].Name != name {
@@ -149,7 +148,7 @@ func mayExist(r Route, have vswitchd.PortInfo) (config.Port, error) {
 			names = append(names, in.Name)
 		}
 		slices.Sort(names)
-		return config.Port{}, fmt.Errorf("\"--may-exist %s\" but %s actually has interface(s) %s", command, name, strings.Join(names, ", "))
+		return model.Port{}, fmt.Errorf("\"--may-exist %s\" but %s actually has interface(s) %s", command, name, strings.Join(names, ", "))
 	}
 	p.Interfaces = slices.Clone(p.Interfaces)
 	in, want := &p.Interfaces[0], r.Port.Interfaces[0]

@@ -1,7 +1,6 @@
 package daemoncmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,10 +14,11 @@ import (
 	"connectrpc.com/connect"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ovsplane/ovsplane/api/client"
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
 )
 
 // defaultJobs bounds the ApplyPort calls in flight: enough for the daemon's batcher to fill
@@ -38,7 +38,7 @@ func (r *runner) apply(ctx context.Context) error {
 	if len(r.o.args) > 0 {
 		return &usageError{fmt.Sprintf("unexpected argument %q (the objects come from -f FILE)", r.o.args[0])}
 	}
-	bridges, err := r.readFile(ctx)
+	bridges, err := r.readFile()
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (r *runner) apply(ctx context.Context) error {
 	var fails []failure
 	type job struct {
 		bridge string
-		port   config.Port
+		port   model.Port
 	}
 	var jobs []job
 	for _, b := range bridges {
@@ -121,7 +121,7 @@ func (r *runner) apply(ctx context.Context) error {
 }
 
 func isUnreachable(err error) bool {
-	return errors.Is(err, apiclient.ErrUnreachable)
+	return errors.Is(err, client.ErrUnreachable)
 }
 
 // portError is the message of a port in the error state: its own, else its interfaces'.
@@ -142,9 +142,9 @@ func portError(p *v1.PortInfo) string {
 }
 
 // readFile reads and validates the apply file: only the desired-state keys, then the daemon's
-// own loader (config.Load), so every problem is reported with its key path and the loader's
-// wording.
-func (r *runner) readFile(ctx context.Context) ([]config.Bridge, error) {
+// own rules for them (desired.Load, which config.Load applies to the same keys), so every
+// problem is reported with its key path and the loader's wording.
+func (r *runner) readFile() ([]model.Bridge, error) {
 	if r.o.file == "" {
 		return nil, &usageError{"-f FILE is required (a YAML file with bridges:, as in ovsplaned's config)"}
 	}
@@ -177,12 +177,12 @@ func (r *runner) readFile(ctx context.Context) ([]config.Bridge, error) {
 		return nil, fmt.Errorf("%s: %s: not part of what apply sends (only bridges: with their ports); daemon settings and other_config belong in ovsplaned's config file",
 			name, strings.Join(extra, ", "))
 	}
-	cfg, err := config.Load(ctx, config.Options{File: name, Data: bytes.Clone(data)})
+	st, err := desired.Load(name, data)
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.Bridges) == 0 {
+	if len(st.Bridges) == 0 {
 		return nil, fmt.Errorf("%s: no bridges to apply", name)
 	}
-	return cfg.Bridges, nil
+	return st.Bridges, nil
 }

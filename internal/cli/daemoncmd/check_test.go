@@ -4,8 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // TestRoutePortChecksBeforeSending (issue 12 items 2 and 3): a routed add-port the daemon would
@@ -15,10 +14,10 @@ import (
 // exist there).
 func TestRoutePortChecksBeforeSending(t *testing.T) {
 	fake, addr := serve(t)
-	if _, err := fake.ApplyBridge(t.Context(), config.Bridge{Name: "br0"}); err != nil {
+	if _, err := fake.ApplyBridge(t.Context(), model.Bridge{Name: "br0"}); err != nil {
 		t.Fatal(err)
 	}
-	fake.SetPlugins([]vswitchd.PluginInfo{{Name: "veth", State: "running", Types: []string{"veth"}}})
+	fake.SetPlugins([]model.PluginInfo{{Name: "veth", State: "running", Types: []string{"veth"}}})
 	env := map[string]string{"OVSPLANE_API": addr}
 	for _, tc := range []struct {
 		name string

@@ -14,8 +14,8 @@ import (
 	"connectrpc.com/connect"
 	"github.com/spf13/pflag"
 
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/api/client"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // Commands lists the command names Main runs.
@@ -59,7 +59,7 @@ type opts struct {
 	file     string
 	timeout  time.Duration
 	jobs     int
-	tls      config.TLS
+	tls      model.TLS
 	help     bool
 	command  string
 	args     []string
@@ -78,7 +78,7 @@ func parse(env Env) (*opts, error) {
 	}
 	fs := pflag.NewFlagSet(o.progName, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.daemon, "daemon", "", "ovsplaned API address, unix:PATH or tcp:HOST:PORT (default $"+apiclient.EnvAddr+", else "+apiclient.DefaultAddr+")")
+	fs.StringVar(&o.daemon, "daemon", "", "ovsplaned API address, unix:PATH or tcp:HOST:PORT (default $"+client.EnvAddr+", else "+model.DefaultAPIAddr()+")")
 	fs.StringVar(&o.format, "format", "table", "status and plugin output: table or json")
 	fs.StringVarP(&o.file, "file", "f", "", "apply: YAML file of bridges with their ports (- for standard input)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (like 30s; default: no limit)")
@@ -99,10 +99,10 @@ func parse(env Env) (*opts, error) {
 	}
 	o.command, o.args = rest[0], rest[1:]
 	if o.daemon == "" && env.Getenv != nil {
-		o.daemon = env.Getenv(apiclient.EnvAddr)
+		o.daemon = env.Getenv(client.EnvAddr)
 	}
 	if o.daemon == "" {
-		o.daemon = apiclient.DefaultAddr
+		o.daemon = model.DefaultAPIAddr()
 	}
 	if o.format != "table" && o.format != "json" {
 		return nil, &usageError{fmt.Sprintf("--format=%s: unknown format (table or json)", o.format)}
@@ -148,7 +148,7 @@ func Main(ctx context.Context, env Env) int {
 		return 2
 	}
 	if o.help {
-		fmt.Fprintf(env.Stdout, usage, o.progName, apiclient.EnvAddr, apiclient.DefaultAddr, defaultJobs)
+		fmt.Fprintf(env.Stdout, usage, o.progName, client.EnvAddr, model.DefaultAPIAddr(), defaultJobs)
 		return 0
 	}
 	if o.timeout > 0 {
@@ -156,11 +156,11 @@ func Main(ctx context.Context, env Env) int {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	var dopts []apiclient.Option
-	if o.tls != (config.TLS{}) {
-		dopts = append(dopts, apiclient.WithTLS(o.tls))
+	var dopts []client.Option
+	if o.tls != (model.TLS{}) {
+		dopts = append(dopts, client.WithTLS(o.tls))
 	}
-	c, err := apiclient.Dial(o.daemon, dopts...)
+	c, err := client.Dial(o.daemon, dopts...)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: --daemon: %v\n", o.progName, err)
 		return 2
@@ -203,14 +203,14 @@ var errNotReady = errors.New("not ready")
 // runner runs one command against one client.
 type runner struct {
 	o   *opts
-	c   *apiclient.Client
+	c   *client.Client
 	env Env
 }
 
 // describe turns an API error into a message for people: the daemon's own message without
 // the code prefix, and for an unreachable daemon, what to do.
 func describe(err error, addr string) string {
-	if errors.Is(err, apiclient.ErrUnreachable) {
+	if errors.Is(err, client.ErrUnreachable) {
 		var ce *connect.Error
 		msg := err.Error()
 		if errors.As(err, &ce) {
@@ -218,7 +218,7 @@ func describe(err error, addr string) string {
 		}
 		return fmt.Sprintf("%s\nis ovsplaned running? Start it (systemctl start ovsplaned, or ovsplaned --config FILE), "+
 			"or point --daemon=ADDR or $%s at the address it listens on (its api.listen; default %s)",
-			msg, apiclient.EnvAddr, apiclient.DefaultAddr)
+			msg, client.EnvAddr, model.DefaultAPIAddr())
 	}
 	var ce *connect.Error
 	if errors.As(err, &ce) {

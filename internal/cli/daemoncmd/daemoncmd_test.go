@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/internal/cli/daemoncmd"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -91,12 +92,12 @@ func TestHandles(t *testing.T) {
 func TestStatus(t *testing.T) {
 	fake, addr := serve(t)
 	ctx := t.Context()
-	if _, err := fake.ApplyBridge(ctx, config.Bridge{Name: "br0"}); err != nil {
+	if _, err := fake.ApplyBridge(ctx, model.Bridge{Name: "br0"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []config.Port{
-		{Name: "p1", Interfaces: []config.Interface{{Name: "p1"}}},
-		{Name: "bad", Interfaces: []config.Interface{{Name: "bad", Options: map[string]string{apitest.RefuseOption: "could not open network device bad (No such device)"}}}},
+	for _, p := range []model.Port{
+		{Name: "p1", Interfaces: []model.Interface{{Name: "p1"}}},
+		{Name: "bad", Interfaces: []model.Interface{{Name: "bad", Options: map[string]string{apitest.RefuseOption: "could not open network device bad (No such device)"}}}},
 	} {
 		if _, err := fake.ApplyPort(ctx, "br0", p); err != nil {
 			t.Fatal(err)
@@ -242,7 +243,7 @@ func TestApply(t *testing.T) {
 		}
 	})
 	t.Run("bridge refused", func(t *testing.T) {
-		fake.AddConfigBridge(config.Bridge{Name: "brc"})
+		fake.AddConfigBridge(model.Bridge{Name: "brc"})
 		f := writeFile(t, "bridges:\n  - name: brc\n    ports:\n      - name: c1\n        interfaces: [{name: c1}]\n")
 		r := run(t, nil, false, "--daemon="+addr, "apply", "-f", f)
 		if r.code != 1 || !strings.Contains(r.stderr, "bridge/brc: bridge \"brc\" comes from the config file") ||

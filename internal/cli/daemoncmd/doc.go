@@ -14,7 +14,7 @@
 // on OVSDB as ovs-vsctl's does (see docs/api.md).
 //
 // The daemon commands reach it at --daemon=ADDR, else $OVSPLANE_API, else
-// apiclient.DefaultAddr, over gRPC (vswitchd/apiclient); the routed add-port at $OVSPLANE_API
+// model.DefaultAPIAddr(), over gRPC (api/client); the routed add-port at $OVSPLANE_API
 // else the default. Options are written --name=value (or -f FILE); a daemon that is not
 // running is reported with the address tried and how to start it. Exit status: 0 when
 // everything asked for is ready (or running), 1 otherwise (an object not ready or failed, a

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/ovsplane/ovsplane/internal/cli/daemoncmd"
-	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/model"
 )
 
-var testPlugins = []vswitchd.PluginInfo{
+var testPlugins = []model.PluginInfo{
 	{Name: "veth", Version: "0.1.0", State: "running", Types: []string{"veth"},
 		Capabilities: []string{"port_provider", "watcher"}, Restarts: 2, LastError: "plugin \"veth\" exited: signal: killed", PID: 4242},
 	{Name: "dsa", State: "refused", Reason: "sha256 of ovsplane-plugin-dsa does not match its pin"},

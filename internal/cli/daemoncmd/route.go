@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ovsplane/ovsplane/internal/cli"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // OVSInterfaceTypes are the interface types of Open vSwitch 3.1 (its netdev classes in
@@ -48,7 +48,7 @@ type Route struct {
 	// For RouteDaemon: the bridge, and the port with its one interface of type Type
 	// carrying the options and external_ids given (nil when none).
 	Bridge   string
-	Port     config.Port
+	Port     model.Port
 	MayExist bool
 	// Why, for RouteRefuse, says what is wrong with the shape.
 	Why string
@@ -132,7 +132,7 @@ func addPortShape(inv *cli.Invocation) (Route, string) {
 			return Route{}, fmt.Sprintf("%s is not supported for a port of a plugin's type; %s", o.Name, shape)
 		}
 	}
-	in := config.Interface{Name: add.Args[1]}
+	in := model.Interface{Name: add.Args[1]}
 	typed := false
 	for _, a := range set.Args[2:] {
 		col, keyed, val, ok := splitAssign(a)
@@ -151,7 +151,7 @@ func addPortShape(inv *cli.Invocation) (Route, string) {
 		return Route{}, shape
 	}
 	return Route{Kind: RouteDaemon, Type: in.Type, Bridge: add.Args[0], MayExist: add.Has("--may-exist"),
-		Port: config.Port{Name: add.Args[1], Interfaces: []config.Interface{in}}}, ""
+		Port: model.Port{Name: add.Args[1], Interfaces: []model.Interface{in}}}, ""
 }
 
 func setKey(m map[string]string, k, v string) map[string]string {

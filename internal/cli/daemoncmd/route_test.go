@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/internal/cli/daemoncmd"
-	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 func TestClassify(t *testing.T) {
@@ -21,14 +20,14 @@ func TestClassify(t *testing.T) {
 		daemon = daemoncmd.RouteDaemon
 		refuse = daemoncmd.RouteRefuse
 	)
-	iface := func(typ string, opts, ids map[string]string) config.Port {
-		return config.Port{Name: "v0", Interfaces: []config.Interface{{Name: "v0", Type: typ, Options: opts, ExternalIDs: ids}}}
+	iface := func(typ string, opts, ids map[string]string) model.Port {
+		return model.Port{Name: "v0", Interfaces: []model.Interface{{Name: "v0", Type: typ, Options: opts, ExternalIDs: ids}}}
 	}
 	for _, tc := range []struct {
 		line     string
 		kind     daemoncmd.RouteKind
 		typ      string
-		port     config.Port
+		port     model.Port
 		mayExist bool
 		why      string
 	}{
@@ -149,18 +148,18 @@ func words(t *testing.T, line string) []string {
 
 func TestRoutePort(t *testing.T) {
 	fake, addr := serve(t)
-	if _, err := fake.ApplyBridge(t.Context(), config.Bridge{Name: "br0"}); err != nil {
+	if _, err := fake.ApplyBridge(t.Context(), model.Bridge{Name: "br0"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fake.ApplyBridge(t.Context(), config.Bridge{Name: "br1"}); err != nil {
+	if _, err := fake.ApplyBridge(t.Context(), model.Bridge{Name: "br1"}); err != nil {
 		t.Fatal(err)
 	}
-	fake.SetPlugins([]vswitchd.PluginInfo{
+	fake.SetPlugins([]model.PluginInfo{
 		{Name: "veth", State: "running", Types: []string{"veth"}},
 		{Name: "stripe", State: "failed", Types: []string{"stripe"}, Reason: "circuit breaker open"},
 	})
 	env := map[string]string{"OVSPLANE_API": addr, "OVS_LOGDIR": "/tmp/ovslog"}
-	port := func(t *testing.T, name string) vswitchd.PortInfo {
+	port := func(t *testing.T, name string) model.PortInfo {
 		t.Helper()
 		p, err := fake.Port(name)
 		if err != nil {
@@ -174,7 +173,7 @@ func TestRoutePort(t *testing.T) {
 		if !handled || r.code != 0 || r.stdout != "" || r.stderr != "" {
 			t.Fatalf("handled %v, exit %d, stdout %q, stderr %q; want silent success", handled, r.code, r.stdout, r.stderr)
 		}
-		want := config.Port{Name: "v0", Interfaces: []config.Interface{{Name: "v0", Type: "veth",
+		want := model.Port{Name: "v0", Interfaces: []model.Interface{{Name: "v0", Type: "veth",
 			Options: map[string]string{"peer": "ns0"}, ExternalIDs: map[string]string{"iface-id": "a"}}}}
 		if p := port(t, "v0"); p.Bridge != "br0" || !reflect.DeepEqual(p.Spec, want) {
 			t.Errorf("the daemon got %s %+v; want br0 %+v", p.Bridge, p.Spec, want)
@@ -203,7 +202,7 @@ func TestRoutePort(t *testing.T) {
 		}
 	})
 	t.Run("may-exist on a bond", func(t *testing.T) {
-		if _, err := fake.ApplyPort(t.Context(), "br0", config.Port{Name: "b0", Interfaces: []config.Interface{{Name: "x1"}, {Name: "x0"}}}); err != nil {
+		if _, err := fake.ApplyPort(t.Context(), "br0", model.Port{Name: "b0", Interfaces: []model.Interface{{Name: "x1"}, {Name: "x0"}}}); err != nil {
 			t.Fatal(err)
 		}
 		r, _ := routePort(t, env, nil, words(t, "--may-exist add-port br0 b0 -- set Interface b0 type=veth")...)

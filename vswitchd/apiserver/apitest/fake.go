@@ -3,7 +3,7 @@
 // Backend: sentinel errors naming the object, Origin config objects refused, ports on an
 // existing bridge only, an interface "refused by ovs-vswitchd" reported in its status rather
 // than as an error, sorted listings, change notifications with removed objects in an empty
-// State, slow subscribers dropped, and interface types limited to config.InterfaceTypes plus
+// State, slow subscribers dropped, and interface types limited to model.InterfaceTypes plus
 // the types of the plugins set with SetPlugins.
 package apitest
 
@@ -15,9 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // RefuseOption is the interface option that makes the Fake's simulated ovs-vswitchd refuse an
@@ -31,27 +29,27 @@ const SubscriberBuffer = 16
 // for concurrent use.
 type Fake struct {
 	mu       sync.Mutex
-	bridges  map[string]vswitchd.BridgeInfo
-	ports    map[string]vswitchd.PortInfo
+	bridges  map[string]model.BridgeInfo
+	ports    map[string]model.PortInfo
 	pending  map[string]bool // keys forced to pending by SetPending
 	err      error           // returned by every call while set
 	reloadFn func() error
 	nextOF   int
-	subs     map[chan []reconcile.Status]struct{}
+	subs     map[chan []model.Status]struct{}
 	changed  chan struct{} // closed and replaced on every change (WaitReady)
 	delay    time.Duration // of every ApplyPort
 	// applying counts ApplyPort calls in flight; maxApplying is its peak.
 	applying, maxApplying int
-	plugins               []vswitchd.PluginInfo
+	plugins               []model.PluginInfo
 }
 
 // New returns an empty Fake.
 func New() *Fake {
 	return &Fake{
-		bridges: map[string]vswitchd.BridgeInfo{},
-		ports:   map[string]vswitchd.PortInfo{},
+		bridges: map[string]model.BridgeInfo{},
+		ports:   map[string]model.PortInfo{},
 		pending: map[string]bool{},
-		subs:    map[chan []reconcile.Status]struct{}{},
+		subs:    map[chan []model.Status]struct{}{},
 		changed: make(chan struct{}),
 		nextOF:  1,
 	}
@@ -72,10 +70,10 @@ func (f *Fake) SetReload(fn func() error) {
 }
 
 // AddConfigBridge adds a bridge of origin config (refused by the API's Apply and Delete).
-func (f *Fake) AddConfigBridge(b config.Bridge) {
+func (f *Fake) AddConfigBridge(b model.Bridge) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.bridges[b.Name] = vswitchd.BridgeInfo{Spec: b, Origin: vswitchd.OriginConfig, Status: f.status(reconcile.KindBridge, b.Name, "")}
+	f.bridges[b.Name] = model.BridgeInfo{Spec: b, Origin: model.OriginConfig, Status: f.status(model.KindBridge, b.Name, "")}
 	f.notify(f.bridges[b.Name].Status)
 }
 
@@ -95,18 +93,18 @@ func (f *Fake) SetPending(key string, pending bool) {
 // SetPlugins sets what Plugins returns (sorted by name there). The types of the plugins in
 // the "running" state become valid interface types for ApplyPort; a type of a plugin in any
 // other state is refused with an error naming the plugin and its state, as the daemon does.
-func (f *Fake) SetPlugins(ps []vswitchd.PluginInfo) {
+func (f *Fake) SetPlugins(ps []model.PluginInfo) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.plugins = slices.Clone(ps)
-	slices.SortFunc(f.plugins, func(a, b vswitchd.PluginInfo) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(f.plugins, func(a, b model.PluginInfo) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // Plugins implements apiserver.Backend.
-func (f *Fake) Plugins() []vswitchd.PluginInfo {
+func (f *Fake) Plugins() []model.PluginInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]vswitchd.PluginInfo, 0, len(f.plugins))
+	out := make([]model.PluginInfo, 0, len(f.plugins))
 	for _, p := range f.plugins {
 		p.Types, p.Capabilities = slices.Clone(p.Types), slices.Clone(p.Capabilities)
 		out = append(out, p)
@@ -116,8 +114,8 @@ func (f *Fake) Plugins() []vswitchd.PluginInfo {
 
 // checkType refuses an interface type that is neither an OVS type the config accepts nor a
 // type of a running plugin.
-func (f *Fake) checkType(port string, in config.Interface) error {
-	if slices.Contains(config.InterfaceTypes, in.Type) {
+func (f *Fake) checkType(port string, in model.Interface) error {
+	if slices.Contains(model.InterfaceTypes, in.Type) {
 		return nil
 	}
 	for _, p := range f.plugins {
@@ -126,12 +124,12 @@ func (f *Fake) checkType(port string, in config.Interface) error {
 		}
 		if p.State != "running" {
 			return fmt.Errorf("port %q: interface %q: plugin %q, which provides type %q, is %s (%s): %w",
-				port, in.Name, p.Name, in.Type, p.State, p.Reason, vswitchd.ErrUnavailable)
+				port, in.Name, p.Name, in.Type, p.State, p.Reason, model.ErrUnavailable)
 		}
 		return nil
 	}
 	return fmt.Errorf("port %q: interface %q: unknown interface type %q (no plugin provides it): %w",
-		port, in.Name, in.Type, vswitchd.ErrInvalid)
+		port, in.Name, in.Type, model.ErrInvalid)
 }
 
 // SetApplyDelay makes every ApplyPort take d (before it takes effect), so that concurrent
@@ -149,16 +147,16 @@ func (f *Fake) MaxConcurrentApplyPort() int {
 	return f.maxApplying
 }
 
-func (f *Fake) status(kind reconcile.Kind, name, bridge string) reconcile.Status {
-	st := reconcile.Status{Kind: kind, Name: name, Bridge: bridge, State: reconcile.Ready}
+func (f *Fake) status(kind model.Kind, name, bridge string) model.Status {
+	st := model.Status{Kind: kind, Name: name, Bridge: bridge, State: model.StateReady}
 	if f.pending[st.Key()] {
-		st.State = reconcile.Pending
+		st.State = model.StatePending
 	}
 	return st
 }
 
 // notify sends one change batch to every subscriber, dropping those whose buffer is full.
-func (f *Fake) notify(changes ...reconcile.Status) {
+func (f *Fake) notify(changes ...model.Status) {
 	close(f.changed)
 	f.changed = make(chan struct{})
 	for ch := range f.subs {
@@ -172,22 +170,22 @@ func (f *Fake) notify(changes ...reconcile.Status) {
 }
 
 // ApplyBridge implements apiserver.Backend.
-func (f *Fake) ApplyBridge(ctx context.Context, b config.Bridge) (vswitchd.BridgeInfo, error) {
+func (f *Fake) ApplyBridge(ctx context.Context, b model.Bridge) (model.BridgeInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.check(ctx); err != nil {
-		return vswitchd.BridgeInfo{}, err
+		return model.BridgeInfo{}, err
 	}
 	switch {
 	case b.Name == "" || len(b.Name) > 15:
-		return vswitchd.BridgeInfo{}, fmt.Errorf("bridge %q: name must be 1 to 15 characters: %w", b.Name, vswitchd.ErrInvalid)
+		return model.BridgeInfo{}, fmt.Errorf("bridge %q: name must be 1 to 15 characters: %w", b.Name, model.ErrInvalid)
 	case len(b.Ports) > 0:
-		return vswitchd.BridgeInfo{}, fmt.Errorf("bridge %q: ports are applied with ApplyPort, not within the bridge: %w", b.Name, vswitchd.ErrInvalid)
+		return model.BridgeInfo{}, fmt.Errorf("bridge %q: ports are applied with ApplyPort, not within the bridge: %w", b.Name, model.ErrInvalid)
 	}
-	if old, ok := f.bridges[b.Name]; ok && old.Origin == vswitchd.OriginConfig {
-		return vswitchd.BridgeInfo{}, fmt.Errorf("bridge %q comes from the config file; edit the file and reload: %w", b.Name, vswitchd.ErrConflict)
+	if old, ok := f.bridges[b.Name]; ok && old.Origin == model.OriginConfig {
+		return model.BridgeInfo{}, fmt.Errorf("bridge %q comes from the config file; edit the file and reload: %w", b.Name, model.ErrConflict)
 	}
-	info := vswitchd.BridgeInfo{Spec: b, Origin: vswitchd.OriginAPI, Status: f.status(reconcile.KindBridge, b.Name, "")}
+	info := model.BridgeInfo{Spec: b, Origin: model.OriginAPI, Status: f.status(model.KindBridge, b.Name, "")}
 	f.bridges[b.Name] = info
 	f.notify(info.Status)
 	return info, nil
@@ -203,11 +201,11 @@ func (f *Fake) DeleteBridge(ctx context.Context, name string) error {
 	b, ok := f.bridges[name]
 	switch {
 	case !ok:
-		return fmt.Errorf("bridge %q: %w", name, vswitchd.ErrNotFound)
-	case b.Origin == vswitchd.OriginConfig:
-		return fmt.Errorf("bridge %q comes from the config file; remove it there and reload: %w", name, vswitchd.ErrConflict)
+		return fmt.Errorf("bridge %q: %w", name, model.ErrNotFound)
+	case b.Origin == model.OriginConfig:
+		return fmt.Errorf("bridge %q comes from the config file; remove it there and reload: %w", name, model.ErrConflict)
 	}
-	removed := []reconcile.Status{{Kind: reconcile.KindBridge, Name: name}}
+	removed := []model.Status{{Kind: model.KindBridge, Name: name}}
 	for pn, p := range f.ports {
 		if p.Bridge == name {
 			delete(f.ports, pn)
@@ -219,44 +217,44 @@ func (f *Fake) DeleteBridge(ctx context.Context, name string) error {
 	return nil
 }
 
-func removedPort(p vswitchd.PortInfo) []reconcile.Status {
-	out := []reconcile.Status{{Kind: reconcile.KindPort, Name: p.Spec.Name, Bridge: p.Bridge}}
+func removedPort(p model.PortInfo) []model.Status {
+	out := []model.Status{{Kind: model.KindPort, Name: p.Spec.Name, Bridge: p.Bridge}}
 	for _, in := range p.Spec.Interfaces {
-		out = append(out, reconcile.Status{Kind: reconcile.KindInterface, Name: in.Name, Bridge: p.Bridge})
+		out = append(out, model.Status{Kind: model.KindInterface, Name: in.Name, Bridge: p.Bridge})
 	}
 	return out
 }
 
 // Bridge implements apiserver.Backend.
-func (f *Fake) Bridge(name string) (vswitchd.BridgeInfo, error) {
+func (f *Fake) Bridge(name string) (model.BridgeInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
-		return vswitchd.BridgeInfo{}, f.err
+		return model.BridgeInfo{}, f.err
 	}
 	b, ok := f.bridges[name]
 	if !ok {
-		return vswitchd.BridgeInfo{}, fmt.Errorf("bridge %q is not managed by ovsplane: %w", name, vswitchd.ErrNotFound)
+		return model.BridgeInfo{}, fmt.Errorf("bridge %q is not managed by ovsplane: %w", name, model.ErrNotFound)
 	}
 	return b, nil
 }
 
 // Bridges implements apiserver.Backend.
-func (f *Fake) Bridges() []vswitchd.BridgeInfo {
+func (f *Fake) Bridges() []model.BridgeInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]vswitchd.BridgeInfo, 0, len(f.bridges))
+	out := make([]model.BridgeInfo, 0, len(f.bridges))
 	for _, b := range f.bridges {
 		out = append(out, b)
 	}
-	slices.SortFunc(out, func(a, b vswitchd.BridgeInfo) int { return cmp.Compare(a.Spec.Name, b.Spec.Name) })
+	slices.SortFunc(out, func(a, b model.BridgeInfo) int { return cmp.Compare(a.Spec.Name, b.Spec.Name) })
 	return out
 }
 
 // ApplyPort implements apiserver.Backend. An interface with the option RefuseOption is set up
 // in the error state with that option's value as its message, as ovs-vswitchd reports a
 // refused interface.
-func (f *Fake) ApplyPort(ctx context.Context, bridge string, p config.Port) (vswitchd.PortInfo, error) {
+func (f *Fake) ApplyPort(ctx context.Context, bridge string, p model.Port) (model.PortInfo, error) {
 	f.mu.Lock()
 	f.applying++
 	f.maxApplying = max(f.maxApplying, f.applying)
@@ -269,24 +267,24 @@ func (f *Fake) ApplyPort(ctx context.Context, bridge string, p config.Port) (vsw
 	}()
 	select {
 	case <-ctx.Done():
-		return vswitchd.PortInfo{}, fmt.Errorf("port %q: %w", p.Name, ctx.Err())
+		return model.PortInfo{}, fmt.Errorf("port %q: %w", p.Name, ctx.Err())
 	case <-time.After(delay):
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.check(ctx); err != nil {
-		return vswitchd.PortInfo{}, err
+		return model.PortInfo{}, err
 	}
 	if err := f.validatePort(bridge, p); err != nil {
-		return vswitchd.PortInfo{}, err
+		return model.PortInfo{}, err
 	}
-	info := vswitchd.PortInfo{Bridge: bridge, Spec: p, Origin: vswitchd.OriginAPI, Status: f.status(reconcile.KindPort, p.Name, bridge)}
-	changes := []reconcile.Status{info.Status}
+	info := model.PortInfo{Bridge: bridge, Spec: p, Origin: model.OriginAPI, Status: f.status(model.KindPort, p.Name, bridge)}
+	changes := []model.Status{info.Status}
 	for _, in := range p.Interfaces {
-		st := f.status(reconcile.KindInterface, in.Name, bridge)
+		st := f.status(model.KindInterface, in.Name, bridge)
 		if msg := in.Options[RefuseOption]; msg != "" {
-			st.State, st.Error = reconcile.Error, msg
-			info.Status.State, info.Status.Error = reconcile.Error, fmt.Sprintf("interface %s: %s", in.Name, msg)
+			st.State, st.Error = model.StateError, msg
+			info.Status.State, info.Status.Error = model.StateError, fmt.Sprintf("interface %s: %s", in.Name, msg)
 			changes[0] = info.Status
 		} else {
 			st.Ofport = f.nextOF
@@ -300,18 +298,18 @@ func (f *Fake) ApplyPort(ctx context.Context, bridge string, p config.Port) (vsw
 	return info, nil
 }
 
-func (f *Fake) validatePort(bridge string, p config.Port) error {
+func (f *Fake) validatePort(bridge string, p model.Port) error {
 	if p.Name == "" {
-		return fmt.Errorf("port: name required: %w", vswitchd.ErrInvalid)
+		return fmt.Errorf("port: name required: %w", model.ErrInvalid)
 	}
 	if len(p.Interfaces) == 0 {
-		return fmt.Errorf("port %q: at least one interface required (for a plain port, one with the port's name): %w", p.Name, vswitchd.ErrInvalid)
+		return fmt.Errorf("port %q: at least one interface required (for a plain port, one with the port's name): %w", p.Name, model.ErrInvalid)
 	}
 	if _, ok := f.bridges[bridge]; !ok {
-		return fmt.Errorf("port %q: bridge %q is not managed by ovsplane (apply it first): %w", p.Name, bridge, vswitchd.ErrNotFound)
+		return fmt.Errorf("port %q: bridge %q is not managed by ovsplane (apply it first): %w", p.Name, bridge, model.ErrNotFound)
 	}
 	if old, ok := f.ports[p.Name]; ok && old.Bridge != bridge {
-		return fmt.Errorf("port %q is on bridge %q; delete it there first: %w", p.Name, old.Bridge, vswitchd.ErrConflict)
+		return fmt.Errorf("port %q is on bridge %q; delete it there first: %w", p.Name, old.Bridge, model.ErrConflict)
 	}
 	for _, in := range p.Interfaces {
 		if err := f.checkType(p.Name, in); err != nil {
@@ -330,7 +328,7 @@ func (f *Fake) DeletePort(ctx context.Context, name string) error {
 	}
 	p, ok := f.ports[name]
 	if !ok {
-		return fmt.Errorf("port %q is not managed by ovsplane: %w", name, vswitchd.ErrNotFound)
+		return fmt.Errorf("port %q is not managed by ovsplane: %w", name, model.ErrNotFound)
 	}
 	delete(f.ports, name)
 	f.notify(removedPort(p)...)
@@ -338,26 +336,26 @@ func (f *Fake) DeletePort(ctx context.Context, name string) error {
 }
 
 // Port implements apiserver.Backend.
-func (f *Fake) Port(name string) (vswitchd.PortInfo, error) {
+func (f *Fake) Port(name string) (model.PortInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
-		return vswitchd.PortInfo{}, f.err
+		return model.PortInfo{}, f.err
 	}
 	p, ok := f.ports[name]
 	if !ok {
-		return vswitchd.PortInfo{}, fmt.Errorf("port %q is not managed by ovsplane: %w", name, vswitchd.ErrNotFound)
+		return model.PortInfo{}, fmt.Errorf("port %q is not managed by ovsplane: %w", name, model.ErrNotFound)
 	}
 	return f.refreshPort(p), nil
 }
 
 // refreshPort applies SetPending to a stored port's statuses.
-func (f *Fake) refreshPort(p vswitchd.PortInfo) vswitchd.PortInfo {
+func (f *Fake) refreshPort(p model.PortInfo) model.PortInfo {
 	p.Status.State = f.pendingState(p.Status)
 	p.Interfaces = slices.Clone(p.Interfaces)
 	for i, st := range p.Interfaces {
 		p.Interfaces[i].State = f.pendingState(st)
-		if p.Interfaces[i].State != reconcile.Ready {
+		if p.Interfaces[i].State != model.StateReady {
 			p.Interfaces[i].Ofport = 0
 		}
 	}
@@ -366,32 +364,32 @@ func (f *Fake) refreshPort(p vswitchd.PortInfo) vswitchd.PortInfo {
 
 // pendingState is st's state with SetPending applied: pending while held, ready after unless
 // in error.
-func (f *Fake) pendingState(st reconcile.Status) reconcile.State {
+func (f *Fake) pendingState(st model.Status) model.State {
 	switch {
-	case st.State == reconcile.Error:
-		return reconcile.Error
+	case st.State == model.StateError:
+		return model.StateError
 	case f.pending[st.Key()]:
-		return reconcile.Pending
+		return model.StatePending
 	}
-	return reconcile.Ready
+	return model.StateReady
 }
 
 // Ports implements apiserver.Backend.
-func (f *Fake) Ports(bridge string) []vswitchd.PortInfo {
+func (f *Fake) Ports(bridge string) []model.PortInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := []vswitchd.PortInfo{}
+	out := []model.PortInfo{}
 	for _, p := range f.ports {
 		if bridge == "" || p.Bridge == bridge {
 			out = append(out, f.refreshPort(p))
 		}
 	}
-	slices.SortFunc(out, func(a, b vswitchd.PortInfo) int { return cmp.Compare(a.Spec.Name, b.Spec.Name) })
+	slices.SortFunc(out, func(a, b model.PortInfo) int { return cmp.Compare(a.Spec.Name, b.Spec.Name) })
 	return out
 }
 
 // Status implements apiserver.Backend.
-func (f *Fake) Status() []reconcile.Status {
+func (f *Fake) Status() []model.Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.statusLocked()
@@ -399,8 +397,8 @@ func (f *Fake) Status() []reconcile.Status {
 
 // statusLocked lists every object: bridges by name, each followed by its ports by name, each
 // followed by its interfaces.
-func (f *Fake) statusLocked() []reconcile.Status {
-	var out []reconcile.Status
+func (f *Fake) statusLocked() []model.Status {
+	var out []model.Status
 	names := make([]string, 0, len(f.bridges))
 	for n := range f.bridges {
 		names = append(names, n)
@@ -410,13 +408,13 @@ func (f *Fake) statusLocked() []reconcile.Status {
 		st := f.bridges[bn].Status
 		st.State = f.pendingState(st)
 		out = append(out, st)
-		var ports []vswitchd.PortInfo
+		var ports []model.PortInfo
 		for _, p := range f.ports {
 			if p.Bridge == bn {
 				ports = append(ports, p)
 			}
 		}
-		slices.SortFunc(ports, func(a, b vswitchd.PortInfo) int { return cmp.Compare(a.Spec.Name, b.Spec.Name) })
+		slices.SortFunc(ports, func(a, b model.PortInfo) int { return cmp.Compare(a.Spec.Name, b.Spec.Name) })
 		for _, p := range ports {
 			p = f.refreshPort(p)
 			out = append(out, p.Status)
@@ -427,10 +425,10 @@ func (f *Fake) statusLocked() []reconcile.Status {
 }
 
 // Subscribe implements apiserver.Backend.
-func (f *Fake) Subscribe(ctx context.Context) ([]reconcile.Status, <-chan []reconcile.Status) {
+func (f *Fake) Subscribe(ctx context.Context) ([]model.Status, <-chan []model.Status) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ch := make(chan []reconcile.Status, SubscriberBuffer)
+	ch := make(chan []model.Status, SubscriberBuffer)
 	f.subs[ch] = struct{}{}
 	context.AfterFunc(ctx, func() {
 		f.mu.Lock()
@@ -445,7 +443,7 @@ func (f *Fake) Subscribe(ctx context.Context) ([]reconcile.Status, <-chan []reco
 
 // WaitReady implements apiserver.Backend. An object in the error state ends the wait with an
 // error naming it (wrapping no sentinel, as a refused interface is not a call error).
-func (f *Fake) WaitReady(ctx context.Context, keys []string) ([]reconcile.Status, error) {
+func (f *Fake) WaitReady(ctx context.Context, keys []string) ([]model.Status, error) {
 	for {
 		f.mu.Lock()
 		if f.err != nil {
@@ -455,18 +453,18 @@ func (f *Fake) WaitReady(ctx context.Context, keys []string) ([]reconcile.Status
 		all := f.statusLocked()
 		changed := f.changed
 		f.mu.Unlock()
-		var got []reconcile.Status
+		var got []model.Status
 		ready := true
 		for _, k := range keys {
-			i := slices.IndexFunc(all, func(s reconcile.Status) bool { return s.Key() == k })
+			i := slices.IndexFunc(all, func(s model.Status) bool { return s.Key() == k })
 			if i < 0 {
-				return nil, fmt.Errorf("%s is not managed by ovsplane: %w", k, vswitchd.ErrNotFound)
+				return nil, fmt.Errorf("%s is not managed by ovsplane: %w", k, model.ErrNotFound)
 			}
 			st := all[i]
-			if st.State == reconcile.Error {
+			if st.State == model.StateError {
 				return append(got, st), fmt.Errorf("%s failed: %s", k, st.Error)
 			}
-			ready = ready && st.State == reconcile.Ready
+			ready = ready && st.State == model.StateReady
 			got = append(got, st)
 		}
 		if ready {
@@ -494,11 +492,11 @@ func (f *Fake) Reload(ctx context.Context) error {
 }
 
 // Health implements apiserver.Backend.
-func (f *Fake) Health(context.Context) vswitchd.Health {
+func (f *Fake) Health(context.Context) model.Health {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := vswitchd.Health{Version: vswitchd.Version, Mode: vswitchd.ModeEmbedded, OVSDBEndpoint: "unix:/fake/db.sock",
-		OVSDBConnected: true, Objects: map[reconcile.State]int{}}
+	h := model.Health{Version: model.Version, Mode: model.ModeEmbedded, OVSDBEndpoint: "unix:/fake/db.sock",
+		OVSDBConnected: true, Objects: map[model.State]int{}}
 	for _, st := range f.statusLocked() {
 		h.Objects[st.State]++
 	}

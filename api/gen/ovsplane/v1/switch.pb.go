@@ -318,7 +318,7 @@ func (PluginState) EnumDescriptor() ([]byte, []int) {
 	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{4}
 }
 
-// Bridge is the desired state of one OVS bridge (vswitchd/config.Bridge without its ports).
+// Bridge is the desired state of one OVS bridge (model.Bridge without its ports).
 type Bridge struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is also the name of the bridge's local port and interface.

@@ -1,4 +1,4 @@
-package config
+package desired
 
 import "fmt"
 
@@ -11,7 +11,7 @@ type listShape struct {
 
 // desiredLists are the list-valued keys of the desired state and of the plugin list. The
 // decoder's weak typing would read a mapping there as a list of one item (and an empty
-// mapping as an empty list: `bridges: {}` would prune every bridge), so listShapes rejects
+// mapping as an empty list: `bridges: {}` would prune every bridge), so ListShapes rejects
 // them first.
 var desiredLists = map[string]listShape{
 	"bridges": {what: "bridge", items: map[string]listShape{
@@ -27,9 +27,9 @@ var desiredLists = map[string]listShape{
 	}},
 }
 
-// listShapes returns one error per list-valued key of desired (the file's bridges, plugins…
-// as parsed by parseYAML) that holds a mapping instead of a list, naming its path and the fix.
-func listShapes(desired map[string]any) []error {
+// ListShapes returns one error per list-valued key of desired (the file's bridges, plugins…
+// as parsed by Parse) that holds a mapping instead of a list, naming its path and the fix.
+func ListShapes(desired map[string]any) []error {
 	var errs []error
 	var walk func(path string, v any, s listShape)
 	walk = func(path string, v any, s listShape) {

@@ -1,17 +1,17 @@
-package apiclient_test
+package client_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/ovsplane/ovsplane/vswitchd/apiclient"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/api/client"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 func TestDialAddresses(t *testing.T) {
 	for _, tc := range []struct {
 		addr    string
-		opts    []apiclient.Option
+		opts    []client.Option
 		wantErr string
 	}{
 		{addr: "unix:/var/lib/ovsplane/ovsplaned.sock"},
@@ -21,11 +21,11 @@ func TestDialAddresses(t *testing.T) {
 		{addr: "tcp:localhost", wantErr: "not tcp:HOST:PORT"},
 		{addr: "ssl:127.0.0.1:1", wantErr: "must start with"},
 		{addr: "/var/lib/ovsplane/ovsplaned.sock", wantErr: "must start with"},
-		{addr: "tcp:127.0.0.1:1", opts: []apiclient.Option{apiclient.WithTLS(config.TLS{CACert: "/nonexistent/ca.pem"})}, wantErr: "/nonexistent/ca.pem"},
-		{addr: "tcp:127.0.0.1:1", opts: []apiclient.Option{apiclient.WithTLS(config.TLS{Certificate: "/nonexistent/c.pem", PrivateKey: "/nonexistent/k.pem"})}, wantErr: "/nonexistent/c.pem"},
+		{addr: "tcp:127.0.0.1:1", opts: []client.Option{client.WithTLS(model.TLS{CACert: "/nonexistent/ca.pem"})}, wantErr: "/nonexistent/ca.pem"},
+		{addr: "tcp:127.0.0.1:1", opts: []client.Option{client.WithTLS(model.TLS{Certificate: "/nonexistent/c.pem", PrivateKey: "/nonexistent/k.pem"})}, wantErr: "/nonexistent/c.pem"},
 	} {
 		t.Run(tc.addr, func(t *testing.T) {
-			c, err := apiclient.Dial(tc.addr, tc.opts...)
+			c, err := client.Dial(tc.addr, tc.opts...)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Dial: %v", err)
@@ -40,8 +40,5 @@ func TestDialAddresses(t *testing.T) {
 				t.Errorf("Dial = %v, want an error containing %q", err, tc.wantErr)
 			}
 		})
-	}
-	if apiclient.DefaultAddr != "unix:/var/lib/ovsplane/ovsplaned.sock" {
-		t.Errorf("DefaultAddr = %q", apiclient.DefaultAddr)
 	}
 }

@@ -1,4 +1,4 @@
-package apiclient
+package client
 
 import (
 	"context"
@@ -9,19 +9,16 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"connectrpc.com/connect"
 
 	"github.com/ovsplane/ovsplane/api/gen/ovsplane/v1/ovsplanev1connect"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/model"
 )
 
-// DefaultAddr is the daemon's default API address: unix:<default data dir>/ovsplaned.sock.
-var DefaultAddr = "unix:" + filepath.Join(config.DefaultDataDir, config.SocketName)
-
-// EnvAddr names the environment variable that overrides DefaultAddr in the command-line tools.
+// EnvAddr names the environment variable that overrides the default address
+// (model.DefaultAPIAddr) in the command-line tools.
 const EnvAddr = "OVSPLANE_API"
 
 // ErrUnreachable matches (errors.Is) the error of a call that could not connect to the daemon:
@@ -46,7 +43,7 @@ func (c *Client) Close() error {
 }
 
 type options struct {
-	tls        config.TLS
+	tls        model.TLS
 	serverName string
 	connect    bool
 	copts      []connect.ClientOption
@@ -59,7 +56,7 @@ type Option func(*options)
 // (the system roots when empty); Certificate and PrivateKey are the client's certificate,
 // which the daemon requires on every tcp: listener (mutual TLS) and maps to a role by its
 // names (api.auth.*.subjects): without one the daemon ends the handshake.
-func WithTLS(t config.TLS) Option { return func(o *options) { o.tls = t } }
+func WithTLS(t model.TLS) Option { return func(o *options) { o.tls = t } }
 
 // WithServerName sets the name the daemon's certificate must carry (default: the host of
 // the tcp: address).
@@ -90,7 +87,7 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 	switch kind {
 	case "unix":
 		if rest == "" {
-			return nil, fmt.Errorf("API address %q has no socket path (write unix:%s)", addr, strings.TrimPrefix(DefaultAddr, "unix:"))
+			return nil, fmt.Errorf("API address %q has no socket path (write unix:%s)", addr, strings.TrimPrefix(model.DefaultAPIAddr(), "unix:"))
 		}
 		t = unixTransport(addr, rest)
 		baseURL = "http://ovsplaned"

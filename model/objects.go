@@ -1,0 +1,132 @@
+package model
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Bridge is one desired OVS bridge. Its name is also the name of its local (internal) port.
+// The struct tags are the configuration file's keys (vswitchd/config decodes the file into
+// these types); the API has its own wire form (api/convert).
+type Bridge struct {
+	Name string `mapstructure:"name" yaml:"name"`
+	// DatapathType is "" or "system" (kernel) or "netdev" (userspace, DPDK).
+	DatapathType string `mapstructure:"datapath_type" yaml:"datapath_type,omitempty"`
+	// FailMode is "", "standalone" or "secure".
+	FailMode string `mapstructure:"fail_mode" yaml:"fail_mode,omitempty"`
+	// Protocols are OpenFlow10 ... OpenFlow15.
+	Protocols []string `mapstructure:"protocols" yaml:"protocols,omitempty"`
+	// Controllers are OpenFlow controller targets (tcp:, ssl:, unix:, ptcp:, pssl:, punix:).
+	Controllers []string          `mapstructure:"controller" yaml:"controller,omitempty"`
+	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
+	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+	Ports       []Port            `mapstructure:"ports" yaml:"ports,omitempty"`
+}
+
+// Port is one port of a bridge. A port with two or more interfaces is a bond.
+type Port struct {
+	Name string `mapstructure:"name" yaml:"name"`
+	// Tag is the access VLAN (0..4095); nil means none.
+	Tag *int `mapstructure:"tag" yaml:"tag,omitempty"`
+	// Trunks are the VLANs (0..4095) a trunk port carries; empty means all.
+	Trunks []int `mapstructure:"trunks" yaml:"trunks,omitempty"`
+	// BondMode is "", active-backup, balance-slb or balance-tcp; only for bonds.
+	BondMode    string            `mapstructure:"bond_mode" yaml:"bond_mode,omitempty"`
+	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
+	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+	Interfaces  []Interface       `mapstructure:"interfaces" yaml:"interfaces"`
+}
+
+// Interface is one interface of a port.
+type Interface struct {
+	Name string `mapstructure:"name" yaml:"name"`
+	// Type is one of InterfaceTypes; "" means system.
+	Type    string            `mapstructure:"type" yaml:"type,omitempty"`
+	Options map[string]string `mapstructure:"options" yaml:"options,omitempty"`
+	// MTURequest is the requested MTU (68..65535); nil leaves OVS's default.
+	MTURequest *int `mapstructure:"mtu_request" yaml:"mtu_request,omitempty"`
+	// OFPortRequest is the requested OpenFlow port number (1..65279); nil lets OVS choose.
+	OFPortRequest *int              `mapstructure:"ofport_request" yaml:"ofport_request,omitempty"`
+	OtherConfig   map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
+	ExternalIDs   map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+}
+
+// InterfaceTypes lists the interface types the configuration accepts, in the order error
+// messages show them. "" is the same as "system". Callers must not modify it.
+var InterfaceTypes = []string{"", "system", "internal", "dpdk", "dpdkvhostuser", "dpdkvhostuserclient",
+	"patch", "vxlan", "geneve", "gre", "tap"}
+
+// Canonical returns a deep copy of b in canonical form: ports sorted by name, each in
+// canonical form (see Port.Canonical); protocols and controllers sorted; empty maps and lists
+// nil. Two bridges ask for the same OVSDB contents exactly when their canonical forms are
+// equal (reflect.DeepEqual). b is not modified.
+func (b Bridge) Canonical() Bridge {
+	nb := b
+	nb.Protocols = sortedCopy(b.Protocols)
+	nb.Controllers = sortedCopy(b.Controllers)
+	nb.OtherConfig = cloneMap(b.OtherConfig)
+	nb.ExternalIDs = cloneMap(b.ExternalIDs)
+	nb.Ports = nil
+	for _, p := range b.Ports {
+		nb.Ports = append(nb.Ports, p.Canonical())
+	}
+	slices.SortFunc(nb.Ports, func(a, b Port) int { return strings.Compare(a.Name, b.Name) })
+	return nb
+}
+
+// Canonical returns a deep copy of p in canonical form: interfaces sorted by name, each in
+// canonical form (see Interface.Canonical); trunks sorted; empty maps and lists nil. p is not
+// modified.
+func (p Port) Canonical() Port {
+	np := p
+	np.Tag = cloneInt(p.Tag)
+	np.Trunks = sortedCopy(p.Trunks)
+	np.OtherConfig = cloneMap(p.OtherConfig)
+	np.ExternalIDs = cloneMap(p.ExternalIDs)
+	np.Interfaces = nil
+	for _, in := range p.Interfaces {
+		np.Interfaces = append(np.Interfaces, in.Canonical())
+	}
+	slices.SortFunc(np.Interfaces, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+	return np
+}
+
+// Canonical returns a deep copy of in in canonical form: type "system" written as "" (they
+// are the same type), empty maps nil. in is not modified.
+func (in Interface) Canonical() Interface {
+	ni := in
+	if ni.Type == "system" {
+		ni.Type = ""
+	}
+	ni.Options = cloneMap(in.Options)
+	ni.OtherConfig = cloneMap(in.OtherConfig)
+	ni.ExternalIDs = cloneMap(in.ExternalIDs)
+	ni.MTURequest = cloneInt(in.MTURequest)
+	ni.OFPortRequest = cloneInt(in.OFPortRequest)
+	return ni
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
+func cloneInt(p *int) *int {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func sortedCopy[T interface{ ~int | ~string }](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
