@@ -20,10 +20,10 @@ const RequireEnv = "OVSPLANE_REQUIRE_LAB"
 const (
 	// SchemaPath is the Open_vSwitch schema StartOVSDB creates databases from.
 	SchemaPath = "/usr/share/openvswitch/vswitch.ovsschema"
-	// VswitchdPath is the ovs-vswitchd without DPDK, for Dummy and Userspace.
-	VswitchdPath = "/usr/lib/openvswitch-switch/ovs-vswitchd"
-	// VswitchdDPDKPath is the ovs-vswitchd built with DPDK, for DPDK.
-	VswitchdDPDKPath = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+	// OVSVswitchdPath is the ovs-vswitchd without DPDK, for Dummy and Userspace.
+	OVSVswitchdPath = "/usr/lib/openvswitch-switch/ovs-vswitchd"
+	// OVSVswitchdDPDKPath is the ovs-vswitchd built with DPDK, for DPDK.
+	OVSVswitchdDPDKPath = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 )
 
 // Fixes Require suggests.
@@ -132,9 +132,9 @@ func check(t testing.TB, n Need) []string {
 		return nil
 	case NeedOVS:
 		return append(missingPrograms("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-appctl"),
-			missingFiles(SchemaPath, VswitchdPath)...)
+			missingFiles(SchemaPath, OVSVswitchdPath)...)
 	case NeedDPDK:
-		if p := missingFiles(VswitchdDPDKPath); p != nil {
+		if p := missingFiles(OVSVswitchdDPDKPath); p != nil {
 			return p
 		}
 		return checkHugepages(t)
