@@ -32,7 +32,7 @@ func newSetup(b *testing.B) *setup {
 	b.Helper()
 	lab.Require(b, lab.NeedOVS)
 	db := lab.StartOVSDB(b)
-	db.StartVswitchd(b, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(b, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{db.Endpoint}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

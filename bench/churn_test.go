@@ -79,7 +79,7 @@ func (p churnPhase) String() string {
 // bridge br0 (no ports yet), and the ports to churn.
 type churnEnv struct {
 	db           *lab.OVSDB
-	vs           *lab.Vswitchd
+	vs           *lab.OVSVswitchd
 	raw          rawOVSDB
 	names        []string // p0 … p(N-1)
 	clients      int
@@ -281,12 +281,12 @@ func newChurnEnv(tb testing.TB, size churnSize) *churnEnv {
 		names: make([]string, size.ports), phaseTimeout: size.phaseTimeout}
 	if size.dpdk {
 		lab.Require(tb, lab.NeedDPDK)
-		e.vs = db.StartVswitchd(tb, lab.VswitchdSpec{Mode: lab.DPDK, StartTimeout: 2 * time.Minute})
+		e.vs = db.StartOVSVswitchd(tb, lab.OVSVswitchdSpec{Mode: lab.DPDK, StartTimeout: 2 * time.Minute})
 		e.vhostDir = tb.TempDir()
 		db.Vsctl(tb, "add-br", "br0", "--", "set", "Bridge", "br0", "datapath_type=netdev")
 	} else {
 		// Stopping a vswitchd that still has thousands of ports takes a while; a failed run may.
-		e.vs = db.StartVswitchd(tb, lab.VswitchdSpec{Mode: lab.Dummy, StartTimeout: 2 * time.Minute})
+		e.vs = db.StartOVSVswitchd(tb, lab.OVSVswitchdSpec{Mode: lab.Dummy, StartTimeout: 2 * time.Minute})
 		db.Vsctl(tb, "add-br", "br0")
 	}
 	for i := range e.names {

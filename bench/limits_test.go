@@ -46,7 +46,7 @@ func BenchmarkLimitsPeakRSS(b *testing.B) {
 	for range b.N {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		db := lab.StartOVSDB(b)
-		db.StartVswitchd(b, lab.VswitchdSpec{Mode: lab.Dummy})
+		db.StartOVSVswitchd(b, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 		d := newBenchDaemon(b, db)
 		d.start(ctx)
 		_, rest := d.rssKB()

@@ -41,7 +41,7 @@ func runScale(tb testing.TB, n, extra int) scaleResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()
 	db := lab.StartOVSDB(tb)
-	db.StartVswitchd(tb, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(tb, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	d := newBenchDaemon(tb, db)
 	d.start(ctx)
 	res := scaleResult{ports: n, extra: extra}

@@ -205,7 +205,7 @@ func newVsctlLab(b *testing.B, tools [2]vsctlTool, launcher string, n int, wait 
 	}
 	l.checkPortCount(b)
 	if wait {
-		db.StartVswitchd(b, lab.VswitchdSpec{Mode: lab.Dummy, StartTimeout: 5 * time.Minute})
+		db.StartOVSVswitchd(b, lab.OVSVswitchdSpec{Mode: lab.Dummy, StartTimeout: 5 * time.Minute})
 	}
 	b.Logf("br0 with %d ports ready in %.1f s", n, time.Since(start).Seconds())
 	return l

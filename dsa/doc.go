@@ -1,3 +1,4 @@
-// Package dsa will discover and configure Intel DSA work queues through sysfs (idxd), behind small
-// interfaces so that tests run against a faithful fake kernel. It is built with the dsa plugin.
+// Package dsa is reserved for Intel DSA support (discovering and configuring DSA work queues
+// through sysfs, idxd). Nothing is implemented yet: the package has no code, nothing imports it,
+// and there is no dsa plugin.
 package dsa

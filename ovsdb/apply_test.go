@@ -13,7 +13,7 @@ import (
 
 func TestCommitWaitsForVswitchdAndReportsOfports(t *testing.T) {
 	e := newEnv(t)
-	ovsdbtest.StartVswitchd(t, e.srv)
+	ovsdbtest.StartOVSVswitchd(t, e.srv)
 	res, err := e.c.NewTxn(1).
 		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
 		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "dpdk0", Interfaces: []ovsdb.InterfaceSpec{{
@@ -51,7 +51,7 @@ func TestCommitWaitsForVswitchdAndReportsOfports(t *testing.T) {
 
 func TestVswitchdErrorsComeBackPerInterface(t *testing.T) {
 	e := newEnv(t)
-	ovsdbtest.StartVswitchd(t, e.srv)
+	ovsdbtest.StartOVSVswitchd(t, e.srv)
 	res, err := e.c.NewTxn(1).
 		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
 		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "good", Interfaces: []ovsdb.InterfaceSpec{{Name: "good", Type: "internal"}}}).
@@ -90,7 +90,7 @@ func TestVswitchdErrorsComeBackPerInterface(t *testing.T) {
 
 func TestWaitAppliedTimeoutAndCancel(t *testing.T) {
 	e := newEnv(t)
-	sim := ovsdbtest.StartVswitchd(t, e.srv)
+	sim := ovsdbtest.StartOVSVswitchd(t, e.srv)
 	sim.PauseAck()
 	tx := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"})
 
@@ -174,7 +174,7 @@ func TestStatisticsAreCachedOnlyWhenAskedFor(t *testing.T) {
 	for _, withStats := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "MonitorStatistics"}[withStats], func(t *testing.T) {
 			e := newEnv(t, func(c *ovsdb.Config) { c.MonitorStatistics = withStats })
-			ovsdbtest.StartVswitchd(t, e.srv)
+			ovsdbtest.StartOVSVswitchd(t, e.srv)
 			res, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctxT(t), ovsdb.CommitOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -212,7 +212,7 @@ func TestCloseDuringOutageStopsReconnecting(t *testing.T) {
 
 func TestApplyTimeoutBoundsTheWait(t *testing.T) {
 	e := newEnv(t)
-	sim := ovsdbtest.StartVswitchd(t, e.srv)
+	sim := ovsdbtest.StartOVSVswitchd(t, e.srv)
 	sim.PauseAck()
 	// No deadline on ctx at all: only ApplyTimeout can end the wait.
 	res, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).

@@ -1,6 +1,14 @@
-// Package ovsdb is ovsplane's only door to the Open_vSwitch database: the one package that
-// imports libovsdb. Everything else (the daemon, vsctl, the plugin host) uses its typed
-// operations.
+// Package ovsdb is the daemon's door to the Open_vSwitch database: a cached, reconnecting client
+// on libovsdb with typed, idempotent operations. The daemon core (vswitchd, vswitchd/reconcile,
+// vswitchd/batch) writes OVSDB only through it.
+//
+// It is not the only package on the database. Its neighbours under ovsdb/: vswitch (the models
+// generated from the schema, on libovsdb's model package), dbcmd (a second, lean JSON-RPC client
+// without a cache, for vsctl's short-lived invocations; the daemon uses it only to probe
+// ovs-vswitchd's lock), embedded (an OVSDB server of our own, on libovsdb's database engine, for
+// the daemon's embedded mode), simvswitchd (a simulated ovs-vswitchd, a libovsdb client) and
+// ovsdbtest (libovsdb's in-memory server for tests). See docs/decisions for why there are two
+// clients and two servers.
 //
 // # The client
 //

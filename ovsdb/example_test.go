@@ -9,6 +9,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 )
 
 // Build a DPDK bridge with one NIC and one vhost-user port in one transaction, wait for
@@ -19,7 +20,7 @@ func Example() {
 	defer cancel()
 	srv, _ := ovsdbtest.New(ctx, ovsdbtest.Config{})
 	defer srv.Close()
-	sim, _ := ovsdbtest.NewVswitchd(ctx, ovsdbtest.VswitchdConfig{Endpoint: srv.Endpoint()})
+	sim, _ := simvswitchd.New(ctx, simvswitchd.Config{Endpoint: srv.Endpoint()})
 	defer sim.Close()
 
 	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{srv.Endpoint()}, Owner: "example",

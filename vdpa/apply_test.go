@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fakekernel"
+	"github.com/ovsplane/ovsplane/vdpa/simkernel"
 )
 
 // TestApplyTwiceTeardownRestores: for every mode and starting point, Apply provisions and reports
@@ -22,7 +22,7 @@ func TestApplyTwiceTeardownRestores(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := loadFixture(t, c.fixture)
 			if c.name == "kernel-udev-slow" {
-				f.Fake["udev-delay"] = "60ms"
+				f.Knobs["udev-delay"] = "60ms"
 			}
 			k, h := boot(t, f)
 			before := dump(t, k)
@@ -226,8 +226,8 @@ func TestApplyRefusesOtherPortsState(t *testing.T) {
 // its own bound.
 func TestWaitCharDevCancellable(t *testing.T) {
 	f := loadFixture(t, "cx6dx-switchdev")
-	f.Fake["udev"] = "off"
-	k, err := fakekernel.New(t.TempDir(), f)
+	f.Knobs["udev"] = "off"
+	k, err := simkernel.New(t.TempDir(), f)
 	if err != nil {
 		t.Fatal(err)
 	}

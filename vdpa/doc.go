@@ -10,9 +10,10 @@
 // A Host is built from three small interfaces defined here: FS (rooted sysfs, /dev and /proc
 // access; vdpa/sysfs implements it over a directory), VDPANetlink (the kernel's "vdpa" generic
 // netlink family) and Devlink (eswitch mode); vdpa/nlkernel implements the last two over
-// github.com/vishvananda/netlink. Tests use vdpa/fakekernel instead, which implements all three
-// over a fixture tree (vdpa/fixture) and enforces the kernel's rules and errno values while
-// mutating the tree the way the kernel would.
+// github.com/vishvananda/netlink. Tests, and the vdpa plugin's simulate mode, use vdpa/simkernel
+// instead, a simulated kernel that implements all three over a host description (vdpa/simhost)
+// and enforces the kernel's rules and errno values while mutating the tree the way the kernel
+// would.
 //
 // The entry points the vdpa plugin calls:
 //

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fixture"
+	"github.com/ovsplane/ovsplane/vdpa/simhost"
 )
 
 const pf0 = "0000:65:00.0"
@@ -21,7 +21,7 @@ func planErr(t *testing.T, name string, req vdpa.Request, ovs vdpa.OVSState) err
 }
 
 // planApplyErr plans and applies; the plan must succeed, the apply's error is returned.
-func planApplyErr(t *testing.T, f *fixture.Fixture, req vdpa.Request, ovs vdpa.OVSState) error {
+func planApplyErr(t *testing.T, f *simhost.Fixture, req vdpa.Request, ovs vdpa.OVSState) error {
 	t.Helper()
 	_, h := boot(t, f)
 	p, err := h.Plan(ctx, req, ovs, nil)
@@ -32,7 +32,7 @@ func planApplyErr(t *testing.T, f *fixture.Fixture, req vdpa.Request, ovs vdpa.O
 	return err
 }
 
-func withFixture(t *testing.T, name string, edit func(*fixture.Fixture)) *fixture.Fixture {
+func withFixture(t *testing.T, name string, edit func(*simhost.Fixture)) *simhost.Fixture {
 	f := loadFixture(t, name)
 	edit(f)
 	return f
@@ -51,15 +51,15 @@ var errCases = []errCase{
 		return planErr(t, "cx6dx-nomodules", vdpa.Request{Name: "vm1", PF: pf0, VF: 0}, stockOVS)
 	}},
 	{"kernel older than 5.12", vdpa.CodeNoNetlink, "5.12", func(t *testing.T) error {
-		f := withFixture(t, "cx6dx-switchdev", func(f *fixture.Fixture) {
-			f.Tree["proc/sys/kernel/osrelease"] = fixture.Entry{Kind: fixture.File, Value: "5.10.0-28-amd64"}
+		f := withFixture(t, "cx6dx-switchdev", func(f *simhost.Fixture) {
+			f.Tree["proc/sys/kernel/osrelease"] = simhost.Entry{Kind: simhost.File, Value: "5.10.0-28-amd64"}
 		})
 		_, h := boot(t, f)
 		_, err := h.Plan(ctx, vdpa.Request{Name: "vm1", PF: pf0, VF: 0}, stockOVS, nil)
 		return err
 	}},
 	{"bus driver not loaded", vdpa.CodeNoBusDriver, "modprobe virtio_vdpa", func(t *testing.T) error {
-		f := withFixture(t, "cx6dx-switchdev", func(f *fixture.Fixture) {
+		f := withFixture(t, "cx6dx-switchdev", func(f *simhost.Fixture) {
 			f.Remove("sys/bus/vdpa/drivers/virtio_vdpa")
 			f.Remove("sys/module/virtio_vdpa")
 		})
@@ -71,7 +71,7 @@ var errCases = []errCase{
 		return planErr(t, "bluefield-dpu", vdpa.Request{Name: "vm1", PF: pf0, VF: 0, Eswitch: "skip"}, stockOVS)
 	}},
 	{"mgmtdev never appears", vdpa.CodeNoMgmtDev, "enable_vnet", func(t *testing.T) error {
-		f := withFixture(t, "cx6dx-legacy", func(f *fixture.Fixture) { f.Fake["vnet"] = "off" })
+		f := withFixture(t, "cx6dx-legacy", func(f *simhost.Fixture) { f.Knobs["vnet"] = "off" })
 		return planApplyErr(t, f, vdpa.Request{Name: "vm1", PF: pf0, VF: 0}, stockOVS)
 	}},
 	{"PF absent", vdpa.CodePFNotFound, "lspci", func(t *testing.T) error {
@@ -84,8 +84,8 @@ var errCases = []errCase{
 		return planErr(t, "cx6dx-switchdev", vdpa.Request{Name: "vm1", PF: pf0, VF: 8}, stockOVS)
 	}},
 	{"firmware SR-IOV off", vdpa.CodeSRIOVCap, "mlxconfig", func(t *testing.T) error {
-		f := withFixture(t, "cx6dx-legacy", func(f *fixture.Fixture) {
-			f.Tree["sys/devices/pci0000:64/0000:64:00.0/0000:65:00.0/sriov_totalvfs"] = fixture.Entry{Kind: fixture.File, Value: "0"}
+		f := withFixture(t, "cx6dx-legacy", func(f *simhost.Fixture) {
+			f.Tree["sys/devices/pci0000:64/0000:64:00.0/0000:65:00.0/sriov_totalvfs"] = simhost.Entry{Kind: simhost.File, Value: "0"}
 		})
 		_, h := boot(t, f)
 		_, err := h.Plan(ctx, vdpa.Request{Name: "vm1", PF: pf0, VF: 0}, stockOVS, nil)
@@ -122,7 +122,7 @@ var errCases = []errCase{
 		return planErr(t, "cx6dx-kernel-5.16", vdpa.Request{Name: "vm1", PF: pf0, VF: 0, MaxVQP: 2}, stockOVS)
 	}},
 	{"mgmtdev cannot set mtu (EOPNOTSUPP)", vdpa.CodeAttrUnsupported, "does not support setting mtu 9000", func(t *testing.T) error {
-		f := withFixture(t, "cx6dx-switchdev", func(f *fixture.Fixture) {
+		f := withFixture(t, "cx6dx-switchdev", func(f *simhost.Fixture) {
 			f.MgmtDevs["pci/0000:65:00.2"]["attrs"] = "mac,max_vqp"
 		})
 		return planApplyErr(t, f, vdpa.Request{Name: "vm1", PF: pf0, VF: 0, MTU: 9000}, stockOVS)
@@ -131,7 +131,7 @@ var errCases = []errCase{
 		return planErr(t, "cx6dx-switchdev", vdpa.Request{Name: "vm1", PF: pf0, VF: 0, MaxVQP: 200}, stockOVS)
 	}},
 	{"max_vqp above the limit of a mgmtdev created by the plan", vdpa.CodeMaxVQP, "limit 8", func(t *testing.T) error {
-		f := withFixture(t, "cx6dx-legacy", func(f *fixture.Fixture) { f.Fake["default-max-vqs"] = "17" })
+		f := withFixture(t, "cx6dx-legacy", func(f *simhost.Fixture) { f.Knobs["default-max-vqs"] = "17" })
 		return planApplyErr(t, f, vdpa.Request{Name: "vm1", PF: pf0, VF: 0, MaxVQP: 9}, stockOVS)
 	}},
 	{"name taken on another VF", vdpa.CodeExists, "vdpa dev del vdpa0", func(t *testing.T) error {
@@ -154,7 +154,7 @@ var errCases = []errCase{
 		return err
 	}},
 	{"udev never creates the node", vdpa.CodeCharDevTimeout, "udevadm", func(t *testing.T) error {
-		f := withFixture(t, "cx6dx-switchdev", func(f *fixture.Fixture) { f.Fake["udev"] = "off" })
+		f := withFixture(t, "cx6dx-switchdev", func(f *simhost.Fixture) { f.Knobs["udev"] = "off" })
 		return planApplyErr(t, f, vdpa.Request{Name: "vm1", PF: pf0, VF: 1}, stockOVS)
 	}},
 	{"no representor on the host (DPU, eswitch skipped)", vdpa.CodeRepresentorNotFound, "DPU", func(t *testing.T) error {
@@ -256,7 +256,7 @@ func TestKernelErrnoIsKept(t *testing.T) {
 // TestFailedApplyCanBeTornDown: an apply that fails half way returns what it did, and tearing
 // that down restores the host.
 func TestFailedApplyCanBeTornDown(t *testing.T) {
-	f := withFixture(t, "cx6dx-legacy", func(f *fixture.Fixture) { f.Fake["udev"] = "off" })
+	f := withFixture(t, "cx6dx-legacy", func(f *simhost.Fixture) { f.Knobs["udev"] = "off" })
 	k, h := boot(t, f)
 	before := dump(t, k)
 	p, err := h.Plan(ctx, vdpa.Request{Name: "vm1", PF: pf0, VF: 1}, stockOVS, nil)

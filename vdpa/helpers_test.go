@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fakekernel"
-	"github.com/ovsplane/ovsplane/vdpa/fixture"
+	"github.com/ovsplane/ovsplane/vdpa/simhost"
+	"github.com/ovsplane/ovsplane/vdpa/simkernel"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files and derived fixtures")
 
 // loadFixture loads testdata/<name>.fixture.
-func loadFixture(t *testing.T, name string) *fixture.Fixture {
+func loadFixture(t *testing.T, name string) *simhost.Fixture {
 	t.Helper()
-	f, err := fixture.Load(filepath.Join("testdata", name+".fixture"))
+	f, err := simhost.Load(filepath.Join("testdata", name+".fixture"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,9 +29,9 @@ func loadFixture(t *testing.T, name string) *fixture.Fixture {
 
 // boot materialises a fixture into a temp dir and returns its fake kernel and a host over it with
 // short timeouts.
-func boot(t *testing.T, f *fixture.Fixture) (*fakekernel.Kernel, *vdpa.Host) {
+func boot(t *testing.T, f *simhost.Fixture) (*simkernel.Kernel, *vdpa.Host) {
 	t.Helper()
-	k, err := fakekernel.New(t.TempDir(), f)
+	k, err := simkernel.New(t.TempDir(), f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,13 +39,13 @@ func boot(t *testing.T, f *fixture.Fixture) (*fakekernel.Kernel, *vdpa.Host) {
 		AppearTimeout: 200 * time.Millisecond})
 }
 
-func bootNamed(t *testing.T, name string) (*fakekernel.Kernel, *vdpa.Host) {
+func bootNamed(t *testing.T, name string) (*simkernel.Kernel, *vdpa.Host) {
 	t.Helper()
 	return boot(t, loadFixture(t, name))
 }
 
 // dump returns the canonical text of the kernel's current state.
-func dump(t *testing.T, k *fakekernel.Kernel) string {
+func dump(t *testing.T, k *simkernel.Kernel) string {
 	t.Helper()
 	f, err := k.Dump()
 	if err != nil {

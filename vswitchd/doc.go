@@ -1,7 +1,38 @@
-// Package vswitchd is the core of ovsplaned, the ovsplane daemon: desired state from the config
-// file and the API, the reconciler, the batcher that groups concurrent changes into one OVSDB
-// transaction, the API server and the embedded OVSDB mode. It reaches OVSDB only through package
-// ovsdb and plugins only through plugins/host.
+// Package vswitchd is the core of ovsplaned, the ovsplane daemon (cmd/ovsplaned). Despite its
+// name it is not Open vSwitch's ovs-vswitchd: it is the controller that keeps the
+// Open_vSwitch database converged to a desired state, and ovs-vswitchd is the switch that
+// database configures.
 //
-// The daemon itself is built in a later issue; this package holds its place in the layout.
+// The Daemon type (New, Run, Close) owns the desired state — the configuration file's
+// bridges and ports plus those created through the API — and drives OVSDB towards it:
+//
+//   - the reconciler (vswitchd/reconcile) makes whole passes over the configured state and
+//     repairs drift;
+//   - API port changes (ApplyPort, DeletePort) are coalesced by a batcher (vswitchd/batch) into
+//     one OVSDB transaction and one ovs-vswitchd acknowledgement per batch; API bridge changes
+//     commit their own transaction;
+//   - one mutex serialises those three writers, so none sees another half done;
+//   - API objects are stored in OVSDB itself (OriginKey, SpecKey in external_ids), adopted
+//     again by New after a restart, and a commit whose outcome is unknown is settled by reading
+//     OVSDB back;
+//   - ports whose interface type a plugin provides are attached through the Plugins interface
+//     (implemented in cmd/ovsplaned over plugins/host), plugins' other_config contributions are
+//     merged, and their flows are kept on the bridges through the OpenFlow interface
+//     (vswitchd/openflow);
+//   - statuses, health, WaitReady and watch subscriptions are derived from the OVSDB cache, and
+//     forced to an error while a probe (VswitchdProbe; LockProbe asks OVSDB who holds
+//     ovs-vswitchd's lock) says ovs-vswitchd is not running.
+//
+// It reaches OVSDB through package ovsdb (the cached libovsdb client) and, for the
+// ovs-vswitchd lock probe only, through ovsdb/dbcmd's JSON-RPC connection. It sees plugins only
+// through the contract types of plugins/api and the interfaces declared here, never the plugin
+// host itself.
+//
+// Sub-packages: config (configuration loading and validation, and for now the domain types of
+// bridges and ports), reconcile (the reconciler and the status vocabulary), batch (the generic
+// batcher and its OVSDB committer), apiserver (the ovsplane.v1 API on the Daemon), apiclient
+// (the API's Go client, used by vsctl), metrics (Prometheus), openflow (the ovs-ofctl wrapper
+// that programs plugins' flows) and sandbox (a private ovsdb-server and ovs-vswitchd for
+// --sandbox). The embedded OVSDB mode lives in ovsdb/embedded with ovsdb/simvswitchd; the wiring
+// of all of these is cmd/ovsplaned.
 package vswitchd

@@ -41,7 +41,7 @@ import (
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
-	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -475,7 +475,7 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 	if err != nil {
 		return nil, fmt.Errorf("embedded OVSDB in %s: %w", dir, err)
 	}
-	sim, err := ovsdbtest.NewVswitchd(ctx, ovsdbtest.VswitchdConfig{Endpoint: db.Endpoint(), Logger: log})
+	sim, err := simvswitchd.New(ctx, simvswitchd.Config{Endpoint: db.Endpoint(), Logger: log})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("simulated ovs-vswitchd: %w", err)

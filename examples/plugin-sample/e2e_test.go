@@ -34,7 +34,7 @@ func TestEndToEndThroughOVS(t *testing.T) {
 	ctx := t.Context()
 	host := lab.NewNetns(t) // ovs-vswitchd's namespace, where the host ends live
 	db := lab.StartOVSDB(t)
-	sw := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace, Netns: host})
+	sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace, Netns: host})
 
 	log := testLogger(t)
 	p, err := vethplugin.New(vethplugin.Options{Logger: log, NewLinks: func(hostNetns string) (vethplugin.Links, error) {

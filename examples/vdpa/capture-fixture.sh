@@ -2,7 +2,7 @@
 # capture-fixture.sh: record what the ovsplane vdpa library reads on this host — mlx5 PFs, their
 # VFs and representors, auxiliary vnet devices, vdpa devices with their bus drivers and
 # character devices, the loaded modules, the kernel release, the devlink eswitch modes and
-# `vdpa -j` output — as an ovsplane vdpa fixture (vdpa/fixture's format) on stdout. Attach the
+# `vdpa -j` output — as an ovsplane vdpa fixture (vdpa/simhost's format) on stdout. Attach the
 # file to a bug report; it becomes a test (vdpa/testdata). Read-only; no secrets are read (MACs
 # of VF netdevs and vdpa devices are included: edit them out if they matter to you).
 #

@@ -18,19 +18,19 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fakekernel"
-	"github.com/ovsplane/ovsplane/vdpa/fixture"
+	"github.com/ovsplane/ovsplane/vdpa/simhost"
+	"github.com/ovsplane/ovsplane/vdpa/simkernel"
 )
 
 var ctx = context.Background()
 
-func boot(t *testing.T, name string) *fakekernel.Kernel {
+func boot(t *testing.T, name string) *simkernel.Kernel {
 	t.Helper()
-	f, err := fixture.Load(filepath.Join("..", "..", "vdpa", "testdata", name+".fixture"))
+	f, err := simhost.Load(filepath.Join("..", "..", "vdpa", "testdata", name+".fixture"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := fakekernel.New(filepath.Join(t.TempDir(), "root"), f)
+	k, err := simkernel.New(filepath.Join(t.TempDir(), "root"), f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func boot(t *testing.T, name string) *fakekernel.Kernel {
 
 // iproute2 writes the JSON that `devlink -j dev eswitch show` and `vdpa -j ...` would print
 // for the kernel state in f, and stand-in commands that print it, into dir.
-func iproute2(t *testing.T, dir string, f *fixture.Fixture) (devlinkCmd, vdpaCmd string) {
+func iproute2(t *testing.T, dir string, f *simhost.Fixture) (devlinkCmd, vdpaCmd string) {
 	t.Helper()
 	write := func(name string, v any) {
 		b, err := json.Marshal(v)
@@ -109,7 +109,7 @@ func TestCaptureRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want.Fake = fixture.Attrs{} // knobs of the fake, never captured
+			want.Knobs = simhost.Attrs{} // knobs of the fake, never captured
 			devlink, vdpaCmd := iproute2(t, t.TempDir(), want)
 			cmd := exec.Command("bash", append([]string{"capture-fixture.sh"}, args...)...)
 			cmd.Env = append(os.Environ(), "SYSFS_ROOT="+k.Dir(), "DEVLINK="+devlink, "VDPA="+vdpaCmd)
@@ -119,7 +119,7 @@ func TestCaptureRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("capture-fixture.sh: %v\n%s", err, stderr.String())
 			}
-			got, err := fixture.Parse(out, "")
+			got, err := simhost.Parse(out, "")
 			if err != nil {
 				t.Fatalf("the capture does not load: %v\n%s", err, out)
 			}
@@ -127,7 +127,7 @@ func TestCaptureRoundTrip(t *testing.T) {
 				t.Errorf("capture differs from the host (- host, + capture):\n%s", diff(w, g))
 			}
 			// A captured host boots in the fake kernel: a bug report becomes a test.
-			if _, err := fakekernel.New(t.TempDir(), got); err != nil {
+			if _, err := simkernel.New(t.TempDir(), got); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -1,6 +1,8 @@
 // Package dbcmd is the OVSDB engine under vsctl: a lean JSON-RPC client (unix:, tcp:, ssl:
 // remotes, clustered databases with --leader-only), the database schema as vsctl's value layer
-// (internal/cli) sees it, and DB, one invocation's view of the database.
+// (internal/cli) sees it, and DB, one invocation's view of the database. The daemon uses only
+// its connection, to ask who holds ovs-vswitchd's lock (Conn.LockHeld); it writes through
+// package ovsdb.
 //
 // DB reads lazily: nothing is downloaded at connect time. A command asks for the rows it needs
 // (by a column's value, by UUID, or a whole table with only some columns) and DB fetches them

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -60,7 +60,7 @@ func TestCLIs(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	logs := &warnings{}
 	db := open(t, shortDir(t), Options{Logger: slog.New(logs)})
-	v, err := ovsdbtest.NewVswitchd(ctxT(t), ovsdbtest.VswitchdConfig{Endpoint: db.Endpoint()})
+	v, err := simvswitchd.New(ctxT(t), simvswitchd.Config{Endpoint: db.Endpoint()})
 	if err != nil {
 		t.Fatal(err)
 	}

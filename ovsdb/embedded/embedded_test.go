@@ -19,6 +19,7 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -371,12 +372,12 @@ func TestAutoCompaction(t *testing.T) {
 	}
 }
 
-// TestWithSimulatedVswitchd runs ovsdbtest's simulated ovs-vswitchd against
+// TestWithSimulatedVswitchd runs the simulated ovs-vswitchd (ovsdb/simvswitchd) against
 // the embedded database: the ofports it assigns survive a restart.
 func TestWithSimulatedVswitchd(t *testing.T) {
 	dir := shortDir(t)
 	db := open(t, dir, Options{})
-	v, err := ovsdbtest.NewVswitchd(ctxT(t), ovsdbtest.VswitchdConfig{Endpoint: db.Endpoint()})
+	v, err := simvswitchd.New(ctxT(t), simvswitchd.Config{Endpoint: db.Endpoint()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,18 @@
 // Package ovsdbtest is fast unit-test infrastructure for code built on OVSDB:
 // libovsdb's in-memory OVSDB server serving the vswitch schema on a unix
-// socket (Server), and a simulated ovs-vswitchd that reacts to it the way
-// vswitchd/bridge.c does (Vswitchd).
+// socket (Server), clients and dumps of it, and StartOVSVswitchd, which runs
+// the simulated ovs-vswitchd of ovsdb/simvswitchd against a Server.
 //
 // # Use
 //
 //	s := ovsdbtest.Start(t)              // Open_vSwitch row as after `ovs-vsctl init`
-//	ovsdbtest.StartVswitchd(t, s)        // ofports, Interface.error, cur_cfg
+//	ovsdbtest.StartOVSVswitchd(t, s)     // ofports, Interface.error, cur_cfg
 //	c := s.Client(t)                     // or your own client on s.Endpoint()
 //	...                                  // write, bump next_cfg, wait for cur_cfg
 //	s.Restart(t)                         // same data, clients must reconnect
 //
-// Start and StartVswitchd register their cleanup with t; New, NewVswitchd
-// and Dial are the same without testing.TB, for demo binaries.
+// Start and StartOVSVswitchd register their cleanup with t; New,
+// simvswitchd.New and Dial are the same without testing.TB.
 //
 // # The server
 //
@@ -102,31 +102,7 @@
 //
 // # The simulated ovs-vswitchd
 //
-// Vswitchd monitors Open_vSwitch, Bridge, Port and Interface. After every
-// change it reads the four tables in one select transaction (the client
-// cache may be mid-update) and writes, in one transaction guarded by a wait
-// on next_cfg (retried on conflict), what bridge.c would:
-//   - per interface of a port of a bridge: the checks of iface_do_create in
-//     order, with ovs-vswitchd 3.1's messages in Interface.error:
-//     type not in iface_types → "could not open network device NAME (Address
-//     family not supported by protocol)"; missing kernel device (see
-//     VswitchdConfig.SystemDevice) → "... (No such device)"; dpdk without,
-//     with unacceptable (DevargsPolicy) or already used dpdk-devargs; patch
-//     without a valid peer; tunnels without a valid remote_ip; DPDK types on
-//     a bridge whose datapath_type is not netdev → "could not add network
-//     device NAME to ofproto (Invalid argument)". A failed interface gets
-//     ofport -1 and its status columns cleared (iface_clear_db_record).
-//   - ofports per bridge like ofproto: 65534 for the bridge's own interface,
-//     ofport_request when no other interface holds it, the current ofport
-//     otherwise, and new numbers from 1 upward after the last allocated, so
-//     a freed number is not reused until the range wraps.
-//   - admin_state up, link_state up (down for vhost-user types without a
-//     guest and for patch ports without a matching peer), mtu (mtu_request or
-//     1500), mac_in_use, statistics rx/tx packets/bytes.
-//   - Open_vSwitch: dpdk_initialized once other_config:dpdk-init is "true"
-//     or "try", dpdk_version, and cur_cfg = next_cfg (unless PauseAck).
-//
-// It does not simulate Bridge and Port status columns, datapath_id,
-// controllers, managers, bonds, QoS, mirrors or ifindex, and never changes
-// iface_types.
+// The simulator itself is product code (ovsplaned's embedded mode runs it)
+// and lives in ovsdb/simvswitchd; StartOVSVswitchd starts one on a Server
+// for a test.
 package ovsdbtest

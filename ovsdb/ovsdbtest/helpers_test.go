@@ -146,16 +146,6 @@ func portOps(t testing.TB, c client.Client, p ifaceSpec) []ovsdb.Operation {
 	return append(ops, must[[]ovsdb.Operation](t)(c.Create(port))...)
 }
 
-// addPortOps adds a port to an existing bridge and bumps next_cfg.
-func addPortOps(t testing.TB, c client.Client, bridge string, p ifaceSpec) []ovsdb.Operation {
-	t.Helper()
-	ops := portOps(t, c, p)
-	br := &vswitch.Bridge{Name: bridge}
-	ops = append(ops, must[[]ovsdb.Operation](t)(c.Where(br).Mutate(br,
-		model.Mutation{Field: &br.Ports, Mutator: ovsdb.MutateOperationInsert, Value: []string{"port_" + sanitize(p.name)}}))...)
-	return append(ops, bumpNextCfg(t, c)...)
-}
-
 // delPortOps removes a port from a bridge (garbage collection deletes the
 // rows) and bumps next_cfg.
 func delPortOps(t testing.TB, c client.Client, bridge, port string) []ovsdb.Operation {
@@ -179,28 +169,6 @@ func bumpNextCfg(t testing.TB, c client.Client) []ovsdb.Operation {
 	}
 	return must[[]ovsdb.Operation](t)(c.Where(ovs).Mutate(ovs,
 		model.Mutation{Field: &ovs.NextCfg, Mutator: ovsdb.MutateOperationAdd, Value: 1}))
-}
-
-// applyAndWait commits ops (which must bump next_cfg) and waits until
-// ovs-vswitchd acknowledged them (cur_cfg >= the new next_cfg).
-func applyAndWait(t testing.TB, c client.Client, ops ...ovsdb.Operation) {
-	t.Helper()
-	mustTransact(t, c, ops...)
-	ovs, err := ovsRow(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := ovs.NextCfg
-	eventually(t, fmt.Sprintf("cur_cfg reaches %d", want), func() error {
-		ovs, err := ovsRow(c)
-		if err != nil {
-			return err
-		}
-		if ovs.CurCfg < want {
-			return fmt.Errorf("cur_cfg %d next_cfg %d", ovs.CurCfg, ovs.NextCfg)
-		}
-		return nil
-	})
 }
 
 func sanitize(name string) string {

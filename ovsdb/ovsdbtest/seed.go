@@ -11,6 +11,7 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb/serverdb"
 
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -56,10 +57,10 @@ func (s *Server) seed() error {
 	}
 	ifaceTypes, dpTypes := s.cfg.IfaceTypes, s.cfg.DatapathTypes
 	if ifaceTypes == nil {
-		ifaceTypes = DefaultIfaceTypes()
+		ifaceTypes = simvswitchd.DefaultIfaceTypes()
 	}
 	if dpTypes == nil {
-		dpTypes = DefaultDatapathTypes()
+		dpTypes = simvswitchd.DefaultDatapathTypes()
 	}
 	row := &vswitch.OpenvSwitch{
 		OVSVersion:    &ovsVersion,

@@ -51,10 +51,10 @@ type Config struct {
 	// OVSVersion is written to Open_vSwitch.ovs_version. Empty means "3.1.0".
 	OVSVersion string
 	// IfaceTypes is written to Open_vSwitch.iface_types. Nil means
-	// DefaultIfaceTypes().
+	// simvswitchd.DefaultIfaceTypes().
 	IfaceTypes []string
 	// DatapathTypes is written to Open_vSwitch.datapath_types. Nil means
-	// DefaultDatapathTypes().
+	// simvswitchd.DefaultDatapathTypes().
 	DatapathTypes []string
 	// NoInit skips creating the Open_vSwitch row, leaving the database as
 	// ovsdb-tool creates it (before `ovs-vsctl init` or ovs-vswitchd ran).
@@ -89,20 +89,6 @@ func WithoutInit() Option { return func(c *Config) { c.NoInit = true } }
 
 // WithoutServerDB leaves out the _Server database.
 func WithoutServerDB() Option { return func(c *Config) { c.NoServerDB = true } }
-
-// DefaultIfaceTypes returns a new copy of the interface types ovs-vswitchd
-// 3.1.0 built with DPDK reports in Open_vSwitch.iface_types.
-func DefaultIfaceTypes() []string {
-	return []string{
-		"bareudp", "dpdk", "dpdkvhostuser", "dpdkvhostuserclient", "erspan", "geneve",
-		"gre", "gtpu", "internal", "ip6erspan", "ip6gre", "lisp", "patch", "srv6",
-		"stt", "system", "tap", "vxlan",
-	}
-}
-
-// DefaultDatapathTypes returns a new copy of the datapath types ovs-vswitchd
-// built with DPDK reports in Open_vSwitch.datapath_types.
-func DefaultDatapathTypes() []string { return []string{"netdev", "system"} }
 
 // Server is libovsdb's in-memory OVSDB server serving the vswitch schema on a
 // unix socket. Its data outlives Stop and Serve, so Restart simulates an

@@ -6,8 +6,10 @@
 // and equality methods: libovsdb's cache clones rows on every update and otherwise does it by a
 // JSON round trip, which dominated the client's CPU time on large bridges.
 //
-// Only package ovsdb and its subpackages may import this package (house rule: one owner per
-// external system); everything else talks to OVSDB through ovsdb's typed operations.
+// Only packages under ovsdb/ import the models (package ovsdb, and embedded, simvswitchd and
+// ovsdbtest, which serve or simulate the same database); everything else talks to OVSDB through
+// ovsdb's typed operations or vsctl's ovsdb/dbcmd. The schema file itself (vswitch/schema) is
+// also read by vsctl's schema generator.
 package vswitch
 
 //go:generate go tool modelgen -extended -p vswitch -o . schema/vswitch.ovsschema

@@ -52,7 +52,7 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "with --detect or --plan: print JSON")
 	name := fs.String("name", "vdpa0", "with --plan: the port's (interface's) name, the vDPA device's default name")
 	root := fs.String("root", vdpaplugin.DefaultRoot, "the directory holding sys/, dev/ and proc/")
-	simulate := fs.String("simulate", "", "read a vdpa fixture file in a fake kernel instead of this host")
+	simulate := fs.String("simulate", "", "read a vdpa fixture file in a simulated kernel instead of this host")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ovsplane-plugin-vdpa --detect [--json] [--root DIR | --simulate FIXTURE]")
 		fmt.Fprintln(stderr, "       ovsplane-plugin-vdpa --plan [--json] [--name NAME] [--root DIR | --simulate FIXTURE] pf=PF [vf=N] [mode=kernel|dpdk-pmd|ovs-fork] [mac=…] [key=value…]")

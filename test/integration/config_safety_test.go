@@ -49,7 +49,7 @@ func TestDaemonConfigBridgeWithAPIPorts(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	l := newDaemonLab(t, db)
 	if err := os.WriteFile(l.conf, []byte(twoBridgeConfig), 0o644); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestDaemonWritesControllers(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	l := newDaemonLab(t, db)
 	// ovs-vswitchd ignores unix: and punix: targets outside its run directory.
 	sock := db.Dir + "/br0.ctl"
@@ -215,7 +215,7 @@ func TestDaemonReportsBridgeWithoutDatapath(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace})
 	l := newDaemonLab(t, db)
 	conf := daemonConfig + "  - name: brk\n    ports:\n      - name: k1\n        interfaces:\n          - name: k1\n            type: internal\n"
 	if err := os.WriteFile(l.conf, []byte(conf), 0o644); err != nil {

@@ -358,7 +358,7 @@ func TestDaemonKill9DuringChurn(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 10*time.Minute)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	l := newDaemonLab(t, db)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -405,7 +405,7 @@ func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	l := newDaemonLab(t, db)
 	p := l.start(ctx)
 	// "kept" is acknowledged before the outage; its deletion is refused during it.
@@ -536,7 +536,7 @@ func TestDaemonFollowsVswitchd(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
 	db := lab.StartOVSDB(t)
-	vs := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	vs := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	l := newDaemonLab(t, db)
 	l.start(ctx)
 	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("vm1")})); err != nil {
@@ -571,7 +571,7 @@ func TestDaemonLeavesForeignRowsAlone(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	l := newDaemonLab(t, db)
 	p := l.start(ctx)
 	m := &churnModel{state: map[string]outcome{}}

@@ -29,7 +29,7 @@ func TestDaemonRefusesUnboundedContent(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	l := newDaemonLab(t, db)
 	p := l.start(ctx)
 	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("keep0")})); err != nil {
@@ -97,7 +97,7 @@ func TestDaemonRefusesBytesOVSCannotTake(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	l := newDaemonLab(t, db)
 	p := l.start(ctx)
 

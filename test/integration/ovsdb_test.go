@@ -45,7 +45,7 @@ func timeout(t *testing.T, d time.Duration) context.Context {
 func TestDPDKBridgeCarriesTraffic(t *testing.T) {
 	lab.Require(t, lab.NeedDPDK, lab.NeedTraffic)
 	db := lab.StartOVSDB(t)
-	vs := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.DPDK})
+	vs := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.DPDK})
 	c := dial(t, db)
 
 	ns1, ns2 := lab.NewNetns(t), lab.NewNetns(t)
@@ -132,7 +132,7 @@ func TestDPDKBridgeCarriesTraffic(t *testing.T) {
 func TestConcurrentOvsVsctlWriterLosesNothing(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	c := dial(t, db)
 	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
 		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{}); err != nil {
@@ -221,7 +221,7 @@ func TestConcurrentOvsVsctlWriterLosesNothing(t *testing.T) {
 func TestClientSurvivesOvsdbServerRestart(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	c := dial(t, db)
 	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
 		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).

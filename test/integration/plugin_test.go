@@ -77,7 +77,7 @@ func TestPluginEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	vsns := lab.NewNetns(t) // ovs-vswitchd's namespace, where the veth host ends go
 	db := lab.StartOVSDB(t)
-	sw := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace, Netns: vsns})
+	sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace, Netns: vsns})
 	ofctl := func(args ...string) string {
 		t.Helper()
 		args = append([]string{"-O", "OpenFlow13", args[0], sw.OpenFlowTarget("br0")}, args[1:]...)

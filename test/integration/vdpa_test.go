@@ -74,7 +74,7 @@ func TestVDPAEndToEnd(t *testing.T) {
 	ctx := timeout(t, 5*time.Minute)
 	vsns := lab.NewNetns(t)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.DPDK, Netns: vsns})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.DPDK, Netns: vsns})
 
 	l := newDaemonLab(t, db)
 	pdir, sum := buildPlugin(t, l.dir, "../../plugins/vdpa", "ovsplane-plugin-vdpa")

@@ -8,7 +8,7 @@
 //	func TestTraffic(t *testing.T) {
 //		lab.Require(t, lab.NeedDPDK, lab.NeedTraffic)
 //		db := lab.StartOVSDB(t)
-//		sw := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.DPDK})
+//		sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.DPDK})
 //		ns := lab.NewNetns(t)
 //		veth := lab.NewVethPair(t, lab.VethSpec{BNetns: ns, BAddr: "10.99.0.1/24", DisableOffloads: true})
 //		db.Vsctl(t, "add-br", "br0", "--", "set", "Bridge", "br0", "datapath_type=netdev",

@@ -11,7 +11,7 @@ import (
 
 // DPDKAFPacketDevargs returns the dpdk-devargs of an af_packet "NIC" on the Linux interface
 // iface: "net_af_packet<index>,iface=<iface>". Within one DPDK process every port needs its own
-// index; Vswitchd.AFPacketDevargs hands them out.
+// index; OVSVswitchd.AFPacketDevargs hands them out.
 func DPDKAFPacketDevargs(index int, iface string) string {
 	return "net_af_packet" + strconv.Itoa(index) + ",iface=" + iface
 }
@@ -19,7 +19,7 @@ func DPDKAFPacketDevargs(index int, iface string) string {
 // AFPacketDevargs returns DPDKAFPacketDevargs with the next unused vdev index of this vswitchd
 // (1, 2, …), for a type=dpdk interface on iface, which must be in the vswitchd's namespace.
 // Safe for concurrent use.
-func (v *Vswitchd) AFPacketDevargs(iface string) string {
+func (v *OVSVswitchd) AFPacketDevargs(iface string) string {
 	return DPDKAFPacketDevargs(int(v.vdevs.Add(1)), iface)
 }
 

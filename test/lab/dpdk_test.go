@@ -22,7 +22,7 @@ const dpdkBridge = "ovldpdkbr"
 // veths leading into ns1 (10.99.0.1) and ns2 (10.99.0.2).
 type dpdkLab struct {
 	db       *lab.OVSDB
-	sw       *lab.Vswitchd
+	sw       *lab.OVSVswitchd
 	ns1, ns2 *lab.Netns
 }
 
@@ -32,7 +32,7 @@ func newDPDKLab(t *testing.T, left *leftovers) *dpdkLab {
 	ns1, ns2 := lab.NewNetns(t), lab.NewNetns(t)
 	v1 := lab.NewVethPair(t, lab.VethSpec{BNetns: ns1, BAddr: "10.99.0.1/24", DisableOffloads: true})
 	v2 := lab.NewVethPair(t, lab.VethSpec{BNetns: ns2, BAddr: "10.99.0.2/24", DisableOffloads: true})
-	sw := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.DPDK})
+	sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.DPDK})
 	*left = leftovers{dirs: []string{db.Dir}, netns: []string{ns1.Name, ns2.Name},
 		links: []string{v1.A.Name, v2.A.Name, dpdkBridge}, pids: []int{db.PID(), sw.PID()}}
 

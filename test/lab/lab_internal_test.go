@@ -87,7 +87,7 @@ func TestNamesFitAndCarryTheOwner(t *testing.T) {
 }
 
 func TestOtherConfigArgs(t *testing.T) {
-	got := VswitchdSpec{Mode: DPDK, SocketMemMB: 256, OtherConfig: map[string]string{"pmd-maxsleep": "500"}}.otherConfigArgs()
+	got := OVSVswitchdSpec{Mode: DPDK, SocketMemMB: 256, OtherConfig: map[string]string{"pmd-maxsleep": "500"}}.otherConfigArgs()
 	want := []string{
 		`other_config:"dpdk-extra"="--no-pci"`,
 		`other_config:"dpdk-init"="true"`,
@@ -103,7 +103,7 @@ func TestDPDKAFPacketDevargs(t *testing.T) {
 	if got, want := DPDKAFPacketDevargs(3, "ovlabcd1234a"), "net_af_packet3,iface=ovlabcd1234a"; got != want {
 		t.Errorf("DPDKAFPacketDevargs = %q, want %q", got, want)
 	}
-	v := &Vswitchd{}
+	v := &OVSVswitchd{}
 	if a, b := v.AFPacketDevargs("x"), v.AFPacketDevargs("y"); a != "net_af_packet1,iface=x" || b != "net_af_packet2,iface=y" {
 		t.Errorf("AFPacketDevargs handed out %q, %q", a, b)
 	}

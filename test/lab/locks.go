@@ -25,7 +25,7 @@ const (
 	// RootNetdevLockFile admits one userspace-datapath vswitchd (Userspace or DPDK) at a time
 	// in the root network namespace: such a vswitchd creates a tap device named "ovs-netdev"
 	// there, and a second one fails with "creating tap device failed: Device or resource busy".
-	// Vswitchds given their own VswitchdSpec.Netns do not take it.
+	// ovs-vswitchds given their own OVSVswitchdSpec.Netns do not take it.
 	RootNetdevLockFile = "/tmp/ovsplane-lab-root-netdev.lock"
 )
 

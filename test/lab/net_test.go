@@ -49,7 +49,7 @@ func TestCleanupRemovesEverything(t *testing.T) {
 		ns := lab.NewNetns(t)
 		v := lab.NewVethPair(t, lab.VethSpec{BNetns: ns, BAddr: "10.96.0.1/24", MTU: 1400, DisableOffloads: true})
 		lab.Shape(t, nil, v.A.Name, "100mbit")
-		sw := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace})
+		sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace})
 		db.Vsctl(t, "add-br", bridge, "--", "set", "Bridge", bridge, "datapath_type=netdev",
 			"--", "add-port", bridge, v.A.Name)
 		if _, err := os.Stat("/sys/class/net/" + bridge); err != nil {

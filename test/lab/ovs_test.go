@@ -61,7 +61,7 @@ func TestDummyVswitchdAssignsOfport(t *testing.T) {
 	t.Parallel()
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
-	sw := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 
 	// Without --no-wait, ovs-vsctl returns once ovs-vswitchd has applied the change.
 	db.Vsctl(t, "add-br", "br0", "--", "add-port", "br0", "p0", "--", "add-port", "br0", "p1")
@@ -99,7 +99,7 @@ func TestUserspaceVswitchdInNetnsForwards(t *testing.T) {
 	host, ns1, ns2 := lab.NewNetns(t), lab.NewNetns(t), lab.NewNetns(t)
 	v1 := lab.NewVethPair(t, lab.VethSpec{ANetns: host, BNetns: ns1, BAddr: "10.97.0.1/24", DisableOffloads: true})
 	v2 := lab.NewVethPair(t, lab.VethSpec{ANetns: host, BNetns: ns2, BAddr: "10.97.0.2/24", DisableOffloads: true})
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace, Netns: host})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace, Netns: host})
 
 	db.Vsctl(t, "add-br", "br0", "--", "set", "Bridge", "br0", "datapath_type=netdev",
 		"--", "add-port", "br0", v1.A.Name, "--", "add-port", "br0", v2.A.Name)

@@ -22,10 +22,10 @@ const RequireEnv = "OVSPLANE_REQUIRE_LAB"
 const (
 	// SchemaPath is the Open_vSwitch schema StartOVSDB creates databases from.
 	SchemaPath = ovsproc.DefaultSchema
-	// VswitchdPath is the ovs-vswitchd without DPDK, for Dummy and Userspace.
-	VswitchdPath = ovsproc.DefaultVswitchd
-	// VswitchdDPDKPath is the ovs-vswitchd built with DPDK, for DPDK.
-	VswitchdDPDKPath = ovsproc.DefaultVswitchdDPDK
+	// OVSVswitchdPath is the ovs-vswitchd without DPDK, for Dummy and Userspace.
+	OVSVswitchdPath = ovsproc.DefaultVswitchd
+	// OVSVswitchdDPDKPath is the ovs-vswitchd built with DPDK, for DPDK.
+	OVSVswitchdDPDKPath = ovsproc.DefaultVswitchdDPDK
 )
 
 // Fixes Require suggests.
@@ -134,9 +134,9 @@ func check(t testing.TB, n Need) []string {
 		return nil
 	case NeedOVS:
 		return append(missingPrograms("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-appctl"),
-			missingFiles(SchemaPath, VswitchdPath)...)
+			missingFiles(SchemaPath, OVSVswitchdPath)...)
 	case NeedDPDK:
-		if p := missingFiles(VswitchdDPDKPath); p != nil {
+		if p := missingFiles(OVSVswitchdDPDKPath); p != nil {
 			return p
 		}
 		return checkHugepages(t)

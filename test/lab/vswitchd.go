@@ -29,7 +29,7 @@ const (
 	// Userspace runs the non-DPDK ovs-vswitchd against real devices: bridges need
 	// datapath_type=netdev and ports are af_packet "system" ports on veths. The datapath creates
 	// a tap device "ovs-netdev", and each bridge a tap named after it, in the vswitchd's
-	// namespace: without a VswitchdSpec.Netns, such vswitchds (DPDK too) take turns through
+	// namespace: without a OVSVswitchdSpec.Netns, such vswitchds (DPDK too) take turns through
 	// RootNetdevLockFile; give each its own Netns to run them in parallel. Needs root.
 	Userspace
 	// DPDK runs ovs-vswitchd-dpdk with dpdk-init=true, --no-pci and hugepages, on the
@@ -52,7 +52,7 @@ func (m Mode) String() string {
 	return "Mode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// Defaults of VswitchdSpec.
+// Defaults of OVSVswitchdSpec.
 const (
 	// DefaultSocketMemMB is the hugepage memory, in MiB, a DPDK vswitchd preallocates
 	// (other_config:dpdk-socket-mem).
@@ -64,9 +64,9 @@ const (
 	DefaultPMDMaxSleepUS = ovsproc.DefaultPMDMaxSleepUS
 )
 
-// VswitchdSpec describes the ovs-vswitchd to start. The zero value of every field but Mode
+// OVSVswitchdSpec describes the ovs-vswitchd to start. The zero value of every field but Mode
 // means its default.
-type VswitchdSpec struct {
+type OVSVswitchdSpec struct {
 	// Mode is required.
 	Mode Mode
 	// Netns runs the daemon inside this namespace (nil: the test's own). Its bridges' tap
@@ -83,10 +83,10 @@ type VswitchdSpec struct {
 	StartTimeout time.Duration
 }
 
-// Vswitchd is an ovs-vswitchd attached to an OVSDB, running as a child of the test binary. It
+// OVSVswitchd is an ovs-vswitchd attached to an OVSDB, running as a child of the test binary. It
 // is stopped at the end of the test with `ovs-appctl exit --cleanup`, which also removes its
 // datapath and the bridges' tap devices.
-type Vswitchd struct {
+type OVSVswitchd struct {
 	// Mode is the build and device mode it runs in.
 	Mode Mode
 	// DB is the database it serves.
@@ -101,21 +101,21 @@ type Vswitchd struct {
 	vdevs        atomic.Int64 // af_packet vdev numbers handed out
 }
 
-// StartVswitchd writes the spec's other_config, starts ovs-vswitchd on o and waits until it
+// StartOVSVswitchd writes the spec's other_config, starts ovs-vswitchd on o and waits until it
 // has applied the database (it raises next_cfg and waits for cur_cfg to follow), DPDK reports
 // dpdk_initialized=true, and ovs-appctl answers. For DPDK it first takes DPDKLockFile and
 // checks that enough hugepages are free; Userspace and DPDK without a Netns take
 // RootNetdevLockFile. Locks are waited for at most until the test's deadline and held until
 // cleanup. One vswitchd per OVSDB. It calls Require for the mode's needs and fails the test on
 // any other error, quoting the tail of the vswitchd log.
-func (o *OVSDB) StartVswitchd(t testing.TB, spec VswitchdSpec) *Vswitchd {
+func (o *OVSDB) StartOVSVswitchd(t testing.TB, spec OVSVswitchdSpec) *OVSVswitchd {
 	t.Helper()
 	needs, err := spec.needs()
 	if err != nil {
 		t.Fatalf("lab: start ovs-vswitchd: %v", err)
 	}
 	Require(t, needs...)
-	v := newVswitchd(o, spec)
+	v := newOVSVswitchd(o, spec)
 	if _, err := os.Stat(v.d.Spec().Out); err == nil {
 		t.Fatalf("lab: start ovs-vswitchd: %s already has one (one vswitchd per OVSDB)", o.Dir)
 	}
@@ -134,7 +134,7 @@ func (o *OVSDB) StartVswitchd(t testing.TB, spec VswitchdSpec) *Vswitchd {
 }
 
 // needs validates the spec and returns what Require must check for it.
-func (s VswitchdSpec) needs() ([]Need, error) {
+func (s OVSVswitchdSpec) needs() ([]Need, error) {
 	var needs []Need
 	switch s.Mode {
 	case Dummy:
@@ -144,7 +144,7 @@ func (s VswitchdSpec) needs() ([]Need, error) {
 	case DPDK:
 		needs = []Need{NeedDPDK}
 	default:
-		return nil, fmt.Errorf("VswitchdSpec.Mode %v: want Dummy, Userspace or DPDK", s.Mode)
+		return nil, fmt.Errorf("OVSVswitchdSpec.Mode %v: want Dummy, Userspace or DPDK", s.Mode)
 	}
 	if s.Netns != nil {
 		needs = append(needs, NeedNetns)
@@ -153,7 +153,7 @@ func (s VswitchdSpec) needs() ([]Need, error) {
 }
 
 // socketMem returns dpdk-socket-mem in MiB.
-func (s VswitchdSpec) socketMem() int {
+func (s OVSVswitchdSpec) socketMem() int {
 	if s.SocketMemMB > 0 {
 		return s.SocketMemMB
 	}
@@ -161,7 +161,7 @@ func (s VswitchdSpec) socketMem() int {
 }
 
 // otherConfigArgs returns the ovs-vsctl `set` arguments for the spec's other_config, sorted by key.
-func (s VswitchdSpec) otherConfigArgs() []string {
+func (s OVSVswitchdSpec) otherConfigArgs() []string {
 	cfg := map[string]string{"pmd-maxsleep": strconv.Itoa(DefaultPMDMaxSleepUS)}
 	if s.Mode == DPDK {
 		cfg["dpdk-init"] = "true"
@@ -181,9 +181,9 @@ func (s VswitchdSpec) otherConfigArgs() []string {
 	return args
 }
 
-// newVswitchd lays out the paths and command line of a vswitchd for o.
-func newVswitchd(o *OVSDB, spec VswitchdSpec) *Vswitchd {
-	v := &Vswitchd{
+// newOVSVswitchd lays out the paths and command line of a vswitchd for o.
+func newOVSVswitchd(o *OVSDB, spec OVSVswitchdSpec) *OVSVswitchd {
+	v := &OVSVswitchd{
 		Mode:         spec.Mode,
 		DB:           o,
 		Netns:        spec.Netns,
@@ -195,10 +195,10 @@ func newVswitchd(o *OVSDB, spec VswitchdSpec) *Vswitchd {
 			v.startTimeout = 60 * time.Second
 		}
 	}
-	bin, extra := VswitchdPath, []string(nil)
+	bin, extra := OVSVswitchdPath, []string(nil)
 	switch spec.Mode {
 	case DPDK:
-		bin = VswitchdDPDKPath
+		bin = OVSVswitchdDPDKPath
 	case Dummy:
 		extra = ovsproc.DummyArgs()
 	}
@@ -212,11 +212,11 @@ func newVswitchd(o *OVSDB, spec VswitchdSpec) *Vswitchd {
 }
 
 // PID returns the process id of the running ovs-vswitchd, or 0 when it is stopped.
-func (v *Vswitchd) PID() int { return v.d.Running().PID() }
+func (v *OVSVswitchd) PID() int { return v.d.Running().PID() }
 
-// Start starts the stopped ovs-vswitchd again and waits until it is up (see StartVswitchd).
+// Start starts the stopped ovs-vswitchd again and waits until it is up (see StartOVSVswitchd).
 // It fails the test when it is already running or does not come up.
-func (v *Vswitchd) Start(t testing.TB) {
+func (v *OVSVswitchd) Start(t testing.TB) {
 	t.Helper()
 	p, err := v.d.Start()
 	if err != nil {
@@ -237,7 +237,7 @@ func (v *Vswitchd) Start(t testing.TB) {
 // Stop asks ovs-vswitchd to exit with `ovs-appctl exit --cleanup` (datapath, tap devices and
 // DPDK ports released; OVSDB untouched), escalating to SIGTERM and SIGKILL, and waits for it
 // to exit. Stopping a stopped vswitchd does nothing.
-func (v *Vswitchd) Stop(t testing.TB) {
+func (v *OVSVswitchd) Stop(t testing.TB) {
 	t.Helper()
 	err := v.d.Stop(context.Background(), func(ctx context.Context) error {
 		_, _, err := v.AppctlErr(ctx, "exit", "--cleanup")
@@ -250,7 +250,7 @@ func (v *Vswitchd) Stop(t testing.TB) {
 }
 
 // Restart is Stop followed by Start.
-func (v *Vswitchd) Restart(t testing.TB) {
+func (v *OVSVswitchd) Restart(t testing.TB) {
 	t.Helper()
 	v.Stop(t)
 	v.Start(t)
@@ -259,7 +259,7 @@ func (v *Vswitchd) Restart(t testing.TB) {
 // removeTaps deletes the tap devices (one per bridge, and "ovs-netdev" for the datapath) a
 // vswitchd killed without --cleanup left in the test's namespace: OVS makes them persistent.
 // Inside a Netns they go with the namespace.
-func (v *Vswitchd) removeTaps(t testing.TB) {
+func (v *OVSVswitchd) removeTaps(t testing.TB) {
 	if v.Mode == Dummy || v.Netns != nil {
 		return
 	}
@@ -279,7 +279,7 @@ func (v *Vswitchd) removeTaps(t testing.TB) {
 
 // cleanup stops the vswitchd at the end of the test, reporting an unexpected earlier death
 // and, when the test failed, the tail of the log.
-func (v *Vswitchd) cleanup(t testing.TB) {
+func (v *OVSVswitchd) cleanup(t testing.TB) {
 	if p := v.d.Current(); p != nil && p.Exited() && !p.StoppedOnPurpose() {
 		t.Logf("lab: ovs-vswitchd died during the test: %v", p.Err())
 		v.removeTaps(t)
@@ -292,7 +292,7 @@ func (v *Vswitchd) cleanup(t testing.TB) {
 
 // Appctl runs `ovs-appctl -t <CtlPath> args…` with a 30 s timeout and returns its trimmed
 // stdout; it fails the test with stderr on error.
-func (v *Vswitchd) Appctl(t testing.TB, args ...string) string {
+func (v *OVSVswitchd) Appctl(t testing.TB, args ...string) string {
 	t.Helper()
 	ctx, cancel := testContext(t, cmdTimeout)
 	defer cancel()
@@ -305,12 +305,12 @@ func (v *Vswitchd) Appctl(t testing.TB, args ...string) string {
 
 // AppctlErr runs `ovs-appctl -t <CtlPath> args…` until it exits or ctx ends and returns its
 // trimmed stdout and stderr; err names the command and quotes stderr.
-func (v *Vswitchd) AppctlErr(ctx context.Context, args ...string) (stdout, stderr string, err error) {
+func (v *OVSVswitchd) AppctlErr(ctx context.Context, args ...string) (stdout, stderr string, err error) {
 	return v.DB.tools.Appctl(ctx, v.CtlPath, args...)
 }
 
 // OpenFlowTarget returns the ovs-ofctl target of bridge's management socket,
 // "unix:<Dir>/<bridge>.mgmt".
-func (v *Vswitchd) OpenFlowTarget(bridge string) string {
+func (v *OVSVswitchd) OpenFlowTarget(bridge string) string {
 	return "unix:" + filepath.Join(v.DB.Dir, bridge+".mgmt")
 }

@@ -46,7 +46,7 @@ const StepTimeout = 30 * time.Second
 func Run(t testing.TB, binary string, s Session) *Outcome {
 	t.Helper()
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	n := newNormaliser(db.Dir, binary)
 	out := &Outcome{}
 	for _, args := range s.Lines {

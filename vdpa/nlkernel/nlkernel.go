@@ -1,7 +1,7 @@
 // Package nlkernel implements the vdpa library's kernel interfaces (vdpa.VDPANetlink and
 // vdpa.Devlink) over github.com/vishvananda/netlink: the "vdpa" generic netlink family for
 // management and vdpa devices, and devlink for the eswitch mode. It is the production
-// counterpart of vdpa/fakekernel and holds no state besides the netlink handle it is given.
+// counterpart of vdpa/simkernel (the simulated kernel) and holds no state besides the netlink handle it is given.
 //
 // The netlink calls cannot be interrupted; every method checks ctx before it starts. Kernel
 // errors come back as the library returns them: syscall.Errno values, possibly wrapped with the

@@ -31,6 +31,7 @@ import (
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -120,7 +121,7 @@ func newAPIHarness(tb testing.TB) *apiHarness {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { h.db.Close() })
-	sim, err := ovsdbtest.NewVswitchd(ctx, ovsdbtest.VswitchdConfig{Endpoint: h.db.Endpoint(), Logger: quiet})
+	sim, err := simvswitchd.New(ctx, simvswitchd.Config{Endpoint: h.db.Endpoint(), Logger: quiet})
 	if err != nil {
 		tb.Fatal(err)
 	}

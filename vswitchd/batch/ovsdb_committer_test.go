@@ -13,6 +13,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
 )
 
@@ -39,7 +40,7 @@ func (g *gatedCommitter) Commit(ctx context.Context, reqs []batch.PortRequest) (
 func ovsdbEnv(t *testing.T) (context.Context, *ovsdb.Client) {
 	t.Helper()
 	srv := ovsdbtest.Start(t)
-	ovsdbtest.StartVswitchd(t, srv, ovsdbtest.WithDevargs(ovsdbtest.DevargsPolicy{Prefixes: []string{"net_tap"}}))
+	ovsdbtest.StartOVSVswitchd(t, srv, simvswitchd.WithDevargs(simvswitchd.DevargsPolicy{Prefixes: []string{"net_tap"}}))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{srv.Endpoint()},

@@ -22,7 +22,7 @@ import (
 // back the Batcher commits again.
 func TestBatchesWhileOVSDBDownEndAfterReconnectWait(t *testing.T) {
 	srv := ovsdbtest.Start(t)
-	ovsdbtest.StartVswitchd(t, srv)
+	ovsdbtest.StartOVSVswitchd(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // far beyond the wait
 	defer cancel()
 	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{srv.Endpoint()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -2,7 +2,7 @@ package config
 
 import (
 	"fmt"
-	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
+	"github.com/ovsplane/ovsplane/internal/desired"
 	"net"
 	"path"
 	"strconv"

@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
+	"github.com/ovsplane/ovsplane/internal/desired"
 	"io"
 	"log/slog"
 	"path/filepath"

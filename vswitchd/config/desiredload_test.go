@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
+	"github.com/ovsplane/ovsplane/internal/desired"
 )
 
 // TestDesiredLoadMatchesLoad: for a file holding only bridges (what vsctl apply -f sends),

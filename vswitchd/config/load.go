@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
+	"github.com/ovsplane/ovsplane/internal/desired"
 	"os"
 	"slices"
 	"sort"

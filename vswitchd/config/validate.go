@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 	"github.com/ovsplane/ovsplane/model"
-	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
+	"github.com/ovsplane/ovsplane/internal/desired"
 	"net"
 	"path/filepath"
 	"regexp"

@@ -34,7 +34,7 @@ const foreignGroup = "group_id=5,type=all,bucket=actions=output:1"
 // bridge is a real bridge on a dummy-datapath ovs-vswitchd, with three ports (ofports 1-3)
 // and the foreign flows and group.
 type bridge struct {
-	sw   *lab.Vswitchd
+	sw   *lab.OVSVswitchd
 	prog *openflow.Programmer
 	name string
 	// ofctl13 makes the test's own ovs-ofctl calls speak OpenFlow 1.3.
@@ -44,7 +44,7 @@ type bridge struct {
 func newBridge(t testing.TB) *bridge {
 	t.Helper()
 	db := lab.StartOVSDB(t)
-	sw := db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	db.Vsctl(t, "add-br", "br0", "--", "set", "Bridge", "br0", "protocols=OpenFlow10,OpenFlow13,OpenFlow14,OpenFlow15",
 		"--", "add-port", "br0", "p1", "--", "set", "Interface", "p1", "ofport_request=1",
 		"--", "add-port", "br0", "p2", "--", "set", "Interface", "p2", "ofport_request=2",

@@ -127,7 +127,7 @@ func controllerRows(ctx context.Context, db *lab.OVSDB) (map[string]string, erro
 func TestLabControllers(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	live := startFakeController(t)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 func TestLabConvergesBesideForeignPort(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{db.Endpoint},

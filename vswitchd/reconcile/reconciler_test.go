@@ -17,6 +17,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
@@ -33,7 +34,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	srv := ovsdbtest.Start(t)
-	ovsdbtest.StartVswitchd(t, srv, ovsdbtest.WithDevargs(ovsdbtest.DevargsPolicy{Prefixes: []string{"net_tap"}}))
+	ovsdbtest.StartOVSVswitchd(t, srv, simvswitchd.WithDevargs(simvswitchd.DevargsPolicy{Prefixes: []string{"net_tap"}}))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return &env{ctx: ctx, srv: srv, raw: srv.Client(t)}

@@ -62,7 +62,7 @@ func internalPort(name string) config.Port {
 func TestLabConflictIsolated(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	db.Vsctl(t, "add-br", "brx", "--", "add-port", "brx", "taken0", "--", "set", "Interface", "taken0", "type=internal")
 
 	r := labReconciler(t, db, desired(
@@ -109,7 +109,7 @@ func TestLabConflictIsolated(t *testing.T) {
 func TestLabDatapathFailureIsAnError(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Dummy})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	r := labReconciler(t, db, desired(
 		config.Bridge{Name: "br0", Ports: []config.Port{internalPort("p1")}},
 		config.Bridge{Name: "brbad", DatapathType: "bogus", Ports: []config.Port{internalPort("b1")}}))
@@ -146,7 +146,7 @@ func TestLabNoFalseBridgeErrors(t *testing.T) {
 	for _, mode := range []lab.Mode{lab.Dummy, lab.Userspace} {
 		t.Run(mode.String(), func(t *testing.T) {
 			db := lab.StartOVSDB(t)
-			db.StartVswitchd(t, lab.VswitchdSpec{Mode: mode})
+			db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: mode})
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -194,7 +194,7 @@ func TestLabNoFalseBridgeErrors(t *testing.T) {
 func TestLabSystemDatapath(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
-	db.StartVswitchd(t, lab.VswitchdSpec{Mode: lab.Userspace})
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace})
 	r := labReconciler(t, db, desired(config.Bridge{Name: "brk", Ports: []config.Port{internalPort("k1")}},
 		config.Bridge{Name: "bru", DatapathType: "netdev"}))
 	labState(t, r, "bridge/bru", reconcile.Ready)

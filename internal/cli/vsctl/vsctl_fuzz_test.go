@@ -14,6 +14,7 @@ import (
 	"github.com/ovsplane/ovsplane/internal/cli/vsctl"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 )
 
 // argSep separates the arguments of a fuzzed command line (no C argument can hold a NUL, so
@@ -97,7 +98,7 @@ func newVsctlEnv(tb testing.TB) *vsctlEnv {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { e.db.Close() })
-	sim, err := ovsdbtest.NewVswitchd(ctx, ovsdbtest.VswitchdConfig{Endpoint: e.db.Endpoint()})
+	sim, err := simvswitchd.New(ctx, simvswitchd.Config{Endpoint: e.db.Endpoint()})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -17,7 +17,7 @@ type Config struct {
 	Root string `json:"root,omitempty"`
 	// Simulate, when set, is the absolute path of a vdpa fixture file (vdpa/testdata/*.fixture
 	// or one captured by examples/vdpa/capture-fixture.sh): the plugin then runs against an
-	// in-memory fake kernel built from it and touches no hardware at all. For tests only.
+	// in-memory simulated kernel built from it and touches no hardware at all. For tests only.
 	Simulate string `json:"simulate,omitempty"`
 	// HWOffload contributes Open_vSwitch other_config:hw-offload=true (default true), which
 	// offloading the representors' flows needs; ovs-vswitchd reads it at start only.
@@ -75,7 +75,7 @@ const configSchema = `{
     "root": {"type": "string", "default": "/",
       "description": "root directory holding sys/, dev/ and proc/ (netlink always talks to the running kernel)"},
     "simulate": {"type": "string",
-      "description": "SIMULATION, for tests: absolute path of a vdpa fixture file run in an in-memory fake kernel; no hardware is touched"},
+      "description": "SIMULATION, for tests: absolute path of a vdpa fixture file run in an in-memory simulated kernel; no hardware is touched"},
     "hw_offload": {"type": "boolean", "default": true,
       "description": "contribute Open_vSwitch other_config:hw-offload=true (ovs-vswitchd restart required when it changes)"}
   }
@@ -85,7 +85,7 @@ const configSchema = `{
 const configDoc = `root (default "/"): the directory holding sys/, dev/ and proc/; netlink (vdpa, devlink)
 always talks to the running kernel. simulate: SIMULATION MODE, for tests on machines without mlx5
 NICs: the absolute path of a vdpa fixture file (e.g. vdpa/testdata/cx6dx-switchdev.fixture); the
-plugin then provisions an in-memory fake kernel built from it, touches no hardware, and says so in
+plugin then provisions an in-memory simulated kernel built from it, touches no hardware, and says so in
 its log, health and every port status. hw_offload (default true): contribute Open_vSwitch
 other_config:hw-offload=true, which the representors' flow offload needs (read by ovs-vswitchd at
 start only).`

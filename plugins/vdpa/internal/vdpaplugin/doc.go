@@ -16,7 +16,7 @@
 // of the switch, whoever created them, so that a VF another interface already uses is refused).
 //
 // The configuration names the machine: Root (the sysfs and /dev root, "/" on a host) with the
-// real kernel's netlink, or Simulate, a vdpa/fixture file run in vdpa/fakekernel — a clearly
-// labelled simulation in which no hardware is touched, for end-to-end tests of the daemon on
-// machines without mlx5 NICs.
+// real kernel's netlink, or Simulate, a vdpa fixture file (vdpa/simhost) run in the simulated
+// kernel of vdpa/simkernel — a clearly labelled simulation in which no hardware is touched, for
+// end-to-end tests of the daemon on machines without mlx5 NICs.
 package vdpaplugin

@@ -9,7 +9,7 @@ import (
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fixture"
+	"github.com/ovsplane/ovsplane/vdpa/simhost"
 )
 
 // TestLibraryErrorsCrossTheBoundary drives the library's refusals through the plugin and the
@@ -19,7 +19,7 @@ func TestLibraryErrorsCrossTheBoundary(t *testing.T) {
 	noDPDK := func(f *api.HostFacts) { f.DPDKInitialized = false }
 	cases := []struct {
 		fixture string
-		edit    func(*fixture.Fixture)
+		edit    func(*simhost.Fixture)
 		facts   func(*api.HostFacts)
 		req     api.PortRequest
 		code    vdpa.Code
@@ -27,7 +27,7 @@ func TestLibraryErrorsCrossTheBoundary(t *testing.T) {
 	}{
 		{"cx6dx-switchdev", nil, nil, vdpaPort("vm1", "mac", "02:00"), vdpa.CodeInvalidRequest, "6-byte"},
 		{"cx6dx-nomodules", nil, nil, vdpaPort("vm1"), vdpa.CodeNoNetlink, "modprobe vdpa mlx5_vdpa vhost_vdpa"},
-		{"cx6dx-switchdev", func(f *fixture.Fixture) {
+		{"cx6dx-switchdev", func(f *simhost.Fixture) {
 			f.Remove("sys/bus/vdpa/drivers/virtio_vdpa")
 			f.Remove("sys/module/virtio_vdpa")
 		}, nil, vdpaPort("c1", "bus-driver", "virtio_vdpa"), vdpa.CodeNoBusDriver, "modprobe virtio_vdpa"},
@@ -40,7 +40,7 @@ func TestLibraryErrorsCrossTheBoundary(t *testing.T) {
 		{"cx6dx-kernel-5.15", nil, nil, vdpaPort("vm1", "mac", "02:00:00:00:00:01"), vdpa.CodeAttrUnsupported, ">= 5.16"},
 		{"cx6dx-switchdev", nil, nil, vdpaPort("vm1", "max-vqp", "200"), vdpa.CodeMaxVQP, "limit 128"},
 		{"cx6dx-inuse", nil, nil, vdpaPort("vm1", "vf", "1", "vdpa-name", "vdpa0"), vdpa.CodeExists, "vdpa dev del vdpa0"},
-		{"cx6dx-switchdev", func(f *fixture.Fixture) { f.Fake["udev"] = "off" }, nil, vdpaPort("vm1", "vf", "1"), vdpa.CodeCharDevTimeout, "udevadm"},
+		{"cx6dx-switchdev", func(f *simhost.Fixture) { f.Knobs["udev"] = "off" }, nil, vdpaPort("vm1", "vf", "1"), vdpa.CodeCharDevTimeout, "udevadm"},
 		{"bluefield-dpu", nil, nil, vdpaPort("vm1", "eswitch", "skip", "mode", "dpdk-pmd"), vdpa.CodeRepresentorNotFound, "DPU"},
 		{"cx6dx-inuse", nil, nil, vdpaPort("vm1", "vf", "0"), vdpa.CodeVFInUse, "one per VF"},
 		{"cx6dx-inuse", nil, nil, vdpaPort("vm1", "vf", "0", "mode", "dpdk-pmd"), vdpa.CodeClassConflict, "vdpa dev del vdpa0"},

@@ -11,8 +11,8 @@ import (
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fakekernel"
-	"github.com/ovsplane/ovsplane/vdpa/fixture"
+	"github.com/ovsplane/ovsplane/vdpa/simhost"
+	"github.com/ovsplane/ovsplane/vdpa/simkernel"
 )
 
 const pf0 = "0000:65:00.0"
@@ -21,9 +21,9 @@ const pf0 = "0000:65:00.0"
 var testdata = filepath.Join("..", "..", "..", "..", "vdpa", "testdata")
 
 // loadFixture loads vdpa/testdata/<name>.fixture and applies edit (when not nil).
-func loadFixture(t *testing.T, name string, edit func(*fixture.Fixture)) *fixture.Fixture {
+func loadFixture(t *testing.T, name string, edit func(*simhost.Fixture)) *simhost.Fixture {
 	t.Helper()
-	f, err := fixture.Load(filepath.Join(testdata, name+".fixture"))
+	f, err := simhost.Load(filepath.Join(testdata, name+".fixture"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +34,9 @@ func loadFixture(t *testing.T, name string, edit func(*fixture.Fixture)) *fixtur
 }
 
 // bootKernel materialises a fixture in a fake kernel.
-func bootKernel(t *testing.T, f *fixture.Fixture) *fakekernel.Kernel {
+func bootKernel(t *testing.T, f *simhost.Fixture) *simkernel.Kernel {
 	t.Helper()
-	k, err := fakekernel.New(t.TempDir(), f)
+	k, err := simkernel.New(t.TempDir(), f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func bootKernel(t *testing.T, f *fixture.Fixture) *fakekernel.Kernel {
 }
 
 // newPlugin returns a plugin whose kernel is k, with short waits.
-func newPlugin(t *testing.T, k *fakekernel.Kernel) *Plugin {
+func newPlugin(t *testing.T, k *simkernel.Kernel) *Plugin {
 	t.Helper()
 	p := New(Options{Logger: testLogger(t), PollInterval: 5 * time.Millisecond, MaxWait: 300 * time.Millisecond,
 		OpenKernel: func(Config, *slog.Logger) (*Kernel, error) { return &Kernel{FS: k, VDPA: k, Devlink: k}, nil }})
@@ -54,7 +54,7 @@ func newPlugin(t *testing.T, k *fakekernel.Kernel) *Plugin {
 
 // setup boots the named fixture and returns its kernel and a fake daemon with the plugin
 // configured (stock OVS 3.1 with DPDK facts unless facts edits them).
-func setup(t *testing.T, name string, edit func(*fixture.Fixture), facts func(*api.HostFacts)) (*fakekernel.Kernel, *sdktest.FakeHost) {
+func setup(t *testing.T, name string, edit func(*simhost.Fixture), facts func(*api.HostFacts)) (*simkernel.Kernel, *sdktest.FakeHost) {
 	t.Helper()
 	k := bootKernel(t, loadFixture(t, name, edit))
 	h := sdktest.NewFakeHost(t, newPlugin(t, k))
@@ -71,7 +71,7 @@ func setup(t *testing.T, name string, edit func(*fixture.Fixture), facts func(*a
 func forkFacts(f *api.HostFacts) { f.IfaceTypes = append(slices.Clone(f.IfaceTypes), "dpdkvdpa") }
 
 // dump is the canonical text of the fake kernel's state.
-func dump(t *testing.T, k *fakekernel.Kernel) string {
+func dump(t *testing.T, k *simkernel.Kernel) string {
 	t.Helper()
 	f, err := k.Dump()
 	if err != nil {

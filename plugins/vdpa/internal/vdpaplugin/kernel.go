@@ -9,9 +9,9 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fakekernel"
-	"github.com/ovsplane/ovsplane/vdpa/fixture"
 	"github.com/ovsplane/ovsplane/vdpa/nlkernel"
+	"github.com/ovsplane/ovsplane/vdpa/simhost"
+	"github.com/ovsplane/ovsplane/vdpa/simkernel"
 	"github.com/ovsplane/ovsplane/vdpa/sysfs"
 )
 
@@ -36,7 +36,7 @@ func (k *Kernel) Close() error {
 	return c()
 }
 
-// OpenKernel opens the machine cfg names: with cfg.Simulate, a fake kernel built from the
+// OpenKernel opens the machine cfg names: with cfg.Simulate, a simulated kernel built from the
 // fixture in a fresh temporary directory (removed by Close), logging a warning that no hardware
 // is touched; otherwise sysfs below cfg.Root and a generic netlink socket to the running kernel.
 func OpenKernel(cfg Config, log *slog.Logger) (*Kernel, error) {
@@ -52,7 +52,7 @@ func OpenKernel(cfg Config, log *slog.Logger) (*Kernel, error) {
 }
 
 func openSimulated(file string, log *slog.Logger) (*Kernel, error) {
-	f, err := fixture.Load(file)
+	f, err := simhost.Load(file)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: load fixture: %w", err)
 	}
@@ -60,12 +60,12 @@ func openSimulated(file string, log *slog.Logger) (*Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
-	k, err := fakekernel.New(dir, f)
+	k, err := simkernel.New(dir, f)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("simulate: fixture %s: %w", file, err)
 	}
-	log.Warn("SIMULATION MODE: vdpa ports are provisioned in an in-memory fake kernel built from a fixture; NO HARDWARE IS TOUCHED and no vDPA device will carry traffic",
+	log.Warn("SIMULATION MODE: vdpa ports are provisioned in an in-memory simulated kernel built from a fixture; NO HARDWARE IS TOUCHED and no vDPA device will carry traffic",
 		"fixture", file, "tree", dir)
 	return &Kernel{FS: k, VDPA: k, Devlink: k, Simulated: file, close: func() error { return os.RemoveAll(dir) }}, nil
 }

@@ -32,7 +32,7 @@ type Options struct {
 	// Logger; slog.Default() when nil. The SDK forwards it to the daemon's log.
 	Logger *slog.Logger
 	// OpenKernel opens the machine a configuration names (default OpenKernel). Tests inject
-	// fake kernels they inspect.
+	// simulated kernels they inspect.
 	OpenKernel func(cfg Config, log *slog.Logger) (*Kernel, error)
 	// PollInterval is how often the library's waits re-check (default: the library's 50ms).
 	PollInterval time.Duration

@@ -1,4 +1,4 @@
-// Package fakekernel is an in-memory Linux kernel for the vdpa library's tests: it implements
+// Package simkernel is a simulated Linux kernel for the vdpa library: it implements
 // vdpa.FS, vdpa.VDPANetlink and vdpa.Devlink over a fixture tree materialised in a directory, and
 // answers the way the real kernel does — the same rules, the same errno values — while mutating
 // the tree as the kernel would:
@@ -25,7 +25,11 @@
 //     virtioM device on the VF with its netdev.
 //
 // Dump returns the tree plus the kernel state as a fixture, so tests compare hosts exactly.
-package fakekernel
+//
+// The vdpa library's tests run on it, and so does the vdpa plugin's simulate mode
+// (plugins/vdpa: a product feature for end-to-end tests on machines without mlx5 NICs), which is
+// why it is not named as a test package. It touches nothing outside its directory.
+package simkernel
 
 import (
 	"fmt"
@@ -40,20 +44,20 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fixture"
+	"github.com/ovsplane/ovsplane/vdpa/simhost"
 	"github.com/ovsplane/ovsplane/vdpa/sysfs"
 )
 
-// Kernel is the fake. All methods are safe for concurrent use.
+// Kernel is the simulated kernel. All methods are safe for concurrent use.
 type Kernel struct {
 	mu      sync.Mutex
 	root    *sysfs.Root
 	dir     string
 	major   int
 	eswitch map[string]string
-	mgmt    map[string]fixture.Attrs
+	mgmt    map[string]simhost.Attrs
 	devs    map[string]*vdev
-	knobs   fixture.Attrs
+	knobs   simhost.Attrs
 	nextID  uint32
 	muts    int
 	timers  map[string]*time.Timer
@@ -71,19 +75,19 @@ type vdev struct {
 // default-max-vqs=<n> for management devices without a mgmtdev line.
 
 // New materialises f into dir (which must be empty or absent) and returns a kernel over it.
-func New(dir string, f *fixture.Fixture) (*Kernel, error) {
+func New(dir string, f *simhost.Fixture) (*Kernel, error) {
 	if err := f.Materialise(dir); err != nil {
 		return nil, err
 	}
-	k := &Kernel{root: sysfs.New(dir), dir: dir, eswitch: map[string]string{}, mgmt: map[string]fixture.Attrs{},
-		devs: map[string]*vdev{}, knobs: fixture.Attrs{}, timers: map[string]*time.Timer{}}
+	k := &Kernel{root: sysfs.New(dir), dir: dir, eswitch: map[string]string{}, mgmt: map[string]simhost.Attrs{},
+		devs: map[string]*vdev{}, knobs: simhost.Attrs{}, timers: map[string]*time.Timer{}}
 	for h, m := range f.Eswitch {
 		k.eswitch[strings.TrimPrefix(h, "pci/")] = m
 	}
 	for h, a := range f.MgmtDevs {
 		k.mgmt[h] = a
 	}
-	for n, v := range f.Fake {
+	for n, v := range f.Knobs {
 		k.knobs[n] = v
 	}
 	k.major, _ = strconv.Atoi(k.knob("vhost-major", "509"))
@@ -101,12 +105,12 @@ func (k *Kernel) knob(name, def string) string {
 }
 
 // loadDevs registers the vdpa devices present in the tree, with the fixture's configuration.
-func (k *Kernel) loadDevs(f *fixture.Fixture) error {
+func (k *Kernel) loadDevs(f *simhost.Fixture) error {
 	names, _ := k.root.ReadDir("sys/bus/vdpa/devices")
 	for _, n := range names {
 		real, err := k.root.Resolve("sys/bus/vdpa/devices/" + n)
 		if err != nil {
-			return fmt.Errorf("fakekernel: vdpa device %s: %w", n, err)
+			return fmt.Errorf("simkernel: vdpa device %s: %w", n, err)
 		}
 		parent := path.Base(path.Dir(real))
 		a := f.VDPADevs[n]
@@ -139,10 +143,10 @@ func (k *Kernel) Mutations() int {
 
 // Dump returns the current host as a fixture: the tree, the eswitch modes, the management
 // device attributes, the vdpa devices' configuration and the knobs.
-func (k *Kernel) Dump() (*fixture.Fixture, error) {
+func (k *Kernel) Dump() (*simhost.Fixture, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	f, err := fixture.Dump(k.dir)
+	f, err := simhost.Dump(k.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +154,7 @@ func (k *Kernel) Dump() (*fixture.Fixture, error) {
 		f.Eswitch["pci/"+pf] = m
 	}
 	for _, m := range k.mgmtDevs() {
-		a := fixture.Attrs{"classes": "net"}
+		a := simhost.Attrs{"classes": "net"}
 		if m.MaxVQs > 0 {
 			a["max_vqs"] = strconv.Itoa(int(m.MaxVQs))
 		}
@@ -160,11 +164,11 @@ func (k *Kernel) Dump() (*fixture.Fixture, error) {
 		f.MgmtDevs[m.String()] = a
 	}
 	for n, d := range k.devs {
-		f.VDPADevs[n] = fixture.Attrs{"mgmtdev": d.mgmt, "mac": d.cfg.MAC.String(),
+		f.VDPADevs[n] = simhost.Attrs{"mgmtdev": d.mgmt, "mac": d.cfg.MAC.String(),
 			"mtu": strconv.Itoa(int(d.cfg.MTU)), "max_vqp": strconv.Itoa(int(d.cfg.MaxVQP))}
 	}
 	for n, v := range k.knobs {
-		f.Fake[n] = v
+		f.Knobs[n] = v
 	}
 	return f, nil
 }
@@ -200,7 +204,7 @@ func (k *Kernel) Stat(p string) (fs.FileInfo, error) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 64 {
 		return fi, err
 	}
-	if s, err := k.root.ReadFile(p); err == nil && strings.HasPrefix(s, fixture.CharDevMarker) {
+	if s, err := k.root.ReadFile(p); err == nil && strings.HasPrefix(s, simhost.CharDevMarker) {
 		return charDev{fi}, nil
 	}
 	return fi, nil

@@ -1,4 +1,4 @@
-package ovsdbtest
+package simvswitchd
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package fakekernel
+package simkernel
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fixture"
+	"github.com/ovsplane/ovsplane/vdpa/simhost"
 )
 
 // release returns the kernel's major and minor from proc/sys/kernel/osrelease (6.1 if absent).
@@ -291,7 +291,7 @@ func (k *Kernel) probeVhost(name, dir string) {
 	})
 }
 
-func markerFor(mm string) string { return fixture.CharDevMarker + mm }
+func markerFor(mm string) string { return simhost.CharDevMarker + mm }
 
 // probeVirtio creates virtioM (lowest free index) on the DMA device (the VF) with a netdev.
 func (k *Kernel) probeVirtio(name, parentDir string) {

@@ -1,4 +1,4 @@
-package ovsdbtest
+package simvswitchd
 
 import (
 	"maps"
@@ -44,7 +44,7 @@ type member struct {
 }
 
 // plan computes the reconfiguration for snap (which has an Open_vSwitch row).
-func (v *Vswitchd) plan(snap *snapshot, ack bool) *plan {
+func (v *Switch) plan(snap *snapshot, ack bool) *plan {
 	ovs := snap.ovs
 	p := &plan{ovsUUID: ovs.UUID, nextCfg: ovs.NextCfg, errors: map[string]string{}, allocated: maps.Clone(v.allocated)}
 	dpdkInit := ovs.DpdkInitialized || dpdkInitRequested(ovs.OtherConfig)
@@ -89,7 +89,7 @@ func (v *Vswitchd) plan(snap *snapshot, ack bool) *plan {
 }
 
 // planOpenvSwitch adds the Open_vSwitch columns ovs-vswitchd maintains.
-func (v *Vswitchd) planOpenvSwitch(p *plan, ovs *vswitch.OpenvSwitch, ack, dpdkInit bool) {
+func (v *Switch) planOpenvSwitch(p *plan, ovs *vswitch.OpenvSwitch, ack, dpdkInit bool) {
 	p.ovs = &vswitch.OpenvSwitch{UUID: ovs.UUID, CurCfg: ovs.NextCfg, DpdkInitialized: dpdkInit, DpdkVersion: ptrTo(v.cfg.DPDKVersion)}
 	if ack && ovs.CurCfg != ovs.NextCfg {
 		p.ack = true
@@ -148,7 +148,7 @@ func attachedMembers(snap *snapshot) []member {
 // evaluateAll evaluates every member. Interfaces that already work go first
 // so that, as in a running ovs-vswitchd, a DPDK device stays with the
 // interface holding it when another one asks for the same devargs.
-func (v *Vswitchd) evaluateAll(snap *snapshot, members []member, dpdkInit bool) map[string]netdevResult {
+func (v *Switch) evaluateAll(snap *snapshot, members []member, dpdkInit bool) map[string]netdevResult {
 	ec := &evalContext{snap: snap, dpdkInit: dpdkInit, claims: map[string]string{}, byName: map[string]*vswitch.Interface{}}
 	for _, iface := range snap.ifaces {
 		ec.byName[iface.Name] = iface

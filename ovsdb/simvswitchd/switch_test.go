@@ -1,4 +1,4 @@
-package ovsdbtest
+package simvswitchd_test
 
 import (
 	"context"
@@ -12,20 +12,22 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
-// env is a server, a simulated vswitchd and a client, all closed by cleanup.
+// env is a server, a simulated ovs-vswitchd and a client, all closed by cleanup.
 type env struct {
-	srv *Server
-	vsd *Vswitchd
+	srv *ovsdbtest.Server
+	sw  *simvswitchd.Switch
 	c   client.Client
 }
 
-func newEnv(t *testing.T, opts ...VswitchdOption) *env {
+func newEnv(t *testing.T, opts ...simvswitchd.Option) *env {
 	t.Helper()
-	s := Start(t)
-	return &env{srv: s, vsd: StartVswitchd(t, s, opts...), c: s.Client(t)}
+	s := ovsdbtest.Start(t)
+	return &env{srv: s, sw: ovsdbtest.StartOVSVswitchd(t, s, opts...), c: s.Client(t)}
 }
 
 // wantIface checks an interface after the simulator acknowledged.
@@ -68,19 +70,19 @@ func checkIface(t *testing.T, c client.Client, name string, want wantIface) *vsw
 	return iface
 }
 
-func TestVswitchdInterfaces(t *testing.T) {
+func TestInterfaces(t *testing.T) {
 	t.Parallel()
 	devargs := func(d string) map[string]string { return map[string]string{"dpdk-devargs": d} }
 	tests := []struct {
 		name   string
-		opts   []VswitchdOption
+		opts   []simvswitchd.Option
 		dpType string
 		ports  []ifaceSpec
 		want   map[string]wantIface
 	}{
 		{"dpdk with PCI devargs", nil, "netdev",
 			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("0000:01:00.0")}},
-			map[string]wantIface{"dpdk0": {link: "up"}, "br0": {ofport: OFPPLocal}}},
+			map[string]wantIface{"dpdk0": {link: "up"}, "br0": {ofport: simvswitchd.OFPPLocal}}},
 		{"dpdk with vdev devargs", nil, "netdev",
 			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("net_tap0,iface=tap0")}},
 			map[string]wantIface{"dpdk0": {}}},
@@ -90,7 +92,7 @@ func TestVswitchdInterfaces(t *testing.T) {
 		{"dpdk without devargs", nil, "netdev",
 			[]ifaceSpec{{name: "dpdk0", typ: "dpdk"}},
 			map[string]wantIface{"dpdk0": {ofport: -1, err: "'dpdk0' is missing 'options:dpdk-devargs'"}}},
-		{"dpdk devargs policy option", []VswitchdOption{WithDevargs(DevargsPolicy{Prefixes: []string{"net_bogus"}})}, "netdev",
+		{"dpdk devargs policy option", []simvswitchd.Option{simvswitchd.WithDevargs(simvswitchd.DevargsPolicy{Prefixes: []string{"net_bogus"}})}, "netdev",
 			[]ifaceSpec{{name: "a", typ: "dpdk", options: devargs("net_bogus0")}, {name: "b", typ: "dpdk", options: devargs("0000:01:00.0")}},
 			map[string]wantIface{"a": {}, "b": {ofport: -1, err: "Error attaching device '0000:01:00.0' to DPDK"}}},
 		{"two interfaces with the same devargs", nil, "netdev",
@@ -99,13 +101,13 @@ func TestVswitchdInterfaces(t *testing.T) {
 		{"dpdk on the kernel datapath", nil, "system",
 			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("0000:01:00.0")}},
 			map[string]wantIface{"dpdk0": {ofport: -1, err: "could not add network device dpdk0 to ofproto (Invalid argument)"}}},
-		{"dpdk before dpdk-init", []VswitchdOption{WithRequireDPDKInit()}, "netdev",
+		{"dpdk before dpdk-init", []simvswitchd.Option{simvswitchd.WithRequireDPDKInit()}, "netdev",
 			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("0000:01:00.0")}},
 			map[string]wantIface{"dpdk0": {ofport: -1, err: "could not open network device dpdk0 (Address family not supported by protocol)"}}},
 		{"unknown type", nil, "",
 			[]ifaceSpec{{name: "x0", typ: "bogus"}},
 			map[string]wantIface{"x0": {ofport: -1, err: "could not open network device x0 (Address family not supported by protocol)"}}},
-		{"missing kernel device", []VswitchdOption{WithSystemDevice(func(n string) bool { return n != "eth9" })}, "",
+		{"missing kernel device", []simvswitchd.Option{simvswitchd.WithSystemDevice(func(n string) bool { return n != "eth9" })}, "",
 			[]ifaceSpec{{name: "eth9"}, {name: "eth0"}},
 			map[string]wantIface{"eth9": {ofport: -1, err: "could not open network device eth9 (No such device)"}, "eth0": {}}},
 		{"ofport_request honoured", nil, "",
@@ -139,7 +141,7 @@ func TestVswitchdInterfaces(t *testing.T) {
 	}
 }
 
-func TestVswitchdLifecycle(t *testing.T) {
+func TestLifecycle(t *testing.T) {
 	t.Parallel()
 	t.Run("removing a port frees its ofport", func(t *testing.T) {
 		t.Parallel()
@@ -167,11 +169,11 @@ func TestVswitchdLifecycle(t *testing.T) {
 	})
 	t.Run("dpdk-init sets dpdk_initialized", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, WithRequireDPDKInit())
+		e := newEnv(t, simvswitchd.WithRequireDPDKInit())
 		ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c))
 		ops := must[[]ovsdb.Operation](t)(e.c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.OtherConfig, Mutator: ovsdb.MutateOperationInsert, Value: map[string]string{"dpdk-init": "true"}}))
 		applyAndWait(t, e.c, append(ops, bumpNextCfg(t, e.c)...)...)
-		if ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c)); !ovs.DpdkInitialized || deref(ovs.DpdkVersion) != DefaultDPDKVersion {
+		if ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c)); !ovs.DpdkInitialized || deref(ovs.DpdkVersion) != simvswitchd.DefaultDPDKVersion {
 			t.Fatalf("dpdk_initialized %v dpdk_version %v", ovs.DpdkInitialized, ovs.DpdkVersion)
 		}
 		applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", dpType: "netdev",
@@ -181,7 +183,7 @@ func TestVswitchdLifecycle(t *testing.T) {
 	t.Run("paused acknowledgement", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		e.vsd.PauseAck()
+		e.sw.PauseAck()
 		mustTransact(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "a", typ: "internal"}}})...)
 		eventually(t, "ofport assigned while acknowledgement is paused", func() error {
 			iface, err := ifaceByName(e.c, "a")
@@ -195,24 +197,24 @@ func TestVswitchdLifecycle(t *testing.T) {
 		if ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c)); ovs.CurCfg >= ovs.NextCfg {
 			t.Fatalf("cur_cfg %d acknowledged next_cfg %d while paused", ovs.CurCfg, ovs.NextCfg)
 		}
-		e.vsd.ResumeAck()
+		e.sw.ResumeAck()
 		applyAndWait(t, e.c, bumpNextCfg(t, e.c)...)
 	})
 	t.Run("pause and resume", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		e.vsd.Pause()
+		e.sw.Pause()
 		mustTransact(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0"})...)
-		e.vsd.Resume()
+		e.sw.Resume()
 		applyAndWait(t, e.c, bumpNextCfg(t, e.c)...)
-		checkIface(t, e.c, "br0", wantIface{ofport: OFPPLocal})
+		checkIface(t, e.c, "br0", wantIface{ofport: simvswitchd.OFPPLocal})
 	})
 	t.Run("waits for the Open_vSwitch row", func(t *testing.T) {
 		t.Parallel()
-		s := Start(t, WithoutInit())
-		StartVswitchd(t, s)
+		s := ovsdbtest.Start(t, ovsdbtest.WithoutInit())
+		ovsdbtest.StartOVSVswitchd(t, s)
 		c := s.Client(t)
-		row := &vswitch.OpenvSwitch{NextCfg: 3, IfaceTypes: DefaultIfaceTypes()}
+		row := &vswitch.OpenvSwitch{NextCfg: 3, IfaceTypes: simvswitchd.DefaultIfaceTypes()}
 		mustTransact(t, c, must[[]ovsdb.Operation](t)(c.Create(row))...)
 		eventually(t, "cur_cfg acknowledged", func() error {
 			ovs, err := ovsRow(c)
@@ -225,8 +227,8 @@ func TestVswitchdLifecycle(t *testing.T) {
 	t.Run("reconfiguration hook and counter", func(t *testing.T) {
 		t.Parallel()
 		var mu sync.Mutex
-		var seen []Reconfiguration
-		e := newEnv(t, WithOnReconfigure(func(r Reconfiguration) {
+		var seen []simvswitchd.Reconfiguration
+		e := newEnv(t, simvswitchd.WithOnReconfigure(func(r simvswitchd.Reconfiguration) {
 			mu.Lock()
 			seen = append(seen, r)
 			mu.Unlock()
@@ -242,7 +244,7 @@ func TestVswitchdLifecycle(t *testing.T) {
 					return fmt.Errorf("reconfiguration %d has Seq %d", i, r.Seq)
 				}
 				if r.Acked && strings.Contains(r.Errors["x"], "Address family not supported") {
-					if n := e.vsd.Reconfigurations(); n < r.Seq {
+					if n := e.sw.Reconfigurations(); n < r.Seq {
 						return fmt.Errorf("counter %d behind hook %d", n, r.Seq)
 					}
 					return nil
@@ -255,9 +257,9 @@ func TestVswitchdLifecycle(t *testing.T) {
 
 func TestRestart(t *testing.T) {
 	t.Parallel()
-	s := Start(t)
-	v := StartVswitchd(t, s)
-	c := s.Client(t, ReconnectOption(10*time.Millisecond))
+	s := ovsdbtest.Start(t)
+	v := ovsdbtest.StartOVSVswitchd(t, s)
+	c := s.Client(t, ovsdbtest.ReconnectOption(10*time.Millisecond))
 	applyAndWait(t, c, createBridgeOps(t, c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "a", typ: "internal", request: ptr(5)}}})...)
 	before := v.Reconfigurations()
 
@@ -289,9 +291,9 @@ func TestRestart(t *testing.T) {
 	})
 	t.Run("stop refuses connections until serve", func(t *testing.T) {
 		s.Stop()
-		ctx, cancel := context.WithTimeout(context.Background(), DialTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), ovsdbtest.DialTimeout)
 		defer cancel()
-		if fresh, err := Dial(ctx, s.Endpoint()); err == nil {
+		if fresh, err := ovsdbtest.Dial(ctx, s.Endpoint()); err == nil {
 			fresh.Close()
 			t.Fatal("connected to a stopped server")
 		}
@@ -302,69 +304,13 @@ func TestRestart(t *testing.T) {
 	})
 }
 
-func TestAssignOfports(t *testing.T) {
-	t.Parallel()
-	m := func(name string, current, request int) ofportMember {
-		return ofportMember{uuid: name, name: name, current: current, request: request}
-	}
-	tests := []struct {
-		name     string
-		members  []ofportMember
-		last     int
-		want     map[string]int
-		wantLast int
-	}{
-		{"local port and first allocations", []ofportMember{m("br0", 0, 0), m("a", 0, 0), m("b", 0, 0)}, 0,
-			map[string]int{"br0": OFPPLocal, "a": 1, "b": 2}, 2},
-		{"existing ofports are kept", []ofportMember{m("a", 5, 0), m("b", 0, 0)}, 5,
-			map[string]int{"a": 5, "b": 6}, 6},
-		{"freed numbers are not reused before wrapping", []ofportMember{m("c", 0, 0)}, 3,
-			map[string]int{"c": 4}, 4},
-		{"request honoured when free", []ofportMember{m("a", 0, 10), m("b", 0, 0)}, 0,
-			map[string]int{"a": 10, "b": 1}, 1},
-		{"holder keeps its number against a request", []ofportMember{m("a", 3, 0), m("b", 0, 3)}, 3,
-			map[string]int{"a": 3, "b": 4}, 4},
-		{"changed request moves the interface", []ofportMember{m("a", 3, 8)}, 3,
-			map[string]int{"a": 8}, 3},
-		{"invalid request ignored", []ofportMember{m("a", 0, 70000)}, 0,
-			map[string]int{"a": 1}, 1},
-		{"allocation wraps after OFPPMax", []ofportMember{m("a", 1, 0), m("b", 0, 0)}, OFPPMax,
-			map[string]int{"a": 1, "b": 2}, 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, last := assignOfports("br0", tt.members, tt.last)
-			if fmt.Sprint(got) != fmt.Sprint(tt.want) || last != tt.wantLast {
-				t.Fatalf("got %v last %d, want %v last %d", got, last, tt.want, tt.wantLast)
-			}
-		})
-	}
-}
+// validOfport reports whether p is an ofport a regular interface can have.
+func validOfport(p int) bool { return p >= 1 && p <= simvswitchd.OFPPMax }
 
-func TestDevargsPolicy(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		devargs string
-		want    bool
-	}{
-		{"0000:01:00.0", true},
-		{"01:00.1", true},
-		{"0000:af:00.7,representor=[0]", true},
-		{"0000:01:00.8", false},
-		{"0000:01:00", false},
-		{"net_af_packet0,iface=eth0", true},
-		{"net_tap0,iface=tap0", true},
-		{"net_vhost0,iface=/tmp/sock", true},
-		{"net_virtio_user0,path=/dev/vhost-net", true},
-		{"net_bogus0", false},
-		{"", false},
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
 	}
-	p := DefaultDevargsPolicy()
-	for _, tt := range tests {
-		t.Run(tt.devargs, func(t *testing.T) {
-			if got := p.Accepts(tt.devargs); got != tt.want {
-				t.Fatalf("Accepts(%q) = %v, want %v", tt.devargs, got, tt.want)
-			}
-		})
-	}
+	return *p
 }

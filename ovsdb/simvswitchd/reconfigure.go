@@ -1,4 +1,4 @@
-package ovsdbtest
+package simvswitchd
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type snapshot struct {
 // reconfigure runs one pass: snapshot, compute, write in one transaction,
 // recomputing when the write conflicts with a concurrent next_cfg change.
 // It returns the committed reconfiguration, or nil if nothing was written.
-func (v *Vswitchd) reconfigure(ctx context.Context, c client.Client) (*Reconfiguration, error) {
+func (v *Switch) reconfigure(ctx context.Context, c client.Client) (*Reconfiguration, error) {
 	for range maxConflicts {
 		v.mu.Lock()
 		paused, ack := v.paused, !v.ackPaused
@@ -62,11 +62,11 @@ func (v *Vswitchd) reconfigure(ctx context.Context, c client.Client) (*Reconfigu
 		}
 		return v.committed(p), nil
 	}
-	return nil, fmt.Errorf("ovsdbtest: vswitchd: %w %d times in a row", errConflict, maxConflicts)
+	return nil, fmt.Errorf("simvswitchd: %w %d times in a row", errConflict, maxConflicts)
 }
 
 // committed records a successful reconfiguration.
-func (v *Vswitchd) committed(p *plan) *Reconfiguration {
+func (v *Switch) committed(p *plan) *Reconfiguration {
 	maps.Copy(v.allocated, p.allocated)
 	v.mu.Lock()
 	v.seq++
@@ -89,22 +89,22 @@ func readSnapshot(ctx context.Context, c client.Client, clientModel model.Client
 		_, err = ovsdb.CheckOperationResults(res, ops)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ovsdbtest: vswitchd: read configuration: %w", err)
+		return nil, fmt.Errorf("simvswitchd: read configuration: %w", err)
 	}
 	dbModel, errs := model.NewDatabaseModel(c.Schema(), clientModel)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("ovsdbtest: vswitchd: database model: %w", errors.Join(errs...))
+		return nil, fmt.Errorf("simvswitchd: database model: %w", errors.Join(errs...))
 	}
 	snap := &snapshot{ports: map[string]*vswitch.Port{}, ifaces: map[string]*vswitch.Interface{}}
 	for i, table := range tables {
 		for _, row := range res[i].Rows {
 			id, ok := row["_uuid"].(ovsdb.UUID)
 			if !ok {
-				return nil, fmt.Errorf("ovsdbtest: vswitchd: %s row without _uuid", table)
+				return nil, fmt.Errorf("simvswitchd: %s row without _uuid", table)
 			}
 			m, err := model.CreateModel(dbModel, table, &row, id.GoUUID)
 			if err != nil {
-				return nil, fmt.Errorf("ovsdbtest: vswitchd: decode %s row %s: %w", table, id.GoUUID, err)
+				return nil, fmt.Errorf("simvswitchd: decode %s row %s: %w", table, id.GoUUID, err)
 			}
 			snap.add(m)
 		}
@@ -134,7 +134,7 @@ func (p *plan) commit(ctx context.Context, c client.Client) error {
 	}
 	res, err := c.Transact(ctx, ops...)
 	if err != nil {
-		return fmt.Errorf("ovsdbtest: vswitchd: reconfigure (next_cfg %d): %w", p.nextCfg, err)
+		return fmt.Errorf("simvswitchd: reconfigure (next_cfg %d): %w", p.nextCfg, err)
 	}
 	opErrs, err := ovsdb.CheckOperationResults(res, ops)
 	for _, e := range opErrs {
@@ -144,7 +144,7 @@ func (p *plan) commit(ctx context.Context, c client.Client) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("ovsdbtest: vswitchd: reconfigure (next_cfg %d): %w", p.nextCfg, errors.Join(append([]error{err}, asErrors(opErrs)...)...))
+		return fmt.Errorf("simvswitchd: reconfigure (next_cfg %d): %w", p.nextCfg, errors.Join(append([]error{err}, asErrors(opErrs)...)...))
 	}
 	return nil
 }
@@ -164,19 +164,19 @@ func (p *plan) operations(c client.Client) ([]ovsdb.Operation, error) {
 	guard := &vswitch.OpenvSwitch{UUID: p.ovsUUID, NextCfg: p.nextCfg}
 	ops, err := c.Where(guard).Wait(ovsdb.WaitConditionEqual, &zero, guard, &guard.NextCfg)
 	if err != nil {
-		return nil, fmt.Errorf("ovsdbtest: vswitchd: build wait: %w", err)
+		return nil, fmt.Errorf("simvswitchd: build wait: %w", err)
 	}
 	for _, u := range p.ifaces {
 		more, err := c.Where(&vswitch.Interface{UUID: u.row.UUID}).Update(u.row, u.fields...)
 		if err != nil {
-			return nil, fmt.Errorf("ovsdbtest: vswitchd: update interface %s: %w", u.row.Name, err)
+			return nil, fmt.Errorf("simvswitchd: update interface %s: %w", u.row.Name, err)
 		}
 		ops = append(ops, more...)
 	}
 	if len(p.ovsFields) > 0 {
 		more, err := c.Where(&vswitch.OpenvSwitch{UUID: p.ovsUUID}).Update(p.ovs, p.ovsFields...)
 		if err != nil {
-			return nil, fmt.Errorf("ovsdbtest: vswitchd: update Open_vSwitch: %w", err)
+			return nil, fmt.Errorf("simvswitchd: update Open_vSwitch: %w", err)
 		}
 		ops = append(ops, more...)
 	}

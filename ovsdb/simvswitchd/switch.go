@@ -1,4 +1,4 @@
-package ovsdbtest
+package simvswitchd
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/cache"
@@ -20,10 +19,28 @@ import (
 // the DPDK release OVS 3.1.0 is built against.
 const DefaultDPDKVersion = "DPDK 22.11.1"
 
-// VswitchdConfig describes a simulated ovs-vswitchd. Only Endpoint is
+// DefaultIfaceTypes returns a new copy of the interface types ovs-vswitchd
+// 3.1.0 built with DPDK reports in Open_vSwitch.iface_types.
+func DefaultIfaceTypes() []string {
+	return []string{
+		"bareudp", "dpdk", "dpdkvhostuser", "dpdkvhostuserclient", "erspan", "geneve",
+		"gre", "gtpu", "internal", "ip6erspan", "ip6gre", "lisp", "patch", "srv6",
+		"stt", "system", "tap", "vxlan",
+	}
+}
+
+// DefaultDatapathTypes returns a new copy of the datapath types ovs-vswitchd
+// built with DPDK reports in Open_vSwitch.datapath_types.
+func DefaultDatapathTypes() []string { return []string{"netdev", "system"} }
+
+// reconnectTimeout bounds one reconnection attempt (connect and monitor).
+const reconnectTimeout = 30 * time.Second
+
+// Config describes a simulated ovs-vswitchd. Only Endpoint is
 // required.
-type VswitchdConfig struct {
-	// Endpoint is the OVSDB endpoint to connect to, e.g. Server.Endpoint().
+type Config struct {
+	// Endpoint is the OVSDB endpoint to connect to, e.g. the Endpoint() of an
+	// ovsdb/embedded or ovsdbtest server.
 	Endpoint string
 	// Logger receives the simulator's logs. Nil discards them.
 	Logger *slog.Logger
@@ -45,45 +62,45 @@ type VswitchdConfig struct {
 	DPDKVersion string
 	// OnReconfigure, if set, is called from the simulator's goroutine after
 	// every committed reconfiguration. It must not block for long and must
-	// not call Vswitchd.Close.
+	// not call Switch.Close.
 	OnReconfigure func(Reconfiguration)
 	// RetryInterval is the pause between reconnection attempts and after a
 	// failed reconfiguration. Zero means 20ms.
 	RetryInterval time.Duration
 }
 
-// VswitchdOption changes a VswitchdConfig; StartVswitchd applies them in order.
-type VswitchdOption func(*VswitchdConfig)
+// Option changes a Config; ovsdbtest.StartOVSVswitchd applies them in order.
+type Option func(*Config)
 
 // WithDevargs sets the accepted dpdk-devargs.
-func WithDevargs(p DevargsPolicy) VswitchdOption {
-	return func(c *VswitchdConfig) { c.Devargs = &p }
+func WithDevargs(p DevargsPolicy) Option {
+	return func(c *Config) { c.Devargs = &p }
 }
 
 // WithSystemDevice sets the function deciding which kernel devices exist.
-func WithSystemDevice(exists func(name string) bool) VswitchdOption {
-	return func(c *VswitchdConfig) { c.SystemDevice = exists }
+func WithSystemDevice(exists func(name string) bool) Option {
+	return func(c *Config) { c.SystemDevice = exists }
 }
 
 // WithVhostConnected sets the function deciding which vhost-user interfaces
 // have a guest connected.
-func WithVhostConnected(connected func(name string) bool) VswitchdOption {
-	return func(c *VswitchdConfig) { c.VhostConnected = connected }
+func WithVhostConnected(connected func(name string) bool) Option {
+	return func(c *Config) { c.VhostConnected = connected }
 }
 
 // WithRequireDPDKInit makes DPDK types unusable until dpdk-init is set.
-func WithRequireDPDKInit() VswitchdOption {
-	return func(c *VswitchdConfig) { c.RequireDPDKInit = true }
+func WithRequireDPDKInit() Option {
+	return func(c *Config) { c.RequireDPDKInit = true }
 }
 
 // WithOnReconfigure sets the hook called after every reconfiguration.
-func WithOnReconfigure(f func(Reconfiguration)) VswitchdOption {
-	return func(c *VswitchdConfig) { c.OnReconfigure = f }
+func WithOnReconfigure(f func(Reconfiguration)) Option {
+	return func(c *Config) { c.OnReconfigure = f }
 }
 
-// WithVswitchdLogger sends the simulator's logs to l.
-func WithVswitchdLogger(l *slog.Logger) VswitchdOption {
-	return func(c *VswitchdConfig) { c.Logger = l }
+// WithLogger sends the simulator's logs to l.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Config) { c.Logger = l }
 }
 
 // Reconfiguration describes one committed reconfiguration transaction.
@@ -100,14 +117,14 @@ type Reconfiguration struct {
 	Errors map[string]string
 }
 
-// Vswitchd simulates ovs-vswitchd against an OVSDB server: it watches
+// Switch simulates ovs-vswitchd against an OVSDB server: it watches
 // Open_vSwitch, Bridge, Port and Interface and, after every change, writes
 // what the real bridge reconfiguration would (ofport, error, link and admin
 // state, mtu, mac_in_use, statistics, dpdk_initialized) and acknowledges
 // next_cfg in cur_cfg, all in one transaction. It reconnects after the
 // server restarts. Methods are safe for concurrent use.
-type Vswitchd struct {
-	cfg     VswitchdConfig
+type Switch struct {
+	cfg     Config
 	log     *slog.Logger
 	devargs DevargsPolicy
 	dbModel model.ClientDBModel
@@ -130,12 +147,12 @@ type Vswitchd struct {
 	allocated map[string]int
 }
 
-// NewVswitchd connects to cfg.Endpoint and starts simulating. ctx bounds the
+// New connects to cfg.Endpoint and starts simulating. ctx bounds the
 // first connection only; the simulator runs until Close. It returns an
 // error if the first connection fails.
-func NewVswitchd(ctx context.Context, cfg VswitchdConfig) (*Vswitchd, error) {
+func New(ctx context.Context, cfg Config) (*Switch, error) {
 	if cfg.Endpoint == "" {
-		return nil, errors.New("ovsdbtest: vswitchd: no endpoint")
+		return nil, errors.New("simvswitchd: no endpoint")
 	}
 	if cfg.RetryInterval <= 0 {
 		cfg.RetryInterval = 20 * time.Millisecond
@@ -145,9 +162,9 @@ func NewVswitchd(ctx context.Context, cfg VswitchdConfig) (*Vswitchd, error) {
 	}
 	dbModel, err := vswitch.FullDatabaseModel()
 	if err != nil {
-		return nil, fmt.Errorf("ovsdbtest: vswitchd: vswitch model: %w", err)
+		return nil, fmt.Errorf("simvswitchd: vswitch model: %w", err)
 	}
-	v := &Vswitchd{
+	v := &Switch{
 		cfg:       cfg,
 		log:       cfg.Logger,
 		devargs:   DefaultDevargsPolicy(),
@@ -172,28 +189,9 @@ func NewVswitchd(ctx context.Context, cfg VswitchdConfig) (*Vswitchd, error) {
 	return v, nil
 }
 
-// StartVswitchd is NewVswitchd for tests, connected to s: it fails t on
-// error and registers Close with t.Cleanup (which runs before the Server's
-// Close when s was started first).
-func StartVswitchd(t testing.TB, s *Server, opts ...VswitchdOption) *Vswitchd {
-	t.Helper()
-	cfg := VswitchdConfig{Endpoint: s.Endpoint()}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), DialTimeout)
-	defer cancel()
-	v, err := NewVswitchd(ctx, cfg)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	t.Cleanup(v.Close)
-	return v
-}
-
 // Close stops the simulator and closes its connection. It waits for an
 // OnReconfigure call in progress and is idempotent.
-func (v *Vswitchd) Close() {
+func (v *Switch) Close() {
 	v.cancel()
 	<-v.done
 }
@@ -201,20 +199,20 @@ func (v *Vswitchd) Close() {
 // Pause stops all reconfiguration, as if ovs-vswitchd hung. A pass in
 // progress finishes first; nothing is written after Pause returns. Changes
 // made meanwhile are applied after Resume. Do not call it from OnReconfigure.
-func (v *Vswitchd) Pause() { v.setPaused(&v.paused, true) }
+func (v *Switch) Pause() { v.setPaused(&v.paused, true) }
 
 // Resume undoes Pause.
-func (v *Vswitchd) Resume() { v.setPaused(&v.paused, false) }
+func (v *Switch) Resume() { v.setPaused(&v.paused, false) }
 
 // PauseAck keeps reconfiguring but stops acknowledging: cur_cfg stays where
 // it is after PauseAck returns, so clients waiting for next_cfg time out.
 // Do not call it from OnReconfigure.
-func (v *Vswitchd) PauseAck() { v.setPaused(&v.ackPaused, true) }
+func (v *Switch) PauseAck() { v.setPaused(&v.ackPaused, true) }
 
 // ResumeAck undoes PauseAck; the pending next_cfg is acknowledged promptly.
-func (v *Vswitchd) ResumeAck() { v.setPaused(&v.ackPaused, false) }
+func (v *Switch) ResumeAck() { v.setPaused(&v.ackPaused, false) }
 
-func (v *Vswitchd) setPaused(flag *bool, on bool) {
+func (v *Switch) setPaused(flag *bool, on bool) {
 	v.pass.Lock()
 	v.mu.Lock()
 	*flag = on
@@ -224,7 +222,7 @@ func (v *Vswitchd) setPaused(flag *bool, on bool) {
 }
 
 // Kick schedules a reconfiguration pass even if nothing changed.
-func (v *Vswitchd) Kick() {
+func (v *Switch) Kick() {
 	select {
 	case v.kick <- struct{}{}:
 	default:
@@ -233,7 +231,7 @@ func (v *Vswitchd) Kick() {
 
 // Reconfigurations returns how many reconfiguration transactions the
 // simulator has committed so far.
-func (v *Vswitchd) Reconfigurations() int {
+func (v *Switch) Reconfigurations() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.seq
@@ -241,13 +239,13 @@ func (v *Vswitchd) Reconfigurations() int {
 
 // connect opens a client monitoring the tables ovs-vswitchd reacts to; every
 // change to them schedules a reconfiguration.
-func (v *Vswitchd) connect(ctx context.Context) (client.Client, error) {
+func (v *Switch) connect(ctx context.Context) (client.Client, error) {
 	c, err := client.NewOVSDBClient(v.dbModel, client.WithEndpoint(v.cfg.Endpoint))
 	if err != nil {
-		return nil, fmt.Errorf("ovsdbtest: vswitchd: new client for %s: %w", v.cfg.Endpoint, err)
+		return nil, fmt.Errorf("simvswitchd: new client for %s: %w", v.cfg.Endpoint, err)
 	}
 	if err := c.Connect(ctx); err != nil {
-		return nil, fmt.Errorf("ovsdbtest: vswitchd: connect to %s: %w", v.cfg.Endpoint, err)
+		return nil, fmt.Errorf("simvswitchd: connect to %s: %w", v.cfg.Endpoint, err)
 	}
 	kick := func(string, model.Model) { v.Kick() }
 	c.Cache().AddEventHandler(&cache.EventHandlerFuncs{
@@ -263,13 +261,13 @@ func (v *Vswitchd) connect(ctx context.Context) (client.Client, error) {
 	)
 	if _, err := c.Monitor(ctx, mon); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("ovsdbtest: vswitchd: monitor %s: %w", v.cfg.Endpoint, err)
+		return nil, fmt.Errorf("simvswitchd: monitor %s: %w", v.cfg.Endpoint, err)
 	}
 	return c, nil
 }
 
 // run serves one connection after another until ctx is cancelled.
-func (v *Vswitchd) run(ctx context.Context, c client.Client) {
+func (v *Switch) run(ctx context.Context, c client.Client) {
 	defer close(v.done)
 	for c != nil {
 		v.serve(ctx, c)
@@ -279,7 +277,7 @@ func (v *Vswitchd) run(ctx context.Context, c client.Client) {
 }
 
 // reconnect retries connecting until it succeeds or ctx is cancelled (nil).
-func (v *Vswitchd) reconnect(ctx context.Context) client.Client {
+func (v *Switch) reconnect(ctx context.Context) client.Client {
 	for {
 		select {
 		case <-ctx.Done():
@@ -289,7 +287,7 @@ func (v *Vswitchd) reconnect(ctx context.Context) client.Client {
 		// Not cancelled by Close: libovsdb v0.8.1 races (its reply decoding against Monitor
 		// reading the reply) when a monitor call's context is cancelled mid-call. With the
 		// server gone the attempt fails fast anyway.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DialTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reconnectTimeout)
 		c, err := v.connect(cctx)
 		cancel()
 		if err == nil {
@@ -302,7 +300,7 @@ func (v *Vswitchd) reconnect(ctx context.Context) client.Client {
 
 // serve reconfigures after every change until the connection drops or ctx
 // is cancelled.
-func (v *Vswitchd) serve(ctx context.Context, c client.Client) {
+func (v *Switch) serve(ctx context.Context, c client.Client) {
 	v.Kick()
 	check := time.NewTicker(100 * time.Millisecond)
 	defer check.Stop()

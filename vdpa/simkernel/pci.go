@@ -1,4 +1,4 @@
-package fakekernel
+package simkernel
 
 import (
 	"fmt"

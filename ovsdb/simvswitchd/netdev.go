@@ -1,4 +1,4 @@
-package ovsdbtest
+package simvswitchd
 
 import (
 	"fmt"
@@ -127,7 +127,7 @@ type evalContext struct {
 // evaluate reproduces, in order, the checks of bridge.c's iface_do_create:
 // netdev_open (type known), netdev_set_config (type options), then adding
 // the port to the bridge's datapath. Messages are ovs-vswitchd 3.1's.
-func (v *Vswitchd) evaluate(ec *evalContext, br *vswitch.Bridge, iface *vswitch.Interface) netdevResult {
+func (v *Switch) evaluate(ec *evalContext, br *vswitch.Bridge, iface *vswitch.Interface) netdevResult {
 	name, typ := iface.Name, effectiveType(br, iface)
 	res := netdevResult{typ: typ, linkUp: true}
 	fail := func(format string, args ...any) netdevResult {
@@ -198,7 +198,7 @@ func tunnelError(name, typ string, options map[string]string) string {
 
 // devargsError mirrors netdev_dpdk_set_config: devargs must be present,
 // attach, and not be in use by another interface.
-func (v *Vswitchd) devargsError(ec *evalContext, name, devargs string) string {
+func (v *Switch) devargsError(ec *evalContext, name, devargs string) string {
 	switch {
 	case devargs == "":
 		return fmt.Sprintf("'%s' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported", name)

@@ -1,4 +1,4 @@
-package fakekernel_test
+package simkernel_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/fakekernel"
-	"github.com/ovsplane/ovsplane/vdpa/fixture"
+	"github.com/ovsplane/ovsplane/vdpa/simhost"
+	"github.com/ovsplane/ovsplane/vdpa/simkernel"
 )
 
 var ctx = context.Background()
@@ -22,20 +22,20 @@ const (
 	vf1   = "0000:65:00.3"
 )
 
-func boot(t *testing.T, name string) *fakekernel.Kernel {
+func boot(t *testing.T, name string) *simkernel.Kernel {
 	t.Helper()
-	f, err := fixture.Load(filepath.Join("..", "testdata", name+".fixture"))
+	f, err := simhost.Load(filepath.Join("..", "testdata", name+".fixture"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := fakekernel.New(t.TempDir(), f)
+	k, err := simkernel.New(t.TempDir(), f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
-func text(t *testing.T, k *fakekernel.Kernel) string {
+func text(t *testing.T, k *simkernel.Kernel) string {
 	t.Helper()
 	f, err := k.Dump()
 	if err != nil {
@@ -50,38 +50,38 @@ func TestErrnos(t *testing.T) {
 	cases := []struct {
 		name    string
 		fixture string
-		op      func(k *fakekernel.Kernel) error
+		op      func(k *simkernel.Kernel) error
 		want    syscall.Errno
 	}{
-		{"numvfs above total", "cx6dx-legacy", func(k *fakekernel.Kernel) error { return k.WriteFile(pfDir+"/sriov_numvfs", "9") }, syscall.ERANGE},
-		{"numvfs non-zero to non-zero", "cx6dx-switchdev", func(k *fakekernel.Kernel) error { return k.WriteFile(pfDir+"/sriov_numvfs", "4") }, syscall.EBUSY},
-		{"numvfs not a number", "cx6dx-legacy", func(k *fakekernel.Kernel) error { return k.WriteFile(pfDir+"/sriov_numvfs", "two") }, syscall.EINVAL},
-		{"numvfs without a PF driver", "cx6dx-legacy", func(k *fakekernel.Kernel) error {
+		{"numvfs above total", "cx6dx-legacy", func(k *simkernel.Kernel) error { return k.WriteFile(pfDir+"/sriov_numvfs", "9") }, syscall.ERANGE},
+		{"numvfs non-zero to non-zero", "cx6dx-switchdev", func(k *simkernel.Kernel) error { return k.WriteFile(pfDir+"/sriov_numvfs", "4") }, syscall.EBUSY},
+		{"numvfs not a number", "cx6dx-legacy", func(k *simkernel.Kernel) error { return k.WriteFile(pfDir+"/sriov_numvfs", "two") }, syscall.EINVAL},
+		{"numvfs without a PF driver", "cx6dx-legacy", func(k *simkernel.Kernel) error {
 			if err := k.WriteFile("sys/bus/pci/drivers/mlx5_core/unbind", "0000:65:00.0"); err != nil {
 				return err
 			}
 			return k.WriteFile(pfDir+"/sriov_numvfs", "2")
 		}, syscall.ENOENT},
-		{"autoprobe not a bool", "cx6dx-legacy", func(k *fakekernel.Kernel) error { return k.WriteFile(pfDir+"/sriov_drivers_autoprobe", "maybe") }, syscall.EINVAL},
-		{"bind an already bound VF", "cx6dx-switchdev", func(k *fakekernel.Kernel) error { return k.WriteFile("sys/bus/pci/drivers/vfio-pci/bind", vf0) }, syscall.EBUSY},
-		{"bind an unknown device", "cx6dx-switchdev", func(k *fakekernel.Kernel) error {
+		{"autoprobe not a bool", "cx6dx-legacy", func(k *simkernel.Kernel) error { return k.WriteFile(pfDir+"/sriov_drivers_autoprobe", "maybe") }, syscall.EINVAL},
+		{"bind an already bound VF", "cx6dx-switchdev", func(k *simkernel.Kernel) error { return k.WriteFile("sys/bus/pci/drivers/vfio-pci/bind", vf0) }, syscall.EBUSY},
+		{"bind an unknown device", "cx6dx-switchdev", func(k *simkernel.Kernel) error {
 			return k.WriteFile("sys/bus/pci/drivers/mlx5_core/bind", "0000:66:00.0")
 		}, syscall.ENODEV},
-		{"unbind from a driver it is not bound to", "cx6dx-switchdev", func(k *fakekernel.Kernel) error { return k.WriteFile("sys/bus/pci/drivers/vfio-pci/unbind", vf0) }, syscall.ENODEV},
-		{"eswitch with VFs bound", "cx6dx-switchdev", func(k *fakekernel.Kernel) error { return k.SetEswitchMode(ctx, "0000:65:00.0", "legacy") }, syscall.EBUSY},
-		{"eswitch bad mode", "cx6dx-legacy", func(k *fakekernel.Kernel) error { return k.SetEswitchMode(ctx, "0000:65:00.0", "hybrid") }, syscall.EINVAL},
-		{"eswitch on a DPU host", "bluefield-dpu", func(k *fakekernel.Kernel) error { _, err := k.EswitchMode(ctx, "0000:65:00.0"); return err }, syscall.EOPNOTSUPP},
-		{"eswitch of a VF", "cx6dx-switchdev", func(k *fakekernel.Kernel) error { _, err := k.EswitchMode(ctx, vf0); return err }, syscall.EOPNOTSUPP},
-		{"devlink of an absent device", "cx6dx-switchdev", func(k *fakekernel.Kernel) error { _, err := k.EswitchMode(ctx, "0000:99:00.0"); return err }, syscall.ENODEV},
-		{"no vdpa family", "cx6dx-nomodules", func(k *fakekernel.Kernel) error { _, err := k.MgmtDevs(ctx); return err }, syscall.ENOENT},
-		{"dev add without mgmtdev", "bluefield-dpu", func(k *fakekernel.Kernel) error { return k.NewDev(ctx, "v", mgmt(vf0), vdpa.DevParams{}) }, syscall.ENODEV},
-		{"dev add, name taken", "cx6dx-inuse", func(k *fakekernel.Kernel) error { return k.NewDev(ctx, "vdpa0", mgmt(vf1), vdpa.DevParams{}) }, syscall.EEXIST},
-		{"dev add, second on a VF", "cx6dx-inuse", func(k *fakekernel.Kernel) error { return k.NewDev(ctx, "v", mgmt(vf0), vdpa.DevParams{}) }, syscall.ENOSPC},
-		{"dev add, max_vqp too big", "cx6dx-switchdev", func(k *fakekernel.Kernel) error { return k.NewDev(ctx, "v", mgmt(vf0), vdpa.DevParams{MaxVQP: 129}) }, syscall.EINVAL},
-		{"dev del unknown", "cx6dx-switchdev", func(k *fakekernel.Kernel) error { return k.DelDev(ctx, "nope") }, syscall.ENODEV},
-		{"config get on 5.15", "cx6dx-kernel-5.15", func(k *fakekernel.Kernel) error { _, err := k.DevConfig(ctx, "x"); return err }, syscall.EOPNOTSUPP},
-		{"vdpa bind already bound", "cx6dx-inuse", func(k *fakekernel.Kernel) error { return k.WriteFile("sys/bus/vdpa/drivers/virtio_vdpa/bind", "vdpa0") }, syscall.EBUSY},
-		{"vdpa unbind from the other driver", "cx6dx-inuse", func(k *fakekernel.Kernel) error {
+		{"unbind from a driver it is not bound to", "cx6dx-switchdev", func(k *simkernel.Kernel) error { return k.WriteFile("sys/bus/pci/drivers/vfio-pci/unbind", vf0) }, syscall.ENODEV},
+		{"eswitch with VFs bound", "cx6dx-switchdev", func(k *simkernel.Kernel) error { return k.SetEswitchMode(ctx, "0000:65:00.0", "legacy") }, syscall.EBUSY},
+		{"eswitch bad mode", "cx6dx-legacy", func(k *simkernel.Kernel) error { return k.SetEswitchMode(ctx, "0000:65:00.0", "hybrid") }, syscall.EINVAL},
+		{"eswitch on a DPU host", "bluefield-dpu", func(k *simkernel.Kernel) error { _, err := k.EswitchMode(ctx, "0000:65:00.0"); return err }, syscall.EOPNOTSUPP},
+		{"eswitch of a VF", "cx6dx-switchdev", func(k *simkernel.Kernel) error { _, err := k.EswitchMode(ctx, vf0); return err }, syscall.EOPNOTSUPP},
+		{"devlink of an absent device", "cx6dx-switchdev", func(k *simkernel.Kernel) error { _, err := k.EswitchMode(ctx, "0000:99:00.0"); return err }, syscall.ENODEV},
+		{"no vdpa family", "cx6dx-nomodules", func(k *simkernel.Kernel) error { _, err := k.MgmtDevs(ctx); return err }, syscall.ENOENT},
+		{"dev add without mgmtdev", "bluefield-dpu", func(k *simkernel.Kernel) error { return k.NewDev(ctx, "v", mgmt(vf0), vdpa.DevParams{}) }, syscall.ENODEV},
+		{"dev add, name taken", "cx6dx-inuse", func(k *simkernel.Kernel) error { return k.NewDev(ctx, "vdpa0", mgmt(vf1), vdpa.DevParams{}) }, syscall.EEXIST},
+		{"dev add, second on a VF", "cx6dx-inuse", func(k *simkernel.Kernel) error { return k.NewDev(ctx, "v", mgmt(vf0), vdpa.DevParams{}) }, syscall.ENOSPC},
+		{"dev add, max_vqp too big", "cx6dx-switchdev", func(k *simkernel.Kernel) error { return k.NewDev(ctx, "v", mgmt(vf0), vdpa.DevParams{MaxVQP: 129}) }, syscall.EINVAL},
+		{"dev del unknown", "cx6dx-switchdev", func(k *simkernel.Kernel) error { return k.DelDev(ctx, "nope") }, syscall.ENODEV},
+		{"config get on 5.15", "cx6dx-kernel-5.15", func(k *simkernel.Kernel) error { _, err := k.DevConfig(ctx, "x"); return err }, syscall.EOPNOTSUPP},
+		{"vdpa bind already bound", "cx6dx-inuse", func(k *simkernel.Kernel) error { return k.WriteFile("sys/bus/vdpa/drivers/virtio_vdpa/bind", "vdpa0") }, syscall.EBUSY},
+		{"vdpa unbind from the other driver", "cx6dx-inuse", func(k *simkernel.Kernel) error {
 			return k.WriteFile("sys/bus/vdpa/drivers/virtio_vdpa/unbind", "vdpa0")
 		}, syscall.ENODEV},
 	}
@@ -198,12 +198,12 @@ func TestFamilyMissing(t *testing.T) {
 	}
 	// The same 6.18 host with the modules loaded: the full family, so the ENOENT above is the
 	// missing module's, not the release's.
-	f, err := fixture.Parse([]byte("ovsplane-vdpa-fixture 1\ninclude cx6dx-switchdev.fixture\nfile proc/sys/kernel/osrelease 6.18.44-generic\n"),
+	f, err := simhost.Parse([]byte("ovsplane-vdpa-fixture 1\ninclude cx6dx-switchdev.fixture\nfile proc/sys/kernel/osrelease 6.18.44-generic\n"),
 		filepath.Join("..", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := fakekernel.New(t.TempDir(), f)
+	k, err := simkernel.New(t.TempDir(), f)
 	if err != nil {
 		t.Fatal(err)
 	}
