@@ -18,7 +18,7 @@ import (
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/model"
-	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
+	"github.com/ovsplane/ovsplane/internal/desired"
 )
 
 // defaultJobs bounds the ApplyPort calls in flight: enough for the daemon's batcher to fill

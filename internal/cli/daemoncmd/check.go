@@ -2,7 +2,7 @@ package daemoncmd
 
 import (
 	"github.com/ovsplane/ovsplane/model"
-	"github.com/ovsplane/ovsplane/vswitchd/config/desired"
+	"github.com/ovsplane/ovsplane/internal/desired"
 )
 
 // checkPort checks a port vsctl is about to send to the daemon with the daemon's own function
