@@ -17,6 +17,7 @@ import (
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/vswitchd/writer"
 )
 
 // Keys the daemon adds to the external_ids of the bridges and ports created through the API
@@ -34,7 +35,7 @@ const (
 // Client is what the Daemon needs from *ovsdb.Client.
 type Client interface {
 	reconcile.Client
-	batch.PortDB
+	writer.DB
 	// Tags returns the ovsdb.TagPrefix keys of an owned row (ok false when absent or foreign).
 	Tags(table, name string) (map[string]string, bool)
 	Connected() bool
@@ -64,8 +65,8 @@ type Options struct {
 	// Reload loads the configuration again (file, environment, flags) for Reload and SIGHUP.
 	// nil: Reload fails.
 	Reload func(ctx context.Context) (*config.Config, error)
-	// Reconcile tunes the reconciler (Logger, Commit, Extra, Lock and OnChange are set by the
-	// Daemon; an OnChange given here is called too).
+	// Reconcile tunes the reconciler (Logger, Commit, Extra, Unheld, Writer and OnChange are
+	// set by the Daemon; an OnChange given here is called too).
 	Reconcile reconcile.Options
 	// Observer receives measurements (metrics); nil: none.
 	Observer Observer
@@ -143,8 +144,9 @@ type Observer interface {
 // Daemon owns the desired state (the configuration's objects plus those created through the
 // API) and keeps OVSDB converged to it. API calls that change ports are coalesced by a batcher
 // into one OVSDB transaction and one ovs-vswitchd acknowledgement per batch; everything else
-// goes through the reconciler. A mutex (writer) serialises the batches, the API's bridge
-// changes and the reconciler's passes, so none of them sees the others half done.
+// goes through the reconciler. All of them write through one writer.Writer, which serialises
+// the batches, the API's bridge changes and the reconciler's passes, so none of them sees the
+// others half done.
 //
 // API objects live in OVSDB: their rows carry OriginKey and SpecKey. New reads them back, so a
 // restarted daemon has them all again; a commit whose outcome was unknown (lost connection,
@@ -154,8 +156,7 @@ type Daemon struct {
 	log  *slog.Logger
 	opts Options
 	rec  *reconcile.Reconciler
-
-	writer sync.Mutex // held while writing OVSDB (batches, API bridge changes, passes)
+	w    *writer.Writer // the one writer of OVSDB
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -179,9 +180,7 @@ type Daemon struct {
 	cfgPlugins map[string]*cfgPluginPort
 	subs       map[*subscriber]struct{}
 
-	batcher *batch.Batcher[batch.PortRequest, batch.PortResult]
-	stop    context.CancelFunc
-	live    liveness // what watchVswitchd knows of ovs-vswitchd
+	live liveness // what watchVswitchd knows of ovs-vswitchd
 }
 
 type apiPort struct {
@@ -244,11 +243,19 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		}
 	}
 
+	w, err := writer.New(ctx, c, writer.Options{Logger: opts.Logger, Commit: opts.Commit,
+		Generation: func() int64 { return d.rec.Generation() }, BatchMaxSize: opts.BatchMaxSize,
+		BatchMaxDelay: opts.BatchMaxDelay, OnBatch: d.batchCommitted, Settle: d.settle})
+	if err != nil {
+		return nil, fmt.Errorf("vswitchd: %w", err)
+	}
+	d.w = w
+
 	ro := opts.Reconcile
 	ro.Logger, ro.Commit = opts.Logger, opts.Commit
 	ro.Extra = d.extra
 	ro.Unheld = d.unheld
-	ro.Lock = &d.writer
+	ro.Writer = w
 	userChange := ro.OnChange
 	ro.OnChange = func(changed []reconcile.Status) {
 		d.publish(changed)
@@ -267,15 +274,6 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		}
 	}
 	d.rec = reconcile.New(c, d.desired(), ro)
-
-	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b, err := batch.Start(bctx, &portCommitter{d: d}, batch.Options[batch.PortRequest]{
-		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Cohort: true, Key: batch.PortKey})
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("vswitchd: starting the batcher: %w", err)
-	}
-	d.batcher, d.stop = b, cancel
 	return d, nil
 }
 
@@ -304,8 +302,7 @@ func (d *Daemon) Reconcile(ctx context.Context) error { return d.rec.Reconcile(c
 // Close stops accepting API changes, lets the batches in flight finish (or ctx end) and ends
 // the subscriptions.
 func (d *Daemon) Close(ctx context.Context) error {
-	err := d.batcher.Close(ctx)
-	d.stop()
+	err := d.w.Close(ctx)
 	d.mu.Lock()
 	for s := range d.subs {
 		s.end()
@@ -473,20 +470,18 @@ func (d *Daemon) ApplyBridge(ctx context.Context, b config.Bridge) (BridgeInfo, 
 	if err := d.awaitOVSDB(ctx, "bridge", b.Name); err != nil {
 		return BridgeInfo{}, err
 	}
-	d.writer.Lock()
-	defer d.writer.Unlock()
-	txn := d.c.NewTxn(d.rec.Generation())
-	txn.EnsureBridge(reconcile.BridgeSpec(taggedBridge(b)))
-	_, cerr := txn.Commit(ctx, d.opts.Commit)
-	var applyErr *ovsdb.ApplyError
-	if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags[OriginKey] == string(OriginAPI) && !notSent(cerr) &&
-		(cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
-		d.mu.Lock()
-		d.bridges[b.Name] = b
-		d.objVer++
-		d.mu.Unlock()
-		cerr = nil // committed: its status tells the rest
-	}
+	cerr := d.w.ApplyBridge(ctx, taggedBridge(b), func(cerr error) error {
+		var applyErr *ovsdb.ApplyError
+		if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags[OriginKey] == string(OriginAPI) && !notSent(cerr) &&
+			(cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
+			d.mu.Lock()
+			d.bridges[b.Name] = b
+			d.objVer++
+			d.mu.Unlock()
+			return nil // committed: its status tells the rest
+		}
+		return cerr
+	})
 	if cerr != nil {
 		return BridgeInfo{}, classify("bridge", b.Name, cerr)
 	}
@@ -510,15 +505,18 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 	if err := d.awaitOVSDB(ctx, "bridge", name); err != nil {
 		return err
 	}
-	d.writer.Lock()
-	defer d.writer.Unlock()
-	_, cerr := d.c.NewTxn(d.rec.Generation()).DeleteBridge(name).Commit(ctx, d.opts.Commit)
-	var applyErr *ovsdb.ApplyError
-	if _, still := d.c.Tags("Bridge", name); !still && (cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
+	var attached []apiPort
+	gone := false
+	cerr := d.w.DeleteBridge(ctx, name, func(cerr error) error {
+		var applyErr *ovsdb.ApplyError
+		if _, still := d.c.Tags("Bridge", name); still || !(cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
+			return cerr
+		}
+		gone = true
 		d.mu.Lock()
+		defer d.mu.Unlock()
 		delete(d.bridges, name)
 		d.objVer++
-		var attached []apiPort
 		for pn, p := range d.ports {
 			if p.bridge == name {
 				delete(d.ports, pn)
@@ -528,7 +526,9 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 				}
 			}
 		}
-		d.mu.Unlock()
+		return nil
+	})
+	if gone {
 		for _, p := range attached {
 			d.detach(p.bridge, p.spec, p.plugin)
 		}
@@ -617,11 +617,11 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (P
 	}
 	sp := storedPort{Bridge: bridge, Port: p}
 	fresh := false
-	var announced *batch.Announcement[batch.PortRequest, batch.PortResult]
+	var announced *writer.Announcement
 	if isPlugin {
 		// The plugin's work comes before the port reaches the batcher: announce it so its
 		// batch waits for it instead of leaving without it (splitting the cohort).
-		announced = d.batcher.Announce()
+		announced = d.w.Announce()
 		defer announced.Cancel() // no-op once submitted
 		d.mu.Lock()
 		d.attaching[p.Name]++
@@ -637,13 +637,7 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (P
 			return PortInfo{}, err
 		}
 	}
-	req := batch.PortRequest{Spec: reconcile.PortSpec(bridge, sp.tagged())}
-	var res batch.PortResult
-	if announced != nil {
-		res, err = d.batcher.SubmitAnnounced(ctx, announced, req)
-	} else {
-		res, err = d.batcher.Submit(ctx, req)
-	}
+	res, err := d.w.EnsurePort(ctx, announced, bridge, sp.tagged())
 	if err != nil && !errors.Is(err, ovsdb.ErrVswitchd) {
 		if fresh && !unknownOutcome(err) { // certainly not written: undo the plugin's work
 			d.detach(bridge, p, sp.Plugin)
@@ -691,8 +685,7 @@ func (d *Daemon) DeletePort(ctx context.Context, name string) error {
 	if err := d.awaitOVSDB(ctx, "port", name); err != nil {
 		return err
 	}
-	_, err := d.batcher.Submit(ctx, batch.PortRequest{Delete: true, Spec: ovsdb.PortSpec{Bridge: p.bridge, Name: name}})
-	if err != nil {
+	if err := d.w.DeletePort(ctx, p.bridge, name); err != nil {
 		return classify("port", name, err)
 	}
 	if p.plugin != nil {
