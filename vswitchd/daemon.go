@@ -70,9 +70,10 @@ type Options struct {
 	Reconcile reconcile.Options
 	// Observer receives measurements (metrics); nil: none.
 	Observer Observer
-	// VswitchdProbe, if set, is polled by Run every ProbeInterval (default 1s) to learn
-	// whether ovs-vswitchd runs (see LockProbe); while it does not, interfaces report an error.
-	VswitchdProbe VswitchdProbe
+	// SwitchProbe, if set, is polled by Run every ProbeInterval (default 1s) to learn
+	// whether ovs-vswitchd runs (see OVSVswitchdLockProbe); while it does not, interfaces
+	// report an error.
+	SwitchProbe   SwitchProbe
 	ProbeInterval time.Duration
 	// Degraded, if set, is asked by Health for the parts of the switch the caller runs itself
 	// that do not work now (ovsplaned: the sandbox's daemons while they are restarted), one
@@ -180,7 +181,7 @@ type Daemon struct {
 	cfgPlugins map[string]*cfgPluginPort
 	subs       map[*subscriber]struct{}
 
-	live liveness // what watchVswitchd knows of ovs-vswitchd
+	live *switchLiveness // nil without Options.SwitchProbe
 }
 
 type apiPort struct {
@@ -274,16 +275,23 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		}
 	}
 	d.rec = reconcile.New(c, d.desired(), ro)
+	if opts.SwitchProbe != nil {
+		every := opts.ProbeInterval
+		if every <= 0 {
+			every = time.Second
+		}
+		d.live = &switchLiveness{probe: opts.SwitchProbe, every: every, log: opts.Logger, setDown: d.rec.SetDown}
+	}
 	return d, nil
 }
 
 // Run reconciles until ctx ends (see reconcile.Reconciler.Run) and returns ctx's error. With
-// Options.VswitchdProbe it also watches ovs-vswitchd.
+// Options.SwitchProbe it also watches ovs-vswitchd.
 func (d *Daemon) Run(ctx context.Context) error {
-	if d.opts.VswitchdProbe != nil {
+	if d.live != nil {
 		done := make(chan struct{})
 		defer func() { <-done }()
-		go func() { defer close(done); d.watchVswitchd(ctx) }()
+		go func() { defer close(done); d.live.run(ctx) }()
 	}
 	if d.opts.OpenFlow != nil && d.opts.Plugins != nil {
 		done := make(chan struct{})
@@ -1079,4 +1087,22 @@ func classify(kind, name string, err error) error {
 		return fmt.Errorf("%w: %s %q: %w", ErrUnavailable, kind, name, err)
 	}
 	return fmt.Errorf("%s %q: %w", kind, name, err)
+}
+
+// degraded returns Health.Degraded: OVSDB not connected, ovs-vswitchd known not to run, then
+// Options.Degraded's lines.
+func (d *Daemon) degraded(connected bool) []string {
+	var out []string
+	if !connected {
+		out = append(out, "not connected to OVSDB (reconnecting)")
+	}
+	if d.live != nil {
+		if why := d.live.downReason(); why != "" {
+			out = append(out, why)
+		}
+	}
+	if d.opts.Degraded != nil {
+		out = append(out, d.opts.Degraded()...)
+	}
+	return out
 }
