@@ -1,6 +1,7 @@
 package vswitchd
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/ovsplane/ovsplane/vswitchd/writer"
@@ -35,3 +36,5 @@ func (d *Daemon) settle(reqs []writer.PortRequest) {
 		}
 	}
 }
+
+func unmarshalSpec(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -171,17 +171,13 @@ type Daemon struct {
 	// attaching counts, per port name, the ApplyPort calls between a plugin's Attach and the
 	// end of their write, whose host work must not be swept as orphaned.
 	attaching map[string]int
-	// pluginOC is the plugins' merged other_config contribution, pluginConflicts what was
-	// left out of it (see refreshGlobal).
-	pluginOC        map[string]string
-	pluginConflicts []string
-	pluginOCRead    bool          // pluginOC comes from the plugins, not from OVSDB at start
-	flowKick        chan struct{} // a flow sync is wanted (capacity 1)
 	// cfgPlugins are the configuration's ports of plugin types, by name (see cfgPluginPort).
 	cfgPlugins map[string]*cfgPluginPort
-	subs       map[*subscriber]struct{}
 
-	live *switchLiveness // nil without Options.SwitchProbe
+	live    *switchLiveness // nil without Options.SwitchProbe
+	hub     *statusHub
+	globals pluginGlobals
+	flows   *flowSyncer
 }
 
 type apiPort struct {
@@ -221,26 +217,18 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		opts.Commit.ReconnectWait = DefaultReconnectWait
 	}
 	d := &Daemon{c: c, log: opts.Logger, opts: opts, cfg: cfg, cfgDes: cfg.Desired(),
-		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, flowKick: make(chan struct{}, 1), cfgPlugins: map[string]*cfgPluginPort{}, subs: map[*subscriber]struct{}{}}
+		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, cfgPlugins: map[string]*cfgPluginPort{}}
+	d.flows = newFlowSyncer(opts.Plugins, opts.OpenFlow, opts.Logger, d.Bridges, d.Ports)
 	owned := c.Owned()
 	d.adopt(owned)
 	d.mu.Lock()
 	d.syncCfgPluginsLocked()
 	d.adoptCfgPluginsLocked(owned)
 	d.mu.Unlock()
+	d.hub = newStatusHub(opts.Logger, opts.Observer, d.overlayPlugins, d.managed)
 	if opts.Plugins != nil {
-		// Until the plugins answer (RefreshPluginConfig), keep the other_config keys ovsplane
-		// set that the configuration does not: they may be plugins' contributions, and
-		// removing them for the moment the plugins start would make ovs-vswitchd flap.
 		if own, err := c.OwnedGlobal(ctx); err == nil {
-			for k, v := range own {
-				if _, inCfg := d.cfgDes.OtherConfig[k]; !inCfg {
-					if d.pluginOC == nil {
-						d.pluginOC = map[string]string{}
-					}
-					d.pluginOC[k] = v
-				}
-			}
+			d.globals.seed(own, d.cfgDes.OtherConfig)
 		}
 	}
 
@@ -259,7 +247,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	ro.Writer = w
 	userChange := ro.OnChange
 	ro.OnChange = func(changed []reconcile.Status) {
-		d.publish(changed)
+		d.hub.publish(changed)
 		d.KickFlows()
 		if userChange != nil {
 			userChange(changed)
@@ -275,6 +263,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		}
 	}
 	d.rec = reconcile.New(c, d.desired(), ro)
+	d.hub.rec = d.rec
 	if opts.SwitchProbe != nil {
 		every := opts.ProbeInterval
 		if every <= 0 {
@@ -296,13 +285,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.opts.OpenFlow != nil && d.opts.Plugins != nil {
 		done := make(chan struct{})
 		defer func() { <-done }()
-		go func() { defer close(done); d.flowLoop(ctx) }()
+		go func() { defer close(done); d.flows.run(ctx) }()
 	}
 	return d.rec.Run(ctx)
 }
-
-// Watch returns a channel closed at the next change of any status.
-func (d *Daemon) Watch() <-chan struct{} { return d.rec.Watch() }
 
 // Reconcile runs one reconcile pass now (for --once and tests).
 func (d *Daemon) Reconcile(ctx context.Context) error { return d.rec.Reconcile(ctx) }
@@ -311,12 +297,7 @@ func (d *Daemon) Reconcile(ctx context.Context) error { return d.rec.Reconcile(c
 // the subscriptions.
 func (d *Daemon) Close(ctx context.Context) error {
 	err := d.w.Close(ctx)
-	d.mu.Lock()
-	for s := range d.subs {
-		s.end()
-	}
-	d.subs = map[*subscriber]struct{}{}
-	d.mu.Unlock()
+	d.hub.close()
 	return err
 }
 
@@ -565,7 +546,7 @@ func (d *Daemon) Bridge(name string) (BridgeInfo, error) {
 	default:
 		return BridgeInfo{}, fmt.Errorf("%w: bridge %q is not managed by ovsplane", ErrNotFound, name)
 	}
-	info.Status = d.status("bridge/"+name, reconcile.KindBridge, name, "")
+	info.Status = d.hub.orPending("bridge/"+name, reconcile.KindBridge, name, "")
 	return info, nil
 }
 
@@ -766,7 +747,7 @@ func (d *Daemon) portLocked(name string) (PortInfo, bool) {
 }
 
 func (d *Daemon) fillPortStatus(info *PortInfo) {
-	info.Status = d.status("port/"+info.Spec.Name, reconcile.KindPort, info.Spec.Name, info.Bridge)
+	info.Status = d.hub.orPending("port/"+info.Spec.Name, reconcile.KindPort, info.Spec.Name, info.Bridge)
 	info.Interfaces = info.Interfaces[:0]
 	ifaces := info.Spec.Interfaces
 	if info.Shape != nil {
@@ -774,25 +755,8 @@ func (d *Daemon) fillPortStatus(info *PortInfo) {
 	}
 	for _, in := range ifaces {
 		info.Interfaces = append(info.Interfaces,
-			d.status("interface/"+in.Name, reconcile.KindInterface, in.Name, info.Bridge))
+			d.hub.orPending("interface/"+in.Name, reconcile.KindInterface, in.Name, info.Bridge))
 	}
-}
-
-// status returns the reconciler's status of key, or a pending one when it has none yet.
-func (d *Daemon) status(key string, kind reconcile.Kind, name, bridge string) reconcile.Status {
-	if s, ok := d.statusOf(key); ok {
-		return s
-	}
-	return d.pluginStatus(reconcile.Status{Kind: kind, Name: name, Bridge: bridge, State: reconcile.Pending})
-}
-
-// statusOf is the reconciler's status of key, with the health of the object's plugin.
-func (d *Daemon) statusOf(key string) (reconcile.Status, bool) {
-	s, ok := d.rec.StatusOf(key)
-	if ok {
-		s = d.pluginStatus(s)
-	}
-	return s, ok
 }
 
 // fillPlugin sets the plugin fields of info from pp (nil: not a plugin's port).
@@ -883,54 +847,6 @@ func (d *Daemon) portConflictLocked(bridge string, p config.Port) error {
 	return nil
 }
 
-// ---- status ----
-
-// Status returns every managed object's status (see reconcile.Reconciler.Status).
-func (d *Daemon) Status() []reconcile.Status {
-	st := d.rec.Status()
-	infos := d.pluginInfos()
-	for i := range st {
-		st[i] = d.pluginStatusIn(st[i], infos)
-	}
-	return st
-}
-
-// WaitReady waits until every object named by keys ("port/NAME", "bridge/NAME",
-// "interface/NAME") is ready. It fails at once for an unknown key, and as soon as one of them
-// is in error (naming it and ovs-vswitchd's message).
-func (d *Daemon) WaitReady(ctx context.Context, keys []string) ([]reconcile.Status, error) {
-	for {
-		watch := d.rec.Watch()
-		out := make([]reconcile.Status, 0, len(keys))
-		ready := true
-		for _, k := range keys {
-			s, ok := d.statusOf(k)
-			if !ok && d.managed(k) { // applied (or waiting for its plugin), not yet in the reconciler's statuses
-				kind, name, _ := strings.Cut(k, "/")
-				s, ok = d.pluginStatus(reconcile.Status{Kind: reconcile.Kind(kind), Name: name, State: reconcile.Pending}), true
-			}
-			if !ok {
-				return out, fmt.Errorf("%w: %s is not managed by ovsplane (keys are bridge/NAME, port/NAME or interface/NAME)", ErrNotFound, k)
-			}
-			out = append(out, s)
-			switch s.State {
-			case reconcile.Error:
-				return out, fmt.Errorf("%w: %s: %s", ErrFailed, k, s.Error)
-			case reconcile.Pending:
-				ready = false
-			}
-		}
-		if ready {
-			return out, nil
-		}
-		select {
-		case <-watch:
-		case <-ctx.Done():
-			return out, ctx.Err()
-		}
-	}
-}
-
 // managed reports whether key names an object the Daemon manages (whatever its status).
 func (d *Daemon) managed(key string) bool {
 	kind, name, _ := strings.Cut(key, "/")
@@ -1016,25 +932,6 @@ func (d *Daemon) Reload(ctx context.Context) error {
 	return nil
 }
 
-// Health reports the daemon's state.
-func (d *Daemon) Health(context.Context) Health {
-	h := Health{Version: Version, Mode: d.opts.Mode, OVSDBConnected: d.c.Connected(), Objects: map[reconcile.State]int{}}
-	d.mu.Lock()
-	h.PluginConflicts = slices.Clone(d.pluginConflicts)
-	d.mu.Unlock()
-	if h.OVSDBConnected {
-		h.OVSDBEndpoint = d.c.Endpoint()
-	}
-	for st, n := range d.rec.Counts() {
-		h.Objects[st] = n
-	}
-	if err := d.rec.LastError(); err != nil {
-		h.LastError = err.Error()
-	}
-	h.Degraded = d.degraded(h.OVSDBConnected)
-	return h
-}
-
 // Plugins returns the configured plugins (none without Options.Plugins).
 func (d *Daemon) Plugins() []PluginInfo {
 	if d.opts.Plugins == nil {
@@ -1089,20 +986,6 @@ func classify(kind, name string, err error) error {
 	return fmt.Errorf("%s %q: %w", kind, name, err)
 }
 
-// degraded returns Health.Degraded: OVSDB not connected, ovs-vswitchd known not to run, then
-// Options.Degraded's lines.
-func (d *Daemon) degraded(connected bool) []string {
-	var out []string
-	if !connected {
-		out = append(out, "not connected to OVSDB (reconnecting)")
-	}
-	if d.live != nil {
-		if why := d.live.downReason(); why != "" {
-			out = append(out, why)
-		}
-	}
-	if d.opts.Degraded != nil {
-		out = append(out, d.opts.Degraded()...)
-	}
-	return out
-}
+// KickFlows asks for a sync of the plugins' flows (after a change of ports, ofports or
+// plugins). It never blocks.
+func (d *Daemon) KickFlows() { d.flows.Kick() }

@@ -20,10 +20,6 @@ import (
 // provides, the plugin that attached it.
 const PluginKey = ovsdb.TagPrefix + "plugin"
 
-// dpdkExtraKey is the other_config key whose plugin fragments are appended to the
-// configuration's value instead of conflicting with it (see plugins/host.DPDKExtraKey).
-const dpdkExtraKey = "dpdk-extra"
-
 // detachTimeout bounds the Detach the daemon sends after a port's row is gone (or a write
 // failed), which must not depend on the caller's context, often already ended by then.
 const detachTimeout = 30 * time.Second
@@ -385,11 +381,19 @@ type ReplayResult struct {
 	Err        error
 }
 
-// pluginStatus overrides an object's status with its plugin's health: while the plugin of a
-// port is failed (circuit breaker open) or refused, the port and its interfaces are in error,
-// naming the plugin and why.
-func (d *Daemon) pluginStatus(s reconcile.Status) reconcile.Status {
-	return d.pluginStatusIn(s, d.pluginInfos())
+// overlayPlugins returns statuses with their plugin's health: while the plugin of a port is
+// failed (circuit breaker open) or refused, the port and its interfaces are in error, naming
+// the plugin and why. It asks the host for the plugins' states at most once.
+func (d *Daemon) overlayPlugins(statuses []reconcile.Status) []reconcile.Status {
+	if d.opts.Plugins == nil || len(statuses) == 0 {
+		return statuses
+	}
+	out := make([]reconcile.Status, len(statuses))
+	infos := d.pluginInfos()
+	for i, s := range statuses {
+		out[i] = d.pluginStatusIn(s, infos)
+	}
+	return out
 }
 
 // pluginInfos returns the plugin host's view of every plugin, read once: callers overriding
@@ -488,9 +492,9 @@ func (d *Daemon) PluginChanged(plugin string) {
 		return
 	}
 	for _, o := range objs {
-		changed = append(changed, d.status(string(o.kind)+"/"+o.name, o.kind, o.name, o.bridge))
+		changed = append(changed, d.hub.orPending(string(o.kind)+"/"+o.name, o.kind, o.name, o.bridge))
 	}
-	d.publish(changed)
+	d.hub.publish(changed)
 }
 
 // desired returns the desired state the reconciler works on: the configuration's, with the
@@ -499,46 +503,8 @@ func (d *Daemon) desired() config.DesiredState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := d.withCfgPluginsLocked(d.cfgDes)
-	if len(d.pluginOC) > 0 {
-		out.OtherConfig = merged(d.pluginOC, d.cfgDes.OtherConfig)
-		if v, ok := d.pluginOC[dpdkExtraKey]; ok {
-			// The plugins' dpdk-extra already starts with the configuration's own.
-			out.OtherConfig[dpdkExtraKey] = v
-		}
-	}
+	out.OtherConfig = d.globals.withConfig(d.cfgDes.OtherConfig)
 	return out
-}
-
-// RefreshPluginConfig asks the plugins for their other_config contributions again and makes
-// the merge part of the desired state; the conflicts are logged and reported by Health. It is
-// called after a plugin (re)starts and after a reload.
-func (d *Daemon) RefreshPluginConfig(ctx context.Context) {
-	if d.opts.Plugins == nil {
-		return
-	}
-	d.mu.Lock()
-	own := maps.Clone(d.cfgDes.OtherConfig)
-	d.mu.Unlock()
-	oc, conflicts := d.opts.Plugins.GlobalConfig(ctx, own)
-	msgs := make([]string, 0, len(conflicts))
-	for _, c := range conflicts {
-		msgs = append(msgs, c.Error())
-	}
-	d.mu.Lock()
-	changed := !maps.Equal(oc, d.pluginOC) || !slices.Equal(msgs, d.pluginConflicts) || !d.pluginOCRead
-	d.pluginOCRead = true
-	d.pluginOC, d.pluginConflicts = oc, msgs
-	d.mu.Unlock()
-	if !changed {
-		return
-	}
-	for _, m := range msgs {
-		d.log.Error("plugins disagree on a global setting; none of their values is applied", "conflict", m)
-	}
-	if len(oc) > 0 {
-		d.log.Info("plugins' other_config contribution", "keys", slices.Sorted(maps.Keys(oc)))
-	}
-	d.rec.Update(d.desired())
 }
 
 // replayRequest is the request that re-attaches a port of plugin type from its stored spec
