@@ -2,6 +2,7 @@ package vswitchd
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -16,18 +17,34 @@ const (
 	flowResync   = 30 * time.Second
 )
 
-// KickFlows asks for a sync of the plugins' flows (after a change of ports, ofports or
-// plugins). It never blocks.
-func (d *Daemon) KickFlows() {
+// flowSyncer keeps the plugins' flow programs on the managed bridges. It owns the request
+// for a sync (kick) and the sync loop; it reads the managed bridges and ports through the
+// Daemon's views and writes flows only through OpenFlow, never OVSDB.
+type flowSyncer struct {
+	plugins Plugins
+	of      OpenFlow
+	log     *slog.Logger
+	bridges func() []BridgeInfo            // the managed bridges (Daemon.Bridges)
+	ports   func(bridge string) []PortInfo // their ports with statuses (Daemon.Ports)
+	kick    chan struct{}                  // a sync is wanted (capacity 1)
+}
+
+func newFlowSyncer(plugins Plugins, of OpenFlow, log *slog.Logger, bridges func() []BridgeInfo, ports func(string) []PortInfo) *flowSyncer {
+	return &flowSyncer{plugins: plugins, of: of, log: log, bridges: bridges, ports: ports, kick: make(chan struct{}, 1)}
+}
+
+// Kick asks for a sync (after a change of ports, ofports or plugins). It never blocks; kicks
+// before run starts are kept (one).
+func (f *flowSyncer) Kick() {
 	select {
-	case d.flowKick <- struct{}{}:
+	case f.kick <- struct{}{}:
 	default:
 	}
 }
 
-// flowLoop syncs the plugins' flows on every managed bridge when kicked (debounced), when a
+// run syncs the plugins' flows on every managed bridge when kicked (debounced), when a
 // plugin's FlowSet asked for a refresh, and every flowResync, until ctx ends.
-func (d *Daemon) flowLoop(ctx context.Context) {
+func (f *flowSyncer) run(ctx context.Context) {
 	timer := time.NewTimer(flowResync)
 	defer timer.Stop()
 	programmed := false // whether the last sync had plugins' flows to keep or prune
@@ -35,7 +52,7 @@ func (d *Daemon) flowLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-d.flowKick:
+		case <-f.kick:
 		case <-timer.C:
 		}
 		select { // let a burst of changes settle
@@ -44,13 +61,13 @@ func (d *Daemon) flowLoop(ctx context.Context) {
 		case <-time.After(flowDebounce):
 		}
 		select {
-		case <-d.flowKick:
+		case <-f.kick:
 		default:
 		}
 		next := flowResync
-		if programmed || d.anyFlowPlugin() {
+		if programmed || f.anyFlowPlugin() {
 			var refresh time.Duration
-			programmed, refresh = d.syncFlows(ctx)
+			programmed, refresh = f.sync(ctx)
 			if refresh > 0 && refresh < next {
 				next = refresh
 			}
@@ -60,19 +77,19 @@ func (d *Daemon) flowLoop(ctx context.Context) {
 }
 
 // anyFlowPlugin reports whether a configured plugin has the flow-program capability.
-func (d *Daemon) anyFlowPlugin() bool {
-	return slices.ContainsFunc(d.opts.Plugins.Plugins(), func(p PluginInfo) bool {
+func (f *flowSyncer) anyFlowPlugin() bool {
+	return slices.ContainsFunc(f.plugins.Plugins(), func(p PluginInfo) bool {
 		return slices.Contains(p.Capabilities, api.CapabilityFlowProgram.String())
 	})
 }
 
-// syncFlows programs every plugin's flows on every managed bridge and prunes the flows of
+// sync programs every plugin's flows on every managed bridge and prunes the flows of
 // plugins no longer configured. It returns whether any plugin has flows and the shortest
 // refresh a plugin asked for.
-func (d *Daemon) syncFlows(ctx context.Context) (programmed bool, refresh time.Duration) {
-	for _, b := range d.Bridges() {
+func (f *flowSyncer) sync(ctx context.Context) (programmed bool, refresh time.Duration) {
+	for _, b := range f.bridges() {
 		facts := api.BridgeFacts{Name: b.Spec.Name, DatapathType: b.Spec.DatapathType, Protocols: b.Spec.Protocols}
-		for _, p := range d.Ports(b.Spec.Name) {
+		for _, p := range f.ports(b.Spec.Name) {
 			owner, plugin := api.OwnerOvsplane, ""
 			if p.Plugin != "" {
 				owner, plugin = api.OwnerPlugin, p.Plugin
@@ -94,10 +111,10 @@ func (d *Daemon) syncFlows(ctx context.Context) (programmed bool, refresh time.D
 			}
 		}
 		var keep []api.CookieRange
-		for _, pf := range d.opts.Plugins.Flows(ctx, facts) {
+		for _, pf := range f.plugins.Flows(ctx, facts) {
 			keep = append(keep, pf.Cookies)
 			if pf.Err != nil {
-				d.log.Warn("plugin's flows not updated; its current flows stay", "plugin", pf.Plugin, "bridge", facts.Name, "error", pf.Err)
+				f.log.Warn("plugin's flows not updated; its current flows stay", "plugin", pf.Plugin, "bridge", facts.Name, "error", pf.Err)
 				programmed = true
 				continue
 			}
@@ -107,15 +124,15 @@ func (d *Daemon) syncFlows(ctx context.Context) (programmed bool, refresh time.D
 			if ms := time.Duration(pf.Set.RefreshMillis) * time.Millisecond; ms > 0 && (refresh == 0 || ms < refresh) {
 				refresh = ms
 			}
-			if err := d.opts.OpenFlow.Sync(ctx, facts.Name, pf.Cookies, pf.Groups, pf.Set); err != nil {
-				d.log.Error("programming a plugin's flows failed", "plugin", pf.Plugin, "bridge", facts.Name, "error", err)
+			if err := f.of.Sync(ctx, facts.Name, pf.Cookies, pf.Groups, pf.Set); err != nil {
+				f.log.Error("programming a plugin's flows failed", "plugin", pf.Plugin, "bridge", facts.Name, "error", err)
 				continue
 			}
-			d.log.Debug("plugin's flows programmed", "plugin", pf.Plugin, "bridge", facts.Name, "flows", len(pf.Set.Flows), "groups", len(pf.Set.Groups))
+			f.log.Debug("plugin's flows programmed", "plugin", pf.Plugin, "bridge", facts.Name, "flows", len(pf.Set.Flows), "groups", len(pf.Set.Groups))
 		}
-		space := d.opts.Plugins.Cookies()
-		if err := d.opts.OpenFlow.PruneForeign(ctx, facts.Name, space.Value, space.Mask, keep); err != nil {
-			d.log.Warn("pruning the flows of removed plugins failed", "bridge", facts.Name, "error", err)
+		space := f.plugins.Cookies()
+		if err := f.of.PruneForeign(ctx, facts.Name, space.Value, space.Mask, keep); err != nil {
+			f.log.Warn("pruning the flows of removed plugins failed", "bridge", facts.Name, "error", err)
 		}
 	}
 	return programmed, refresh

@@ -3,6 +3,7 @@ package vswitchd
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -10,15 +11,21 @@ import (
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 )
 
-// VswitchdProbe reports whether an ovs-vswitchd serves the database. ok=false means the probe
-// could not tell (server unreachable, or a server without locks such as the embedded one): the
-// Daemon then changes nothing.
-type VswitchdProbe func(ctx context.Context) (alive, ok bool)
+// SwitchProbe reports whether an ovs-vswitchd (Open vSwitch's switch daemon, not ovsplaned)
+// serves the database. ok=false means the probe could not tell (server unreachable, or a
+// server without locks such as the embedded one): the Daemon then changes nothing.
+type SwitchProbe func(ctx context.Context) (alive, ok bool)
 
-// LockProbe returns a VswitchdProbe that asks the OVSDB server at endpoints whether anyone
-// holds ovs-vswitchd's lock (dbcmd.VswitchdLock), on a connection of its own that it redials
-// after errors. The returned close releases the connection.
-func LockProbe(endpoints []string, tls *dbcmd.TLSFiles) (probe VswitchdProbe, close func()) {
+// OVSVswitchdLockProbe returns a SwitchProbe that asks the OVSDB server at endpoints whether
+// anyone holds ovs-vswitchd's lock (dbcmd.VswitchdLock), on a connection of its own that it
+// redials after errors. The returned close releases the connection.
+//
+// It uses package ovsdb/dbcmd, not the daemon's *ovsdb.Client, because asking about a lock
+// takes the RFC 7047 "lock"/"unlock" methods, which libovsdb's client (under package ovsdb)
+// does not offer; dbcmd is a plain JSON-RPC session that can send them. A connection of its
+// own is needed anyway: a lock request on the daemon's session would be answered for that
+// session, and the probe must not disturb the monitor the daemon's cache follows.
+func OVSVswitchdLockProbe(endpoints []string, tls *dbcmd.TLSFiles) (probe SwitchProbe, close func()) {
 	var mu sync.Mutex
 	var conn *dbcmd.Conn
 	probe = func(ctx context.Context) (bool, bool) {
@@ -53,69 +60,53 @@ func LockProbe(endpoints []string, tls *dbcmd.TLSFiles) (probe VswitchdProbe, cl
 	return probe, close
 }
 
-// watchVswitchd polls Options.VswitchdProbe every Options.ProbeInterval until ctx ends. While
-// ovs-vswitchd is known to be down, every interface's status is an error saying so; when it is
-// back, the statuses follow OVSDB again.
-func (d *Daemon) watchVswitchd(ctx context.Context) {
-	every := d.opts.ProbeInterval
-	if every <= 0 {
-		every = time.Second
-	}
+// switchLiveness is what the Daemon knows of ovs-vswitchd's life. It owns the polling of a
+// SwitchProbe and the last verdict; it tells the reconciler (setDown) when the verdict
+// changes. Its methods are safe for concurrent use.
+type switchLiveness struct {
+	probe   SwitchProbe
+	every   time.Duration
+	log     *slog.Logger
+	setDown func(why string) // reconcile.Reconciler.SetDown
+
+	mu   sync.Mutex
+	down string // why ovs-vswitchd is known not to run; "" while it runs or nobody can tell
+}
+
+// run polls the probe every l.every until ctx ends. While ovs-vswitchd is known to be down,
+// every interface's status is an error saying so; when it is back, the statuses follow OVSDB
+// again.
+func (l *switchLiveness) run(ctx context.Context) {
 	down := false
 	for {
-		pctx, cancel := context.WithTimeout(ctx, every)
-		alive, ok := d.opts.VswitchdProbe(pctx)
+		pctx, cancel := context.WithTimeout(ctx, l.every)
+		alive, ok := l.probe(pctx)
 		cancel()
 		if ok && alive == down {
 			down = !alive
 			why := ""
 			if down {
 				why = "ovs-vswitchd is not running (nobody holds its OVSDB lock " + dbcmd.VswitchdLock + ")"
-				d.log.Warn("ovs-vswitchd is not running (nobody holds its OVSDB lock); interfaces are not set up until it is back")
+				l.log.Warn("ovs-vswitchd is not running (nobody holds its OVSDB lock); interfaces are not set up until it is back")
 			} else {
-				d.log.Info("ovs-vswitchd is running again")
+				l.log.Info("ovs-vswitchd is running again")
 			}
-			d.live.set(why)
-			d.rec.SetDown(why)
+			l.mu.Lock()
+			l.down = why
+			l.mu.Unlock()
+			l.setDown(why)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(every):
+		case <-time.After(l.every):
 		}
 	}
 }
 
-// liveness is what the Daemon knows of ovs-vswitchd's life, for Health.
-type liveness struct {
-	mu   sync.Mutex
-	down string // why ovs-vswitchd is known not to run; "" while it runs or nobody can tell
-}
-
-func (l *liveness) set(why string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.down = why
-}
-
-func (l *liveness) get() string {
+// downReason returns why ovs-vswitchd is known not to run, "" while it runs or nobody can tell.
+func (l *switchLiveness) downReason() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.down
-}
-
-// degraded returns Health.Degraded: OVSDB not connected, ovs-vswitchd known not to run, then
-// Options.Degraded's lines.
-func (d *Daemon) degraded(connected bool) []string {
-	var out []string
-	if !connected {
-		out = append(out, "not connected to OVSDB (reconnecting)")
-	}
-	if why := d.live.get(); why != "" {
-		out = append(out, why)
-	}
-	if d.opts.Degraded != nil {
-		out = append(out, d.opts.Degraded()...)
-	}
-	return out
 }

@@ -29,7 +29,7 @@ func TestHealthDegraded(t *testing.T) {
 		alive, extra = a, lines
 	}
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil, func(o *vswitchd.Options) {
-		o.VswitchdProbe = probe
+		o.SwitchProbe = probe
 		o.ProbeInterval = 10 * time.Millisecond
 		o.Degraded = func() []string {
 			mu.Lock()

@@ -166,14 +166,14 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		return fmt.Errorf("initialising the Open_vSwitch row: %w", err)
 	}
 
-	var probe vswitchd.VswitchdProbe
+	var probe vswitchd.SwitchProbe
 	if mode != model.ModeEmbedded { // the simulated ovs-vswitchd takes no lock
 		var tls *dbcmd.TLSFiles
 		if t := cfg.OVSDB.TLS; t.PrivateKey != "" {
 			tls = &dbcmd.TLSFiles{PrivateKey: t.PrivateKey, Certificate: t.Certificate, CACert: t.CACert}
 		}
 		var closeProbe func()
-		probe, closeProbe = vswitchd.LockProbe(tgt.endpoints, tls)
+		probe, closeProbe = vswitchd.OVSVswitchdLockProbe(tgt.endpoints, tls)
 		defer closeProbe()
 		if tgt.vswitchdDown != nil {
 			probe = sandboxProbe(probe, tgt.vswitchdDown)
@@ -196,15 +196,15 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	}
 	var freeOnce sync.Once
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
-		Plugins:       plugins,
-		OpenFlow:      of,
-		Logger:        log,
-		Mode:          mode,
-		Commit:        commitOptions(cfg),
-		Reload:        load,
-		Observer:      met,
-		VswitchdProbe: probe,
-		Degraded:      tgt.degraded,
+		Plugins:     plugins,
+		OpenFlow:    of,
+		Logger:      log,
+		Mode:        mode,
+		Commit:      commitOptions(cfg),
+		Reload:      load,
+		Observer:    met,
+		SwitchProbe: probe,
+		Degraded:    tgt.degraded,
 		Reconcile: reconcile.Options{OnChange: func(changed []model.Status) {
 			logStatuses(log, changed)
 		}, OnPass: func(_ time.Duration, err error) {
@@ -490,7 +490,7 @@ func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log 
 // sandboxProbe answers "not running" while the sandbox reports its ovs-vswitchd down (it
 // exited and is being restarted), and asks probe otherwise: the restarted process holds the
 // vswitchd lock only once it has connected to the database.
-func sandboxProbe(probe vswitchd.VswitchdProbe, down func() string) vswitchd.VswitchdProbe {
+func sandboxProbe(probe vswitchd.SwitchProbe, down func() string) vswitchd.SwitchProbe {
 	return func(ctx context.Context) (alive, ok bool) {
 		if down() != "" {
 			return false, true

@@ -20,14 +20,15 @@
 // in flight together); a later one waits for a following batch, so per-key order is kept.
 //
 // Options.Weight and MaxWeight bound the objects of one batch as well (default
-// limits.MaxObjectsPerBatch; PortCommitter weighs a port and its interfaces), so a stream of
+// limits.MaxObjectsPerBatch; the OVSDB port committer of vswitchd/writer weighs a port and
+// its interfaces), so a stream of
 // large bonds is split over several transactions.
 //
 // # Isolating failures
 //
 // A request that cannot be committed is best refused before it joins a batch: Options.Check
-// (by default the Committer's Check method; PortCommitter refuses NUL bytes, invalid UTF-8 and
-// what package limits refuses) fails it at once, so it never costs its neighbours anything —
+// (by default the Committer's Check method; vswitchd/writer's port committer refuses NUL bytes,
+// invalid UTF-8 and what package limits refuses) fails it at once, so it never costs its neighbours anything —
 // ovsdb-server answers a NUL by dropping the session, an error no bisection can attribute.
 //
 // A Committer reports either one Outcome per request (per-item success or error: only those
@@ -62,6 +63,7 @@
 // callers get the committer's error, typically a context error) and the queued requests fail with
 // ErrClosed. Close returns only when the dispatcher goroutine and every commit have returned.
 //
-// The OVSDB adapter, PortCommitter, commits a batch of port requests as one ovsdb.Txn waiting for
-// ovs-vswitchd and maps each interface's ofport or Interface.error back to its request.
+// The package knows nothing of OVSDB: its Committer for port requests, which commits a batch as
+// one ovsdb.Txn waiting for ovs-vswitchd and maps each interface's ofport or Interface.error back
+// to its request, is the port door of package vswitchd/writer.
 package batch

@@ -14,6 +14,7 @@ import (
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/writer"
 )
 
 // Client is what the Reconciler needs from *ovsdb.Client.
@@ -74,19 +75,25 @@ type Options struct {
 	// ensured (refused with ovsdb.ErrNotFound when the bridge is gone), and its status is Error
 	// with the reason.
 	Unheld func(extra []config.Bridge) map[string]string
-	// Lock, if set, is held during every pass (from reading the owned rows to the end of the
-	// commit), so that other writers of the owner's rows (the daemon's batcher) never
-	// interleave with a pass. Passes triggered by OVSDB changes do not wait for it: when it
-	// is busy (TryLock fails) they only refresh the statuses and try again after Debounce.
-	Lock interface {
-		sync.Locker
-		TryLock() bool
-	}
+	// Writer, if set, serialises the passes with the other writers of the owner's rows
+	// (ovsplaned's vswitchd/writer.Writer): every pass runs inside Writer.Pass, from reading
+	// the owned rows to the end of its commit, so no other writer interleaves with it. Passes
+	// that look for drift do not wait: when another writer holds the turn they only refresh
+	// the statuses and look again after DriftDelay.
+	Writer Writer
 	// OnPass, if set, is called after every pass with its duration and error.
 	OnPass func(d time.Duration, err error)
 	// OnChange, if set, is called (from Run's goroutine, or the caller of Reconcile) with the
 	// statuses that changed, removed objects reported with an empty State. It must not block.
 	OnChange func([]Status)
+}
+
+// Writer serialises writers of OVSDB (vswitchd/writer.Writer implements it).
+type Writer interface {
+	// Pass runs pass as the only writer and returns its error. With wait false it returns
+	// (false, nil) at once, without running pass, when another writer holds the turn; with
+	// wait true it waits, failing with ctx's error if ctx ends first.
+	Pass(ctx context.Context, wait bool, pass func(context.Context) error) (ran bool, err error)
 }
 
 // Reconciler converges OVSDB to a desired state. Create it with New; it is safe for concurrent
@@ -96,8 +103,6 @@ type Reconciler struct {
 	log  *slog.Logger
 	opts Options
 	kick chan struct{}
-	// unlockNext: Run already holds opts.Lock (TryLock) for the next Reconcile.
-	unlockNext bool
 
 	refreshMu   sync.Mutex   // serialises refresh
 	refreshCost atomic.Int64 // duration of the last refresh, in ns
@@ -195,9 +200,9 @@ func (r *Reconciler) Watch() <-chan struct{} {
 // with exponential backoff (Update still starts a pass at once).
 func (r *Reconciler) Run(ctx context.Context) error {
 	backoff := time.Duration(0)
+	changes := r.c.Changes()
+	err := r.Reconcile(ctx)
 	for {
-		changes := r.c.Changes()
-		err := r.Reconcile(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -217,6 +222,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			refresh    <-chan time.Time // a status refresh after Debounce
 			drift      <-chan time.Time // a drift pass once OVSDB is quiet
 			driftLimit time.Time        // the latest a drift pass may wait for quiet
+			waited     bool             // a pass that waits for the writer is due
 		)
 	wait:
 		for {
@@ -224,11 +230,11 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-r.kick:
-				break wait
+				waited = true
 			case <-retry:
-				break wait
+				waited = true
 			case <-resync:
-				break wait
+				waited = true
 			case <-changes:
 				changes = r.c.Changes()
 				if refresh == nil {
@@ -249,29 +255,23 @@ func (r *Reconciler) Run(ctx context.Context) error {
 				refresh = nil
 				r.refresh()
 			case <-drift:
-				if r.tryLock() {
+				next := r.c.Changes()
+				ran, perr := r.reconcile(ctx, false)
+				if ran {
+					changes, err = next, perr
 					break wait
 				}
 				// Another writer is committing (and may wait seconds for ovs-vswitchd): look
 				// again later; the changes it causes refresh the statuses meanwhile.
 				drift = time.After(r.opts.DriftDelay)
 			}
+			if waited {
+				changes = r.c.Changes()
+				err = r.Reconcile(ctx)
+				break wait
+			}
 		}
 	}
-}
-
-// tryLock takes Options.Lock for the next Reconcile without waiting. When another writer holds
-// it (its own commits cause the changes seen) it returns false: the caller looks for drift
-// again later.
-func (r *Reconciler) tryLock() bool {
-	if r.opts.Lock == nil {
-		return true
-	}
-	if !r.opts.Lock.TryLock() {
-		return false
-	}
-	r.unlockNext = true
-	return true
 }
 
 // Reconcile runs one pass: it prunes the owner's rows that are no longer desired and ensures
@@ -281,19 +281,30 @@ func (r *Reconciler) tryLock() bool {
 // documentation): they are left out of the transaction, get State Error with the refusal, the
 // rest is committed, LastError reports them and nil is returned. Any other error is returned and
 // also recorded in the status of the objects that are not ready.
-func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
+func (r *Reconciler) Reconcile(ctx context.Context) error {
+	_, err := r.reconcile(ctx, true)
+	return err
+}
+
+// reconcile runs one pass through Options.Writer (waiting for it or not, see Writer.Pass) and
+// reports whether it ran.
+func (r *Reconciler) reconcile(ctx context.Context, wait bool) (ran bool, err error) {
 	if r.opts.OnPass != nil {
 		start := time.Now()
-		defer func() { r.opts.OnPass(time.Since(start), err) }()
+		defer func() {
+			if ran {
+				r.opts.OnPass(time.Since(start), err)
+			}
+		}()
 	}
-	if r.opts.Lock != nil {
-		if r.unlockNext {
-			r.unlockNext = false
-		} else {
-			r.opts.Lock.Lock()
-		}
-		defer r.opts.Lock.Unlock()
+	if r.opts.Writer == nil {
+		return true, r.pass(ctx)
 	}
+	return r.opts.Writer.Pass(ctx, wait, r.pass)
+}
+
+// pass is the body of Reconcile, run as the only writer.
+func (r *Reconciler) pass(ctx context.Context) error {
 	r.mu.Lock()
 	desired, version := r.desired, r.version
 	r.mu.Unlock()
@@ -348,14 +359,14 @@ func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 	for _, b := range desired.Bridges {
 		if _, left := unheld[b.Name]; !left {
 			items = append(items, item{kind: KindBridge, name: b.Name, ifaces: []string{b.Name},
-				add: func(t *ovsdb.Txn) { t.EnsureBridge(BridgeSpec(b)) }})
+				add: func(t *ovsdb.Txn) { t.EnsureBridge(writer.BridgeSpec(b)) }})
 			if !have["bridge/"+b.Name] {
 				missing = append(missing, "bridge/"+b.Name)
 			}
 		}
 		for _, p := range b.Ports {
 			it := item{kind: KindPort, name: p.Name, bridge: b.Name,
-				add: func(t *ovsdb.Txn) { t.EnsurePort(PortSpec(b.Name, p)) }}
+				add: func(t *ovsdb.Txn) { t.EnsurePort(writer.PortSpec(b.Name, p)) }}
 			for _, in := range p.Interfaces {
 				it.ifaces = append(it.ifaces, in.Name)
 			}
@@ -668,24 +679,6 @@ func tableKind(table string) string {
 		return string(KindInterface)
 	}
 	return table
-}
-
-// PortSpec converts a configured port of bridge to the ovsdb package's spec.
-func PortSpec(bridge string, p config.Port) ovsdb.PortSpec {
-	s := ovsdb.PortSpec{Bridge: bridge, Name: p.Name, Tag: p.Tag, Trunks: p.Trunks, BondMode: p.BondMode,
-		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
-	for _, i := range p.Interfaces {
-		s.Interfaces = append(s.Interfaces, ovsdb.InterfaceSpec{Name: i.Name, Type: i.Type, Options: i.Options,
-			OtherConfig: i.OtherConfig, ExternalIDs: i.ExternalIDs, MTURequest: i.MTURequest,
-			OfportRequest: i.OFPortRequest})
-	}
-	return s
-}
-
-// BridgeSpec converts a configured bridge to the ovsdb package's spec (ports aside).
-func BridgeSpec(b config.Bridge) ovsdb.BridgeSpec {
-	return ovsdb.BridgeSpec{Name: b.Name, DatapathType: b.DatapathType, FailMode: b.FailMode,
-		Protocols: b.Protocols, Controllers: b.Controllers, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs}
 }
 
 func ifaceNames(states []ovsdb.InterfaceState) []string {

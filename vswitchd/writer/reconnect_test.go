@@ -1,4 +1,4 @@
-package batch_test
+package writer
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 )
 
 // A batch held while ovsdb-server goes down, and the requests queued behind it, all end with the
-// PortCommitter's *ovsdb.DisconnectedError (nothing sent) once the connection has been down for
+// port door's *ovsdb.DisconnectedError (nothing sent) once the connection has been down for
 // CommitOptions.ReconnectWait — the queued batch at once, since the wait counts from the loss —
 // long before their callers' deadlines (they used to be held until then). Once the server is
 // back the Batcher commits again.
@@ -33,15 +33,15 @@ func TestBatchesWhileOVSDBDownEndAfterReconnectWait(t *testing.T) {
 	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	gc := &gatedCommitter{PortCommitter: &batch.PortCommitter{DB: c, Generation: 1,
-		Options: ovsdb.CommitOptions{ReconnectWait: 300 * time.Millisecond}}, gate: make(chan struct{})}
-	b, err := batch.Start[batch.PortRequest, batch.PortResult](ctx, gc, batch.Options[batch.PortRequest]{Key: batch.PortKey})
+	gc := &gatedCommitter{portDoor: &portDoor{db: c, gen: func() int64 { return 1 },
+		opts: ovsdb.CommitOptions{ReconnectWait: 300 * time.Millisecond}}, gate: make(chan struct{})}
+	b, err := batch.Start[PortRequest, PortResult](ctx, gc, batch.Options[PortRequest]{Key: portKey})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close(ctx) })
-	req := func(name string) batch.PortRequest {
-		return batch.PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: name,
+	req := func(name string) PortRequest {
+		return PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: name,
 			Interfaces: []ovsdb.InterfaceSpec{{Name: name, Type: "internal"}}}}
 	}
 	errs := make([]error, 5)

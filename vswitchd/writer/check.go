@@ -1,4 +1,4 @@
-package batch
+package writer
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // request of the transaction). The error matches ovsdb.ErrInvalid and *limits.Error and names
 // the port. The values' lengths are the doors' business (config.ValidatePort): the daemon's own
 // spec tag may be longer than limits.MaxValueBytes.
-func (p *PortCommitter) Check(r PortRequest) error {
+func (p *portDoor) Check(r PortRequest) error {
 	var probs limits.Problems
 	port := limits.Object(limits.Port, r.Spec.Name)
 	probs.Add(limits.CheckText(port, "bridge", r.Spec.Bridge))
@@ -65,7 +65,7 @@ func invalid(err error) error {
 
 // Weight is the number of OVSDB rows a request writes: the port and its interfaces (see
 // Options.Weight; a batch holds at most limits.MaxObjectsPerBatch of them).
-func (p *PortCommitter) Weight(r PortRequest) int {
+func (p *portDoor) Weight(r PortRequest) int {
 	if r.Delete || len(r.Spec.Interfaces) == 0 {
 		return 2 // the port and its one interface
 	}

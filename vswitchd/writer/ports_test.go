@@ -1,4 +1,4 @@
-package batch_test
+package writer
 
 import (
 	"context"
@@ -19,12 +19,12 @@ import (
 
 // gatedCommitter counts Commit calls and holds the first one until gate is closed.
 type gatedCommitter struct {
-	*batch.PortCommitter
+	*portDoor
 	gate    chan struct{}
 	commits atomic.Int64
 }
 
-func (g *gatedCommitter) Commit(ctx context.Context, reqs []batch.PortRequest) ([]batch.Outcome[batch.PortResult], error) {
+func (g *gatedCommitter) Commit(ctx context.Context, reqs []PortRequest) ([]batch.Outcome[PortResult], error) {
 	if g.commits.Add(1) == 1 {
 		select {
 		case <-g.gate:
@@ -32,7 +32,7 @@ func (g *gatedCommitter) Commit(ctx context.Context, reqs []batch.PortRequest) (
 			return nil, ctx.Err()
 		}
 	}
-	return g.PortCommitter.Commit(ctx, reqs)
+	return g.portDoor.Commit(ctx, reqs)
 }
 
 // ovsdbEnv starts an in-memory OVSDB with a simulated ovs-vswitchd that attaches only net_tap
@@ -56,7 +56,7 @@ func ovsdbEnv(t *testing.T) (context.Context, *ovsdb.Client) {
 	return ctx, c
 }
 
-func TestPortCommitterAgainstSimulatedVswitchd(t *testing.T) {
+func TestPortDoorAgainstSimulatedVswitchd(t *testing.T) {
 	ctx, c := ovsdbEnv(t)
 
 	const (
@@ -69,9 +69,9 @@ func TestPortCommitterAgainstSimulatedVswitchd(t *testing.T) {
 		total    = callers*perCall + extra
 		maxBatch = 1 + (total-1+maxSize-1)/maxSize + 1 // see below
 	)
-	g := &gatedCommitter{PortCommitter: &batch.PortCommitter{DB: c, Generation: 2}, gate: make(chan struct{})}
-	b, err := batch.Start[batch.PortRequest, batch.PortResult](ctx, g,
-		batch.Options[batch.PortRequest]{MaxSize: maxSize, Key: batch.PortKey, Divisible: g.Divisible})
+	g := &gatedCommitter{portDoor: newDoor(c, 2), gate: make(chan struct{})}
+	b, err := batch.Start[PortRequest, PortResult](ctx, g,
+		batch.Options[PortRequest]{MaxSize: maxSize, Key: portKey, Divisible: g.Divisible})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,14 +79,14 @@ func TestPortCommitterAgainstSimulatedVswitchd(t *testing.T) {
 
 	type res struct {
 		name string
-		r    batch.PortResult
+		r    PortResult
 		err  error
 	}
 	results := make(chan res, total)
 	var wg sync.WaitGroup
 	submit := func(spec ovsdb.PortSpec) {
 		defer wg.Done()
-		r, err := b.Submit(ctx, batch.PortRequest{Spec: spec})
+		r, err := b.Submit(ctx, PortRequest{Spec: spec})
 		results <- res{spec.Name, r, err}
 	}
 	for i := range callers {
@@ -171,7 +171,7 @@ func TestPortCommitterAgainstSimulatedVswitchd(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range perCall {
-				if _, err := b.Submit(ctx, batch.PortRequest{Delete: true,
+				if _, err := b.Submit(ctx, PortRequest{Delete: true,
 					Spec: ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("p%d-%d", i, j)}}); err != nil {
 					errs <- err
 				}
@@ -196,19 +196,19 @@ func TestPortCommitterAgainstSimulatedVswitchd(t *testing.T) {
 
 // An invalid spec is refused by package ovsdb with an error that names no row (so no ItemError):
 // the Batcher bisects the batch and only the invalid request fails.
-func TestPortCommitterBisectsUnattributedRefusal(t *testing.T) {
+func TestPortDoorBisectsUnattributedRefusal(t *testing.T) {
 	ctx, c := ovsdbEnv(t)
 	clk := newFakeClock() // never advanced: with Linger, the batch goes when all 16 are queued
-	pc := &batch.PortCommitter{DB: c, Generation: 3}
-	b, err := batch.Start[batch.PortRequest, batch.PortResult](ctx, pc,
-		batch.Options[batch.PortRequest]{MaxSize: 16, Linger: true, Clock: clk, Key: batch.PortKey})
+	pc := newDoor(c, 3)
+	b, err := batch.Start[PortRequest, PortResult](ctx, pc,
+		batch.Options[PortRequest]{MaxSize: 16, Linger: true, Clock: clk, Key: portKey})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = b.Close(ctx) }()
 	type res struct {
 		name string
-		r    batch.PortResult
+		r    PortResult
 		err  error
 	}
 	results := make(chan res, 16)
@@ -218,7 +218,7 @@ func TestPortCommitterBisectsUnattributedRefusal(t *testing.T) {
 			if i == 11 {
 				spec.Tag = new(5000) // out of range: ErrInvalid before anything is sent
 			}
-			r, err := b.Submit(ctx, batch.PortRequest{Spec: spec})
+			r, err := b.Submit(ctx, PortRequest{Spec: spec})
 			results <- res{spec.Name, r, err}
 		}()
 	}

@@ -1,0 +1,243 @@
+package vswitchd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/vswitchd/writer"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// ---- ports ----
+
+// ApplyPort creates or updates a port through the API on a managed bridge and waits until
+// ovs-vswitchd applied it. Concurrent calls share OVSDB transactions (package batch). An
+// interface ovs-vswitchd refused is not an error of the call: the port is written, and its
+// status is reconcile.Error with ovs-vswitchd's message.
+func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (PortInfo, error) {
+	if err := config.ValidatePortWith(bridge, p, d.pluginType); err != nil {
+		return PortInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	p = canonicalPort(p)
+	prov, plugin, typ, isPlugin, err := d.pluginRequest(p)
+	if err != nil {
+		return PortInfo{}, err
+	}
+	d.mu.Lock()
+	err = d.portConflictLocked(bridge, p)
+	var prev *storedPort
+	if cur, ok := d.ports[p.Name]; ok {
+		sp := cur.stored()
+		prev = &sp
+	}
+	d.mu.Unlock()
+	if err != nil {
+		return PortInfo{}, err
+	}
+	if prev != nil && prev.Plugin != nil && !isPlugin {
+		return PortInfo{}, fmt.Errorf("%w: port %q was attached by plugin %q (type %q); delete it first, then apply the new one",
+			ErrConflict, p.Name, prev.Plugin.Plugin, prev.Plugin.Type)
+	}
+	if err := d.awaitOVSDB(ctx, "port", p.Name); err != nil {
+		return PortInfo{}, err
+	}
+	sp := storedPort{Bridge: bridge, Port: p}
+	fresh := false
+	var announced *writer.Announcement
+	if isPlugin {
+		// The plugin's work comes before the port reaches the batcher: announce it so its
+		// batch waits for it instead of leaving without it (splitting the cohort).
+		announced = d.w.Announce()
+		defer announced.Cancel() // no-op once submitted
+		d.mu.Lock()
+		d.attaching[p.Name]++
+		d.mu.Unlock()
+		defer func() {
+			d.mu.Lock()
+			if d.attaching[p.Name]--; d.attaching[p.Name] <= 0 {
+				delete(d.attaching, p.Name)
+			}
+			d.mu.Unlock()
+		}()
+		if sp.Plugin, fresh, err = d.attach(ctx, bridge, p, prov, plugin, typ, prev); err != nil {
+			return PortInfo{}, err
+		}
+	}
+	res, err := d.w.EnsurePort(ctx, announced, bridge, sp.tagged())
+	if err != nil && !errors.Is(err, ovsdb.ErrVswitchd) {
+		if fresh && !unknownOutcome(err) { // certainly not written: undo the plugin's work
+			d.detach(bridge, p, sp.Plugin)
+		}
+		return PortInfo{}, classify("port", p.Name, err)
+	}
+	// The batch's own view of the interfaces (what ovs-vswitchd acknowledged), not the
+	// reconciler's statuses, which follow OVSDB asynchronously.
+	info := PortInfo{Bridge: bridge, Spec: p, Origin: OriginAPI,
+		Status: reconcile.Status{Kind: reconcile.KindPort, Name: p.Name, Bridge: bridge, State: reconcile.Ready}}
+	d.fillPlugin(&info, sp.Plugin)
+	for _, st := range res.Interfaces {
+		s := reconcile.Status{Kind: reconcile.KindInterface, Name: st.Name, Bridge: bridge, State: reconcile.Pending}
+		switch {
+		case st.Error != "":
+			s.State, s.Error = reconcile.Error, st.Error
+		case st.Ofport > 0:
+			s.State, s.Ofport = reconcile.Ready, st.Ofport
+		case st.Ofport < 0:
+			s.State, s.Error = reconcile.Error, "ovs-vswitchd could not set it up (ofport -1)"
+		}
+		switch {
+		case s.State == reconcile.Error && info.Status.State != reconcile.Error:
+			info.Status.State, info.Status.Error = reconcile.Error, s.Error
+		case s.State == reconcile.Pending && info.Status.State == reconcile.Ready:
+			info.Status.State = reconcile.Pending
+		}
+		info.Interfaces = append(info.Interfaces, s)
+	}
+	return info, nil
+}
+
+// DeletePort deletes a port created through the API.
+func (d *Daemon) DeletePort(ctx context.Context, name string) error {
+	d.mu.Lock()
+	p, isAPI := d.ports[name]
+	cfgBridge := d.cfgPortBridgeLocked(name)
+	d.mu.Unlock()
+	switch {
+	case cfgBridge != "":
+		return fmt.Errorf("%w: port %q comes from the configuration file (bridge %q); remove it there and reload", ErrConflict, name, cfgBridge)
+	case !isAPI:
+		return fmt.Errorf("%w: port %q is not managed by ovsplane", ErrNotFound, name)
+	}
+	if err := d.awaitOVSDB(ctx, "port", name); err != nil {
+		return err
+	}
+	if err := d.w.DeletePort(ctx, p.bridge, name); err != nil {
+		return classify("port", name, err)
+	}
+	if p.plugin != nil {
+		d.detach(p.bridge, p.spec, p.plugin)
+	}
+	return nil
+}
+
+// Port returns one managed port (ErrNotFound when it is not).
+func (d *Daemon) Port(name string) (PortInfo, error) {
+	d.mu.Lock()
+	info, ok := d.portLocked(name)
+	d.mu.Unlock()
+	if !ok {
+		return PortInfo{}, fmt.Errorf("%w: port %q is not managed by ovsplane", ErrNotFound, name)
+	}
+	d.fillPortStatus(&info)
+	return info, nil
+}
+
+// Ports returns the managed ports of bridge ("" for all), sorted by name.
+func (d *Daemon) Ports(bridge string) []PortInfo {
+	d.mu.Lock()
+	var out []PortInfo
+	for _, b := range d.cfgDesired().Bridges {
+		if bridge != "" && b.Name != bridge {
+			continue
+		}
+		for _, p := range b.Ports {
+			info := PortInfo{Bridge: b.Name, Spec: p, Origin: OriginConfig}
+			if c := d.cfgPlugins[p.Name]; c != nil {
+				d.fillPlugin(&info, c.pp)
+			}
+			out = append(out, info)
+		}
+	}
+	for _, p := range d.ports {
+		if bridge == "" || p.bridge == bridge {
+			info := PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: OriginAPI}
+			d.fillPlugin(&info, p.plugin)
+			out = append(out, info)
+		}
+	}
+	d.mu.Unlock()
+	slices.SortFunc(out, func(a, b PortInfo) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
+	for i := range out {
+		d.fillPortStatus(&out[i])
+	}
+	return out
+}
+
+func (d *Daemon) portLocked(name string) (PortInfo, bool) {
+	if p, ok := d.ports[name]; ok {
+		info := PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: OriginAPI}
+		d.fillPlugin(&info, p.plugin)
+		return info, true
+	}
+	for _, b := range d.cfgDesired().Bridges {
+		for _, p := range b.Ports {
+			if p.Name == name {
+				info := PortInfo{Bridge: b.Name, Spec: p, Origin: OriginConfig}
+				if c := d.cfgPlugins[p.Name]; c != nil {
+					d.fillPlugin(&info, c.pp)
+				}
+				return info, true
+			}
+		}
+	}
+	return PortInfo{}, false
+}
+
+func (d *Daemon) fillPortStatus(info *PortInfo) {
+	info.Status = d.hub.orPending("port/"+info.Spec.Name, reconcile.KindPort, info.Spec.Name, info.Bridge)
+	info.Interfaces = info.Interfaces[:0]
+	ifaces := info.Spec.Interfaces
+	if info.Shape != nil {
+		ifaces = info.Shape.Interfaces
+	}
+	for _, in := range ifaces {
+		info.Interfaces = append(info.Interfaces,
+			d.hub.orPending("interface/"+in.Name, reconcile.KindInterface, in.Name, info.Bridge))
+	}
+}
+
+// fillPlugin sets the plugin fields of info from pp (nil: not a plugin's port).
+func (d *Daemon) fillPlugin(info *PortInfo, pp *pluginPort) {
+	if pp == nil {
+		return
+	}
+	shape := pp.Shape
+	info.Plugin, info.PluginStatus, info.Endpoints, info.Shape = pp.Plugin, pp.Status, maps.Clone(pp.Endpoints), &shape
+}
+
+func canonicalPort(p config.Port) config.Port {
+	c := config.Config{Bridges: []config.Bridge{{Name: "x", Ports: []config.Port{p}}}}
+	return c.Desired().Bridges[0].Ports[0]
+}
+
+// managed reports whether key names an object the Daemon manages (whatever its status).
+func (d *Daemon) managed(key string) bool {
+	kind, name, _ := strings.Cut(key, "/")
+	switch kind {
+	case "bridge":
+		_, err := d.Bridge(name)
+		return err == nil
+	case "port":
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		_, ok := d.portLocked(name)
+		return ok
+	case "interface":
+		for _, p := range d.Ports("") {
+			ifaces := p.Spec.Interfaces
+			if p.Shape != nil {
+				ifaces = p.Shape.Interfaces
+			}
+			if slices.ContainsFunc(ifaces, func(in config.Interface) bool { return in.Name == name }) {
+				return true
+			}
+		}
+	}
+	return false
+}

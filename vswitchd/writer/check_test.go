@@ -1,0 +1,101 @@
+package writer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ovsplane/ovsplane/model/limits"
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/vswitchd/batch"
+)
+
+// TestPortDoorRefusesNUL (issue 12 item 3): a port with a NUL byte in external_ids, in one
+// batch with valid neighbours, is refused alone — before anything is sent, naming the port and
+// the key — and the neighbours are applied in one commit.
+func TestPortDoorRefusesNUL(t *testing.T) {
+	ctx, c := ovsdbEnv(t)
+	clk := newFakeClock()
+	pc := newDoor(c, 3)
+	b, err := batch.Start[PortRequest, PortResult](ctx, pc,
+		batch.Options[PortRequest]{MaxSize: 7, Linger: true, Clock: clk, Key: portKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close(ctx) }()
+	type res struct {
+		name string
+		r    PortResult
+		err  error
+	}
+	results := make(chan res, 9)
+	for i := range 9 {
+		go func() {
+			spec := ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("n%d", i)}
+			switch i {
+			case 4:
+				spec.ExternalIDs = map[string]string{"k": "a\x00b"}
+			case 6:
+				spec.Interfaces = []ovsdb.InterfaceSpec{{Name: "n6", Options: map[string]string{"x": "\xff"}}}
+			}
+			r, err := b.Submit(ctx, PortRequest{Spec: spec})
+			results <- res{spec.Name, r, err}
+		}()
+	}
+	for range 9 {
+		x := <-results
+		switch x.name {
+		case "n4", "n6":
+			if !errors.Is(x.err, ovsdb.ErrInvalid) || !errors.Is(x.err, limits.ErrBadText) || !strings.Contains(x.err.Error(), `"`+x.name+`"`) {
+				t.Errorf("%s: %v, want ErrInvalid naming the port or interface", x.name, x.err)
+			}
+			if _, err := c.Interface(x.name); !errors.Is(err, ovsdb.ErrNotFound) {
+				t.Errorf("%s was written: %v", x.name, err)
+			}
+		default:
+			if x.err != nil || len(x.r.Interfaces) != 1 || x.r.Interfaces[0].Ofport <= 0 {
+				t.Errorf("%s: %+v, %v; want an ofport", x.name, x.r, x.err)
+			}
+		}
+	}
+	if st := b.Stats(); st.Commits != 1 || st.Refused != 2 {
+		t.Errorf("%d commits, %d refused; want the 7 good ports in 1 commit and 2 refused", st.Commits, st.Refused)
+	}
+}
+
+// TestPortDoorCheck: what portDoor.Check refuses, with the port named.
+func TestPortDoorCheck(t *testing.T) {
+	pc := &portDoor{}
+	many := make([]ovsdb.InterfaceSpec, 100000)
+	for i := range many {
+		many[i].Name = fmt.Sprint("m", i)
+	}
+	for _, tc := range []struct {
+		name string
+		req  PortRequest
+		want string
+	}{
+		{"ok", PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: "p1"}}, ""},
+		{"delete with NUL", PortRequest{Delete: true, Spec: ovsdb.PortSpec{Name: "p\x001"}}, "NUL byte"},
+		{"dot", PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: "."}}, `"." and ".."`},
+		{"zero width", PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: "p1", Interfaces: []ovsdb.InterfaceSpec{{Name: "p\u200b1"}}}}, "U+200B"},
+		{"100,000 interfaces", PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: "b", Interfaces: many}}, "100000 interfaces, more than 64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := pc.Check(tc.req)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ovsdb.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if w := pc.Weight(PortRequest{Spec: ovsdb.PortSpec{Interfaces: many[:64]}}); w != 65 {
+		t.Errorf("weight of a 64-member bond: %d, want 65", w)
+	}
+}

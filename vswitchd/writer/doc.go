@@ -1,0 +1,37 @@
+// Package writer is ovsplaned's one writer of OVSDB. Every transaction the daemon sends goes
+// through a Writer, by one of its three doors:
+//
+//   - Pass: the reconciler's pass (package vswitchd/reconcile), which reads the owned rows and
+//     commits one transaction (plus its isolation retries);
+//   - ApplyBridge and DeleteBridge: the API's bridge changes, one transaction each;
+//   - EnsurePort and DeletePort: the API's port changes, coalesced by a batch.Batcher into one
+//     transaction and one ovs-vswitchd acknowledgement per batch.
+//
+// # One turn
+//
+// A Writer owns a single turn: a door writes only while it holds it, so no door ever sees
+// another one half done (a pass never reads the owned rows in the middle of a batch, a batch
+// never lands between a pass's read and its commit). A door waiting for the turn gives up
+// when its context ends; a pass that looks for drift does not wait at all (Pass with wait
+// false), since the writer holding the turn causes the changes it would look at.
+//
+// What a door's caller records about its outcome (the daemon's API objects) is recorded while
+// the door still holds the turn: ApplyBridge and DeleteBridge call their settle function, and
+// every port batch calls Options.Settle, before the next door may write.
+//
+// # One conversion
+//
+// The Writer owns the conversion from the desired state's shapes (config.Bridge, config.Port)
+// to the ovsdb package's specs: BridgeSpec and PortSpec, used by its own doors and by the
+// reconciler's pass.
+//
+// # Batches of ports
+//
+// The port door keeps the batcher's semantics (see package batch): requests for one port never
+// share a batch; Check refuses a request OVS cannot take before it is queued, so it never fails
+// its neighbours; Weight bounds the rows of a batch; a whole-transaction refusal that names
+// requests (an *ovsdb.OpError naming a port, interface or bridge) fails only those, and one
+// that names none is bisected; ovs-vswitchd's refusal of an interface fails only its request
+// while the transaction stays committed for the others. Every batch waits for ovs-vswitchd's
+// acknowledgement (next_cfg/cur_cfg) and reports each interface's ofport.
+package writer

@@ -1,0 +1,250 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/vswitchd/batch"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+)
+
+// PortRequest asks for one port to exist as Spec says, or, with Delete, to be absent (only
+// Spec.Bridge, which may be "", and Spec.Name are used then). Options.Settle receives them.
+type PortRequest struct {
+	Delete bool
+	Spec   ovsdb.PortSpec
+}
+
+// PortResult is what ovs-vswitchd reports for the interfaces of an ensured port, in the order
+// of the spec. Each interface has its ofport.
+type PortResult struct {
+	Interfaces []ovsdb.InterfaceState
+}
+
+// Announcement is a port request announced before it is ready (see batch.Batcher.Announce).
+type Announcement = batch.Announcement[PortRequest, PortResult]
+
+// Announce tells the port batcher that a request is coming (its caller first does other work,
+// a plugin's attach), so the batch it belongs to waits for it. Pass it to EnsurePort, or
+// Cancel it.
+func (w *Writer) Announce() *Announcement { return w.batcher.Announce() }
+
+// EnsurePort makes port p of bridge exist as p says (converted by PortSpec), in a batch with
+// concurrent requests, and returns its interfaces as ovs-vswitchd acknowledged them. An
+// interface ovs-vswitchd refused fails the call with an error matching ovsdb.ErrVswitchd
+// while the result still lists the interfaces (the port is written). ann, if not nil, is
+// the announcement made for this request. Errors are the batcher's (batch.ErrClosed,
+// batch.ErrOutcomeUnknown with ctx's error) or OVSDB's.
+func (w *Writer) EnsurePort(ctx context.Context, ann *Announcement, bridge string, p config.Port) (PortResult, error) {
+	req := PortRequest{Spec: PortSpec(bridge, p)}
+	if ann != nil {
+		return w.batcher.SubmitAnnounced(ctx, ann, req)
+	}
+	return w.batcher.Submit(ctx, req)
+}
+
+// DeletePort deletes port name of bridge ("" for any bridge) in a batch with concurrent
+// requests.
+func (w *Writer) DeletePort(ctx context.Context, bridge, name string) error {
+	_, err := w.batcher.Submit(ctx, PortRequest{Delete: true, Spec: ovsdb.PortSpec{Bridge: bridge, Name: name}})
+	return err
+}
+
+// portDoor commits the batches of port requests, each as ONE ovsdb.Txn holding the Writer's
+// turn, so ovs-vswitchd reconfigures once and acknowledges once (next_cfg/cur_cfg) per batch,
+// and maps the outcome back to each request:
+//   - the port's interfaces and their ofports, or an *ovsdb.ApplyError (errors.Is
+//     ovsdb.ErrVswitchd) naming those of its interfaces ovs-vswitchd refused; only that
+//     request fails, the transaction stays committed for its neighbours;
+//   - an *ovsdb.OpError refusing the whole transaction before anything was written (spec
+//     error, ownership refusal, missing bridge, constraint violation) is returned as a
+//     *batch.ItemError naming the requests whose port, interface or bridge it names, so the
+//     Batcher fails those and commits the rest again; when it names none, Divisible lets the
+//     Batcher bisect;
+//   - any other error (lost connection, ovs-vswitchd not acknowledging in time) fails the
+//     whole batch: the outcome is unknown or transient, and retrying is the reconciler's
+//     decision.
+//
+// After a commit that may have written something it calls settle, still holding the turn.
+type portDoor struct {
+	db   DB
+	gen  func() int64
+	opts ovsdb.CommitOptions // NoWait must stay false to get ofports
+	// turn and release, if set, serialise the commits with the Writer's other doors.
+	turn    func(ctx context.Context, wait bool) (bool, error)
+	release func()
+	log     *slog.Logger
+	onBatch func(size int, committed, applied time.Duration, err error)
+	settle  func([]PortRequest)
+}
+
+var _ batch.Committer[PortRequest, PortResult] = (*portDoor)(nil)
+
+// Commit implements batch.Committer.
+func (p *portDoor) Commit(ctx context.Context, reqs []PortRequest) ([]batch.Outcome[PortResult], error) {
+	if p.turn != nil {
+		if _, err := p.turn(ctx, true); err != nil {
+			return nil, err // nothing written
+		}
+		defer p.release()
+	}
+	start := time.Now()
+	outs, res, err := p.commit(ctx, reqs)
+	var committed, applied time.Duration
+	if res != nil {
+		committed, applied = res.Committed, res.Applied
+	}
+	if committed == 0 { // refused or failed before OVSDB committed
+		committed = time.Since(start)
+	}
+	if p.onBatch != nil {
+		p.onBatch(len(reqs), committed, applied, err)
+	}
+	if p.log != nil {
+		p.log.Debug("batch committed", "size", len(reqs), "committed", committed, "applied", applied, "error", err)
+	}
+	var item *batch.ItemError
+	if err != nil && (errors.As(err, &item) || p.Divisible(err)) {
+		return nil, err // refused before anything was written
+	}
+	if p.settle != nil {
+		// Also after a whole-batch error: a commit whose acknowledgement was lost may have
+		// happened. No status refresh here: each caller gets its result from the batch, and
+		// the reconciler refreshes the statuses from the cache as the changes arrive.
+		p.settle(reqs)
+	}
+	return outs, err
+}
+
+// commit sends reqs as one transaction and returns each request's outcome, the commit's
+// result (nil when nothing was committed) and the whole-batch error.
+func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) ([]batch.Outcome[PortResult], *ovsdb.Result, error) {
+	txn := p.db.NewTxn(p.gen())
+	for _, r := range reqs {
+		if r.Delete {
+			txn.DeletePort(r.Spec.Bridge, r.Spec.Name)
+		} else {
+			txn.EnsurePort(r.Spec)
+		}
+	}
+	res, err := txn.Commit(ctx, p.opts)
+	var applyErr *ovsdb.ApplyError
+	if err != nil && !(errors.As(err, &applyErr) && res != nil) {
+		if idx := culprits(err, reqs); len(idx) > 0 {
+			return nil, res, &batch.ItemError{Indexes: idx, Err: err}
+		}
+		return nil, res, err
+	}
+	states := map[string]ovsdb.InterfaceState{}
+	for _, st := range res.Interfaces {
+		states[st.Name] = st
+	}
+	failed := map[string]string{}
+	if applyErr != nil {
+		for _, ie := range applyErr.Interfaces {
+			failed[ie.Interface] = ie.Message
+		}
+	}
+	out := make([]batch.Outcome[PortResult], len(reqs))
+	for i, r := range reqs {
+		if r.Delete {
+			continue
+		}
+		out[i] = p.portOutcome(r.Spec, states, failed)
+	}
+	return out, res, nil
+}
+
+func (p *portDoor) portOutcome(spec ovsdb.PortSpec, states map[string]ovsdb.InterfaceState,
+	failed map[string]string) batch.Outcome[PortResult] {
+	var o batch.Outcome[PortResult]
+	var errs []ovsdb.InterfaceError
+	for _, name := range ifaceNames(spec) {
+		st, ok := states[name]
+		if !ok { // unchanged by this transaction: take it from the cache
+			var err error
+			if st, err = p.db.Interface(name); err != nil {
+				o.Err = fmt.Errorf("port %q: %w", spec.Name, err)
+				return o
+			}
+		}
+		msg, bad := failed[name]
+		if !bad && st.Error != "" {
+			msg, bad = st.Error, true
+		}
+		if bad {
+			errs = append(errs, ovsdb.InterfaceError{Interface: name, Message: msg})
+		}
+		o.Value.Interfaces = append(o.Value.Interfaces, st)
+	}
+	if len(errs) > 0 {
+		o.Err = fmt.Errorf("port %q: %w", spec.Name, &ovsdb.ApplyError{Interfaces: errs})
+	}
+	return o
+}
+
+func ifaceNames(spec ovsdb.PortSpec) []string {
+	if len(spec.Interfaces) == 0 {
+		return []string{spec.Name}
+	}
+	names := make([]string, len(spec.Interfaces))
+	for i, ifc := range spec.Interfaces {
+		names[i] = ifc.Name
+	}
+	return names
+}
+
+// culprits returns the requests an *ovsdb.OpError in err names: by port or interface name, or
+// by bridge for a Bridge row.
+func culprits(err error, reqs []PortRequest) []int {
+	var oe *ovsdb.OpError
+	if !errors.As(err, &oe) || oe.Row == "" {
+		return nil
+	}
+	var idx []int
+	for i, r := range reqs {
+		hit := false
+		switch oe.Table {
+		case "Bridge":
+			hit = r.Spec.Bridge == oe.Row
+		case "Port":
+			hit = r.Spec.Name == oe.Row
+		case "Interface":
+			hit = !r.Delete && containsName(ifaceNames(r.Spec), oe.Row) || r.Delete && r.Spec.Name == oe.Row
+		}
+		if hit {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+func containsName(names []string, n string) bool {
+	for _, x := range names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Divisible reports whether err refused the transaction before anything was written and may
+// be due to a single request, so the Batcher may split the batch to isolate it. Connection
+// loss, timeouts, conflicts and ovs-vswitchd errors are not divisible.
+func (p *portDoor) Divisible(err error) bool {
+	for _, k := range []error{ovsdb.ErrInvalid, ovsdb.ErrNotOwned, ovsdb.ErrNotFound,
+		ovsdb.ErrConstraintViolation, ovsdb.ErrReferentialIntegrity} {
+		if errors.Is(err, k) {
+			return !errors.Is(err, ovsdb.ErrTimeout) && !errors.Is(err, ovsdb.ErrNotConnected)
+		}
+	}
+	return false
+}
+
+// portKey is the batcher's Options.Key: the port's name, so two requests for one port never
+// share a transaction (the OVSDB layer refuses a port given twice) and apply in order.
+func portKey(r PortRequest) string { return r.Spec.Name }
