@@ -3,6 +3,7 @@ package testkit
 import (
 	"net"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -19,13 +20,19 @@ func ShortTempDir(tb testing.TB, prefix string) string {
 	return dir
 }
 
-// FreeTCPAddr returns a 127.0.0.1:PORT address that nothing listened on a moment ago.
-func FreeTCPAddr(tb testing.TB) string {
+// FreeTCPPort returns a TCP port that nothing listened on at 127.0.0.1 a moment ago.
+func FreeTCPPort(tb testing.TB) int {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer ln.Close()
-	return ln.Addr().String()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// FreeTCPAddr returns a 127.0.0.1:PORT address with a port from FreeTCPPort.
+func FreeTCPAddr(tb testing.TB) string {
+	tb.Helper()
+	return "127.0.0.1:" + strconv.Itoa(FreeTCPPort(tb))
 }
