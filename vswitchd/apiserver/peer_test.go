@@ -146,7 +146,7 @@ func TestUnixPeerRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	helper := copyHelper(t, base)
-	var audit syncBuffer
+	var audit auditBuffer
 	sock := filepath.Join(dataDir, config.SocketName)
 	d := startDaemonWith(t, config.API{Listen: []string{"unix:" + sock}, SocketMode: "0660", SocketGroup: fmt.Sprint(group),
 		Auth: config.Auth{Admins: config.Principals{UIDs: []int{adminUID}, GIDs: []int{adminGroup}}}},
