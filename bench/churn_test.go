@@ -177,9 +177,15 @@ func (r *churnResult) total() time.Duration { return r.phases[0].wall + r.phases
 // OVSPLANE_CHURN_CLIENTS clients, reports each arm's metrics and prints a markdown table.
 func BenchmarkChurn(b *testing.B) {
 	size := churnSizeFromEnv(b)
+	benchChurnArms(b, churnArms, size)
+}
+
+// benchChurnArms runs each arm once per b.N at size, reports each arm's metrics and prints a
+// markdown table.
+func benchChurnArms(b *testing.B, arms []churnArm, size churnSize) {
 	results := map[string]*churnResult{}
 	missing := map[string]string{} // arms without a result: why
-	for _, arm := range churnArms {
+	for _, arm := range arms {
 		ok := b.Run(arm.name, func(b *testing.B) {
 			for range b.N {
 				r := runChurnArm(b, arm, size)
@@ -218,21 +224,7 @@ var churnDPDKArms = []churnArm{churnArms[0], churnArms[1], churnArms[3]}
 func BenchmarkChurnDPDK(b *testing.B) {
 	size := churnSizeFromEnv(b)
 	size.ports, size.clients, size.dpdk = envInt(b, "OVSPLANE_CHURN_DPDK_PORTS", 200), envInt(b, "OVSPLANE_CHURN_DPDK_CLIENTS", 20), true
-	results := map[string]*churnResult{}
-	missing := map[string]string{}
-	for _, arm := range churnDPDKArms {
-		ok := b.Run(arm.name, func(b *testing.B) {
-			for range b.N {
-				r := runChurnArm(b, arm, size)
-				results[arm.name] = r
-				reportChurn(b, r, results)
-			}
-		})
-		if _, ran := results[arm.name]; !ran {
-			missing[arm.name] = map[bool]string{true: "skipped", false: "failed"}[ok]
-		}
-	}
-	printChurnTable(os.Stdout, size.ports, size.clients, results, missing)
+	benchChurnArms(b, churnDPDKArms, size)
 }
 
 // TestChurnDPDKShort checks the DPDK variant's correctness for the floor and ovsplaned at 40

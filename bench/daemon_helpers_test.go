@@ -4,12 +4,10 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/client"
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -41,60 +39,12 @@ type benchDaemon struct {
 	// logLevel is the daemon's --log-level (default warn).
 	logLevel string
 
-	cmd  *exec.Cmd
-	done chan struct{}
-	out  *lockedBuffer
+	proc *testkit.Proc // nil when not running
+	out  *testkit.LogBuffer
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-var ovsplanedBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// ovsplanedBin builds cmd/ovsplaned once per test binary.
-func ovsplanedBin(tb testing.TB) string {
-	tb.Helper()
-	ovsplanedBuild.once.Do(func() {
-		root, err := benchModuleRoot()
-		if err != nil {
-			ovsplanedBuild.err = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "ovsplaned-bench-")
-		if err != nil {
-			ovsplanedBuild.err = err
-			return
-		}
-		ovsplanedBuild.path = filepath.Join(dir, "ovsplaned")
-		cmd := exec.Command("go", "build", "-o", ovsplanedBuild.path, "./cmd/ovsplaned")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			ovsplanedBuild.err = fmt.Errorf("go build ./cmd/ovsplaned: %w\n%s", err, out)
-		}
-	})
-	if ovsplanedBuild.err != nil {
-		tb.Fatal(ovsplanedBuild.err)
-	}
-	return ovsplanedBuild.path
-}
+// ovsplanedPkg is the daemon's main package, built once per test binary (testkit.BuildOnce).
+const ovsplanedPkg = "github.com/ovsplane/ovsplane/cmd/ovsplaned"
 
 // daemonBridgeConfig is the configuration the benchmarks run ovsplaned with: the bridge the
 // ports go on, owned by the daemon.
@@ -103,71 +53,49 @@ const daemonBridgeConfig = "bridges:\n  - name: br0\n    datapath_type: netdev\n
 // newBenchDaemon prepares (does not start) an ovsplaned for db.
 func newBenchDaemon(tb testing.TB, db *lab.OVSDB) *benchDaemon {
 	tb.Helper()
-	dir, err := os.MkdirTemp("", "opb-") // short: the API socket path must fit 107 bytes
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testkit.ShortTempDir(tb, "opb-") // the API socket path must fit 107 bytes
 	conf := filepath.Join(dir, "ovsplaned.yaml")
 	if err := os.WriteFile(conf, []byte(daemonBridgeConfig), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testkit.FreeTCPAddr(tb)
 	api, err := client.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	d := &benchDaemon{tb: tb, bin: ovsplanedBin(tb), db: db, dir: dir, conf: conf, metrics: addr, API: api}
+	d := &benchDaemon{tb: tb, bin: testkit.BuildOnce(tb, ovsplanedPkg), db: db, dir: dir, conf: conf, metrics: addr, API: api}
 	tb.Cleanup(func() {
 		d.kill()
 		api.Close()
 		if tb.Failed() && d.out != nil {
-			tb.Logf("ovsplaned log (tail):\n%s", lastBytes(d.out.String(), 3000))
+			tb.Logf("ovsplaned log (tail):\n%s", d.out.Tail(3000))
 		}
 	})
 	return d
-}
-
-func lastBytes(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }
 
 // start runs the daemon and returns once its API answers with OVSDB connected and no object
 // pending, and how long that took from the exec.
 func (d *benchDaemon) start(ctx context.Context) time.Duration {
 	d.tb.Helper()
-	d.out = &lockedBuffer{}
 	t0 := time.Now()
-	d.cmd = exec.Command(d.bin, "--config", d.conf, "--data-dir", d.dir, "--ovsdb-endpoints", d.db.Endpoint,
+	cmd := exec.Command(d.bin, "--config", d.conf, "--data-dir", d.dir, "--ovsdb-endpoints", d.db.Endpoint,
 		"--metrics-address", d.metrics, "--log-level", cmp.Or(d.logLevel, "warn"))
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	// The benchmarks' own OVSPLANE_* knobs are not the daemon's settings (it refuses unknown ones).
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "OVSPLANE_") {
-			d.cmd.Env = append(d.cmd.Env, kv)
+			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := d.cmd.Start(); err != nil {
-		d.tb.Fatal(err)
-	}
-	d.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(d.cmd, d.done)
+	d.proc = testkit.Start(d.tb, cmd)
+	d.out = d.proc.Out
 	for {
 		h, err := d.API.Health(ctx, connect.NewRequest(&ovsplanev1.HealthRequest{}))
 		if err == nil && h.Msg.OvsdbConnected && h.Msg.Objects["pending"] == 0 && h.Msg.Objects["ready"] > 0 {
 			return time.Since(t0)
 		}
 		select {
-		case <-d.done:
+		case <-d.proc.Done():
 			d.tb.Fatalf("ovsplaned exited at start:\n%s", d.out.String())
 		case <-ctx.Done():
 			d.tb.Fatalf("ovsplaned not ready: %v (last: %v %v)", ctx.Err(), h, err)
@@ -178,31 +106,26 @@ func (d *benchDaemon) start(ctx context.Context) time.Duration {
 
 // stop asks the daemon to exit (SIGTERM) and waits.
 func (d *benchDaemon) stop() {
-	if d.cmd == nil {
+	if d.proc == nil {
 		return
 	}
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(30 * time.Second):
+	if !d.proc.Stop(30 * time.Second) {
 		d.tb.Errorf("ovsplaned did not exit within 30 s of SIGTERM")
-		d.kill()
 	}
-	d.cmd = nil
+	d.proc = nil
 }
 
 func (d *benchDaemon) kill() {
-	if d.cmd == nil {
+	if d.proc == nil {
 		return
 	}
-	_ = d.cmd.Process.Kill()
-	<-d.done
-	d.cmd = nil
+	d.proc.Kill()
+	d.proc = nil
 }
 
 // rssKB returns the daemon's resident set and its peak (VmRSS, VmHWM) in KiB.
 func (d *benchDaemon) rssKB() (rss, peak int64) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", d.proc.Cmd.Process.Pid))
 	if err != nil {
 		d.tb.Fatal(err)
 	}

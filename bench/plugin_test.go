@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/bench/internal/noopplugin/noop"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/host"
@@ -52,39 +52,9 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkPluginRoundTrip -benchtime 20000x ./bench/
 
-// noopPluginBuild holds the noop plugin binary built once per test binary.
-var noopPluginBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// noopPluginBin builds bench/internal/noopplugin once per test binary and returns its path.
-func noopPluginBin(tb testing.TB) string {
-	tb.Helper()
-	noopPluginBuild.once.Do(func() {
-		root, err := benchModuleRoot()
-		if err != nil {
-			noopPluginBuild.err = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "noopplugin-bench-")
-		if err != nil {
-			noopPluginBuild.err = err
-			return
-		}
-		noopPluginBuild.path = filepath.Join(dir, "noopplugin")
-		cmd := exec.Command("go", "build", "-o", noopPluginBuild.path, "./bench/internal/noopplugin")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			noopPluginBuild.err = fmt.Errorf("go build ./bench/internal/noopplugin: %w\n%s", err, out)
-		}
-	})
-	if noopPluginBuild.err != nil {
-		tb.Fatal(noopPluginBuild.err)
-	}
-	return noopPluginBuild.path
-}
+// noopPluginPkg is the noop plugin's main package, built once per test binary
+// (testkit.BuildOnce).
+const noopPluginPkg = "github.com/ovsplane/ovsplane/bench/internal/noopplugin"
 
 // noopPluginFile is the noop plugin's file name in a plugin dir.
 const noopPluginFile = "noopplugin"
@@ -94,7 +64,7 @@ const noopPluginFile = "noopplugin"
 // binary's SHA-256 (hex), the pin for the config.
 func installNoopPlugin(tb testing.TB, parent string) (pluginDir, sum string) {
 	tb.Helper()
-	bin, err := os.ReadFile(noopPluginBin(tb))
+	bin, err := os.ReadFile(testkit.BuildOnce(tb, noopPluginPkg))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -114,13 +84,9 @@ func installNoopPlugin(tb testing.TB, parent string) (pluginDir, sum string) {
 // The host is closed when tb ends.
 func startNoopHost(tb testing.TB) api.PortProvider {
 	tb.Helper()
-	dir, err := os.MkdirTemp("", "opp-") // short: the plugin's socket path must fit 107 bytes
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testkit.ShortTempDir(tb, "opp-") // the plugin's socket path must fit 107 bytes
 	pluginDir, sum := installNoopPlugin(tb, dir)
-	logs := &lockedBuffer{}
+	logs := &testkit.LogBuffer{}
 	h, err := host.New(host.Options{
 		PluginDir: pluginDir,
 		DataDir:   dir,
@@ -138,7 +104,7 @@ func startNoopHost(tb testing.TB) api.PortProvider {
 			tb.Errorf("closing the plugin host: %v", err)
 		}
 		if tb.Failed() {
-			tb.Logf("plugin host log (tail):\n%s", lastBytes(logs.String(), 3000))
+			tb.Logf("plugin host log (tail):\n%s", logs.Tail(3000))
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -20,6 +20,14 @@ func planErr(t *testing.T, name string, req vdpa.Request, ovs vdpa.OVSState) err
 	return err
 }
 
+// planFixtureErr plans req on fixture f and returns the error.
+func planFixtureErr(t *testing.T, f *simhost.Fixture, req vdpa.Request, ovs vdpa.OVSState) error {
+	t.Helper()
+	_, h := boot(t, f)
+	_, err := h.Plan(ctx, req, ovs, nil)
+	return err
+}
+
 // planApplyErr plans and applies; the plan must succeed, the apply's error is returned.
 func planApplyErr(t *testing.T, f *simhost.Fixture, req vdpa.Request, ovs vdpa.OVSState) error {
 	t.Helper()
@@ -54,18 +62,14 @@ var errCases = []errCase{
 		f := withFixture(t, "cx6dx-switchdev", func(f *simhost.Fixture) {
 			f.Tree["proc/sys/kernel/osrelease"] = simhost.Entry{Kind: simhost.File, Value: "5.10.0-28-amd64"}
 		})
-		_, h := boot(t, f)
-		_, err := h.Plan(ctx, vdpa.Request{Name: "vm1", PF: pf0, VF: 0}, stockOVS, nil)
-		return err
+		return planFixtureErr(t, f, vdpa.Request{Name: "vm1", PF: pf0, VF: 0}, stockOVS)
 	}},
 	{"bus driver not loaded", vdpa.CodeNoBusDriver, "modprobe virtio_vdpa", func(t *testing.T) error {
 		f := withFixture(t, "cx6dx-switchdev", func(f *simhost.Fixture) {
 			f.Remove("sys/bus/vdpa/drivers/virtio_vdpa")
 			f.Remove("sys/module/virtio_vdpa")
 		})
-		_, h := boot(t, f)
-		_, err := h.Plan(ctx, vdpa.Request{Name: "c1", PF: pf0, VF: 0, BusDriver: "virtio_vdpa"}, stockOVS, nil)
-		return err
+		return planFixtureErr(t, f, vdpa.Request{Name: "c1", PF: pf0, VF: 0, BusDriver: "virtio_vdpa"}, stockOVS)
 	}},
 	{"mlx5_vdpa stub (BlueField DPU mode)", vdpa.CodeNoMgmtDev, "stub", func(t *testing.T) error {
 		return planErr(t, "bluefield-dpu", vdpa.Request{Name: "vm1", PF: pf0, VF: 0, Eswitch: "skip"}, stockOVS)
@@ -87,9 +91,7 @@ var errCases = []errCase{
 		f := withFixture(t, "cx6dx-legacy", func(f *simhost.Fixture) {
 			f.Tree["sys/devices/pci0000:64/0000:64:00.0/0000:65:00.0/sriov_totalvfs"] = simhost.Entry{Kind: simhost.File, Value: "0"}
 		})
-		_, h := boot(t, f)
-		_, err := h.Plan(ctx, vdpa.Request{Name: "vm1", PF: pf0, VF: 0}, stockOVS, nil)
-		return err
+		return planFixtureErr(t, f, vdpa.Request{Name: "vm1", PF: pf0, VF: 0}, stockOVS)
 	}},
 	{"VF count change with consumers", vdpa.CodeSRIOVBusy, "vdpa device vdpa0", func(t *testing.T) error {
 		return planErr(t, "cx6dx-inuse", vdpa.Request{Name: "vm4", PF: pf0, VF: 3}, stockOVS)

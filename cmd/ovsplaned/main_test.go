@@ -9,18 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // The quickstart configuration converges on the embedded OVSDB with the simulated
 // ovs-vswitchd, and a restart on the same data directory finds everything still there.
 func TestOnceOnEmbeddedDatabase(t *testing.T) {
-	// Short path: the embedded server's unix socket must fit 107 bytes.
-	dir, err := os.MkdirTemp("", "ovsplaned-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testkit.ShortTempDir(t, "ovsplaned-") // the embedded server's unix socket
 	cfg, err := filepath.Abs("../../examples/quickstart.yaml")
 	if err != nil {
 		t.Fatal(err)

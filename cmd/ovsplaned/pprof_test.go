@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,49 +15,17 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 )
 
-// lockedBuffer is the daemon's stderr, written by its goroutines and read by the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// freePort returns a TCP port nobody listens on at the moment.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // runDaemon runs ovsplaned on the embedded OVSDB with args added, until the test ends, and
 // returns once its metrics answer on port (127.0.0.1), with its data dir and stderr.
-func runDaemon(t *testing.T, port int, args ...string) (string, *lockedBuffer) {
+func runDaemon(t *testing.T, port int, args ...string) (string, *testkit.LogBuffer) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "ovsplaned-") // short: unix socket paths
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testkit.ShortTempDir(t, "ovsplaned-") // unix socket paths
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &lockedBuffer{}
+	stderr := &testkit.LogBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"--embedded", "--data-dir", dir, "--log-level", "error"}, args...), nil, make(chan os.Signal), io.Discard, stderr)
@@ -105,7 +70,7 @@ func pprofStatus(t *testing.T, port int) int {
 // Go's profiles were served on the metrics address, whatever it was (issue 12 item 4): they
 // are off unless metrics.pprof says so. The audit log is on even at log level error.
 func TestPprofOffByDefault(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreeTCPPort(t)
 	dir, stderr := runDaemon(t, port, "--metrics-address", "127.0.0.1:"+strconv.Itoa(port))
 	if code := pprofStatus(t, port); code != http.StatusNotFound {
 		t.Errorf("GET /debug/pprof/ without metrics.pprof: HTTP %d, want 404", code)
@@ -132,7 +97,7 @@ func TestPprofOffByDefault(t *testing.T) {
 }
 
 func TestPprofOnLoopback(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreeTCPPort(t)
 	runDaemon(t, port, "--metrics-address", "127.0.0.1:"+strconv.Itoa(port), "--metrics-pprof=true")
 	if code := pprofStatus(t, port); code != http.StatusOK {
 		t.Errorf("GET /debug/pprof/ with metrics.pprof on loopback: HTTP %d, want 200", code)
@@ -141,7 +106,7 @@ func TestPprofOnLoopback(t *testing.T) {
 
 // On an address that is not loopback the profiles need metrics.pprof_any_address as well.
 func TestPprofOnNetworkAddressNeedsExplicitFlag(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreeTCPPort(t)
 	addr := "0.0.0.0:" + strconv.Itoa(port)
 	err := run(t.Context(), []string{"--embedded", "--data-dir", t.TempDir(), "--metrics-address", addr, "--metrics-pprof=true"},
 		nil, make(chan os.Signal), io.Discard, io.Discard)

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/vethplugin"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/host"
@@ -29,31 +27,9 @@ import (
 func TestBinaryUnderThePluginHost(t *testing.T) {
 	lab.Require(t, lab.NeedNetns)
 	ctx := t.Context()
-	pluginDir, err := os.MkdirTemp("", "vethplugins")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(pluginDir) })
-	if err := os.Chmod(pluginDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(pluginDir, "ovsplane-plugin-veth")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-
-	dataDir, err := os.MkdirTemp("", "vethdata") // short: the host's unix sockets live below
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dataDir) })
+	pluginDir := testkit.ShortTempDir(t, "vethplugins")
+	sum := testkit.InstallPlugin(t, ".", pluginDir, "ovsplane-plugin-veth")
+	dataDir := testkit.ShortTempDir(t, "vethdata") // the host's unix sockets live below
 	hostNS := lab.NewNetns(t)
 	h, err := host.New(host.Options{
 		PluginDir: pluginDir,
@@ -71,7 +47,7 @@ func TestBinaryUnderThePluginHost(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = h.Close(t.Context()) })
 	err = h.Start(ctx, []model.Plugin{{
-		Name: "veth", Path: "ovsplane-plugin-veth", SHA256: hex.EncodeToString(sum[:]),
+		Name: "veth", Path: "ovsplane-plugin-veth", SHA256: sum,
 		Config: map[string]any{"host_netns": hostNS.Name, "stats_update_interval_ms": int64(10000)},
 	}})
 	if err != nil {

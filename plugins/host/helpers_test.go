@@ -1,12 +1,9 @@
 package host
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,10 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
@@ -48,40 +45,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// logBuffer collects JSON log records.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// records returns the records logged so far.
-func (b *logBuffer) records() []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r map[string]any
-		if json.Unmarshal(sc.Bytes(), &r) == nil {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // fixture is a plugin dir, a data dir and the host under test.
 type fixture struct {
 	t         *testing.T
 	pluginDir string
 	dataDir   string
-	logs      *logBuffer
+	logs      *testkit.LogBuffer
 	opts      Options
 	h         *Host
 }
@@ -94,7 +63,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	f := &fixture{t: t, pluginDir: filepath.Join(root, "p"), dataDir: filepath.Join(root, "d"), logs: &logBuffer{}}
+	f := &fixture{t: t, pluginDir: filepath.Join(root, "p"), dataDir: filepath.Join(root, "d"), logs: &testkit.LogBuffer{}}
 	for _, d := range []string{f.pluginDir, f.dataDir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)

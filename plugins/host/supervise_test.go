@@ -204,7 +204,8 @@ func TestStderrForwarded(t *testing.T) {
 	f.start(f.install("v1", "chatty"))
 	var structured, raw bool
 	f.waitFor("the plugin's log lines", func() bool {
-		for _, r := range f.logs.records() {
+		recs, _ := f.logs.Records() // the host's log is JSON; other lines are not records
+		for _, r := range recs {
 			if r["plugin"] != "chatty" {
 				continue
 			}

@@ -2,12 +2,10 @@ package sdk_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
 
@@ -22,33 +21,12 @@ import (
 func buildPlugin(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "testplugin")
-	out, err := exec.Command("go", "build", "-o", bin, "./testdata/plugin").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build ./testdata/plugin: %v\n%s", err, out)
-	}
+	testkit.Build(t, "./testdata/plugin", bin)
 	return bin
 }
 
-// syncBuffer is a bytes.Buffer safe for go-plugin's concurrent log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // newClient returns a go-plugin client configured as the host configures it.
-func newClient(t *testing.T, cmd *exec.Cmd, logs *syncBuffer) *plugin.Client {
+func newClient(t *testing.T, cmd *exec.Cmd, logs *testkit.LogBuffer) *plugin.Client {
 	t.Helper()
 	c := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  api.Handshake(),
@@ -77,7 +55,7 @@ func TestRealProcess(t *testing.T) {
 	bin := buildPlugin(t)
 
 	t.Run("serves protocol 1", func(t *testing.T) {
-		logs := &syncBuffer{}
+		logs := &testkit.LogBuffer{}
 		client := newClient(t, exec.Command(bin), logs)
 		rpc, err := client.Client()
 		if err != nil {
@@ -124,7 +102,7 @@ func TestRealProcess(t *testing.T) {
 	t.Run("refuses another protocol version", func(t *testing.T) {
 		cmd := exec.Command(bin)
 		cmd.Env = []string{"OVSPLANE_TESTPLUGIN_PROTOCOL=2"}
-		client := newClient(t, cmd, &syncBuffer{})
+		client := newClient(t, cmd, &testkit.LogBuffer{})
 		_, err := client.Client()
 		if err == nil {
 			t.Fatal("a protocol 2 plugin was accepted")
@@ -172,7 +150,7 @@ func TestRealProcess(t *testing.T) {
 		client := plugin.NewClient(&plugin.ClientConfig{
 			HandshakeConfig: api.Handshake(), Plugins: set, Reattach: rc,
 			AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-			Logger:           hclog.New(&hclog.LoggerOptions{Output: &syncBuffer{}}),
+			Logger:           hclog.New(&hclog.LoggerOptions{Output: &testkit.LogBuffer{}}),
 		})
 		defer client.Kill()
 		rpc, err := client.Client()

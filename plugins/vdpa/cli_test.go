@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ovsplane/ovsplane/vdpa"
@@ -69,23 +68,4 @@ func TestDetectCommandNoFamily(t *testing.T) {
 			t.Errorf("report says %q on a 6.18 kernel:\n%s", bad, text)
 		}
 	}
-}
-
-// lockedWriter serialises writes from the host's goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
-}
-
-// String returns what was written so far.
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.String()
 }

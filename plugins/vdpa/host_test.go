@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/host"
@@ -31,36 +29,15 @@ var switchdevFixture = filepath.Join("..", "..", "vdpa", "testdata", "cx6dx-swit
 // the hw-offload contribution is merged, and detach succeeds (twice).
 func TestBinaryUnderThePluginHost(t *testing.T) {
 	ctx := t.Context()
-	pluginDir, err := os.MkdirTemp("", "vdpaplugins")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(pluginDir) })
-	if err := os.Chmod(pluginDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(pluginDir, "ovsplane-plugin-vdpa")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
+	pluginDir := testkit.ShortTempDir(t, "vdpaplugins")
+	sum := testkit.InstallPlugin(t, ".", pluginDir, "ovsplane-plugin-vdpa")
 	fixtureFile, err := filepath.Abs(switchdevFixture)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	dataDir, err := os.MkdirTemp("", "vdpadata") // short: the host's unix sockets live below
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dataDir) })
-	logs := &lockedWriter{w: &strings.Builder{}}
+	dataDir := testkit.ShortTempDir(t, "vdpadata") // the host's unix sockets live below
+	logs := &testkit.LogBuffer{}
 	h, err := host.New(host.Options{
 		PluginDir:      pluginDir,
 		DataDir:        dataDir,
@@ -73,7 +50,7 @@ func TestBinaryUnderThePluginHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	err = h.Start(ctx, []model.Plugin{{Name: "vdpa", Path: "ovsplane-plugin-vdpa", SHA256: hex.EncodeToString(sum[:]),
+	err = h.Start(ctx, []model.Plugin{{Name: "vdpa", Path: "ovsplane-plugin-vdpa", SHA256: sum,
 		Config: map[string]any{"simulate": fixtureFile}}})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +95,7 @@ func TestBinaryUnderThePluginHost(t *testing.T) {
 	if err := pp.Detach(ctx, req); err != nil {
 		t.Errorf("second detach: %v", err)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, 50*time.Millisecond, func() error {
 		if health := h.Plugins()[0].Health; health.State != api.HealthOK || !strings.Contains(health.Message, "SIMULATION") || !strings.Contains(health.Message, "0 vdpa ports") {
 			return errors.New("health " + health.Message)
 		}
@@ -126,21 +103,5 @@ func TestBinaryUnderThePluginHost(t *testing.T) {
 	})
 	if !strings.Contains(logs.String(), "NO HARDWARE IS TOUCHED") {
 		t.Errorf("the simulation warning is not in the daemon's log:\n%s", logs.String())
-	}
-}
-
-// waitFor polls check until it succeeds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -46,11 +46,8 @@ func (l *daemonLab) statusOfKey(ctx context.Context, key string) (*ovsplanev1.St
 // leaves the bridge as it is (not rewritten, not pruned) with its API ports, and reports the
 // bridge as an error saying why; once the API ports are deleted, the bridge goes.
 func TestDaemonConfigBridgeWithAPIPorts(t *testing.T) {
-	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
-	db := lab.StartOVSDB(t)
-	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
-	l := newDaemonLab(t, db)
+	db, l := newDummyDaemonLab(t)
 	if err := os.WriteFile(l.conf, []byte(twoBridgeConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +131,8 @@ func TestDaemonConfigBridgeWithAPIPorts(t *testing.T) {
 // punix: target and reports the tcp: one's state); an invalid target is refused by the API
 // naming the field; dropping the file's controller removes only its row.
 func TestDaemonWritesControllers(t *testing.T) {
-	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
-	db := lab.StartOVSDB(t)
-	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
-	l := newDaemonLab(t, db)
+	db, l := newDummyDaemonLab(t)
 	// ovs-vswitchd ignores unix: and punix: targets outside its run directory.
 	sock := db.Dir + "/br0.ctl"
 	withController := strings.Replace(daemonConfig, "    datapath_type: netdev\n",

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,70 +22,93 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/client"
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
 // These tests run the real ovsplaned binary against a real ovsdb-server and ovs-vswitchd (the
 // dummy datapath) and talk to it through its API, as a cloud platform would.
 
-var daemonBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-func ovsplanedBinary(t *testing.T) string {
-	t.Helper()
-	daemonBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "ovsplaned-bin-")
-		if err != nil {
-			daemonBuild.err = err
-			return
-		}
-		daemonBuild.path = filepath.Join(dir, "ovsplaned")
-		out, err := exec.Command("go", "build", "-o", daemonBuild.path, "../../cmd/ovsplaned").CombinedOutput()
-		if err != nil {
-			daemonBuild.err = fmt.Errorf("go build ./cmd/ovsplaned: %w\n%s", err, out)
-		}
-	})
-	if daemonBuild.err != nil {
-		t.Fatal(daemonBuild.err)
-	}
-	return daemonBuild.path
-}
+// ovsplanedPkg is the daemon's main package, built once per test binary (testkit.BuildOnce).
+const ovsplanedPkg = "github.com/ovsplane/ovsplane/cmd/ovsplaned"
 
 // daemonProc is one ovsplaned process of a test.
-type daemonProc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	out  *syncBuffer
+type daemonProc struct{ *testkit.Proc }
+
+func (p *daemonProc) kill() { p.Kill() }
+
+func (p *daemonProc) stop(t *testing.T) {
+	t.Helper()
+	if !p.Stop(30 * time.Second) {
+		t.Errorf("ovsplaned did not stop within 30 s of SIGTERM")
+	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// daemonHome is an ovsplaned data dir and config file, the API client on its socket, and the
+// output of every ovsplaned run in it, logged when the test fails: what daemonLab and
+// sandboxLab share.
+type daemonHome struct {
+	t    *testing.T
+	dir  string
+	conf string
+	api  *client.Client
+	logs []*testkit.LogBuffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+// newDaemonHome makes a data dir named prefix+random (short: the socket paths below it must
+// fit 107 bytes) holding config, and dials the API socket there. A failed test logs the last
+// logTail bytes of each run's output.
+func newDaemonHome(t *testing.T, prefix, config string, logTail int) *daemonHome {
+	t.Helper()
+	h := &daemonHome{t: t, dir: testkit.ShortTempDir(t, prefix)}
+	h.conf = filepath.Join(h.dir, "ovsplaned.yaml")
+	if err := os.WriteFile(h.conf, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api, err := client.Dial("unix:" + filepath.Join(h.dir, "ovsplaned.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.api = api
+	t.Cleanup(func() {
+		api.Close()
+		if t.Failed() {
+			for i, b := range h.logs {
+				t.Logf("ovsplaned run %d log (tail):\n%s", i+1, b.Tail(logTail))
+			}
+		}
+	})
+	return h
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// run starts ovsplaned with args and waits up to wait until its API answers with OVSDB
+// connected; it fails the test when ovsplaned exits meanwhile. atEnd stops it when the test
+// ends.
+func (h *daemonHome) run(ctx context.Context, wait time.Duration, atEnd func(*daemonProc), args ...string) *daemonProc {
+	h.t.Helper()
+	p := &daemonProc{testkit.Start(h.t, exec.Command(testkit.BuildOnce(h.t, ovsplanedPkg), args...))}
+	h.logs = append(h.logs, p.Out)
+	h.t.Cleanup(func() { atEnd(p) })
+	deadline := time.Now().Add(wait)
+	for {
+		hr, err := h.api.Health(ctx, connect.NewRequest(&ovsplanev1.HealthRequest{}))
+		if err == nil && hr.Msg.OvsdbConnected {
+			return p
+		}
+		if p.Exited() {
+			h.t.Fatalf("ovsplaned %v exited at start (%v):\n%s", args, p.Cmd.ProcessState, p.Out)
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("ovsplaned %v: API not answering after %v (last error %v):\n%s", args, wait, err, p.Out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // daemonLab is an ovsplaned data dir and config on a lab OVSDB.
 type daemonLab struct {
-	t    *testing.T
-	db   *lab.OVSDB
-	dir  string
-	conf string
-	api  *client.Client
-	logs []*syncBuffer
+	*daemonHome
+	db *lab.OVSDB
 	// foreign are ports someone else (ovs-vsctl) put on br0: not the daemon's, not orphans.
 	foreign map[string]bool
 }
@@ -104,86 +126,25 @@ bridges:
 
 func newDaemonLab(t *testing.T, db *lab.OVSDB) *daemonLab {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "opd-") // short: the API socket path must fit 107 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	conf := filepath.Join(dir, "ovsplaned.yaml")
-	if err := os.WriteFile(conf, []byte(daemonConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l := &daemonLab{t: t, db: db, dir: dir, conf: conf}
-	api, err := client.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.api = api
-	t.Cleanup(func() {
-		api.Close()
-		if t.Failed() {
-			for i, b := range l.logs {
-				t.Logf("ovsplaned run %d log (tail):\n%s", i+1, tail(b.String(), 3000))
-			}
-		}
-	})
-	return l
+	return &daemonLab{daemonHome: newDaemonHome(t, "opd-", daemonConfig, 3000), db: db}
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
+// newDummyDaemonLab is the set-up most of these tests share: it requires root and OVS, starts
+// a lab OVSDB with a dummy-datapath ovs-vswitchd and returns it with a daemonLab on it (not
+// started yet).
+func newDummyDaemonLab(t *testing.T) (*lab.OVSDB, *daemonLab) {
+	t.Helper()
+	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
+	db := lab.StartOVSDB(t)
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
+	return db, newDaemonLab(t, db)
 }
 
 // start runs ovsplaned and waits until its API answers and OVSDB is connected.
 func (l *daemonLab) start(ctx context.Context) *daemonProc {
 	l.t.Helper()
-	out := &syncBuffer{}
-	l.logs = append(l.logs, out)
-	cmd := exec.Command(ovsplanedBinary(l.t), "--config", l.conf, "--data-dir", l.dir,
+	return l.run(ctx, 30*time.Second, (*daemonProc).kill, "--config", l.conf, "--data-dir", l.dir,
 		"--ovsdb-endpoints", l.db.Endpoint, "--log-level", "info")
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		l.t.Fatal(err)
-	}
-	p := &daemonProc{cmd: cmd, done: make(chan struct{}), out: out}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	l.t.Cleanup(func() { p.kill() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		h, err := l.api.Health(ctx, connect.NewRequest(&ovsplanev1.HealthRequest{}))
-		if err == nil && h.Msg.OvsdbConnected {
-			return p
-		}
-		select {
-		case <-p.done:
-			l.t.Fatalf("ovsplaned exited at start:\n%s", out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("ovsplaned API not answering after 30 s (last error %v):\n%s", err, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (p *daemonProc) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
-
-func (p *daemonProc) stop(t *testing.T) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		t.Errorf("ovsplaned did not stop within 30 s of SIGTERM")
-		p.kill()
-	}
 }
 
 func apiPort(name string) *ovsplanev1.Port {
@@ -355,11 +316,8 @@ func (l *daemonLab) converged(ctx context.Context, m *churnModel) error {
 // OVSDB converges to the desired state, with no acknowledged change lost, no orphan and no
 // duplicate.
 func TestDaemonKill9DuringChurn(t *testing.T) {
-	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 10*time.Minute)
-	db := lab.StartOVSDB(t)
-	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
-	l := newDaemonLab(t, db)
+	_, l := newDummyDaemonLab(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 2))
@@ -402,11 +360,8 @@ func TestDaemonKill9DuringChurn(t *testing.T) {
 // daemon answers within vswitchd.DefaultReconnectWait instead of holding them until the caller
 // gives up — and, never sent, change nothing: the port stays, the new one never appears.
 func TestDaemonSurvivesOVSDBRestart(t *testing.T) {
-	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
-	db := lab.StartOVSDB(t)
-	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
-	l := newDaemonLab(t, db)
+	db, l := newDummyDaemonLab(t)
 	p := l.start(ctx)
 	// "kept" is acknowledged before the outage; its deletion is refused during it.
 	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("kept")})); err != nil {
@@ -568,11 +523,8 @@ func TestDaemonFollowsVswitchd(t *testing.T) {
 // A concurrent ovs-vsctl writer on the same bridge: its rows stay untouched, ours stay
 // correct; bad input over the API is refused whole.
 func TestDaemonLeavesForeignRowsAlone(t *testing.T) {
-	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
-	db := lab.StartOVSDB(t)
-	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
-	l := newDaemonLab(t, db)
+	db, l := newDummyDaemonLab(t)
 	p := l.start(ctx)
 	m := &churnModel{state: map[string]outcome{}}
 	cctx, cancel := context.WithCancel(ctx)

@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -59,18 +60,7 @@ func TestTCPEndpoint(t *testing.T) {
 	})
 	ep := fmt.Sprintf("tcp:127.0.0.1:%d", port)
 
-	c := dialConfig(t, ovsdb.Config{Endpoints: []string{ep}})
-	if got := c.Endpoint(); got != ep {
-		t.Errorf("Endpoint() = %q, want %q", got, ep)
-	}
-	if err := c.Init(timeout(t, 30*time.Second)); err != nil {
-		t.Fatalf("Init over %s: %v", ep, err)
-	}
-	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).
-		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true}); err != nil {
-		t.Fatalf("commit over %s: %v", ep, err)
-	}
+	dialAndCommitP1(t, ovsdb.Config{Endpoints: []string{ep}})
 	if got := vsctl(t, srv.env(), "--db="+ep, "list-ports", "br0"); got != "p1" {
 		t.Errorf("ovs-vsctl --db=%s list-ports br0 = %q, want p1", ep, got)
 	}
@@ -82,35 +72,10 @@ func TestTCPEndpoint(t *testing.T) {
 // the server's CA refuses the server.
 func TestSSLEndpoint(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
-	dir := tempDir(t)
-	db := createDB(t, dir)
-	ca := newTestCA(t, "ovsplane test CA")
-	caPath := ca.writeCert(t, dir, "ca")
-	server := ca.issue(t, dir, "server")
-	client := ca.issue(t, dir, "client")
-	rogue := newTestCA(t, "rogue CA")
-	roguePath := rogue.writeCert(t, dir, "rogue-ca")
-	rogueClient := rogue.issue(t, dir, "rogue-client")
-
-	port, srv := startOnFreePort(t, dir, "ssl", func(port int) []string {
-		return []string{db, fmt.Sprintf("--remote=pssl:%d:127.0.0.1", port),
-			"--private-key=" + server.key, "--certificate=" + server.cert, "--ca-cert=" + caPath}
-	})
-	ep := fmt.Sprintf("ssl:127.0.0.1:%d", port)
-
-	c := dialConfig(t, ovsdb.Config{Endpoints: []string{ep},
+	l := startSSLServer(t)
+	ep, srv, client, caPath, roguePath, rogueClient := l.ep, l.srv, l.client, l.caPath, l.roguePath, l.rogueClient
+	c := dialAndCommitP1(t, ovsdb.Config{Endpoints: []string{ep},
 		TLS: &ovsdb.TLSFiles{PrivateKey: client.key, Certificate: client.cert, CACert: caPath}})
-	if got := c.Endpoint(); got != ep {
-		t.Errorf("Endpoint() = %q, want %q", got, ep)
-	}
-	if err := c.Init(timeout(t, 30*time.Second)); err != nil {
-		t.Fatalf("Init over %s: %v", ep, err)
-	}
-	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).
-		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true}); err != nil {
-		t.Fatalf("commit over %s: %v", ep, err)
-	}
 	if got := vsctl(t, srv.env(), "--db="+ep, "-p", client.key, "-c", client.cert, "-C", caPath,
 		"list-ports", "br0"); got != "p1" {
 		t.Errorf("ovs-vsctl --db=%s list-ports br0 = %q, want p1", ep, got)
@@ -141,6 +106,58 @@ func TestSSLEndpoint(t *testing.T) {
 		"list-ports", "br0"); got != "p1\np2" {
 		t.Errorf("ovs-vsctl list-ports br0 = %q, want p1 and p2", got)
 	}
+}
+
+// dialAndCommitP1 dials cfg's one endpoint, checks that the client says it is connected there,
+// initialises it and commits bridge br0 with port p1.
+func dialAndCommitP1(t *testing.T, cfg ovsdb.Config) *ovsdb.Client {
+	t.Helper()
+	ep := cfg.Endpoints[0]
+	c := dialConfig(t, cfg)
+	if got := c.Endpoint(); got != ep {
+		t.Errorf("Endpoint() = %q, want %q", got, ep)
+	}
+	if err := c.Init(timeout(t, 30*time.Second)); err != nil {
+		t.Fatalf("Init over %s: %v", ep, err)
+	}
+	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
+		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).
+		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true}); err != nil {
+		t.Fatalf("commit over %s: %v", ep, err)
+	}
+	return c
+}
+
+// sslLab is a standalone ovsdb-server on an ssl: remote with mutual TLS: certificates from a
+// test CA for the server and a client, and a rogue CA with a client certificate of its own.
+type sslLab struct {
+	ep          string // ssl:127.0.0.1:PORT
+	srv         *server
+	caPath      string // the test CA's certificate
+	client      pemPair
+	roguePath   string // the rogue CA's certificate
+	rogueClient pemPair
+}
+
+// startSSLServer makes the certificates and starts the server of an sslLab.
+func startSSLServer(t *testing.T) *sslLab {
+	t.Helper()
+	dir := tempDir(t)
+	db := createDB(t, dir)
+	ca := newTestCA(t, "ovsplane test CA")
+	l := &sslLab{caPath: ca.writeCert(t, dir, "ca")}
+	server := ca.issue(t, dir, "server")
+	l.client = ca.issue(t, dir, "client")
+	rogue := newTestCA(t, "rogue CA")
+	l.roguePath = rogue.writeCert(t, dir, "rogue-ca")
+	l.rogueClient = rogue.issue(t, dir, "rogue-client")
+	var port int
+	port, l.srv = startOnFreePort(t, dir, "ssl", func(port int) []string {
+		return []string{db, fmt.Sprintf("--remote=pssl:%d:127.0.0.1", port),
+			"--private-key=" + server.key, "--certificate=" + server.cert, "--ca-cert=" + l.caPath}
+	})
+	l.ep = fmt.Sprintf("ssl:127.0.0.1:%d", port)
+	return l
 }
 
 // checkRefused asserts that a Dial failed because the TLS peer was refused, not because the
@@ -520,12 +537,7 @@ func dialTCP(ctx context.Context, addr string) error {
 // at cleanup after the servers in it are stopped.
 func tempDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "ovlep-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	return testkit.ShortTempDir(t, "ovlep-")
 }
 
 // createDB creates a standalone Open_vSwitch database in dir and returns its path.

@@ -14,7 +14,7 @@ import (
 	"connectrpc.com/connect"
 
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/test/lab"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 )
 
 // Issue 12 ("Safety"), items 2 and 3, against a real ovsdb-server and ovs-vswitchd: every probe
@@ -26,17 +26,14 @@ import (
 // the fix; nothing is written; the daemon keeps serving (a port applied afterwards is ready, a
 // port deleted afterwards is gone) and logs a few lines, not one per interface.
 func TestDaemonRefusesUnboundedContent(t *testing.T) {
-	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
-	db := lab.StartOVSDB(t)
-	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
-	l := newDaemonLab(t, db)
+	db, l := newDummyDaemonLab(t)
 	p := l.start(ctx)
 	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: apiPort("keep0")})); err != nil {
 		t.Fatal(err)
 	}
 	before := db.Vsctl(t, "--format=csv", "--columns=name,external_ids", "list", "Port")
-	logBefore := strings.Count(p.out.String(), "\n")
+	logBefore := strings.Count(p.Out.String(), "\n")
 
 	bond := &ovsplanev1.Port{Name: "bond0", BondMode: "balance-slb"}
 	for i := range 100000 {
@@ -60,7 +57,7 @@ func TestDaemonRefusesUnboundedContent(t *testing.T) {
 		}
 		for _, s := range pr.says {
 			if !strings.Contains(err.Error(), s) {
-				t.Errorf("port %s: %q does not say %q", pr.port.Name, tail(err.Error(), 500), s)
+				t.Errorf("port %s: %q does not say %q", pr.port.Name, testkit.Tail(err.Error(), 500), s)
 			}
 		}
 		if _, err := l.api.GetPort(ctx, connect.NewRequest(&ovsplanev1.GetPortRequest{Name: pr.port.Name})); connect.CodeOf(err) != connect.CodeNotFound {
@@ -81,8 +78,8 @@ func TestDaemonRefusesUnboundedContent(t *testing.T) {
 	if _, err := l.api.DeletePort(ctx, connect.NewRequest(&ovsplanev1.DeletePortRequest{Name: "keep0"})); err != nil {
 		t.Fatalf("DeletePort after the refusals: %v", err)
 	}
-	if grown := strings.Count(p.out.String(), "\n") - logBefore; grown > 50 {
-		t.Errorf("the daemon logged %d lines for 3 refused requests and 2 changes:\n%s", grown, tail(p.out.String(), 3000))
+	if grown := strings.Count(p.Out.String(), "\n") - logBefore; grown > 50 {
+		t.Errorf("the daemon logged %d lines for 3 refused requests and 2 changes:\n%s", grown, testkit.Tail(p.Out.String(), 3000))
 	}
 	p.stop(t)
 }
@@ -94,11 +91,8 @@ func TestDaemonRefusesUnboundedContent(t *testing.T) {
 // space are refused with the reason; nothing of any probe is written and the switch is as it
 // was.
 func TestDaemonRefusesBytesOVSCannotTake(t *testing.T) {
-	lab.Require(t, lab.NeedRoot, lab.NeedOVS)
 	ctx := timeout(t, 5*time.Minute)
-	db := lab.StartOVSDB(t)
-	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
-	l := newDaemonLab(t, db)
+	db, l := newDummyDaemonLab(t)
 	p := l.start(ctx)
 
 	type answer struct {
@@ -164,7 +158,7 @@ func TestDaemonRefusesBytesOVSCannotTake(t *testing.T) {
 		}
 	}
 	if log, err := os.ReadFile(db.LogPath); err != nil || strings.Contains(string(log), "Protocol error") {
-		t.Errorf("ovsdb-server dropped a session (%v):\n%s", err, tail(string(log), 2000))
+		t.Errorf("ovsdb-server dropped a session (%v):\n%s", err, testkit.Tail(string(log), 2000))
 	}
 
 	before := db.Vsctl(t, "--format=csv", "--columns=name,external_ids", "list", "Port")

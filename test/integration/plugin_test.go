@@ -2,8 +2,6 @@ package integration
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,28 +17,17 @@ import (
 	"connectrpc.com/connect"
 
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
 // buildPlugin builds the plugin main package pkg (relative to this directory) as name into
-// dataDir/plugins (mode 0755, as the trust checks want) and returns the dir and the binary's
-// SHA-256, the pin of its config entry.
+// dataDir/plugins, as `make plugins` does (testkit.InstallPlugin), and returns the dir and the
+// binary's SHA-256, the pin of its config entry.
 func buildPlugin(t *testing.T, dataDir, pkg, name string) (dir, sum string) {
 	t.Helper()
 	dir = filepath.Join(dataDir, "plugins")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, name)
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.Sum256(b)
-	return dir, hex.EncodeToString(h[:])
+	return dir, testkit.InstallPlugin(t, pkg, dir, name)
 }
 
 func vethPort(name, netns, addr string) *ovsplanev1.Port {

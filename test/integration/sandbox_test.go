@@ -25,8 +25,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	"github.com/ovsplane/ovsplane/api/client"
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -35,46 +35,29 @@ const sandboxWait = 60 * time.Second
 
 // sandboxLab is an ovsplaned data dir whose Open vSwitch is the daemon's own sandbox.
 type sandboxLab struct {
-	t    *testing.T
-	dir  string // data dir; the sandbox is dir/sandbox
-	conf string
-	dpdk string // --sandbox-dpdk
-	api  *client.Client
-	logs []*syncBuffer
+	*daemonHome        // its dir is the data dir; the sandbox is dir/sandbox
+	dpdk        string // --sandbox-dpdk
 }
 
 // newSandboxLab makes a data dir for ovsplaned --sandbox --sandbox-dpdk=dpdk with config, in
 // which $SANDBOX stands for the sandbox directory (created here, before the daemon runs).
 func newSandboxLab(t *testing.T, config, dpdk string) *sandboxLab {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "osb-") // short: the sandbox's socket paths must fit 107 bytes
-	if err != nil {
+	// The data dir's name is short: the sandbox's socket paths must fit 107 bytes.
+	h := newDaemonHome(t, "osb-", "", 4000)
+	l := &sandboxLab{daemonHome: h, dpdk: dpdk}
+	if err := os.MkdirAll(filepath.Join(h.dir, "sandbox"), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.MkdirAll(filepath.Join(dir, "sandbox"), 0o750); err != nil {
+	config = strings.ReplaceAll(config, "$SANDBOX", filepath.Join(h.dir, "sandbox"))
+	if err := os.WriteFile(h.conf, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	config = strings.ReplaceAll(config, "$SANDBOX", filepath.Join(dir, "sandbox"))
-	conf := filepath.Join(dir, "ovsplaned.yaml")
-	if err := os.WriteFile(conf, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l := &sandboxLab{t: t, dir: dir, conf: conf, dpdk: dpdk}
-	api, err := client.Dial("unix:" + filepath.Join(dir, "ovsplaned.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.api = api
 	t.Cleanup(func() {
-		api.Close()
 		if t.Failed() {
-			for i, b := range l.logs {
-				t.Logf("ovsplaned run %d log (tail):\n%s", i+1, tail(b.String(), 4000))
-			}
 			for _, f := range []string{"ovs-vswitchd.log", "ovsdb-server.log"} {
 				data, _ := os.ReadFile(l.path(f))
-				t.Logf("%s (tail):\n%s", f, tail(string(data), 3000))
+				t.Logf("%s (tail):\n%s", f, testkit.Tail(string(data), 3000))
 			}
 		}
 	})
@@ -91,53 +74,18 @@ func (l *sandboxLab) endpoint() string { return "unix:" + l.path("db.sock") }
 // the test when ovsplaned exits meanwhile.
 func (l *sandboxLab) start(ctx context.Context) *daemonProc {
 	l.t.Helper()
-	out := &syncBuffer{}
-	l.logs = append(l.logs, out)
-	cmd := exec.Command(ovsplanedBinary(l.t), "--sandbox", "--sandbox-dpdk", l.dpdk, "--config", l.conf,
+	return l.run(ctx, sandboxWait, (*daemonProc).stopQuietly, "--sandbox", "--sandbox-dpdk", l.dpdk, "--config", l.conf,
 		"--data-dir", l.dir, "--log-level", "info")
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		l.t.Fatal(err)
-	}
-	p := &daemonProc{cmd: cmd, done: make(chan struct{}), out: out}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	l.t.Cleanup(func() { p.stopQuietly() })
-	deadline := time.Now().Add(sandboxWait)
-	for {
-		h, err := l.api.Health(ctx, connect.NewRequest(&ovsplanev1.HealthRequest{}))
-		if err == nil && h.Msg.OvsdbConnected {
-			return p
-		}
-		select {
-		case <-p.done:
-			l.t.Fatalf("ovsplaned --sandbox exited at start (%v)", cmd.ProcessState)
-		default:
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("ovsplaned --sandbox: API not answering after %v (last error %v)", sandboxWait, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // stopQuietly stops p with SIGTERM (the sandbox's daemons stop with it), else SIGKILL.
-func (p *daemonProc) stopQuietly() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		p.kill()
-	}
-}
+func (p *daemonProc) stopQuietly() { p.Stop(30 * time.Second) }
 
 // running fails the test unless ovsplaned p still runs.
 func (l *sandboxLab) running(p *daemonProc) {
 	l.t.Helper()
-	select {
-	case <-p.done:
-		l.t.Fatalf("ovsplaned exited (%v)", p.cmd.ProcessState)
-	default:
+	if p.Exited() {
+		l.t.Fatalf("ovsplaned exited (%v)", p.Cmd.ProcessState)
 	}
 }
 
@@ -297,16 +245,8 @@ func (l *sandboxLab) watchHealth(ctx context.Context, stop <-chan struct{}) <-ch
 	return seen
 }
 
-const sandboxUserspaceConfig = `
-bridges:
-  - name: br0
-    datapath_type: netdev
-    ports:
-      - name: cfg0
-        interfaces:
-          - name: cfg0
-            type: internal
-`
+// sandboxUserspaceConfig is the daemon lab's configuration: br0 (netdev) with port cfg0.
+const sandboxUserspaceConfig = daemonConfig
 
 // kill -9 of the sandbox's ovsdb-server, then of its ovs-vswitchd: ovsplaned keeps running and
 // serving, the killed process is replaced by a new one, the port created through the API

@@ -6,15 +6,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -22,31 +20,10 @@ import (
 // built vsctl over the other endpoint kinds ovs-vsctl users have: ssl: with mutual TLS, and
 // the members of a Raft cluster with --leader-only (the default) and --no-leader-only.
 
-var buildOnce struct {
-	sync.Once
-	path string
-	err  error
-}
-
 // vsctlBinary builds cmd/vsctl once per test binary and returns its path.
 func vsctlBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "vsctl-bin-")
-		if err != nil {
-			buildOnce.err = err
-			return
-		}
-		buildOnce.path = filepath.Join(dir, "vsctl")
-		out, err := exec.Command("go", "build", "-o", buildOnce.path, "../../cmd/vsctl").CombinedOutput()
-		if err != nil {
-			buildOnce.err = fmt.Errorf("go build ./cmd/vsctl: %w\n%s", err, out)
-		}
-	})
-	if buildOnce.err != nil {
-		t.Fatal(buildOnce.err)
-	}
-	return buildOnce.path
+	return testkit.BuildOnce(t, "github.com/ovsplane/ovsplane/cmd/vsctl")
 }
 
 // runTool runs name with args and returns stdout, stderr and the exit status (-1 when it did
@@ -80,20 +57,9 @@ func runTool(ctx context.Context, env []string, name string, args ...string) (st
 func TestVsctlOverSSL(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	bin := vsctlBinary(t)
-	dir := tempDir(t)
-	db := createDB(t, dir)
-	ca := newTestCA(t, "ovsplane test CA")
-	caPath := ca.writeCert(t, dir, "ca")
-	server := ca.issue(t, dir, "server")
-	client := ca.issue(t, dir, "client")
-	rogue := newTestCA(t, "rogue CA")
-	roguePath := rogue.writeCert(t, dir, "rogue-ca")
-
-	port, srv := startOnFreePort(t, dir, "ssl", func(port int) []string {
-		return []string{db, fmt.Sprintf("--remote=pssl:%d:127.0.0.1", port),
-			"--private-key=" + server.key, "--certificate=" + server.cert, "--ca-cert=" + caPath}
-	})
-	ep := "--db=" + fmt.Sprintf("ssl:127.0.0.1:%d", port)
+	l := startSSLServer(t)
+	srv, client, caPath, roguePath := l.srv, l.client, l.caPath, l.roguePath
+	ep := "--db=" + l.ep
 	tls := []string{"-p", client.key, "-c", client.cert, "-C", caPath}
 	args := func(a ...string) []string { return append(append([]string{ep, "-t", "20"}, tls...), a...) }
 

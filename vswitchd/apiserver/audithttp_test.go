@@ -24,7 +24,7 @@ import (
 // its object names. Each call's line exists by the time its answer has been read in full.
 func TestAuditUndecodableAdminWrite(t *testing.T) {
 	c := newCerts(t)
-	var audit syncBuffer
+	var audit auditBuffer
 	d := startDaemonWith(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
 		TLS:  model.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
 		Auth: config.Auth{Admins: config.Principals{Subjects: []string{"ops-*"}}}},
@@ -123,7 +123,7 @@ func TestAuditUndecodableAdminWrite(t *testing.T) {
 // unknown), an unknown procedure — a write, since it is no known read (HTTP 404:
 // unimplemented). In process, with Options.Unidentified an admin.
 func TestAuditWriteEndedBeforeInterceptor(t *testing.T) {
-	var audit syncBuffer
+	var audit auditBuffer
 	srv := apiserver.New(apitest.New(), apiserver.Options{Unidentified: apiserver.RoleAdmin, MaxRequestBytes: 64,
 		Audit: auditLogger(&audit)})
 	big := []byte(`{"bridge":{"name":"br0","external_ids":{"k":"` + strings.Repeat("x", 100) + `"}}}`)

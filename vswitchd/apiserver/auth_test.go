@@ -1,12 +1,10 @@
 package apiserver_test
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,48 +24,39 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
-// syncBuffer collects log output written from the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// auditBuffer collects the audit log (JSON lines) written from the server's goroutines.
+type auditBuffer struct{ testkit.LogBuffer }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the JSON log lines written so far.
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
+// lines returns the JSON log lines written so far and fails the test on a line that is not
+// JSON.
+func (b *auditBuffer) lines(t *testing.T) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("audit line %q is not JSON: %v", sc.Text(), err)
-		}
-		out = append(out, m)
+	recs, err := b.Records()
+	if err != nil {
+		t.Fatalf("audit: %v", err)
 	}
-	return out
+	return recs
 }
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+func auditLogger(b *auditBuffer) *slog.Logger { return slog.New(slog.NewJSONHandler(b, nil)) }
 
-func auditLogger(b *syncBuffer) *slog.Logger { return slog.New(slog.NewJSONHandler(b, nil)) }
+// tlsAuthAPI is a TCP listener with TLS and client certificates from c, admins ops-* and the
+// given readers.
+func tlsAuthAPI(c certs, readers ...string) config.API {
+	return config.API{Listen: []string{"tcp:127.0.0.1:0"},
+		TLS: model.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
+		Auth: config.Auth{
+			Admins:  config.Principals{Subjects: []string{"ops-*"}},
+			Readers: config.Principals{Subjects: readers},
+		}}
+}
 
 // The methods that change something. A method added to the service must be added to this
 // table or to reads, so that its classification is a decision, not an accident.
@@ -172,13 +160,8 @@ func TestTCPClientWithoutCertificateRefused(t *testing.T) {
 // write and every refusal is audit-logged with the certificate's subject.
 func TestRolesOverTLS(t *testing.T) {
 	c := newCerts(t)
-	var audit syncBuffer
-	d := startDaemonWith(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
-		TLS: model.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
-		Auth: config.Auth{
-			Admins:  config.Principals{Subjects: []string{"ops-*"}},
-			Readers: config.Principals{Subjects: []string{"spiffe://example.org/monitoring/*"}},
-		}}, apiserver.Options{Audit: auditLogger(&audit)})
+	var audit auditBuffer
+	d := startDaemonWith(t, tlsAuthAPI(c, "spiffe://example.org/monitoring/*"), apiserver.Options{Audit: auditLogger(&audit)})
 	seed(t, d)
 	spiffe, _ := url.Parse("spiffe://example.org/monitoring/prom")
 	admin := dial(t, d.addrs[0], client.WithTLS(c.issueClient("admin", &x509.Certificate{Subject: pkix.Name{CommonName: "ops-alice"}})))
@@ -369,7 +352,7 @@ func (r *recorder) WriteHeader(code int) {
 // The audit log names the unix caller, the objects and the result of every change, and never
 // the request's contents.
 func TestAuditLogOverUnixSocket(t *testing.T) {
-	var audit syncBuffer
+	var audit auditBuffer
 	d := startDaemonWith(t, config.API{Listen: []string{"unix:SOCK"}}, apiserver.Options{Audit: auditLogger(&audit)})
 	seed(t, d)
 	c := dial(t, d.addrs[0])

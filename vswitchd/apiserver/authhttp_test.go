@@ -22,7 +22,6 @@ import (
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // wireCall is an ApplyBridge whose body does not decode, in one protocol and codec: JSON `0`
@@ -111,13 +110,8 @@ func statusOf(t *testing.T, res *http.Response) (connect.Code, string) {
 // decode.
 func TestUndecodableWriteRefusedByRole(t *testing.T) {
 	c := newCerts(t)
-	var audit syncBuffer
-	d := startDaemonWith(t, config.API{Listen: []string{"tcp:127.0.0.1:0"},
-		TLS: model.TLS{Certificate: c.serverCert, PrivateKey: c.serverKey, CACert: c.ca},
-		Auth: config.Auth{
-			Admins:  config.Principals{Subjects: []string{"ops-*"}},
-			Readers: config.Principals{Subjects: []string{"prom"}},
-		}}, apiserver.Options{Audit: auditLogger(&audit)})
+	var audit auditBuffer
+	d := startDaemonWith(t, tlsAuthAPI(c, "prom"), apiserver.Options{Audit: auditLogger(&audit)})
 	base := "https://" + strings.TrimPrefix(d.addrs[0], "tcp:")
 	clients := map[string]*http.Client{}
 	for _, name := range []string{"ops-alice", "prom", "mallory"} {
@@ -197,7 +191,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // (ServeHTTP), the caller's role is Options.Unidentified.
 func TestRefusedCallBodyNeverRead(t *testing.T) {
 	for _, role := range []apiserver.Role{apiserver.RoleReader, apiserver.RoleNone} {
-		var audit syncBuffer
+		var audit auditBuffer
 		srv := apiserver.New(apitest.New(), apiserver.Options{Unidentified: role, Audit: auditLogger(&audit)})
 		calls := undecodableWrites()
 		for _, call := range calls {

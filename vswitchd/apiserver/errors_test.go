@@ -11,16 +11,13 @@ import (
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // TestUnavailableRetryHint: an Unavailable error carries the typed retry hint, a
 // google.rpc.RetryInfo detail of apiserver.RetryDelay, over gRPC and over Connect JSON; errors
 // that a retry cannot cure carry none.
 func TestUnavailableRetryHint(t *testing.T) {
-	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
-	seed(t, d)
-	c := dial(t, d.addrs[0])
+	d, c := startSeeded(t)
 	for _, tc := range []struct {
 		err  error
 		want connect.Code

@@ -27,9 +27,7 @@ import (
 )
 
 func TestWatchSnapshotThenChangesEndsOnStop(t *testing.T) {
-	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
-	seed(t, d)
-	c := dial(t, d.addrs[0])
+	d, c := startSeeded(t)
 	stream, err := c.Watch(t.Context(), connect.NewRequest(&v1.WatchRequest{}))
 	if err != nil {
 		t.Fatal(err)
@@ -95,9 +93,7 @@ func TestWatchDropsSlowSubscriber(t *testing.T) {
 }
 
 func TestWaitReady(t *testing.T) {
-	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
-	seed(t, d)
-	c := dial(t, d.addrs[0])
+	d, c := startSeeded(t)
 	d.fake.SetPending("port/p1", true)
 
 	t.Run("canceled", func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -134,20 +135,13 @@ func TestUnixPeerRoles(t *testing.T) {
 		adminUID   = 48632 // in group, and listed in api.auth.admins.uids
 		adminByGID = 48633 // in group and adminGroup, listed in api.auth.admins.gids
 	)
-	base, err := os.MkdirTemp("", "ovsplane-peer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := peerBase(t)
 	dataDir := filepath.Join(base, "data")
 	if err := os.Mkdir(dataDir, 0o750); err != nil { // as the daemon's main creates data_dir
 		t.Fatal(err)
 	}
 	helper := copyHelper(t, base)
-	var audit syncBuffer
+	var audit auditBuffer
 	sock := filepath.Join(dataDir, model.SocketName)
 	d := startDaemonWith(t, config.API{Listen: []string{"unix:" + sock}, SocketMode: "0660", SocketGroup: fmt.Sprint(group),
 		Auth: config.Auth{Admins: config.Principals{UIDs: []int{adminUID}, GIDs: []int{adminGroup}}}},
@@ -210,14 +204,7 @@ func TestUnixPeerWithoutRole(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: runs a client under another uid (setuid); as root it runs")
 	}
-	base, err := os.MkdirTemp("", "ovsplane-peer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := peerBase(t)
 	helper := copyHelper(t, base)
 	sock := filepath.Join(base, "api.sock")
 	startDaemon(t, config.API{Listen: []string{"unix:" + sock}, SocketMode: "0666"})
@@ -228,4 +215,15 @@ func TestUnixPeerWithoutRole(t *testing.T) {
 	if r := res["ApplyBridge"]; !strings.HasPrefix(r, "permission_denied") || !strings.Contains(r, "api.auth.admins.uids") {
 		t.Errorf("ApplyBridge by a uid with no role: %s, want permission_denied naming api.auth.admins.uids", r)
 	}
+}
+
+// peerBase makes a short temporary directory that every uid may traverse (0755), for the
+// data dirs and helper binaries of the tests that run clients under other uids.
+func peerBase(t *testing.T) string {
+	t.Helper()
+	base := testkit.ShortTempDir(t, "ovsplane-peer")
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return base
 }

@@ -42,6 +42,14 @@ func startDaemon(t *testing.T, cfg config.API) *daemon {
 	return startDaemonWith(t, cfg, apiserver.Options{})
 }
 
+// startSeeded starts a daemon on a unix socket, seeds it (seed) and dials it.
+func startSeeded(t *testing.T) (*daemon, *client.Client) {
+	t.Helper()
+	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
+	seed(t, d)
+	return d, dial(t, d.addrs[0])
+}
+
 // startDaemonWith is startDaemon with opts (its Logger defaults to the test's output; its
 // OnListen is replaced).
 func startDaemonWith(t *testing.T, cfg config.API, opts apiserver.Options) *daemon {
@@ -369,9 +377,7 @@ func TestHugeRequestIsResourceExhausted(t *testing.T) {
 }
 
 func TestErrorMapping(t *testing.T) {
-	d := startDaemon(t, config.API{Listen: []string{"unix:SOCK"}})
-	seed(t, d)
-	c := dial(t, d.addrs[0])
+	d, c := startSeeded(t)
 	for _, tc := range []struct {
 		err  error
 		want connect.Code

@@ -2,8 +2,8 @@ package config
 
 import (
 	"fmt"
-	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
 	"net"
 	"path/filepath"
 	"regexp"

@@ -17,8 +17,8 @@ import (
 	"github.com/ovsplane/ovsplane/api/client"
 	"github.com/ovsplane/ovsplane/api/convert"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
-	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // defaultJobs bounds the ApplyPort calls in flight: enough for the daemon's batcher to fill

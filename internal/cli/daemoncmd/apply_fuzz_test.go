@@ -12,7 +12,6 @@ import (
 
 	"github.com/ovsplane/ovsplane/internal/cli/daemoncmd"
 	"github.com/ovsplane/ovsplane/model/limits"
-	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
@@ -33,7 +32,7 @@ func FuzzVsctlApply(f *testing.F) {
 	f.Add([]byte("bridges: " + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + "\n"))
 	f.Add([]byte("a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nbridges: [*b]\n"))
 	f.Add([]byte("bridges:\n  - name: br0\n    ports:\n      - {name: p, interfaces: [{name: p, type: dpdk, options: {dpdk-devargs: \"\\xff\"}}]}\n"))
-	fake, addr := serveFuzz(f)
+	fake, addr := serve(f)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "apply.yaml")
@@ -83,33 +82,6 @@ func FuzzVsctlApply(f *testing.F) {
 			t.Fatalf("objects out of model/limits reached the daemon:\n%v", err)
 		}
 	})
-}
-
-// serveFuzz is serve for a fuzz target: the API server over a fake backend on a unix socket.
-func serveFuzz(tb testing.TB) (*apitest.Fake, string) {
-	tb.Helper()
-	dir, err := os.MkdirTemp("", "ovsplane-fuzz")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := "unix:" + filepath.Join(dir, "ovsplaned.sock")
-	fake := apitest.New()
-	listening := make(chan struct{})
-	srv := apiserver.New(fake, apiserver.Options{OnListen: func(string) { close(listening) }})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, config.API{Listen: []string{addr}}) }()
-	select {
-	case <-listening:
-	case err := <-done:
-		tb.Fatalf("Serve: %v", err)
-	}
-	tb.Cleanup(func() {
-		cancel()
-		<-done
-		os.RemoveAll(dir)
-	})
-	return fake, addr
 }
 
 // resetFake deletes every bridge and port the fake holds.

@@ -1,8 +1,8 @@
 package daemoncmd
 
 import (
-	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // checkPort checks a port vsctl is about to send to the daemon with the daemon's own function

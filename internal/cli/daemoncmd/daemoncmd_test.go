@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/internal/cli/daemoncmd"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
@@ -20,12 +21,9 @@ import (
 
 // serve runs the API server over a fake backend on a fresh unix socket; it returns the fake
 // and the socket's address.
-func serve(t *testing.T) (*apitest.Fake, string) {
+func serve(t testing.TB) (*apitest.Fake, string) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "ovsplane-vsctl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := testkit.ShortTempDir(t, "ovsplane-vsctl")
 	addr := "unix:" + filepath.Join(dir, "ovsplaned.sock")
 	fake := apitest.New()
 	listening := make(chan struct{})
@@ -43,7 +41,6 @@ func serve(t *testing.T) (*apitest.Fake, string) {
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
-		os.RemoveAll(dir)
 	})
 	return fake, addr
 }

@@ -41,6 +41,17 @@ func configured(t *testing.T, links Links, config string) *sdktest.FakeHost {
 	return h
 }
 
+// attach attaches a veth port of each name on br0 (default options) and fails the test on an
+// error.
+func attach(t *testing.T, h *sdktest.FakeHost, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := h.Attach(api.PortRequest{Bridge: "br0", Name: name, Type: PortType}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // wantCode fails the test unless err is an *api.Error with the code; it returns the error.
 func wantCode(t *testing.T, what string, err error, code api.Code) *api.Error {
 	t.Helper()
@@ -332,11 +343,7 @@ func TestContribute(t *testing.T) {
 func TestFlows(t *testing.T) {
 	links := newFakeLinks()
 	h := configured(t, links, `{}`)
-	for _, name := range []string{"v1", "v2"} {
-		if _, err := h.Attach(api.PortRequest{Bridge: "br0", Name: name, Type: PortType}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	attach(t, h, "v1", "v2")
 	bridge := api.BridgeFacts{Name: "br0", DatapathType: "netdev", Ports: []api.BridgePort{
 		{Port: "v1", Interface: "v1", Type: "system", Ofport: 3, Owner: api.OwnerPlugin, Plugin: Name},
 		{Port: "v2", Interface: "v2", Type: "system", Ofport: -1, Owner: api.OwnerPlugin, Plugin: Name}, // failed: no flows
@@ -367,11 +374,7 @@ func TestFlows(t *testing.T) {
 func TestStatsJob(t *testing.T) {
 	links := newFakeLinks()
 	h := configured(t, links, `{}`)
-	for _, name := range []string{"v1", "v2"} {
-		if _, err := h.Attach(api.PortRequest{Bridge: "br0", Name: name, Type: PortType}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	attach(t, h, "v1", "v2")
 	links.traffic("v1", 1000) // before the job: not counted
 	status, err := h.StartJob(api.Job{Name: "j1", Type: StatsJobType, Config: []byte(`{"ports": ["v1"], "interval_ms": 100}`)})
 	if err != nil || status != "sampling ports [v1] every 100 ms" {
