@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
@@ -53,7 +54,7 @@ func (s *sup) callError(parent, cctx context.Context, in *instance, method strin
 	case parent.Err() != nil:
 		code := api.CodeOf(parent.Err())
 		return &api.Error{Code: code, Message: fmt.Sprintf("plugin %q: %s: %v", s.name, method, parent.Err())}
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) || deadlinePassed(cctx):
 		return &api.Error{Code: api.DeadlineExceeded, Message: fmt.Sprintf(
 			"plugin %q: %s: no answer within %s", s.name, method, s.h.opts.CallTimeout)}
 	}
@@ -205,4 +206,12 @@ func (h *Host) Watchers() []Watcher {
 		}
 	}
 	return out
+}
+
+// deadlinePassed reports whether ctx's deadline is behind us. gRPC runs its own timer for the
+// deadline it sends, so its DeadlineExceeded can arrive a moment before the context's timer has
+// set ctx.Err(): the call still timed out.
+func deadlinePassed(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
