@@ -5,9 +5,9 @@ package bench
 import (
 	"crypto/sha1"
 	"encoding/json"
-	"hash/fnv"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"strconv"
 	"time"
