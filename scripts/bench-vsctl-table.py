@@ -101,7 +101,8 @@ def main():
     if wait:
         text += 'Waiting forms (no `--no-wait`), ovs-vswitchd on the dummy datapath:\n\n' + wait + '\n'
     if b1 or b2:
-        text += 'Not ahead in this run: ' + '; '.join(f'{c} at {", ".join(l)} ports' for _, c, l in b1 + b2) + '.\n\n'
+        text += 'Not ahead in this run: ' + '; '.join(
+            f'{c}{" (waiting)" if b.endswith("Wait") else ""} at {", ".join(l)} ports' for b, c, l in b1 + b2) + '.\n\n'
     else:
         text += 'vsctl is ahead in every cell of this run.\n\n'
     text += 'Raw output:\n\n```\n' + raw + '```\n'
