@@ -98,6 +98,14 @@ bench:
 	@scripts/lab-setup.sh
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/ | tee bench.out
 
+## bench-vsctl: BenchmarkVsctl and BenchmarkVsctlWait (vsctl against ovs-vsctl, as root; needs
+## the lab), then rewrite docs/benchmarks.md's vsctl tables from their output (bench-vsctl.out)
+.PHONY: bench-vsctl
+bench-vsctl:
+	@scripts/lab-setup.sh
+	set -o pipefail; $(GO) test -run '^$$' -bench 'BenchmarkVsctl' -benchtime 1x -timeout 90m ./bench/ | tee bench-vsctl.out
+	scripts/bench-vsctl-table.py bench-vsctl.out docs/benchmarks.md
+
 ## run: start ovsplaned with examples/quickstart.yaml, its state in $$OVSPLANE_RUN_DIR (default
 ## /tmp/ovsplane-run); Ctrl-C stops it. As root with Open vSwitch installed (ovsdb-server and
 ## ovs-vswitchd in $$PATH): --sandbox, a private real ovsdb-server + ovs-vswitchd (DPDK when

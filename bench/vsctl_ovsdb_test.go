@@ -3,9 +3,11 @@
 package bench
 
 import (
+	"crypto/sha1"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"strconv"
 	"time"
@@ -122,15 +124,50 @@ func (r rawOVSDB) transactAndWait(wait bool, ops ...any) error {
 	}
 }
 
-// addPorts adds a port with one interface of the same name to br0 for each name.
+// portExternalIDs returns the external_ids the benchmark's port name carries, as an
+// OpenStack-style agent (Neutron's OVS agent, os-vif, ZStack) writes them on the Interface:
+// iface-id (the Neutron port), attached-mac, iface-status and vm-uuid, all derived from the name
+// so that a port deleted and added back gets the same ones. The Port row carries iface-id and
+// vm-uuid.
+func portExternalIDs(name string) map[string]string {
+	h := fnv.New128a()
+	h.Write([]byte(name))
+	var sum [16]byte
+	h.Sum(sum[:0])
+	id := func(b []byte) string {
+		return fmt.Sprintf("%x-%x-4%x-a%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])[:36]
+	}
+	vm := sha1.Sum([]byte("vm:" + name))
+	return map[string]string{
+		"iface-id":     id(sum[:]),
+		"attached-mac": fmt.Sprintf("fa:16:3e:%02x:%02x:%02x", sum[13], sum[14], sum[15]),
+		"iface-status": "active",
+		"vm-uuid":      id(vm[:]),
+	}
+}
+
+// ovsMap encodes m (keys in order) as an OVSDB map.
+func ovsMap(m map[string]string, keys ...string) []any {
+	pairs := []any{}
+	for _, k := range keys {
+		pairs = append(pairs, []any{k, m[k]})
+	}
+	return []any{"map", pairs}
+}
+
+// addPorts adds a port with one interface of the same name to br0 for each name, with the
+// external_ids of portExternalIDs.
 func (r rawOVSDB) addPorts(names []string, wait bool) error {
 	var ops, refs []any
 	for i, name := range names {
 		iface, port := "i"+strconv.Itoa(i), "p"+strconv.Itoa(i)
+		ext := portExternalIDs(name)
 		ops = append(ops,
-			map[string]any{"op": "insert", "table": "Interface", "row": map[string]any{"name": name}, "uuid-name": iface},
+			map[string]any{"op": "insert", "table": "Interface", "uuid-name": iface, "row": map[string]any{"name": name,
+				"external_ids": ovsMap(ext, "attached-mac", "iface-id", "iface-status", "vm-uuid")}},
 			map[string]any{"op": "insert", "table": "Port", "uuid-name": port,
-				"row": map[string]any{"name": name, "interfaces": []any{"named-uuid", iface}}})
+				"row": map[string]any{"name": name, "interfaces": []any{"named-uuid", iface},
+					"external_ids": ovsMap(ext, "iface-id", "vm-uuid")}})
 		refs = append(refs, []any{"named-uuid", port})
 	}
 	ops = append(ops, map[string]any{"op": "mutate", "table": "Bridge", "where": []any{[]any{"name", "==", "br0"}},
@@ -214,6 +251,41 @@ func (r rawOVSDB) checkGone(names []string) error {
 		}
 	}
 	return nil
+}
+
+// checkExternalID returns an error unless the Interface of each name has external_ids:key=value.
+func (r rawOVSDB) checkExternalID(names []string, key, value string) error {
+	var ops []any
+	for _, name := range names {
+		ops = append(ops, map[string]any{"op": "select", "table": "Interface",
+			"where":   []any{[]any{"name", "==", name}, []any{"external_ids", "includes", []any{"map", []any{[]any{key, value}}}}},
+			"columns": []string{"name"}})
+	}
+	res, err := r.transact(ops...)
+	if err != nil {
+		return err
+	}
+	for i, name := range names {
+		if len(res[i].Rows) != 1 {
+			return fmt.Errorf("interface %s has no external_ids:%s=%s", name, key, value)
+		}
+	}
+	return nil
+}
+
+// setExternalID sets external_ids:key=value on the Interface of each name.
+func (r rawOVSDB) setExternalID(names []string, key, value string) error {
+	var ops []any
+	for _, name := range names {
+		where := []any{[]any{"name", "==", name}}
+		ops = append(ops,
+			map[string]any{"op": "mutate", "table": "Interface", "where": where,
+				"mutations": []any{[]any{"external_ids", "delete", []any{"set", []any{key}}}}},
+			map[string]any{"op": "mutate", "table": "Interface", "where": where,
+				"mutations": []any{[]any{"external_ids", "insert", []any{"map", []any{[]any{key, value}}}}}})
+	}
+	_, err := r.transact(ops...)
+	return err
 }
 
 // cfg returns Open_vSwitch's next_cfg and cur_cfg.

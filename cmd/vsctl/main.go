@@ -7,7 +7,7 @@
 // internal/cli/daemoncmd). A command line whose first non-option argument is one of them goes
 // there. So does `vsctl add-port BR P -- set Interface P type=T ...` when T is not an Open
 // vSwitch interface type (a plugin's port, added by the daemon; daemoncmd.RoutePort); every
-// other line is ovs-vsctl's.
+// other line is ovs-vsctl's. `vsctl --help` prints ovs-vsctl's help, then theirs.
 package main
 
 import (
@@ -40,11 +40,12 @@ func main() {
 		os.Exit(code)
 	}
 	code := vsctl.Main(ctx, vsctl.Env{
-		Args:   os.Args,
-		Getenv: os.Getenv,
-		Stdout: os.Stdout,
-		Stderr: os.Stderr,
-		Alarm:  vsctl.KillWithAlarm,
+		Args:     os.Args,
+		Getenv:   os.Getenv,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Alarm:    vsctl.KillWithAlarm,
+		MoreHelp: daemoncmd.Usage,
 	})
 	stop()
 	os.Exit(code)

@@ -892,7 +892,7 @@ func applyPending(ct datum.ColumnType, orig datum.Datum, st *colState) datum.Dat
 }
 
 // Candidates returns a superset of the rows of table that satisfy every condition in conds
-// ("==" only), as this invocation sees them, with the columns cols loaded: the rows the
+// ("==", or "includes" of a map of pairs on a map column), as this invocation sees them, with the columns cols loaded: the rows the
 // server finds for conds, plus every row this invocation inserted or changed. Callers test
 // their exact conditions on the result; the point is to let the server skip the rows that
 // cannot match instead of sending the whole table. Rows come in the server's order, then the
@@ -911,10 +911,10 @@ func (db *DB) Candidates(ctx context.Context, table string, conds []Cond, cols .
 		if err != nil {
 			return nil, err
 		}
-		if c.Op != "==" {
+		if c.Op != "==" && (c.Op != "includes" || !cs.Type.IsMap() || len(c.Value.Keys) != len(c.Value.Values)) {
 			return nil, fmt.Errorf("candidates on %s.%s: unsupported operator %q", table, c.Column, c.Op)
 		}
-		where = append(where, []any{c.Column, "==", encodeDatum(cs.Type, c.Value, db.namedOnly)})
+		where = append(where, []any{c.Column, c.Op, encodeDatum(cs.Type, c.Value, db.namedOnly)})
 	}
 	ids, err := db.fetch(ctx, tc, where, cols)
 	if err != nil {

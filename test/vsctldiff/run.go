@@ -13,13 +13,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
-// Step is what one command line did.
+// Step is what one command line did. Exit is the exit status, or 128 + the signal's number
+// when a signal ended the program (as a shell reports it), or -1 when StepTimeout cut it.
 type Step struct {
 	Args   []string
 	Stdout string
@@ -70,6 +72,11 @@ func runStep(t testing.TB, db *lab.OVSDB, binary string, args []string, n *norma
 	case err == nil:
 	case errors.As(err, &exitErr):
 		st.Exit = exitErr.ExitCode()
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			// Killed by a signal (ovs-vsctl's --timeout ends by SIGALRM): the status a
+			// shell reports, 128 + the signal's number (142 for SIGALRM).
+			st.Exit = 128 + int(ws.Signal())
+		}
 	default:
 		t.Fatalf("running %s %s: %v", binary, strings.Join(args, " "), err)
 	}
@@ -108,7 +115,12 @@ func newNormaliser(dir, path string) *normaliser {
 	}
 }
 
+// ownHelpRE is what vsctl's --help prints after ovs-vsctl's help: its own commands (see
+// daemoncmd.Usage), which ovs-vsctl does not have. The comparison is of the rest.
+var ownHelpRE = regexp.MustCompile(`(?s)\n\S+ daemon commands \(they talk to ovsplaned, not to OVSDB\):\n.*$`)
+
 func (n *normaliser) text(s string) string {
+	s = ownHelpRE.ReplaceAllString(s, "")
 	if n.path != "" && strings.Contains(n.path, "/") {
 		s = strings.ReplaceAll(s, n.path+": ", "PROG: ")
 	}

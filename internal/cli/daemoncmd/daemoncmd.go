@@ -140,6 +140,12 @@ Options:
   --private-key=FILE --certificate=FILE --ca-cert=FILE   TLS files for a tcp: daemon
 `
 
+// Usage returns the help of the daemon commands, program being the program's name; vsctl's
+// --help prints it after ovs-vsctl's own text.
+func Usage(program string) string {
+	return fmt.Sprintf(usage, program, client.EnvAddr, model.DefaultAPIAddr(), defaultJobs)
+}
+
 // Main runs one daemon command line and returns its exit status.
 func Main(ctx context.Context, env Env) int {
 	o, err := parse(env)
@@ -148,7 +154,7 @@ func Main(ctx context.Context, env Env) int {
 		return 2
 	}
 	if o.help {
-		fmt.Fprintf(env.Stdout, usage, o.progName, client.EnvAddr, model.DefaultAPIAddr(), defaultJobs)
+		fmt.Fprint(env.Stdout, Usage(o.progName))
 		return 0
 	}
 	if o.timeout > 0 {

@@ -285,9 +285,16 @@ func preFind(c *Context) error {
 }
 
 // serverConds returns the conditions of a find that ovsdb-server can apply itself, so that it
-// sends only the rows that may match: the COLUMN=VALUE equalities, when every condition of
-// the command is valid and refers to no @name (so that leaving rows out cannot hide an error
-// ovs-vsctl would report, nor a symbol it would define). Otherwise none.
+// sends only the rows that may match: the COLUMN=VALUE equalities, and the COLUMN:KEY=VALUE
+// tests of a map column (`find Interface external_ids:iface-id=ID`, the lookup OpenStack's
+// agents issue most), when every condition of the command is valid and refers to no @name (so
+// that leaving rows out cannot hide an error ovs-vsctl would report, nor a symbol it would
+// define). Otherwise none.
+//
+// COLUMN:KEY=VALUE holds exactly when the map has the pair KEY→VALUE (a missing key fails "=";
+// VALUE is a set of the map's value type, and only a one-element set can equal the one value a
+// key has), which is the server's "includes" of the one-pair map {KEY: VALUE}. Maps of reals are
+// left to the client: the server compares doubles as doubles, the client as parsed text may not.
 func serverConds(ts *dbcmd.TableSchema, args []string) []dbcmd.Cond {
 	var out []dbcmd.Cond
 	for _, arg := range args {
@@ -298,8 +305,13 @@ func serverConds(ts *dbcmd.TableSchema, args []string) []dbcmd.Cond {
 		if err != nil {
 			return nil
 		}
-		if cond.op == "=" && !cond.hasKey {
+		switch {
+		case cond.op == "=" && !cond.hasKey:
 			out = append(out, dbcmd.Cond{Column: cond.col.Name, Op: "==", Value: cond.want})
+		case cond.op == "=" && len(cond.want.Keys) == 1 &&
+			cond.key.Type != datum.TypeReal && cond.want.Keys[0].Type != datum.TypeReal:
+			out = append(out, dbcmd.Cond{Column: cond.col.Name, Op: "includes",
+				Value: datum.Datum{Keys: []datum.Atom{cond.key}, Values: []datum.Atom{cond.want.Keys[0]}}})
 		}
 	}
 	return out
@@ -317,7 +329,8 @@ func runFind(c *Context) error {
 	t := newListTable(cols)
 	c.Table = t
 	args := c.Cmd.Args[1:]
-	rows, err := c.DB.Candidates(c.Ctx, ts.Name, serverConds(ts, args), fetchColumns(cols, argColumns(ts, args)...)...)
+	server := serverConds(ts, args)
+	rows, err := c.DB.Candidates(c.Ctx, ts.Name, server, fetchColumns(cols, argColumns(ts, args)...)...)
 	if err != nil {
 		return err
 	}
@@ -325,6 +338,7 @@ func runFind(c *Context) error {
 	// Conditions are parsed when first needed, as ovs-vsctl parses them row by row: an
 	// empty table reports no error.
 	conds := make([]*condition, len(args))
+	var found []*dbcmd.Row
 	for _, row := range rows {
 		ok := true
 		for i, arg := range args {
@@ -341,12 +355,42 @@ func runFind(c *Context) error {
 			}
 		}
 		if ok {
-			if err := addListRow(c, t, row, cols); err != nil {
-				return err
-			}
+			found = append(found, row)
+		}
+	}
+	if len(server) > 0 && len(found) > 1 {
+		// ovs-vsctl prints in the order of its hash table of the whole table, whose shape
+		// depends on every row: order the matches by the full listing (UUIDs only).
+		if found, err = inTableOrder(c, ts, found); err != nil {
+			return err
+		}
+	}
+	for _, row := range found {
+		if err := addListRow(c, t, row, cols); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// inTableOrder returns rows (some rows of table ts) in the order idlOrder gives them among all
+// the rows of the table, which it lists by UUID.
+func inTableOrder(c *Context, ts *dbcmd.TableSchema, rows []*dbcmd.Row) ([]*dbcmd.Row, error) {
+	all, err := c.DB.All(c.Ctx, ts.Name, "_uuid")
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[*dbcmd.Row]bool, len(rows))
+	for _, r := range rows {
+		want[r] = true
+	}
+	out := make([]*dbcmd.Row, 0, len(rows))
+	for _, r := range idlOrder(all) {
+		if want[r] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 func preSet(c *Context) error {

@@ -184,3 +184,51 @@ func TestUUIDForms(t *testing.T) {
 		}
 	}
 }
+
+// serverConds hands ovsdb-server the equalities and the map-key tests it can evaluate exactly,
+// and nothing when a condition is invalid or names a symbol.
+func TestServerConds(t *testing.T) {
+	s := testSchema(t)
+	iface := s.Tables["Interface"]
+	type cond struct{ col, op, val string }
+	desc := func(cs []dbcmd.Cond) []cond {
+		var out []cond
+		for _, c := range cs {
+			v := datum.FormatDatum(datum.ColumnType{Key: datum.BaseType{Type: datum.TypeString}, Value: &datum.BaseType{Type: datum.TypeString}, Max: datum.MaxUnlimited}, c.Value, datum.DataString)
+			if c.Value.Values == nil {
+				v = c.Value.Keys[0].Str
+			}
+			out = append(out, cond{c.Column, c.Op, v})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		args []string
+		want []cond
+	}{
+		{[]string{"name=p1"}, []cond{{"name", "==", "p1"}}},
+		{[]string{"external_ids:iface-id=abc"}, []cond{{"external_ids", "includes", `{iface-id=abc}`}}},
+		{[]string{"external_ids:iface-id=abc", "name=p1"}, []cond{{"external_ids", "includes", `{iface-id=abc}`}, {"name", "==", "p1"}}},
+		// a missing key matches {=} [] and != : left to the client
+		{[]string{"external_ids:iface-id{=}[]"}, nil},
+		{[]string{"external_ids:iface-id!=abc"}, nil},
+		// no key equals two values, or none: nothing the server could be asked
+		{[]string{"external_ids:iface-id=[a,b]"}, nil},
+		{[]string{"external_ids:iface-id=[]"}, nil},
+		// an invalid condition or a symbol: the client sees every row
+		{[]string{"name=p1", "nosuchcolumn=1"}, nil},
+		{[]string{"name=p1", "external_ids:x=@a"}, nil},
+	} {
+		got := desc(serverConds(iface, c.args))
+		if len(got) != len(c.want) {
+			t.Errorf("serverConds(%q) = %v, want %v", c.args, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("serverConds(%q) = %v, want %v", c.args, got, c.want)
+				break
+			}
+		}
+	}
+}

@@ -30,6 +30,10 @@ type Env struct {
 	// Alarm ends the process when the -t timeout expires, as ovs-vsctl's SIGALRM does. The
 	// real program kills itself with SIGALRM; nil means: print the message and return 142.
 	Alarm func()
+	// MoreHelp, when not nil, returns text that -h/--help prints after ovs-vsctl's help
+	// (which stays byte for byte ovs-vsctl's), preceded by an empty line: the real program
+	// describes its own commands there (daemoncmd.Usage). Its argument is the program name.
+	MoreHelp func(program string) string
 }
 
 // Main runs one vsctl command line and returns the exit status: 0 on success, 1 on errors, 2
@@ -111,6 +115,9 @@ func (p *program) main(ctx context.Context) int {
 	switch inv.Action {
 	case cli.ActionHelp:
 		fmt.Fprint(p.env.Stdout, cli.Usage(p.name, defaultDB, p.logdir()+"/"+p.name+".log"))
+		if p.env.MoreHelp != nil {
+			fmt.Fprint(p.env.Stdout, "\n"+p.env.MoreHelp(p.name))
+		}
 		return 0
 	case cli.ActionVersion:
 		fmt.Fprint(p.env.Stdout, p.name+" "+Version)
