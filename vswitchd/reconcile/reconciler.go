@@ -672,8 +672,8 @@ func tableKind(table string) string {
 
 // PortSpec converts a configured port of bridge to the ovsdb package's spec.
 func PortSpec(bridge string, p config.Port) ovsdb.PortSpec {
-	s := ovsdb.PortSpec{Bridge: bridge, Name: p.Name, Tag: p.Tag, Trunks: p.Trunks, BondMode: p.BondMode,
-		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
+	s := ovsdb.PortSpec{Bridge: bridge, Name: p.Name, Tag: p.Tag, Trunks: p.Trunks, VLANMode: p.VLANMode, BondMode: p.BondMode,
+		LACP: p.LACP, OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
 	for _, i := range p.Interfaces {
 		s.Interfaces = append(s.Interfaces, ovsdb.InterfaceSpec{Name: i.Name, Type: i.Type, Options: i.Options,
 			OtherConfig: i.OtherConfig, ExternalIDs: i.ExternalIDs, MTURequest: i.MTURequest,
