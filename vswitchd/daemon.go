@@ -476,7 +476,7 @@ func (d *Daemon) ApplyBridge(ctx context.Context, b config.Bridge) (BridgeInfo, 
 	d.writer.Lock()
 	defer d.writer.Unlock()
 	txn := d.c.NewTxn(d.rec.Generation())
-	txn.EnsureBridge(reconcile.BridgeSpec(taggedBridge(b)))
+	txn.EnsureBridge(reconcile.BridgeSpec(taggedBridge(b)), nil)
 	_, cerr := txn.Commit(ctx, d.opts.Commit)
 	var applyErr *ovsdb.ApplyError
 	if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags[OriginKey] == string(OriginAPI) && !notSent(cerr) &&
@@ -691,7 +691,7 @@ func (d *Daemon) DeletePort(ctx context.Context, name string) error {
 	if err := d.awaitOVSDB(ctx, "port", name); err != nil {
 		return err
 	}
-	_, err := d.batcher.Submit(ctx, batch.PortRequest{Delete: true, Spec: ovsdb.PortSpec{Bridge: p.bridge, Name: name}})
+	_, err := d.batcher.Submit(ctx, batch.PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: p.bridge, Port: config.Port{Name: name}}})
 	if err != nil {
 		return classify("port", name, err)
 	}

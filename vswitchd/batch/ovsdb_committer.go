@@ -17,10 +17,10 @@ type PortDB interface {
 }
 
 // PortRequest asks for one port to exist as Spec says, or, with Delete, to be absent (only
-// Spec.Bridge, which may be "", and Spec.Name are used then).
+// Spec.Bridge, which may be "", and Spec.Port.Name are used then).
 type PortRequest struct {
 	Delete bool
-	Spec   ovsdb.PortSpec
+	Spec   ovsdb.PortOn
 }
 
 // PortResult is what ovs-vswitchd reports for the interfaces of an ensured port, in the order
@@ -58,7 +58,7 @@ func (p *PortCommitter) Commit(ctx context.Context, reqs []PortRequest) ([]Outco
 	txn := p.DB.NewTxn(p.Generation)
 	for _, r := range reqs {
 		if r.Delete {
-			txn.DeletePort(r.Spec.Bridge, r.Spec.Name)
+			txn.DeletePort(r.Spec.Bridge, r.Spec.Port.Name)
 		} else {
 			txn.EnsurePort(r.Spec)
 		}
@@ -94,7 +94,7 @@ func (p *PortCommitter) Commit(ctx context.Context, reqs []PortRequest) ([]Outco
 	return out, nil
 }
 
-func (p *PortCommitter) portOutcome(spec ovsdb.PortSpec, states map[string]ovsdb.InterfaceState,
+func (p *PortCommitter) portOutcome(spec ovsdb.PortOn, states map[string]ovsdb.InterfaceState,
 	failed map[string]string) Outcome[PortResult] {
 	var o Outcome[PortResult]
 	var errs []ovsdb.InterfaceError
@@ -103,7 +103,7 @@ func (p *PortCommitter) portOutcome(spec ovsdb.PortSpec, states map[string]ovsdb
 		if !ok { // unchanged by this transaction: take it from the cache
 			var err error
 			if st, err = p.DB.Interface(name); err != nil {
-				o.Err = fmt.Errorf("port %q: %w", spec.Name, err)
+				o.Err = fmt.Errorf("port %q: %w", spec.Port.Name, err)
 				return o
 			}
 		}
@@ -117,17 +117,17 @@ func (p *PortCommitter) portOutcome(spec ovsdb.PortSpec, states map[string]ovsdb
 		o.Value.Interfaces = append(o.Value.Interfaces, st)
 	}
 	if len(errs) > 0 {
-		o.Err = fmt.Errorf("port %q: %w", spec.Name, &ovsdb.ApplyError{Interfaces: errs})
+		o.Err = fmt.Errorf("port %q: %w", spec.Port.Name, &ovsdb.ApplyError{Interfaces: errs})
 	}
 	return o
 }
 
-func ifaceNames(spec ovsdb.PortSpec) []string {
-	if len(spec.Interfaces) == 0 {
-		return []string{spec.Name}
+func ifaceNames(spec ovsdb.PortOn) []string {
+	if len(spec.Port.Interfaces) == 0 {
+		return []string{spec.Port.Name}
 	}
-	names := make([]string, len(spec.Interfaces))
-	for i, ifc := range spec.Interfaces {
+	names := make([]string, len(spec.Port.Interfaces))
+	for i, ifc := range spec.Port.Interfaces {
 		names[i] = ifc.Name
 	}
 	return names
@@ -147,9 +147,9 @@ func culprits(err error, reqs []PortRequest) []int {
 		case "Bridge":
 			hit = r.Spec.Bridge == oe.Row
 		case "Port":
-			hit = r.Spec.Name == oe.Row
+			hit = r.Spec.Port.Name == oe.Row
 		case "Interface":
-			hit = !r.Delete && containsName(ifaceNames(r.Spec), oe.Row) || r.Delete && r.Spec.Name == oe.Row
+			hit = !r.Delete && containsName(ifaceNames(r.Spec), oe.Row) || r.Delete && r.Spec.Port.Name == oe.Row
 		}
 		if hit {
 			idx = append(idx, i)
@@ -182,4 +182,4 @@ func (p *PortCommitter) Divisible(err error) bool {
 
 // PortKey is an Options.Key for PortRequests: the port's name, so two requests for one port
 // never share a transaction (the OVSDB layer refuses a port given twice) and apply in order.
-func PortKey(r PortRequest) string { return r.Spec.Name }
+func PortKey(r PortRequest) string { return r.Spec.Port.Name }

@@ -348,7 +348,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) (err error) {
 	for _, b := range desired.Bridges {
 		if _, left := unheld[b.Name]; !left {
 			items = append(items, item{kind: KindBridge, name: b.Name, ifaces: []string{b.Name},
-				add: func(t *ovsdb.Txn) { t.EnsureBridge(BridgeSpec(b)) }})
+				add: func(t *ovsdb.Txn) { t.EnsureBridge(BridgeSpec(b), nil) }})
 			if !have["bridge/"+b.Name] {
 				missing = append(missing, "bridge/"+b.Name)
 			}
@@ -670,22 +670,16 @@ func tableKind(table string) string {
 	return table
 }
 
-// PortSpec converts a configured port of bridge to the ovsdb package's spec.
-func PortSpec(bridge string, p config.Port) ovsdb.PortSpec {
-	s := ovsdb.PortSpec{Bridge: bridge, Name: p.Name, Tag: p.Tag, Trunks: p.Trunks, VLANMode: p.VLANMode, BondMode: p.BondMode,
-		LACP: p.LACP, OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
-	for _, i := range p.Interfaces {
-		s.Interfaces = append(s.Interfaces, ovsdb.InterfaceSpec{Name: i.Name, Type: i.Type, Options: i.Options,
-			OtherConfig: i.OtherConfig, ExternalIDs: i.ExternalIDs, MTURequest: i.MTURequest,
-			OfportRequest: i.OFPortRequest})
-	}
-	return s
+// PortSpec is the ovsdb intent for a configured port of bridge.
+func PortSpec(bridge string, p config.Port) ovsdb.PortOn {
+	return ovsdb.PortOn{Bridge: bridge, Port: p}
 }
 
-// BridgeSpec converts a configured bridge to the ovsdb package's spec (ports aside).
-func BridgeSpec(b config.Bridge) ovsdb.BridgeSpec {
-	return ovsdb.BridgeSpec{Name: b.Name, DatapathType: b.DatapathType, FailMode: b.FailMode,
-		Protocols: b.Protocols, Controllers: b.Controllers, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs}
+// BridgeSpec is the ovsdb intent for a configured bridge: the bridge without its ports, which
+// are intents of their own (PortSpec).
+func BridgeSpec(b config.Bridge) config.Bridge {
+	b.Ports = nil
+	return b
 }
 
 func ifaceNames(states []ovsdb.InterfaceState) []string {
