@@ -29,7 +29,10 @@
 // The intents speak package model, the types the configuration, the API and the daemon use: a
 // port has one Go shape (model.Port) from the API down to the transaction; only the OVSDB rows
 // (package vswitch) differ. A port intent names its bridge beside the port (PortOn); a bridge
-// intent carries no ports (each port is its own intent).
+// intent carries no ports (each port is its own intent). Zero fields mean the OVS default. Map
+// columns are made equal to the intent (other_config, options), except external_ids: there the
+// intent's keys are set and keys added by others (ovn-controller, os-vif) are left alone, so a
+// key dropped from the intent stays until removed by hand.
 //
 // Every intent is idempotent (ensure what exists: nothing is written; delete what is absent:
 // no-op). A new port is created with all its columns and interfaces in the same transaction that

@@ -21,14 +21,6 @@ const (
 	globalKeysPrefix = "ovsplane-other-config-"
 )
 
-// The intents speak package model: EnsureBridge takes a model.Bridge (and optionally the
-// model.Interface of its local port), EnsurePort a model.Port placed on a bridge (PortOn). Zero
-// fields mean the OVS default. Map columns are made equal to the intent (other_config, options),
-// except external_ids: there the intent's keys are set and keys added by others
-// (ovn-controller, os-vif) are left alone, so a key dropped from the intent stays until removed
-// by hand. A bridge's Controllers are Controller rows owned like every row ovsplane creates;
-// controllers others added to the bridge are kept, and an empty list removes the owned ones.
-
 // PortOn is the intent for one port: Port, with its interfaces, held by bridge Bridge. Port
 // may sit on another bridge today: ensuring it moves it. Port.Interfaces empty means one
 // interface named like the port (OVS's plain port); with two or more the port is a bond.

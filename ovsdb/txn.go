@@ -51,7 +51,9 @@ func (t *Txn) push(validate func() error, f func(*planner) error) *Txn {
 // nil means OVS defaults. A new bridge gets its local port (named like the bridge), as
 // ovs-vsctl add-br does. An existing bridge must be owned. b.Ports must be empty (ErrInvalid
 // otherwise): each port is an intent of its own (EnsurePort), and ports the bridge holds but
-// the intent does not name are left alone.
+// the intent does not name are left alone. b.Controllers are Controller rows owned like every
+// row ovsplane creates; controllers others added are kept, and an empty list removes the owned
+// ones.
 func (t *Txn) EnsureBridge(b model.Bridge, local *model.Interface) *Txn {
 	return t.push(func() error { return validateBridge(&b, local) }, func(p *planner) error { return p.ensureBridge(b, local) })
 }
