@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -40,7 +41,7 @@ func newSetup(b *testing.B) *setup {
 		b.Fatal(err)
 	}
 	b.Cleanup(c.Close)
-	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctx, ovsdb.CommitOptions{}); err != nil {
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, ovsdb.CommitOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	return &setup{db: db, c: c}
@@ -78,7 +79,7 @@ func BenchmarkAddPorts(b *testing.B) {
 			start := startMeter()
 			tx := s.c.NewTxn(1)
 			for i := range portsPerRun {
-				tx.EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("p%d", i)})
+				tx.EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("p%d", i)}})
 			}
 			res, err := tx.Commit(context.Background(), ovsdb.CommitOptions{})
 			if err != nil {
@@ -105,7 +106,7 @@ func BenchmarkAddPorts(b *testing.B) {
 			s := newSetup(b)
 			start := startMeter()
 			for i := range portsPerRun {
-				res, err := s.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("p%d", i)}).
+				res, err := s.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("p%d", i)}}).
 					Commit(context.Background(), ovsdb.CommitOptions{})
 				if err != nil {
 					b.Fatal(err)
@@ -138,7 +139,7 @@ func BenchmarkAddPortToLargeBridge(b *testing.B) {
 		s := newSetup(b)
 		tx := s.c.NewTxn(1)
 		for i := range existing {
-			tx.EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("base%d", i)})
+			tx.EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("base%d", i)}})
 		}
 		if _, err := tx.Commit(context.Background(), ovsdb.CommitOptions{NoWait: true}); err != nil {
 			b.Fatal(err)
@@ -150,7 +151,7 @@ func BenchmarkAddPortToLargeBridge(b *testing.B) {
 			s := prepare(b)
 			start := startMeter()
 			for i := range extra {
-				if _, err := s.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("x%d", i)}).
+				if _, err := s.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("x%d", i)}}).
 					Commit(context.Background(), ovsdb.CommitOptions{NoWait: true}); err != nil {
 					b.Fatal(err)
 				}

@@ -21,6 +21,7 @@ import (
 	"connectrpc.com/connect"
 
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -57,8 +58,8 @@ func churnFloor(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 		tx := c.NewTxn(1)
 		for _, name := range chunk {
 			if phase == churnCreate {
-				tx.EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: name,
-					Interfaces: []ovsdb.InterfaceSpec{{Name: name, Type: e.ifaceType(), Options: e.ifaceOptions(name)}}})
+				tx.EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: name,
+					Interfaces: []model.Interface{{Name: name, Type: e.ifaceType(), Options: e.ifaceOptions(name)}}}})
 			} else {
 				tx.DeletePort("br0", name)
 			}

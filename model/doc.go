@@ -14,6 +14,6 @@
 // model is a leaf: it imports only the standard library and its own sub-package model/limits
 // (the documented bounds). It holds values and pure functions on them (canonical forms, path
 // resolution), never I/O, locks or goroutines, and no package-level state beyond constants,
-// error sentinels and the InterfaceTypes list. Anything that needs YAML, viper, OVSDB, gRPC or
+// error sentinels and the lists of accepted values (InterfaceTypes, VLANModes, LACPModes). Anything that needs YAML, viper, OVSDB, gRPC or
 // the plugin contract lives above it.
 package model

@@ -31,8 +31,15 @@ type Port struct {
 	Tag *int `mapstructure:"tag" yaml:"tag,omitempty"`
 	// Trunks are the VLANs (0..4095) a trunk port carries; empty means all.
 	Trunks []int `mapstructure:"trunks" yaml:"trunks,omitempty"`
+	// VLANMode is OVS's Port.vlan_mode: "" (OVS picks access when Tag is set, trunk
+	// otherwise), access (Tag only, Trunks empty), trunk (Trunks, Tag empty), native-tagged or
+	// native-untagged (Tag is the native VLAN, Trunks the others).
+	VLANMode string `mapstructure:"vlan_mode" yaml:"vlan_mode,omitempty"`
 	// BondMode is "", active-backup, balance-slb or balance-tcp; only for bonds.
-	BondMode    string            `mapstructure:"bond_mode" yaml:"bond_mode,omitempty"`
+	BondMode string `mapstructure:"bond_mode" yaml:"bond_mode,omitempty"`
+	// LACP is OVS's Port.lacp: "" (OVS's default, off), active, passive or off. It matters to
+	// bonds; OVS also accepts it on a port with one interface, for the switch at the other end.
+	LACP        string            `mapstructure:"lacp" yaml:"lacp,omitempty"`
 	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
 	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
 	Interfaces  []Interface       `mapstructure:"interfaces" yaml:"interfaces"`
@@ -56,6 +63,14 @@ type Interface struct {
 // messages show them. "" is the same as "system". Callers must not modify it.
 var InterfaceTypes = []string{"", "system", "internal", "dpdk", "dpdkvhostuser", "dpdkvhostuserclient",
 	"patch", "vxlan", "geneve", "gre", "tap"}
+
+// VLANModes lists the values of Port.VLANMode, in the order error messages show them. Callers
+// must not modify it.
+var VLANModes = []string{"", "access", "trunk", "native-tagged", "native-untagged"}
+
+// LACPModes lists the values of Port.LACP, in the order error messages show them. Callers must
+// not modify it.
+var LACPModes = []string{"", "active", "passive", "off"}
 
 // Canonical returns a deep copy of b in canonical form: ports sorted by name, each in
 // canonical form (see Port.Canonical); protocols and controllers sorted; empty maps and lists

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
 )
@@ -15,12 +16,12 @@ func TestCommitWaitsForVswitchdAndReportsOfports(t *testing.T) {
 	e := newEnv(t)
 	ovsdbtest.StartOVSVswitchd(t, e.srv)
 	res, err := e.c.NewTxn(1).
-		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "dpdk0", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_af_packet0,iface=veth0"}}}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "vhu0", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "vhu0", Type: "dpdkvhostuserclient", OfportRequest: ptr(42),
-			Options: map[string]string{"vhost-server-path": "/tmp/vhu0.sock"}}}}).
+		EnsureBridge(model.Bridge{Name: "br0", DatapathType: "netdev"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "dpdk0", Interfaces: []model.Interface{{
+			Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_af_packet0,iface=veth0"}}}}}).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "vhu0", Interfaces: []model.Interface{{
+			Name: "vhu0", Type: "dpdkvhostuserclient", OFPortRequest: ptr(42),
+			Options: map[string]string{"vhost-server-path": "/tmp/vhu0.sock"}}}}}).
 		Commit(ctxT(t), ovsdb.CommitOptions{})
 	if err != nil {
 		t.Fatalf("commit: %v", err)
@@ -53,10 +54,10 @@ func TestVswitchdErrorsComeBackPerInterface(t *testing.T) {
 	e := newEnv(t)
 	ovsdbtest.StartOVSVswitchd(t, e.srv)
 	res, err := e.c.NewTxn(1).
-		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "good", Interfaces: []ovsdb.InterfaceSpec{{Name: "good", Type: "internal"}}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bad", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "bad", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "nonsense"}}}}).
+		EnsureBridge(model.Bridge{Name: "br0", DatapathType: "netdev"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "good", Interfaces: []model.Interface{{Name: "good", Type: "internal"}}}}).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "bad", Interfaces: []model.Interface{{
+			Name: "bad", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "nonsense"}}}}}).
 		Commit(ctxT(t), ovsdb.CommitOptions{})
 	var ae *ovsdb.ApplyError
 	if !errors.As(err, &ae) || !errors.Is(err, ovsdb.ErrVswitchd) {
@@ -80,8 +81,8 @@ func TestVswitchdErrorsComeBackPerInterface(t *testing.T) {
 		}
 	}
 	// Fixing the options clears the error.
-	_, err = e.c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bad", Interfaces: []ovsdb.InterfaceSpec{{
-		Name: "bad", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_af_packet1,iface=veth1"}}}}).
+	_, err = e.c.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "bad", Interfaces: []model.Interface{{
+		Name: "bad", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_af_packet1,iface=veth1"}}}}}).
 		Commit(ctxT(t), ovsdb.CommitOptions{})
 	if err != nil {
 		t.Errorf("after fixing dpdk-devargs: %v", err)
@@ -92,7 +93,7 @@ func TestWaitAppliedTimeoutAndCancel(t *testing.T) {
 	e := newEnv(t)
 	sim := ovsdbtest.StartOVSVswitchd(t, e.srv)
 	sim.PauseAck()
-	tx := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"})
+	tx := e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -122,14 +123,14 @@ func TestWaitAppliedTimeoutAndCancel(t *testing.T) {
 
 	// Once ovs-vswitchd catches up, the same configuration is acknowledged.
 	sim.ResumeAck()
-	if _, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctxT(t), ovsdb.CommitOptions{}); err != nil {
+	if _, err := e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctxT(t), ovsdb.CommitOptions{}); err != nil {
 		t.Errorf("after resume: %v", err)
 	}
 }
 
 func TestClientSurvivesServerRestart(t *testing.T) {
 	e := newEnv(t)
-	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}))
+	commit(t, e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil))
 	e.srv.Restart(t)
 	eventually(t, func() string {
 		if !e.c.Connected() {
@@ -137,7 +138,7 @@ func TestClientSurvivesServerRestart(t *testing.T) {
 		}
 		return ""
 	})
-	res := commit(t, e.c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}))
+	res := commit(t, e.c.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}))
 	if res.Ops == 0 {
 		t.Error("no operations sent after reconnect")
 	}
@@ -164,7 +165,7 @@ func TestCommitWhileDisconnectedFailsWithNotConnected(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctx, ovsdb.CommitOptions{NoWait: true})
+	_, err := e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, ovsdb.CommitOptions{NoWait: true})
 	if !errors.Is(err, ovsdb.ErrNotConnected) {
 		t.Errorf("err = %v, want ErrNotConnected", err)
 	}
@@ -175,7 +176,7 @@ func TestStatisticsAreCachedOnlyWhenAskedFor(t *testing.T) {
 		t.Run(map[bool]string{false: "default", true: "MonitorStatistics"}[withStats], func(t *testing.T) {
 			e := newEnv(t, func(c *ovsdb.Config) { c.MonitorStatistics = withStats })
 			ovsdbtest.StartOVSVswitchd(t, e.srv)
-			res, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctxT(t), ovsdb.CommitOptions{})
+			res, err := e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctxT(t), ovsdb.CommitOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +216,7 @@ func TestApplyTimeoutBoundsTheWait(t *testing.T) {
 	sim := ovsdbtest.StartOVSVswitchd(t, e.srv)
 	sim.PauseAck()
 	// No deadline on ctx at all: only ApplyTimeout can end the wait.
-	res, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
+	res, err := e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).
 		Commit(context.Background(), ovsdb.CommitOptions{ApplyTimeout: 200 * time.Millisecond})
 	if !errors.Is(err, ovsdb.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
@@ -227,8 +228,7 @@ func TestApplyTimeoutBoundsTheWait(t *testing.T) {
 
 func TestBridgeLocalInterfaceIsConfigurable(t *testing.T) {
 	e := newEnv(t)
-	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br-phy", DatapathType: "netdev",
-		Local: &ovsdb.InterfaceSpec{MTURequest: ptr(9000), ExternalIDs: map[string]string{"role": "underlay"}}}))
+	commit(t, e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br-phy", DatapathType: "netdev"}, &model.Interface{MTURequest: ptr(9000), ExternalIDs: map[string]string{"role": "underlay"}}))
 	eventually(t, func() string {
 		ifc, err := getIface(ctxT(t), e, "br-phy")
 		if err != nil {
@@ -240,8 +240,7 @@ func TestBridgeLocalInterfaceIsConfigurable(t *testing.T) {
 		return ""
 	})
 	// Changing it later is an update of the owned local interface.
-	commit(t, e.c.NewTxn(2).EnsureBridge(ovsdb.BridgeSpec{Name: "br-phy", DatapathType: "netdev",
-		Local: &ovsdb.InterfaceSpec{MTURequest: ptr(1500)}}))
+	commit(t, e.c.NewTxn(2).EnsureBridge(model.Bridge{Name: "br-phy", DatapathType: "netdev"}, &model.Interface{MTURequest: ptr(1500)}))
 	eventually(t, func() string {
 		ifc, err := getIface(ctxT(t), e, "br-phy")
 		if err != nil || ifc.MTURequest == nil || *ifc.MTURequest != 1500 {

@@ -5,12 +5,14 @@ import (
 
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
 // ensureBridge plans the creation of spec's bridge, or the changes that bring an owned bridge to
-// spec. A bridge owned by someone else is an ErrNotOwned error.
-func (p *planner) ensureBridge(spec BridgeSpec) error {
+// spec, and ensures its local port as local says. A bridge owned by someone else is an
+// ErrNotOwned error.
+func (p *planner) ensureBridge(spec model.Bridge, local *model.Interface) error {
 	ref := objRef{vswitch.BridgeTable, spec.Name}
 	b, err := p.bridge(spec.Name)
 	if err != nil {
@@ -26,7 +28,7 @@ func (p *planner) ensureBridge(spec BridgeSpec) error {
 		// planned and finish has nothing left to do for it.
 		p.bridges[spec.Name] = nb
 		p.rootAdd = append(p.rootAdd, nb.uuid)
-		return p.ensurePort(localPort(spec.Name, spec.Local))
+		return p.ensurePort(localPort(spec.Name, local))
 	}
 	if b.created != nil {
 		return &OpError{Kind: ErrInvalid, Table: ref.table, Row: spec.Name, Details: "bridge given twice in one transaction"}
@@ -70,18 +72,18 @@ func (p *planner) ensureBridge(spec BridgeSpec) error {
 		p.add(ref, mutateOp(ref.table, whereUUID(b.uuid), muts))
 	}
 	// The local port follows its bridge (and its generation).
-	return p.ensurePort(localPort(spec.Name, spec.Local))
+	return p.ensurePort(localPort(spec.Name, local))
 }
 
-// localPort is the spec of a bridge's own port: one internal interface named like the bridge,
+// localPort is the intent of a bridge's own port: one internal interface named like the bridge,
 // configured by local when given.
-func localPort(bridge string, local *InterfaceSpec) PortSpec {
-	ifc := InterfaceSpec{}
+func localPort(bridge string, local *model.Interface) PortOn {
+	ifc := model.Interface{}
 	if local != nil {
 		ifc = *local
 	}
 	ifc.Name, ifc.Type = bridge, "internal"
-	return PortSpec{Bridge: bridge, Name: bridge, Interfaces: []InterfaceSpec{ifc}}
+	return PortOn{Bridge: bridge, Port: model.Port{Name: bridge, Interfaces: []model.Interface{ifc}}}
 }
 
 // insertBridge emits the insert of a bridge created in this transaction, ports included.

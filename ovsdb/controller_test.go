@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ovn-kubernetes/libovsdb/model"
+	libmodel "github.com/ovn-kubernetes/libovsdb/model"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
@@ -48,10 +49,10 @@ func TestBridgeControllers(t *testing.T) {
 	const a, b, f = "tcp:127.0.0.1:6653", "unix:/run/ctl.sock", "tcp:192.0.2.9:6653"
 	ensure := func(targets ...string) *ovsdb.Result {
 		t.Helper()
-		res, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0", FailMode: "secure", Controllers: targets}).
+		res, err := e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0", FailMode: "secure", Controllers: targets}, nil).
 			Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
 		if err != nil {
-			t.Fatalf("EnsureBridge(%v): %v", targets, err)
+			t.Fatalf("EnsureBridge(%v, nil): %v", targets, err)
 		}
 		return res
 	}
@@ -76,7 +77,7 @@ func TestBridgeControllers(t *testing.T) {
 			return nil, err
 		}
 		br := getBridge(t, e, "br0")
-		mut, err := e.foreign.Where(br).Mutate(br, model.Mutation{
+		mut, err := e.foreign.Where(br).Mutate(br, libmodel.Mutation{
 			Field: &br.Controller, Mutator: libovsdb.MutateOperationInsert, Value: []string{"fctl"}})
 		return append(ops, mut...), err
 	})
@@ -92,13 +93,13 @@ func TestBridgeControllers(t *testing.T) {
 
 	// Invalid targets are refused before anything is sent.
 	for _, bad := range []string{"tcp:127.0.0.1:99999", "tcp:127.0.0.1:6653\n", "ftp:x"} {
-		_, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0", Controllers: []string{bad}}).
+		_, err := e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0", Controllers: []string{bad}}, nil).
 			Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
 		if !errors.Is(err, ovsdb.ErrInvalid) || !strings.Contains(err.Error(), `bridge "br0"`) {
 			t.Errorf("EnsureBridge with controller %q: %v, want ErrInvalid naming the bridge", bad, err)
 		}
 	}
-	_, err := e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0", Controllers: []string{a, a}}).
+	_, err := e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0", Controllers: []string{a, a}}, nil).
 		Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
 	if !errors.Is(err, ovsdb.ErrInvalid) || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("EnsureBridge with a duplicate controller: %v, want ErrInvalid", err)

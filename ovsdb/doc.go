@@ -27,12 +27,20 @@
 // Changes are intents collected in a Txn and committed atomically, as one OVSDB transaction:
 //
 //	res, err := c.NewTxn(gen).
-//		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
-//		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "dpdk0", Interfaces: []ovsdb.InterfaceSpec{{
+//		EnsureBridge(model.Bridge{Name: "br0", DatapathType: "netdev"}, nil).
+//		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "dpdk0", Interfaces: []model.Interface{{
 //			Name: "dpdk0", Type: "dpdk",
 //			Options: map[string]string{"dpdk-devargs": "0000:01:00.0"},
-//		}}}).
+//		}}}}).
 //		Commit(ctx, ovsdb.CommitOptions{})
+//
+// The intents speak package model, the types the configuration, the API and the daemon use: a
+// port has one Go shape (model.Port) from the API down to the transaction; only the OVSDB rows
+// (package vswitch) differ. A port intent names its bridge beside the port (PortOn); a bridge
+// intent carries no ports (each port is its own intent). Zero fields mean the OVS default. Map
+// columns are made equal to the intent (other_config, options), except external_ids: there the
+// intent's keys are set and keys added by others (ovn-controller, os-vif) are left alone, so a
+// key dropped from the intent stays until removed by hand.
 //
 // Every intent is idempotent (ensure what exists: nothing is written; delete what is absent:
 // no-op). A new port is created with all its columns and interfaces in the same transaction that
@@ -50,7 +58,7 @@
 // restarted daemon rebuilds its view from OVSDB alone and prunes only its own stale rows. A row
 // without our owner tag is never modified or deleted: such requests fail with ErrNotOwned and
 // nothing is written. Open_vSwitch.other_config keys set through SetGlobal are recorded as owned
-// in Open_vSwitch.external_ids. A bridge's controllers (BridgeSpec.Controllers) are Controller
+// in Open_vSwitch.external_ids. A bridge's controllers (model.Bridge.Controllers) are Controller
 // rows tagged the same way, referenced from Bridge.controller by mutation: controllers others
 // add to the bridge are kept.
 //

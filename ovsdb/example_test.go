@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
 	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
@@ -33,14 +34,14 @@ func Example() {
 
 	res, err := c.NewTxn(1).
 		SetGlobal(map[string]string{ovsdb.DPDKInit: "true", ovsdb.DPDKSocketMem: "1024"}).
-		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "dpdk0", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:01:00.0"}}}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "vm1", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "vm1", Type: "dpdkvhostuserclient", OfportRequest: ptr(10),
-			Options: map[string]string{"vhost-server-path": "/run/vm1.sock"}}}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "typo0", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "typo0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:zz"}}}}).
+		EnsureBridge(model.Bridge{Name: "br0", DatapathType: "netdev"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "dpdk0", Interfaces: []model.Interface{{
+			Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:01:00.0"}}}}}).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "vm1", Interfaces: []model.Interface{{
+			Name: "vm1", Type: "dpdkvhostuserclient", OFPortRequest: ptr(10),
+			Options: map[string]string{"vhost-server-path": "/run/vm1.sock"}}}}}).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "typo0", Interfaces: []model.Interface{{
+			Name: "typo0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:zz"}}}}}).
 		Commit(ctx, ovsdb.CommitOptions{})
 	var applyErr *ovsdb.ApplyError
 	if err != nil && !errors.As(err, &applyErr) {

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ovn-kubernetes/libovsdb/model"
+	libmodel "github.com/ovn-kubernetes/libovsdb/model"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
@@ -28,7 +29,7 @@ func TestGlobalOtherConfigOwnership(t *testing.T) {
 	// An operator's key, set before us.
 	foreignTransact(t, e, func() ([]ovsdbOp, error) {
 		root := rootRow(t, e)
-		return e.foreign.Where(root).Mutate(root, model.Mutation{Field: &root.OtherConfig,
+		return e.foreign.Where(root).Mutate(root, libmodel.Mutation{Field: &root.OtherConfig,
 			Mutator: libovsdb.MutateOperationInsert, Value: map[string]string{"vlan-limit": "2"}})
 	})
 	commit(t, e.c.NewTxn(1).SetGlobal(map[string]string{
@@ -70,17 +71,17 @@ func TestSpecErrorsNameObjectAndChangeNothing(t *testing.T) {
 		kind error
 		want string
 	}{
-		{"empty bridge name", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{}), ovsdb.ErrInvalid, "bridge name is empty"},
-		{"bad fail mode", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0", FailMode: "open"}), ovsdb.ErrInvalid, `bridge "br0"`},
-		{"reserved key", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0", ExternalIDs: map[string]string{ovsdb.OwnerKey: "x"}}), ovsdb.ErrInvalid, "reserved"},
-		{"port without bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Name: "p1"}), ovsdb.ErrInvalid, `port "p1"`},
-		{"missing bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "nope", Name: "p1"}), ovsdb.ErrNotFound, `"nope"`},
-		{"bad tag", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1", Tag: ptr(5000)}), ovsdb.ErrInvalid, "tag 5000"},
-		{"ofport_request range", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1",
-			Interfaces: []ovsdb.InterfaceSpec{{Name: "p1", OfportRequest: ptr(70000)}}}), ovsdb.ErrInvalid, `interface "p1"`},
-		{"interface twice", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
-			EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "a", Interfaces: []ovsdb.InterfaceSpec{{Name: "x"}}}).
-			EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "b", Interfaces: []ovsdb.InterfaceSpec{{Name: "x"}}}), ovsdb.ErrConstraintViolation, `"x"`},
+		{"empty bridge name", e.c.NewTxn(1).EnsureBridge(model.Bridge{}, nil), ovsdb.ErrInvalid, "bridge name is empty"},
+		{"bad fail mode", e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0", FailMode: "open"}, nil), ovsdb.ErrInvalid, `bridge "br0"`},
+		{"reserved key", e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0", ExternalIDs: map[string]string{ovsdb.OwnerKey: "x"}}, nil), ovsdb.ErrInvalid, "reserved"},
+		{"port without bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Port: model.Port{Name: "p1"}}), ovsdb.ErrInvalid, `port "p1"`},
+		{"missing bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "nope", Port: model.Port{Name: "p1"}}), ovsdb.ErrNotFound, `"nope"`},
+		{"bad tag", e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1", Tag: ptr(5000)}}), ovsdb.ErrInvalid, "tag 5000"},
+		{"ofport_request range", e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1",
+			Interfaces: []model.Interface{{Name: "p1", OFPortRequest: ptr(70000)}}}}), ovsdb.ErrInvalid, `interface "p1"`},
+		{"interface twice", e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).
+			EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "a", Interfaces: []model.Interface{{Name: "x"}}}}).
+			EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "b", Interfaces: []model.Interface{{Name: "x"}}}}), ovsdb.ErrConstraintViolation, `"x"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +104,7 @@ func TestGlobalKeysOfOthersAreNeverTakenOver(t *testing.T) {
 	e := newEnv(t)
 	foreignTransact(t, e, func() ([]ovsdbOp, error) {
 		root := rootRow(t, e)
-		return e.foreign.Where(root).Mutate(root, model.Mutation{Field: &root.OtherConfig,
+		return e.foreign.Where(root).Mutate(root, libmodel.Mutation{Field: &root.OtherConfig,
 			Mutator: libovsdb.MutateOperationInsert, Value: map[string]string{ovsdb.PMDCPUMask: "0xf0"}})
 	})
 	eventually(t, func() string {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // While the server is down, a Commit with ReconnectWait ends with a *DisconnectedError that
@@ -22,7 +24,7 @@ func TestReconnectWaitBoundsCommitWhileDown(t *testing.T) {
 	srv.Stop()
 	eventuallyT(t, func() bool { return !c.Connected() }, "the client did not notice the outage")
 	for i := range 2 {
-		_, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).Commit(ctx, opts)
+		_, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, opts)
 		var de *DisconnectedError
 		switch {
 		case !errors.As(err, &de):
@@ -49,7 +51,7 @@ func TestReconnectWaitBoundsCommitWhileDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back: the wait is counted per outage, so a commit goes through again.
-	if _, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).Commit(ctx, CommitOptions{NoWait: true, ReconnectWait: 20 * time.Second}); err != nil {
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, CommitOptions{NoWait: true, ReconnectWait: 20 * time.Second}); err != nil {
 		t.Fatalf("commit after the server came back: %v", err)
 	}
 }
@@ -69,7 +71,7 @@ func TestReconnectWaitInFlightIsNeverReportedUnapplied(t *testing.T) {
 				srv.Stop()
 			}
 		}
-		_, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).Commit(ctx, CommitOptions{NoWait: true, ReconnectWait: 300 * time.Millisecond})
+		_, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, CommitOptions{NoWait: true, ReconnectWait: 300 * time.Millisecond})
 		var de *DisconnectedError
 		if !errors.As(err, &de) || ctx.Err() != nil {
 			cancel()

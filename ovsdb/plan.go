@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ovn-kubernetes/libovsdb/model"
+	libmodel "github.com/ovn-kubernetes/libovsdb/model"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -39,8 +40,8 @@ type planner struct {
 }
 
 type bridgeState struct {
-	uuid    string // real UUID, or named UUID when created in this txn
-	created *BridgeSpec
+	uuid    string        // real UUID, or named UUID when created in this txn
+	created *model.Bridge // the intent of a bridge created in this txn
 	owned   bool
 	deleted bool
 	add     []string
@@ -67,7 +68,7 @@ func (p *planner) namedUUID(prefix string) string {
 
 // lookup fills m (a model with its index column set) from the cache; false when absent or
 // deleted earlier in this transaction.
-func (p *planner) lookup(table string, m model.Model) (bool, error) {
+func (p *planner) lookup(table string, m libmodel.Model) (bool, error) {
 	tc := p.c.lc.Cache()
 	if tc == nil {
 		return false, ErrNotConnected
@@ -79,11 +80,11 @@ func (p *planner) lookup(table string, m model.Model) (bool, error) {
 	if row == nil || p.goneUUIDs[uuid] {
 		return false, nil
 	}
-	model.CloneInto(row, m)
+	libmodel.CloneInto(row, m)
 	return true, nil
 }
 
-func (p *planner) rowByUUID(table, uuid string, m model.Model) bool {
+func (p *planner) rowByUUID(table, uuid string, m libmodel.Model) bool {
 	tc := p.c.lc.Cache()
 	if tc == nil {
 		return false
@@ -92,7 +93,7 @@ func (p *planner) rowByUUID(table, uuid string, m model.Model) bool {
 	if row == nil {
 		return false
 	}
-	model.CloneInto(row, m)
+	libmodel.CloneInto(row, m)
 	return true
 }
 

@@ -12,6 +12,7 @@ import (
 
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
@@ -56,8 +57,8 @@ func TestIdempotentPlanIsEmpty(t *testing.T) {
 	c, _ := dialInternal(t)
 	ctx := context.Background()
 	tx := func() *Txn {
-		return c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0", OtherConfig: map[string]string{"a": "1"}}).
-			EnsurePort(PortSpec{Bridge: "br0", Name: "p1", Interfaces: []InterfaceSpec{{Name: "p1", Type: "internal"}}})
+		return c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0", OtherConfig: map[string]string{"a": "1"}}, nil).
+			EnsurePort(PortOn{Bridge: "br0", Port: model.Port{Name: "p1", Interfaces: []model.Interface{{Name: "p1", Type: "internal"}}}})
 	}
 	if _, err := tx().Commit(ctx, CommitOptions{NoWait: true}); err != nil {
 		t.Fatal(err)
@@ -72,12 +73,12 @@ var _ = errors.New
 func TestBridgePortsAreMutatedNeverRewritten(t *testing.T) {
 	c, _ := dialInternal(t)
 	ctx := context.Background()
-	if _, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).Commit(ctx, CommitOptions{NoWait: true}); err != nil {
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, CommitOptions{NoWait: true}); err != nil {
 		t.Fatal(err)
 	}
 	tx := c.NewTxn(1)
 	for _, n := range []string{"p1", "p2", "p3"} {
-		tx.EnsurePort(PortSpec{Bridge: "br0", Name: n})
+		tx.EnsurePort(PortOn{Bridge: "br0", Port: model.Port{Name: n}})
 	}
 	ops := planOps(t, tx)
 	var bridgeOps []libovsdb.Operation
@@ -104,8 +105,8 @@ func TestConcurrentWriterCausesRetryNotLostUpdate(t *testing.T) {
 	ctx := context.Background()
 	// p1 starts with a non-empty other_config: libovsdb's in-memory server skips comparing
 	// empty (default) values in "wait" rows, unlike ovsdb-server.
-	if _, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).
-		EnsurePort(PortSpec{Bridge: "br0", Name: "p1", OtherConfig: map[string]string{"mine": "0"}}).
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).
+		EnsurePort(PortOn{Bridge: "br0", Port: model.Port{Name: "p1", OtherConfig: map[string]string{"mine": "0"}}}).
 		Commit(ctx, CommitOptions{NoWait: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +141,8 @@ func TestConcurrentWriterCausesRetryNotLostUpdate(t *testing.T) {
 		fired = true
 		touchPortOtherConfig(t, other, "p1")
 	}
-	res, err := c.NewTxn(2).EnsurePort(PortSpec{Bridge: "br0", Name: "p1", Tag: ptrInt(5),
-		OtherConfig: map[string]string{"mine": "1"}}).Commit(ctx, CommitOptions{NoWait: true})
+	res, err := c.NewTxn(2).EnsurePort(PortOn{Bridge: "br0", Port: model.Port{Name: "p1", Tag: ptrInt(5),
+		OtherConfig: map[string]string{"mine": "1"}}}).Commit(ctx, CommitOptions{NoWait: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,8 +216,8 @@ func TestTranslateResults(t *testing.T) {
 func TestPlannerRefusalsAreNotRetried(t *testing.T) {
 	c, srv := dialInternal(t)
 	ctx := context.Background()
-	if _, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).EnsurePort(PortSpec{Bridge: "br0", Name: "a",
-		Interfaces: []InterfaceSpec{{Name: "x"}}}).Commit(ctx, CommitOptions{NoWait: true}); err != nil {
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).EnsurePort(PortOn{Bridge: "br0", Port: model.Port{Name: "a",
+		Interfaces: []model.Interface{{Name: "x"}}}}).Commit(ctx, CommitOptions{NoWait: true}); err != nil {
 		t.Fatal(err)
 	}
 	// Keep the cache busy with unrelated changes while the commit runs: a refusal must still
@@ -237,7 +238,7 @@ func TestPlannerRefusalsAreNotRetried(t *testing.T) {
 			touchPortOtherConfigValue(t, other, "a", fmt.Sprint(i))
 		}
 	}()
-	_, err := c.NewTxn(1).EnsurePort(PortSpec{Bridge: "br0", Name: "b", Interfaces: []InterfaceSpec{{Name: "x"}}}).
+	_, err := c.NewTxn(1).EnsurePort(PortOn{Bridge: "br0", Port: model.Port{Name: "b", Interfaces: []model.Interface{{Name: "x"}}}}).
 		Commit(ctx, CommitOptions{NoWait: true})
 	close(stop)
 	<-done
@@ -252,7 +253,7 @@ func TestPlannerRefusalsAreNotRetried(t *testing.T) {
 func TestNothingToChangeDoesNotReconfigureVswitchd(t *testing.T) {
 	c, _ := dialInternal(t)
 	ctx := context.Background()
-	tx := func() *Txn { return c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}) }
+	tx := func() *Txn { return c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil) }
 	if _, err := tx().Commit(ctx, CommitOptions{NoWait: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,19 +7,20 @@ import (
 
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
 // ensurePort plans the creation of a port with all its interfaces, or the changes that bring an
 // owned port to spec (columns, interfaces added, changed or removed, move to another bridge).
-func (p *planner) ensurePort(spec PortSpec) error {
-	ref := objRef{vswitch.PortTable, spec.Name}
+func (p *planner) ensurePort(spec PortOn) error {
+	ref := objRef{vswitch.PortTable, spec.Port.Name}
 	b, err := p.bridge(spec.Bridge)
 	if err != nil {
 		return err
 	}
 	if b == nil {
-		return &OpError{Kind: ErrNotFound, Table: ref.table, Row: spec.Name, Details: fmt.Sprintf(
+		return &OpError{Kind: ErrNotFound, Table: ref.table, Row: spec.Port.Name, Details: fmt.Sprintf(
 			"bridge %q does not exist; create it first (in this transaction or an earlier one)", spec.Bridge)}
 	}
 	if !b.owned && !p.c.foreignBridges {
@@ -27,22 +28,22 @@ func (p *planner) ensurePort(spec PortSpec) error {
 		_, _ = p.lookup(vswitch.BridgeTable, br)
 		return &OpError{Kind: ErrNotOwned, Table: vswitch.BridgeTable, Row: spec.Bridge, Details: fmt.Sprintf(
 			"cannot add port %q: the bridge was not created by %q (owner tag %q); create the bridge through ovsplane or allow attaching to foreign bridges",
-			spec.Name, p.owner, br.ExternalIDs[OwnerKey])}
+			spec.Port.Name, p.owner, br.ExternalIDs[OwnerKey])}
 	}
-	if p.newPorts[spec.Name] {
-		return &OpError{Kind: ErrInvalid, Table: ref.table, Row: spec.Name, Details: "port given twice in one transaction"}
+	if p.newPorts[spec.Port.Name] {
+		return &OpError{Kind: ErrInvalid, Table: ref.table, Row: spec.Port.Name, Details: "port given twice in one transaction"}
 	}
-	cur := &vswitch.Port{Name: spec.Name}
+	cur := &vswitch.Port{Name: spec.Port.Name}
 	found, err := p.lookup(vswitch.PortTable, cur)
 	if err != nil {
 		return err
 	}
-	p.newPorts[spec.Name] = true
+	p.newPorts[spec.Port.Name] = true
 	if !found {
 		return p.createPort(spec, b)
 	}
 	if !ownedBy(cur.ExternalIDs, p.owner) {
-		return notOwned(ref.table, spec.Name, p.owner, cur.ExternalIDs)
+		return notOwned(ref.table, spec.Port.Name, p.owner, cur.ExternalIDs)
 	}
 	return p.updatePort(spec, b, cur)
 }
@@ -51,7 +52,7 @@ func (p *planner) ensurePort(spec PortSpec) error {
 // in this transaction is an error at once; a name that exists in the database is checked when
 // planning ends (checkClaims), because a later intent of the same transaction may free it (an
 // interface moving from one port to another).
-func (p *planner) newInterface(port string, s InterfaceSpec) (*vswitch.Interface, error) {
+func (p *planner) newInterface(port string, s model.Interface) (*vswitch.Interface, error) {
 	if p.newIfaces[s.Name] {
 		return nil, &OpError{Kind: ErrConstraintViolation, Table: vswitch.InterfaceTable, Row: s.Name, Column: "name",
 			Details: fmt.Sprintf("two ports of this transaction want an interface with this name (the second is %q)", port)}
@@ -61,7 +62,7 @@ func (p *planner) newInterface(port string, s InterfaceSpec) (*vswitch.Interface
 	p.ifaces = append(p.ifaces, s.Name)
 	return &vswitch.Interface{UUID: p.namedUUID("if"), Name: s.Name, Type: s.Type, Options: s.Options,
 		OtherConfig: s.OtherConfig, ExternalIDs: tagged(s.ExternalIDs, p.owner, p.gen),
-		MTURequest: s.MTURequest, OfportRequest: s.OfportRequest}, nil
+		MTURequest: s.MTURequest, OfportRequest: s.OFPortRequest}, nil
 }
 
 // claim is a new interface name some port of the transaction wants.
@@ -83,12 +84,12 @@ func (p *planner) checkClaims() error {
 	return nil
 }
 
-func (p *planner) createPort(spec PortSpec, b *bridgeState) error {
+func (p *planner) createPort(spec PortOn, b *bridgeState) error {
 	port := p.portModel(spec)
 	port.UUID = p.namedUUID("port")
 	var ifaces []*vswitch.Interface
 	for _, is := range spec.interfaces() {
-		ifc, err := p.newInterface(spec.Name, is)
+		ifc, err := p.newInterface(spec.Port.Name, is)
 		if err != nil {
 			return err
 		}
@@ -98,36 +99,36 @@ func (p *planner) createPort(spec PortSpec, b *bridgeState) error {
 	for _, ifc := range ifaces {
 		p.add(objRef{vswitch.InterfaceTable, ifc.Name}, interfaceInsert(ifc))
 	}
-	p.add(objRef{vswitch.PortTable, spec.Name}, portInsert(port))
+	p.add(objRef{vswitch.PortTable, spec.Port.Name}, portInsert(port))
 	b.add = append(b.add, port.UUID)
 	return nil
 }
 
-func (p *planner) portModel(spec PortSpec) *vswitch.Port {
-	port := &vswitch.Port{Name: spec.Name, Tag: spec.Tag, Trunks: spec.Trunks, OtherConfig: spec.OtherConfig,
-		ExternalIDs: tagged(spec.ExternalIDs, p.owner, p.gen)}
-	if spec.VLANMode != "" {
-		v := vswitch.PortVLANMode(spec.VLANMode)
+func (p *planner) portModel(spec PortOn) *vswitch.Port {
+	port := &vswitch.Port{Name: spec.Port.Name, Tag: spec.Port.Tag, Trunks: spec.Port.Trunks, OtherConfig: spec.Port.OtherConfig,
+		ExternalIDs: tagged(spec.Port.ExternalIDs, p.owner, p.gen)}
+	if spec.Port.VLANMode != "" {
+		v := vswitch.PortVLANMode(spec.Port.VLANMode)
 		port.VLANMode = &v
 	}
-	if spec.BondMode != "" {
-		v := vswitch.PortBondMode(spec.BondMode)
+	if spec.Port.BondMode != "" {
+		v := vswitch.PortBondMode(spec.Port.BondMode)
 		port.BondMode = &v
 	}
-	if spec.LACP != "" {
-		v := vswitch.PortLACP(spec.LACP)
+	if spec.Port.LACP != "" {
+		v := vswitch.PortLACP(spec.Port.LACP)
 		port.LACP = &v
 	}
 	return port
 }
 
-func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) error {
-	ref := objRef{vswitch.PortTable, spec.Name}
+func (p *planner) updatePort(spec PortOn, b *bridgeState, cur *vswitch.Port) error {
+	ref := objRef{vswitch.PortTable, spec.Port.Name}
 	moved := false
 	if holder := p.bridgeOf(cur.UUID); holder != spec.Bridge {
 		moved = true
 		if old, _ := p.bridge(holder); old != nil {
-			if err := p.mayDetach(old, holder, spec.Name); err != nil {
+			if err := p.mayDetach(old, holder, spec.Port.Name); err != nil {
 				return err
 			}
 			old.del = append(old.del, cur.UUID)
@@ -139,18 +140,18 @@ func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) e
 	if !eqIntPtr(cur.Tag, want.Tag) {
 		row["tag"] = optInt(want.Tag)
 	}
-	if derefStr(cur.VLANMode) != spec.VLANMode {
-		row["vlan_mode"] = optString(spec.VLANMode)
+	if derefStr(cur.VLANMode) != spec.Port.VLANMode {
+		row["vlan_mode"] = optString(spec.Port.VLANMode)
 	}
-	if derefStr(cur.BondMode) != spec.BondMode {
-		row["bond_mode"] = optString(spec.BondMode)
+	if derefStr(cur.BondMode) != spec.Port.BondMode {
+		row["bond_mode"] = optString(spec.Port.BondMode)
 	}
-	if derefStr(cur.LACP) != spec.LACP {
-		row["lacp"] = optString(spec.LACP)
+	if derefStr(cur.LACP) != spec.Port.LACP {
+		row["lacp"] = optString(spec.Port.LACP)
 	}
 	var muts []libovsdb.Mutation
-	muts = append(muts, setMutations("trunks", cur.Trunks, spec.Trunks, intSet)...)
-	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
+	muts = append(muts, setMutations("trunks", cur.Trunks, spec.Port.Trunks, intSet)...)
+	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.Port.OtherConfig)...)
 	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, want.ExternalIDs)...)
 
 	ifMuts, err := p.reconcileInterfaces(spec, cur)
@@ -179,7 +180,7 @@ func (p *planner) updatePort(spec PortSpec, b *bridgeState, cur *vswitch.Port) e
 
 // reconcileInterfaces updates the port's existing interfaces in place and returns the mutations
 // of Port.interfaces that add new ones and drop unwanted ones.
-func (p *planner) reconcileInterfaces(spec PortSpec, cur *vswitch.Port) ([]libovsdb.Mutation, error) {
+func (p *planner) reconcileInterfaces(spec PortOn, cur *vswitch.Port) ([]libovsdb.Mutation, error) {
 	existing := map[string]*vswitch.Interface{}
 	for _, iu := range cur.Interfaces {
 		ifc := &vswitch.Interface{}
@@ -198,7 +199,7 @@ func (p *planner) reconcileInterfaces(spec PortSpec, cur *vswitch.Port) ([]libov
 			p.updateInterface(is, ifc)
 			continue
 		}
-		ifc, err := p.newInterface(spec.Name, is)
+		ifc, err := p.newInterface(spec.Port.Name, is)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +213,7 @@ func (p *planner) reconcileInterfaces(spec PortSpec, cur *vswitch.Port) ([]libov
 		}
 		if !ownedBy(ifc.ExternalIDs, p.owner) {
 			return nil, &OpError{Kind: ErrNotOwned, Table: vswitch.InterfaceTable, Row: name, Details: fmt.Sprintf(
-				"port %q holds interface %q, which ovsplane did not create; it would be removed — add it to the desired state or remove it by hand", spec.Name, name)}
+				"port %q holds interface %q, which ovsplane did not create; it would be removed — add it to the desired state or remove it by hand", spec.Port.Name, name)}
 		}
 		ref := objRef{vswitch.InterfaceTable, name}
 		p.guard(ref, ifc.UUID, true, existsRow(ifc.UUID))
@@ -223,7 +224,7 @@ func (p *planner) reconcileInterfaces(spec PortSpec, cur *vswitch.Port) ([]libov
 	return pairMutations("interfaces", del, add), nil
 }
 
-func (p *planner) updateInterface(s InterfaceSpec, cur *vswitch.Interface) {
+func (p *planner) updateInterface(s model.Interface, cur *vswitch.Interface) {
 	ref := objRef{vswitch.InterfaceTable, s.Name}
 	p.ifaces = append(p.ifaces, s.Name)
 	row := libovsdb.Row{}
@@ -233,8 +234,8 @@ func (p *planner) updateInterface(s InterfaceSpec, cur *vswitch.Interface) {
 	if !eqIntPtr(cur.MTURequest, s.MTURequest) {
 		row["mtu_request"] = optInt(s.MTURequest)
 	}
-	if !eqIntPtr(cur.OfportRequest, s.OfportRequest) {
-		row["ofport_request"] = optInt(s.OfportRequest)
+	if !eqIntPtr(cur.OfportRequest, s.OFPortRequest) {
+		row["ofport_request"] = optInt(s.OFPortRequest)
 	}
 	var muts []libovsdb.Mutation
 	muts = append(muts, mapMutations("options", cur.Options, s.Options)...)

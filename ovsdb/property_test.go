@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
@@ -39,19 +40,19 @@ func newRealEnv(t *testing.T) *env {
 
 // desired is a whole desired state: bridges by name, ports by name.
 type desired struct {
-	bridges map[string]ovsdb.BridgeSpec
-	ports   map[string]ovsdb.PortSpec
+	bridges map[string]model.Bridge
+	ports   map[string]ovsdb.PortOn
 }
 
 // randomState draws a desired state from a small name space, so that consecutive states share
 // names and exercise updates, moves between bridges, interface changes and deletions.
 func randomState(r *rand.Rand) desired {
-	d := desired{bridges: map[string]ovsdb.BridgeSpec{}, ports: map[string]ovsdb.PortSpec{}}
+	d := desired{bridges: map[string]model.Bridge{}, ports: map[string]ovsdb.PortOn{}}
 	for _, b := range []string{"br0", "br1", "br2"} {
 		if r.IntN(4) == 0 {
 			continue
 		}
-		spec := ovsdb.BridgeSpec{Name: b}
+		spec := model.Bridge{Name: b}
 		if r.IntN(2) == 0 {
 			spec.DatapathType = "netdev"
 		}
@@ -76,7 +77,7 @@ func randomState(r *rand.Rand) desired {
 			continue
 		}
 		name := fmt.Sprintf("p%d", i)
-		spec := ovsdb.PortSpec{Bridge: bridges[r.IntN(len(bridges))], Name: name}
+		spec := ovsdb.PortOn{Bridge: bridges[r.IntN(len(bridges))], Port: model.Port{Name: name}}
 		n := 1 + r.IntN(3)
 		for j := range n {
 			// Interface names come from a shared pool so they move between ports over time.
@@ -88,7 +89,7 @@ func randomState(r *rand.Rand) desired {
 				continue
 			}
 			used[ifn] = true
-			is := ovsdb.InterfaceSpec{Name: ifn}
+			is := model.Interface{Name: ifn}
 			switch r.IntN(3) {
 			case 0:
 				is.Type = "internal"
@@ -98,16 +99,16 @@ func randomState(r *rand.Rand) desired {
 			if r.IntN(3) == 0 {
 				is.MTURequest = ptr(1400 + r.IntN(2)*100)
 			}
-			spec.Interfaces = append(spec.Interfaces, is)
+			spec.Port.Interfaces = append(spec.Port.Interfaces, is)
 		}
-		if len(spec.Interfaces) == 0 {
+		if len(spec.Port.Interfaces) == 0 {
 			continue
 		}
-		if len(spec.Interfaces) > 1 {
-			spec.BondMode = "active-backup"
+		if len(spec.Port.Interfaces) > 1 {
+			spec.Port.BondMode = "active-backup"
 		}
 		if r.IntN(3) == 0 {
-			spec.Tag = ptr(r.IntN(3))
+			spec.Port.Tag = ptr(r.IntN(3))
 		}
 		d.ports[name] = spec
 	}
@@ -134,7 +135,7 @@ func apply(t *testing.T, e *env, gen int64, d desired) *ovsdb.Result {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(d.bridges)) {
-		tx.EnsureBridge(d.bridges[name])
+		tx.EnsureBridge(d.bridges[name], nil)
 	}
 	for _, name := range slices.Sorted(maps.Keys(d.ports)) {
 		tx.EnsurePort(d.ports[name])
@@ -206,11 +207,11 @@ func expected(d desired) string {
 	}
 	for _, p := range d.ports {
 		var ifs []string
-		for _, i := range p.Interfaces {
+		for _, i := range p.Port.Interfaces {
 			ifs = append(ifs, fmt.Sprintf("%s:%s:%v:%s", i.Name, i.Type, nilIfEmpty(i.Options), intStr(i.MTURequest)))
 		}
 		slices.Sort(ifs)
-		lines = append(lines, fmt.Sprintf("port %s on %s tag=%s bond=%s if=%v", p.Name, p.Bridge, intStr(p.Tag), p.BondMode, ifs))
+		lines = append(lines, fmt.Sprintf("port %s on %s tag=%s bond=%s if=%v", p.Port.Name, p.Bridge, intStr(p.Port.Tag), p.Port.BondMode, ifs))
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")

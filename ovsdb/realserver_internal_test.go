@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -48,7 +49,7 @@ func TestRealServerGuards(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	nowait := CommitOptions{NoWait: true}
-	if _, err := c.NewTxn(1).EnsureBridge(BridgeSpec{Name: "br0"}).EnsurePort(PortSpec{Bridge: "br0", Name: "p1"}).
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).EnsurePort(PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}).
 		Commit(ctx, nowait); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestRealServerGuards(t *testing.T) {
 	t.Run("owned port edited meanwhile", func(t *testing.T) {
 		c.beforeTransact = once(func() { db.Vsctl(t, "--no-wait", "set", "Port", "p1", "other_config:note=operator") })
 		defer func() { c.beforeTransact = nil }()
-		res, err := c.NewTxn(2).EnsurePort(PortSpec{Bridge: "br0", Name: "p1", OtherConfig: map[string]string{"mine": "1"}}).
+		res, err := c.NewTxn(2).EnsurePort(PortOn{Bridge: "br0", Port: model.Port{Name: "p1", OtherConfig: map[string]string{"mine": "1"}}}).
 			Commit(ctx, nowait)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // Keys written into external_ids of every row this package creates.
@@ -19,115 +21,78 @@ const (
 	globalKeysPrefix = "ovsplane-other-config-"
 )
 
-// BridgeSpec is the desired state of one bridge. Zero fields mean the OVS default.
-//
-// Map columns are made equal to the spec (other_config, options), except external_ids: there the
-// spec's keys are set and keys added by others (ovn-controller, os-vif) are left alone, so a key
-// dropped from the spec stays until removed by hand. The same holds for PortSpec and
-// InterfaceSpec.
-type BridgeSpec struct {
-	Name         string   // required, unique
-	DatapathType string   // "" (system) or "netdev" (userspace, needed for DPDK)
-	FailMode     string   // "", "standalone" or "secure"
-	Protocols    []string // e.g. OpenFlow10, OpenFlow13
-	// Controllers are the OpenFlow controller targets (see ValidControllerTarget) the bridge
-	// has Controller rows for, owned like every row ovsplane creates; controllers others added
-	// to the bridge are kept. Empty removes the owned ones.
-	Controllers []string
-	OtherConfig map[string]string // Bridge.other_config
-	ExternalIDs map[string]string // keys to set; ownership keys are added; others' keys are kept
-	// Local configures the bridge's own internal interface (named like the bridge), for example
-	// its mtu_request on a DPDK br-phy. Name and Type are ignored: they are always the bridge's
-	// name and "internal". nil means OVS defaults.
-	Local *InterfaceSpec
+// PortOn is the intent for one port: Port, with its interfaces, held by bridge Bridge. Port
+// may sit on another bridge today: ensuring it moves it. Port.Interfaces empty means one
+// interface named like the port (OVS's plain port); with two or more the port is a bond.
+type PortOn struct {
+	Bridge string // the bridge that holds the port; required
+	Port   model.Port
 }
 
-// InterfaceSpec is the desired state of one interface of a port.
-type InterfaceSpec struct {
-	Name          string            // required, unique across the switch
-	Type          string            // "", internal, dpdk, dpdkvhostuserclient, patch, vxlan, …
-	Options       map[string]string // Interface.options, e.g. dpdk-devargs, remote_ip, peer
-	OtherConfig   map[string]string
-	ExternalIDs   map[string]string
-	MTURequest    *int // Interface.mtu_request
-	OfportRequest *int // Interface.ofport_request (1-65279)
-}
-
-// PortSpec is the desired state of one port and its interfaces. A port with one interface is a
-// plain port (its interface usually has the port's name); with two or more it is a bond.
-type PortSpec struct {
-	Bridge      string          // bridge the port belongs to; required
-	Name        string          // required, unique across the switch
-	Interfaces  []InterfaceSpec // at least one; nil means one interface named like the port
-	Tag         *int            // access VLAN
-	Trunks      []int
-	VLANMode    string // "", access, trunk, native-tagged, native-untagged
-	BondMode    string // bonds: active-backup, balance-slb, balance-tcp
-	LACP        string // bonds: "", active, passive, off
-	OtherConfig map[string]string
-	ExternalIDs map[string]string
-}
-
-func (s *BridgeSpec) validate() error {
-	if err := validName("bridge", s.Name); err != nil {
+func validateBridge(b *model.Bridge, local *model.Interface) error {
+	if err := validName("bridge", b.Name); err != nil {
 		return err
 	}
-	switch s.FailMode {
+	if len(b.Ports) > 0 {
+		return fmt.Errorf("%w: bridge %q: the bridge intent carries no ports (it has %d); ensure each with EnsurePort", ErrInvalid, b.Name, len(b.Ports))
+	}
+	switch b.FailMode {
 	case "", "standalone", "secure":
 	default:
-		return fmt.Errorf("%w: bridge %q: fail_mode %q must be standalone or secure", ErrInvalid, s.Name, s.FailMode)
+		return fmt.Errorf("%w: bridge %q: fail_mode %q must be standalone or secure", ErrInvalid, b.Name, b.FailMode)
 	}
-	for i, t := range s.Controllers {
+	for i, t := range b.Controllers {
 		if err := ValidControllerTarget(t); err != nil {
-			return fmt.Errorf("bridge %q: %w", s.Name, err)
+			return fmt.Errorf("bridge %q: %w", b.Name, err)
 		}
-		if slices.Contains(s.Controllers[:i], t) {
-			return fmt.Errorf("%w: bridge %q lists controller %q twice", ErrInvalid, s.Name, t)
+		if slices.Contains(b.Controllers[:i], t) {
+			return fmt.Errorf("%w: bridge %q lists controller %q twice", ErrInvalid, b.Name, t)
 		}
 	}
-	if s.Local != nil {
-		l := localPort(s.Name, s.Local)
+	if local != nil {
+		l := localPort(b.Name, local)
 		if err := l.validate(); err != nil {
-			return fmt.Errorf("bridge %q local interface: %w", s.Name, err)
+			return fmt.Errorf("bridge %q local interface: %w", b.Name, err)
 		}
 	}
-	return checkReservedKeys("bridge "+s.Name, s.ExternalIDs)
+	return checkReservedKeys("bridge "+b.Name, b.ExternalIDs)
 }
 
-// interfaces returns the port's interface specs, defaulting to one named like the port.
-func (s *PortSpec) interfaces() []InterfaceSpec {
-	if len(s.Interfaces) == 0 {
-		return []InterfaceSpec{{Name: s.Name}}
+// interfaces returns the port's interfaces, defaulting to one named like the port.
+func (s *PortOn) interfaces() []model.Interface {
+	if len(s.Port.Interfaces) == 0 {
+		return []model.Interface{{Name: s.Port.Name}}
 	}
-	return s.Interfaces
+	return s.Port.Interfaces
 }
 
-func (s *PortSpec) validate() error {
-	if err := validName("port", s.Name); err != nil {
+func (s *PortOn) validate() error {
+	p := &s.Port
+	if err := validName("port", p.Name); err != nil {
 		return err
 	}
 	if s.Bridge == "" {
-		return fmt.Errorf("%w: port %q: no bridge given", ErrInvalid, s.Name)
+		return fmt.Errorf("%w: port %q: no bridge given", ErrInvalid, p.Name)
 	}
-	if s.Tag != nil && (*s.Tag < 0 || *s.Tag > 4095) {
-		return fmt.Errorf("%w: port %q: tag %d out of range 0-4095", ErrInvalid, s.Name, *s.Tag)
+	if p.Tag != nil && (*p.Tag < 0 || *p.Tag > 4095) {
+		return fmt.Errorf("%w: port %q: tag %d out of range 0-4095", ErrInvalid, p.Name, *p.Tag)
 	}
-	for _, v := range s.Trunks {
+	for _, v := range p.Trunks {
 		if v < 0 || v > 4095 {
-			return fmt.Errorf("%w: port %q: trunk %d out of range 0-4095", ErrInvalid, s.Name, v)
+			return fmt.Errorf("%w: port %q: trunk %d out of range 0-4095", ErrInvalid, p.Name, v)
 		}
 	}
 	seen := map[string]bool{}
 	for _, ifc := range s.interfaces() {
 		if err := validName("interface", ifc.Name); err != nil {
-			return fmt.Errorf("port %q: %w", s.Name, err)
+			return fmt.Errorf("port %q: %w", p.Name, err)
 		}
 		if seen[ifc.Name] {
-			return fmt.Errorf("%w: port %q lists interface %q twice", ErrInvalid, s.Name, ifc.Name)
+			return fmt.Errorf("%w: port %q lists interface %q twice", ErrInvalid, p.Name, ifc.Name)
 		}
 		seen[ifc.Name] = true
-		if ifc.OfportRequest != nil && (*ifc.OfportRequest < 1 || *ifc.OfportRequest > 65279) {
-			return fmt.Errorf("%w: interface %q: ofport_request %d out of range 1-65279", ErrInvalid, ifc.Name, *ifc.OfportRequest)
+		if ifc.OFPortRequest != nil && (*ifc.OFPortRequest < 1 || *ifc.OFPortRequest > 65279) {
+			return fmt.Errorf("%w: interface %q: ofport_request %d out of range 1-65279", ErrInvalid, ifc.Name, *ifc.OFPortRequest)
 		}
 		if ifc.MTURequest != nil && *ifc.MTURequest < 1 {
 			return fmt.Errorf("%w: interface %q: mtu_request %d must be positive", ErrInvalid, ifc.Name, *ifc.MTURequest)
@@ -136,7 +101,7 @@ func (s *PortSpec) validate() error {
 			return err
 		}
 	}
-	return checkReservedKeys("port "+s.Name, s.ExternalIDs)
+	return checkReservedKeys("port "+p.Name, p.ExternalIDs)
 }
 
 func validName(kind, name string) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/client"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -44,10 +45,17 @@ func (t *Txn) push(validate func() error, f func(*planner) error) *Txn {
 	return t
 }
 
-// EnsureBridge makes the bridge exist as spec says. A new bridge gets its local internal port
-// (named like the bridge), as ovs-vsctl add-br does. An existing bridge must be owned.
-func (t *Txn) EnsureBridge(spec BridgeSpec) *Txn {
-	return t.push(spec.validate, func(p *planner) error { return p.ensureBridge(spec) })
+// EnsureBridge makes bridge b exist as it says (the columns of model.Bridge but its Ports) and,
+// with local non-nil, its own internal interface as local says, for example its mtu_request on
+// a DPDK br-phy; local's Name and Type are ignored (they are always b.Name and "internal"), and
+// nil means OVS defaults. A new bridge gets its local port (named like the bridge), as
+// ovs-vsctl add-br does. An existing bridge must be owned. b.Ports must be empty (ErrInvalid
+// otherwise): each port is an intent of its own (EnsurePort), and ports the bridge holds but
+// the intent does not name are left alone. b.Controllers are Controller rows owned like every
+// row ovsplane creates; controllers others added are kept, and an empty list removes the owned
+// ones.
+func (t *Txn) EnsureBridge(b model.Bridge, local *model.Interface) *Txn {
+	return t.push(func() error { return validateBridge(&b, local) }, func(p *planner) error { return p.ensureBridge(b, local) })
 }
 
 // DeleteBridge removes an owned bridge with its ports and interfaces. It fails with ErrNotOwned
@@ -56,11 +64,13 @@ func (t *Txn) DeleteBridge(name string) *Txn {
 	return t.push(func() error { return validName("bridge", name) }, func(p *planner) error { return p.deleteBridge(name) })
 }
 
-// EnsurePort makes the port and exactly its listed interfaces exist on spec.Bridge, all columns
-// written in the same transaction that creates the rows (never create-then-set). Bridge.ports is
-// changed with a mutate insert, never rewritten.
-func (t *Txn) EnsurePort(spec PortSpec) *Txn {
-	return t.push(spec.validate, func(p *planner) error { return p.ensurePort(spec) })
+// EnsurePort makes port on.Port and exactly its listed interfaces exist on bridge on.Bridge
+// (moving it there from another bridge if need be), all columns written in the same
+// transaction that creates the rows (never create-then-set). Bridge.ports is changed with a
+// mutate insert, never rewritten. The bridge must exist (or be ensured earlier in the same
+// transaction).
+func (t *Txn) EnsurePort(on PortOn) *Txn {
+	return t.push(on.validate, func(p *planner) error { return p.ensurePort(on) })
 }
 
 // DeletePort removes an owned port and its interfaces. bridge may be "" to mean whichever bridge

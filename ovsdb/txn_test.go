@@ -2,6 +2,7 @@ package ovsdb_test
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -10,9 +11,10 @@ import (
 	"testing"
 
 	"github.com/ovn-kubernetes/libovsdb/cache"
-	"github.com/ovn-kubernetes/libovsdb/model"
+	libmodel "github.com/ovn-kubernetes/libovsdb/model"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
@@ -25,14 +27,14 @@ func TestEnsureBridgeAndPortCreatesEverythingInOneTransaction(t *testing.T) {
 	firstSeen := map[string]*vswitch.Interface{}
 	updatedLater := map[string]bool{}
 	e.foreign.Cache().AddEventHandler(&cache.EventHandlerFuncs{
-		AddFunc: func(table string, m model.Model) {
+		AddFunc: func(table string, m libmodel.Model) {
 			if ifc, ok := m.(*vswitch.Interface); ok {
 				mu.Lock()
 				firstSeen[ifc.Name] = ifc
 				mu.Unlock()
 			}
 		},
-		UpdateFunc: func(table string, _, m model.Model) {
+		UpdateFunc: func(table string, _, m libmodel.Model) {
 			if ifc, ok := m.(*vswitch.Interface); ok {
 				mu.Lock()
 				updatedLater[ifc.Name] = true
@@ -41,16 +43,16 @@ func TestEnsureBridgeAndPortCreatesEverythingInOneTransaction(t *testing.T) {
 		},
 	})
 	res := commit(t, e.c.NewTxn(7).
-		EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev", FailMode: "secure",
+		EnsureBridge(model.Bridge{Name: "br0", DatapathType: "netdev", FailMode: "secure",
 			Protocols: []string{"OpenFlow13"}, OtherConfig: map[string]string{"hwaddr": "02:00:00:00:00:01"},
-			ExternalIDs: map[string]string{"site": "a"}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "dpdk0", Tag: ptr(10),
+			ExternalIDs: map[string]string{"site": "a"}}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "dpdk0", Tag: ptr(10),
 			ExternalIDs: map[string]string{"role": "uplink"},
-			Interfaces: []ovsdb.InterfaceSpec{{Name: "dpdk0", Type: "dpdk",
+			Interfaces: []model.Interface{{Name: "dpdk0", Type: "dpdk",
 				Options:     map[string]string{"dpdk-devargs": "net_af_packet0,iface=veth0"},
 				OtherConfig: map[string]string{"pmd-rxq-affinity": "0:1"},
 				ExternalIDs: map[string]string{"attached-mac": "02:00:00:00:00:02"},
-				MTURequest:  ptr(9000), OfportRequest: ptr(5)}}}))
+				MTURequest:  ptr(9000), OFPortRequest: ptr(5)}}}}))
 	if res.Attempts != 1 {
 		t.Errorf("Attempts = %d, want 1", res.Attempts)
 	}
@@ -94,8 +96,8 @@ func TestEnsureIsIdempotent(t *testing.T) {
 	e := newEnv(t)
 	tx := func() *ovsdb.Txn {
 		return e.c.NewTxn(1).
-			EnsureBridge(ovsdb.BridgeSpec{Name: "br0", OtherConfig: map[string]string{"a": "1"}}).
-			EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1", Interfaces: []ovsdb.InterfaceSpec{{Name: "p1", Type: "internal"}}})
+			EnsureBridge(model.Bridge{Name: "br0", OtherConfig: map[string]string{"a": "1"}}, nil).
+			EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1", Interfaces: []model.Interface{{Name: "p1", Type: "internal"}}}})
 	}
 	first := commit(t, tx())
 	second := commit(t, tx())
@@ -113,16 +115,16 @@ func TestEnsureIsIdempotent(t *testing.T) {
 func TestEnsurePortUpdatesOwnedPort(t *testing.T) {
 	e := newEnv(t)
 	commit(t, e.c.NewTxn(1).
-		EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
-		EnsureBridge(ovsdb.BridgeSpec{Name: "br1"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bond0", BondMode: "active-backup",
+		EnsureBridge(model.Bridge{Name: "br0"}, nil).
+		EnsureBridge(model.Bridge{Name: "br1"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "bond0", BondMode: "active-backup",
 			OtherConfig: map[string]string{"keep": "1", "drop": "1"},
-			Interfaces:  []ovsdb.InterfaceSpec{{Name: "e1", Options: map[string]string{"x": "1"}}, {Name: "e2"}}}))
+			Interfaces:  []model.Interface{{Name: "e1", Options: map[string]string{"x": "1"}}, {Name: "e2"}}}}))
 	// Second generation: move to br1, change bond mode, replace e2 by e3, change e1's options.
 	commit(t, e.c.NewTxn(2).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br1", Name: "bond0", BondMode: "balance-slb", Trunks: []int{10, 20},
+		EnsurePort(ovsdb.PortOn{Bridge: "br1", Port: model.Port{Name: "bond0", BondMode: "balance-slb", Trunks: []int{10, 20},
 			OtherConfig: map[string]string{"keep": "1", "new": "2"},
-			Interfaces:  []ovsdb.InterfaceSpec{{Name: "e1", Options: map[string]string{"x": "2"}}, {Name: "e3"}}}))
+			Interfaces:  []model.Interface{{Name: "e1", Options: map[string]string{"x": "2"}}, {Name: "e3"}}}}))
 	ctx := ctxT(t)
 	eventually(t, func() string {
 		port, err := getPort(ctx, e, "bond0")
@@ -154,11 +156,71 @@ func TestEnsurePortUpdatesOwnedPort(t *testing.T) {
 	}
 }
 
+// model.Port's VLANMode and LACP land in Port.vlan_mode and Port.lacp when the port is created,
+// change with it, and "" clears the column (OVS's default).
+func TestEnsurePortWritesVLANModeAndLACP(t *testing.T) {
+	e := newEnv(t)
+	commit(t, e.c.NewTxn(1).
+		EnsureBridge(model.Bridge{Name: "br0"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "bond0", Tag: ptr(10), Trunks: []int{20, 30},
+			VLANMode: "native-untagged", BondMode: "balance-tcp", LACP: "active",
+			Interfaces: []model.Interface{{Name: "e1"}, {Name: "e2"}}}}).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1", Tag: ptr(5), VLANMode: "access"}}))
+	ctx := ctxT(t)
+	columns := func(name string) (vlanMode, lacp string, err error) {
+		port, err := getPort(ctx, e, name)
+		if err != nil {
+			return "", "", err
+		}
+		str := func(p *string) string {
+			if p == nil {
+				return "<empty>"
+			}
+			return *p
+		}
+		return str(port.VLANMode), str(port.LACP), nil
+	}
+	want := func(name, vlanMode, lacp string) func() string {
+		return func() string {
+			v, l, err := columns(name)
+			if err != nil {
+				return err.Error()
+			}
+			if v != vlanMode || l != lacp {
+				return fmt.Sprintf("port %s: vlan_mode %q, lacp %q; want %q, %q", name, v, l, vlanMode, lacp)
+			}
+			return ""
+		}
+	}
+	eventually(t, want("bond0", "native-untagged", "active"))
+	eventually(t, want("p1", "access", "<empty>"))
+
+	commit(t, e.c.NewTxn(2).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "bond0", Trunks: []int{20, 30}, VLANMode: "trunk",
+			BondMode: "balance-tcp", LACP: "passive", Interfaces: []model.Interface{{Name: "e1"}, {Name: "e2"}}}}).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1", Tag: ptr(5)}}))
+	eventually(t, want("bond0", "trunk", "passive"))
+	eventually(t, want("p1", "<empty>", "<empty>"))
+}
+
+// A bridge intent carries no ports: each port is an intent of its own.
+func TestEnsureBridgeRefusesPorts(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0", Ports: []model.Port{{Name: "p1"}}}, nil).
+		Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
+	if !errors.Is(err, ovsdb.ErrInvalid) || !strings.Contains(err.Error(), "EnsurePort") {
+		t.Fatalf("err = %v, want ErrInvalid naming EnsurePort", err)
+	}
+	if _, err := getPort(ctxT(t), e, "br0"); err == nil {
+		t.Error("bridge br0 was created anyway")
+	}
+}
+
 func TestDeletePortAndBridge(t *testing.T) {
 	e := newEnv(t)
-	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p2"}))
+	commit(t, e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p2"}}))
 	if _, err := e.c.NewTxn(1).DeletePort("brX", "p1").Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true}); !errors.Is(err, ovsdb.ErrNotFound) {
 		t.Errorf("DeletePort on the wrong bridge: err = %v, want ErrNotFound", err)
 	}
@@ -192,7 +254,7 @@ func TestDeletePortAndBridge(t *testing.T) {
 func TestForeignRowsAreNeverTouched(t *testing.T) {
 	e := newEnv(t)
 	foreignBridge(t, e, "br-int", "vm1")
-	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}))
+	commit(t, e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil))
 	foreignAddPort(t, e, "br0", "theirs")
 	getBridge(t, e, "br-int")
 	eventually(t, func() string {
@@ -206,13 +268,13 @@ func TestForeignRowsAreNeverTouched(t *testing.T) {
 		tx   *ovsdb.Txn
 		want string
 	}{
-		{"ensure foreign bridge", e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br-int", DatapathType: "netdev"}), "br-int"},
+		{"ensure foreign bridge", e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br-int", DatapathType: "netdev"}, nil), "br-int"},
 		{"delete foreign bridge", e.c.NewTxn(1).DeleteBridge("br-int"), "br-int"},
-		{"port on foreign bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br-int", Name: "mine"}), "br-int"},
-		{"update foreign port", e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br-int", Name: "vm1"}), "br-int"},
+		{"port on foreign bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br-int", Port: model.Port{Name: "mine"}}), "br-int"},
+		{"update foreign port", e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br-int", Port: model.Port{Name: "vm1"}}), "br-int"},
 		{"delete foreign port", e.c.NewTxn(1).DeletePort("", "vm1"), "vm1"},
 		{"owned bridge holding a foreign port", e.c.NewTxn(1).DeleteBridge("br0"), "theirs"},
-		{"adopt foreign port onto owned bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "theirs"}), "theirs"},
+		{"adopt foreign port onto owned bridge", e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "theirs"}}), "theirs"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,7 +301,7 @@ func TestAttachToForeignBridgeOnlyMutatesPorts(t *testing.T) {
 	foreignBridge(t, e, "br-int", "vm1")
 	before := getBridge(t, e, "br-int")
 	eventually(t, func() string {
-		_, err := e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br-int", Name: "mine"}).
+		_, err := e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br-int", Port: model.Port{Name: "mine"}}).
 			Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
 		if err != nil {
 			return err.Error()
@@ -269,8 +331,8 @@ func TestAttachToForeignBridgeOnlyMutatesPorts(t *testing.T) {
 func TestOwnedListsRowsWithGenerations(t *testing.T) {
 	e := newEnv(t, func(c *ovsdb.Config) { c.Owner = "tenant-a" })
 	foreignBridge(t, e, "br-ext", "x1")
-	commit(t, e.c.NewTxn(3).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}))
-	commit(t, e.c.NewTxn(4).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p2"}))
+	commit(t, e.c.NewTxn(3).EnsureBridge(model.Bridge{Name: "br0"}, nil).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}))
+	commit(t, e.c.NewTxn(4).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p2"}}))
 	want := []string{"Bridge/br0@3", "Interface/br0@3", "Interface/p1@3", "Interface/p2@4", "Port/br0@3", "Port/p1@3", "Port/p2@4"}
 	eventually(t, func() string {
 		var got []string
@@ -297,16 +359,16 @@ func foreignAddBondIface(t *testing.T, e *env, port, name string) {
 		if err != nil {
 			return nil, err
 		}
-		mut, err := e.foreign.Where(p).Mutate(p, model.Mutation{Field: &p.Interfaces, Mutator: libovsdb.MutateOperationInsert, Value: []string{"fif"}})
+		mut, err := e.foreign.Where(p).Mutate(p, libmodel.Mutation{Field: &p.Interfaces, Mutator: libovsdb.MutateOperationInsert, Value: []string{"fif"}})
 		return append(ops, mut...), err
 	})
 }
 
 func TestForeignInterfaceInOwnedPortIsNeverTouched(t *testing.T) {
 	e := newEnv(t)
-	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bond0", BondMode: "active-backup",
-			Interfaces: []ovsdb.InterfaceSpec{{Name: "e1"}, {Name: "e2"}}}))
+	commit(t, e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "bond0", BondMode: "active-backup",
+			Interfaces: []model.Interface{{Name: "e1"}, {Name: "e2"}}}}))
 	eventually(t, func() string {
 		if _, err := getPort(ctxT(t), e, "bond0"); err != nil {
 			return "bond0 not visible to the foreign client"
@@ -324,10 +386,10 @@ func TestForeignInterfaceInOwnedPortIsNeverTouched(t *testing.T) {
 		name string
 		tx   *ovsdb.Txn
 	}{
-		{"re-ensure drops it", e.c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bond0", BondMode: "active-backup",
-			Interfaces: []ovsdb.InterfaceSpec{{Name: "e1"}, {Name: "e2"}}})},
-		{"re-ensure adopts it", e.c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "bond0", BondMode: "active-backup",
-			Interfaces: []ovsdb.InterfaceSpec{{Name: "e1"}, {Name: "e2"}, {Name: "ops3"}}})},
+		{"re-ensure drops it", e.c.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "bond0", BondMode: "active-backup",
+			Interfaces: []model.Interface{{Name: "e1"}, {Name: "e2"}}}})},
+		{"re-ensure adopts it", e.c.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "bond0", BondMode: "active-backup",
+			Interfaces: []model.Interface{{Name: "e1"}, {Name: "e2"}, {Name: "ops3"}}}})},
 		{"delete port", e.c.NewTxn(2).DeletePort("br0", "bond0")},
 		{"delete bridge", e.c.NewTxn(2).DeleteBridge("br0")},
 	}
@@ -348,9 +410,9 @@ func TestForeignInterfaceInOwnedPortIsNeverTouched(t *testing.T) {
 func TestOwnedPortIsNotMovedOffAForeignBridge(t *testing.T) {
 	e := newEnv(t, func(c *ovsdb.Config) { c.AttachToForeignBridges = true })
 	foreignBridge(t, e, "br-int")
-	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}))
+	commit(t, e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil))
 	eventually(t, func() string {
-		_, err := e.c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br-int", Name: "p1"}).Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
+		_, err := e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br-int", Port: model.Port{Name: "p1"}}).Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
 		if err != nil {
 			return "attaching p1 to br-int: " + err.Error()
 		}
@@ -358,7 +420,7 @@ func TestOwnedPortIsNotMovedOffAForeignBridge(t *testing.T) {
 	})
 	// The same client, without permission to touch foreign bridges, must not detach p1 from br-int.
 	strict := newClient(t, e, ovsdb.Config{})
-	_, err := strict.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
+	_, err := strict.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}).Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
 	if !errors.Is(err, ovsdb.ErrNotOwned) || !strings.Contains(err.Error(), "br-int") {
 		t.Fatalf("moving a port off a foreign bridge: err = %v, want ErrNotOwned naming br-int", err)
 	}
@@ -369,9 +431,9 @@ func TestOwnedPortIsNotMovedOffAForeignBridge(t *testing.T) {
 
 func TestBridgeDeletedAndRecreatedInOneTransaction(t *testing.T) {
 	e := newEnv(t)
-	commit(t, e.c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}))
+	commit(t, e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}))
 	old := getBridge(t, e, "br0")
-	commit(t, e.c.NewTxn(2).DeleteBridge("br0").EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}))
+	commit(t, e.c.NewTxn(2).DeleteBridge("br0").EnsureBridge(model.Bridge{Name: "br0", DatapathType: "netdev"}, nil))
 	eventually(t, func() string {
 		br := getBridge(t, e, "br0")
 		if br.UUID == old.UUID || br.DatapathType != "netdev" || len(br.Ports) != 1 {

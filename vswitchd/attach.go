@@ -148,8 +148,8 @@ func (d *Daemon) detach(bridge string, p config.Port, pp *pluginPort) {
 }
 
 // shapeOf turns the plugin's attachment into the one config.Port ovsplaned writes, merging in
-// what the request sets at the port level (VLAN tag, trunks, other_config, external_ids) and
-// the interface's MTU and ofport requests when the plugin left them unset.
+// what the request sets at the port level (VLAN tag, trunks, vlan_mode, lacp, other_config,
+// external_ids) and the interface's MTU and ofport requests when the plugin left them unset.
 func shapeOf(bridge string, p config.Port, plugin string, a api.Attachment) (config.Port, error) {
 	bad := func(format string, args ...any) (config.Port, error) {
 		return config.Port{}, fmt.Errorf("%w: plugin %q: attachment of port %q: %s", ErrFailed, plugin, p.Name, fmt.Sprintf(format, args...))
@@ -167,6 +167,7 @@ func shapeOf(bridge string, p config.Port, plugin string, a api.Attachment) (con
 		return bad("vlan_mode and lacp are not supported on plugin ports")
 	}
 	out := config.Port{Name: op.Name, Tag: op.Tag, Trunks: op.Trunks, BondMode: op.BondMode,
+		VLANMode: p.VLANMode, LACP: p.LACP, // the request's: a plugin cannot set them
 		OtherConfig: merged(p.OtherConfig, op.OtherConfig), ExternalIDs: merged(p.ExternalIDs, op.ExternalIDs)}
 	if out.Tag == nil {
 		out.Tag = p.Tag

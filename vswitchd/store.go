@@ -262,16 +262,16 @@ func (d *Daemon) settle(reqs []writer.PortRequest) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, r := range reqs {
-		tags, present := d.c.Tags("Port", r.Spec.Name)
+		tags, present := d.c.Tags("Port", r.Spec.Port.Name)
 		switch {
 		case r.Delete && !present:
-			delete(d.ports, r.Spec.Name)
+			delete(d.ports, r.Spec.Port.Name)
 			d.objVer++
-		case !r.Delete && present && tags[OriginKey] == string(OriginAPI) && tags[SpecKey] == r.Spec.ExternalIDs[SpecKey]:
+		case !r.Delete && present && tags[OriginKey] == string(OriginAPI) && tags[SpecKey] == r.Spec.Port.ExternalIDs[SpecKey]:
 			// The spec key round-trips the API's view of the port exactly.
 			var sp storedPort
 			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {
-				d.ports[r.Spec.Name] = newAPIPort(sp)
+				d.ports[r.Spec.Port.Name] = newAPIPort(sp)
 				d.objVer++
 			}
 		}

@@ -39,7 +39,9 @@ func PortToProto(p model.Port) *v1.Port {
 	m := &v1.Port{
 		Name:        p.Name,
 		Tag:         int32Ptr(p.Tag),
+		VlanMode:    p.VLANMode,
 		BondMode:    p.BondMode,
+		Lacp:        p.LACP,
 		OtherConfig: cloneMap(p.OtherConfig),
 		ExternalIds: cloneMap(p.ExternalIDs),
 	}
@@ -60,7 +62,9 @@ func PortFromProto(p *v1.Port) model.Port {
 	c := model.Port{
 		Name:        p.GetName(),
 		Tag:         intPtr(p.Tag),
+		VLANMode:    p.GetVlanMode(),
 		BondMode:    p.GetBondMode(),
+		LACP:        p.GetLacp(),
 		OtherConfig: cloneMap(p.GetOtherConfig()),
 		ExternalIDs: cloneMap(p.GetExternalIds()),
 	}

@@ -18,7 +18,7 @@ func TestRoundTrip(t *testing.T) {
 		OtherConfig: map[string]string{"hwaddr": "02:00:00:00:00:01"}, ExternalIDs: map[string]string{"a": "b"},
 	}
 	port := model.Port{
-		Name: "bond0", Tag: ptr(0), Trunks: []int{10, 4095}, BondMode: "balance-slb",
+		Name: "bond0", Tag: ptr(0), Trunks: []int{10, 4095}, VLANMode: "native-untagged", BondMode: "balance-slb", LACP: "active",
 		OtherConfig: map[string]string{"x": "y"}, ExternalIDs: map[string]string{"iface-id": "1"},
 		Interfaces: []model.Interface{
 			{Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:01:00.0"},
@@ -42,6 +42,16 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("port", func(t *testing.T) {
 		if got := convert.PortFromProto(convert.PortToProto(port)); !reflect.DeepEqual(got, port) {
 			t.Errorf("round trip:\n got %+v\nwant %+v", got, port)
+		}
+	})
+	t.Run("vlan_mode and lacp on the wire", func(t *testing.T) {
+		m := convert.PortToProto(port)
+		if m.GetVlanMode() != "native-untagged" || m.GetLacp() != "active" {
+			t.Errorf("vlan_mode %q, lacp %q; want native-untagged, active", m.GetVlanMode(), m.GetLacp())
+		}
+		got := convert.PortFromProto(&v1.Port{Name: "p", VlanMode: "trunk", Lacp: "passive"})
+		if got.VLANMode != "trunk" || got.LACP != "passive" {
+			t.Errorf("from the wire: VLANMode %q, LACP %q; want trunk, passive", got.VLANMode, got.LACP)
 		}
 	})
 	t.Run("tag 0 is not no tag", func(t *testing.T) {

@@ -174,6 +174,10 @@ func validatePort(v *Validator, pp string, p model.Port, ports, ifaces map[strin
 	if p.BondMode != "" && !slices.Contains(bondModes, p.BondMode) {
 		v.Add(pp+".bond_mode", "unknown bond mode %q (%s)", p.BondMode, OneOf(bondModes))
 	}
+	validateVLANMode(v, pp, p)
+	if !slices.Contains(model.LACPModes, p.LACP) {
+		v.Add(pp+".lacp", "unknown LACP mode %q (%s)", p.LACP, OneOf(model.LACPModes))
+	}
 	checkMap(v, pp+".other_config", p.OtherConfig)
 	checkMap(v, pp+".external_ids", p.ExternalIDs)
 	limitMap(v, pp+".other_config", limits.Object(limits.Port, p.Name), "other_config", p.OtherConfig)
@@ -183,6 +187,26 @@ func validatePort(v *Validator, pp string, p model.Port, ports, ifaces map[strin
 	}
 	for ii, in := range p.Interfaces {
 		validateInterface(v, fmt.Sprintf("%s.interfaces[%d]", pp, ii), in, ifaces)
+	}
+}
+
+// validateVLANMode checks vlan_mode, and the tag or trunks that OVS would silently ignore
+// under it (ovs-vswitchd.conf.db(5), Port's VLAN configuration): a trunk port has no tag, an
+// access port no trunks.
+func validateVLANMode(v *Validator, pp string, p model.Port) {
+	switch p.VLANMode {
+	case "trunk":
+		if p.Tag != nil {
+			v.Add(pp+".tag", "set on a port with vlan_mode trunk, which has no tag (OVS would ignore it); remove tag, or use vlan_mode native-tagged or native-untagged to give the port a native VLAN")
+		}
+	case "access":
+		if len(p.Trunks) > 0 {
+			v.Add(pp+".trunks", "set on a port with vlan_mode access, which carries only its tag (OVS would ignore them); remove trunks, or use vlan_mode native-tagged or native-untagged")
+		}
+	default:
+		if !slices.Contains(model.VLANModes, p.VLANMode) {
+			v.Add(pp+".vlan_mode", "unknown VLAN mode %q (%s)", p.VLANMode, OneOf(model.VLANModes))
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/internal/testkit"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -98,7 +99,7 @@ func TestSSLEndpoint(t *testing.T) {
 	}
 
 	// The refused connections left the server serving the good client.
-	if _, err := c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p2"}).
+	if _, err := c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p2"}}).
 		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true}); err != nil {
 		t.Fatalf("commit after the refused connections: %v", err)
 	}
@@ -120,8 +121,8 @@ func dialAndCommitP1(t *testing.T, cfg ovsdb.Config) *ovsdb.Client {
 	if err := c.Init(timeout(t, 30*time.Second)); err != nil {
 		t.Fatalf("Init over %s: %v", ep, err)
 	}
-	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}).
 		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true}); err != nil {
 		t.Fatalf("commit over %s: %v", ep, err)
 	}
@@ -189,8 +190,8 @@ func TestClusterLeaderFailover(t *testing.T) {
 	// about failover alone; Client.Init is covered over tcp: and ssl:.
 	vsctl(t, members[0].env(), "--db="+strings.Join(eps, ","), "--no-wait", "init")
 	c := dialConfig(t, ovsdb.Config{Endpoints: eps}) // LeaderOnly defaults to true
-	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}).
 		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true}); err != nil {
 		t.Fatalf("commit on the cluster: %v", err)
 	}
@@ -218,7 +219,7 @@ func TestClusterLeaderFailover(t *testing.T) {
 		}
 	}
 
-	res, err := c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p2"}).
+	res, err := c.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p2"}}).
 		Commit(timeout(t, 60*time.Second), ovsdb.CommitOptions{NoWait: true})
 	if err != nil {
 		t.Fatalf("commit after killing the leader %s: %v", old.endpoint, err)

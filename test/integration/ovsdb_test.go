@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -61,13 +62,13 @@ func TestDPDKBridgeCarriesTraffic(t *testing.T) {
 	}
 	res, err := c.NewTxn(1).
 		SetGlobal(map[string]string{"emc-insert-inv-prob": "50"}).
-		EnsureBridge(ovsdb.BridgeSpec{Name: "br-dpdk", DatapathType: "netdev"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br-dpdk", Name: "nic1", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "nic1", Type: "dpdk", Options: map[string]string{"dpdk-devargs": vs.AFPacketDevargs(v1.B.Name)}}}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br-dpdk", Name: "nic2", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "nic2", Type: "dpdk", Options: map[string]string{"dpdk-devargs": vs.AFPacketDevargs(v2.B.Name)}}}}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br-dpdk", Name: "vhu0", Interfaces: []ovsdb.InterfaceSpec{{
-			Name: "vhu0", Type: "dpdkvhostuserclient", Options: map[string]string{"vhost-server-path": vhostSock}}}}).
+		EnsureBridge(model.Bridge{Name: "br-dpdk", DatapathType: "netdev"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br-dpdk", Port: model.Port{Name: "nic1", Interfaces: []model.Interface{{
+			Name: "nic1", Type: "dpdk", Options: map[string]string{"dpdk-devargs": vs.AFPacketDevargs(v1.B.Name)}}}}}).
+		EnsurePort(ovsdb.PortOn{Bridge: "br-dpdk", Port: model.Port{Name: "nic2", Interfaces: []model.Interface{{
+			Name: "nic2", Type: "dpdk", Options: map[string]string{"dpdk-devargs": vs.AFPacketDevargs(v2.B.Name)}}}}}).
+		EnsurePort(ovsdb.PortOn{Bridge: "br-dpdk", Port: model.Port{Name: "vhu0", Interfaces: []model.Interface{{
+			Name: "vhu0", Type: "dpdkvhostuserclient", Options: map[string]string{"vhost-server-path": vhostSock}}}}}).
 		Commit(timeout(t, 60*time.Second), ovsdb.CommitOptions{})
 	if err != nil {
 		t.Fatalf("building the DPDK bridge: %v", err)
@@ -97,8 +98,8 @@ func TestDPDKBridgeCarriesTraffic(t *testing.T) {
 
 	// A bad device: the transaction commits, ovs-vswitchd refuses the interface, and the caller
 	// learns which one and why.
-	res, err = c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br-dpdk", Name: "bad0", Interfaces: []ovsdb.InterfaceSpec{{
-		Name: "bad0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": vs.AFPacketDevargs("ovlnosuchdev")}}}}).
+	res, err = c.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br-dpdk", Port: model.Port{Name: "bad0", Interfaces: []model.Interface{{
+		Name: "bad0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": vs.AFPacketDevargs("ovlnosuchdev")}}}}}).
 		Commit(timeout(t, 60*time.Second), ovsdb.CommitOptions{})
 	var ae *ovsdb.ApplyError
 	if !errors.As(err, &ae) {
@@ -134,7 +135,7 @@ func TestConcurrentOvsVsctlWriterLosesNothing(t *testing.T) {
 	db := lab.StartOVSDB(t)
 	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	c := dial(t, db)
-	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).
 		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestConcurrentOvsVsctlWriterLosesNothing(t *testing.T) {
 	retried := 0
 	for i := range n {
 		name := fmt.Sprintf("ours%d", i)
-		res, err := c.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: name}).
+		res, err := c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: name}}).
 			Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true})
 		if err != nil {
 			t.Fatalf("EnsurePort %s: %v", name, err)
@@ -199,7 +200,7 @@ func TestConcurrentOvsVsctlWriterLosesNothing(t *testing.T) {
 	// because ovs-vsctl's ports are on it.
 	tx := c.NewTxn(1)
 	for i := range n {
-		tx.EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("ours%d", i)})
+		tx.EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("ours%d", i)}})
 	}
 	res, err := tx.Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{NoWait: true})
 	if err != nil {
@@ -223,8 +224,8 @@ func TestClientSurvivesOvsdbServerRestart(t *testing.T) {
 	db := lab.StartOVSDB(t)
 	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	c := dial(t, db)
-	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}).
 		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestClientSurvivesOvsdbServerRestart(t *testing.T) {
 	if got := len(c.Owned()); got != 5 {
 		t.Errorf("owned rows after reconnect = %d, want 5 (br0 bridge, 2 ports, 2 interfaces)", got)
 	}
-	res, err := c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p2"}).
+	res, err := c.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p2"}}).
 		Commit(timeout(t, 60*time.Second), ovsdb.CommitOptions{})
 	if err != nil {
 		t.Fatalf("waited commit after restart: %v", err)
@@ -271,7 +272,7 @@ func TestClientSurvivesOvsdbServerRestart(t *testing.T) {
 	}
 	// The operator's key on our interface is drift: re-ensuring p1 as desired removes it, and
 	// their port is untouched.
-	if _, err := c.NewTxn(2).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1"}).
+	if _, err := c.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}).
 		Commit(timeout(t, 30*time.Second), ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}

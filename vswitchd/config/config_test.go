@@ -291,6 +291,29 @@ func TestValidate(t *testing.T) {
 			p.BondMode = "active-backup"
 			p.Interfaces = append(p.Interfaces, Interface{Name: "p2b"})
 		}, nil},
+		{"vlan mode unknown", func(c *Config) { c.Bridges[0].Ports[0].VLANMode = "dot1q" },
+			[]string{`bridges[0].ports[0].vlan_mode: unknown VLAN mode "dot1q" (one of: "", "access", "trunk", "native-tagged", "native-untagged")`}},
+		{"vlan mode trunk with tag", func(c *Config) { p := &c.Bridges[0].Ports[0]; p.VLANMode, p.Tag = "trunk", ptr(10) },
+			[]string{"bridges[0].ports[0].tag: set on a port with vlan_mode trunk, which has no tag (OVS would ignore it); remove tag, or use vlan_mode native-tagged or native-untagged to give the port a native VLAN"}},
+		{"vlan mode access with trunks", func(c *Config) {
+			p := &c.Bridges[0].Ports[0]
+			p.VLANMode, p.Tag, p.Trunks = "access", ptr(10), []int{20}
+		},
+			[]string{"bridges[0].ports[0].trunks: set on a port with vlan_mode access, which carries only its tag (OVS would ignore them); remove trunks, or use vlan_mode native-tagged or native-untagged"}},
+		{"vlan modes ok", func(c *Config) {
+			p := &c.Bridges[0].Ports[0]
+			p.VLANMode, p.Tag, p.Trunks = "native-untagged", ptr(10), []int{20, 30}
+			c.Bridges[2].Ports[0].VLANMode = "trunk"
+			c.Bridges[2].Ports[0].Trunks = []int{5}
+		}, nil},
+		{"lacp unknown", func(c *Config) { c.Bridges[0].Ports[0].LACP = "on" },
+			[]string{`bridges[0].ports[0].lacp: unknown LACP mode "on" (one of: "", "active", "passive", "off")`}},
+		{"lacp ok", func(c *Config) {
+			p := &c.Bridges[2].Ports[0]
+			p.BondMode, p.LACP = "balance-tcp", "active"
+			p.Interfaces = append(p.Interfaces, Interface{Name: "p2b"})
+			c.Bridges[0].Ports[0].LACP = "passive" // OVS allows LACP on a port with one interface
+		}, nil},
 		{"interface name missing", func(c *Config) { iface(c).Name = "" }, []string{ip + ".name: required"}},
 		{"interface type", func(c *Config) { iface(c).Type = "dpdkk" },
 			[]string{ip + `.type: unknown interface type "dpdkk" (one of: "", "system", "internal", "dpdk", "dpdkvhostuser", "dpdkvhostuserclient", "patch", "vxlan", "geneve", "gre", "tap")`}},

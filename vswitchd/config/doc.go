@@ -100,8 +100,11 @@
 //	            type: dpdkvhostuserclient   # needs options.vhost-server-path
 //	            options: {vhost-server-path: /var/run/vm0/vhu0.sock}
 //	      - name: bond0           # two or more interfaces: a bond
+//	        tag: 10               # the native VLAN of a native-* port
 //	        trunks: [100, 200]
+//	        vlan_mode: native-untagged      # "", access, trunk, native-tagged, native-untagged
 //	        bond_mode: balance-tcp          # active-backup, balance-slb, balance-tcp
+//	        lacp: active                    # "", active, passive, off
 //	        other_config: {lacp-time: fast}
 //	        interfaces:
 //	          - {name: dpdk1, type: dpdk, options: {dpdk-devargs: "0000:02:00.0"}}
@@ -130,6 +133,13 @@
 // patch, vxlan, geneve, gre, tap. Names of system, internal and tap interfaces (and bridges)
 // are kernel device names, so at most 15 characters. vxlan, geneve and gre need
 // options.remote_ip; patch needs options.peer. A port lists at least one interface.
+//
+// A port's vlan_mode is Open vSwitch's Port.vlan_mode: unset, the port is an access port when it
+// has a tag and a trunk port otherwise; a trunk port takes no tag and an access port no trunks
+// (Open vSwitch would ignore them, so the check refuses them); native-tagged and
+// native-untagged carry trunks plus tag as the native VLAN. lacp (active, passive, off; unset
+// is off) negotiates a bond with the switch at the other end; Open vSwitch accepts it on a port
+// with one interface too.
 //
 // bridges, ports, interfaces, protocols, controller, trunks, plugins and env are YAML lists: a
 // mapping there is an error naming its key path (`bridges: {}` is not "no bridges"). Each

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
@@ -16,8 +17,8 @@ func TestConflictIsolatedToItsObject(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
 	other := e.client(t, "someone-else", true)
-	if _, err := other.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br9", DatapathType: "netdev"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br9", Name: "p9"}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+	if _, err := other.NewTxn(1).EnsureBridge(model.Bridge{Name: "br9", DatapathType: "netdev"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br9", Port: model.Port{Name: "p9"}}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
@@ -69,7 +70,7 @@ func TestConflictingBridgeIsolated(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
 	other := e.client(t, "someone-else", true)
-	if _, err := other.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br9", DatapathType: "netdev"}).
+	if _, err := other.NewTxn(1).EnsureBridge(model.Bridge{Name: "br9", DatapathType: "netdev"}, nil).
 		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -359,7 +359,7 @@ func (r *Reconciler) pass(ctx context.Context) error {
 	for _, b := range desired.Bridges {
 		if _, left := unheld[b.Name]; !left {
 			items = append(items, item{kind: KindBridge, name: b.Name, ifaces: []string{b.Name},
-				add: func(t *ovsdb.Txn) { t.EnsureBridge(writer.BridgeSpec(b)) }})
+				add: func(t *ovsdb.Txn) { t.EnsureBridge(writer.BridgeSpec(b), nil) }})
 			if !have["bridge/"+b.Name] {
 				missing = append(missing, "bridge/"+b.Name)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ovn-kubernetes/libovsdb/client"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
 	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
@@ -251,14 +252,14 @@ func TestForeignRowsUntouched(t *testing.T) {
 	c := e.client(t, "", false)
 	// A foreign bridge with a port named like ours, and a foreign port on our bridge (once it exists).
 	other := e.client(t, "someone-else", true)
-	if _, err := other.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br9", DatapathType: "netdev"}).
-		EnsurePort(ovsdb.PortSpec{Bridge: "br9", Name: "p9"}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+	if _, err := other.NewTxn(1).EnsureBridge(model.Bridge{Name: "br9", DatapathType: "netdev"}, nil).
+		EnsurePort(ovsdb.PortOn{Bridge: "br9", Port: model.Port{Name: "p9"}}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
 		Ports: []config.Port{tapPort("p1", nil)}}))
 	waitState(t, r, "interface/p1", reconcile.Ready)
-	if _, err := other.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p2"}).
+	if _, err := other.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p2"}}).
 		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -301,8 +302,8 @@ br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 tag=5 owner=ovsplane [p1map[dpd
 		return nil
 	})
 	// And edits p1's tag.
-	if _, err := vandal.NewTxn(99).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p1", Tag: intp(7),
-		Interfaces: []ovsdb.InterfaceSpec{{Name: "p1", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_tap_p1"}}}}).
+	if _, err := vandal.NewTxn(99).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1", Tag: intp(7),
+		Interfaces: []model.Interface{{Name: "p1", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_tap_p1"}}}}}).
 		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +342,7 @@ func TestRestartPrunesOnlyOwnStaleRows(t *testing.T) {
 	if err := first.Reconcile(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.NewTxn(1).EnsurePort(ovsdb.PortSpec{Bridge: "br0", Name: "p3"}).
+	if _, err := other.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p3"}}).
 		SetGlobal(map[string]string{"hw-offload": "false"}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,19 +16,19 @@ import (
 // spec tag may be longer than limits.MaxValueBytes.
 func (p *portDoor) Check(r PortRequest) error {
 	var probs limits.Problems
-	port := limits.Object(limits.Port, r.Spec.Name)
+	port := limits.Object(limits.Port, r.Spec.Port.Name)
 	probs.Add(limits.CheckText(port, "bridge", r.Spec.Bridge))
 	if r.Delete {
-		probs.Add(limits.CheckText(port, "name", r.Spec.Name))
+		probs.Add(limits.CheckText(port, "name", r.Spec.Port.Name))
 		return invalid(probs.Err())
 	}
-	probs.Add(limits.CheckName(limits.Port, r.Spec.Name))
-	if err := limits.CheckInterfaces(port, len(r.Spec.Interfaces)); err != nil {
+	probs.Add(limits.CheckName(limits.Port, r.Spec.Port.Name))
+	if err := limits.CheckInterfaces(port, len(r.Spec.Port.Interfaces)); err != nil {
 		return invalid(err) // 100,000 interfaces are not checked one by one
 	}
-	checkMapText(&probs, port, "other_config", r.Spec.OtherConfig)
-	checkMapText(&probs, port, "external_ids", r.Spec.ExternalIDs)
-	for _, in := range r.Spec.Interfaces {
+	checkMapText(&probs, port, "other_config", r.Spec.Port.OtherConfig)
+	checkMapText(&probs, port, "external_ids", r.Spec.Port.ExternalIDs)
+	for _, in := range r.Spec.Port.Interfaces {
 		probs.Add(limits.CheckName(limits.Interface, in.Name))
 		ifc := limits.Object(limits.Interface, in.Name)
 		probs.Add(limits.CheckText(ifc, "type", in.Type))
@@ -66,8 +66,8 @@ func invalid(err error) error {
 // Weight is the number of OVSDB rows a request writes: the port and its interfaces (see
 // Options.Weight; a batch holds at most limits.MaxObjectsPerBatch of them).
 func (p *portDoor) Weight(r PortRequest) int {
-	if r.Delete || len(r.Spec.Interfaces) == 0 {
+	if r.Delete || len(r.Spec.Port.Interfaces) == 0 {
 		return 2 // the port and its one interface
 	}
-	return 1 + len(r.Spec.Interfaces)
+	return 1 + len(r.Spec.Port.Interfaces)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
@@ -32,15 +33,15 @@ func TestPortDoorRefusesNUL(t *testing.T) {
 	results := make(chan res, 9)
 	for i := range 9 {
 		go func() {
-			spec := ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("n%d", i)}
+			spec := ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("n%d", i)}}
 			switch i {
 			case 4:
-				spec.ExternalIDs = map[string]string{"k": "a\x00b"}
+				spec.Port.ExternalIDs = map[string]string{"k": "a\x00b"}
 			case 6:
-				spec.Interfaces = []ovsdb.InterfaceSpec{{Name: "n6", Options: map[string]string{"x": "\xff"}}}
+				spec.Port.Interfaces = []model.Interface{{Name: "n6", Options: map[string]string{"x": "\xff"}}}
 			}
 			r, err := b.Submit(ctx, PortRequest{Spec: spec})
-			results <- res{spec.Name, r, err}
+			results <- res{spec.Port.Name, r, err}
 		}()
 	}
 	for range 9 {
@@ -67,7 +68,7 @@ func TestPortDoorRefusesNUL(t *testing.T) {
 // TestPortDoorCheck: what portDoor.Check refuses, with the port named.
 func TestPortDoorCheck(t *testing.T) {
 	pc := &portDoor{}
-	many := make([]ovsdb.InterfaceSpec, 100000)
+	many := make([]model.Interface, 100000)
 	for i := range many {
 		many[i].Name = fmt.Sprint("m", i)
 	}
@@ -76,11 +77,11 @@ func TestPortDoorCheck(t *testing.T) {
 		req  PortRequest
 		want string
 	}{
-		{"ok", PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: "p1"}}, ""},
-		{"delete with NUL", PortRequest{Delete: true, Spec: ovsdb.PortSpec{Name: "p\x001"}}, "NUL byte"},
-		{"dot", PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: "."}}, `"." and ".."`},
-		{"zero width", PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: "p1", Interfaces: []ovsdb.InterfaceSpec{{Name: "p\u200b1"}}}}, "U+200B"},
-		{"100,000 interfaces", PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: "b", Interfaces: many}}, "100000 interfaces, more than 64"},
+		{"ok", PortRequest{Spec: ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}}, ""},
+		{"delete with NUL", PortRequest{Delete: true, Spec: ovsdb.PortOn{Port: model.Port{Name: "p\x001"}}}, "NUL byte"},
+		{"dot", PortRequest{Spec: ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "."}}}, `"." and ".."`},
+		{"zero width", PortRequest{Spec: ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1", Interfaces: []model.Interface{{Name: "p\u200b1"}}}}}, "U+200B"},
+		{"100,000 interfaces", PortRequest{Spec: ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "b", Interfaces: many}}}, "100000 interfaces, more than 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := pc.Check(tc.req)
@@ -95,7 +96,7 @@ func TestPortDoorCheck(t *testing.T) {
 			}
 		})
 	}
-	if w := pc.Weight(PortRequest{Spec: ovsdb.PortSpec{Interfaces: many[:64]}}); w != 65 {
+	if w := pc.Weight(PortRequest{Spec: ovsdb.PortOn{Port: model.Port{Interfaces: many[:64]}}}); w != 65 {
 		t.Errorf("weight of a 64-member bond: %d, want 65", w)
 	}
 }

@@ -5,21 +5,15 @@ import (
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
-// PortSpec converts a desired port of bridge to the ovsdb package's spec. It is the one
-// conversion of a port: the reconciler's passes and the port door both use it.
-func PortSpec(bridge string, p config.Port) ovsdb.PortSpec {
-	s := ovsdb.PortSpec{Bridge: bridge, Name: p.Name, Tag: p.Tag, Trunks: p.Trunks, BondMode: p.BondMode,
-		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
-	for _, i := range p.Interfaces {
-		s.Interfaces = append(s.Interfaces, ovsdb.InterfaceSpec{Name: i.Name, Type: i.Type, Options: i.Options,
-			OtherConfig: i.OtherConfig, ExternalIDs: i.ExternalIDs, MTURequest: i.MTURequest,
-			OfportRequest: i.OFPortRequest})
-	}
-	return s
+// PortSpec is the ovsdb intent for port p of bridge: the port itself (the one Go shape of a
+// port, model.Port) placed on its bridge. The reconciler's passes and the port door both use it.
+func PortSpec(bridge string, p config.Port) ovsdb.PortOn {
+	return ovsdb.PortOn{Bridge: bridge, Port: p}
 }
 
-// BridgeSpec converts a desired bridge to the ovsdb package's spec (its ports aside).
-func BridgeSpec(b config.Bridge) ovsdb.BridgeSpec {
-	return ovsdb.BridgeSpec{Name: b.Name, DatapathType: b.DatapathType, FailMode: b.FailMode,
-		Protocols: b.Protocols, Controllers: b.Controllers, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs}
+// BridgeSpec is the ovsdb intent for bridge b: b without its ports, which are intents of their
+// own (PortSpec).
+func BridgeSpec(b config.Bridge) config.Bridge {
+	b.Ports = nil
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -16,7 +17,7 @@ import (
 // Spec.Bridge, which may be "", and Spec.Name are used then). Options.Settle receives them.
 type PortRequest struct {
 	Delete bool
-	Spec   ovsdb.PortSpec
+	Spec   ovsdb.PortOn
 }
 
 // PortResult is what ovs-vswitchd reports for the interfaces of an ensured port, in the order
@@ -50,7 +51,7 @@ func (w *Writer) EnsurePort(ctx context.Context, ann *Announcement, bridge strin
 // DeletePort deletes port name of bridge ("" for any bridge) in a batch with concurrent
 // requests.
 func (w *Writer) DeletePort(ctx context.Context, bridge, name string) error {
-	_, err := w.batcher.Submit(ctx, PortRequest{Delete: true, Spec: ovsdb.PortSpec{Bridge: bridge, Name: name}})
+	_, err := w.batcher.Submit(ctx, PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: bridge, Port: model.Port{Name: name}}})
 	return err
 }
 
@@ -126,7 +127,7 @@ func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) ([]batch.Outc
 	txn := p.db.NewTxn(p.gen())
 	for _, r := range reqs {
 		if r.Delete {
-			txn.DeletePort(r.Spec.Bridge, r.Spec.Name)
+			txn.DeletePort(r.Spec.Bridge, r.Spec.Port.Name)
 		} else {
 			txn.EnsurePort(r.Spec)
 		}
@@ -159,7 +160,7 @@ func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) ([]batch.Outc
 	return out, res, nil
 }
 
-func (p *portDoor) portOutcome(spec ovsdb.PortSpec, states map[string]ovsdb.InterfaceState,
+func (p *portDoor) portOutcome(spec ovsdb.PortOn, states map[string]ovsdb.InterfaceState,
 	failed map[string]string) batch.Outcome[PortResult] {
 	var o batch.Outcome[PortResult]
 	var errs []ovsdb.InterfaceError
@@ -168,7 +169,7 @@ func (p *portDoor) portOutcome(spec ovsdb.PortSpec, states map[string]ovsdb.Inte
 		if !ok { // unchanged by this transaction: take it from the cache
 			var err error
 			if st, err = p.db.Interface(name); err != nil {
-				o.Err = fmt.Errorf("port %q: %w", spec.Name, err)
+				o.Err = fmt.Errorf("port %q: %w", spec.Port.Name, err)
 				return o
 			}
 		}
@@ -182,17 +183,17 @@ func (p *portDoor) portOutcome(spec ovsdb.PortSpec, states map[string]ovsdb.Inte
 		o.Value.Interfaces = append(o.Value.Interfaces, st)
 	}
 	if len(errs) > 0 {
-		o.Err = fmt.Errorf("port %q: %w", spec.Name, &ovsdb.ApplyError{Interfaces: errs})
+		o.Err = fmt.Errorf("port %q: %w", spec.Port.Name, &ovsdb.ApplyError{Interfaces: errs})
 	}
 	return o
 }
 
-func ifaceNames(spec ovsdb.PortSpec) []string {
-	if len(spec.Interfaces) == 0 {
-		return []string{spec.Name}
+func ifaceNames(spec ovsdb.PortOn) []string {
+	if len(spec.Port.Interfaces) == 0 {
+		return []string{spec.Port.Name}
 	}
-	names := make([]string, len(spec.Interfaces))
-	for i, ifc := range spec.Interfaces {
+	names := make([]string, len(spec.Port.Interfaces))
+	for i, ifc := range spec.Port.Interfaces {
 		names[i] = ifc.Name
 	}
 	return names
@@ -212,9 +213,9 @@ func culprits(err error, reqs []PortRequest) []int {
 		case "Bridge":
 			hit = r.Spec.Bridge == oe.Row
 		case "Port":
-			hit = r.Spec.Name == oe.Row
+			hit = r.Spec.Port.Name == oe.Row
 		case "Interface":
-			hit = !r.Delete && containsName(ifaceNames(r.Spec), oe.Row) || r.Delete && r.Spec.Name == oe.Row
+			hit = !r.Delete && containsName(ifaceNames(r.Spec), oe.Row) || r.Delete && r.Spec.Port.Name == oe.Row
 		}
 		if hit {
 			idx = append(idx, i)
@@ -247,4 +248,4 @@ func (p *portDoor) Divisible(err error) bool {
 
 // portKey is the batcher's Options.Key: the port's name, so two requests for one port never
 // share a transaction (the OVSDB layer refuses a port given twice) and apply in order.
-func portKey(r PortRequest) string { return r.Spec.Name }
+func portKey(r PortRequest) string { return r.Spec.Port.Name }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
 	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
@@ -49,7 +50,7 @@ func ovsdbEnv(t *testing.T) (context.Context, *ovsdb.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0", DatapathType: "netdev"}).
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0", DatapathType: "netdev"}, nil).
 		Commit(ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +85,10 @@ func TestPortDoorAgainstSimulatedVswitchd(t *testing.T) {
 	}
 	results := make(chan res, total)
 	var wg sync.WaitGroup
-	submit := func(spec ovsdb.PortSpec) {
+	submit := func(spec ovsdb.PortOn) {
 		defer wg.Done()
 		r, err := b.Submit(ctx, PortRequest{Spec: spec})
-		results <- res{spec.Name, r, err}
+		results <- res{spec.Port.Name, r, err}
 	}
 	for i := range callers {
 		wg.Add(1)
@@ -95,15 +96,15 @@ func TestPortDoorAgainstSimulatedVswitchd(t *testing.T) {
 			defer wg.Done()
 			for j := range perCall {
 				wg.Add(1)
-				go submit(ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("p%d-%d", i, j),
-					Interfaces: []ovsdb.InterfaceSpec{{Name: fmt.Sprintf("p%d-%d", i, j), Type: "internal"}}})
+				go submit(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("p%d-%d", i, j),
+					Interfaces: []model.Interface{{Name: fmt.Sprintf("p%d-%d", i, j), Type: "internal"}}}})
 			}
 		}()
 	}
 	wg.Add(2)
-	go submit(ovsdb.PortSpec{Bridge: "br0", Name: badVsd, Interfaces: []ovsdb.InterfaceSpec{{
-		Name: badVsd, Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}}}})
-	go submit(ovsdb.PortSpec{Bridge: "no-such-bridge", Name: badPlan})
+	go submit(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: badVsd, Interfaces: []model.Interface{{
+		Name: badVsd, Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}}}}})
+	go submit(ovsdb.PortOn{Bridge: "no-such-bridge", Port: model.Port{Name: badPlan}})
 
 	// Hold the first commit until every request is queued or in it: the bound below then
 	// follows from the design alone. The first batch takes k ≥ 1 requests, the other total-k
@@ -172,7 +173,7 @@ func TestPortDoorAgainstSimulatedVswitchd(t *testing.T) {
 			defer wg.Done()
 			for j := range perCall {
 				if _, err := b.Submit(ctx, PortRequest{Delete: true,
-					Spec: ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("p%d-%d", i, j)}}); err != nil {
+					Spec: ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("p%d-%d", i, j)}}}); err != nil {
 					errs <- err
 				}
 			}
@@ -214,12 +215,12 @@ func TestPortDoorBisectsUnattributedRefusal(t *testing.T) {
 	results := make(chan res, 16)
 	for i := range 16 {
 		go func() {
-			spec := ovsdb.PortSpec{Bridge: "br0", Name: fmt.Sprintf("q%d", i)}
+			spec := ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("q%d", i)}}
 			if i == 11 {
-				spec.Tag = new(5000) // out of range: ErrInvalid before anything is sent
+				spec.Port.Tag = new(5000) // out of range: ErrInvalid before anything is sent
 			}
 			r, err := b.Submit(ctx, PortRequest{Spec: spec})
-			results <- res{spec.Name, r, err}
+			results <- res{spec.Port.Name, r, err}
 		}()
 	}
 	for range 16 {

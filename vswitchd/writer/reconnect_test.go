@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
@@ -30,7 +31,7 @@ func TestBatchesWhileOVSDBDownEndAfterReconnectWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	if _, err := c.NewTxn(1).EnsureBridge(ovsdb.BridgeSpec{Name: "br0"}).Commit(ctx, ovsdb.CommitOptions{}); err != nil {
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	gc := &gatedCommitter{portDoor: &portDoor{db: c, gen: func() int64 { return 1 },
@@ -41,8 +42,8 @@ func TestBatchesWhileOVSDBDownEndAfterReconnectWait(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = b.Close(ctx) })
 	req := func(name string) PortRequest {
-		return PortRequest{Spec: ovsdb.PortSpec{Bridge: "br0", Name: name,
-			Interfaces: []ovsdb.InterfaceSpec{{Name: name, Type: "internal"}}}}
+		return PortRequest{Spec: ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: name,
+			Interfaces: []model.Interface{{Name: name, Type: "internal"}}}}}
 	}
 	errs := make([]error, 5)
 	var wg sync.WaitGroup

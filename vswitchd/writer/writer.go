@@ -126,7 +126,7 @@ func (w *Writer) Pass(ctx context.Context, wait bool, pass func(context.Context)
 // there (the commit's outcome may be unknown). It fails with ctx's error, having written
 // nothing, if ctx ends while it waits for the turn.
 func (w *Writer) ApplyBridge(ctx context.Context, b config.Bridge, settle func(commitErr error) error) error {
-	return w.bridge(ctx, func(txn *ovsdb.Txn) { txn.EnsureBridge(BridgeSpec(b)) }, settle)
+	return w.bridge(ctx, func(txn *ovsdb.Txn) { txn.EnsureBridge(BridgeSpec(b), nil) }, settle)
 }
 
 // DeleteBridge deletes the bridge name (with its ports) in a transaction of its own, like

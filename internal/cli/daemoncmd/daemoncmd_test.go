@@ -250,6 +250,29 @@ func TestApply(t *testing.T) {
 	})
 }
 
+// apply -f carries a port's vlan_mode and lacp to the daemon; a value OVS does not know is
+// refused before anything is sent, naming the key.
+func TestApplyCarriesVLANModeAndLACP(t *testing.T) {
+	fake, addr := serve(t)
+	f := writeFile(t, "bridges:\n  - name: br0\n    ports:\n"+
+		"      - {name: bond0, tag: 10, trunks: [20], vlan_mode: native-tagged, bond_mode: balance-tcp, lacp: active,\n"+
+		"         interfaces: [{name: e1, type: internal}, {name: e2, type: internal}]}\n")
+	if r := run(t, nil, false, "--daemon="+addr, "apply", "-f", f); r.code != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if p, err := fake.Port("bond0"); err != nil || p.Spec.VLANMode != "native-tagged" || p.Spec.LACP != "active" {
+		t.Errorf("port bond0 = %+v, %v; want vlan_mode native-tagged, lacp active", p, err)
+	}
+	bad := writeFile(t, "bridges:\n  - name: br1\n    ports:\n      - {name: p1, lacp: fast, interfaces: [{name: p1}]}\n")
+	r := run(t, nil, false, "--daemon="+addr, "apply", "-f", bad)
+	if want := `bridges[0].ports[0].lacp: unknown LACP mode "fast"`; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, stderr %q, want %q", r.code, r.stderr, want)
+	}
+	if _, err := fake.Bridge("br1"); err == nil {
+		t.Error("an invalid file applied bridge br1")
+	}
+}
+
 func TestApplyRejectsInvalidFiles(t *testing.T) {
 	fake, addr := serve(t)
 	for _, tc := range []struct{ name, content, want string }{

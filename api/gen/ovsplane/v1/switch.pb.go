@@ -429,7 +429,14 @@ type Port struct {
 	OtherConfig map[string]string `protobuf:"bytes,5,rep,name=other_config,json=otherConfig,proto3" json:"other_config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	ExternalIds map[string]string `protobuf:"bytes,6,rep,name=external_ids,json=externalIds,proto3" json:"external_ids,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// interfaces: at least one; a plain port has one interface with the port's name.
-	Interfaces    []*Interface `protobuf:"bytes,7,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	Interfaces []*Interface `protobuf:"bytes,7,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	// vlan_mode is OVS's Port.vlan_mode: "" (access when tag is set, trunk otherwise), access
+	// (tag only, no trunks), trunk (trunks, no tag), native-tagged or native-untagged (tag is the
+	// native VLAN, trunks the others).
+	VlanMode string `protobuf:"bytes,8,opt,name=vlan_mode,json=vlanMode,proto3" json:"vlan_mode,omitempty"`
+	// lacp is OVS's Port.lacp: "" (OVS's default, off), active, passive or off. It matters to
+	// bonds; OVS also accepts it on a port with one interface.
+	Lacp          string `protobuf:"bytes,9,opt,name=lacp,proto3" json:"lacp,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -511,6 +518,20 @@ func (x *Port) GetInterfaces() []*Interface {
 		return x.Interfaces
 	}
 	return nil
+}
+
+func (x *Port) GetVlanMode() string {
+	if x != nil {
+		return x.VlanMode
+	}
+	return ""
+}
+
+func (x *Port) GetLacp() string {
+	if x != nil {
+		return x.Lacp
+	}
+	return ""
 }
 
 // Interface is one interface of a port.
@@ -2279,7 +2300,7 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10ExternalIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb4\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe5\x03\n" +
 	"\x04Port\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x15\n" +
 	"\x03tag\x18\x02 \x01(\x05H\x00R\x03tag\x88\x01\x01\x12\x16\n" +
@@ -2289,7 +2310,9 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\fexternal_ids\x18\x06 \x03(\v2\".ovsplane.v1.Port.ExternalIdsEntryR\vexternalIds\x126\n" +
 	"\n" +
 	"interfaces\x18\a \x03(\v2\x16.ovsplane.v1.InterfaceR\n" +
-	"interfaces\x1a>\n" +
+	"interfaces\x12\x1b\n" +
+	"\tvlan_mode\x18\b \x01(\tR\bvlanMode\x12\x12\n" +
+	"\x04lacp\x18\t \x01(\tR\x04lacp\x1a>\n" +
 	"\x10OtherConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
