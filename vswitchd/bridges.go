@@ -5,33 +5,34 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ovsplane/ovsplane/ovsdb"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 	"slices"
+
+	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/ovsdb"
 )
 
 // ---- bridges ----
 
 // ApplyBridge creates or updates a bridge through the API (b.Ports must be empty) and waits
 // until ovs-vswitchd applied it. A bridge of the configuration file cannot be changed here.
-func (d *Daemon) ApplyBridge(ctx context.Context, b config.Bridge) (BridgeInfo, error) {
-	if err := config.ValidateBridge(b); err != nil {
-		return BridgeInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+func (d *Daemon) ApplyBridge(ctx context.Context, b model.Bridge) (model.BridgeInfo, error) {
+	if err := desired.ValidateBridge(b); err != nil {
+		return model.BridgeInfo{}, fmt.Errorf("%w: %w", model.ErrInvalid, err)
 	}
-	b = canonicalBridge(b)
+	b = b.Canonical()
 	d.mu.Lock()
 	err := d.conflictLocked("bridge", b.Name, "")
 	d.mu.Unlock()
 	if err != nil {
-		return BridgeInfo{}, err
+		return model.BridgeInfo{}, err
 	}
 	if err := d.awaitOVSDB(ctx, "bridge", b.Name); err != nil {
-		return BridgeInfo{}, err
+		return model.BridgeInfo{}, err
 	}
 	cerr := d.w.ApplyBridge(ctx, taggedBridge(b), func(cerr error) error {
 		var applyErr *ovsdb.ApplyError
-		if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags[OriginKey] == string(OriginAPI) && !notSent(cerr) &&
+		if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags[OriginKey] == string(model.OriginAPI) && !notSent(cerr) &&
 			(cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
 			d.mu.Lock()
 			d.bridges[b.Name] = b
@@ -42,7 +43,7 @@ func (d *Daemon) ApplyBridge(ctx context.Context, b config.Bridge) (BridgeInfo, 
 		return cerr
 	})
 	if cerr != nil {
-		return BridgeInfo{}, classify("bridge", b.Name, cerr)
+		return model.BridgeInfo{}, classify("bridge", b.Name, cerr)
 	}
 	d.rec.Refresh()
 	info, _ := d.Bridge(b.Name)
@@ -57,9 +58,9 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 	d.mu.Unlock()
 	switch {
 	case isCfg:
-		return fmt.Errorf("%w: bridge %q comes from the configuration file; remove it there and reload", ErrConflict, name)
+		return fmt.Errorf("%w: bridge %q comes from the configuration file; remove it there and reload", model.ErrConflict, name)
 	case !isAPI:
-		return fmt.Errorf("%w: bridge %q is not managed by ovsplane", ErrNotFound, name)
+		return fmt.Errorf("%w: bridge %q is not managed by ovsplane", model.ErrNotFound, name)
 	}
 	if err := d.awaitOVSDB(ctx, "bridge", name); err != nil {
 		return err
@@ -95,33 +96,33 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 		return nil
 	}
 	if cerr == nil {
-		return fmt.Errorf("%w: bridge %q is still in OVSDB after its deletion committed; the reconciler will retry", ErrUnavailable, name)
+		return fmt.Errorf("%w: bridge %q is still in OVSDB after its deletion committed; the reconciler will retry", model.ErrUnavailable, name)
 	}
 	return classify("bridge", name, cerr)
 }
 
 // Bridge returns one managed bridge (ErrNotFound when it is not).
-func (d *Daemon) Bridge(name string) (BridgeInfo, error) {
+func (d *Daemon) Bridge(name string) (model.BridgeInfo, error) {
 	d.mu.Lock()
 	b, isAPI := d.bridges[name]
 	cb, isCfg := d.cfgDesired().Bridge(name)
 	d.mu.Unlock()
-	info := BridgeInfo{}
+	info := model.BridgeInfo{}
 	switch {
 	case isCfg:
 		cb.Ports = nil
-		info.Spec, info.Origin = cb, OriginConfig
+		info.Spec, info.Origin = cb, model.OriginConfig
 	case isAPI:
-		info.Spec, info.Origin = b, OriginAPI
+		info.Spec, info.Origin = b, model.OriginAPI
 	default:
-		return BridgeInfo{}, fmt.Errorf("%w: bridge %q is not managed by ovsplane", ErrNotFound, name)
+		return model.BridgeInfo{}, fmt.Errorf("%w: bridge %q is not managed by ovsplane", model.ErrNotFound, name)
 	}
-	info.Status = d.hub.orPending("bridge/"+name, reconcile.KindBridge, name, "")
+	info.Status = d.hub.orPending("bridge/"+name, model.KindBridge, name, "")
 	return info, nil
 }
 
 // Bridges returns every managed bridge, sorted by name.
-func (d *Daemon) Bridges() []BridgeInfo {
+func (d *Daemon) Bridges() []model.BridgeInfo {
 	d.mu.Lock()
 	names := make([]string, 0, len(d.bridges))
 	for n := range d.bridges {
@@ -132,18 +133,11 @@ func (d *Daemon) Bridges() []BridgeInfo {
 	}
 	d.mu.Unlock()
 	slices.Sort(names)
-	out := make([]BridgeInfo, 0, len(names))
+	out := make([]model.BridgeInfo, 0, len(names))
 	for _, n := range slices.Compact(names) {
 		if info, err := d.Bridge(n); err == nil {
 			out = append(out, info)
 		}
 	}
 	return out
-}
-
-// ---- helpers ----
-
-func canonicalBridge(b config.Bridge) config.Bridge {
-	c := config.Config{Bridges: []config.Bridge{b}}
-	return c.Desired().Bridges[0]
 }

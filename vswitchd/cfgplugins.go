@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/plugins/api"
@@ -18,16 +19,16 @@ import (
 // written) and its status says why.
 type cfgPluginPort struct {
 	bridge string
-	spec   config.Port
+	spec   model.Port
 	pp     *pluginPort // nil until attached
 	err    error       // why it is not attached
 }
 
 // isPluginTyped reports whether one of p's interfaces has a type that is not an OVS type:
-// with plugins configured, config.Validate leaves such types to the plugins.
-func isPluginTyped(p config.Port) bool {
-	return slices.ContainsFunc(p.Interfaces, func(in config.Interface) bool {
-		return !slices.Contains(config.InterfaceTypes, in.Type)
+// with plugins configured, config.Config.Validate leaves such types to the plugins.
+func isPluginTyped(p model.Port) bool {
+	return slices.ContainsFunc(p.Interfaces, func(in model.Interface) bool {
+		return !slices.Contains(model.InterfaceTypes, in.Type)
 	})
 }
 
@@ -63,9 +64,9 @@ func (d *Daemon) syncCfgPluginsLocked() (gone []*cfgPluginPort) {
 	return gone
 }
 
-func pluginTypeOf(p config.Port) string {
+func pluginTypeOf(p model.Port) string {
 	for _, in := range p.Interfaces {
-		if !slices.Contains(config.InterfaceTypes, in.Type) {
+		if !slices.Contains(model.InterfaceTypes, in.Type) {
 			return in.Type
 		}
 	}
@@ -96,7 +97,7 @@ func (d *Daemon) adoptCfgPluginsLocked(owned []ovsdb.OwnedRow) {
 // cfgTagged is the port the reconciler writes for an attached configuration port: the
 // plugin's shape, tagged with the plugin and the stored spec (as an API port is, without
 // OriginKey).
-func (c *cfgPluginPort) tagged() config.Port {
+func (c *cfgPluginPort) tagged() model.Port {
 	sp := storedPort{Bridge: c.bridge, Port: c.spec, Plugin: c.pp}
 	spec, _ := json.Marshal(sp) // plain data: cannot fail
 	p := c.pp.Shape
@@ -116,7 +117,7 @@ func (d *Daemon) withCfgPluginsLocked(des config.DesiredState) config.DesiredSta
 		return des
 	}
 	out := des
-	out.Bridges = make([]config.Bridge, len(des.Bridges))
+	out.Bridges = make([]model.Bridge, len(des.Bridges))
 	for i, b := range des.Bridges {
 		nb := b
 		nb.Ports = nil

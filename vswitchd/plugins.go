@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"maps"
+	"slices"
+
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
-	"maps"
-	"slices"
 )
 
 // PluginKey is the external_ids key naming, on the Port row of a port whose type a plugin
@@ -26,7 +27,7 @@ type pluginPort struct {
 	// State is the plugin's opaque state (api.Attachment.State).
 	State []byte `json:"state,omitempty"`
 	// Shape is the OVS port the plugin asked for: what the reconciler writes.
-	Shape     config.Port       `json:"shape"`
+	Shape     model.Port        `json:"shape"`
 	Status    string            `json:"status,omitempty"`
 	Endpoints map[string]string `json:"endpoints,omitempty"`
 }
@@ -35,13 +36,13 @@ type pluginPort struct {
 // a plugin's port type, the plugin's attachment.
 type storedPort struct {
 	Bridge string      `json:"bridge"`
-	Port   config.Port `json:"port"`
+	Port   model.Port  `json:"port"`
 	Plugin *pluginPort `json:"plugin,omitempty"`
 }
 
 // tagged returns the port the reconciler ensures for sp: the request, or the plugin's shape,
 // with the API tags (and PluginKey) in its external_ids.
-func (sp storedPort) tagged() config.Port {
+func (sp storedPort) tagged() model.Port {
 	spec, _ := json.Marshal(sp) // plain data: cannot fail
 	p := sp.Port
 	if sp.Plugin != nil {
@@ -74,21 +75,21 @@ func (d *Daemon) PluginPorts(_ context.Context, plugin string) ([]api.PortReques
 // PluginReplayed is the host's Options.Replayed: it logs the replays that failed or whose OVS
 // shape differs from the stored one (the stored shape stays; re-apply the port to take the
 // new one).
-func (d *Daemon) PluginReplayed(plugin string, results []ReplayResult) {
+func (d *Daemon) PluginReplayed(plugin string, results []api.ReplayResult) {
 	for _, r := range results {
 		if r.Err != nil {
-			d.log.Error("plugin could not re-attach a port after its restart", "plugin", plugin, "port", r.Port, "error", r.Err)
+			d.log.Error("plugin could not re-attach a port after its restart", "plugin", plugin, "port", r.Request.Name, "error", r.Err)
 			continue
 		}
 		d.mu.Lock()
-		p, ok := d.ports[r.Port]
+		p, ok := d.ports[r.Request.Name]
 		d.mu.Unlock()
 		if !ok || p.plugin == nil {
 			continue
 		}
 		shape, err := shapeOf(p.bridge, p.spec, plugin, r.Attachment)
-		if err != nil || !samePort(canonicalPort(shape), p.plugin.Shape) {
-			d.log.Warn("plugin re-attached a port with another OVS shape; the stored one stays (apply the port again to change it)", "plugin", plugin, "port", r.Port, "error", err)
+		if err != nil || !samePort(shape.Canonical(), p.plugin.Shape) {
+			d.log.Warn("plugin re-attached a port with another OVS shape; the stored one stays (apply the port again to change it)", "plugin", plugin, "port", r.Request.Name, "error", err)
 		}
 	}
 }
@@ -142,21 +143,14 @@ func (d *Daemon) sweepOrphans(plugin string) {
 	}
 }
 
-// ReplayResult is the outcome of a plugin's re-attachment of one of its ports.
-type ReplayResult struct {
-	Port       string
-	Attachment api.Attachment
-	Err        error
-}
-
 // overlayPlugins returns statuses with their plugin's health: while the plugin of a port is
 // failed (circuit breaker open) or refused, the port and its interfaces are in error, naming
 // the plugin and why. It asks the host for the plugins' states at most once.
-func (d *Daemon) overlayPlugins(statuses []reconcile.Status) []reconcile.Status {
+func (d *Daemon) overlayPlugins(statuses []model.Status) []model.Status {
 	if d.opts.Plugins == nil || len(statuses) == 0 {
 		return statuses
 	}
-	out := make([]reconcile.Status, len(statuses))
+	out := make([]model.Status, len(statuses))
 	infos := d.pluginInfos()
 	for i, s := range statuses {
 		out[i] = d.pluginStatusIn(s, infos)
@@ -166,10 +160,10 @@ func (d *Daemon) overlayPlugins(statuses []reconcile.Status) []reconcile.Status 
 
 // pluginInfos returns the plugin host's view of every plugin, read once: callers overriding
 // many statuses pass it to pluginStatusIn instead of asking the host per status.
-func (d *Daemon) pluginInfos() func() []PluginInfo {
-	var infos []PluginInfo
+func (d *Daemon) pluginInfos() func() []model.PluginInfo {
+	var infos []model.PluginInfo
 	read := false
-	return func() []PluginInfo {
+	return func() []model.PluginInfo {
 		if !read && d.opts.Plugins != nil {
 			infos, read = d.opts.Plugins.Plugins(), true
 		}
@@ -178,8 +172,8 @@ func (d *Daemon) pluginInfos() func() []PluginInfo {
 }
 
 // pluginStatusIn is pluginStatus with the plugins' states from infos (read on first use).
-func (d *Daemon) pluginStatusIn(s reconcile.Status, infos func() []PluginInfo) reconcile.Status {
-	if d.opts.Plugins == nil || s.Kind == reconcile.KindBridge {
+func (d *Daemon) pluginStatusIn(s model.Status, infos func() []model.PluginInfo) model.Status {
+	if d.opts.Plugins == nil || s.Kind == model.KindBridge {
 		return s
 	}
 	d.mu.Lock()
@@ -189,7 +183,7 @@ func (d *Daemon) pluginStatusIn(s reconcile.Status, infos func() []PluginInfo) r
 	} else if c, ok := d.cfgPlugins[s.Name]; ok {
 		if c.pp == nil {
 			d.mu.Unlock()
-			s.State, s.Ofport, s.Bridge = reconcile.Error, 0, c.bridge
+			s.State, s.Ofport, s.Bridge = model.StateError, 0, c.bridge
 			s.Error = "not attached: " + c.err.Error()
 			return s
 		}
@@ -204,18 +198,18 @@ func (d *Daemon) pluginStatusIn(s reconcile.Status, infos func() []PluginInfo) r
 			continue
 		}
 		if pi.State == "failed" || pi.State == "refused" {
-			s.State, s.Ofport = reconcile.Error, 0
+			s.State, s.Ofport = model.StateError, 0
 			s.Error = fmt.Sprintf("plugin %q, which provides type %q, is %s: %s", pi.Name, pp.Type, pi.State, pi.Reason)
 		}
 		return s
 	}
-	s.State, s.Ofport = reconcile.Error, 0
+	s.State, s.Ofport = model.StateError, 0
 	s.Error = fmt.Sprintf("plugin %q, which attached this port, is no longer configured; add it back or delete the port", pp.Plugin)
 	return s
 }
 
 // samePort reports whether two canonical ports are the same spec.
-func samePort(a, b config.Port) bool {
+func samePort(a, b model.Port) bool {
 	ja, _ := json.Marshal(a) // plain data: cannot fail; maps marshal sorted
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
@@ -241,17 +235,17 @@ func (d *Daemon) PluginChanged(plugin string) {
 		}
 	}
 	d.mu.Lock()
-	var changed []reconcile.Status
+	var changed []model.Status
 	type obj struct {
-		kind         reconcile.Kind
+		kind         model.Kind
 		name, bridge string
 	}
 	var objs []obj
 	for name, p := range d.ports {
 		if p.plugin != nil && p.plugin.Plugin == plugin {
-			objs = append(objs, obj{reconcile.KindPort, name, p.bridge})
+			objs = append(objs, obj{model.KindPort, name, p.bridge})
 			for _, in := range p.plugin.Shape.Interfaces {
-				objs = append(objs, obj{reconcile.KindInterface, in.Name, p.bridge})
+				objs = append(objs, obj{model.KindInterface, in.Name, p.bridge})
 			}
 		}
 	}
@@ -277,7 +271,7 @@ func (d *Daemon) desired() config.DesiredState {
 
 // replayRequest is the request that re-attaches a port of plugin type from its stored spec
 // and the state its plugin's last Attach returned.
-func replayRequest(bridge string, spec config.Port, pp *pluginPort) api.PortRequest {
+func replayRequest(bridge string, spec model.Port, pp *pluginPort) api.PortRequest {
 	return api.PortRequest{Bridge: bridge, Name: spec.Name, Type: pp.Type, Options: maps.Clone(spec.Interfaces[0].Options),
 		ExternalIDs: maps.Clone(spec.ExternalIDs), State: slices.Clone(pp.State)}
 }

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/ovsplane/ovsplane/ovsdb"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/writer"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/writer"
 )
 
 // The API object store: the objects created through the API (d.bridges, d.ports), the
@@ -21,10 +23,10 @@ import (
 // apiPort is a port created through the API, as the store keeps it.
 type apiPort struct {
 	bridge string
-	spec   config.Port // the request
+	spec   model.Port // the request
 	// plugin is the plugin's attachment of a port whose type a plugin provides; nil otherwise.
 	plugin *pluginPort
-	tagged config.Port // spec (or the plugin's shape) with the API tags: what the reconciler ensures (computed once)
+	tagged model.Port // spec (or the plugin's shape) with the API tags: what the reconciler ensures (computed once)
 }
 
 func newAPIPort(sp storedPort) apiPort {
@@ -44,7 +46,7 @@ func (d *Daemon) adopt(owned []ovsdb.OwnedRow) {
 	defer d.mu.Unlock()
 	var ports []ovsdb.OwnedRow
 	for _, o := range owned {
-		if o.Tags[OriginKey] != string(OriginAPI) {
+		if o.Tags[OriginKey] != string(model.OriginAPI) {
 			continue
 		}
 		switch o.Table {
@@ -52,7 +54,7 @@ func (d *Daemon) adopt(owned []ovsdb.OwnedRow) {
 			if _, ok := d.bridges[o.Name]; ok {
 				continue
 			}
-			var b config.Bridge
+			var b model.Bridge
 			if err := json.Unmarshal([]byte(o.Tags[SpecKey]), &b); err != nil || b.Name != o.Name {
 				d.log.Warn("API bridge with an unreadable spec; it will be pruned", "bridge", o.Name, "error", err)
 				continue
@@ -79,7 +81,7 @@ func (d *Daemon) adopt(owned []ovsdb.OwnedRow) {
 
 // extra is the reconciler's Options.Extra: the API objects, after adopting API rows found in
 // OVSDB (left by a commit whose outcome was unknown, or by another instance).
-func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
+func (d *Daemon) extra(owned []ovsdb.OwnedRow) []model.Bridge {
 	if owned != nil {
 		d.adopt(owned)
 	}
@@ -88,11 +90,11 @@ func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
 	if d.extraCache != nil && d.extraVer == d.objVer {
 		return d.extraCache // callers only read it
 	}
-	byBridge := map[string][]config.Port{}
+	byBridge := map[string][]model.Port{}
 	for _, p := range d.ports {
 		byBridge[p.bridge] = append(byBridge[p.bridge], p.tagged)
 	}
-	out := make([]config.Bridge, 0, len(d.bridges)+len(byBridge))
+	out := make([]model.Bridge, 0, len(d.bridges)+len(byBridge))
 	for name, b := range d.bridges {
 		tb := taggedBridge(b)
 		tb.Ports = byBridge[name]
@@ -100,7 +102,7 @@ func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
 		out = append(out, tb)
 	}
 	for name, ports := range byBridge {
-		out = append(out, config.Bridge{Name: name, Ports: ports})
+		out = append(out, model.Bridge{Name: name, Ports: ports})
 	}
 	d.extraCache, d.extraVer = out, d.objVer
 	return out
@@ -111,7 +113,7 @@ func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
 // was not running: Reload refuses to drop such a bridge). ovsplane leaves such a bridge as it
 // is, neither rewritten with an empty spec nor pruned with the API ports; its status says why
 // and what to do.
-func (d *Daemon) unheld(extra []config.Bridge) map[string]string {
+func (d *Daemon) unheld(extra []model.Bridge) map[string]string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out map[string]string
@@ -150,7 +152,7 @@ func (d *Daemon) droppedHoldingLocked(next config.DesiredState) []string {
 	return out
 }
 
-func portNames(ports []config.Port) []string {
+func portNames(ports []model.Port) []string {
 	out := make([]string, 0, len(ports))
 	for _, p := range ports {
 		out = append(out, p.Name)
@@ -160,7 +162,7 @@ func portNames(ports []config.Port) []string {
 }
 
 // taggedBridge returns b with the API tags in its external_ids.
-func taggedBridge(b config.Bridge) config.Bridge {
+func taggedBridge(b model.Bridge) model.Bridge {
 	spec, _ := json.Marshal(b) // plain data: cannot fail
 	b.ExternalIDs = withTags(b.ExternalIDs, string(spec))
 	return b
@@ -171,7 +173,7 @@ func withTags(m map[string]string, spec string) map[string]string {
 	for k, v := range m {
 		out[k] = v
 	}
-	out[OriginKey] = string(OriginAPI)
+	out[OriginKey] = string(model.OriginAPI)
 	out[SpecKey] = spec
 	return out
 }
@@ -209,16 +211,16 @@ func (d *Daemon) cfgIfaceOwnerLocked(name string) (string, bool) {
 func (d *Daemon) conflictLocked(kind, name, _ string) error {
 	for _, b := range d.cfg.Bridges {
 		if b.Name == name {
-			return fmt.Errorf("%w: %s %q comes from the configuration file; change it there and reload", ErrConflict, kind, name)
+			return fmt.Errorf("%w: %s %q comes from the configuration file; change it there and reload", model.ErrConflict, kind, name)
 		}
 		for _, p := range b.Ports {
 			if p.Name == name {
-				return fmt.Errorf("%w: %s %q is the name of a port of the configuration file (bridge %q); pick another name", ErrConflict, kind, name, b.Name)
+				return fmt.Errorf("%w: %s %q is the name of a port of the configuration file (bridge %q); pick another name", model.ErrConflict, kind, name, b.Name)
 			}
 		}
 	}
 	if _, isPort := d.ports[name]; isPort {
-		return fmt.Errorf("%w: %s %q is the name of a port created through the API; pick another name", ErrConflict, kind, name)
+		return fmt.Errorf("%w: %s %q is the name of a port created through the API; pick another name", model.ErrConflict, kind, name)
 	}
 	return nil
 }
@@ -226,29 +228,29 @@ func (d *Daemon) conflictLocked(kind, name, _ string) error {
 // portConflictLocked checks that p may be applied on bridge: the bridge is managed, the port
 // is not the configuration's, not on another bridge, and its interfaces are not another
 // managed port's.
-func (d *Daemon) portConflictLocked(bridge string, p config.Port) error {
+func (d *Daemon) portConflictLocked(bridge string, p model.Port) error {
 	_, apiBridge := d.bridges[bridge]
 	_, cfgBridge := d.cfgDesired().Bridge(bridge)
 	if !apiBridge && !cfgBridge {
-		return fmt.Errorf("%w: bridge %q of port %q is not managed by ovsplane; create it first (ApplyBridge or the configuration file)", ErrNotFound, bridge, p.Name)
+		return fmt.Errorf("%w: bridge %q of port %q is not managed by ovsplane; create it first (ApplyBridge or the configuration file)", model.ErrNotFound, bridge, p.Name)
 	}
 	if b := d.cfgPortBridgeLocked(p.Name); b != "" {
-		return fmt.Errorf("%w: port %q comes from the configuration file (bridge %q); change it there and reload", ErrConflict, p.Name, b)
+		return fmt.Errorf("%w: port %q comes from the configuration file (bridge %q); change it there and reload", model.ErrConflict, p.Name, b)
 	}
 	_, isCfgBr := d.cfgDes.Bridge(p.Name)
 	if _, isBr := d.bridges[p.Name]; isBr || isCfgBr {
-		return fmt.Errorf("%w: port %q has the name of a bridge; pick another name", ErrConflict, p.Name)
+		return fmt.Errorf("%w: port %q has the name of a bridge; pick another name", model.ErrConflict, p.Name)
 	}
 	if cur, ok := d.ports[p.Name]; ok && cur.bridge != bridge {
-		return fmt.Errorf("%w: port %q is on bridge %q; delete it there first to move it to %q", ErrConflict, p.Name, cur.bridge, bridge)
+		return fmt.Errorf("%w: port %q is on bridge %q; delete it there first to move it to %q", model.ErrConflict, p.Name, cur.bridge, bridge)
 	}
 	for _, in := range p.Interfaces {
 		if other, ok := d.cfgIfaceOwnerLocked(in.Name); ok {
-			return fmt.Errorf("%w: interface %q of port %q belongs to port %q of the configuration file; pick another name", ErrConflict, in.Name, p.Name, other)
+			return fmt.Errorf("%w: interface %q of port %q belongs to port %q of the configuration file; pick another name", model.ErrConflict, in.Name, p.Name, other)
 		}
 		if in.Name != p.Name {
 			if op, ok := d.ports[in.Name]; ok {
-				return fmt.Errorf("%w: interface %q of port %q is the name of port %q on bridge %q; pick another name", ErrConflict, in.Name, p.Name, in.Name, op.bridge)
+				return fmt.Errorf("%w: interface %q of port %q is the name of port %q on bridge %q; pick another name", model.ErrConflict, in.Name, p.Name, in.Name, op.bridge)
 			}
 		}
 	}
@@ -267,7 +269,7 @@ func (d *Daemon) settle(reqs []writer.PortRequest) {
 		case r.Delete && !present:
 			delete(d.ports, r.Spec.Name)
 			d.objVer++
-		case !r.Delete && present && tags[OriginKey] == string(OriginAPI) && tags[SpecKey] == r.Spec.ExternalIDs[SpecKey]:
+		case !r.Delete && present && tags[OriginKey] == string(model.OriginAPI) && tags[SpecKey] == r.Spec.ExternalIDs[SpecKey]:
 			// The spec key round-trips the API's view of the port exactly.
 			var sp storedPort
 			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {

@@ -1,13 +1,13 @@
 package writer
 
 import (
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // PortSpec converts a desired port of bridge to the ovsdb package's spec. It is the one
 // conversion of a port: the reconciler's passes and the port door both use it.
-func PortSpec(bridge string, p config.Port) ovsdb.PortSpec {
+func PortSpec(bridge string, p model.Port) ovsdb.PortSpec {
 	s := ovsdb.PortSpec{Bridge: bridge, Name: p.Name, Tag: p.Tag, Trunks: p.Trunks, BondMode: p.BondMode,
 		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
 	for _, i := range p.Interfaces {
@@ -19,7 +19,7 @@ func PortSpec(bridge string, p config.Port) ovsdb.PortSpec {
 }
 
 // BridgeSpec converts a desired bridge to the ovsdb package's spec (its ports aside).
-func BridgeSpec(b config.Bridge) ovsdb.BridgeSpec {
+func BridgeSpec(b model.Bridge) ovsdb.BridgeSpec {
 	return ovsdb.BridgeSpec{Name: b.Name, DatapathType: b.DatapathType, FailMode: b.FailMode,
 		Protocols: b.Protocols, Controllers: b.Controllers, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs}
 }
