@@ -21,23 +21,23 @@ const detachTimeout = 30 * time.Second
 
 // pluginType reports whether t is an interface type a configured plugin provides (and not one
 // of OVS's own types, which always win).
-func (d *Daemon) pluginType(t string) bool {
-	if d.opts.Plugins == nil || slices.Contains(model.InterfaceTypes, t) {
+func (a *attacher) pluginType(t string) bool {
+	if a.plugins == nil || slices.Contains(model.InterfaceTypes, t) {
 		return false
 	}
-	_, _, ok := d.opts.Plugins.PortProvider(t)
+	_, _, ok := a.plugins.PortProvider(t)
 	return ok
 }
 
-// pluginRequest returns the provider, plugin name and plugin type of a port whose interface
+// request returns the provider, plugin name and plugin type of a port whose interface
 // type a plugin provides; ok is false for an ordinary port. A plugin's port has exactly one
 // interface, named like the port: ErrInvalid otherwise.
-func (d *Daemon) pluginRequest(p model.Port) (prov api.PortProvider, plugin, typ string, ok bool, err error) {
+func (a *attacher) request(p model.Port) (prov api.PortProvider, plugin, typ string, ok bool, err error) {
 	for _, in := range p.Interfaces {
-		if !d.pluginType(in.Type) {
+		if !a.pluginType(in.Type) {
 			continue
 		}
-		prov, plugin, _ = d.opts.Plugins.PortProvider(in.Type)
+		prov, plugin, _ = a.plugins.PortProvider(in.Type)
 		if len(p.Interfaces) != 1 || in.Name != p.Name {
 			return nil, "", "", false, fmt.Errorf("%w: port %q: type %q is provided by plugin %q, whose ports have exactly one interface named like the port; give port %q a single interface %q",
 				model.ErrInvalid, p.Name, in.Type, plugin, p.Name, p.Name)
@@ -55,7 +55,7 @@ func (d *Daemon) pluginRequest(p model.Port) (prov api.PortProvider, plugin, typ
 // replay (the plugin adopts its State), a different one is refused (delete the port first).
 // fresh reports whether this call created the plugin's side (so a failed write must detach
 // it).
-func (d *Daemon) attach(ctx context.Context, bridge string, p model.Port, prov api.PortProvider, plugin, typ string, prev *storedPort) (pp *pluginPort, fresh bool, err error) {
+func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov api.PortProvider, plugin, typ string, prev *storedPort) (pp *pluginPort, fresh bool, err error) {
 	in := p.Interfaces[0]
 	req := api.PortRequest{Bridge: bridge, Name: p.Name, Type: typ, Options: in.Options, ExternalIDs: p.ExternalIDs}
 	if prev != nil && prev.Plugin != nil {
@@ -76,13 +76,13 @@ func (d *Daemon) attach(ctx context.Context, bridge string, p model.Port, prov a
 		}
 		return nil, false, fmt.Errorf("%w: port %q (type %q of plugin %q): %s", model.ErrInvalid, p.Name, typ, plugin, strings.Join(msgs, "; "))
 	}
-	a, err := prov.Attach(ctx, req)
+	att, err := prov.Attach(ctx, req)
 	fresh = req.State == nil
 	if err != nil {
-		d.detachRefused(bridge, p, plugin, typ, fresh, err)
+		a.detachRefused(bridge, p, plugin, typ, fresh, err)
 		return nil, false, pluginError(p.Name, err)
 	}
-	shape, err := shapeOf(bridge, p, plugin, a)
+	shape, err := shapeOf(bridge, p, plugin, att)
 	if err == nil {
 		err = desired.ValidatePort(bridge, shape)
 		if err != nil {
@@ -91,11 +91,11 @@ func (d *Daemon) attach(ctx context.Context, bridge string, p model.Port, prov a
 	}
 	if err != nil {
 		if fresh {
-			d.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: a.State})
+			a.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: att.State})
 		}
 		return nil, false, err
 	}
-	return &pluginPort{Plugin: plugin, Type: typ, State: a.State, Shape: shape.Canonical(), Status: a.Status, Endpoints: a.Endpoints}, fresh, nil
+	return &pluginPort{Plugin: plugin, Type: typ, State: att.State, Shape: shape.Canonical(), Status: att.Status, Endpoints: att.Endpoints}, fresh, nil
 }
 
 // detachRefused detaches a fresh attachment whose answer the host refused (err is an
@@ -103,14 +103,14 @@ func (d *Daemon) attach(ctx context.Context, bridge string, p model.Port, prov a
 // that cannot be stored), passing back the refused answer's State, as a shape refused by
 // desired.ValidatePort is. A replay (not fresh) keeps its host work: OVSDB still holds the
 // port. Any other error — the plugin's own, a transport failure, a timeout — detaches nothing.
-func (d *Daemon) detachRefused(bridge string, p model.Port, plugin, typ string, fresh bool, err error) {
+func (a *attacher) detachRefused(bridge string, p model.Port, plugin, typ string, fresh bool, err error) {
 	var refused *api.RefusedAnswerError
 	if !fresh || !errors.As(err, &refused) {
 		return
 	}
-	d.log.Warn("plugin's Attach answer was refused by the host's checks; detaching what it attached",
+	a.log.Warn("plugin's Attach answer was refused by the host's checks; detaching what it attached",
 		"plugin", plugin, "port", p.Name, "bridge", bridge, "fields", refusedFields(refused.Err))
-	d.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: refused.State})
+	a.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: refused.State})
 }
 
 // refusedFields lists the fields an answer was refused for (the Problems of its *api.Error).
@@ -128,13 +128,13 @@ func refusedFields(err error) []string {
 
 // detach asks the port's plugin to undo its host work, with its own deadline; failures are
 // logged (the plugin's List shows what it still holds).
-func (d *Daemon) detach(bridge string, p model.Port, pp *pluginPort) {
-	if d.opts.Plugins == nil || pp == nil {
+func (a *attacher) detach(bridge string, p model.Port, pp *pluginPort) {
+	if a.plugins == nil || pp == nil {
 		return
 	}
-	prov, plugin, ok := d.opts.Plugins.PortProvider(pp.Type)
+	prov, plugin, ok := a.plugins.PortProvider(pp.Type)
 	if !ok || plugin != pp.Plugin {
-		d.log.Error("cannot detach a plugin port: its plugin no longer provides its type", "port", p.Name, "plugin", pp.Plugin, "type", pp.Type)
+		a.log.Error("cannot detach a plugin port: its plugin no longer provides its type", "port", p.Name, "plugin", pp.Plugin, "type", pp.Type)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
@@ -145,7 +145,7 @@ func (d *Daemon) detach(bridge string, p model.Port, pp *pluginPort) {
 	}
 	req := api.PortRequest{Bridge: bridge, Name: p.Name, Type: pp.Type, Options: opts, ExternalIDs: p.ExternalIDs, State: pp.State}
 	if err := prov.Detach(ctx, req); err != nil {
-		d.log.Error("plugin could not detach a deleted port; its host resources may remain", "port", p.Name, "plugin", pp.Plugin, "error", err)
+		a.log.Error("plugin could not detach a deleted port; its host resources may remain", "port", p.Name, "plugin", pp.Plugin, "error", err)
 	}
 }
 

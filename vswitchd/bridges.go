@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"slices"
-
 	"github.com/ovsplane/ovsplane/internal/desired"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
@@ -21,10 +19,7 @@ func (d *Daemon) ApplyBridge(ctx context.Context, b model.Bridge) (model.BridgeI
 		return model.BridgeInfo{}, fmt.Errorf("%w: %w", model.ErrInvalid, err)
 	}
 	b = b.Canonical()
-	d.mu.Lock()
-	err := d.conflictLocked("bridge", b.Name, "")
-	d.mu.Unlock()
-	if err != nil {
+	if err := d.store.conflict("bridge", b.Name); err != nil {
 		return model.BridgeInfo{}, err
 	}
 	if err := d.awaitOVSDB(ctx, "bridge", b.Name); err != nil {
@@ -34,10 +29,7 @@ func (d *Daemon) ApplyBridge(ctx context.Context, b model.Bridge) (model.BridgeI
 		var applyErr *ovsdb.ApplyError
 		if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags[OriginKey] == string(model.OriginAPI) && !notSent(cerr) &&
 			(cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
-			d.mu.Lock()
-			d.bridges[b.Name] = b
-			d.objVer++
-			d.mu.Unlock()
+			d.store.putBridge(b)
 			return nil // committed: its status tells the rest
 		}
 		return cerr
@@ -52,20 +44,17 @@ func (d *Daemon) ApplyBridge(ctx context.Context, b model.Bridge) (model.BridgeI
 
 // DeleteBridge deletes a bridge created through the API, with its ports.
 func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
-	d.mu.Lock()
-	_, isAPI := d.bridges[name]
-	_, isCfg := d.cfgDesired().Bridge(name)
-	d.mu.Unlock()
+	info, managed := d.store.bridge(name)
 	switch {
-	case isCfg:
+	case managed && info.Origin == model.OriginConfig:
 		return fmt.Errorf("%w: bridge %q comes from the configuration file; remove it there and reload", model.ErrConflict, name)
-	case !isAPI:
+	case !managed:
 		return fmt.Errorf("%w: bridge %q is not managed by ovsplane", model.ErrNotFound, name)
 	}
 	if err := d.awaitOVSDB(ctx, "bridge", name); err != nil {
 		return err
 	}
-	var attached []apiPort
+	var attached []storedPort
 	gone := false
 	cerr := d.w.DeleteBridge(ctx, name, func(cerr error) error {
 		var applyErr *ovsdb.ApplyError
@@ -73,24 +62,12 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 			return cerr
 		}
 		gone = true
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		delete(d.bridges, name)
-		d.objVer++
-		for pn, p := range d.ports {
-			if p.bridge == name {
-				delete(d.ports, pn)
-				d.objVer++
-				if p.plugin != nil {
-					attached = append(attached, p)
-				}
-			}
-		}
+		attached = d.store.deleteBridge(name)
 		return nil
 	})
 	if gone {
 		for _, p := range attached {
-			d.detach(p.bridge, p.spec, p.plugin)
+			d.att.detach(p.Bridge, p.Port, p.Plugin)
 		}
 		d.rec.Refresh()
 		return nil
@@ -103,18 +80,8 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 
 // Bridge returns one managed bridge (ErrNotFound when it is not).
 func (d *Daemon) Bridge(name string) (model.BridgeInfo, error) {
-	d.mu.Lock()
-	b, isAPI := d.bridges[name]
-	cb, isCfg := d.cfgDesired().Bridge(name)
-	d.mu.Unlock()
-	info := model.BridgeInfo{}
-	switch {
-	case isCfg:
-		cb.Ports = nil
-		info.Spec, info.Origin = cb, model.OriginConfig
-	case isAPI:
-		info.Spec, info.Origin = b, model.OriginAPI
-	default:
+	info, ok := d.store.bridge(name)
+	if !ok {
 		return model.BridgeInfo{}, fmt.Errorf("%w: bridge %q is not managed by ovsplane", model.ErrNotFound, name)
 	}
 	info.Status = d.hub.orPending("bridge/"+name, model.KindBridge, name, "")
@@ -123,18 +90,9 @@ func (d *Daemon) Bridge(name string) (model.BridgeInfo, error) {
 
 // Bridges returns every managed bridge, sorted by name.
 func (d *Daemon) Bridges() []model.BridgeInfo {
-	d.mu.Lock()
-	names := make([]string, 0, len(d.bridges))
-	for n := range d.bridges {
-		names = append(names, n)
-	}
-	for _, b := range d.cfgDesired().Bridges {
-		names = append(names, b.Name)
-	}
-	d.mu.Unlock()
-	slices.Sort(names)
+	names := d.store.bridgeNames()
 	out := make([]model.BridgeInfo, 0, len(names))
-	for _, n := range slices.Compact(names) {
+	for _, n := range names {
 		if info, err := d.Bridge(n); err == nil {
 			out = append(out, info)
 		}

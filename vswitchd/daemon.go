@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/ovsplane/ovsplane/model"
@@ -144,20 +143,8 @@ type Daemon struct {
 	rec  *reconcile.Reconciler
 	w    *writer.Writer // the one writer of OVSDB
 
-	mu      sync.Mutex
-	cfg     *config.Config
-	cfgDes  config.DesiredState     // cfg.Desired()
-	bridges map[string]model.Bridge // API bridges (no ports)
-	ports   map[string]apiPort      // API ports by name
-	// objVer counts the changes of bridges and ports; extraCache is extra's result at
-	// extraVer (the status refresh asks for it after every change of OVSDB).
-	objVer, extraVer int
-	extraCache       []model.Bridge
-	// attaching counts, per port name, the ApplyPort calls between a plugin's Attach and the
-	// end of their write, whose host work must not be swept as orphaned.
-	attaching map[string]int
-	// cfgPlugins are the configuration's ports of plugin types, by name (see cfgPluginPort).
-	cfgPlugins map[string]*cfgPluginPort
+	store *objectStore // the API's and the configuration's objects
+	att   *attacher    // the ports of plugin types, both origins
 
 	live    *switchLiveness // nil without Options.SwitchProbe
 	hub     *statusHub
@@ -184,25 +171,23 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	if opts.Commit.ReconnectWait == 0 {
 		opts.Commit.ReconnectWait = DefaultReconnectWait
 	}
-	d := &Daemon{c: c, log: opts.Logger, opts: opts, cfg: cfg, cfgDes: cfg.Desired(),
-		bridges: map[string]model.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, cfgPlugins: map[string]*cfgPluginPort{}}
+	d := &Daemon{c: c, log: opts.Logger, opts: opts, att: newAttacher(opts.Plugins, opts.Logger)}
+	d.store = newObjectStore(opts.Logger, c.Tags, d.att, cfg)
 	d.flows = newFlowSyncer(opts.Plugins, opts.OpenFlow, opts.Logger, d.Bridges, d.Ports)
 	owned := c.Owned()
-	d.adopt(owned)
-	d.mu.Lock()
-	d.syncCfgPluginsLocked()
-	d.adoptCfgPluginsLocked(owned)
-	d.mu.Unlock()
-	d.hub = newStatusHub(opts.Logger, opts.Observer, d.overlayPlugins, d.managed)
+	d.store.adopt(owned)
+	d.att.syncConfig(d.store.configDesired())
+	d.att.adoptConfig(owned)
+	d.hub = newStatusHub(opts.Logger, opts.Observer, d.att.overlay, d.managed)
 	if opts.Plugins != nil {
 		if own, err := c.OwnedGlobal(ctx); err == nil {
-			d.globals.seed(own, d.cfgDes.OtherConfig)
+			d.globals.seed(own, d.store.configDesired().OtherConfig)
 		}
 	}
 
 	w, err := writer.New(ctx, c, writer.Options{Logger: opts.Logger, Commit: opts.Commit,
 		Generation: func() int64 { return d.rec.Generation() }, BatchMaxSize: opts.BatchMaxSize,
-		BatchMaxDelay: opts.BatchMaxDelay, OnBatch: d.batchCommitted, Settle: d.settle})
+		BatchMaxDelay: opts.BatchMaxDelay, OnBatch: d.batchCommitted, Settle: d.store.settle})
 	if err != nil {
 		return nil, fmt.Errorf("vswitchd: %w", err)
 	}
@@ -210,8 +195,8 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 
 	ro := opts.Reconcile
 	ro.Logger, ro.Commit = opts.Logger, opts.Commit
-	ro.Extra = d.extra
-	ro.Unheld = d.unheld
+	ro.Extra = d.store.extra
+	ro.Unheld = d.store.unheld
 	ro.Writer = w
 	userChange := ro.OnChange
 	ro.OnChange = func(changed []model.Status) {

@@ -22,22 +22,15 @@ import (
 // interface ovs-vswitchd refused is not an error of the call: the port is written, and its
 // status is model.StateError with ovs-vswitchd's message.
 func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (model.PortInfo, error) {
-	if err := desired.ValidatePortWith(bridge, p, d.pluginType); err != nil {
+	if err := desired.ValidatePortWith(bridge, p, d.att.pluginType); err != nil {
 		return model.PortInfo{}, fmt.Errorf("%w: %w", model.ErrInvalid, err)
 	}
 	p = p.Canonical()
-	prov, plugin, typ, isPlugin, err := d.pluginRequest(p)
+	prov, plugin, typ, isPlugin, err := d.att.request(p)
 	if err != nil {
 		return model.PortInfo{}, err
 	}
-	d.mu.Lock()
-	err = d.portConflictLocked(bridge, p)
-	var prev *storedPort
-	if cur, ok := d.ports[p.Name]; ok {
-		sp := cur.stored()
-		prev = &sp
-	}
-	d.mu.Unlock()
+	prev, err := d.store.checkPort(bridge, p)
 	if err != nil {
 		return model.PortInfo{}, err
 	}
@@ -56,24 +49,15 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (mo
 		// batch waits for it instead of leaving without it (splitting the cohort).
 		announced = d.w.Announce()
 		defer announced.Cancel() // no-op once submitted
-		d.mu.Lock()
-		d.attaching[p.Name]++
-		d.mu.Unlock()
-		defer func() {
-			d.mu.Lock()
-			if d.attaching[p.Name]--; d.attaching[p.Name] <= 0 {
-				delete(d.attaching, p.Name)
-			}
-			d.mu.Unlock()
-		}()
-		if sp.Plugin, fresh, err = d.attach(ctx, bridge, p, prov, plugin, typ, prev); err != nil {
+		defer d.att.begin(p.Name)()
+		if sp.Plugin, fresh, err = d.att.attach(ctx, bridge, p, prov, plugin, typ, prev); err != nil {
 			return model.PortInfo{}, err
 		}
 	}
 	res, err := d.w.EnsurePort(ctx, announced, bridge, sp.tagged())
 	if err != nil && !errors.Is(err, ovsdb.ErrVswitchd) {
 		if fresh && !unknownOutcome(err) { // certainly not written: undo the plugin's work
-			d.detach(bridge, p, sp.Plugin)
+			d.att.detach(bridge, p, sp.Plugin)
 		}
 		return model.PortInfo{}, classify("port", p.Name, err)
 	}
@@ -81,7 +65,7 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (mo
 	// reconciler's statuses, which follow OVSDB asynchronously.
 	info := model.PortInfo{Bridge: bridge, Spec: p, Origin: model.OriginAPI,
 		Status: model.Status{Kind: model.KindPort, Name: p.Name, Bridge: bridge, State: model.StateReady}}
-	d.fillPlugin(&info, sp.Plugin)
+	info = withPlugin(info, sp.Plugin)
 	for _, st := range res.Interfaces {
 		s := model.Status{Kind: model.KindInterface, Name: st.Name, Bridge: bridge, State: model.StatePending}
 		switch {
@@ -105,10 +89,7 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (mo
 
 // DeletePort deletes a port created through the API.
 func (d *Daemon) DeletePort(ctx context.Context, name string) error {
-	d.mu.Lock()
-	p, isAPI := d.ports[name]
-	cfgBridge := d.cfgPortBridgeLocked(name)
-	d.mu.Unlock()
+	p, isAPI, cfgBridge := d.store.deletablePort(name)
 	switch {
 	case cfgBridge != "":
 		return fmt.Errorf("%w: port %q comes from the configuration file (bridge %q); remove it there and reload", model.ErrConflict, name, cfgBridge)
@@ -118,20 +99,18 @@ func (d *Daemon) DeletePort(ctx context.Context, name string) error {
 	if err := d.awaitOVSDB(ctx, "port", name); err != nil {
 		return err
 	}
-	if err := d.w.DeletePort(ctx, p.bridge, name); err != nil {
+	if err := d.w.DeletePort(ctx, p.Bridge, name); err != nil {
 		return classify("port", name, err)
 	}
-	if p.plugin != nil {
-		d.detach(p.bridge, p.spec, p.plugin)
+	if p.Plugin != nil {
+		d.att.detach(p.Bridge, p.Port, p.Plugin)
 	}
 	return nil
 }
 
 // Port returns one managed port (ErrNotFound when it is not).
 func (d *Daemon) Port(name string) (model.PortInfo, error) {
-	d.mu.Lock()
-	info, ok := d.portLocked(name)
-	d.mu.Unlock()
+	info, ok := d.store.portInfo(name)
 	if !ok {
 		return model.PortInfo{}, fmt.Errorf("%w: port %q is not managed by ovsplane", model.ErrNotFound, name)
 	}
@@ -141,53 +120,12 @@ func (d *Daemon) Port(name string) (model.PortInfo, error) {
 
 // Ports returns the managed ports of bridge ("" for all), sorted by name.
 func (d *Daemon) Ports(bridge string) []model.PortInfo {
-	d.mu.Lock()
-	var out []model.PortInfo
-	for _, b := range d.cfgDesired().Bridges {
-		if bridge != "" && b.Name != bridge {
-			continue
-		}
-		for _, p := range b.Ports {
-			info := model.PortInfo{Bridge: b.Name, Spec: p, Origin: model.OriginConfig}
-			if c := d.cfgPlugins[p.Name]; c != nil {
-				d.fillPlugin(&info, c.pp)
-			}
-			out = append(out, info)
-		}
-	}
-	for _, p := range d.ports {
-		if bridge == "" || p.bridge == bridge {
-			info := model.PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: model.OriginAPI}
-			d.fillPlugin(&info, p.plugin)
-			out = append(out, info)
-		}
-	}
-	d.mu.Unlock()
+	out := d.store.portInfos(bridge)
 	slices.SortFunc(out, func(a, b model.PortInfo) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
 	for i := range out {
 		d.fillPortStatus(&out[i])
 	}
 	return out
-}
-
-func (d *Daemon) portLocked(name string) (model.PortInfo, bool) {
-	if p, ok := d.ports[name]; ok {
-		info := model.PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: model.OriginAPI}
-		d.fillPlugin(&info, p.plugin)
-		return info, true
-	}
-	for _, b := range d.cfgDesired().Bridges {
-		for _, p := range b.Ports {
-			if p.Name == name {
-				info := model.PortInfo{Bridge: b.Name, Spec: p, Origin: model.OriginConfig}
-				if c := d.cfgPlugins[p.Name]; c != nil {
-					d.fillPlugin(&info, c.pp)
-				}
-				return info, true
-			}
-		}
-	}
-	return model.PortInfo{}, false
 }
 
 func (d *Daemon) fillPortStatus(info *model.PortInfo) {
@@ -203,13 +141,14 @@ func (d *Daemon) fillPortStatus(info *model.PortInfo) {
 	}
 }
 
-// fillPlugin sets the plugin fields of info from pp (nil: not a plugin's port).
-func (d *Daemon) fillPlugin(info *model.PortInfo, pp *pluginPort) {
+// withPlugin returns info with the plugin fields of pp (nil: not a plugin's port).
+func withPlugin(info model.PortInfo, pp *pluginPort) model.PortInfo {
 	if pp == nil {
-		return
+		return info
 	}
 	shape := pp.Shape
 	info.Plugin, info.PluginStatus, info.Endpoints, info.Shape = pp.Plugin, pp.Status, maps.Clone(pp.Endpoints), &shape
+	return info
 }
 
 // managed reports whether key names an object the Daemon manages (whatever its status).
@@ -220,9 +159,7 @@ func (d *Daemon) managed(key string) bool {
 		_, err := d.Bridge(name)
 		return err == nil
 	case "port":
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		_, ok := d.portLocked(name)
+		_, ok := d.store.portInfo(name)
 		return ok
 	case "interface":
 		for _, p := range d.Ports("") {

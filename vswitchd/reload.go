@@ -20,26 +20,7 @@ func (d *Daemon) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: reload rejected, the running configuration stays: %w", model.ErrInvalid, err)
 	}
-	d.mu.Lock()
-	var clashes []string
-	for _, b := range cfg.Bridges {
-		if _, ok := d.bridges[b.Name]; ok {
-			clashes = append(clashes, fmt.Sprintf("bridge %q", b.Name))
-		}
-		for _, p := range b.Ports {
-			if _, ok := d.ports[p.Name]; ok {
-				clashes = append(clashes, fmt.Sprintf("port %q", p.Name))
-			}
-		}
-	}
-	next := cfg.Desired()
-	held := d.droppedHoldingLocked(next)
-	var gone []*cfgPluginPort
-	if len(clashes) == 0 && len(held) == 0 {
-		d.cfg, d.cfgDes = cfg, next
-		gone = d.syncCfgPluginsLocked()
-	}
-	d.mu.Unlock()
+	clashes, held, gone := d.store.reload(cfg)
 	if len(clashes) > 0 {
 		return fmt.Errorf("%w: reload rejected, the running configuration stays: %s created through the API; delete them through the API first or rename them in the file",
 			model.ErrConflict, strings.Join(clashes, ", "))
@@ -58,7 +39,9 @@ func (d *Daemon) Reload(ctx context.Context) error {
 	if d.opts.Plugins != nil {
 		err := d.opts.Plugins.Reload(ctx, cfg.Plugins)
 		d.RefreshPluginConfig(ctx)
-		d.attachCfgPlugins(ctx, gone)
+		if d.att.attachConfig(ctx, gone) {
+			d.rec.Update(d.desired())
+		}
 		d.KickFlows()
 		if err != nil {
 			return fmt.Errorf("%w: configuration reloaded, but plugins: %w", model.ErrFailed, err)
