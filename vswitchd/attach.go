@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ovsplane/ovsplane/plugins/api"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/plugins/api"
 )
 
 // detachTimeout bounds the Detach the daemon sends after a port's row is gone (or a write
@@ -19,29 +21,29 @@ const detachTimeout = 30 * time.Second
 
 // pluginType reports whether t is an interface type a configured plugin provides (and not one
 // of OVS's own types, which always win).
-func (d *Daemon) pluginType(t string) bool {
-	if d.opts.Plugins == nil || slices.Contains(config.InterfaceTypes, t) {
+func (a *attacher) pluginType(t string) bool {
+	if a.plugins == nil || slices.Contains(model.InterfaceTypes, t) {
 		return false
 	}
-	_, _, ok := d.opts.Plugins.PortProvider(t)
+	_, _, ok := a.plugins.PortProvider(t)
 	return ok
 }
 
-// pluginRequest returns the provider, plugin name and plugin type of a port whose interface
+// request returns the provider, plugin name and plugin type of a port whose interface
 // type a plugin provides; ok is false for an ordinary port. A plugin's port has exactly one
 // interface, named like the port: ErrInvalid otherwise.
-func (d *Daemon) pluginRequest(p config.Port) (prov api.PortProvider, plugin, typ string, ok bool, err error) {
+func (a *attacher) request(p model.Port) (prov api.PortProvider, plugin, typ string, ok bool, err error) {
 	for _, in := range p.Interfaces {
-		if !d.pluginType(in.Type) {
+		if !a.pluginType(in.Type) {
 			continue
 		}
-		prov, plugin, _ = d.opts.Plugins.PortProvider(in.Type)
+		prov, plugin, _ = a.plugins.PortProvider(in.Type)
 		if len(p.Interfaces) != 1 || in.Name != p.Name {
 			return nil, "", "", false, fmt.Errorf("%w: port %q: type %q is provided by plugin %q, whose ports have exactly one interface named like the port; give port %q a single interface %q",
-				ErrInvalid, p.Name, in.Type, plugin, p.Name, p.Name)
+				model.ErrInvalid, p.Name, in.Type, plugin, p.Name, p.Name)
 		}
 		if p.BondMode != "" {
-			return nil, "", "", false, fmt.Errorf("%w: port %q: a port of plugin type %q cannot be a bond; remove bond_mode", ErrInvalid, p.Name, in.Type)
+			return nil, "", "", false, fmt.Errorf("%w: port %q: a port of plugin type %q cannot be a bond; remove bond_mode", model.ErrInvalid, p.Name, in.Type)
 		}
 		return prov, plugin, in.Type, true, nil
 	}
@@ -53,13 +55,13 @@ func (d *Daemon) pluginRequest(p config.Port) (prov api.PortProvider, plugin, ty
 // replay (the plugin adopts its State), a different one is refused (delete the port first).
 // fresh reports whether this call created the plugin's side (so a failed write must detach
 // it).
-func (d *Daemon) attach(ctx context.Context, bridge string, p config.Port, prov api.PortProvider, plugin, typ string, prev *storedPort) (pp *pluginPort, fresh bool, err error) {
+func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov api.PortProvider, plugin, typ string, prev *storedPort) (pp *pluginPort, fresh bool, err error) {
 	in := p.Interfaces[0]
 	req := api.PortRequest{Bridge: bridge, Name: p.Name, Type: typ, Options: in.Options, ExternalIDs: p.ExternalIDs}
 	if prev != nil && prev.Plugin != nil {
 		if prev.Plugin.Plugin != plugin || !samePort(prev.Port, p) {
 			return nil, false, fmt.Errorf("%w: port %q exists with another %s request (plugin %q); delete it first, then apply the new one",
-				ErrConflict, p.Name, prev.Plugin.Type, prev.Plugin.Plugin)
+				model.ErrConflict, p.Name, prev.Plugin.Type, prev.Plugin.Plugin)
 		}
 		req.State = prev.Plugin.State
 	}
@@ -72,43 +74,43 @@ func (d *Daemon) attach(ctx context.Context, bridge string, p config.Port, prov 
 		for _, pr := range problems {
 			msgs = append(msgs, "options:"+strings.TrimPrefix(pr.Field, "options.")+": "+pr.Message)
 		}
-		return nil, false, fmt.Errorf("%w: port %q (type %q of plugin %q): %s", ErrInvalid, p.Name, typ, plugin, strings.Join(msgs, "; "))
+		return nil, false, fmt.Errorf("%w: port %q (type %q of plugin %q): %s", model.ErrInvalid, p.Name, typ, plugin, strings.Join(msgs, "; "))
 	}
-	a, err := prov.Attach(ctx, req)
+	att, err := prov.Attach(ctx, req)
 	fresh = req.State == nil
 	if err != nil {
-		d.detachRefused(bridge, p, plugin, typ, fresh, err)
+		a.detachRefused(bridge, p, plugin, typ, fresh, err)
 		return nil, false, pluginError(p.Name, err)
 	}
-	shape, err := shapeOf(bridge, p, plugin, a)
+	shape, err := shapeOf(bridge, p, plugin, att)
 	if err == nil {
-		err = config.ValidatePort(bridge, shape)
+		err = desired.ValidatePort(bridge, shape)
 		if err != nil {
-			err = fmt.Errorf("%w: plugin %q returned an OVS shape for port %q that ovsplaned cannot write: %w", ErrFailed, plugin, p.Name, err)
+			err = fmt.Errorf("%w: plugin %q returned an OVS shape for port %q that ovsplaned cannot write: %w", model.ErrFailed, plugin, p.Name, err)
 		}
 	}
 	if err != nil {
 		if fresh {
-			d.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: a.State})
+			a.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: att.State})
 		}
 		return nil, false, err
 	}
-	return &pluginPort{Plugin: plugin, Type: typ, State: a.State, Shape: canonicalPort(shape), Status: a.Status, Endpoints: a.Endpoints}, fresh, nil
+	return &pluginPort{Plugin: plugin, Type: typ, State: att.State, Shape: shape.Canonical(), Status: att.Status, Endpoints: att.Endpoints}, fresh, nil
 }
 
 // detachRefused detaches a fresh attachment whose answer the host refused (err is an
 // *api.RefusedAnswerError: the plugin did its host work, then answered with a shape or state
 // that cannot be stored), passing back the refused answer's State, as a shape refused by
-// config.ValidatePort is. A replay (not fresh) keeps its host work: OVSDB still holds the
+// desired.ValidatePort is. A replay (not fresh) keeps its host work: OVSDB still holds the
 // port. Any other error — the plugin's own, a transport failure, a timeout — detaches nothing.
-func (d *Daemon) detachRefused(bridge string, p config.Port, plugin, typ string, fresh bool, err error) {
+func (a *attacher) detachRefused(bridge string, p model.Port, plugin, typ string, fresh bool, err error) {
 	var refused *api.RefusedAnswerError
 	if !fresh || !errors.As(err, &refused) {
 		return
 	}
-	d.log.Warn("plugin's Attach answer was refused by the host's checks; detaching what it attached",
+	a.log.Warn("plugin's Attach answer was refused by the host's checks; detaching what it attached",
 		"plugin", plugin, "port", p.Name, "bridge", bridge, "fields", refusedFields(refused.Err))
-	d.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: refused.State})
+	a.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: refused.State})
 }
 
 // refusedFields lists the fields an answer was refused for (the Problems of its *api.Error).
@@ -126,13 +128,13 @@ func refusedFields(err error) []string {
 
 // detach asks the port's plugin to undo its host work, with its own deadline; failures are
 // logged (the plugin's List shows what it still holds).
-func (d *Daemon) detach(bridge string, p config.Port, pp *pluginPort) {
-	if d.opts.Plugins == nil || pp == nil {
+func (a *attacher) detach(bridge string, p model.Port, pp *pluginPort) {
+	if a.plugins == nil || pp == nil {
 		return
 	}
-	prov, plugin, ok := d.opts.Plugins.PortProvider(pp.Type)
+	prov, plugin, ok := a.plugins.PortProvider(pp.Type)
 	if !ok || plugin != pp.Plugin {
-		d.log.Error("cannot detach a plugin port: its plugin no longer provides its type", "port", p.Name, "plugin", pp.Plugin, "type", pp.Type)
+		a.log.Error("cannot detach a plugin port: its plugin no longer provides its type", "port", p.Name, "plugin", pp.Plugin, "type", pp.Type)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
@@ -143,16 +145,16 @@ func (d *Daemon) detach(bridge string, p config.Port, pp *pluginPort) {
 	}
 	req := api.PortRequest{Bridge: bridge, Name: p.Name, Type: pp.Type, Options: opts, ExternalIDs: p.ExternalIDs, State: pp.State}
 	if err := prov.Detach(ctx, req); err != nil {
-		d.log.Error("plugin could not detach a deleted port; its host resources may remain", "port", p.Name, "plugin", pp.Plugin, "error", err)
+		a.log.Error("plugin could not detach a deleted port; its host resources may remain", "port", p.Name, "plugin", pp.Plugin, "error", err)
 	}
 }
 
-// shapeOf turns the plugin's attachment into the one config.Port ovsplaned writes, merging in
+// shapeOf turns the plugin's attachment into the one model.Port ovsplaned writes, merging in
 // what the request sets at the port level (VLAN tag, trunks, vlan_mode, lacp, other_config,
 // external_ids) and the interface's MTU and ofport requests when the plugin left them unset.
-func shapeOf(bridge string, p config.Port, plugin string, a api.Attachment) (config.Port, error) {
-	bad := func(format string, args ...any) (config.Port, error) {
-		return config.Port{}, fmt.Errorf("%w: plugin %q: attachment of port %q: %s", ErrFailed, plugin, p.Name, fmt.Sprintf(format, args...))
+func shapeOf(bridge string, p model.Port, plugin string, a api.Attachment) (model.Port, error) {
+	bad := func(format string, args ...any) (model.Port, error) {
+		return model.Port{}, fmt.Errorf("%w: plugin %q: attachment of port %q: %s", model.ErrFailed, plugin, p.Name, fmt.Sprintf(format, args...))
 	}
 	if len(a.Ports) != 1 {
 		return bad("%d OVS ports; ovsplaned writes exactly one port per plugin port for now", len(a.Ports))
@@ -166,7 +168,7 @@ func shapeOf(bridge string, p config.Port, plugin string, a api.Attachment) (con
 	case op.VLANMode != "" || op.LACP != "":
 		return bad("vlan_mode and lacp are not supported on plugin ports")
 	}
-	out := config.Port{Name: op.Name, Tag: op.Tag, Trunks: op.Trunks, BondMode: op.BondMode,
+	out := model.Port{Name: op.Name, Tag: op.Tag, Trunks: op.Trunks, BondMode: op.BondMode,
 		VLANMode: p.VLANMode, LACP: p.LACP, // the request's: a plugin cannot set them
 		OtherConfig: merged(p.OtherConfig, op.OtherConfig), ExternalIDs: merged(p.ExternalIDs, op.ExternalIDs)}
 	if out.Tag == nil {
@@ -177,7 +179,7 @@ func shapeOf(bridge string, p config.Port, plugin string, a api.Attachment) (con
 	}
 	req := p.Interfaces[0]
 	for _, oi := range op.Interfaces {
-		in := config.Interface{Name: oi.Name, Type: oi.Type, Options: oi.Options, MTURequest: oi.MTURequest,
+		in := model.Interface{Name: oi.Name, Type: oi.Type, Options: oi.Options, MTURequest: oi.MTURequest,
 			OFPortRequest: oi.OfportRequest, OtherConfig: oi.OtherConfig, ExternalIDs: oi.ExternalIDs}
 		if oi.Name == req.Name {
 			in.OtherConfig = merged(req.OtherConfig, oi.OtherConfig)
@@ -213,15 +215,15 @@ func pluginError(port string, err error) error {
 	var kind error
 	switch api.CodeOf(err) {
 	case api.InvalidArgument, api.NotFound:
-		kind = ErrInvalid
+		kind = model.ErrInvalid
 	case api.FailedPrecondition, api.AlreadyExists:
-		kind = ErrConflict
+		kind = model.ErrConflict
 	case api.Unavailable, api.DeadlineExceeded:
-		kind = ErrUnavailable
+		kind = model.ErrUnavailable
 	case api.Canceled:
 		return fmt.Errorf("port %q: %w", port, err) // context.Canceled for the caller
 	default:
-		kind = ErrFailed
+		kind = model.ErrFailed
 	}
 	msg := err.Error()
 	if e, ok := err.(*api.Error); ok && e.Message != "" { // the kind already says the code

@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	"log/slog"
+	"time"
+
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 	"github.com/ovsplane/ovsplane/vswitchd/writer"
-	"log/slog"
-	"sync"
-	"time"
 )
 
 // Keys the daemon adds to the external_ids of the bridges and ports created through the API
@@ -20,8 +21,8 @@ const (
 	// OriginKey is "api" on rows created through the API; rows of the configuration file do
 	// not carry it.
 	OriginKey = ovsdb.TagPrefix + "origin"
-	// SpecKey holds the JSON of the object's spec as the API received it (config.Bridge
-	// without ports, or config.Port), so that a restarted daemon rebuilds its API objects
+	// SpecKey holds the JSON of the object's spec as the API received it (model.Bridge
+	// without ports, or model.Port), so that a restarted daemon rebuilds its API objects
 	// from OVSDB alone and repairs drift from the spec, not from the drifted row.
 	SpecKey = ovsdb.TagPrefix + "spec"
 )
@@ -43,7 +44,7 @@ type Client interface {
 type Options struct {
 	Logger *slog.Logger
 	// Mode is reported by Health.
-	Mode Mode
+	Mode model.Mode
 	// Commit is passed to every OVSDB commit (the reconciler's and the batches'). Its
 	// ReconnectWait, DefaultReconnectWait when 0 (negative: no bound), bounds how long write
 	// requests wait for a lost OVSDB connection (see awaitOVSDB).
@@ -89,31 +90,20 @@ type Plugins interface {
 	// state: calls to a plugin that is not running fail with api.CodeUnavailable).
 	PortProvider(portType string) (p api.PortProvider, plugin string, ok bool)
 	// Plugins returns every configured plugin, in configuration order.
-	Plugins() []PluginInfo
+	Plugins() []model.PluginInfo
 	// Reload makes the running plugins match a reloaded configuration's list.
-	Reload(ctx context.Context, plugins []config.Plugin) error
+	Reload(ctx context.Context, plugins []model.Plugin) error
 	// GlobalConfig returns the plugins' merged contribution to Open_vSwitch.other_config
 	// given the daemon's own keys (which win), and the conflicts: keys on which plugins (or a
 	// plugin and the daemon) disagree, which no plugin gets. A plugin that cannot answer
 	// contributes what it last answered.
 	GlobalConfig(ctx context.Context, daemon map[string]string) (merged map[string]string, conflicts []error)
 	// Flows asks every plugin with the flow-program capability for its flows and groups on a
-	// bridge (see PluginFlows).
-	Flows(ctx context.Context, bridge api.BridgeFacts) []PluginFlows
+	// bridge (see api.PluginFlows).
+	Flows(ctx context.Context, bridge api.BridgeFacts) []api.PluginFlows
 	// Cookies is the cookie space of all plugins' flows: flows in it whose plugin is not
 	// configured any more are pruned.
 	Cookies() api.CookieRange
-}
-
-// PluginFlows is one plugin's desired flows and groups on a bridge, with its ranges.
-type PluginFlows struct {
-	Plugin  string
-	Cookies api.CookieRange
-	Groups  api.GroupRange
-	Set     api.FlowSet
-	// Err: the plugin could not answer (or answered outside its ranges); its current flows
-	// are left alone.
-	Err error
 }
 
 // OpenFlow programs the plugins' flows (vswitchd/openflow.Programmer).
@@ -133,7 +123,7 @@ type Observer interface {
 	// ReconcileDone: one reconcile pass took d.
 	ReconcileDone(d time.Duration, err error)
 	// Statuses: the current count of objects per state (after every change).
-	Statuses(counts map[reconcile.State]int)
+	Statuses(counts map[model.State]int)
 }
 
 // Daemon owns the desired state (the configuration's objects plus those created through the
@@ -153,20 +143,8 @@ type Daemon struct {
 	rec  *reconcile.Reconciler
 	w    *writer.Writer // the one writer of OVSDB
 
-	mu      sync.Mutex
-	cfg     *config.Config
-	cfgDes  config.DesiredState      // cfg.Desired()
-	bridges map[string]config.Bridge // API bridges (no ports)
-	ports   map[string]apiPort       // API ports by name
-	// objVer counts the changes of bridges and ports; extraCache is extra's result at
-	// extraVer (the status refresh asks for it after every change of OVSDB).
-	objVer, extraVer int
-	extraCache       []config.Bridge
-	// attaching counts, per port name, the ApplyPort calls between a plugin's Attach and the
-	// end of their write, whose host work must not be swept as orphaned.
-	attaching map[string]int
-	// cfgPlugins are the configuration's ports of plugin types, by name (see cfgPluginPort).
-	cfgPlugins map[string]*cfgPluginPort
+	store *objectStore // the API's and the configuration's objects
+	att   *attacher    // the ports of plugin types, both origins
 
 	live    *switchLiveness // nil without Options.SwitchProbe
 	hub     *statusHub
@@ -193,25 +171,23 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	if opts.Commit.ReconnectWait == 0 {
 		opts.Commit.ReconnectWait = DefaultReconnectWait
 	}
-	d := &Daemon{c: c, log: opts.Logger, opts: opts, cfg: cfg, cfgDes: cfg.Desired(),
-		bridges: map[string]config.Bridge{}, ports: map[string]apiPort{}, attaching: map[string]int{}, cfgPlugins: map[string]*cfgPluginPort{}}
+	d := &Daemon{c: c, log: opts.Logger, opts: opts, att: newAttacher(opts.Plugins, opts.Logger)}
+	d.store = newObjectStore(opts.Logger, c.Tags, d.att, cfg)
 	d.flows = newFlowSyncer(opts.Plugins, opts.OpenFlow, opts.Logger, d.Bridges, d.Ports)
 	owned := c.Owned()
-	d.adopt(owned)
-	d.mu.Lock()
-	d.syncCfgPluginsLocked()
-	d.adoptCfgPluginsLocked(owned)
-	d.mu.Unlock()
-	d.hub = newStatusHub(opts.Logger, opts.Observer, d.overlayPlugins, d.managed)
+	d.store.adopt(owned)
+	d.att.syncConfig(d.store.configDesired())
+	d.att.adoptConfig(owned)
+	d.hub = newStatusHub(opts.Logger, opts.Observer, d.att.overlay, d.managed)
 	if opts.Plugins != nil {
 		if own, err := c.OwnedGlobal(ctx); err == nil {
-			d.globals.seed(own, d.cfgDes.OtherConfig)
+			d.globals.seed(own, d.store.configDesired().OtherConfig)
 		}
 	}
 
 	w, err := writer.New(ctx, c, writer.Options{Logger: opts.Logger, Commit: opts.Commit,
 		Generation: func() int64 { return d.rec.Generation() }, BatchMaxSize: opts.BatchMaxSize,
-		BatchMaxDelay: opts.BatchMaxDelay, OnBatch: d.batchCommitted, Settle: d.settle})
+		BatchMaxDelay: opts.BatchMaxDelay, OnBatch: d.batchCommitted, Settle: d.store.settle})
 	if err != nil {
 		return nil, fmt.Errorf("vswitchd: %w", err)
 	}
@@ -219,11 +195,11 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 
 	ro := opts.Reconcile
 	ro.Logger, ro.Commit = opts.Logger, opts.Commit
-	ro.Extra = d.extra
-	ro.Unheld = d.unheld
+	ro.Extra = d.store.extra
+	ro.Unheld = d.store.unheld
 	ro.Writer = w
 	userChange := ro.OnChange
-	ro.OnChange = func(changed []reconcile.Status) {
+	ro.OnChange = func(changed []model.Status) {
 		d.hub.publish(changed)
 		d.KickFlows()
 		if userChange != nil {
@@ -279,7 +255,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 }
 
 // Plugins returns the configured plugins (none without Options.Plugins).
-func (d *Daemon) Plugins() []PluginInfo {
+func (d *Daemon) Plugins() []model.PluginInfo {
 	if d.opts.Plugins == nil {
 		return nil
 	}

@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
-	"github.com/ovn-kubernetes/libovsdb/model"
+	ovsmodel "github.com/ovn-kubernetes/libovsdb/model"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -32,7 +34,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	srv := ovsdbtest.Start(t)
-	ovsdbtest.StartVswitchd(t, srv, ovsdbtest.WithDevargs(ovsdbtest.DevargsPolicy{Prefixes: []string{"net_tap"}}))
+	ovsdbtest.StartOVSVswitchd(t, srv, simvswitchd.WithDevargs(simvswitchd.DevargsPolicy{Prefixes: []string{"net_tap"}}))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return &env{ctx: ctx, srv: srv, raw: srv.Client(t)}
@@ -69,7 +71,7 @@ func (c *counter) ReconcileDone(time.Duration, error) {
 	c.passes++
 	c.mu.Unlock()
 }
-func (c *counter) Statuses(map[reconcile.State]int) {}
+func (c *counter) Statuses(map[model.State]int) {}
 
 // startDaemon runs a Daemon on a new client until the returned stop is called (or the test ends).
 func startDaemon(t *testing.T, e *env, cfg *config.Config, obs vswitchd.Observer, mods ...func(*vswitchd.Options)) (*vswitchd.Daemon, func()) {
@@ -110,26 +112,26 @@ func startDaemon(t *testing.T, e *env, cfg *config.Config, obs vswitchd.Observer
 	return d, stop
 }
 
-func internalPort(name string) config.Port {
-	return config.Port{Name: name, Interfaces: []config.Interface{{Name: name, Type: "internal"}}}
+func internalPort(name string) model.Port {
+	return model.Port{Name: name, Interfaces: []model.Interface{{Name: name, Type: "internal"}}}
 }
 
 func cfgWithBridge() *config.Config {
-	return &config.Config{Bridges: []config.Bridge{{Name: "br-cfg", DatapathType: "netdev",
-		Ports: []config.Port{internalPort("cfg0")}}}}
+	return &config.Config{Bridges: []model.Bridge{{Name: "br-cfg", DatapathType: "netdev",
+		Ports: []model.Port{internalPort("cfg0")}}}}
 }
 
 func TestConcurrentApplyPortsShareTransactions(t *testing.T) {
 	e := newEnv(t)
 	obs := &counter{}
 	d, _ := startDaemon(t, e, cfgWithBridge(), obs)
-	if _, err := d.ApplyBridge(e.ctx, config.Bridge{Name: "br-api", DatapathType: "netdev"}); err != nil {
+	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-api", DatapathType: "netdev"}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 40
 	var wg sync.WaitGroup
 	errs := make([]error, n)
-	infos := make([]vswitchd.PortInfo, n)
+	infos := make([]model.PortInfo, n)
 	for i := range n {
 		wg.Go(func() {
 			br := "br-api"
@@ -146,7 +148,7 @@ func TestConcurrentApplyPortsShareTransactions(t *testing.T) {
 			t.Fatalf("port p%d: %v", i, errs[i])
 		}
 		in := infos[i].Interfaces
-		if infos[i].Origin != vswitchd.OriginAPI || len(in) != 1 || in[0].State != reconcile.Ready || in[0].Ofport <= 0 {
+		if infos[i].Origin != model.OriginAPI || len(in) != 1 || in[0].State != model.StateReady || in[0].Ofport <= 0 {
 			t.Fatalf("port p%d: %+v", i, infos[i])
 		}
 		key := fmt.Sprintf("%s/%d", infos[i].Bridge, in[0].Ofport)
@@ -173,11 +175,11 @@ func TestAPIObjectsSurviveRestart(t *testing.T) {
 	e := newEnv(t)
 	d, stop := startDaemon(t, e, cfgWithBridge(), nil)
 	tag := 7
-	if _, err := d.ApplyBridge(e.ctx, config.Bridge{Name: "br-api", DatapathType: "netdev", FailMode: "secure"}); err != nil {
+	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-api", DatapathType: "netdev", FailMode: "secure"}); err != nil {
 		t.Fatal(err)
 	}
-	want := config.Port{Name: "vm1", Tag: &tag, ExternalIDs: map[string]string{"iface-id": "abc"},
-		Interfaces: []config.Interface{{Name: "vm1", Type: "internal", Options: map[string]string{}}}}
+	want := model.Port{Name: "vm1", Tag: &tag, ExternalIDs: map[string]string{"iface-id": "abc"},
+		Interfaces: []model.Interface{{Name: "vm1", Type: "internal", Options: map[string]string{}}}}
 	if _, err := d.ApplyPort(e.ctx, "br-api", want); err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +188,11 @@ func TestAPIObjectsSurviveRestart(t *testing.T) {
 	obs := &counter{}
 	d2, _ := startDaemon(t, e, cfgWithBridge(), obs)
 	b, err := d2.Bridge("br-api")
-	if err != nil || b.Origin != vswitchd.OriginAPI || b.Spec.FailMode != "secure" {
+	if err != nil || b.Origin != model.OriginAPI || b.Spec.FailMode != "secure" {
 		t.Fatalf("bridge after restart: %+v, %v", b, err)
 	}
 	p, err := d2.Port("vm1")
-	if err != nil || p.Origin != vswitchd.OriginAPI || p.Bridge != "br-api" || p.Spec.Tag == nil || *p.Spec.Tag != 7 ||
+	if err != nil || p.Origin != model.OriginAPI || p.Bridge != "br-api" || p.Spec.Tag == nil || *p.Spec.Tag != 7 ||
 		p.Spec.ExternalIDs["iface-id"] != "abc" {
 		t.Fatalf("port after restart: %+v, %v", p, err)
 	}
@@ -202,25 +204,25 @@ func TestAPIObjectsSurviveRestart(t *testing.T) {
 func TestAPIRefusals(t *testing.T) {
 	e := newEnv(t)
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil)
-	if _, err := d.ApplyBridge(e.ctx, config.Bridge{Name: "br-api"}); err != nil {
+	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-api"}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		name   string
 		bridge string
-		port   config.Port
+		port   model.Port
 		kind   error
 		says   string
 	}{
-		{"config port", "br-cfg", internalPort("cfg0"), vswitchd.ErrConflict, "configuration file"},
-		{"unknown bridge", "br-nope", internalPort("x1"), vswitchd.ErrNotFound, `bridge "br-nope"`},
-		{"bad type", "br-api", config.Port{Name: "x2", Interfaces: []config.Interface{{Name: "x2", Type: "bogus"}}}, vswitchd.ErrInvalid, "port.interfaces[0].type"},
-		{"name too long", "br-api", internalPort("a-very-long-interface-name"), vswitchd.ErrInvalid, "longer than 15"},
-		{"missing option", "br-api", config.Port{Name: "x3", Interfaces: []config.Interface{{Name: "x3", Type: "patch"}}}, vswitchd.ErrInvalid, "options.peer"},
-		{"reserved key", "br-api", config.Port{Name: "x4", ExternalIDs: map[string]string{"ovsplane-owner": "me"}, Interfaces: []config.Interface{{Name: "x4"}}}, vswitchd.ErrInvalid, "reserved"},
-		{"config interface", "br-api", config.Port{Name: "x5", Interfaces: []config.Interface{{Name: "cfg0", Type: "internal"}}}, vswitchd.ErrConflict, "cfg0"},
-		{"bridge name", "br-api", internalPort("br-api"), vswitchd.ErrInvalid, `name of bridge "br-api"`},
-		{"other bridge name", "br-api", internalPort("br-cfg"), vswitchd.ErrConflict, "name of a bridge"},
+		{"config port", "br-cfg", internalPort("cfg0"), model.ErrConflict, "configuration file"},
+		{"unknown bridge", "br-nope", internalPort("x1"), model.ErrNotFound, `bridge "br-nope"`},
+		{"bad type", "br-api", model.Port{Name: "x2", Interfaces: []model.Interface{{Name: "x2", Type: "bogus"}}}, model.ErrInvalid, "port.interfaces[0].type"},
+		{"name too long", "br-api", internalPort("a-very-long-interface-name"), model.ErrInvalid, "longer than 15"},
+		{"missing option", "br-api", model.Port{Name: "x3", Interfaces: []model.Interface{{Name: "x3", Type: "patch"}}}, model.ErrInvalid, "options.peer"},
+		{"reserved key", "br-api", model.Port{Name: "x4", ExternalIDs: map[string]string{"ovsplane-owner": "me"}, Interfaces: []model.Interface{{Name: "x4"}}}, model.ErrInvalid, "reserved"},
+		{"config interface", "br-api", model.Port{Name: "x5", Interfaces: []model.Interface{{Name: "cfg0", Type: "internal"}}}, model.ErrConflict, "cfg0"},
+		{"bridge name", "br-api", internalPort("br-api"), model.ErrInvalid, `name of bridge "br-api"`},
+		{"other bridge name", "br-api", internalPort("br-cfg"), model.ErrConflict, "name of a bridge"},
 	}
 	for _, c := range cases {
 		_, err := d.ApplyPort(e.ctx, c.bridge, c.port)
@@ -232,16 +234,16 @@ func TestAPIRefusals(t *testing.T) {
 	if _, err := d.ApplyPort(e.ctx, "br-api", internalPort("mv")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", internalPort("mv")); !errors.Is(err, vswitchd.ErrConflict) {
+	if _, err := d.ApplyPort(e.ctx, "br-cfg", internalPort("mv")); !errors.Is(err, model.ErrConflict) {
 		t.Errorf("moving a port: %v", err)
 	}
-	if err := d.DeletePort(e.ctx, "cfg0"); !errors.Is(err, vswitchd.ErrConflict) {
+	if err := d.DeletePort(e.ctx, "cfg0"); !errors.Is(err, model.ErrConflict) {
 		t.Errorf("deleting a config port: %v", err)
 	}
-	if err := d.DeleteBridge(e.ctx, "br-cfg"); !errors.Is(err, vswitchd.ErrConflict) {
+	if err := d.DeleteBridge(e.ctx, "br-cfg"); !errors.Is(err, model.ErrConflict) {
 		t.Errorf("deleting a config bridge: %v", err)
 	}
-	if err := d.DeletePort(e.ctx, "nope"); !errors.Is(err, vswitchd.ErrNotFound) {
+	if err := d.DeletePort(e.ctx, "nope"); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("deleting an unknown port: %v", err)
 	}
 	// Nothing refused was written.
@@ -257,18 +259,18 @@ func TestVswitchdRefusalFailsOnlyItsPort(t *testing.T) {
 	e := newEnv(t)
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil)
 	var wg sync.WaitGroup
-	var bad vswitchd.PortInfo
+	var bad model.PortInfo
 	var badErr error
 	good := make([]error, 8)
 	wg.Go(func() {
-		bad, badErr = d.ApplyPort(e.ctx, "br-cfg", config.Port{Name: "nic0", Interfaces: []config.Interface{{Name: "nic0",
+		bad, badErr = d.ApplyPort(e.ctx, "br-cfg", model.Port{Name: "nic0", Interfaces: []model.Interface{{Name: "nic0",
 			Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}}}})
 	})
 	for i := range good {
 		wg.Go(func() { _, good[i] = d.ApplyPort(e.ctx, "br-cfg", internalPort(fmt.Sprintf("g%d", i))) })
 	}
 	wg.Wait()
-	if badErr != nil || bad.Status.State != reconcile.Error || bad.Status.Error == "" {
+	if badErr != nil || bad.Status.State != model.StateError || bad.Status.Error == "" {
 		t.Fatalf("refused dpdk port: %+v, %v", bad, badErr)
 	}
 	for i, err := range good {
@@ -296,7 +298,7 @@ func TestDriftOfAPIPortRepaired(t *testing.T) {
 	if err := e.raw.Get(e.ctx, port); err != nil {
 		t.Fatal(err)
 	}
-	ops, err := e.raw.Where(&br[0]).Mutate(&br[0], model.Mutation{Field: &br[0].Ports,
+	ops, err := e.raw.Where(&br[0]).Mutate(&br[0], ovsmodel.Mutation{Field: &br[0].Ports,
 		Mutator: libovsdb.MutateOperationDelete, Value: []string{port.UUID}})
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +326,7 @@ func TestDriftOfAPIPortRepaired(t *testing.T) {
 func TestDeleteBridgeAndPorts(t *testing.T) {
 	e := newEnv(t)
 	d, _ := startDaemon(t, e, nil, nil)
-	if _, err := d.ApplyBridge(e.ctx, config.Bridge{Name: "br-x"}); err != nil {
+	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-x"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
@@ -335,7 +337,7 @@ func TestDeleteBridgeAndPorts(t *testing.T) {
 	if err := d.DeletePort(e.ctx, "x0"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Port("x0"); !errors.Is(err, vswitchd.ErrNotFound) {
+	if _, err := d.Port("x0"); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("deleted port still listed: %v", err)
 	}
 	if err := d.DeleteBridge(e.ctx, "br-x"); err != nil {
@@ -376,10 +378,10 @@ func TestReloadRefusesAPIObjects(t *testing.T) {
 	next = cfgWithBridge()
 	next.Bridges[0].Ports = append(next.Bridges[0].Ports, internalPort("api0"))
 	mu.Unlock()
-	if err := d.Reload(e.ctx); !errors.Is(err, vswitchd.ErrConflict) || !strings.Contains(err.Error(), `port "api0"`) {
+	if err := d.Reload(e.ctx); !errors.Is(err, model.ErrConflict) || !strings.Contains(err.Error(), `port "api0"`) {
 		t.Fatalf("reload claiming an API port: %v", err)
 	}
-	if p, err := d.Port("api0"); err != nil || p.Origin != vswitchd.OriginAPI {
+	if p, err := d.Port("api0"); err != nil || p.Origin != model.OriginAPI {
 		t.Fatalf("API port after refused reload: %+v %v", p, err)
 	}
 	mu.Lock()
@@ -414,7 +416,7 @@ func TestSubscribeSeesChanges(t *testing.T) {
 		select {
 		case changes := <-ch:
 			for _, s := range changes {
-				if s.Key() == "interface/w0" && s.State == reconcile.Ready {
+				if s.Key() == "interface/w0" && s.State == model.StateReady {
 					seen = true
 				}
 			}

@@ -11,7 +11,7 @@
 //   - API port changes (ApplyPort, DeletePort) are coalesced by a batcher (vswitchd/batch) into
 //     one OVSDB transaction and one ovs-vswitchd acknowledgement per batch; API bridge changes
 //     commit their own transaction;
-//   - one mutex serialises those three writers, so none sees another half done;
+//   - one writer (vswitchd/writer) serialises those three doors, so none sees another half done;
 //   - API objects are stored in OVSDB itself (OriginKey, SpecKey in external_ids), adopted
 //     again by New after a restart, and a commit whose outcome is unknown is settled by reading
 //     OVSDB back;
@@ -20,18 +20,23 @@
 //     merged, and their flows are kept on the bridges through the OpenFlow interface
 //     (vswitchd/openflow);
 //   - statuses, health, WaitReady and watch subscriptions are derived from the OVSDB cache, and
-//     forced to an error while a probe (VswitchdProbe; LockProbe asks OVSDB who holds
-//     ovs-vswitchd's lock) says ovs-vswitchd is not running.
+//     forced to an error while a probe (SwitchProbe) says ovs-vswitchd is not running.
+//
+// The Daemon is a façade over components with one owner each: objectStore (store.go,
+// storecheck.go: the API's and the configuration's objects), attacher (attacher.go, attach.go,
+// plugins.go: the ports of plugin types of both origins), flowSyncer (flows.go), statusHub
+// (status.go), pluginGlobals (globals.go) and switchLiveness (liveness.go). Lock order:
+// objectStore before attacher; see docs/architecture.md.
 //
 // It reaches OVSDB through package ovsdb (the cached libovsdb client) and, for the
 // ovs-vswitchd lock probe only, through ovsdb/dbcmd's JSON-RPC connection. It sees plugins only
 // through the contract types of plugins/api and the interfaces declared here, never the plugin
 // host itself.
 //
-// Sub-packages: config (configuration loading and validation, and for now the domain types of
-// bridges and ports), reconcile (the reconciler and the status vocabulary), batch (the generic
-// batcher and its OVSDB committer), apiserver (the ovsplane.v1 API on the Daemon), apiclient
-// (the API's Go client, used by vsctl), metrics (Prometheus), openflow (the ovs-ofctl wrapper
+// The domain types (bridges, ports, statuses, the error kinds) are package model's.
+// Sub-packages: config (configuration loading and validation), reconcile (the reconciler),
+// writer (the one OVSDB writer), batch (the generic batcher), apiserver (the ovsplane.v1 API on
+// the Daemon), metrics (Prometheus), openflow (the ovs-ofctl wrapper
 // that programs plugins' flows) and sandbox (a private ovsdb-server and ovs-vswitchd for
 // --sandbox). The embedded OVSDB mode lives in ovsdb/embedded with ovsdb/simvswitchd; the wiring
 // of all of these is cmd/ovsplaned.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
 )
@@ -23,22 +24,22 @@ func unknownOutcome(err error) bool {
 func classify(kind, name string, err error) error {
 	switch {
 	case disconnected(err): // OVSDB stayed down for the reconnect wait; the error says whether anything may be applied
-		return fmt.Errorf("%w: %s %q: %w", ErrUnavailable, kind, name, err)
+		return fmt.Errorf("%w: %s %q: %w", model.ErrUnavailable, kind, name, err)
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		if unknownOutcome(err) && errors.Is(err, batch.ErrOutcomeUnknown) {
 			return fmt.Errorf("%s %q: request ended while being committed (it may still be applied; check its status): %w", kind, name, err)
 		}
 		return fmt.Errorf("%s %q: %w", kind, name, err)
-	case errors.Is(err, ovsdb.ErrInvalid):
-		return fmt.Errorf("%w: %s %q: %w", ErrInvalid, kind, name, err)
+	case errors.Is(err, model.ErrInvalid): // ovsdb.ErrInvalid is model's: err says its kind already
+		return fmt.Errorf("%s %q: %w", kind, name, err)
 	case errors.Is(err, ovsdb.ErrNotOwned), errors.Is(err, ovsdb.ErrConstraintViolation):
-		return fmt.Errorf("%w: %s %q: %w", ErrConflict, kind, name, err)
-	case errors.Is(err, ovsdb.ErrNotFound):
-		return fmt.Errorf("%w: %s %q: %w", ErrNotFound, kind, name, err)
+		return fmt.Errorf("%w: %s %q: %w", model.ErrConflict, kind, name, err)
+	case errors.Is(err, model.ErrNotFound): // as model.ErrInvalid
+		return fmt.Errorf("%s %q: %w", kind, name, err)
 	case errors.Is(err, batch.ErrClosed):
-		return fmt.Errorf("%w: %s %q: the daemon is shutting down: %w", ErrUnavailable, kind, name, err)
+		return fmt.Errorf("%w: %s %q: the daemon is shutting down: %w", model.ErrUnavailable, kind, name, err)
 	case unknownOutcome(err):
-		return fmt.Errorf("%w: %s %q: %w", ErrUnavailable, kind, name, err)
+		return fmt.Errorf("%w: %s %q: %w", model.ErrUnavailable, kind, name, err)
 	}
 	return fmt.Errorf("%s %q: %w", kind, name, err)
 }

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
 // Flow syncs: at most one per flowDebounce, and at least every flowResync while any plugin
@@ -24,12 +24,12 @@ type flowSyncer struct {
 	plugins Plugins
 	of      OpenFlow
 	log     *slog.Logger
-	bridges func() []BridgeInfo            // the managed bridges (Daemon.Bridges)
-	ports   func(bridge string) []PortInfo // their ports with statuses (Daemon.Ports)
-	kick    chan struct{}                  // a sync is wanted (capacity 1)
+	bridges func() []model.BridgeInfo            // the managed bridges (Daemon.Bridges)
+	ports   func(bridge string) []model.PortInfo // their ports with statuses (Daemon.Ports)
+	kick    chan struct{}                        // a sync is wanted (capacity 1)
 }
 
-func newFlowSyncer(plugins Plugins, of OpenFlow, log *slog.Logger, bridges func() []BridgeInfo, ports func(string) []PortInfo) *flowSyncer {
+func newFlowSyncer(plugins Plugins, of OpenFlow, log *slog.Logger, bridges func() []model.BridgeInfo, ports func(string) []model.PortInfo) *flowSyncer {
 	return &flowSyncer{plugins: plugins, of: of, log: log, bridges: bridges, ports: ports, kick: make(chan struct{}, 1)}
 }
 
@@ -78,7 +78,7 @@ func (f *flowSyncer) run(ctx context.Context) {
 
 // anyFlowPlugin reports whether a configured plugin has the flow-program capability.
 func (f *flowSyncer) anyFlowPlugin() bool {
-	return slices.ContainsFunc(f.plugins.Plugins(), func(p PluginInfo) bool {
+	return slices.ContainsFunc(f.plugins.Plugins(), func(p model.PluginInfo) bool {
 		return slices.Contains(p.Capabilities, api.CapabilityFlowProgram.String())
 	})
 }
@@ -95,7 +95,7 @@ func (f *flowSyncer) sync(ctx context.Context) (programmed bool, refresh time.Du
 				owner, plugin = api.OwnerPlugin, p.Plugin
 			}
 			for i, st := range p.Interfaces {
-				if st.State != reconcile.Ready || st.Ofport <= 0 {
+				if st.State != model.StateReady || st.Ofport <= 0 {
 					continue
 				}
 				typ := ""

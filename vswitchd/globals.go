@@ -77,9 +77,7 @@ func (d *Daemon) RefreshPluginConfig(ctx context.Context) {
 	if d.opts.Plugins == nil {
 		return
 	}
-	d.mu.Lock()
-	own := maps.Clone(d.cfgDes.OtherConfig)
-	d.mu.Unlock()
+	own := maps.Clone(d.store.configDesired().OtherConfig)
 	oc, conflicts := d.opts.Plugins.GlobalConfig(ctx, own)
 	msgs := make([]string, 0, len(conflicts))
 	for _, c := range conflicts {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // While ovsdb-server is down, every write request — ApplyPort and DeletePort (alone and
@@ -25,7 +25,7 @@ func TestWritesWhileOVSDBDownAreUnavailable(t *testing.T) {
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil, func(o *vswitchd.Options) {
 		o.Commit.ReconnectWait = 300 * time.Millisecond
 	})
-	if _, err := d.ApplyBridge(e.ctx, config.Bridge{Name: "br-api", DatapathType: "netdev"}); err != nil {
+	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-api", DatapathType: "netdev"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.ApplyPort(e.ctx, "br-cfg", internalPort("acked")); err != nil {
@@ -44,7 +44,7 @@ func TestWritesWhileOVSDBDownAreUnavailable(t *testing.T) {
 			t.Errorf("%s while OVSDB is down: succeeded", what)
 		case ctx.Err() != nil:
 			t.Errorf("%s while OVSDB is down returned at the caller's deadline, not after the reconnect wait: %v", what, err)
-		case !errors.Is(err, vswitchd.ErrUnavailable) || !errors.As(err, &de):
+		case !errors.Is(err, model.ErrUnavailable) || !errors.As(err, &de):
 			t.Errorf("%s while OVSDB is down: %v, want ErrUnavailable with an *ovsdb.DisconnectedError", what, err)
 		case de.Unknown:
 			t.Errorf("%s: outcome unknown, but it was never sent: %v", what, err)
@@ -61,7 +61,7 @@ func TestWritesWhileOVSDBDownAreUnavailable(t *testing.T) {
 	}
 	wg.Wait()
 	check("DeletePort acked", d.DeletePort(ctx, "acked"))
-	_, err := d.ApplyBridge(ctx, config.Bridge{Name: "br-down", DatapathType: "netdev"})
+	_, err := d.ApplyBridge(ctx, model.Bridge{Name: "br-down", DatapathType: "netdev"})
 	check("ApplyBridge br-down", err)
 	check("DeleteBridge br-api", d.DeleteBridge(ctx, "br-api"))
 
@@ -81,7 +81,7 @@ func TestWritesWhileOVSDBDownAreUnavailable(t *testing.T) {
 		t.Errorf("bridge br-api after the restart: %v", err)
 	}
 	for i := range 8 {
-		if _, err := d.Port(fmt.Sprintf("down%d", i)); !errors.Is(err, vswitchd.ErrNotFound) {
+		if _, err := d.Port(fmt.Sprintf("down%d", i)); !errors.Is(err, model.ErrNotFound) {
 			t.Errorf("port down%d, refused while OVSDB was down: %v, want ErrNotFound", i, err)
 		}
 	}

@@ -13,15 +13,16 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
@@ -44,11 +45,11 @@ func FuzzPluginPort(f *testing.F) {
 		before := ovsdbtest.MustDump(t, h.db.Endpoint())
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a safety net, not a timing assertion
 		defer cancel()
-		port := config.Port{Name: "vm1", Interfaces: []config.Interface{{Name: "vm1", Type: "fz", Options: map[string]string{"pf": "0000:65:00.0"}}}}
+		port := model.Port{Name: "vm1", Interfaces: []model.Interface{{Name: "vm1", Type: "fz", Options: map[string]string{"pf": "0000:65:00.0"}}}}
 		info, err := h.d.ApplyPort(ctx, "br-cfg", port)
 		attached, detached, errored := h.plugin.counts()
 		if err != nil {
-			if !errors.Is(err, vswitchd.ErrInvalid) && !errors.Is(err, vswitchd.ErrFailed) && !errors.Is(err, vswitchd.ErrConflict) {
+			if !errors.Is(err, model.ErrInvalid) && !errors.Is(err, model.ErrFailed) && !errors.Is(err, model.ErrConflict) {
 				t.Fatalf("ApplyPort: an error of no daemon kind: %v", err)
 			}
 			if after := ovsdbtest.MustDump(t, h.db.Endpoint()); !reflect.DeepEqual(before, after) {
@@ -76,7 +77,7 @@ func FuzzPluginPort(f *testing.F) {
 }
 
 // checkShapeLimits checks a written port against model/limits.
-func checkShapeLimits(t *testing.T, p config.Port) {
+func checkShapeLimits(t *testing.T, p model.Port) {
 	t.Helper()
 	errs := []error{limits.CheckName(limits.Port, p.Name), limits.CheckInterfaces("port", len(p.Interfaces)),
 		limits.CheckMap("port", "other_config", p.OtherConfig), limits.CheckMap("port", "external_ids", p.ExternalIDs)}
@@ -112,7 +113,7 @@ func newFuzzPluginHarness(tb testing.TB) *fuzzPluginHarness {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { h.db.Close() })
-	sim, err := ovsdbtest.NewVswitchd(ctx, ovsdbtest.VswitchdConfig{Endpoint: h.db.Endpoint(), Logger: quiet})
+	sim, err := simvswitchd.New(ctx, simvswitchd.Config{Endpoint: h.db.Endpoint(), Logger: quiet})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func newFuzzPluginHarness(tb testing.TB) *fuzzPluginHarness {
 	conn := sdktest.Connect(tb, h.plugin)
 	host := &fuzzHost{prov: conn.PortProvider, facts: sdktest.DefaultFacts(), plugin: h.plugin}
 	h.d, err = vswitchd.New(ctx, c, cfgWithBridge(), vswitchd.Options{
-		Logger: quiet, Mode: vswitchd.ModeEmbedded, Plugins: host,
+		Logger: quiet, Mode: model.ModeEmbedded, Plugins: host,
 		Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
 		Reconcile: reconcile.Options{MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
 			Debounce: 5 * time.Millisecond, DriftDelay: 50 * time.Millisecond},
@@ -168,11 +169,11 @@ func (h *fuzzHost) PortProvider(t string) (api.PortProvider, string, bool) {
 	return fuzzCheckedProvider{h.prov, h.facts, h.plugin}, "fz", true
 }
 
-func (h *fuzzHost) Plugins() []vswitchd.PluginInfo {
-	return []vswitchd.PluginInfo{{Name: "fz", State: "running", Types: []string{"fz"}}}
+func (h *fuzzHost) Plugins() []model.PluginInfo {
+	return []model.PluginInfo{{Name: "fz", State: "running", Types: []string{"fz"}}}
 }
-func (h *fuzzHost) Reload(context.Context, []config.Plugin) error                 { return nil }
-func (h *fuzzHost) Flows(context.Context, api.BridgeFacts) []vswitchd.PluginFlows { return nil }
+func (h *fuzzHost) Reload(context.Context, []model.Plugin) error             { return nil }
+func (h *fuzzHost) Flows(context.Context, api.BridgeFacts) []api.PluginFlows { return nil }
 func (h *fuzzHost) Cookies() api.CookieRange {
 	return api.CookieRange{Value: 0xa5 << 56, Mask: 0xff << 56}
 }

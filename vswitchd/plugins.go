@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"maps"
+	"slices"
+
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
-	"maps"
-	"slices"
 )
 
 // PluginKey is the external_ids key naming, on the Port row of a port whose type a plugin
@@ -26,7 +27,7 @@ type pluginPort struct {
 	// State is the plugin's opaque state (api.Attachment.State).
 	State []byte `json:"state,omitempty"`
 	// Shape is the OVS port the plugin asked for: what the reconciler writes.
-	Shape     config.Port       `json:"shape"`
+	Shape     model.Port        `json:"shape"`
 	Status    string            `json:"status,omitempty"`
 	Endpoints map[string]string `json:"endpoints,omitempty"`
 }
@@ -35,13 +36,13 @@ type pluginPort struct {
 // a plugin's port type, the plugin's attachment.
 type storedPort struct {
 	Bridge string      `json:"bridge"`
-	Port   config.Port `json:"port"`
+	Port   model.Port  `json:"port"`
 	Plugin *pluginPort `json:"plugin,omitempty"`
 }
 
 // tagged returns the port the reconciler ensures for sp: the request, or the plugin's shape,
 // with the API tags (and PluginKey) in its external_ids.
-func (sp storedPort) tagged() config.Port {
+func (sp storedPort) tagged() model.Port {
 	spec, _ := json.Marshal(sp) // plain data: cannot fail
 	p := sp.Port
 	if sp.Plugin != nil {
@@ -54,41 +55,55 @@ func (sp storedPort) tagged() config.Port {
 	return p
 }
 
+// configTagged is the port the reconciler writes for an attached configuration port: the
+// plugin's shape, tagged with the plugin and the stored spec (as an API port is, without
+// OriginKey).
+func (sp storedPort) configTagged() model.Port {
+	spec, _ := json.Marshal(sp) // plain data: cannot fail
+	p := sp.Plugin.Shape
+	p.ExternalIDs = maps.Clone(p.ExternalIDs)
+	if p.ExternalIDs == nil {
+		p.ExternalIDs = map[string]string{}
+	}
+	p.ExternalIDs[SpecKey] = string(spec)
+	p.ExternalIDs[PluginKey] = sp.Plugin.Plugin
+	return p
+}
+
 // PluginPorts returns the ports attached through plugin, as the host replays them after the
 // plugin (re)starts: each request with the State its last Attach returned. It is the host's
 // Options.Owned.
 func (d *Daemon) PluginPorts(_ context.Context, plugin string) ([]api.PortRequest, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var out []api.PortRequest
-	for _, name := range slices.Sorted(maps.Keys(d.ports)) {
-		p := d.ports[name]
-		if p.plugin == nil || p.plugin.Plugin != plugin {
-			continue
-		}
-		out = append(out, replayRequest(p.bridge, p.spec, p.plugin))
-	}
-	return append(out, d.cfgPluginPortsLocked(plugin)...), nil
+	return d.att.replayRequests(plugin), nil
 }
 
 // PluginReplayed is the host's Options.Replayed: it logs the replays that failed or whose OVS
 // shape differs from the stored one (the stored shape stays; re-apply the port to take the
 // new one).
-func (d *Daemon) PluginReplayed(plugin string, results []ReplayResult) {
+func (d *Daemon) PluginReplayed(plugin string, results []api.ReplayResult) {
+	d.att.replayed(plugin, results)
+}
+
+// replayed: see Daemon.PluginReplayed. Ports of both origins are checked.
+func (a *attacher) replayed(plugin string, results []api.ReplayResult) {
 	for _, r := range results {
 		if r.Err != nil {
-			d.log.Error("plugin could not re-attach a port after its restart", "plugin", plugin, "port", r.Port, "error", r.Err)
+			a.log.Error("plugin could not re-attach a port after its restart", "plugin", plugin, "port", r.Request.Name, "error", r.Err)
 			continue
 		}
-		d.mu.Lock()
-		p, ok := d.ports[r.Port]
-		d.mu.Unlock()
-		if !ok || p.plugin == nil {
+		a.mu.Lock()
+		at, ok := a.ports[r.Request.Name]
+		var cur attachment
+		if ok {
+			cur = *at
+		}
+		a.mu.Unlock()
+		if !ok || cur.pp == nil {
 			continue
 		}
-		shape, err := shapeOf(p.bridge, p.spec, plugin, r.Attachment)
-		if err != nil || !samePort(canonicalPort(shape), p.plugin.Shape) {
-			d.log.Warn("plugin re-attached a port with another OVS shape; the stored one stays (apply the port again to change it)", "plugin", plugin, "port", r.Port, "error", err)
+		shape, err := shapeOf(cur.bridge, cur.spec, plugin, r.Attachment)
+		if err != nil || !samePort(shape.Canonical(), cur.pp.Shape) {
+			a.log.Warn("plugin re-attached a port with another OVS shape; the stored one stays (apply the port again to change it)", "plugin", plugin, "port", r.Request.Name, "error", err)
 		}
 	}
 }
@@ -96,106 +111,91 @@ func (d *Daemon) PluginReplayed(plugin string, results []ReplayResult) {
 // sweepOrphans detaches what the plugin says it owns but the Daemon does not know: the host
 // work of an Attach whose port was never written (the plugin or the daemon died in between).
 // Ports being applied right now are left alone.
-func (d *Daemon) sweepOrphans(plugin string) {
-	if d.opts.Plugins == nil {
+func (a *attacher) sweepOrphans(plugin string) {
+	if a.plugins == nil {
 		return
 	}
 	var prov api.PortProvider
-	for _, pi := range d.opts.Plugins.Plugins() {
+	for _, pi := range a.plugins.Plugins() {
 		if pi.Name != plugin {
 			continue
 		}
 		for _, t := range pi.Types {
-			if p, name, ok := d.opts.Plugins.PortProvider(t); ok && name == plugin {
+			if p, name, ok := a.plugins.PortProvider(t); ok && name == plugin {
 				prov = p
 				break
 			}
 		}
 	}
 	if prov == nil {
-		d.log.Debug("no port provider to sweep orphans of", "plugin", plugin)
+		a.log.Debug("no port provider to sweep orphans of", "plugin", plugin)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
 	defer cancel()
 	owned, err := prov.List(ctx)
-	d.log.Debug("plugin's ports, for orphans", "plugin", plugin, "ports", len(owned), "error", err)
+	a.log.Debug("plugin's ports, for orphans", "plugin", plugin, "ports", len(owned), "error", err)
 	if err != nil {
-		d.log.Warn("could not list a plugin's ports to find orphans", "plugin", plugin, "error", err)
+		a.log.Warn("could not list a plugin's ports to find orphans", "plugin", plugin, "error", err)
 		return
 	}
 	for _, o := range owned {
-		d.mu.Lock()
-		p, known := d.ports[o.Name]
-		busy := d.attaching[o.Name] > 0
-		c, isCfg := d.cfgPlugins[o.Name]
-		d.mu.Unlock()
-		if busy || (known && p.plugin != nil && p.plugin.Plugin == plugin) || (isCfg && c.pp != nil && c.pp.Plugin == plugin) {
+		a.mu.Lock()
+		at := a.ports[o.Name]
+		known := at != nil && at.pp != nil && at.pp.Plugin == plugin
+		busy := a.attaching[o.Name] > 0
+		a.mu.Unlock()
+		if busy || known {
 			continue
 		}
 		req := api.PortRequest{Bridge: o.Bridge, Name: o.Name, Type: o.Type, State: o.State}
 		if err := prov.Detach(ctx, req); err != nil {
-			d.log.Error("could not detach a plugin's orphaned port", "plugin", plugin, "port", o.Name, "error", err)
+			a.log.Error("could not detach a plugin's orphaned port", "plugin", plugin, "port", o.Name, "error", err)
 			continue
 		}
-		d.log.Warn("detached a plugin's port that was never written to OVSDB", "plugin", plugin, "port", o.Name, "bridge", o.Bridge)
+		a.log.Warn("detached a plugin's port that was never written to OVSDB", "plugin", plugin, "port", o.Name, "bridge", o.Bridge)
 	}
 }
 
-// ReplayResult is the outcome of a plugin's re-attachment of one of its ports.
-type ReplayResult struct {
-	Port       string
-	Attachment api.Attachment
-	Err        error
-}
-
-// overlayPlugins returns statuses with their plugin's health: while the plugin of a port is
-// failed (circuit breaker open) or refused, the port and its interfaces are in error, naming
-// the plugin and why. It asks the host for the plugins' states at most once.
-func (d *Daemon) overlayPlugins(statuses []reconcile.Status) []reconcile.Status {
-	if d.opts.Plugins == nil || len(statuses) == 0 {
+// overlay returns statuses with their plugin's health: while the plugin of a port is failed
+// (circuit breaker open) or refused, the port and its interfaces are in error, naming the
+// plugin and why; a configuration port its plugin has not attached is in error saying why. It
+// asks the host for the plugins' states at most once.
+func (a *attacher) overlay(statuses []model.Status) []model.Status {
+	if a.plugins == nil || len(statuses) == 0 {
 		return statuses
 	}
-	out := make([]reconcile.Status, len(statuses))
-	infos := d.pluginInfos()
+	out := make([]model.Status, len(statuses))
+	var infos []model.PluginInfo
+	read := false
 	for i, s := range statuses {
-		out[i] = d.pluginStatusIn(s, infos)
+		out[i] = a.statusIn(s, func() []model.PluginInfo {
+			if !read {
+				infos, read = a.plugins.Plugins(), true
+			}
+			return infos
+		})
 	}
 	return out
 }
 
-// pluginInfos returns the plugin host's view of every plugin, read once: callers overriding
-// many statuses pass it to pluginStatusIn instead of asking the host per status.
-func (d *Daemon) pluginInfos() func() []PluginInfo {
-	var infos []PluginInfo
-	read := false
-	return func() []PluginInfo {
-		if !read && d.opts.Plugins != nil {
-			infos, read = d.opts.Plugins.Plugins(), true
-		}
-		return infos
-	}
-}
-
-// pluginStatusIn is pluginStatus with the plugins' states from infos (read on first use).
-func (d *Daemon) pluginStatusIn(s reconcile.Status, infos func() []PluginInfo) reconcile.Status {
-	if d.opts.Plugins == nil || s.Kind == reconcile.KindBridge {
+// statusIn is s with the health of its port's plugin, the plugins' states read from infos.
+func (a *attacher) statusIn(s model.Status, infos func() []model.PluginInfo) model.Status {
+	if s.Kind == model.KindBridge {
 		return s
 	}
-	d.mu.Lock()
-	var pp *pluginPort
-	if p, ok := d.ports[s.Name]; ok {
-		pp = p.plugin
-	} else if c, ok := d.cfgPlugins[s.Name]; ok {
-		if c.pp == nil {
-			d.mu.Unlock()
-			s.State, s.Ofport, s.Bridge = reconcile.Error, 0, c.bridge
-			s.Error = "not attached: " + c.err.Error()
-			return s
-		}
-		pp = c.pp
+	a.mu.Lock()
+	var cur attachment
+	if at := a.ports[s.Name]; at != nil {
+		cur = *at
 	}
-	d.mu.Unlock()
+	a.mu.Unlock()
+	if cur.origin == model.OriginConfig && cur.pp == nil {
+		s.State, s.Ofport, s.Bridge = model.StateError, 0, cur.bridge
+		s.Error = "not attached: " + cur.err.Error()
+		return s
+	}
+	pp := cur.pp
 	if pp == nil {
 		return s
 	}
@@ -204,18 +204,18 @@ func (d *Daemon) pluginStatusIn(s reconcile.Status, infos func() []PluginInfo) r
 			continue
 		}
 		if pi.State == "failed" || pi.State == "refused" {
-			s.State, s.Ofport = reconcile.Error, 0
+			s.State, s.Ofport = model.StateError, 0
 			s.Error = fmt.Sprintf("plugin %q, which provides type %q, is %s: %s", pi.Name, pp.Type, pi.State, pi.Reason)
 		}
 		return s
 	}
-	s.State, s.Ofport = reconcile.Error, 0
+	s.State, s.Ofport = model.StateError, 0
 	s.Error = fmt.Sprintf("plugin %q, which attached this port, is no longer configured; add it back or delete the port", pp.Plugin)
 	return s
 }
 
 // samePort reports whether two canonical ports are the same spec.
-func samePort(a, b config.Port) bool {
+func samePort(a, b model.Port) bool {
 	ja, _ := json.Marshal(a) // plain data: cannot fail; maps marshal sorted
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
@@ -231,36 +231,25 @@ func (d *Daemon) PluginChanged(plugin string) {
 	if d.opts.Plugins != nil {
 		for _, pi := range d.opts.Plugins.Plugins() {
 			if pi.Name == plugin && pi.State == "running" {
-				d.sweepOrphans(plugin)
+				d.att.sweepOrphans(plugin)
 				ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
-				d.attachCfgPlugins(ctx, nil)
+				if d.att.attachConfig(ctx, nil) {
+					d.rec.Update(d.desired())
+				}
 				d.RefreshPluginConfig(ctx)
 				cancel()
 				d.KickFlows()
 			}
 		}
 	}
-	d.mu.Lock()
-	var changed []reconcile.Status
-	type obj struct {
-		kind         reconcile.Kind
-		name, bridge string
-	}
-	var objs []obj
-	for name, p := range d.ports {
-		if p.plugin != nil && p.plugin.Plugin == plugin {
-			objs = append(objs, obj{reconcile.KindPort, name, p.bridge})
-			for _, in := range p.plugin.Shape.Interfaces {
-				objs = append(objs, obj{reconcile.KindInterface, in.Name, p.bridge})
-			}
-		}
-	}
-	d.mu.Unlock()
+	// The API ports only, as before the registries merged (see attacher.apiObjects).
+	objs := d.att.apiObjects(plugin)
 	if len(objs) == 0 {
 		return
 	}
+	changed := make([]model.Status, 0, len(objs))
 	for _, o := range objs {
-		changed = append(changed, d.hub.orPending(string(o.kind)+"/"+o.name, o.kind, o.name, o.bridge))
+		changed = append(changed, d.hub.orPending(string(o.Kind)+"/"+o.Name, o.Kind, o.Name, o.Bridge))
 	}
 	d.hub.publish(changed)
 }
@@ -268,16 +257,15 @@ func (d *Daemon) PluginChanged(plugin string) {
 // desired returns the desired state the reconciler works on: the configuration's, with the
 // plugins' other_config contribution added (the configuration's own keys win).
 func (d *Daemon) desired() config.DesiredState {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := d.withCfgPluginsLocked(d.cfgDes)
-	out.OtherConfig = d.globals.withConfig(d.cfgDes.OtherConfig)
+	des := d.store.configDesired()
+	out := d.att.withConfigShapes(des)
+	out.OtherConfig = d.globals.withConfig(des.OtherConfig)
 	return out
 }
 
 // replayRequest is the request that re-attaches a port of plugin type from its stored spec
 // and the state its plugin's last Attach returned.
-func replayRequest(bridge string, spec config.Port, pp *pluginPort) api.PortRequest {
+func replayRequest(bridge string, spec model.Port, pp *pluginPort) api.PortRequest {
 	return api.PortRequest{Bridge: bridge, Name: spec.Name, Type: pp.Type, Options: maps.Clone(spec.Interfaces[0].Options),
 		ExternalIDs: maps.Clone(spec.ExternalIDs), State: slices.Clone(pp.State)}
 }

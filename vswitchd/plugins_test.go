@@ -12,12 +12,12 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
 // fakePlugins is one plugin "thing" providing port type "thing": an attach gives an internal
@@ -44,15 +44,15 @@ func (f *fakePlugins) PortProvider(t string) (api.PortProvider, string, bool) {
 	return f, "thing-plugin", true
 }
 
-func (f *fakePlugins) Plugins() []vswitchd.PluginInfo {
+func (f *fakePlugins) Plugins() []model.PluginInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return []vswitchd.PluginInfo{{Name: "thing-plugin", State: f.state, Reason: "crashed 5 times in 30s", Types: []string{"thing"}}}
+	return []model.PluginInfo{{Name: "thing-plugin", State: f.state, Reason: "crashed 5 times in 30s", Types: []string{"thing"}}}
 }
 
-func (f *fakePlugins) Reload(context.Context, []config.Plugin) error { return nil }
+func (f *fakePlugins) Reload(context.Context, []model.Plugin) error { return nil }
 
-func (f *fakePlugins) Flows(context.Context, api.BridgeFacts) []vswitchd.PluginFlows { return nil }
+func (f *fakePlugins) Flows(context.Context, api.BridgeFacts) []api.PluginFlows { return nil }
 
 func (f *fakePlugins) Cookies() api.CookieRange {
 	return api.CookieRange{Value: 0xa5 << 56, Mask: 0xff << 56}
@@ -117,8 +117,8 @@ func (f *fakePlugins) Detach(_ context.Context, req api.PortRequest) error {
 
 func (f *fakePlugins) List(context.Context) ([]api.OwnedPort, error) { return nil, nil }
 
-func thingPort(name string, opts map[string]string) config.Port {
-	return config.Port{Name: name, Interfaces: []config.Interface{{Name: name, Type: "thing", Options: opts}}}
+func thingPort(name string, opts map[string]string) model.Port {
+	return model.Port{Name: name, Interfaces: []model.Interface{{Name: name, Type: "thing", Options: opts}}}
 }
 
 func withPlugins(p vswitchd.Plugins) func(*vswitchd.Options) {
@@ -134,7 +134,7 @@ func TestPluginPortAttachedWrittenAndDetached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Plugin != "thing-plugin" || info.Status.State != reconcile.Ready || info.Endpoints["socket"] != "/run/t1" ||
+	if info.Plugin != "thing-plugin" || info.Status.State != model.StateReady || info.Endpoints["socket"] != "/run/t1" ||
 		info.Shape == nil || info.Shape.Interfaces[0].Type != "internal" || info.Spec.Interfaces[0].Type != "thing" {
 		t.Fatalf("ApplyPort: %+v", info)
 	}
@@ -156,7 +156,7 @@ func TestPluginPortAttachedWrittenAndDetached(t *testing.T) {
 		t.Errorf("re-apply attached afresh: %d fresh attaches", fp.attaches["t1"])
 	}
 	// Another request for the same port is refused.
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red", "x": "1"})); !errors.Is(err, vswitchd.ErrConflict) {
+	if _, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red", "x": "1"})); !errors.Is(err, model.ErrConflict) {
 		t.Errorf("changed request: %v", err)
 	}
 
@@ -190,14 +190,14 @@ func TestPluginPortRefusals(t *testing.T) {
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
 	cases := []struct {
 		name string
-		port config.Port
+		port model.Port
 		want error
 		msg  string
 	}{
-		{"plugin's validation", thingPort("v1", map[string]string{"color": "blue"}), vswitchd.ErrInvalid, "options:color: only red"},
-		{"plugin's refusal", thingPort("v2", map[string]string{"fail": "VF 3 is in use by vm7"}), vswitchd.ErrConflict, "VF 3 is in use"},
-		{"two interfaces", config.Port{Name: "v3", Interfaces: []config.Interface{{Name: "v3", Type: "thing"}, {Name: "v3b"}}}, vswitchd.ErrInvalid, "exactly one interface"},
-		{"unknown type", config.Port{Name: "v4", Interfaces: []config.Interface{{Name: "v4", Type: "thingy"}}}, vswitchd.ErrInvalid, "or a type of a configured plugin"},
+		{"plugin's validation", thingPort("v1", map[string]string{"color": "blue"}), model.ErrInvalid, "options:color: only red"},
+		{"plugin's refusal", thingPort("v2", map[string]string{"fail": "VF 3 is in use by vm7"}), model.ErrConflict, "VF 3 is in use"},
+		{"two interfaces", model.Port{Name: "v3", Interfaces: []model.Interface{{Name: "v3", Type: "thing"}, {Name: "v3b"}}}, model.ErrInvalid, "exactly one interface"},
+		{"unknown type", model.Port{Name: "v4", Interfaces: []model.Interface{{Name: "v4", Type: "thingy"}}}, model.ErrInvalid, "or a type of a configured plugin"},
 	}
 	for _, c := range cases {
 		_, err := d.ApplyPort(e.ctx, "br-cfg", c.port)
@@ -210,7 +210,7 @@ func TestPluginPortRefusals(t *testing.T) {
 	fp.bad = true
 	_, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("v5", nil))
 	fp.bad = false
-	if !errors.Is(err, vswitchd.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) {
+	if !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) {
 		t.Errorf("two-port shape: %v", err)
 	}
 	if !slices.Equal(fp.detached, []string{"v5 st:v5:1"}) {
@@ -232,7 +232,7 @@ func TestPluginPortStatusFollowsVswitchdAndPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Status.State != reconcile.Error || !strings.Contains(info.Status.Error, "0000:65:00.0") {
+	if info.Status.State != model.StateError || !strings.Contains(info.Status.Error, "0000:65:00.0") {
 		t.Fatalf("refused representor: %+v", info.Status)
 	}
 	if _, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("ok0", nil)); err != nil {
@@ -246,14 +246,14 @@ func TestPluginPortStatusFollowsVswitchdAndPlugin(t *testing.T) {
 	fp.state = "failed"
 	fp.mu.Unlock()
 	_, err = d.WaitReady(e.ctx, []string{"port/ok0"})
-	if !errors.Is(err, vswitchd.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) || !strings.Contains(err.Error(), "crashed 5 times") {
+	if !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) || !strings.Contains(err.Error(), "crashed 5 times") {
 		t.Errorf("WaitReady with the plugin failed: %v", err)
 	}
 	p, _ := d.Port("ok0")
-	if p.Status.State != reconcile.Error {
+	if p.Status.State != model.StateError {
 		t.Errorf("Port with the plugin failed: %+v", p.Status)
 	}
-	if !slices.ContainsFunc(d.Status(), func(s reconcile.Status) bool { return s.Name == "ok0" && s.State == reconcile.Error }) {
+	if !slices.ContainsFunc(d.Status(), func(s model.Status) bool { return s.Name == "ok0" && s.State == model.StateError }) {
 		t.Error("Status does not show the failed plugin on ok0")
 	}
 }
@@ -304,11 +304,11 @@ func TestConfigPortOfPluginType(t *testing.T) {
 	e := newEnv(t)
 	fp := newFakePlugins()
 	cfg := cfgWithBridge()
-	cfg.Plugins = []config.Plugin{{Name: "thing-plugin", Path: "thing", SHA256: strings.Repeat("0", 64)}}
+	cfg.Plugins = []model.Plugin{{Name: "thing-plugin", Path: "thing", SHA256: strings.Repeat("0", 64)}}
 	cfg.Bridges[0].Ports = append(cfg.Bridges[0].Ports, thingPort("ct1", map[string]string{"color": "red"}))
 	d, stop := startDaemon(t, e, cfg, nil, withPlugins(fp))
 	// Before its plugin attached it, the port is not written and says why.
-	if _, err := d.WaitReady(e.ctx, []string{"port/ct1"}); !errors.Is(err, vswitchd.ErrFailed) || !strings.Contains(err.Error(), "not attached") {
+	if _, err := d.WaitReady(e.ctx, []string{"port/ct1"}); !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), "not attached") {
 		t.Fatalf("WaitReady before the plugin ran: %v", err)
 	}
 	d.PluginChanged("thing-plugin") // the host reports it running
@@ -320,7 +320,7 @@ func TestConfigPortOfPluginType(t *testing.T) {
 		t.Fatalf("ct1 row: %+v, %v", port, err)
 	}
 	info, err := d.Port("ct1")
-	if err != nil || info.Origin != vswitchd.OriginConfig || info.Plugin != "thing-plugin" || info.Shape == nil {
+	if err != nil || info.Origin != model.OriginConfig || info.Plugin != "thing-plugin" || info.Shape == nil {
 		t.Fatalf("Port(ct1): %+v, %v", info, err)
 	}
 	reqs, _ := d.PluginPorts(e.ctx, "thing-plugin")
@@ -400,7 +400,7 @@ func otherConfig(t *testing.T, e *env) map[string]string {
 func TestPluginRefusedAnswerIsDetached(t *testing.T) {
 	h := newFuzzPluginHarness(t)
 	ctx := t.Context()
-	port := config.Port{Name: "vm1", Interfaces: []config.Interface{{Name: "vm1", Type: "fz"}}}
+	port := model.Port{Name: "vm1", Interfaces: []model.Interface{{Name: "vm1", Type: "fz"}}}
 	answer := func(name string, state []byte) []byte {
 		b, err := proto.Marshal(&pb.AttachResponse{State: state, Ports: []*pb.OvsPort{{Name: "vm1",
 			Interfaces: []*pb.OvsInterface{{Name: name, Type: "internal"}}}}})
@@ -423,11 +423,11 @@ func TestPluginRefusedAnswerIsDetached(t *testing.T) {
 			h.plugin.setAnswer(c.answer)
 			_, err := h.d.ApplyPort(ctx, "br-cfg", port)
 			attached, detached, errored := h.plugin.counts()
-			if !errors.Is(err, vswitchd.ErrFailed) || !strings.Contains(err.Error(), `plugin "fz"`) ||
+			if !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), `plugin "fz"`) ||
 				!strings.Contains(err.Error(), "vm1") || !strings.Contains(err.Error(), c.field) {
 				t.Fatalf("ApplyPort: %v, want ErrFailed naming plugin \"fz\", port vm1 and %q", err, c.field)
 			}
-			if _, err := h.d.Port("vm1"); !errors.Is(err, vswitchd.ErrNotFound) {
+			if _, err := h.d.Port("vm1"); !errors.Is(err, model.ErrNotFound) {
 				t.Errorf("the refused port is known to the daemon: %v", err)
 			}
 			if c.field == "" {

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ovsplane/ovsplane/ovsdb"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
-	"github.com/ovsplane/ovsplane/vswitchd/writer"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/vswitchd/writer"
 )
 
 // ---- ports ----
@@ -19,33 +20,26 @@ import (
 // ApplyPort creates or updates a port through the API on a managed bridge and waits until
 // ovs-vswitchd applied it. Concurrent calls share OVSDB transactions (package batch). An
 // interface ovs-vswitchd refused is not an error of the call: the port is written, and its
-// status is reconcile.Error with ovs-vswitchd's message.
-func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (PortInfo, error) {
-	if err := config.ValidatePortWith(bridge, p, d.pluginType); err != nil {
-		return PortInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+// status is model.StateError with ovs-vswitchd's message.
+func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (model.PortInfo, error) {
+	if err := desired.ValidatePortWith(bridge, p, d.att.pluginType); err != nil {
+		return model.PortInfo{}, fmt.Errorf("%w: %w", model.ErrInvalid, err)
 	}
-	p = canonicalPort(p)
-	prov, plugin, typ, isPlugin, err := d.pluginRequest(p)
+	p = p.Canonical()
+	prov, plugin, typ, isPlugin, err := d.att.request(p)
 	if err != nil {
-		return PortInfo{}, err
+		return model.PortInfo{}, err
 	}
-	d.mu.Lock()
-	err = d.portConflictLocked(bridge, p)
-	var prev *storedPort
-	if cur, ok := d.ports[p.Name]; ok {
-		sp := cur.stored()
-		prev = &sp
-	}
-	d.mu.Unlock()
+	prev, err := d.store.checkPort(bridge, p)
 	if err != nil {
-		return PortInfo{}, err
+		return model.PortInfo{}, err
 	}
 	if prev != nil && prev.Plugin != nil && !isPlugin {
-		return PortInfo{}, fmt.Errorf("%w: port %q was attached by plugin %q (type %q); delete it first, then apply the new one",
-			ErrConflict, p.Name, prev.Plugin.Plugin, prev.Plugin.Type)
+		return model.PortInfo{}, fmt.Errorf("%w: port %q was attached by plugin %q (type %q); delete it first, then apply the new one",
+			model.ErrConflict, p.Name, prev.Plugin.Plugin, prev.Plugin.Type)
 	}
 	if err := d.awaitOVSDB(ctx, "port", p.Name); err != nil {
-		return PortInfo{}, err
+		return model.PortInfo{}, err
 	}
 	sp := storedPort{Bridge: bridge, Port: p}
 	fresh := false
@@ -55,47 +49,38 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (P
 		// batch waits for it instead of leaving without it (splitting the cohort).
 		announced = d.w.Announce()
 		defer announced.Cancel() // no-op once submitted
-		d.mu.Lock()
-		d.attaching[p.Name]++
-		d.mu.Unlock()
-		defer func() {
-			d.mu.Lock()
-			if d.attaching[p.Name]--; d.attaching[p.Name] <= 0 {
-				delete(d.attaching, p.Name)
-			}
-			d.mu.Unlock()
-		}()
-		if sp.Plugin, fresh, err = d.attach(ctx, bridge, p, prov, plugin, typ, prev); err != nil {
-			return PortInfo{}, err
+		defer d.att.begin(p.Name)()
+		if sp.Plugin, fresh, err = d.att.attach(ctx, bridge, p, prov, plugin, typ, prev); err != nil {
+			return model.PortInfo{}, err
 		}
 	}
 	res, err := d.w.EnsurePort(ctx, announced, bridge, sp.tagged())
 	if err != nil && !errors.Is(err, ovsdb.ErrVswitchd) {
 		if fresh && !unknownOutcome(err) { // certainly not written: undo the plugin's work
-			d.detach(bridge, p, sp.Plugin)
+			d.att.detach(bridge, p, sp.Plugin)
 		}
-		return PortInfo{}, classify("port", p.Name, err)
+		return model.PortInfo{}, classify("port", p.Name, err)
 	}
 	// The batch's own view of the interfaces (what ovs-vswitchd acknowledged), not the
 	// reconciler's statuses, which follow OVSDB asynchronously.
-	info := PortInfo{Bridge: bridge, Spec: p, Origin: OriginAPI,
-		Status: reconcile.Status{Kind: reconcile.KindPort, Name: p.Name, Bridge: bridge, State: reconcile.Ready}}
-	d.fillPlugin(&info, sp.Plugin)
+	info := model.PortInfo{Bridge: bridge, Spec: p, Origin: model.OriginAPI,
+		Status: model.Status{Kind: model.KindPort, Name: p.Name, Bridge: bridge, State: model.StateReady}}
+	info = withPlugin(info, sp.Plugin)
 	for _, st := range res.Interfaces {
-		s := reconcile.Status{Kind: reconcile.KindInterface, Name: st.Name, Bridge: bridge, State: reconcile.Pending}
+		s := model.Status{Kind: model.KindInterface, Name: st.Name, Bridge: bridge, State: model.StatePending}
 		switch {
 		case st.Error != "":
-			s.State, s.Error = reconcile.Error, st.Error
+			s.State, s.Error = model.StateError, st.Error
 		case st.Ofport > 0:
-			s.State, s.Ofport = reconcile.Ready, st.Ofport
+			s.State, s.Ofport = model.StateReady, st.Ofport
 		case st.Ofport < 0:
-			s.State, s.Error = reconcile.Error, "ovs-vswitchd could not set it up (ofport -1)"
+			s.State, s.Error = model.StateError, "ovs-vswitchd could not set it up (ofport -1)"
 		}
 		switch {
-		case s.State == reconcile.Error && info.Status.State != reconcile.Error:
-			info.Status.State, info.Status.Error = reconcile.Error, s.Error
-		case s.State == reconcile.Pending && info.Status.State == reconcile.Ready:
-			info.Status.State = reconcile.Pending
+		case s.State == model.StateError && info.Status.State != model.StateError:
+			info.Status.State, info.Status.Error = model.StateError, s.Error
+		case s.State == model.StatePending && info.Status.State == model.StateReady:
+			info.Status.State = model.StatePending
 		}
 		info.Interfaces = append(info.Interfaces, s)
 	}
@@ -104,93 +89,47 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p config.Port) (P
 
 // DeletePort deletes a port created through the API.
 func (d *Daemon) DeletePort(ctx context.Context, name string) error {
-	d.mu.Lock()
-	p, isAPI := d.ports[name]
-	cfgBridge := d.cfgPortBridgeLocked(name)
-	d.mu.Unlock()
+	p, isAPI, cfgBridge := d.store.deletablePort(name)
 	switch {
 	case cfgBridge != "":
-		return fmt.Errorf("%w: port %q comes from the configuration file (bridge %q); remove it there and reload", ErrConflict, name, cfgBridge)
+		return fmt.Errorf("%w: port %q comes from the configuration file (bridge %q); remove it there and reload", model.ErrConflict, name, cfgBridge)
 	case !isAPI:
-		return fmt.Errorf("%w: port %q is not managed by ovsplane", ErrNotFound, name)
+		return fmt.Errorf("%w: port %q is not managed by ovsplane", model.ErrNotFound, name)
 	}
 	if err := d.awaitOVSDB(ctx, "port", name); err != nil {
 		return err
 	}
-	if err := d.w.DeletePort(ctx, p.bridge, name); err != nil {
+	if err := d.w.DeletePort(ctx, p.Bridge, name); err != nil {
 		return classify("port", name, err)
 	}
-	if p.plugin != nil {
-		d.detach(p.bridge, p.spec, p.plugin)
+	if p.Plugin != nil {
+		d.att.detach(p.Bridge, p.Port, p.Plugin)
 	}
 	return nil
 }
 
 // Port returns one managed port (ErrNotFound when it is not).
-func (d *Daemon) Port(name string) (PortInfo, error) {
-	d.mu.Lock()
-	info, ok := d.portLocked(name)
-	d.mu.Unlock()
+func (d *Daemon) Port(name string) (model.PortInfo, error) {
+	info, ok := d.store.portInfo(name)
 	if !ok {
-		return PortInfo{}, fmt.Errorf("%w: port %q is not managed by ovsplane", ErrNotFound, name)
+		return model.PortInfo{}, fmt.Errorf("%w: port %q is not managed by ovsplane", model.ErrNotFound, name)
 	}
 	d.fillPortStatus(&info)
 	return info, nil
 }
 
 // Ports returns the managed ports of bridge ("" for all), sorted by name.
-func (d *Daemon) Ports(bridge string) []PortInfo {
-	d.mu.Lock()
-	var out []PortInfo
-	for _, b := range d.cfgDesired().Bridges {
-		if bridge != "" && b.Name != bridge {
-			continue
-		}
-		for _, p := range b.Ports {
-			info := PortInfo{Bridge: b.Name, Spec: p, Origin: OriginConfig}
-			if c := d.cfgPlugins[p.Name]; c != nil {
-				d.fillPlugin(&info, c.pp)
-			}
-			out = append(out, info)
-		}
-	}
-	for _, p := range d.ports {
-		if bridge == "" || p.bridge == bridge {
-			info := PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: OriginAPI}
-			d.fillPlugin(&info, p.plugin)
-			out = append(out, info)
-		}
-	}
-	d.mu.Unlock()
-	slices.SortFunc(out, func(a, b PortInfo) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
+func (d *Daemon) Ports(bridge string) []model.PortInfo {
+	out := d.store.portInfos(bridge)
+	slices.SortFunc(out, func(a, b model.PortInfo) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
 	for i := range out {
 		d.fillPortStatus(&out[i])
 	}
 	return out
 }
 
-func (d *Daemon) portLocked(name string) (PortInfo, bool) {
-	if p, ok := d.ports[name]; ok {
-		info := PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: OriginAPI}
-		d.fillPlugin(&info, p.plugin)
-		return info, true
-	}
-	for _, b := range d.cfgDesired().Bridges {
-		for _, p := range b.Ports {
-			if p.Name == name {
-				info := PortInfo{Bridge: b.Name, Spec: p, Origin: OriginConfig}
-				if c := d.cfgPlugins[p.Name]; c != nil {
-					d.fillPlugin(&info, c.pp)
-				}
-				return info, true
-			}
-		}
-	}
-	return PortInfo{}, false
-}
-
-func (d *Daemon) fillPortStatus(info *PortInfo) {
-	info.Status = d.hub.orPending("port/"+info.Spec.Name, reconcile.KindPort, info.Spec.Name, info.Bridge)
+func (d *Daemon) fillPortStatus(info *model.PortInfo) {
+	info.Status = d.hub.orPending("port/"+info.Spec.Name, model.KindPort, info.Spec.Name, info.Bridge)
 	info.Interfaces = info.Interfaces[:0]
 	ifaces := info.Spec.Interfaces
 	if info.Shape != nil {
@@ -198,22 +137,18 @@ func (d *Daemon) fillPortStatus(info *PortInfo) {
 	}
 	for _, in := range ifaces {
 		info.Interfaces = append(info.Interfaces,
-			d.hub.orPending("interface/"+in.Name, reconcile.KindInterface, in.Name, info.Bridge))
+			d.hub.orPending("interface/"+in.Name, model.KindInterface, in.Name, info.Bridge))
 	}
 }
 
-// fillPlugin sets the plugin fields of info from pp (nil: not a plugin's port).
-func (d *Daemon) fillPlugin(info *PortInfo, pp *pluginPort) {
+// withPlugin returns info with the plugin fields of pp (nil: not a plugin's port).
+func withPlugin(info model.PortInfo, pp *pluginPort) model.PortInfo {
 	if pp == nil {
-		return
+		return info
 	}
 	shape := pp.Shape
 	info.Plugin, info.PluginStatus, info.Endpoints, info.Shape = pp.Plugin, pp.Status, maps.Clone(pp.Endpoints), &shape
-}
-
-func canonicalPort(p config.Port) config.Port {
-	c := config.Config{Bridges: []config.Bridge{{Name: "x", Ports: []config.Port{p}}}}
-	return c.Desired().Bridges[0].Ports[0]
+	return info
 }
 
 // managed reports whether key names an object the Daemon manages (whatever its status).
@@ -224,9 +159,7 @@ func (d *Daemon) managed(key string) bool {
 		_, err := d.Bridge(name)
 		return err == nil
 	case "port":
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		_, ok := d.portLocked(name)
+		_, ok := d.store.portInfo(name)
 		return ok
 	case "interface":
 		for _, p := range d.Ports("") {
@@ -234,7 +167,7 @@ func (d *Daemon) managed(key string) bool {
 			if p.Shape != nil {
 				ifaces = p.Shape.Interfaces
 			}
-			if slices.ContainsFunc(ifaces, func(in config.Interface) bool { return in.Name == name }) {
+			if slices.ContainsFunc(ifaces, func(in model.Interface) bool { return in.Name == name }) {
 				return true
 			}
 		}

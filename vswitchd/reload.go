@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/model"
 )
 
 // Reload loads the configuration again and makes it the desired state. An invalid
@@ -12,39 +14,20 @@ import (
 // is rejected whole with ErrConflict naming them, and the running one stays.
 func (d *Daemon) Reload(ctx context.Context) error {
 	if d.opts.Reload == nil {
-		return fmt.Errorf("%w: this daemon has no configuration source to reload", ErrInvalid)
+		return fmt.Errorf("%w: this daemon has no configuration source to reload", model.ErrInvalid)
 	}
 	cfg, err := d.opts.Reload(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: reload rejected, the running configuration stays: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: reload rejected, the running configuration stays: %w", model.ErrInvalid, err)
 	}
-	d.mu.Lock()
-	var clashes []string
-	for _, b := range cfg.Bridges {
-		if _, ok := d.bridges[b.Name]; ok {
-			clashes = append(clashes, fmt.Sprintf("bridge %q", b.Name))
-		}
-		for _, p := range b.Ports {
-			if _, ok := d.ports[p.Name]; ok {
-				clashes = append(clashes, fmt.Sprintf("port %q", p.Name))
-			}
-		}
-	}
-	next := cfg.Desired()
-	held := d.droppedHoldingLocked(next)
-	var gone []*cfgPluginPort
-	if len(clashes) == 0 && len(held) == 0 {
-		d.cfg, d.cfgDes = cfg, next
-		gone = d.syncCfgPluginsLocked()
-	}
-	d.mu.Unlock()
+	clashes, held, gone := d.store.reload(cfg)
 	if len(clashes) > 0 {
 		return fmt.Errorf("%w: reload rejected, the running configuration stays: %s created through the API; delete them through the API first or rename them in the file",
-			ErrConflict, strings.Join(clashes, ", "))
+			model.ErrConflict, strings.Join(clashes, ", "))
 	}
 	if len(held) > 0 {
 		return fmt.Errorf("%w: reload rejected, the running configuration stays: the new file drops %s, which still hold ports created through the API; delete those ports through the API first (DeletePort), or keep the bridge in the file",
-			ErrConflict, strings.Join(held, ", "))
+			model.ErrConflict, strings.Join(held, ", "))
 	}
 	d.rec.Update(d.desired())
 	d.log.Info("configuration reloaded")
@@ -56,10 +39,12 @@ func (d *Daemon) Reload(ctx context.Context) error {
 	if d.opts.Plugins != nil {
 		err := d.opts.Plugins.Reload(ctx, cfg.Plugins)
 		d.RefreshPluginConfig(ctx)
-		d.attachCfgPlugins(ctx, gone)
+		if d.att.attachConfig(ctx, gone) {
+			d.rec.Update(d.desired())
+		}
 		d.KickFlows()
 		if err != nil {
-			return fmt.Errorf("%w: configuration reloaded, but plugins: %w", ErrFailed, err)
+			return fmt.Errorf("%w: configuration reloaded, but plugins: %w", model.ErrFailed, err)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
@@ -15,7 +16,7 @@ import (
 const subscriberBuffer = 256
 
 type subscriber struct {
-	ch   chan []reconcile.Status
+	ch   chan []model.Status
 	once sync.Once
 }
 
@@ -28,7 +29,7 @@ func (s *subscriber) end() { s.once.Do(func() { close(s.ch) }) }
 type statusHub struct {
 	rec *reconcile.Reconciler // set once by New, before anything runs
 	// overlay returns the statuses with their plugin's health applied (plugin errors win).
-	overlay func([]reconcile.Status) []reconcile.Status
+	overlay func([]model.Status) []model.Status
 	// managed reports whether a key names an object the Daemon manages, whatever its status.
 	managed  func(key string) bool
 	observer Observer // nil: none
@@ -38,34 +39,34 @@ type statusHub struct {
 	subs map[*subscriber]struct{}
 }
 
-func newStatusHub(log *slog.Logger, obs Observer, overlay func([]reconcile.Status) []reconcile.Status, managed func(string) bool) *statusHub {
+func newStatusHub(log *slog.Logger, obs Observer, overlay func([]model.Status) []model.Status, managed func(string) bool) *statusHub {
 	return &statusHub{log: log, observer: obs, overlay: overlay, managed: managed, subs: map[*subscriber]struct{}{}}
 }
 
 // all returns every managed object's status (see reconcile.Reconciler.Status).
-func (h *statusHub) all() []reconcile.Status { return h.overlay(h.rec.Status()) }
+func (h *statusHub) all() []model.Status { return h.overlay(h.rec.Status()) }
 
 // of returns the reconciler's status of key, with the health of the object's plugin.
-func (h *statusHub) of(key string) (reconcile.Status, bool) {
+func (h *statusHub) of(key string) (model.Status, bool) {
 	s, ok := h.rec.StatusOf(key)
 	if ok {
-		s = h.overlay([]reconcile.Status{s})[0]
+		s = h.overlay([]model.Status{s})[0]
 	}
 	return s, ok
 }
 
 // orPending returns the status of key, or a pending one (with its plugin's health) when the
 // reconciler has none yet.
-func (h *statusHub) orPending(key string, kind reconcile.Kind, name, bridge string) reconcile.Status {
+func (h *statusHub) orPending(key string, kind model.Kind, name, bridge string) model.Status {
 	if s, ok := h.of(key); ok {
 		return s
 	}
-	return h.overlay([]reconcile.Status{{Kind: kind, Name: name, Bridge: bridge, State: reconcile.Pending}})[0]
+	return h.overlay([]model.Status{{Kind: kind, Name: name, Bridge: bridge, State: model.StatePending}})[0]
 }
 
 // subscribe: see Daemon.Subscribe.
-func (h *statusHub) subscribe(ctx context.Context) ([]reconcile.Status, <-chan []reconcile.Status) {
-	s := &subscriber{ch: make(chan []reconcile.Status, subscriberBuffer)}
+func (h *statusHub) subscribe(ctx context.Context) ([]model.Status, <-chan []model.Status) {
+	s := &subscriber{ch: make(chan []model.Status, subscriberBuffer)}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
@@ -82,7 +83,7 @@ func (h *statusHub) subscribe(ctx context.Context) ([]reconcile.Status, <-chan [
 
 // publish hands changed statuses, with their plugins' health, to every subscriber and the
 // Observer. A subscriber that fell subscriberBuffer change sets behind is dropped.
-func (h *statusHub) publish(changed []reconcile.Status) {
+func (h *statusHub) publish(changed []model.Status) {
 	changed = h.overlay(changed)
 	h.mu.Lock()
 	for s := range h.subs {
@@ -111,25 +112,25 @@ func (h *statusHub) close() {
 }
 
 // waitReady: see Daemon.WaitReady.
-func (h *statusHub) waitReady(ctx context.Context, keys []string) ([]reconcile.Status, error) {
+func (h *statusHub) waitReady(ctx context.Context, keys []string) ([]model.Status, error) {
 	for {
 		watch := h.rec.Watch()
-		out := make([]reconcile.Status, 0, len(keys))
+		out := make([]model.Status, 0, len(keys))
 		ready := true
 		for _, k := range keys {
 			s, ok := h.of(k)
 			if !ok && h.managed(k) { // applied (or waiting for its plugin), not yet in the reconciler's statuses
 				kind, name, _ := strings.Cut(k, "/")
-				s, ok = h.overlay([]reconcile.Status{{Kind: reconcile.Kind(kind), Name: name, State: reconcile.Pending}})[0], true
+				s, ok = h.overlay([]model.Status{{Kind: model.Kind(kind), Name: name, State: model.StatePending}})[0], true
 			}
 			if !ok {
-				return out, fmt.Errorf("%w: %s is not managed by ovsplane (keys are bridge/NAME, port/NAME or interface/NAME)", ErrNotFound, k)
+				return out, fmt.Errorf("%w: %s is not managed by ovsplane (keys are bridge/NAME, port/NAME or interface/NAME)", model.ErrNotFound, k)
 			}
 			out = append(out, s)
 			switch s.State {
-			case reconcile.Error:
-				return out, fmt.Errorf("%w: %s: %s", ErrFailed, k, s.Error)
-			case reconcile.Pending:
+			case model.StateError:
+				return out, fmt.Errorf("%w: %s: %s", model.ErrFailed, k, s.Error)
+			case model.StatePending:
 				ready = false
 			}
 		}
@@ -147,17 +148,17 @@ func (h *statusHub) waitReady(ctx context.Context, keys []string) ([]reconcile.S
 // Subscribe returns the current statuses and a channel of the changes after them (removed
 // objects have an empty State). The channel is closed when ctx ends, when the Daemon closes,
 // or when the subscriber fell subscriberBuffer change sets behind; call Subscribe again then.
-func (d *Daemon) Subscribe(ctx context.Context) ([]reconcile.Status, <-chan []reconcile.Status) {
+func (d *Daemon) Subscribe(ctx context.Context) ([]model.Status, <-chan []model.Status) {
 	return d.hub.subscribe(ctx)
 }
 
 // Status returns every managed object's status (see reconcile.Reconciler.Status).
-func (d *Daemon) Status() []reconcile.Status { return d.hub.all() }
+func (d *Daemon) Status() []model.Status { return d.hub.all() }
 
 // WaitReady waits until every object named by keys ("port/NAME", "bridge/NAME",
 // "interface/NAME") is ready. It fails at once for an unknown key, and as soon as one of them
 // is in error (naming it and ovs-vswitchd's message).
-func (d *Daemon) WaitReady(ctx context.Context, keys []string) ([]reconcile.Status, error) {
+func (d *Daemon) WaitReady(ctx context.Context, keys []string) ([]model.Status, error) {
 	return d.hub.waitReady(ctx, keys)
 }
 
@@ -165,8 +166,8 @@ func (d *Daemon) WaitReady(ctx context.Context, keys []string) ([]reconcile.Stat
 func (d *Daemon) Watch() <-chan struct{} { return d.rec.Watch() }
 
 // Health reports the daemon's state.
-func (d *Daemon) Health(context.Context) Health {
-	h := Health{Version: Version, Mode: d.opts.Mode, OVSDBConnected: d.c.Connected(), Objects: map[reconcile.State]int{}}
+func (d *Daemon) Health(context.Context) model.Health {
+	h := model.Health{Version: model.Version, Mode: d.opts.Mode, OVSDBConnected: d.c.Connected(), Objects: map[model.State]int{}}
 	h.PluginConflicts = d.globals.conflictList()
 	if h.OVSDBConnected {
 		h.OVSDBEndpoint = d.c.Endpoint()

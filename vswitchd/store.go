@@ -3,106 +3,138 @@ package vswitchd
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"sync"
 
-	"github.com/ovsplane/ovsplane/ovsdb"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/writer"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/writer"
 )
 
-// The API object store: the objects created through the API (d.bridges, d.ports), the
-// configuration's (d.cfg, d.cfgDes), their version (d.objVer) and the reconciler's view of
-// them (extra, extraCache). Its state is still guarded by Daemon.mu, shared with the plugin
-// registries of plugins.go and cfgplugins.go; giving it a type and lock of its own is the
-// next step of the split.
+// objectStore is the object store: the objects created through the API (bridges without
+// ports, and ports), the running configuration (cfg, cfgDes), their version (objVer) and the
+// reconciler's view of them (extra, extraCache). It owns them under its own lock, answers the
+// conflict checks of the API and of Reload, and settles the batches' outcomes from OVSDB.
+//
+// Lock order: objectStore.mu, then attacher.mu (see attacher): the store registers an API
+// port's plugin attachment with the attacher before the port is visible in the store, and
+// removes the port before its attachment.
+type objectStore struct {
+	log  *slog.Logger
+	tags func(table, name string) (map[string]string, bool) // Client.Tags
+	att  *attacher
 
-// apiPort is a port created through the API, as the store keeps it.
+	mu      sync.Mutex
+	cfg     *config.Config
+	cfgDes  config.DesiredState     // cfg.Desired()
+	bridges map[string]model.Bridge // API bridges (no ports)
+	ports   map[string]apiPort      // API ports by name
+	// objVer counts the changes of bridges and ports; extraCache is extra's result at
+	// extraVer (the status refresh asks for it after every change of OVSDB).
+	objVer, extraVer int
+	extraCache       []model.Bridge
+}
+
+func newObjectStore(log *slog.Logger, tags func(table, name string) (map[string]string, bool), att *attacher, cfg *config.Config) *objectStore {
+	return &objectStore{log: log, tags: tags, att: att, cfg: cfg, cfgDes: cfg.Desired(),
+		bridges: map[string]model.Bridge{}, ports: map[string]apiPort{}}
+}
+
+// apiPort is a port created through the API, as the store keeps it. Its plugin's attachment,
+// if its type is a plugin's, is the attacher's.
 type apiPort struct {
 	bridge string
-	spec   config.Port // the request
-	// plugin is the plugin's attachment of a port whose type a plugin provides; nil otherwise.
-	plugin *pluginPort
-	tagged config.Port // spec (or the plugin's shape) with the API tags: what the reconciler ensures (computed once)
+	spec   model.Port // the request
+	tagged model.Port // spec (or the plugin's shape) with the API tags: what the reconciler ensures (computed once)
 }
 
-func newAPIPort(sp storedPort) apiPort {
-	return apiPort{bridge: sp.Bridge, spec: sp.Port, plugin: sp.Plugin, tagged: sp.tagged()}
+// putPortLocked records an API port read back from its stored spec, its plugin's attachment
+// first. s.mu must be held.
+func (s *objectStore) putPortLocked(sp storedPort) {
+	s.att.register(sp.Port.Name, sp.Bridge, sp.Port, sp.Plugin)
+	s.ports[sp.Port.Name] = apiPort{bridge: sp.Bridge, spec: sp.Port, tagged: sp.tagged()}
+	s.objVer++
 }
 
-// stored returns the spec kept in p's SpecKey.
-func (p apiPort) stored() storedPort {
-	return storedPort{Bridge: p.bridge, Port: p.spec, Plugin: p.plugin}
+// deletePortLocked forgets API port name, then its plugin's attachment, which it returns (nil:
+// none). s.mu must be held.
+func (s *objectStore) deletePortLocked(name string) *pluginPort {
+	delete(s.ports, name)
+	s.objVer++
+	return s.att.unregister(name)
 }
 
 // adopt records the API objects found among owned rows (OriginKey "api" with a readable
 // SpecKey) that the daemon does not know yet. A row whose spec cannot be read is left to the
 // reconciler, which prunes it like any owned row that is not desired.
-func (d *Daemon) adopt(owned []ovsdb.OwnedRow) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+func (s *objectStore) adopt(owned []ovsdb.OwnedRow) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var ports []ovsdb.OwnedRow
 	for _, o := range owned {
-		if o.Tags[OriginKey] != string(OriginAPI) {
+		if o.Tags[OriginKey] != string(model.OriginAPI) {
 			continue
 		}
 		switch o.Table {
 		case "Bridge":
-			if _, ok := d.bridges[o.Name]; ok {
+			if _, ok := s.bridges[o.Name]; ok {
 				continue
 			}
-			var b config.Bridge
+			var b model.Bridge
 			if err := json.Unmarshal([]byte(o.Tags[SpecKey]), &b); err != nil || b.Name != o.Name {
-				d.log.Warn("API bridge with an unreadable spec; it will be pruned", "bridge", o.Name, "error", err)
+				s.log.Warn("API bridge with an unreadable spec; it will be pruned", "bridge", o.Name, "error", err)
 				continue
 			}
-			d.bridges[o.Name] = b
-			d.objVer++
+			s.bridges[o.Name] = b
+			s.objVer++
 		case "Port":
 			ports = append(ports, o)
 		}
 	}
 	for _, o := range ports {
-		if _, ok := d.ports[o.Name]; ok {
+		if _, ok := s.ports[o.Name]; ok {
 			continue
 		}
 		var sp storedPort
 		if err := json.Unmarshal([]byte(o.Tags[SpecKey]), &sp); err != nil || sp.Port.Name != o.Name {
-			d.log.Warn("API port with an unreadable spec; it will be pruned", "port", o.Name, "error", err)
+			s.log.Warn("API port with an unreadable spec; it will be pruned", "port", o.Name, "error", err)
 			continue
 		}
-		d.ports[o.Name] = newAPIPort(sp)
-		d.objVer++
+		s.putPortLocked(sp)
 	}
 }
 
 // extra is the reconciler's Options.Extra: the API objects, after adopting API rows found in
 // OVSDB (left by a commit whose outcome was unknown, or by another instance).
-func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
+func (s *objectStore) extra(owned []ovsdb.OwnedRow) []model.Bridge {
 	if owned != nil {
-		d.adopt(owned)
+		s.adopt(owned)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.extraCache != nil && d.extraVer == d.objVer {
-		return d.extraCache // callers only read it
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.extraCache != nil && s.extraVer == s.objVer {
+		return s.extraCache // callers only read it
 	}
-	byBridge := map[string][]config.Port{}
-	for _, p := range d.ports {
+	byBridge := map[string][]model.Port{}
+	for _, p := range s.ports {
 		byBridge[p.bridge] = append(byBridge[p.bridge], p.tagged)
 	}
-	out := make([]config.Bridge, 0, len(d.bridges)+len(byBridge))
-	for name, b := range d.bridges {
+	out := make([]model.Bridge, 0, len(s.bridges)+len(byBridge))
+	for name, b := range s.bridges {
 		tb := taggedBridge(b)
 		tb.Ports = byBridge[name]
 		delete(byBridge, name)
 		out = append(out, tb)
 	}
 	for name, ports := range byBridge {
-		out = append(out, config.Bridge{Name: name, Ports: ports})
+		out = append(out, model.Bridge{Name: name, Ports: ports})
 	}
-	d.extraCache, d.extraVer = out, d.objVer
+	s.extraCache, s.extraVer = out, s.objVer
 	return out
 }
 
@@ -111,13 +143,13 @@ func (d *Daemon) extra(owned []ovsdb.OwnedRow) []config.Bridge {
 // was not running: Reload refuses to drop such a bridge). ovsplane leaves such a bridge as it
 // is, neither rewritten with an empty spec nor pruned with the API ports; its status says why
 // and what to do.
-func (d *Daemon) unheld(extra []config.Bridge) map[string]string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+func (s *objectStore) unheld(extra []model.Bridge) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out map[string]string
 	for _, b := range extra {
-		_, isAPI := d.bridges[b.Name]
-		_, isCfg := d.cfgDes.Bridge(b.Name)
+		_, isAPI := s.bridges[b.Name]
+		_, isCfg := s.cfgDes.Bridge(b.Name)
 		if isAPI || isCfg || len(b.Ports) == 0 {
 			continue
 		}
@@ -130,27 +162,7 @@ func (d *Daemon) unheld(extra []config.Bridge) map[string]string {
 	return out
 }
 
-// droppedHoldingLocked returns, for each bridge of the running configuration that next no
-// longer lists, the API ports it holds (sorted), as "bridge "B" (ports p1, p2)". Callers hold
-// d.mu.
-func (d *Daemon) droppedHoldingLocked(next config.DesiredState) []string {
-	held := map[string][]string{}
-	for name, p := range d.ports {
-		_, wasCfg := d.cfgDes.Bridge(p.bridge)
-		_, stays := next.Bridge(p.bridge)
-		if wasCfg && !stays {
-			held[p.bridge] = append(held[p.bridge], name)
-		}
-	}
-	var out []string
-	for _, b := range slices.Sorted(maps.Keys(held)) {
-		slices.Sort(held[b])
-		out = append(out, fmt.Sprintf("bridge %q (ports %s)", b, strings.Join(held[b], ", ")))
-	}
-	return out
-}
-
-func portNames(ports []config.Port) []string {
+func portNames(ports []model.Port) []string {
 	out := make([]string, 0, len(ports))
 	for _, p := range ports {
 		out = append(out, p.Name)
@@ -160,7 +172,7 @@ func portNames(ports []config.Port) []string {
 }
 
 // taggedBridge returns b with the API tags in its external_ids.
-func taggedBridge(b config.Bridge) config.Bridge {
+func taggedBridge(b model.Bridge) model.Bridge {
 	spec, _ := json.Marshal(b) // plain data: cannot fail
 	b.ExternalIDs = withTags(b.ExternalIDs, string(spec))
 	return b
@@ -171,111 +183,133 @@ func withTags(m map[string]string, spec string) map[string]string {
 	for k, v := range m {
 		out[k] = v
 	}
-	out[OriginKey] = string(OriginAPI)
+	out[OriginKey] = string(model.OriginAPI)
 	out[SpecKey] = spec
 	return out
 }
 
-// cfgDesired returns the configuration's desired state. Callers hold d.mu.
-func (d *Daemon) cfgDesired() config.DesiredState { return d.cfgDes }
-
-// cfgPortBridgeLocked returns the configured bridge holding port name, or "".
-func (d *Daemon) cfgPortBridgeLocked(name string) string {
-	for _, b := range d.cfg.Bridges {
-		for _, p := range b.Ports {
-			if p.Name == name {
-				return b.Name
-			}
-		}
-	}
-	return ""
-}
-
-// cfgIfaceOwnerLocked returns the configured port that has interface name.
-func (d *Daemon) cfgIfaceOwnerLocked(name string) (string, bool) {
-	for _, b := range d.cfg.Bridges {
-		for _, p := range b.Ports {
-			for _, in := range p.Interfaces {
-				if in.Name == name {
-					return p.Name, true
-				}
-			}
-		}
-	}
-	return "", false
-}
-
-// conflictLocked refuses a bridge name held by the configuration.
-func (d *Daemon) conflictLocked(kind, name, _ string) error {
-	for _, b := range d.cfg.Bridges {
-		if b.Name == name {
-			return fmt.Errorf("%w: %s %q comes from the configuration file; change it there and reload", ErrConflict, kind, name)
-		}
-		for _, p := range b.Ports {
-			if p.Name == name {
-				return fmt.Errorf("%w: %s %q is the name of a port of the configuration file (bridge %q); pick another name", ErrConflict, kind, name, b.Name)
-			}
-		}
-	}
-	if _, isPort := d.ports[name]; isPort {
-		return fmt.Errorf("%w: %s %q is the name of a port created through the API; pick another name", ErrConflict, kind, name)
-	}
-	return nil
-}
-
-// portConflictLocked checks that p may be applied on bridge: the bridge is managed, the port
-// is not the configuration's, not on another bridge, and its interfaces are not another
-// managed port's.
-func (d *Daemon) portConflictLocked(bridge string, p config.Port) error {
-	_, apiBridge := d.bridges[bridge]
-	_, cfgBridge := d.cfgDesired().Bridge(bridge)
-	if !apiBridge && !cfgBridge {
-		return fmt.Errorf("%w: bridge %q of port %q is not managed by ovsplane; create it first (ApplyBridge or the configuration file)", ErrNotFound, bridge, p.Name)
-	}
-	if b := d.cfgPortBridgeLocked(p.Name); b != "" {
-		return fmt.Errorf("%w: port %q comes from the configuration file (bridge %q); change it there and reload", ErrConflict, p.Name, b)
-	}
-	_, isCfgBr := d.cfgDes.Bridge(p.Name)
-	if _, isBr := d.bridges[p.Name]; isBr || isCfgBr {
-		return fmt.Errorf("%w: port %q has the name of a bridge; pick another name", ErrConflict, p.Name)
-	}
-	if cur, ok := d.ports[p.Name]; ok && cur.bridge != bridge {
-		return fmt.Errorf("%w: port %q is on bridge %q; delete it there first to move it to %q", ErrConflict, p.Name, cur.bridge, bridge)
-	}
-	for _, in := range p.Interfaces {
-		if other, ok := d.cfgIfaceOwnerLocked(in.Name); ok {
-			return fmt.Errorf("%w: interface %q of port %q belongs to port %q of the configuration file; pick another name", ErrConflict, in.Name, p.Name, other)
-		}
-		if in.Name != p.Name {
-			if op, ok := d.ports[in.Name]; ok {
-				return fmt.Errorf("%w: interface %q of port %q is the name of port %q on bridge %q; pick another name", ErrConflict, in.Name, p.Name, in.Name, op.bridge)
-			}
-		}
-	}
-	return nil
+// configDesired returns the running configuration's desired state.
+func (s *objectStore) configDesired() config.DesiredState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfgDes
 }
 
 // settle is the writer's Options.Settle. It records, for each request, what OVSDB holds now:
 // an ensured port that exists with the API's tags becomes (or stays) an API object, a deleted
 // port that is gone stops being one.
-func (d *Daemon) settle(reqs []writer.PortRequest) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+func (s *objectStore) settle(reqs []writer.PortRequest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, r := range reqs {
-		tags, present := d.c.Tags("Port", r.Spec.Port.Name)
+		tags, present := s.tags("Port", r.Spec.Port.Name)
 		switch {
 		case r.Delete && !present:
-			delete(d.ports, r.Spec.Port.Name)
-			d.objVer++
-		case !r.Delete && present && tags[OriginKey] == string(OriginAPI) && tags[SpecKey] == r.Spec.Port.ExternalIDs[SpecKey]:
+			s.deletePortLocked(r.Spec.Port.Name)
+		case !r.Delete && present && tags[OriginKey] == string(model.OriginAPI) && tags[SpecKey] == r.Spec.Port.ExternalIDs[SpecKey]:
 			// The spec key round-trips the API's view of the port exactly.
 			var sp storedPort
 			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {
-				d.ports[r.Spec.Port.Name] = newAPIPort(sp)
-				d.objVer++
+				s.putPortLocked(sp)
 			}
 		}
 	}
 }
 
 func unmarshalSpec(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// putBridge records API bridge b (committed).
+func (s *objectStore) putBridge(b model.Bridge) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bridges[b.Name] = b
+	s.objVer++
+}
+
+// deleteBridge forgets API bridge name and its API ports (deleted with it), and returns those
+// of a plugin's type, for detaching.
+func (s *objectStore) deleteBridge(name string) (attached []storedPort) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.bridges, name)
+	s.objVer++
+	for pn, p := range s.ports {
+		if p.bridge == name {
+			if pp := s.deletePortLocked(pn); pp != nil {
+				attached = append(attached, storedPort{Bridge: p.bridge, Port: p.spec, Plugin: pp})
+			}
+		}
+	}
+	return attached
+}
+
+// bridge returns managed bridge name (the configuration's first), without its ports or status.
+func (s *objectStore) bridge(name string) (model.BridgeInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cb, ok := s.cfgDes.Bridge(name); ok {
+		cb.Ports = nil
+		return model.BridgeInfo{Spec: cb, Origin: model.OriginConfig}, true
+	}
+	if b, ok := s.bridges[name]; ok {
+		return model.BridgeInfo{Spec: b, Origin: model.OriginAPI}, true
+	}
+	return model.BridgeInfo{}, false
+}
+
+// bridgeNames returns the names of the managed bridges, sorted, without duplicates.
+func (s *objectStore) bridgeNames() []string {
+	s.mu.Lock()
+	names := slices.Collect(maps.Keys(s.bridges))
+	for _, b := range s.cfgDes.Bridges {
+		names = append(names, b.Name)
+	}
+	s.mu.Unlock()
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// portInfos returns the managed ports of bridge ("" for all) with their plugins' fields, in no
+// particular order and without statuses.
+func (s *objectStore) portInfos(bridge string) []model.PortInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []model.PortInfo
+	for _, b := range s.cfgDes.Bridges {
+		if bridge != "" && b.Name != bridge {
+			continue
+		}
+		for _, p := range b.Ports {
+			out = append(out, s.withPluginLocked(model.PortInfo{Bridge: b.Name, Spec: p, Origin: model.OriginConfig}))
+		}
+	}
+	for _, p := range s.ports {
+		if bridge == "" || p.bridge == bridge {
+			out = append(out, s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: model.OriginAPI}))
+		}
+	}
+	return out
+}
+
+// portInfo returns managed port name (the API's first) with its plugin's fields, without
+// statuses.
+func (s *objectStore) portInfo(name string) (model.PortInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.ports[name]; ok {
+		return s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: model.OriginAPI}), true
+	}
+	for _, b := range s.cfgDes.Bridges {
+		for _, p := range b.Ports {
+			if p.Name == name {
+				return s.withPluginLocked(model.PortInfo{Bridge: b.Name, Spec: p, Origin: model.OriginConfig}), true
+			}
+		}
+	}
+	return model.PortInfo{}, false
+}
+
+// withPluginLocked is withPlugin with its port's attachment.
+func (s *objectStore) withPluginLocked(info model.PortInfo) model.PortInfo {
+	return withPlugin(info, s.att.pluginOf(info.Spec.Name))
+}

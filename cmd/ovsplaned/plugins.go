@@ -53,16 +53,10 @@ func newPluginHost(cfg *config.Config, c *ovsdb.Client, env []string, runDir str
 			}
 			return nil, nil
 		},
-		Replayed: func(plugin string, results []host.Replay) {
-			d := ph.d.Load()
-			if d == nil {
-				return
+		Replayed: func(plugin string, results []api.ReplayResult) {
+			if d := ph.d.Load(); d != nil {
+				d.PluginReplayed(plugin, results)
 			}
-			out := make([]vswitchd.ReplayResult, 0, len(results))
-			for _, r := range results {
-				out = append(out, vswitchd.ReplayResult{Port: r.Request.Name, Attachment: r.Attachment, Err: r.Err})
-			}
-			d.PluginReplayed(plugin, out)
 		},
 		Facts: func(context.Context) (api.HostFacts, error) {
 			f := c.Facts()
@@ -113,12 +107,8 @@ func (p *pluginHost) GlobalConfig(ctx context.Context, daemon map[string]string)
 }
 
 // Flows implements vswitchd.Plugins.
-func (p *pluginHost) Flows(ctx context.Context, bridge api.BridgeFacts) []vswitchd.PluginFlows {
-	var out []vswitchd.PluginFlows
-	for _, f := range p.h.Flows(ctx, bridge) {
-		out = append(out, vswitchd.PluginFlows(f)) // the same fields: a conversion, not a copy
-	}
-	return out
+func (p *pluginHost) Flows(ctx context.Context, bridge api.BridgeFacts) []api.PluginFlows {
+	return p.h.Flows(ctx, bridge)
 }
 
 // Cookies implements vswitchd.Plugins.

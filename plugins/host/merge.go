@@ -125,30 +125,16 @@ func (h *Host) GlobalConfig(ctx context.Context, daemon map[string]string) Globa
 	return out
 }
 
-// PluginFlows is one plugin's desired flows and groups on a bridge.
-type PluginFlows struct {
-	Plugin string
-	// Cookies and Groups are the plugin's ranges: the daemon adds, modifies and deletes only
-	// flows with these cookies and groups with these ids for it.
-	Cookies api.CookieRange
-	Groups  api.GroupRange
-	// Set is the plugin's whole set, cookies filled in (0 becomes Cookies.Value).
-	Set api.FlowSet
-	// Err is set when the plugin could not answer or answered with flows or groups outside
-	// its ranges; the daemon should then leave the plugin's current flows alone (not prune).
-	Err error
-}
-
 // Flows asks every plugin with the flow-program capability for its flows on the bridge, in
 // config order, and checks every cookie and group id against the plugin's ranges.
-func (h *Host) Flows(ctx context.Context, bridge api.BridgeFacts) []PluginFlows {
+func (h *Host) Flows(ctx context.Context, bridge api.BridgeFacts) []api.PluginFlows {
 	h.mu.Lock()
 	sups := h.ordered()
 	h.mu.Unlock()
-	var out []PluginFlows
+	var out []api.PluginFlows
 	for _, s := range sups {
 		if slices.Contains(s.status().Capabilities, api.CapabilityFlowProgram) {
-			out = append(out, PluginFlows{Plugin: s.name, Cookies: s.cookies, Groups: s.groups})
+			out = append(out, api.PluginFlows{Plugin: s.name, Cookies: s.cookies, Groups: s.groups})
 		}
 	}
 	var wg sync.WaitGroup

@@ -68,7 +68,7 @@ type Options struct {
 	// Replayed receives the outcome of such a replay, one Replay per owned port, so the daemon
 	// can compare the returned shapes with OVSDB. Called from the plugin's supervisor before
 	// the plugin is marked running; it must not call back into the Host.
-	Replayed func(plugin string, results []Replay)
+	Replayed func(plugin string, results []api.ReplayResult)
 	// Facts returns the facts of the running Open vSwitch handed to Configure. Nil means
 	// empty facts. The host fills DataDir itself.
 	Facts func(ctx context.Context) (api.HostFacts, error)
@@ -82,13 +82,6 @@ type Options struct {
 	// the running process, without the trust checks and without mTLS, never kills it and does
 	// not restart it when it exits. For plugin authors only.
 	Reattach string
-}
-
-// Replay is the outcome of re-attaching one owned port after a plugin (re)start.
-type Replay struct {
-	Request    api.PortRequest
-	Attachment api.Attachment
-	Err        error
 }
 
 func (o *Options) defaults() error {

@@ -210,7 +210,7 @@ func (s *sup) replay(ctx context.Context, in *instance) {
 		s.log.Error("replay: listing the plugin's ports failed; nothing replayed", "error", err)
 		return
 	}
-	results := make([]Replay, len(reqs))
+	results := make([]api.ReplayResult, len(reqs))
 	sem := make(chan struct{}, replayParallel)
 	var wg sync.WaitGroup
 	for i, r := range reqs {
@@ -226,7 +226,7 @@ func (s *sup) replay(ctx context.Context, in *instance) {
 			if err != nil {
 				err = s.callError(ctx, cctx, in, "Attach port "+r.Bridge+"/"+r.Name+" (replay)", err)
 			}
-			results[i] = Replay{Request: r, Attachment: a, Err: err}
+			results[i] = api.ReplayResult{Request: r, Attachment: a, Err: err}
 		})
 	}
 	wg.Wait()

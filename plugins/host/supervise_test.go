@@ -24,14 +24,14 @@ func TestKillNineInFlight(t *testing.T) {
 		owned[i].State = []byte(`{"ok":true}`)
 	}
 	var mu sync.Mutex
-	var replays [][]Replay
+	var replays [][]api.ReplayResult
 	f.opts.Owned = func(_ context.Context, plugin string) ([]api.PortRequest, error) {
 		if plugin != "killme" {
 			t.Errorf("Owned(%q)", plugin)
 		}
 		return owned, nil
 	}
-	f.opts.Replayed = func(plugin string, results []Replay) {
+	f.opts.Replayed = func(plugin string, results []api.ReplayResult) {
 		mu.Lock()
 		defer mu.Unlock()
 		replays = append(replays, results)

@@ -1,10 +1,11 @@
 package config
 
 import (
-	"github.com/ovsplane/ovsplane/internal/desired"
 	"io"
 	"log/slog"
 	"path/filepath"
+
+	"github.com/ovsplane/ovsplane/internal/desired"
 
 	"github.com/ovsplane/ovsplane/model"
 )
@@ -170,24 +171,3 @@ func nilIfEmptyMap[V any](m *map[string]V) {
 		*m = nil
 	}
 }
-
-// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
-// The definitions, with their contracts, are in package model.
-type (
-	Bridge    = model.Bridge
-	Port      = model.Port
-	Interface = model.Interface
-	TLS       = model.TLS
-	Plugin    = model.Plugin
-)
-
-// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
-const (
-	DefaultDataDir = model.DefaultDataDir
-	SocketName     = model.SocketName
-)
-
-// InterfaceTypes is model.InterfaceTypes.
-//
-// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
-var InterfaceTypes = model.InterfaceTypes

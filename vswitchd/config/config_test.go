@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 )
@@ -176,21 +177,21 @@ func valid() *Config {
 		OtherConfig: map[string]string{
 			"dpdk-init": "true", "pmd-cpu-mask": "0x6",
 		},
-		Bridges: []Bridge{
-			{Name: "br0", DatapathType: "netdev", Ports: []Port{
-				{Name: "p0", Tag: &tag, Interfaces: []Interface{{Name: "p0", Type: "internal"}}},
+		Bridges: []model.Bridge{
+			{Name: "br0", DatapathType: "netdev", Ports: []model.Port{
+				{Name: "p0", Tag: &tag, Interfaces: []model.Interface{{Name: "p0", Type: "internal"}}},
 			}},
-			{Name: "br1", Ports: []Port{
-				{Name: "vhu0", Interfaces: []Interface{{Name: "vhu0", Type: "dpdkvhostuserclient", Options: map[string]string{"vhost-server-path": "/run/vhu0.sock"}}}},
+			{Name: "br1", Ports: []model.Port{
+				{Name: "vhu0", Interfaces: []model.Interface{{Name: "vhu0", Type: "dpdkvhostuserclient", Options: map[string]string{"vhost-server-path": "/run/vhu0.sock"}}}},
 			}},
-			{Name: "br2", Ports: []Port{
-				{Name: "p2", Interfaces: []Interface{{Name: "p2"}}},
+			{Name: "br2", Ports: []model.Port{
+				{Name: "p2", Interfaces: []model.Interface{{Name: "p2"}}},
 			}},
 		},
 	}
 }
 
-func iface(c *Config) *Interface { return &c.Bridges[2].Ports[0].Interfaces[0] }
+func iface(c *Config) *model.Interface { return &c.Bridges[2].Ports[0].Interfaces[0] }
 
 func ptr(i int) *int { return &i }
 
@@ -214,7 +215,7 @@ func TestValidate(t *testing.T) {
 			[]string{"ovsdb.tls.private_key: required by an ssl: endpoint", "ovsdb.tls.certificate: required by an ssl: endpoint"}},
 		{"ssl with tls", func(c *Config) {
 			c.OVSDB.Endpoints = []string{"ssl:[::1]:6640"}
-			c.OVSDB.TLS = TLS{PrivateKey: "/k", Certificate: "/c", CACert: "/ca"}
+			c.OVSDB.TLS = model.TLS{PrivateKey: "/k", Certificate: "/c", CACert: "/ca"}
 		}, nil},
 		{"relative data dir", func(c *Config) { c.DataDir = "var/lib" }, []string{`data_dir: "var/lib" must be an absolute path`}},
 		{"relative plugin dir", func(c *Config) { c.PluginDir = "plugins" }, []string{`plugin_dir: "plugins" must be an absolute path`}},
@@ -226,7 +227,7 @@ func TestValidate(t *testing.T) {
 			[]string{"api.tls.private_key: required by a tcp: listener", "api.tls.certificate: required by a tcp: listener", "api.tls.ca_cert: required by a tcp: listener"}},
 		{"listen tcp bad", func(c *Config) {
 			c.API.Listen = []string{"tcp:9470"}
-			c.API.TLS = TLS{PrivateKey: "/k", Certificate: "/c", CACert: "/ca"}
+			c.API.TLS = model.TLS{PrivateKey: "/k", Certificate: "/c", CACert: "/ca"}
 		},
 			[]string{`api.listen[0]: "tcp:9470" is not tcp:HOST:PORT`}},
 		{"socket mode", func(c *Config) { c.API.SocketMode = "660x" },
@@ -284,12 +285,12 @@ func TestValidate(t *testing.T) {
 		{"bond mode unknown", func(c *Config) {
 			p := &c.Bridges[2].Ports[0]
 			p.BondMode = "lacp"
-			p.Interfaces = append(p.Interfaces, Interface{Name: "p2b"})
+			p.Interfaces = append(p.Interfaces, model.Interface{Name: "p2b"})
 		}, []string{`bridges[2].ports[0].bond_mode: unknown bond mode "lacp" (one of: "active-backup", "balance-slb", "balance-tcp")`}},
 		{"bond ok", func(c *Config) {
 			p := &c.Bridges[2].Ports[0]
 			p.BondMode = "active-backup"
-			p.Interfaces = append(p.Interfaces, Interface{Name: "p2b"})
+			p.Interfaces = append(p.Interfaces, model.Interface{Name: "p2b"})
 		}, nil},
 		{"vlan mode unknown", func(c *Config) { c.Bridges[0].Ports[0].VLANMode = "dot1q" },
 			[]string{`bridges[0].ports[0].vlan_mode: unknown VLAN mode "dot1q" (one of: "", "access", "trunk", "native-tagged", "native-untagged")`}},
@@ -311,7 +312,7 @@ func TestValidate(t *testing.T) {
 		{"lacp ok", func(c *Config) {
 			p := &c.Bridges[2].Ports[0]
 			p.BondMode, p.LACP = "balance-tcp", "active"
-			p.Interfaces = append(p.Interfaces, Interface{Name: "p2b"})
+			p.Interfaces = append(p.Interfaces, model.Interface{Name: "p2b"})
 			c.Bridges[0].Ports[0].LACP = "passive" // OVS allows LACP on a port with one interface
 		}, nil},
 		{"interface name missing", func(c *Config) { iface(c).Name = "" }, []string{ip + ".name: required"}},
@@ -324,7 +325,7 @@ func TestValidate(t *testing.T) {
 		{"long internal name", func(c *Config) { iface(c).Name = "int-0123456789ab"; iface(c).Type = "internal" },
 			[]string{ip + `.name: "int-0123456789ab" is longer than 15 characters, the limit for a kernel device of type "internal"`}},
 		{"long vhost name ok", func(c *Config) {
-			*iface(c) = Interface{Name: "vhu-0123456789abcdef", Type: "dpdkvhostuser"}
+			*iface(c) = model.Interface{Name: "vhu-0123456789abcdef", Type: "dpdkvhostuser"}
 		}, nil},
 		{"interface name space", func(c *Config) { iface(c).Name = "p 2" },
 			[]string{ip + `.name: "p 2" must not contain '/' or white space`}},
@@ -493,8 +494,8 @@ func TestDesired(t *testing.T) {
 	b.Bridges[0], b.Bridges[2] = b.Bridges[2], b.Bridges[0]
 	b.Bridges[2].Protocols = nil
 	b.Bridges[2].OtherConfig = map[string]string{}
-	a.Bridges[0].Ports = append(a.Bridges[0].Ports, Port{Name: "a", Interfaces: []Interface{{Name: "a", Type: "system"}}})
-	b.Bridges[2].Ports = append([]Port{{Name: "a", Interfaces: []Interface{{Name: "a"}}}}, b.Bridges[2].Ports...)
+	a.Bridges[0].Ports = append(a.Bridges[0].Ports, model.Port{Name: "a", Interfaces: []model.Interface{{Name: "a", Type: "system"}}})
+	b.Bridges[2].Ports = append([]model.Port{{Name: "a", Interfaces: []model.Interface{{Name: "a"}}}}, b.Bridges[2].Ports...)
 	da, db := a.Desired(), b.Desired()
 	if !da.Equal(db) {
 		t.Fatalf("not equal:\n%+v\n%+v", da, db)
@@ -633,15 +634,15 @@ func TestDocExample(t *testing.T) {
 }
 
 func TestPluginTypesNeedPlugins(t *testing.T) {
-	port := Port{Name: "vm1", Interfaces: []Interface{{Name: "vm1", Type: "vdpa", Options: map[string]string{"pf": "0000:65:00.0"}}}}
+	port := model.Port{Name: "vm1", Interfaces: []model.Interface{{Name: "vm1", Type: "vdpa", Options: map[string]string{"pf": "0000:65:00.0"}}}}
 	c := &Config{DataDir: "/var/lib/ovsplane"}
 	c.applyDefaults()
-	c.Bridges = []Bridge{{Name: "br0", Ports: []Port{port}}}
+	c.Bridges = []model.Bridge{{Name: "br0", Ports: []model.Port{port}}}
 	err := c.Validate()
 	if err == nil || !strings.Contains(err.Error(), `unknown interface type "vdpa"`) {
 		t.Fatalf("a plugin type without plugins: %v", err)
 	}
-	c.Plugins = []Plugin{{Name: "vdpa", Path: "ovsplane-plugin-vdpa", SHA256: strings.Repeat("a", 64)}}
+	c.Plugins = []model.Plugin{{Name: "vdpa", Path: "ovsplane-plugin-vdpa", SHA256: strings.Repeat("a", 64)}}
 	if err := c.Validate(); err != nil {
 		t.Fatalf("a plugin type with plugins configured: %v", err)
 	}

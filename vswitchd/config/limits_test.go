@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/model/limits"
 )
 
@@ -36,14 +38,14 @@ func TestValidateLimits(t *testing.T) {
 			p := &c.Bridges[2].Ports[0]
 			p.BondMode = "balance-slb"
 			for i := range 1000 {
-				p.Interfaces = append(p.Interfaces, Interface{Name: fmt.Sprint("m", i), Type: "dpdk"})
+				p.Interfaces = append(p.Interfaces, model.Interface{Name: fmt.Sprint("m", i), Type: "dpdk"})
 			}
 		}, limits.ErrTooLarge, `bridges[2].ports[0].interfaces: port "p2": interfaces: 1001 interfaces, more than 64 (limits.MaxInterfacesPerPort); split them over several ports`},
 		{"port bytes", func(c *Config) {
 			p := &c.Bridges[2].Ports[0]
 			p.BondMode = "balance-slb"
 			for i := range 20 {
-				p.Interfaces = append(p.Interfaces, Interface{Name: fmt.Sprint("m", i), Type: "dpdkvhostuser",
+				p.Interfaces = append(p.Interfaces, model.Interface{Name: fmt.Sprint("m", i), Type: "dpdkvhostuser",
 					ExternalIDs: map[string]string{"a": strings.Repeat("v", 4000)}})
 			}
 		}, limits.ErrTooLarge, `bridges[2].ports[0]: port "p2": size: names, keys and values of the port and its interfaces total`},
@@ -65,24 +67,24 @@ func TestValidateLimits(t *testing.T) {
 // TestValidatePortLimits: the API's check (also used for plugin shapes) returns the limits
 // error itself, naming the port, not a key path.
 func TestValidatePortLimits(t *testing.T) {
-	p := Port{Name: "p1", ExternalIDs: map[string]string{"k": "a\x00b"}, Interfaces: []Interface{{Name: "p1", Type: "internal"}}}
-	err := ValidatePort("br0", p)
+	p := model.Port{Name: "p1", ExternalIDs: map[string]string{"k": "a\x00b"}, Interfaces: []model.Interface{{Name: "p1", Type: "internal"}}}
+	err := desired.ValidatePort("br0", p)
 	var le *limits.Error
 	if !errors.As(err, &le) || le.Object != `port "p1"` || !strings.HasPrefix(err.Error(), `port "p1": external_ids key "k": value: NUL byte`) {
 		t.Fatalf("got %v", err)
 	}
-	big := Port{Name: "bond0", BondMode: "balance-slb"}
+	big := model.Port{Name: "bond0", BondMode: "balance-slb"}
 	for i := range 100000 {
-		big.Interfaces = append(big.Interfaces, Interface{Name: fmt.Sprint("m", i), Type: "dpdk"})
+		big.Interfaces = append(big.Interfaces, model.Interface{Name: fmt.Sprint("m", i), Type: "dpdk"})
 	}
-	err = ValidatePort("br0", big)
+	err = desired.ValidatePort("br0", big)
 	if !errors.Is(err, limits.ErrTooLarge) || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), "limits.MaxInterfacesPerPort") {
 		t.Fatalf("want one line for 100,000 interfaces, got %.300v", err)
 	}
-	if err := ValidatePort("br0", Port{Name: "p\u200b1", Interfaces: []Interface{{Name: "p1", Type: "internal"}}}); !errors.Is(err, limits.ErrBadText) {
+	if err := desired.ValidatePort("br0", model.Port{Name: "p\u200b1", Interfaces: []model.Interface{{Name: "p1", Type: "internal"}}}); !errors.Is(err, limits.ErrBadText) {
 		t.Fatalf("zero-width port name: got %v", err)
 	}
-	if err := ValidateBridge(Bridge{Name: "a:b"}); !errors.Is(err, limits.ErrBadName) || !strings.Contains(err.Error(), `bridge "a:b": name: contains ':'`) {
+	if err := desired.ValidateBridge(model.Bridge{Name: "a:b"}); !errors.Is(err, limits.ErrBadName) || !strings.Contains(err.Error(), `bridge "a:b": name: contains ':'`) {
 		t.Fatalf("bridge a:b: got %v", err)
 	}
 }
@@ -94,7 +96,7 @@ func TestValidateTooManyObjects(t *testing.T) {
 	b := &c.Bridges[2]
 	for i := range limits.MaxObjectsPerRequest / 2 {
 		n := fmt.Sprint("q", i)
-		b.Ports = append(b.Ports, Port{Name: n, Interfaces: []Interface{{Name: n}}})
+		b.Ports = append(b.Ports, model.Port{Name: n, Interfaces: []model.Interface{{Name: n}}})
 	}
 	err := c.Validate()
 	if got := lines(err); !errors.Is(err, limits.ErrTooLarge) || len(got) != 1 || !strings.Contains(got[0], "limits.MaxObjectsPerRequest") {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ovsplane/ovsplane/internal/desired"
 	"os"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -58,8 +60,8 @@ var settings = []setting{
 	{"ovsdb.tls.certificate", false, "certificate (PEM) for ssl: OVSDB endpoints"},
 	{"ovsdb.tls.ca_cert", false, "CA certificate (PEM) for ssl: OVSDB endpoints"},
 	{"ovsdb.reconnect_wait", false, "how long a write waits for a lost OVSDB connection before failing Unavailable, like 5s (default 5s, at most 10m; needs a restart)"},
-	{"data_dir", false, "data directory (default " + DefaultDataDir + ")"},
-	{"api.listen", true, "API listen addresses (unix:PATH, tcp:HOST:PORT; default unix:<data_dir>/" + SocketName + ")"},
+	{"data_dir", false, "data directory (default " + model.DefaultDataDir + ")"},
+	{"api.listen", true, "API listen addresses (unix:PATH, tcp:HOST:PORT; default unix:<data_dir>/" + model.SocketName + ")"},
 	{"api.socket_mode", false, "octal mode of API unix sockets (default " + DefaultSocketMode + ")"},
 	{"api.socket_group", false, "group (name or gid) of API unix sockets"},
 	{"api.tls.private_key", false, "private key (PEM) for tcp: API listeners"},
@@ -163,7 +165,7 @@ func loadData(data []byte, opts Options) (*Config, []error) {
 	}
 
 	v := viper.New()
-	v.SetDefault("data_dir", DefaultDataDir)
+	v.SetDefault("data_dir", model.DefaultDataDir)
 	v.SetDefault("api.socket_mode", DefaultSocketMode)
 	v.SetDefault("log.level", DefaultLogLevel)
 	v.SetDefault("log.format", DefaultLogFormat)

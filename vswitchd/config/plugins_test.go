@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ovsplane/ovsplane/model"
 )
 
 const pin = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -61,36 +63,36 @@ plugins:
 }
 
 func TestPluginsValidate(t *testing.T) {
-	good := Plugin{Name: "vdpa", Path: "vdpa", SHA256: pin}
+	good := model.Plugin{Name: "vdpa", Path: "vdpa", SHA256: pin}
 	tests := []struct {
 		name   string
-		change func(p *Plugin)
+		change func(p *model.Plugin)
 		want   []string
 	}{
-		{"ok", func(*Plugin) {}, nil},
-		{"no name", func(p *Plugin) { p.Name = "" }, []string{"plugins[1].name: required"}},
-		{"bad name", func(p *Plugin) { p.Name = "Vdpa" }, []string{
+		{"ok", func(*model.Plugin) {}, nil},
+		{"no name", func(p *model.Plugin) { p.Name = "" }, []string{"plugins[1].name: required"}},
+		{"bad name", func(p *model.Plugin) { p.Name = "Vdpa" }, []string{
 			`plugins[1].name: "Vdpa" must be a lower-case letter followed by up to 39 lower-case letters, digits or '-'`}},
-		{"duplicate name", func(p *Plugin) { p.Name = "first" }, []string{
+		{"duplicate name", func(p *model.Plugin) { p.Name = "first" }, []string{
 			`plugins[1].name: duplicate plugin name "first" (also plugins[0])`}},
-		{"no path", func(p *Plugin) { p.Path = "" }, []string{
+		{"no path", func(p *model.Plugin) { p.Path = "" }, []string{
 			"plugins[1].path: required: the binary, relative to plugin_dir (/var/lib/ovsplane/plugins) or absolute inside it"}},
-		{"path escapes", func(p *Plugin) { p.Path = "a/../../x" }, []string{
+		{"path escapes", func(p *model.Plugin) { p.Path = "a/../../x" }, []string{
 			`plugins[1].path: "a/../../x" leaves plugin_dir (/var/lib/ovsplane/plugins); name a file inside it`}},
-		{"path is the dir", func(p *Plugin) { p.Path = "." }, []string{
+		{"path is the dir", func(p *model.Plugin) { p.Path = "." }, []string{
 			`plugins[1].path: "." leaves plugin_dir (/var/lib/ovsplane/plugins); name a file inside it`}},
-		{"absolute outside", func(p *Plugin) { p.Path = "/usr/bin/vdpa" }, []string{
+		{"absolute outside", func(p *model.Plugin) { p.Path = "/usr/bin/vdpa" }, []string{
 			`plugins[1].path: "/usr/bin/vdpa" is not inside plugin_dir (/var/lib/ovsplane/plugins); install the binary there`}},
-		{"absolute sibling", func(p *Plugin) { p.Path = "/var/lib/ovsplane/plugins2/x" }, []string{
+		{"absolute sibling", func(p *model.Plugin) { p.Path = "/var/lib/ovsplane/plugins2/x" }, []string{
 			`plugins[1].path: "/var/lib/ovsplane/plugins2/x" is not inside plugin_dir (/var/lib/ovsplane/plugins); install the binary there`}},
-		{"absolute inside", func(p *Plugin) { p.Path = "/var/lib/ovsplane/plugins/x/../vdpa" }, nil},
-		{"no pin", func(p *Plugin) { p.SHA256 = "" }, []string{
+		{"absolute inside", func(p *model.Plugin) { p.Path = "/var/lib/ovsplane/plugins/x/../vdpa" }, nil},
+		{"no pin", func(p *model.Plugin) { p.SHA256 = "" }, []string{
 			"plugins[1].sha256: required: the SHA-256 pin of the binary (the first column of sha256sum /var/lib/ovsplane/plugins/vdpa)"}},
-		{"bad pin", func(p *Plugin) { p.SHA256 = "abc" }, []string{
+		{"bad pin", func(p *model.Plugin) { p.SHA256 = "abc" }, []string{
 			`plugins[1].sha256: "abc" is not 64 hexadecimal digits (the first column of sha256sum)`}},
-		{"config not JSON", func(p *Plugin) { p.Config = map[string]any{"f": func() {}} }, []string{
+		{"config not JSON", func(p *model.Plugin) { p.Config = map[string]any{"f": func() {}} }, []string{
 			"plugins[1].config: not representable as JSON: json: unsupported type: func()"}},
-		{"env", func(p *Plugin) { p.Env = []string{"A-B", "PATH", "PLUGIN_X", "HOME", "HOME"} }, []string{
+		{"env", func(p *model.Plugin) { p.Env = []string{"A-B", "PATH", "PLUGIN_X", "HOME", "HOME"} }, []string{
 			`plugins[1].env[0]: "A-B" is not an environment variable name`,
 			"plugins[1].env[1]: PATH is always passed; remove it",
 			`plugins[1].env[2]: "PLUGIN_X" is reserved for the plugin handshake`,
@@ -101,7 +103,7 @@ func TestPluginsValidate(t *testing.T) {
 			c := valid()
 			p := good
 			tt.change(&p)
-			c.Plugins = []Plugin{{Name: "first", Path: "first", SHA256: pin}, p}
+			c.Plugins = []model.Plugin{{Name: "first", Path: "first", SHA256: pin}, p}
 			if got := messages(c.Validate()); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got  %q\nwant %q", got, tt.want)
 			}

@@ -2,13 +2,14 @@ package config
 
 import (
 	"fmt"
-	"github.com/ovsplane/ovsplane/internal/desired"
-	"github.com/ovsplane/ovsplane/model"
 	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
 )
 
 var (
@@ -109,7 +110,7 @@ func (c *Config) validateSettings(v *desired.Validator) {
 	}
 }
 
-func checkTLS(v *desired.Validator, path string, t TLS, needCA bool, why string) {
+func checkTLS(v *desired.Validator, path string, t model.TLS, needCA bool, why string) {
 	if t.PrivateKey == "" {
 		v.Add(path+".private_key", "required by %s", why)
 	}
@@ -119,21 +120,4 @@ func checkTLS(v *desired.Validator, path string, t TLS, needCA bool, why string)
 	if needCA && t.CACert == "" {
 		v.Add(path+".ca_cert", "required by %s", why)
 	}
-}
-
-// ValidateBridge is desired.ValidateBridge.
-//
-// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
-func ValidateBridge(b model.Bridge) error { return desired.ValidateBridge(b) }
-
-// ValidatePort is desired.ValidatePort.
-//
-// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
-func ValidatePort(bridge string, p model.Port) error { return desired.ValidatePort(bridge, p) }
-
-// ValidatePortWith is desired.ValidatePortWith.
-//
-// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
-func ValidatePortWith(bridge string, p model.Port, pluginType func(string) bool) error {
-	return desired.ValidatePortWith(bridge, p, pluginType)
 }

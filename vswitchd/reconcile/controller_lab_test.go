@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/test/lab"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // fakeController is the smallest OpenFlow controller ovs-vswitchd stays connected to: it
@@ -136,8 +136,8 @@ func TestLabControllers(t *testing.T) {
 	dead := "tcp:" + closed.Addr().String()
 	closed.Close() // nothing listens there: connections are refused
 
-	br := func(targets ...string) config.Bridge {
-		return config.Bridge{Name: "br0", FailMode: "secure", Controllers: targets, Ports: []config.Port{internalPort("p1")}}
+	br := func(targets ...string) model.Bridge {
+		return model.Bridge{Name: "br0", FailMode: "secure", Controllers: targets, Ports: []model.Port{internalPort("p1")}}
 	}
 	r := labReconciler(t, db, desired(br(live.target(), dead)))
 	labState(t, r, "interface/p1", "ready")

@@ -8,16 +8,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 )
 
 // kindGlobal is the kind of the pass's intents on Open_vSwitch.other_config.
-const kindGlobal Kind = "other_config"
+const kindGlobal model.Kind = "other_config"
 
 // item is one object's intent in a pass: the ensure or deletion of a bridge or a port (with its
 // interfaces), or the owned other_config keys.
 type item struct {
-	kind   Kind
+	kind   model.Kind
 	name   string
 	bridge string   // bridge of a port
 	ifaces []string // interfaces the intent creates or changes (ensures only)
@@ -82,14 +83,14 @@ func culprit(items []item, out []bool, err error) int {
 	i := -1
 	switch oe.Table {
 	case "Bridge":
-		if i = match(func(it item) bool { return it.kind == KindBridge && it.name == oe.Row }); i < 0 {
+		if i = match(func(it item) bool { return it.kind == model.KindBridge && it.name == oe.Row }); i < 0 {
 			// The bridge is out (or not ours): its ports are refused in its name.
-			i = match(func(it item) bool { return it.kind == KindPort && !it.del && it.bridge == oe.Row })
+			i = match(func(it item) bool { return it.kind == model.KindPort && !it.del && it.bridge == oe.Row })
 		}
 	case "Port":
-		i = match(func(it item) bool { return it.kind == KindPort && it.name == oe.Row })
+		i = match(func(it item) bool { return it.kind == model.KindPort && it.name == oe.Row })
 	case "Interface":
-		i = match(func(it item) bool { return it.kind == KindPort && slices.Contains(it.ifaces, oe.Row) })
+		i = match(func(it item) bool { return it.kind == model.KindPort && slices.Contains(it.ifaces, oe.Row) })
 	case "Open_vSwitch":
 		i = match(func(it item) bool { return it.kind == kindGlobal })
 	}
@@ -134,7 +135,7 @@ func refusedStatus(refused []refusal) (map[string]string, error) {
 		}
 		objErr[rf.it.key()] = e.Error()
 		for _, in := range rf.it.ifaces {
-			objErr[string(KindInterface)+"/"+in] = e.Error()
+			objErr[string(model.KindInterface)+"/"+in] = e.Error()
 		}
 	}
 	return objErr, errors.Join(errs...)

@@ -6,8 +6,6 @@ import (
 
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 )
 
 // TestConflictIsolatedToItsObject: a configured port whose name a foreign port holds (on a
@@ -21,9 +19,9 @@ func TestConflictIsolatedToItsObject(t *testing.T) {
 		EnsurePort(ovsdb.PortOn{Bridge: "br9", Port: model.Port{Name: "p9"}}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
-		Ports: []config.Port{tapPort("p1", nil), tapPort("p2", nil), tapPort("p9", nil)}},
-		config.Bridge{Name: "br1", DatapathType: "netdev", Ports: []config.Port{tapPort("q1", nil)}}))
+	r, _ := start(t, e, c, desired(model.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []model.Port{tapPort("p1", nil), tapPort("p2", nil), tapPort("p9", nil)}},
+		model.Bridge{Name: "br1", DatapathType: "netdev", Ports: []model.Port{tapPort("q1", nil)}}))
 	// Everything but p9 is created by the same passes that refuse p9.
 	want := `
 br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]; p2 owner=ovsplane [p2map[dpdk-devargs:net_tap_p2]]
@@ -31,10 +29,10 @@ br1 owner=ovsplane: br1 owner=ovsplane [br1]; q1 owner=ovsplane [q1map[dpdk-deva
 br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]`
 	waitDump(t, e, want)
 	for _, k := range []string{"interface/p1", "interface/p2", "interface/q1", "bridge/br0", "bridge/br1"} {
-		waitState(t, r, k, reconcile.Ready)
+		waitState(t, r, k, model.StateReady)
 	}
 	for _, k := range []string{"port/p9", "interface/p9"} {
-		s := waitState(t, r, k, reconcile.Error)
+		s := waitState(t, r, k, model.StateError)
 		for _, part := range []string{`port "p9" refused`, ovsdb.ErrNotOwned.Error(), "someone-else", "pick another name"} {
 			if !strings.Contains(s.Error, part) {
 				t.Errorf("%s error %q does not contain %q", k, s.Error, part)
@@ -51,8 +49,8 @@ br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]
 		t.Fatal(err)
 	}
 	waitDump(t, e, want)
-	waitState(t, r, "interface/p2", reconcile.Ready)
-	if s, _ := statusOf(r, "port/p9"); s.State != reconcile.Error {
+	waitState(t, r, "interface/p2", model.StateReady)
+	if s, _ := statusOf(r, "port/p9"); s.State != model.StateError {
 		t.Errorf("port/p9 %+v, want still in error", s)
 	}
 
@@ -60,8 +58,8 @@ br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]
 	if _, err := other.NewTxn(2).DeletePort("br9", "p9").Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, r, "interface/p9", reconcile.Ready)
-	waitState(t, r, "port/p9", reconcile.Ready)
+	waitState(t, r, "interface/p9", model.StateReady)
+	waitState(t, r, "port/p9", model.StateReady)
 }
 
 // TestConflictingBridgeIsolated: a configured bridge whose name a foreign bridge holds is
@@ -75,16 +73,16 @@ func TestConflictingBridgeIsolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := start(t, e, c, desired(
-		config.Bridge{Name: "br9", DatapathType: "netdev", Ports: []config.Port{tapPort("p9", nil), tapPort("p10", nil)}},
-		config.Bridge{Name: "br0", DatapathType: "netdev", Ports: []config.Port{tapPort("p1", nil)}}))
-	waitState(t, r, "interface/p1", reconcile.Ready)
-	waitState(t, r, "bridge/br0", reconcile.Ready)
-	if s := waitState(t, r, "bridge/br9", reconcile.Error); !strings.Contains(s.Error, `bridge "br9" refused`) ||
+		model.Bridge{Name: "br9", DatapathType: "netdev", Ports: []model.Port{tapPort("p9", nil), tapPort("p10", nil)}},
+		model.Bridge{Name: "br0", DatapathType: "netdev", Ports: []model.Port{tapPort("p1", nil)}}))
+	waitState(t, r, "interface/p1", model.StateReady)
+	waitState(t, r, "bridge/br0", model.StateReady)
+	if s := waitState(t, r, "bridge/br9", model.StateError); !strings.Contains(s.Error, `bridge "br9" refused`) ||
 		!strings.Contains(s.Error, "owned by someone-else") {
 		t.Errorf("bridge/br9 error %q, want its refusal naming the owner", s.Error)
 	}
 	for _, k := range []string{"port/p9", "port/p10", "interface/p10"} {
-		if s := waitState(t, r, k, reconcile.Error); !strings.Contains(s.Error, `port "`) || !strings.Contains(s.Error, `"br9"`) {
+		if s := waitState(t, r, k, model.StateError); !strings.Contains(s.Error, `port "`) || !strings.Contains(s.Error, `"br9"`) {
 			t.Errorf("%s error %q, want its refusal naming bridge br9", k, s.Error)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/test/lab"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -30,10 +31,10 @@ func TestLabConvergesBesideForeignPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	internal := func(name string) config.Port {
-		return config.Port{Name: name, Interfaces: []config.Interface{{Name: name, Type: "internal"}}}
+	internal := func(name string) model.Port {
+		return model.Port{Name: name, Interfaces: []model.Interface{{Name: name, Type: "internal"}}}
 	}
-	cfg := config.Config{Bridges: []config.Bridge{{Name: "br0", Ports: []config.Port{internal("p1")}}}}
+	cfg := config.Config{Bridges: []model.Bridge{{Name: "br0", Ports: []model.Port{internal("p1")}}}}
 	r := reconcile.New(c, cfg.Desired(), reconcile.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: time.Second})
 	runCtx, stop := context.WithCancel(ctx)
@@ -45,7 +46,7 @@ func TestLabConvergesBesideForeignPort(t *testing.T) {
 		return func(context.Context) error {
 			for _, k := range keys {
 				s, ok := statusOf(r, k)
-				if !ok || s.State != reconcile.Ready {
+				if !ok || s.State != model.StateReady {
 					return fmt.Errorf("%s: %+v", k, s)
 				}
 			}

@@ -46,7 +46,7 @@
 //
 // # Controllers and failed bridges
 //
-// A bridge's controllers (config.Bridge.Controllers) are Controller rows owned like every other
+// A bridge's controllers (model.Bridge.Controllers) are Controller rows owned like every other
 // row and referenced from Bridge.controller (ovsdb.Txn.EnsureBridge): controllers others
 // added to an owned bridge are kept, owned ones no longer desired are removed, and deleted ones
 // come back at the next pass. A bridge ovs-vswitchd could not create (ovsdb.Client.BridgeErrors:

@@ -26,24 +26,6 @@ type Client interface {
 	Interface(name string) (ovsdb.InterfaceState, error)
 }
 
-// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
-// The definitions, with their contracts, are in package model.
-type (
-	Kind   = model.Kind
-	State  = model.State
-	Status = model.Status
-)
-
-// Aliases kept while the daemon split lands (issue 13); remove once vswitchd speaks model.
-const (
-	KindBridge    = model.KindBridge
-	KindPort      = model.KindPort
-	KindInterface = model.KindInterface
-	Pending       = model.StatePending
-	Ready         = model.StateReady
-	Error         = model.StateError
-)
-
 // Options tune a Reconciler. The zero value is usable.
 type Options struct {
 	// Logger receives what each pass did and every repair. Default: slog.Default().
@@ -67,14 +49,14 @@ type Options struct {
 	// and by every status refresh, with nil. A returned bridge whose name is a configured
 	// bridge contributes only its ports; any other is desired whole. The result must not be
 	// modified afterwards.
-	Extra func(owned []ovsdb.OwnedRow) []config.Bridge
+	Extra func(owned []ovsdb.OwnedRow) []model.Bridge
 	// Unheld, if set, is called with Extra's result (at every pass and every status refresh)
 	// and returns, by name, the bridges Extra lists only as holders of its ports — bridges that
 	// neither the configuration nor the Extra objects desire themselves — with the reason. Such
 	// a bridge is left as OVSDB holds it: neither changed nor pruned. Its ports are still
 	// ensured (refused with ovsdb.ErrNotFound when the bridge is gone), and its status is Error
 	// with the reason.
-	Unheld func(extra []config.Bridge) map[string]string
+	Unheld func(extra []model.Bridge) map[string]string
 	// Writer, if set, serialises the passes with the other writers of the owner's rows
 	// (ovsplaned's vswitchd/writer.Writer): every pass runs inside Writer.Pass, from reading
 	// the owned rows to the end of its commit, so no other writer interleaves with it. Passes
@@ -85,7 +67,7 @@ type Options struct {
 	OnPass func(d time.Duration, err error)
 	// OnChange, if set, is called (from Run's goroutine, or the caller of Reconcile) with the
 	// statuses that changed, removed objects reported with an empty State. It must not block.
-	OnChange func([]Status)
+	OnChange func([]model.Status)
 }
 
 // Writer serialises writers of OVSDB (vswitchd/writer.Writer implements it).
@@ -112,7 +94,7 @@ type Reconciler struct {
 	gen         int64 // 0 until the first pass
 	genVer      int64 // version gen was computed for
 	applied     int64 // version of the last successful pass, -1 before any
-	status      map[string]Status
+	status      map[string]model.Status
 	passErr     error
 	objErr      map[string]string // status key → why the last pass left that object out
 	watch       chan struct{}
@@ -145,7 +127,7 @@ func New(c Client, desired config.DesiredState, opts Options) *Reconciler {
 		opts.MaxBackoff = max(10*time.Second, opts.MinBackoff)
 	}
 	return &Reconciler{c: c, log: opts.Logger, opts: opts, kick: make(chan struct{}, 1),
-		desired: desired, applied: -1, status: map[string]Status{}, watch: make(chan struct{})}
+		desired: desired, applied: -1, status: map[string]model.Status{}, watch: make(chan struct{})}
 }
 
 // Update replaces the desired state; Run starts a pass for it at once. An equal desired state
@@ -164,11 +146,11 @@ func (r *Reconciler) Update(desired config.DesiredState) {
 }
 
 // Status returns a snapshot of every desired object's status, sorted by kind then name.
-func (r *Reconciler) Status() []Status {
+func (r *Reconciler) Status() []model.Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := slices.Collect(maps.Values(r.status))
-	slices.SortFunc(out, func(a, b Status) int {
+	slices.SortFunc(out, func(a, b model.Status) int {
 		if a.Kind != b.Kind {
 			return cmpString(string(a.Kind), string(b.Kind))
 		}
@@ -328,14 +310,14 @@ func (r *Reconciler) pass(ctx context.Context) error {
 	for _, o := range owned {
 		k := tableKind(o.Table) + "/" + o.Name
 		if o.Table == "Port" && !want[k] && !want["bridge/"+o.Name] {
-			items = append(items, item{kind: KindPort, name: o.Name, del: true,
+			items = append(items, item{kind: model.KindPort, name: o.Name, del: true,
 				add: func(t *ovsdb.Txn) { t.DeletePort("", o.Name) }})
 			deleted = append(deleted, k)
 		}
 	}
 	for _, o := range owned {
 		if k := "bridge/" + o.Name; o.Table == "Bridge" && !want[k] {
-			items = append(items, item{kind: KindBridge, name: o.Name, del: true,
+			items = append(items, item{kind: model.KindBridge, name: o.Name, del: true,
 				add: func(t *ovsdb.Txn) { t.DeleteBridge(o.Name) }})
 			deleted = append(deleted, k)
 		}
@@ -358,14 +340,14 @@ func (r *Reconciler) pass(ctx context.Context) error {
 	}
 	for _, b := range desired.Bridges {
 		if _, left := unheld[b.Name]; !left {
-			items = append(items, item{kind: KindBridge, name: b.Name, ifaces: []string{b.Name},
+			items = append(items, item{kind: model.KindBridge, name: b.Name, ifaces: []string{b.Name},
 				add: func(t *ovsdb.Txn) { t.EnsureBridge(writer.BridgeSpec(b), nil) }})
 			if !have["bridge/"+b.Name] {
 				missing = append(missing, "bridge/"+b.Name)
 			}
 		}
 		for _, p := range b.Ports {
-			it := item{kind: KindPort, name: p.Name, bridge: b.Name,
+			it := item{kind: model.KindPort, name: p.Name, bridge: b.Name,
 				add: func(t *ovsdb.Txn) { t.EnsurePort(writer.PortSpec(b.Name, p)) }}
 			for _, in := range p.Interfaces {
 				it.ifaces = append(it.ifaces, in.Name)
@@ -445,9 +427,9 @@ func (r *Reconciler) merge(desired config.DesiredState, owned []ovsdb.OwnedRow) 
 		out.Bridges[i].Ports = append(out.Bridges[i].Ports, b.Ports...)
 	}
 	for i := range touched {
-		slices.SortFunc(out.Bridges[i].Ports, func(a, b config.Port) int { return cmpString(a.Name, b.Name) })
+		slices.SortFunc(out.Bridges[i].Ports, func(a, b model.Port) int { return cmpString(a.Name, b.Name) })
 	}
-	slices.SortFunc(out.Bridges, func(a, b config.Bridge) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out.Bridges, func(a, b model.Bridge) int { return cmpString(a.Name, b.Name) })
 	return out, unheld
 }
 
@@ -460,10 +442,10 @@ func (r *Reconciler) Generation() int64 {
 }
 
 // Counts returns how many objects are in each state (cheaper than Status: no copy, no sort).
-func (r *Reconciler) Counts() map[State]int {
+func (r *Reconciler) Counts() map[model.State]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[State]int{}
+	out := map[model.State]int{}
 	for _, s := range r.status {
 		out[s.State]++
 	}
@@ -471,7 +453,7 @@ func (r *Reconciler) Counts() map[State]int {
 }
 
 // StatusOf returns the status of one object by key ("port/NAME"…).
-func (r *Reconciler) StatusOf(key string) (Status, bool) {
+func (r *Reconciler) StatusOf(key string) (model.Status, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.status[key]
@@ -560,36 +542,36 @@ func (r *Reconciler) refresh() {
 	if be, ok := r.c.(interface{ BridgeErrors() map[string]string }); ok && down == "" {
 		bridgeErrs = be.BridgeErrors()
 	}
-	next := make(map[string]Status, len(r.status))
-	put := func(s Status) { next[s.Key()] = s }
+	next := make(map[string]model.Status, len(r.status))
+	put := func(s model.Status) { next[s.Key()] = s }
 	for _, b := range desired.Bridges {
 		local := r.ifaceStatus(lookup, b.Name, b.Name, passErr, down)
-		bs := Status{Kind: KindBridge, Name: b.Name, State: local.State, Error: local.Error}
+		bs := model.Status{Kind: model.KindBridge, Name: b.Name, State: local.State, Error: local.Error}
 		failed, bridgeFailed := bridgeErrs[b.Name]
-		if bridgeFailed && bs.State == Pending {
-			bs.State, bs.Error = Error, failed
+		if bridgeFailed && bs.State == model.StatePending {
+			bs.State, bs.Error = model.StateError, failed
 		}
 		if why, left := unheld[b.Name]; left {
-			bs.State, bs.Error = Error, why
+			bs.State, bs.Error = model.StateError, why
 		}
 		put(refusedAs(bs, objErr))
 		for _, p := range b.Ports {
-			ps := Status{Kind: KindPort, Name: p.Name, Bridge: b.Name, State: Ready}
+			ps := model.Status{Kind: model.KindPort, Name: p.Name, Bridge: b.Name, State: model.StateReady}
 			if msg, ok := objErr[ps.Key()]; ok {
-				ps.State, ps.Error = Error, msg
+				ps.State, ps.Error = model.StateError, msg
 			}
 			for _, i := range p.Interfaces {
 				is := r.ifaceStatus(lookup, b.Name, i.Name, passErr, down)
-				if bridgeFailed && is.State == Pending {
-					is.State, is.Error = Error, fmt.Sprintf("its bridge %q does not exist in ovs-vswitchd: %s", b.Name, failed)
+				if bridgeFailed && is.State == model.StatePending {
+					is.State, is.Error = model.StateError, fmt.Sprintf("its bridge %q does not exist in ovs-vswitchd: %s", b.Name, failed)
 				}
 				is = refusedAs(is, objErr)
 				put(is)
 				switch {
-				case is.State == Error && ps.State != Error:
-					ps.State, ps.Error = Error, is.Error
-				case is.State == Pending && ps.State == Ready:
-					ps.State = Pending
+				case is.State == model.StateError && ps.State != model.StateError:
+					ps.State, ps.Error = model.StateError, is.Error
+				case is.State == model.StatePending && ps.State == model.StateReady:
+					ps.State = model.StatePending
 				}
 			}
 			put(ps)
@@ -597,7 +579,7 @@ func (r *Reconciler) refresh() {
 	}
 
 	r.mu.Lock()
-	var changed []Status
+	var changed []model.Status
 	for k, s := range next {
 		if old, ok := r.status[k]; !ok || old != s {
 			changed = append(changed, s)
@@ -605,7 +587,7 @@ func (r *Reconciler) refresh() {
 	}
 	for k, s := range r.status {
 		if _, ok := next[k]; !ok {
-			changed = append(changed, Status{Kind: s.Kind, Name: s.Name, Bridge: s.Bridge})
+			changed = append(changed, model.Status{Kind: s.Kind, Name: s.Name, Bridge: s.Bridge})
 		}
 	}
 	if len(changed) == 0 {
@@ -617,38 +599,38 @@ func (r *Reconciler) refresh() {
 	r.watch = make(chan struct{})
 	r.mu.Unlock()
 	if r.opts.OnChange != nil {
-		slices.SortFunc(changed, func(a, b Status) int { return cmpString(a.Key(), b.Key()) })
+		slices.SortFunc(changed, func(a, b model.Status) int { return cmpString(a.Key(), b.Key()) })
 		r.opts.OnChange(changed)
 	}
 }
 
-func (r *Reconciler) ifaceStatus(lookup func(string) (ovsdb.InterfaceState, error), bridge, name string, passErr error, down string) Status {
-	s := Status{Kind: KindInterface, Name: name, Bridge: bridge, State: Pending}
+func (r *Reconciler) ifaceStatus(lookup func(string) (ovsdb.InterfaceState, error), bridge, name string, passErr error, down string) model.Status {
+	s := model.Status{Kind: model.KindInterface, Name: name, Bridge: bridge, State: model.StatePending}
 	st, err := lookup(name)
 	if err == nil && !st.Owned {
 		err = ovsdb.ErrNotOwned // a row of someone else's with our name tells nothing about ours
 	}
 	switch {
 	case err == nil && st.Error != "":
-		s.State, s.Error = Error, st.Error
+		s.State, s.Error = model.StateError, st.Error
 	case err == nil && st.Ofport > 0:
-		s.State, s.Ofport = Ready, st.Ofport
+		s.State, s.Ofport = model.StateReady, st.Ofport
 	case err == nil && st.Ofport < 0:
-		s.State, s.Error = Error, "ovs-vswitchd could not set it up (ofport -1)"
+		s.State, s.Error = model.StateError, "ovs-vswitchd could not set it up (ofport -1)"
 	}
-	if s.State == Pending && passErr != nil {
-		s.State, s.Error = Error, passErr.Error()
+	if s.State == model.StatePending && passErr != nil {
+		s.State, s.Error = model.StateError, passErr.Error()
 	}
-	if down != "" && s.State != Error {
-		s.State, s.Ofport, s.Error = Error, 0, down
+	if down != "" && s.State != model.StateError {
+		s.State, s.Ofport, s.Error = model.StateError, 0, down
 	}
 	return s
 }
 
 // refusedAs returns s as an error with the reason the last pass left its object out, if it did.
-func refusedAs(s Status, objErr map[string]string) Status {
+func refusedAs(s model.Status, objErr map[string]string) model.Status {
 	if msg, ok := objErr[s.Key()]; ok {
-		s.State, s.Ofport, s.Error = Error, 0, msg
+		s.State, s.Ofport, s.Error = model.StateError, 0, msg
 	}
 	return s
 }
@@ -672,11 +654,11 @@ func wanted(d config.DesiredState) map[string]bool {
 func tableKind(table string) string {
 	switch table {
 	case "Bridge":
-		return string(KindBridge)
+		return string(model.KindBridge)
 	case "Port":
-		return string(KindPort)
+		return string(model.KindPort)
 	case "Interface":
-		return string(KindInterface)
+		return string(model.KindInterface)
 	}
 	return table
 }

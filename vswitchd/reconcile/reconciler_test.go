@@ -172,18 +172,18 @@ func waitDump(t *testing.T, e *env, want string) {
 	})
 }
 
-func statusOf(r *reconcile.Reconciler, key string) (reconcile.Status, bool) {
+func statusOf(r *reconcile.Reconciler, key string) (model.Status, bool) {
 	for _, s := range r.Status() {
 		if s.Key() == key {
 			return s, true
 		}
 	}
-	return reconcile.Status{}, false
+	return model.Status{}, false
 }
 
-func waitState(t *testing.T, r *reconcile.Reconciler, key string, st reconcile.State) reconcile.Status {
+func waitState(t *testing.T, r *reconcile.Reconciler, key string, st model.State) model.Status {
 	t.Helper()
-	var got reconcile.Status
+	var got model.Status
 	eventually(t, key+" "+string(st), func() error {
 		ch := r.Watch()
 		s, ok := statusOf(r, key)
@@ -202,12 +202,12 @@ func waitState(t *testing.T, r *reconcile.Reconciler, key string, st reconcile.S
 
 func intp(i int) *int { return &i }
 
-func tapPort(name string, tag *int) config.Port {
-	return config.Port{Name: name, Tag: tag, Interfaces: []config.Interface{{Name: name, Type: "dpdk",
+func tapPort(name string, tag *int) model.Port {
+	return model.Port{Name: name, Tag: tag, Interfaces: []model.Interface{{Name: name, Type: "dpdk",
 		Options: map[string]string{"dpdk-devargs": "net_tap_" + name}}}}
 }
 
-func desired(bridges ...config.Bridge) config.DesiredState {
+func desired(bridges ...model.Bridge) config.DesiredState {
 	c := config.Config{Bridges: bridges}
 	return c.Desired()
 }
@@ -215,28 +215,28 @@ func desired(bridges ...config.Bridge) config.DesiredState {
 func TestConvergeAndChange(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
-	d := desired(config.Bridge{Name: "br0", DatapathType: "netdev",
-		Ports: []config.Port{tapPort("p1", nil), tapPort("p2", intp(10))}},
-		config.Bridge{Name: "br1", DatapathType: "netdev", Ports: []config.Port{tapPort("q1", nil)}})
+	d := desired(model.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []model.Port{tapPort("p1", nil), tapPort("p2", intp(10))}},
+		model.Bridge{Name: "br1", DatapathType: "netdev", Ports: []model.Port{tapPort("q1", nil)}})
 	r, _ := start(t, e, c, d)
 	waitDump(t, e, `
 br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]; p2 tag=10 owner=ovsplane [p2map[dpdk-devargs:net_tap_p2]]
 br1 owner=ovsplane: br1 owner=ovsplane [br1]; q1 owner=ovsplane [q1map[dpdk-devargs:net_tap_q1]]`)
 	for _, k := range []string{"interface/p1", "interface/p2", "interface/q1", "port/p1", "bridge/br0", "bridge/br1"} {
-		waitState(t, r, k, reconcile.Ready)
+		waitState(t, r, k, model.StateReady)
 	}
-	if s := waitState(t, r, "interface/p1", reconcile.Ready); s.Ofport <= 0 {
+	if s := waitState(t, r, "interface/p1", model.StateReady); s.Ofport <= 0 {
 		t.Errorf("p1 ready without ofport: %+v", s)
 	}
 
 	// Remove p1, add p3, change p2's tag and options, remove br1.
 	p2 := tapPort("p2", intp(20))
 	p2.Interfaces[0].Options["n_rxq"] = "2"
-	r.Update(desired(config.Bridge{Name: "br0", DatapathType: "netdev",
-		Ports: []config.Port{p2, tapPort("p3", nil)}}))
+	r.Update(desired(model.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []model.Port{p2, tapPort("p3", nil)}}))
 	waitDump(t, e, `
 br0 owner=ovsplane: br0 owner=ovsplane [br0]; p2 tag=20 owner=ovsplane [p2map[dpdk-devargs:net_tap_p2 n_rxq:2]]; p3 owner=ovsplane [p3map[dpdk-devargs:net_tap_p3]]`)
-	waitState(t, r, "interface/p3", reconcile.Ready)
+	waitState(t, r, "interface/p3", model.StateReady)
 	eventually(t, "statuses of removed objects gone", func() error {
 		for _, k := range []string{"interface/p1", "port/p1", "bridge/br1", "interface/q1"} {
 			if s, ok := statusOf(r, k); ok {
@@ -256,21 +256,21 @@ func TestForeignRowsUntouched(t *testing.T) {
 		EnsurePort(ovsdb.PortOn{Bridge: "br9", Port: model.Port{Name: "p9"}}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
-		Ports: []config.Port{tapPort("p1", nil)}}))
-	waitState(t, r, "interface/p1", reconcile.Ready)
+	r, _ := start(t, e, c, desired(model.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []model.Port{tapPort("p1", nil)}}))
+	waitState(t, r, "interface/p1", model.StateReady)
 	if _, err := other.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p2"}}).
 		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Our desired state drops p1: p2 (foreign, on our bridge) and br9/p9 stay.
-	r.Update(desired(config.Bridge{Name: "br0", DatapathType: "netdev"}))
+	r.Update(desired(model.Bridge{Name: "br0", DatapathType: "netdev"}))
 	waitDump(t, e, `
 br0 owner=ovsplane: br0 owner=ovsplane [br0]; p2 owner=someone-else [p2]
 br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]`)
 	// Asking for a name a foreign row holds fails the pass and changes nothing.
-	r.Update(desired(config.Bridge{Name: "br0", DatapathType: "netdev", Ports: []config.Port{tapPort("p9", nil)}}))
-	s := waitState(t, r, "port/p9", reconcile.Error)
+	r.Update(desired(model.Bridge{Name: "br0", DatapathType: "netdev", Ports: []model.Port{tapPort("p9", nil)}}))
+	s := waitState(t, r, "port/p9", model.StateError)
 	if !strings.Contains(s.Error, ovsdb.ErrNotOwned.Error()) {
 		t.Errorf("p9 error %q does not say %q", s.Error, ovsdb.ErrNotOwned)
 	}
@@ -282,12 +282,12 @@ br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]
 func TestDriftRepaired(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
-	r, logs := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
-		Ports: []config.Port{tapPort("p1", intp(5)), tapPort("p2", nil)}}))
+	r, logs := start(t, e, c, desired(model.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []model.Port{tapPort("p1", intp(5)), tapPort("p2", nil)}}))
 	want := `
 br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 tag=5 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]; p2 owner=ovsplane [p2map[dpdk-devargs:net_tap_p2]]`
 	waitDump(t, e, want)
-	waitState(t, r, "interface/p2", reconcile.Ready)
+	waitState(t, r, "interface/p2", model.StateReady)
 
 	// Someone with our owner tag (another process, an operator) deletes p2 behind our back.
 	vandal := e.client(t, "", false)
@@ -308,26 +308,26 @@ br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 tag=5 owner=ovsplane [p1map[dpd
 		t.Fatal(err)
 	}
 	waitDump(t, e, want)
-	waitState(t, r, "interface/p2", reconcile.Ready)
+	waitState(t, r, "interface/p2", model.StateReady)
 }
 
 func TestInterfaceErrorStatus(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
-	bad := config.Port{Name: "bad0", Interfaces: []config.Interface{{Name: "bad0", Type: "dpdk",
+	bad := model.Port{Name: "bad0", Interfaces: []model.Interface{{Name: "bad0", Type: "dpdk",
 		Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}}}}
-	r, _ := start(t, e, c, desired(config.Bridge{Name: "br0", DatapathType: "netdev",
-		Ports: []config.Port{bad, tapPort("p1", nil)}}))
-	s := waitState(t, r, "interface/bad0", reconcile.Error)
+	r, _ := start(t, e, c, desired(model.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []model.Port{bad, tapPort("p1", nil)}}))
+	s := waitState(t, r, "interface/bad0", model.StateError)
 	if !strings.Contains(s.Error, "Error attaching device") {
 		t.Errorf("bad0 error %q lacks ovs-vswitchd's message", s.Error)
 	}
-	if ps := waitState(t, r, "port/bad0", reconcile.Error); ps.Error != s.Error {
+	if ps := waitState(t, r, "port/bad0", model.StateError); ps.Error != s.Error {
 		t.Errorf("port error %q, interface error %q", ps.Error, s.Error)
 	}
-	waitState(t, r, "interface/p1", reconcile.Ready)
-	waitState(t, r, "port/p1", reconcile.Ready)
-	waitState(t, r, "bridge/br0", reconcile.Ready)
+	waitState(t, r, "interface/p1", model.StateReady)
+	waitState(t, r, "port/p1", model.StateReady)
+	waitState(t, r, "bridge/br0", model.StateReady)
 }
 
 func TestRestartPrunesOnlyOwnStaleRows(t *testing.T) {
@@ -335,9 +335,9 @@ func TestRestartPrunesOnlyOwnStaleRows(t *testing.T) {
 	c := e.client(t, "", false)
 	other := e.client(t, "someone-else", true)
 	d := config.Config{OtherConfig: map[string]string{"pmd-cpu-mask": "0x6", "dpdk-socket-mem": "1024"},
-		Bridges: []config.Bridge{
-			{Name: "br0", DatapathType: "netdev", Ports: []config.Port{tapPort("p1", nil), tapPort("p2", nil)}},
-			{Name: "br1", DatapathType: "netdev", Ports: []config.Port{tapPort("q1", nil)}}}}
+		Bridges: []model.Bridge{
+			{Name: "br0", DatapathType: "netdev", Ports: []model.Port{tapPort("p1", nil), tapPort("p2", nil)}},
+			{Name: "br1", DatapathType: "netdev", Ports: []model.Port{tapPort("q1", nil)}}}}
 	first := reconcile.New(c, d.Desired(), reconcile.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := first.Reconcile(e.ctx); err != nil {
 		t.Fatal(err)
@@ -349,7 +349,7 @@ func TestRestartPrunesOnlyOwnStaleRows(t *testing.T) {
 	// The daemon restarts with a new client and a smaller desired state.
 	c2 := e.client(t, "", false)
 	small := config.Config{OtherConfig: map[string]string{"pmd-cpu-mask": "0x6"},
-		Bridges: []config.Bridge{{Name: "br0", DatapathType: "netdev", Ports: []config.Port{tapPort("p1", nil)}}}}
+		Bridges: []model.Bridge{{Name: "br0", DatapathType: "netdev", Ports: []model.Port{tapPort("p1", nil)}}}}
 	second := reconcile.New(c2, small.Desired(), reconcile.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := second.Reconcile(e.ctx); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/test/lab"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
@@ -37,9 +38,9 @@ func labReconciler(t *testing.T, db *lab.OVSDB, d config.DesiredState) *reconcil
 }
 
 // labState waits until the object key has state st and returns its status.
-func labState(t *testing.T, r *reconcile.Reconciler, key string, st reconcile.State) reconcile.Status {
+func labState(t *testing.T, r *reconcile.Reconciler, key string, st model.State) model.Status {
 	t.Helper()
-	var got reconcile.Status
+	var got model.Status
 	lab.WaitFor(t, 60*time.Second, key+" "+string(st), func(context.Context) error {
 		s, ok := statusOf(r, key)
 		if !ok || s.State != st {
@@ -51,8 +52,8 @@ func labState(t *testing.T, r *reconcile.Reconciler, key string, st reconcile.St
 	return got
 }
 
-func internalPort(name string) config.Port {
-	return config.Port{Name: name, Interfaces: []config.Interface{{Name: name, Type: "internal"}}}
+func internalPort(name string) model.Port {
+	return model.Port{Name: name, Interfaces: []model.Interface{{Name: name, Type: "internal"}}}
 }
 
 // TestLabConflictIsolated: on a real ovsdb-server and ovs-vswitchd, a configured port whose
@@ -66,12 +67,12 @@ func TestLabConflictIsolated(t *testing.T) {
 	db.Vsctl(t, "add-br", "brx", "--", "add-port", "brx", "taken0", "--", "set", "Interface", "taken0", "type=internal")
 
 	r := labReconciler(t, db, desired(
-		config.Bridge{Name: "br0", Ports: []config.Port{internalPort("p1"), internalPort("p2"), internalPort("taken0")}},
-		config.Bridge{Name: "br1", Ports: []config.Port{internalPort("q1")}}))
+		model.Bridge{Name: "br0", Ports: []model.Port{internalPort("p1"), internalPort("p2"), internalPort("taken0")}},
+		model.Bridge{Name: "br1", Ports: []model.Port{internalPort("q1")}}))
 	for _, k := range []string{"bridge/br0", "bridge/br1", "interface/p1", "interface/p2", "interface/q1"} {
-		labState(t, r, k, reconcile.Ready)
+		labState(t, r, k, model.StateReady)
 	}
-	s := labState(t, r, "port/taken0", reconcile.Error)
+	s := labState(t, r, "port/taken0", model.StateError)
 	for _, part := range []string{`port "taken0" refused`, ovsdb.ErrNotOwned.Error(), "remove or rename it by hand, or pick another name"} {
 		if !strings.Contains(s.Error, part) {
 			t.Errorf("port/taken0 error %q does not contain %q", s.Error, part)
@@ -80,7 +81,7 @@ func TestLabConflictIsolated(t *testing.T) {
 
 	// Drift repaired beside the conflict.
 	db.Vsctl(t, "del-port", "br0", "p2")
-	labState(t, r, "interface/p2", reconcile.Ready)
+	labState(t, r, "interface/p2", model.StateReady)
 	lab.WaitFor(t, 60*time.Second, "p2 back on br0", func(ctx context.Context) error {
 		out, _, err := db.VsctlErr(ctx, "list-ports", "br0")
 		if err != nil {
@@ -97,7 +98,7 @@ func TestLabConflictIsolated(t *testing.T) {
 	if ext := db.Get(t, "Port", "taken0", "external_ids"); strings.Contains(ext, ovsdb.OwnerKey) {
 		t.Errorf("foreign port taken0 was tagged: %s", ext)
 	}
-	if s, _ := statusOf(r, "port/taken0"); s.State != reconcile.Error {
+	if s, _ := statusOf(r, "port/taken0"); s.State != model.StateError {
 		t.Errorf("port/taken0 %+v, want still in error while the foreign port holds the name", s)
 	}
 }
@@ -111,30 +112,30 @@ func TestLabDatapathFailureIsAnError(t *testing.T) {
 	db := lab.StartOVSDB(t)
 	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	r := labReconciler(t, db, desired(
-		config.Bridge{Name: "br0", Ports: []config.Port{internalPort("p1")}},
-		config.Bridge{Name: "brbad", DatapathType: "bogus", Ports: []config.Port{internalPort("b1")}}))
-	labState(t, r, "bridge/br0", reconcile.Ready)
-	labState(t, r, "interface/p1", reconcile.Ready)
-	s := labState(t, r, "bridge/brbad", reconcile.Error)
+		model.Bridge{Name: "br0", Ports: []model.Port{internalPort("p1")}},
+		model.Bridge{Name: "brbad", DatapathType: "bogus", Ports: []model.Port{internalPort("b1")}}))
+	labState(t, r, "bridge/br0", model.StateReady)
+	labState(t, r, "interface/p1", model.StateReady)
+	s := labState(t, r, "bridge/brbad", model.StateError)
 	for _, part := range []string{`could not create bridge "brbad"`, `datapath_type "bogus" is not one this ovs-vswitchd supports`, "netdev"} {
 		if !strings.Contains(s.Error, part) {
 			t.Errorf("bridge/brbad error %q does not contain %q", s.Error, part)
 		}
 	}
-	is := labState(t, r, "interface/b1", reconcile.Error)
+	is := labState(t, r, "interface/b1", model.StateError)
 	if !strings.Contains(is.Error, `its bridge "brbad" does not exist in ovs-vswitchd`) {
 		t.Errorf("interface/b1 error %q does not name its bridge's failure", is.Error)
 	}
-	labState(t, r, "port/b1", reconcile.Error)
+	labState(t, r, "port/b1", model.StateError)
 	// The row stays as written (ovsplane reports, it does not undo); fixing the type fixes it.
 	if got := db.Get(t, "Bridge", "brbad", "datapath_type"); got != "bogus" {
 		t.Errorf("brbad datapath_type %s, want bogus kept", got)
 	}
 	r.Update(desired(
-		config.Bridge{Name: "br0", Ports: []config.Port{internalPort("p1")}},
-		config.Bridge{Name: "brbad", DatapathType: "netdev", Ports: []config.Port{internalPort("b1")}}))
-	labState(t, r, "bridge/brbad", reconcile.Ready)
-	labState(t, r, "interface/b1", reconcile.Ready)
+		model.Bridge{Name: "br0", Ports: []model.Port{internalPort("p1")}},
+		model.Bridge{Name: "brbad", DatapathType: "netdev", Ports: []model.Port{internalPort("b1")}}))
+	labState(t, r, "bridge/brbad", model.StateReady)
+	labState(t, r, "interface/b1", model.StateReady)
 }
 
 // TestLabNoFalseBridgeErrors: while bridges are created one after another on real
@@ -157,11 +158,11 @@ func TestLabNoFalseBridgeErrors(t *testing.T) {
 			defer c.Close()
 			var mu sync.Mutex
 			var bad []string
-			r := reconcile.New(c, config.DesiredState{}, reconcile.Options{Logger: quiet, OnChange: func(ch []reconcile.Status) {
+			r := reconcile.New(c, config.DesiredState{}, reconcile.Options{Logger: quiet, OnChange: func(ch []model.Status) {
 				mu.Lock()
 				defer mu.Unlock()
 				for _, s := range ch {
-					if s.State == reconcile.Error {
+					if s.State == model.StateError {
 						bad = append(bad, fmt.Sprintf("%s %s", s.Key(), s.Error))
 					}
 				}
@@ -170,13 +171,13 @@ func TestLabNoFalseBridgeErrors(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- r.Run(runCtx) }()
 			defer func() { stop(); <-done }()
-			var bridges []config.Bridge
+			var bridges []model.Bridge
 			for i := range 6 {
-				bridges = append(bridges, config.Bridge{Name: fmt.Sprintf("br%d", i), DatapathType: "netdev",
-					Ports: []config.Port{internalPort(fmt.Sprintf("p%d", i))}})
+				bridges = append(bridges, model.Bridge{Name: fmt.Sprintf("br%d", i), DatapathType: "netdev",
+					Ports: []model.Port{internalPort(fmt.Sprintf("p%d", i))}})
 				r.Update(desired(bridges...))
-				labState(t, r, fmt.Sprintf("bridge/br%d", i), reconcile.Ready)
-				labState(t, r, fmt.Sprintf("interface/p%d", i), reconcile.Ready)
+				labState(t, r, fmt.Sprintf("bridge/br%d", i), model.StateReady)
+				labState(t, r, fmt.Sprintf("interface/p%d", i), model.StateReady)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -195,18 +196,18 @@ func TestLabSystemDatapath(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
 	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace})
-	r := labReconciler(t, db, desired(config.Bridge{Name: "brk", Ports: []config.Port{internalPort("k1")}},
-		config.Bridge{Name: "bru", DatapathType: "netdev"}))
-	labState(t, r, "bridge/bru", reconcile.Ready)
+	r := labReconciler(t, db, desired(model.Bridge{Name: "brk", Ports: []model.Port{internalPort("k1")}},
+		model.Bridge{Name: "bru", DatapathType: "netdev"}))
+	labState(t, r, "bridge/bru", model.StateReady)
 	if _, err := os.Stat("/sys/module/openvswitch"); err == nil {
-		labState(t, r, "bridge/brk", reconcile.Ready)
+		labState(t, r, "bridge/brk", model.StateReady)
 		return
 	}
-	s := labState(t, r, "bridge/brk", reconcile.Error)
+	s := labState(t, r, "bridge/brk", model.StateError)
 	for _, part := range []string{`could not create bridge "brk"`, "openvswitch kernel module", "modprobe openvswitch", `datapath_type "netdev"`} {
 		if !strings.Contains(s.Error, part) {
 			t.Errorf("bridge/brk error %q does not contain %q", s.Error, part)
 		}
 	}
-	labState(t, r, "interface/k1", reconcile.Error)
+	labState(t, r, "interface/k1", model.StateError)
 }

@@ -12,7 +12,7 @@ import (
 // with more than limits.MaxMapEntries entries besides ovsplane's own tags, and any NUL byte or
 // invalid UTF-8 in a name, key or value (ovsdb-server drops the session on a NUL, failing every
 // request of the transaction). The error matches ovsdb.ErrInvalid and *limits.Error and names
-// the port. The values' lengths are the doors' business (config.ValidatePort): the daemon's own
+// the port. The values' lengths are the doors' business (desired.ValidatePort): the daemon's own
 // spec tag may be longer than limits.MaxValueBytes.
 func (p *portDoor) Check(r PortRequest) error {
 	var probs limits.Problems

@@ -21,7 +21,7 @@
 //
 // # One conversion
 //
-// The Writer owns the conversion from the desired state's shapes (config.Bridge, config.Port)
+// The Writer owns the conversion from the desired state's shapes (model.Bridge, model.Port)
 // to the ovsdb package's specs: BridgeSpec and PortSpec, used by its own doors and by the
 // reconciler's pass.
 //

@@ -10,7 +10,6 @@ import (
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // PortRequest asks for one port to exist as Spec says, or, with Delete, to be absent (only
@@ -40,7 +39,7 @@ func (w *Writer) Announce() *Announcement { return w.batcher.Announce() }
 // while the result still lists the interfaces (the port is written). ann, if not nil, is
 // the announcement made for this request. Errors are the batcher's (batch.ErrClosed,
 // batch.ErrOutcomeUnknown with ctx's error) or OVSDB's.
-func (w *Writer) EnsurePort(ctx context.Context, ann *Announcement, bridge string, p config.Port) (PortResult, error) {
+func (w *Writer) EnsurePort(ctx context.Context, ann *Announcement, bridge string, p model.Port) (PortResult, error) {
 	req := PortRequest{Spec: PortSpec(bridge, p)}
 	if ann != nil {
 		return w.batcher.SubmitAnnounced(ctx, ann, req)

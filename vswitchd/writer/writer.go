@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // DB is what a Writer needs from *ovsdb.Client.
@@ -125,7 +125,7 @@ func (w *Writer) Pass(ctx context.Context, wait bool, pass func(context.Context)
 // the turn, and returns settle's result: the caller decides from OVSDB whether the bridge is
 // there (the commit's outcome may be unknown). It fails with ctx's error, having written
 // nothing, if ctx ends while it waits for the turn.
-func (w *Writer) ApplyBridge(ctx context.Context, b config.Bridge, settle func(commitErr error) error) error {
+func (w *Writer) ApplyBridge(ctx context.Context, b model.Bridge, settle func(commitErr error) error) error {
 	return w.bridge(ctx, func(txn *ovsdb.Txn) { txn.EnsureBridge(BridgeSpec(b), nil) }, settle)
 }
 

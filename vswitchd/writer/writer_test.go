@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
-	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 // countingDB counts the transactions started on it.
@@ -39,8 +39,8 @@ func newWriter(t *testing.T) (context.Context, *Writer, *countingDB) {
 	return ctx, w, db
 }
 
-func internalPort(name string) config.Port {
-	return config.Port{Name: name, Interfaces: []config.Interface{{Name: name, Type: "internal"}}}
+func internalPort(name string) model.Port {
+	return model.Port{Name: name, Interfaces: []model.Interface{{Name: name, Type: "internal"}}}
 }
 
 // While a reconciler's pass holds the turn, the bridge door and the port door start no
@@ -62,7 +62,7 @@ func TestPassHoldsBackTheOtherDoors(t *testing.T) {
 	before := db.txns.Load()
 	bridgeDone, portDone := make(chan error, 1), make(chan error, 1)
 	go func() {
-		bridgeDone <- w.ApplyBridge(ctx, config.Bridge{Name: "br1", DatapathType: "netdev"}, func(err error) error { return err })
+		bridgeDone <- w.ApplyBridge(ctx, model.Bridge{Name: "br1", DatapathType: "netdev"}, func(err error) error { return err })
 	}()
 	go func() {
 		_, err := w.EnsurePort(ctx, nil, "br0", internalPort("p1"))
@@ -93,7 +93,7 @@ func TestBridgeDoorHoldsTheTurnWhileItSettles(t *testing.T) {
 	settling, release := make(chan struct{}), make(chan struct{})
 	bridgeDone := make(chan error, 1)
 	go func() {
-		bridgeDone <- w.ApplyBridge(ctx, config.Bridge{Name: "br1", DatapathType: "netdev"}, func(err error) error {
+		bridgeDone <- w.ApplyBridge(ctx, model.Bridge{Name: "br1", DatapathType: "netdev"}, func(err error) error {
 			close(settling)
 			<-release
 			return err
@@ -143,7 +143,7 @@ func TestWaitingDoorHonoursItsContext(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	settled := false
-	err := w.ApplyBridge(cctx, config.Bridge{Name: "br1"}, func(err error) error { settled = true; return err })
+	err := w.ApplyBridge(cctx, model.Bridge{Name: "br1"}, func(err error) error { settled = true; return err })
 	if err != context.DeadlineExceeded || settled || db.txns.Load() != before {
 		t.Fatalf("got %v (settled %v, %d transactions), want the context's error and nothing written", err, settled, db.txns.Load()-before)
 	}
