@@ -27,12 +27,10 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -40,15 +38,12 @@ import (
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
-	"github.com/ovsplane/ovsplane/ovsdb/embedded"
-	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/metrics"
 	"github.com/ovsplane/ovsplane/vswitchd/openflow"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
-	"github.com/ovsplane/ovsplane/vswitchd/sandbox"
 )
 
 // localOVSSocket is where Debian's Open vSwitch serves its database.
@@ -288,23 +283,6 @@ func commitOptions(cfg *config.Config) ovsdb.CommitOptions {
 	return ovsdb.CommitOptions{ReconnectWait: time.Duration(cfg.OVSDB.ReconnectWait)}
 }
 
-func logStatus(log *slog.Logger, s model.Status) {
-	attrs := []any{"object", s.Key(), "state", string(s.State)}
-	if s.Bridge != "" && s.Kind != model.KindBridge {
-		attrs = append(attrs, "bridge", s.Bridge)
-	}
-	if s.Ofport != 0 {
-		attrs = append(attrs, "ofport", s.Ofport)
-	}
-	if s.Error != "" {
-		attrs = append(attrs, "error", s.Error)
-	}
-	if s.State == "" {
-		attrs[3] = "removed"
-	}
-	log.Info("status", attrs...)
-}
-
 // auditLogger is the API's audit log (see vswitchd/apiserver): stderr in log.format, every line
 // tagged log=audit, always at info level, so that log.level: warn does not silence it.
 func auditLogger(l config.Log, w io.Writer) *slog.Logger {
@@ -348,171 +326,4 @@ func serveMetrics(ctx context.Context, m config.Metrics, met *metrics.Metrics, l
 		return err
 	}
 	return nil
-}
-
-func printWelcome(w io.Writer, tgt *target, file string, cfg *config.Config) {
-	fmt.Fprintf(w, "ovsplaned: %s; keeping it converged to %s\n", tgt.describe, orDefault(file, "the default configuration"))
-	fmt.Fprintf(w, "  try:  vsctl --db=%s show\n", tgt.endpoints[0])
-	for _, l := range cfg.API.Listen {
-		if path, ok := strings.CutPrefix(l, "unix:"); ok {
-			fmt.Fprintf(w, "        vsctl --daemon=%s status\n", l)
-			fmt.Fprintf(w, "        curl -s --unix-socket %s -H 'Content-Type: application/json' -d '{}' http://ovsplaned/ovsplane.v1.SwitchService/ListStatus\n", path)
-			break
-		}
-	}
-	if cfg.Metrics.Address != "" {
-		fmt.Fprintf(w, "        curl -s http://%s/metrics | grep ^ovsplane_\n", cfg.Metrics.Address)
-	}
-	fmt.Fprintln(w, "  Ctrl-C stops it.")
-}
-
-// once converges and prints the statuses, failing unless every object becomes ready in time.
-func once(ctx context.Context, d *vswitchd.Daemon, timeout time.Duration, stdout io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var st []model.Status
-	for {
-		watch := d.Watch()
-		err := d.Reconcile(ctx)
-		st = d.Status()
-		if err == nil && allReady(st) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			printStatus(stdout, st)
-			if err != nil {
-				return fmt.Errorf("%w: %w", errNotReady, err)
-			}
-			return errNotReady
-		case <-watch:
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	printStatus(stdout, st)
-	return nil
-}
-
-func allReady(st []model.Status) bool {
-	for _, s := range st {
-		if s.State != model.StateReady {
-			return false
-		}
-	}
-	return true
-}
-
-func printStatus(w io.Writer, st []model.Status) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "OBJECT\tSTATE\tOFPORT\tERROR")
-	for _, s := range st {
-		of := ""
-		if s.Ofport != 0 {
-			of = fmt.Sprint(s.Ofport)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Key(), s.State, of, s.Error)
-	}
-	tw.Flush()
-}
-
-// target is the OVSDB the daemon talks to and what runs it.
-type target struct {
-	mode      model.Mode
-	runDir    string // Open vSwitch's run directory (its sockets), "" for the embedded OVSDB
-	endpoints []string
-	describe  string
-	close     func()
-	// vswitchdDown, for a target whose ovs-vswitchd the daemon runs (the sandbox), says why it
-	// is not running now ("" while it runs); nil otherwise.
-	vswitchdDown func() string
-	// degraded, for a target the daemon runs (the sandbox), says what of it does not work now
-	// (vswitchd.Options.Degraded); nil otherwise.
-	degraded func() []string
-}
-
-// connectTarget picks the OVSDB: --embedded, --sandbox, the configured endpoints, the local Open
-// vSwitch, else the embedded OVSDB in <data_dir>/ovsdb with a simulated ovs-vswitchd.
-func connectTarget(ctx context.Context, cfg *config.Config, df daemonFlags, log *slog.Logger, stdout io.Writer) (*target, error) {
-	switch {
-	case df.sandbox:
-		mode, err := sandbox.ParseDPDKMode(df.dpdk)
-		if err != nil {
-			return nil, fmt.Errorf("--sandbox-dpdk: %w", err)
-		}
-		// The desired other_config goes to the sandbox so that it does not write its own
-		// dpdk-* defaults over keys the daemon owns.
-		sb, err := sandbox.Start(ctx, sandbox.Options{Dir: filepath.Join(cfg.DataDir, "sandbox"), DPDK: mode,
-			DesiredOtherConfig: cfg.OtherConfig, Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-		return &target{mode: model.ModeSandbox, endpoints: []string{sb.Endpoint()}, runDir: filepath.Join(cfg.DataDir, "sandbox"),
-			describe: sb.Describe(),
-			close: func() {
-				sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-				defer cancel()
-				if err := sb.Close(sctx); err != nil {
-					log.Warn("sandbox: stop", "error", err)
-				}
-			},
-			vswitchdDown: func() string { return sb.Status().Down["ovs-vswitchd"] },
-			degraded:     func() []string { return sb.Status().Degraded() }}, nil
-	case len(cfg.OVSDB.Endpoints) > 0 && !df.embedded:
-		return &target{mode: model.ModeOVS, endpoints: cfg.OVSDB.Endpoints, runDir: ovsRunDir(cfg.OVSDB.Endpoints),
-			describe: "Open vSwitch at " + strings.Join(cfg.OVSDB.Endpoints, ","), close: func() {}}, nil
-	case !df.embedded:
-		if _, err := os.Stat(localOVSSocket); err == nil {
-			ep := "unix:" + localOVSSocket
-			return &target{mode: model.ModeOVS, endpoints: []string{ep}, runDir: filepath.Dir(localOVSSocket),
-				describe: "the local Open vSwitch at " + ep, close: func() {}}, nil
-		}
-	}
-	dir := filepath.Join(cfg.DataDir, "ovsdb")
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("embedded OVSDB: %w", err)
-	}
-	db, err := embedded.Open(ctx, dir, embedded.Options{Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("embedded OVSDB in %s: %w", dir, err)
-	}
-	sim, err := simvswitchd.New(ctx, simvswitchd.Config{Endpoint: db.Endpoint(), Logger: log})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("simulated ovs-vswitchd: %w", err)
-	}
-	fmt.Fprintf(stdout, "ovsplaned: no Open vSwitch here: embedded OVSDB at %s (persisted in %s) with a SIMULATED ovs-vswitchd — no packets flow in this mode\n",
-		db.Endpoint(), db.Path())
-	return &target{mode: model.ModeEmbedded, endpoints: []string{db.Endpoint()},
-		describe: "embedded OVSDB " + db.Endpoint() + " with a simulated ovs-vswitchd (no packets flow)",
-		close:    func() { sim.Close(); db.Close() }}, nil
-}
-
-// sandboxProbe answers "not running" while the sandbox reports its ovs-vswitchd down (it
-// exited and is being restarted), and asks probe otherwise: the restarted process holds the
-// vswitchd lock only once it has connected to the database.
-func sandboxProbe(probe vswitchd.SwitchProbe, down func() string) vswitchd.SwitchProbe {
-	return func(ctx context.Context) (alive, ok bool) {
-		if down() != "" {
-			return false, true
-		}
-		return probe(ctx)
-	}
-}
-
-// ovsRunDir is the run directory of the Open vSwitch behind the first unix endpoint, or
-// Open vSwitch's default.
-func ovsRunDir(endpoints []string) string {
-	for _, ep := range endpoints {
-		if path, ok := strings.CutPrefix(ep, "unix:"); ok {
-			return filepath.Dir(path)
-		}
-	}
-	return filepath.Dir(localOVSSocket)
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -1,0 +1,278 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+func (b *Batcher[Req, Res]) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// dispatch is the Batcher's one goroutine: it decides when to send a batch and starts its commit.
+func (b *Batcher[Req, Res]) dispatch() {
+	defer close(b.stopped)
+	for {
+		b.mu.Lock()
+		if b.runCtx.Err() != nil {
+			b.closing = true
+			b.failQueuedLocked(ErrClosed)
+			b.mu.Unlock()
+			b.commits.Wait()
+			return
+		}
+		if b.closing && b.st.queued == 0 && b.inflight == 0 {
+			b.mu.Unlock()
+			b.commits.Wait()
+			return
+		}
+		var timer <-chan time.Time
+		if b.inflight < b.opts.MaxInFlight && b.st.queued > 0 {
+			batch, oldest, full := b.candidatesLocked()
+			now := b.clock.Now()
+			if b.opts.Cohort && b.lastDone.After(oldest) {
+				// Requests that waited for the slot have not yet waited for the callers of
+				// the batch that just finished: the delay starts when the slot freed.
+				oldest = b.lastDone
+			}
+			delay := b.opts.MaxDelay
+			if b.opts.Cohort && b.announced > 0 && len(batch) < b.lastSize {
+				delay = b.opts.AnnouncedDelay // members of the cohort are still preparing
+			}
+			switch {
+			case len(batch) == 0:
+				// Every waiting request's key is in flight; a finishing commit wakes us.
+			case full || b.closing || (b.inflight == 0 && !b.opts.Linger) ||
+				(b.opts.Cohort && b.lastSize > 0 && len(batch) >= b.lastSize) ||
+				!now.Before(oldest.Add(delay)):
+				b.takeLocked(batch)
+				b.mu.Unlock()
+				continue
+			default:
+				timer = b.clock.After(oldest.Add(delay).Sub(now))
+			}
+		}
+		b.mu.Unlock()
+		select {
+		case <-b.wake:
+		case <-timer:
+		case <-b.runCtx.Done():
+		}
+	}
+}
+
+// candidatesLocked picks, in queue order, up to MaxSize waiting requests whose key is neither in
+// flight nor already picked and whose weights sum to at most MaxWeight, and returns them with
+// the enqueue time of the first; full reports that a bound stopped the picking.
+func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest time.Time, full bool) {
+	var picked map[string]bool
+	weight := 0
+	for _, it := range b.queue {
+		if len(batch) == b.opts.MaxSize {
+			full = true
+			break
+		}
+		if it.state != stateQueued {
+			continue
+		}
+		if len(batch) > 0 && weight+it.weight > b.opts.MaxWeight {
+			full = true // the rest waits for the next batch, in order
+			break
+		}
+		if it.key != "" {
+			if b.inflightKeys[it.key] > 0 || picked[it.key] {
+				continue
+			}
+			if picked == nil {
+				picked = map[string]bool{}
+			}
+			picked[it.key] = true
+		}
+		batch = append(batch, it)
+		weight += it.weight
+	}
+	if len(batch) == 0 {
+		return nil, time.Time{}, false
+	}
+	return batch, batch[0].enq, full || len(batch) >= b.opts.MaxSize
+}
+
+// takeLocked removes batch from the queue, marks it sent and starts its commit.
+func (b *Batcher[Req, Res]) takeLocked(batch []*item[Req, Res]) {
+	b.lastSize = len(batch)
+	for _, it := range batch {
+		it.state = stateSent
+		if it.key != "" {
+			b.inflightKeys[it.key]++
+		}
+	}
+	rest := b.queue[:0]
+	for _, it := range b.queue {
+		if it.state == stateQueued {
+			rest = append(rest, it)
+		}
+	}
+	clear(b.queue[len(rest):])
+	b.queue = rest
+	b.st.queued -= len(batch)
+	b.inflight++
+	b.inflightReqs += len(batch)
+	b.st.observeBatch(len(batch))
+	b.commits.Add(1)
+	go b.run(batch)
+}
+
+func (b *Batcher[Req, Res]) failQueuedLocked(err error) {
+	for _, it := range b.queue {
+		if it.state == stateQueued {
+			b.finishLocked(it, *new(Res), err)
+		}
+	}
+	clear(b.queue)
+	b.queue = nil
+	b.st.queued = 0
+}
+
+// run commits one batch taken from the queue, with isolation retries, then frees its slot.
+func (b *Batcher[Req, Res]) run(batch []*item[Req, Res]) {
+	defer b.commits.Done()
+	b.commit(b.runCtx, batch, false)
+	b.mu.Lock()
+	for _, it := range batch {
+		if it.state != stateDone { // a Committer bug must not leave a caller hanging
+			b.finishLocked(it, *new(Res), errors.New("batch: request left without an outcome"))
+		}
+		if it.key != "" {
+			if b.inflightKeys[it.key]--; b.inflightKeys[it.key] == 0 {
+				delete(b.inflightKeys, it.key)
+			}
+		}
+	}
+	b.inflight--
+	b.inflightReqs -= len(batch)
+	b.lastDone = b.clock.Now()
+	b.mu.Unlock()
+	b.signal()
+}
+
+// commit sends items through the Committer and isolates a failing request as the package
+// documentation describes. retry tells whether this is an isolation retry.
+func (b *Batcher[Req, Res]) commit(ctx context.Context, items []*item[Req, Res], retry bool) {
+	items = b.live(items)
+	if len(items) == 0 {
+		return
+	}
+	reqs := make([]Req, len(items))
+	for i, it := range items {
+		reqs[i] = it.req
+	}
+	b.mu.Lock()
+	b.st.commits++
+	if retry {
+		b.st.retries++
+	}
+	b.mu.Unlock()
+	outs, err := b.c.Commit(ctx, reqs)
+	if err == nil && len(outs) != len(items) {
+		err = fmt.Errorf("batch: committer returned %d outcomes for %d requests", len(outs), len(items))
+		b.finishAll(items, err)
+		return
+	}
+	if err == nil {
+		b.mu.Lock()
+		for i, it := range items {
+			b.finishLocked(it, outs[i].Value, outs[i].Err)
+		}
+		b.mu.Unlock()
+		return
+	}
+	if ctx.Err() != nil {
+		b.finishAll(items, err)
+		return
+	}
+	if blamed := blame(err, len(items)); blamed != nil {
+		var ie *ItemError
+		errors.As(err, &ie)
+		cause := ie.Err
+		if cause == nil {
+			cause = err
+		}
+		var rest []*item[Req, Res]
+		b.mu.Lock()
+		for i, it := range items {
+			if blamed[i] {
+				b.finishLocked(it, *new(Res), cause)
+			} else {
+				rest = append(rest, it)
+			}
+		}
+		b.mu.Unlock()
+		b.commit(ctx, rest, true)
+		return
+	}
+	if len(items) > 1 && b.opts.Divisible(err) {
+		mid := len(items) / 2
+		b.commit(ctx, items[:mid], true)
+		b.commit(ctx, items[mid:], true)
+		return
+	}
+	b.finishAll(items, err)
+}
+
+// blame returns the requests an *ItemError in err names, or nil when it names none validly.
+func blame(err error, n int) map[int]bool {
+	var ie *ItemError
+	if !errors.As(err, &ie) || len(ie.Indexes) == 0 {
+		return nil
+	}
+	m := make(map[int]bool, len(ie.Indexes))
+	for _, i := range ie.Indexes {
+		if i < 0 || i >= n {
+			return nil
+		}
+		m[i] = true
+	}
+	return m
+}
+
+// live drops (and completes) the items whose caller has returned.
+func (b *Batcher[Req, Res]) live(items []*item[Req, Res]) []*item[Req, Res] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]*item[Req, Res], 0, len(items))
+	for _, it := range items {
+		if it.gone {
+			b.finishLocked(it, *new(Res), ErrOutcomeUnknown)
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func (b *Batcher[Req, Res]) finishAll(items []*item[Req, Res], err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, it := range items {
+		b.finishLocked(it, *new(Res), err)
+	}
+}
+
+func (b *Batcher[Req, Res]) finishLocked(it *item[Req, Res], res Res, err error) {
+	if it.state == stateDone || it.state == stateAbandoned {
+		return
+	}
+	it.state = stateDone
+	it.res, it.err = res, err
+	if err != nil {
+		b.st.failed++
+	} else {
+		b.st.succeeded++
+	}
+	close(it.done)
+}
