@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,6 +116,38 @@ func newNormaliser(dir, path string) *normaliser {
 	}
 }
 
+// loadWarningRE matches the lines OVS's timeval module logs when the process was starved of
+// CPU (a loaded machine, not a difference between the tools): "Unreasonably long …ms poll
+// interval" and the two lines of detail that follow it.
+var loadWarningRE = regexp.MustCompile(`^TIME\|\d{5}\|timeval\|WARN\|(Unreasonably long \d+ms poll interval|faults: |context switches: )`)
+
+// vlogSeqRE is a normalised vlog line's sequence number.
+var vlogSeqRE = regexp.MustCompile(`^TIME\|(\d{5})\|`)
+
+// dropLoadWarnings removes timeval's load warnings from normalised output and renumbers the
+// vlog lines after them as if they had never been logged, so that a starved ovs-vsctl compares
+// equal to an unstarved one (or to vsctl, which never logs them).
+func dropLoadWarnings(s string) string {
+	if !strings.Contains(s, "|timeval|WARN|") {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	out := lines[:0]
+	dropped := 0
+	for _, l := range lines {
+		if loadWarningRE.MatchString(l) {
+			dropped++
+			continue
+		}
+		if m := vlogSeqRE.FindStringSubmatch(l); m != nil && dropped > 0 {
+			n, _ := strconv.Atoi(m[1])
+			l = fmt.Sprintf("TIME|%05d|", n-dropped) + l[len(m[0]):]
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "")
+}
+
 // ownHelpRE is what vsctl's --help prints after ovs-vsctl's help: its own commands (see
 // daemoncmd.Usage), which ovs-vsctl does not have. The comparison is of the rest.
 var ownHelpRE = regexp.MustCompile(`(?s)\n\S+ daemon commands \(they talk to ovsplaned, not to OVSDB\):\n.*$`)
@@ -127,6 +160,7 @@ func (n *normaliser) text(s string) string {
 	s = strings.ReplaceAll(s, n.dir, "$DIR")
 	s = n.progRE.ReplaceAllString(s, "${1}PROG${3}")
 	s = vlogTimeRE.ReplaceAllString(s, "TIME|")
+	s = dropLoadWarnings(s)
 	return uuidRE.ReplaceAllStringFunc(s, func(u string) string {
 		if id, ok := n.ids[u]; ok {
 			return id

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,13 @@ func FuzzVsctlArgs(f *testing.F) {
 		if n, limit := stdout.Len()+stderr.Len(), 1<<20+64*len(line); n > limit {
 			t.Fatalf("%.1000q: %d bytes of output (limit %d)", args, n, limit)
 		}
+		if code == 142 || code == 0 && slices.Contains(args, "--no-wait") {
+			// The safety net cut the run, perhaps with its transaction still in flight on
+			// the server (a loaded machine), or the run did not wait for the simulated
+			// ovs-vswitchd: let both land before the database is compared and restored, or
+			// they would land during the next command line.
+			env.settle(t)
+		}
 		after := ovsdbtest.MustDump(t, env.db.Endpoint())
 		if (code == 1 || code == 2) && !reflect.DeepEqual(before, after) {
 			t.Fatalf("%.1000q failed with status %d (%.1000s) but changed the database:\n%.4000s", args, code, stderr.Bytes(), before.Diff(after))
@@ -117,6 +125,22 @@ func newVsctlEnv(tb testing.TB) *vsctlEnv {
 		tb.Fatal(err)
 	}
 	return e
+}
+
+// settle waits until the database stops changing: three dumps in a row, 100ms apart, are
+// equal (at most a minute; the simulated ovs-vswitchd acknowledges within that).
+func (e *vsctlEnv) settle(t *testing.T) {
+	t.Helper()
+	prev, same := ovsdbtest.MustDump(t, e.db.Endpoint()), 0
+	for deadline := time.Now().Add(time.Minute); same < 2 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		now := ovsdbtest.MustDump(t, e.db.Endpoint())
+		if reflect.DeepEqual(prev, now) {
+			same++
+		} else {
+			prev, same = now, 0
+		}
+	}
 }
 
 // getenv is the environment the fuzzed runs see: only OVS_RUNDIR, the embedded database's
