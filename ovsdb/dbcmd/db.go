@@ -311,6 +311,9 @@ type selReply struct {
 	Rows    []map[string]any `json:"rows"`
 	Error   string           `json:"error"`
 	Details string           `json:"details"`
+	// scanned, when not nil, holds the rows instead of Rows: already decoded by scanRows
+	// (listTable's replies).
+	scanned []scannedRow
 }
 
 // selectColumns returns the columns a fetch of cols asks for: _uuid first, each once.
@@ -354,7 +357,8 @@ func (db *DB) query(ctx context.Context, table string, where []any, want []strin
 // leaves out columns holding their default value. The rows come in the order of the reply's
 // JSON object, which is also the order ovs-vsctl's IDL receives them in. The monitor is
 // cancelled right away.
-func (db *DB) listTable(ctx context.Context, table string, want []string) (*selReply, error) {
+func (db *DB) listTable(ctx context.Context, tc *tableCache, want []string) (*selReply, error) {
+	table := tc.schema.Name
 	if len(want) < 2 {
 		return db.query(ctx, table, nil, want)
 	}
@@ -374,69 +378,18 @@ func (db *DB) listTable(ctx context.Context, table string, want []string) (*selR
 	// updates for this connection on our own commit (and libovsdb's server crashes doing so
 	// for such a monitor).
 	_, _ = db.conn.Call(ctx, "monitor_cancel", id)
-	rows, err := decodeInitialRows(raw, table)
+	cols := make([]*ColumnSchema, len(want))
+	for i, c := range want {
+		cols[i] = tc.schema.Columns[c]
+	}
+	rows, err := scanRows(raw, table, want, cols)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", table, err)
 	}
-	return &selReply{Rows: rows}, nil
-}
-
-// decodeInitialRows reads the rows of table from the table-updates2 reply of monitor_cond, in
-// the order they appear, as select-style rows (with "_uuid"; absent columns left out).
-func decodeInitialRows(raw json.RawMessage, table string) ([]map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		if err == nil && t == nil {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("malformed reply")
+	if rows == nil {
+		rows = []scannedRow{}
 	}
-	var rows []map[string]any
-	for dec.More() {
-		tk, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		name, _ := tk.(string)
-		if name != table {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			return nil, fmt.Errorf("malformed table update")
-		}
-		for dec.More() {
-			tk, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			uuid, _ := tk.(string)
-			var upd struct {
-				Initial map[string]any `json:"initial"`
-				Insert  map[string]any `json:"insert"`
-			}
-			if err := dec.Decode(&upd); err != nil {
-				return nil, err
-			}
-			row := upd.Initial
-			if row == nil {
-				row = upd.Insert
-			}
-			if row == nil {
-				row = map[string]any{}
-			}
-			row["_uuid"] = []any{"uuid", uuid}
-			rows = append(rows, row)
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, err
-		}
-	}
-	return rows, nil
+	return &selReply{scanned: rows}, nil
 }
 
 // fetch selects the rows of tc matching where (every row when where is nil) with columns
@@ -448,7 +401,7 @@ func (db *DB) fetch(ctx context.Context, tc *tableCache, where []any, cols []str
 	}
 	var sel *selReply
 	if len(where) == 0 {
-		sel, err = db.listTable(ctx, tc.schema.Name, want)
+		sel, err = db.listTable(ctx, tc, want)
 	} else {
 		sel, err = db.query(ctx, tc.schema.Name, where, want)
 	}
@@ -464,6 +417,9 @@ func (db *DB) mergeReply(tc *tableCache, full bool, want []string, sel *selReply
 	cschemas := make([]*ColumnSchema, len(want))
 	for i, c := range want {
 		cschemas[i] = tc.schema.Columns[c]
+	}
+	if sel.scanned != nil {
+		return db.mergeScanned(tc, full, want, cschemas, sel.scanned)
 	}
 	ids := make([]string, 0, len(sel.Rows))
 	for _, raw := range sel.Rows {
@@ -494,6 +450,32 @@ func (db *DB) mergeReply(tc *tableCache, full bool, want []string, sel *selReply
 		}
 		// Rows known from earlier partial fetches but gone from the full listing were deleted
 		// by someone else since; they stay (this invocation works on its first snapshot).
+	}
+	return ids, nil
+}
+
+// mergeScanned is mergeReply for rows decoded by scanRows.
+func (db *DB) mergeScanned(tc *tableCache, full bool, want []string, cschemas []*ColumnSchema, rows []scannedRow) ([]string, error) {
+	ids := make([]string, 0, len(rows))
+	for _, sr := range rows {
+		id := sr.uuid
+		r := tc.rows[id]
+		if r == nil {
+			r = &Row{db: db, t: tc, uuid: id, cols: make(map[string]*colState, len(want))}
+			tc.rows[id] = r
+			tc.order = append(tc.order, id)
+		}
+		for i := 1; i < len(want); i++ {
+			r.mergeDatum(cschemas[i], sr.vals[i], sr.have[i])
+		}
+		ids = append(ids, id)
+	}
+	if full {
+		tc.listing = ids
+		tc.listed = true
+		for _, c := range want {
+			tc.complete[c] = true
+		}
 	}
 	return ids, nil
 }
@@ -538,7 +520,7 @@ func (db *DB) Prefetch(ctx context.Context, reqs ...TableColumns) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			j.sel, j.err = db.listTable(ctx, j.tc.schema.Name, j.want)
+			j.sel, j.err = db.listTable(ctx, j.tc, j.want)
 		}()
 	}
 	wg.Wait()
@@ -576,23 +558,34 @@ func (r *Row) mergeValue(cs *ColumnSchema, v any, ok bool) error {
 		return nil
 	}
 	var d datum.Datum
-	if !ok {
-		d = datum.DefaultDatum(cs.Type)
-	} else {
+	if ok {
 		var err error
 		if d, err = datumFromJSON(cs.Type, v); err != nil {
 			return fmt.Errorf("%s.%s of row %s: %w", r.t.schema.Name, cs.Name, r.uuid, err)
 		}
 	}
+	r.mergeDatum(cs, d, ok)
+	return nil
+}
+
+// mergeDatum records the server's value d (ok false when the server sent none: the column's
+// default) of column cs, unless this invocation already has one.
+func (r *Row) mergeDatum(cs *ColumnSchema, d datum.Datum, ok bool) {
+	st := r.cols[cs.Name]
+	if st != nil && st.loaded {
+		return
+	}
+	if !ok {
+		d = datum.DefaultDatum(cs.Type)
+	}
 	if st == nil {
 		r.cols[cs.Name] = &colState{loaded: true, orig: d, cur: d}
-		return nil
+		return
 	}
 	st.loaded, st.orig = true, d
 	if !st.whole {
 		st.cur = applyPending(cs.Type, d, st)
 	}
-	return nil
 }
 
 // load makes sure the columns cols of r are loaded, with one select for those missing.

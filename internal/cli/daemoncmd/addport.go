@@ -11,11 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"connectrpc.com/connect"
-
-	"github.com/ovsplane/ovsplane/api/client"
-	"github.com/ovsplane/ovsplane/api/convert"
-	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/internal/cli"
 	"github.com/ovsplane/ovsplane/model"
 )
@@ -43,7 +38,7 @@ func RoutePort(ctx context.Context, env Env) (code int, handled bool) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	addr := getenv(client.EnvAddr)
+	addr := getenv(envAddr)
 	if addr == "" {
 		addr = model.DefaultAPIAddr()
 		if !socketDirExists(env, addr) {
@@ -60,15 +55,15 @@ func RoutePort(ctx context.Context, env Env) (code int, handled bool) {
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	c, err := client.Dial(addr)
+	c, err := dialAPI(addr, model.TLS{})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: $%s: %v\n", prog, client.EnvAddr, err)
+		fmt.Fprintf(env.Stderr, "%s: $%s: %v\n", prog, envAddr, err)
 		return 1, true
 	}
 	defer c.Close()
 	warn, err := addPluginPort(ctx, c, r)
 	switch {
-	case errors.Is(err, client.ErrUnreachable):
+	case errors.Is(err, errUnreachable):
 		fmt.Fprintf(env.Stderr, "%s: interface type %q is not an Open vSwitch type; if a plugin provides it, ovsplaned must be running (cannot reach it at %s: %s)\n",
 			prog, r.Type, addr, unreachableCause(err))
 		return 1, true
@@ -93,38 +88,38 @@ func (r Route) Timeout(ctlTimeoutEnv string) time.Duration {
 // the daemon already manages is refused as ovs-vsctl refuses an existing port; with it, the
 // port must be on the same bridge with the one interface, whose type is set and whose
 // options and external_ids get the keys given (others kept), as ovs-vsctl's set would.
-func addPluginPort(ctx context.Context, c *client.Client, r Route) (warn string, err error) {
+func addPluginPort(ctx context.Context, c *apiClient, r Route) (warn string, err error) {
 	port := r.Port
 	// The daemon's own check (names, bytes, sizes of package limits), here first, so that a
 	// request it would refuse is not sent at all.
 	if err := checkPort(r.Bridge, port); err != nil {
 		return "", err
 	}
-	got, err := c.GetPort(ctx, connect.NewRequest(&v1.GetPortRequest{Name: port.Name}))
+	got, err := c.getPort(ctx, port.Name)
 	switch {
-	case connect.CodeOf(err) == connect.CodeNotFound:
+	case isNotFound(err):
 	case err != nil:
 		return "", err
 	default:
-		if port, err = mayExist(r, convert.PortInfoFromProto(got.Msg.GetPort())); err != nil {
+		if port, err = mayExist(r, model.PortInfo{Bridge: got.Bridge, Spec: portFromWire(got.Spec)}); err != nil {
 			return "", err
 		}
 	}
 	if err := checkPort(r.Bridge, port); err != nil {
 		return "", err
 	}
-	resp, err := c.ApplyPort(ctx, connect.NewRequest(&v1.ApplyPortRequest{Bridge: r.Bridge, Port: convert.PortToProto(port)}))
+	info, err := c.applyPort(ctx, r.Bridge, port)
 	if err != nil {
 		return "", err
 	}
-	for _, st := range resp.Msg.GetPort().GetInterfaces() {
-		if st.GetName() != r.Port.Name || st.GetOfport() > 0 {
+	for _, st := range info.Interfaces {
+		if st.Name != r.Port.Name || st.Ofport > 0 {
 			continue
 		}
-		if e := st.GetError(); e != "" {
-			return fmt.Sprintf("Error detected while setting up '%s': %s.  See ovs-vswitchd log for details.", st.GetName(), e), nil
+		if e := st.Error; e != "" {
+			return fmt.Sprintf("Error detected while setting up '%s': %s.  See ovs-vswitchd log for details.", st.Name, e), nil
 		}
-		return fmt.Sprintf("Error detected while setting up '%s'.  See ovs-vswitchd log for details.", st.GetName()), nil
+		return fmt.Sprintf("Error detected while setting up '%s'.  See ovs-vswitchd log for details.", st.Name), nil
 	}
 	return "", nil
 }
@@ -189,10 +184,6 @@ func socketDirExists(env Env, addr string) bool {
 // unreachableCause is the connection error under an unreachable daemon's, like "dial unix
 // /var/lib/ovsplane/ovsplaned.sock: connect: no such file or directory".
 func unreachableCause(err error) string {
-	var ce *connect.Error
-	if errors.As(err, &ce) {
-		err = ce.Unwrap()
-	}
 	msg := err.Error()
 	if i := strings.LastIndex(msg, ": dial "); i >= 0 {
 		return msg[i+2:]

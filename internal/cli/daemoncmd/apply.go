@@ -11,12 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"connectrpc.com/connect"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ovsplane/ovsplane/api/client"
-	"github.com/ovsplane/ovsplane/api/convert"
-	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/internal/desired"
 	"github.com/ovsplane/ovsplane/model"
 )
@@ -52,7 +48,7 @@ func (r *runner) apply(ctx context.Context) error {
 	for _, b := range bridges {
 		ports := b.Ports
 		b.Ports = nil
-		if _, err := r.c.ApplyBridge(ctx, connect.NewRequest(&v1.ApplyBridgeRequest{Bridge: convert.BridgeToProto(b)})); err != nil {
+		if err := r.c.applyBridge(ctx, b); err != nil {
 			if ctx.Err() != nil || isUnreachable(err) {
 				return err
 			}
@@ -80,7 +76,7 @@ func (r *runner) apply(ctx context.Context) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			resp, err := r.c.ApplyPort(ctx, connect.NewRequest(&v1.ApplyPortRequest{Bridge: j.bridge, Port: convert.PortToProto(j.port)}))
+			info, err := r.c.applyPort(ctx, j.bridge, j.port)
 			mu.Lock()
 			defer mu.Unlock()
 			defer prog.add(1)
@@ -92,11 +88,15 @@ func (r *runner) apply(ctx context.Context) error {
 			case err != nil:
 				fails = append(fails, failure{"port/" + j.port.Name, describe(err, r.o.daemon)})
 			default:
-				switch st := resp.Msg.GetPort().GetStatus(); st.GetState() {
-				case v1.State_STATE_READY:
+				var state string
+				if info.Status != nil {
+					state = info.Status.State
+				}
+				switch state {
+				case "STATE_READY":
 					ready++
-				case v1.State_STATE_ERROR:
-					fails = append(fails, failure{"port/" + j.port.Name, portError(resp.Msg.GetPort())})
+				case "STATE_ERROR":
+					fails = append(fails, failure{"port/" + j.port.Name, portError(info)})
 				default:
 					pending++
 				}
@@ -121,18 +121,18 @@ func (r *runner) apply(ctx context.Context) error {
 }
 
 func isUnreachable(err error) bool {
-	return errors.Is(err, client.ErrUnreachable)
+	return errors.Is(err, errUnreachable)
 }
 
 // portError is the message of a port in the error state: its own, else its interfaces'.
-func portError(p *v1.PortInfo) string {
+func portError(p *wirePortInfo) string {
 	var msgs []string
-	if e := p.GetStatus().GetError(); e != "" {
-		msgs = append(msgs, e)
+	if p.Status != nil && p.Status.Error != "" {
+		msgs = append(msgs, p.Status.Error)
 	}
-	for _, in := range p.GetInterfaces() {
-		if in.GetState() == v1.State_STATE_ERROR && !strings.Contains(strings.Join(msgs, "\n"), in.GetError()) {
-			msgs = append(msgs, "interface "+in.GetName()+": "+in.GetError())
+	for _, in := range p.Interfaces {
+		if in.State == "STATE_ERROR" && !strings.Contains(strings.Join(msgs, "\n"), in.Error) {
+			msgs = append(msgs, "interface "+in.Name+": "+in.Error)
 		}
 	}
 	if len(msgs) == 0 {

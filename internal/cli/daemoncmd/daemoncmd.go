@@ -11,10 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"connectrpc.com/connect"
 	"github.com/spf13/pflag"
 
-	"github.com/ovsplane/ovsplane/api/client"
 	"github.com/ovsplane/ovsplane/model"
 )
 
@@ -78,7 +76,7 @@ func parse(env Env) (*opts, error) {
 	}
 	fs := pflag.NewFlagSet(o.progName, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.daemon, "daemon", "", "ovsplaned API address, unix:PATH or tcp:HOST:PORT (default $"+client.EnvAddr+", else "+model.DefaultAPIAddr()+")")
+	fs.StringVar(&o.daemon, "daemon", "", "ovsplaned API address, unix:PATH or tcp:HOST:PORT (default $"+envAddr+", else "+model.DefaultAPIAddr()+")")
 	fs.StringVar(&o.format, "format", "table", "status and plugin output: table or json")
 	fs.StringVarP(&o.file, "file", "f", "", "apply: YAML file of bridges with their ports (- for standard input)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (like 30s; default: no limit)")
@@ -99,7 +97,7 @@ func parse(env Env) (*opts, error) {
 	}
 	o.command, o.args = rest[0], rest[1:]
 	if o.daemon == "" && env.Getenv != nil {
-		o.daemon = env.Getenv(client.EnvAddr)
+		o.daemon = env.Getenv(envAddr)
 	}
 	if o.daemon == "" {
 		o.daemon = model.DefaultAPIAddr()
@@ -143,7 +141,7 @@ Options:
 // Usage returns the help of the daemon commands, program being the program's name; vsctl's
 // --help prints it after ovs-vsctl's own text.
 func Usage(program string) string {
-	return fmt.Sprintf(usage, program, client.EnvAddr, model.DefaultAPIAddr(), defaultJobs)
+	return fmt.Sprintf(usage, program, envAddr, model.DefaultAPIAddr(), defaultJobs)
 }
 
 // Main runs one daemon command line and returns its exit status.
@@ -162,11 +160,7 @@ func Main(ctx context.Context, env Env) int {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	var dopts []client.Option
-	if o.tls != (model.TLS{}) {
-		dopts = append(dopts, client.WithTLS(o.tls))
-	}
-	c, err := client.Dial(o.daemon, dopts...)
+	c, err := dialAPI(o.daemon, o.tls)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: --daemon: %v\n", o.progName, err)
 		return 2
@@ -209,26 +203,22 @@ var errNotReady = errors.New("not ready")
 // runner runs one command against one client.
 type runner struct {
 	o   *opts
-	c   *client.Client
+	c   *apiClient
 	env Env
 }
 
 // describe turns an API error into a message for people: the daemon's own message without
 // the code prefix, and for an unreachable daemon, what to do.
 func describe(err error, addr string) string {
-	if errors.Is(err, client.ErrUnreachable) {
-		var ce *connect.Error
+	if errors.Is(err, errUnreachable) {
 		msg := err.Error()
-		if errors.As(err, &ce) {
-			msg = ce.Message()
-		}
 		return fmt.Sprintf("%s\nis ovsplaned running? Start it (systemctl start ovsplaned, or ovsplaned --config FILE), "+
 			"or point --daemon=ADDR or $%s at the address it listens on (its api.listen; default %s)",
-			msg, client.EnvAddr, model.DefaultAPIAddr())
+			msg, envAddr, model.DefaultAPIAddr())
 	}
-	var ce *connect.Error
-	if errors.As(err, &ce) {
-		return ce.Message()
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.Message
 	}
 	return err.Error()
 }

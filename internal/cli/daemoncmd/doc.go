@@ -14,8 +14,9 @@
 // on OVSDB as ovs-vsctl's does (see docs/api.md).
 //
 // The daemon commands reach it at --daemon=ADDR, else $OVSPLANE_API, else
-// model.DefaultAPIAddr(), over gRPC (api/client); the routed add-port at $OVSPLANE_API
-// else the default. Options are written --name=value (or -f FILE); a daemon that is not
+// model.DefaultAPIAddr(), through apiClient (the Connect protocol's JSON form over
+// HTTP, not api/client's gRPC: see apiclient.go for why); the routed add-port at
+// $OVSPLANE_API else the default. Options are written --name=value (or -f FILE); a daemon that is not
 // running is reported with the address tried and how to start it. Exit status: 0 when
 // everything asked for is ready (or running), 1 otherwise (an object not ready or failed, a
 // plugin not running, the daemon unreachable, an invalid file), 2 for a usage error.

@@ -8,11 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"connectrpc.com/connect"
-
-	"github.com/ovsplane/ovsplane/api/convert"
-	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 )
 
 // pluginRow is one plugin as `plugin list` and `plugin status` show it (and one element of
@@ -43,18 +38,18 @@ func (r *runner) plugin(ctx context.Context) error {
 	default:
 		return &usageError{fmt.Sprintf("%q: expected list or status", sub)}
 	}
-	resp, err := r.c.ListPlugins(ctx, connect.NewRequest(&v1.ListPluginsRequest{}))
+	plugins, err := r.c.listPlugins(ctx)
 	if err != nil {
 		return err
 	}
-	rows := make([]pluginRow, 0, len(resp.Msg.GetPlugins()))
-	for _, p := range resp.Msg.GetPlugins() {
-		if len(args) == 1 && p.GetName() != args[0] {
+	rows := make([]pluginRow, 0, len(plugins))
+	for _, p := range plugins {
+		if len(args) == 1 && p.Name != args[0] {
 			continue
 		}
-		rows = append(rows, pluginRow{Name: p.GetName(), Version: p.GetVersion(),
-			State: convert.PluginStateName(p.GetState()), Reason: p.GetReason(), Types: p.GetTypes(),
-			Capabilities: p.GetCapabilities(), Restarts: p.GetRestarts(), LastError: p.GetLastError(), PID: p.GetPid()})
+		rows = append(rows, pluginRow{Name: p.Name, Version: p.Version,
+			State: pluginStateName(p.State), Reason: p.Reason, Types: p.Types,
+			Capabilities: p.Capabilities, Restarts: p.Restarts, LastError: p.LastError, PID: p.Pid})
 	}
 	if len(args) == 1 && len(rows) == 0 {
 		fmt.Fprintf(r.env.Stderr, "%s: plugin status: no plugin named %q in ovsplaned's config (`%s plugin list` lists them)\n",

@@ -7,11 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"connectrpc.com/connect"
-
-	"github.com/ovsplane/ovsplane/api/convert"
-	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 )
 
 // statusRow is one line of `status` (and one element of its JSON array).
@@ -28,20 +23,24 @@ type statusRow struct {
 // status prints the managed objects (all, or those named by the arguments) and returns
 // errNotReady unless every one printed is ready and every argument matched.
 func (r *runner) status(ctx context.Context) error {
-	resp, err := r.c.ListStatus(ctx, connect.NewRequest(&v1.ListStatusRequest{}))
+	statuses, err := r.c.listStatus(ctx)
 	if err != nil {
 		return err
 	}
 	var rows []statusRow
 	matched := make([]bool, len(r.o.args))
-	for _, st := range resp.Msg.GetStatuses() {
+	for _, st := range statuses {
 		if len(r.o.args) > 0 && !matches(st, r.o.args, matched) {
 			continue
 		}
+		kind := st.Kind
+		if kind == "" { // protojson leaves the zero value out
+			kind = "KIND_UNSPECIFIED"
+		}
 		rows = append(rows, statusRow{
-			Object: st.GetKey(), Kind: strings.ToLower(strings.TrimPrefix(st.GetKind().String(), "KIND_")),
-			Name: st.GetName(), Bridge: st.GetBridge(), State: convert.StateName(st.GetState()),
-			Ofport: st.GetOfport(), Error: st.GetError(),
+			Object: st.Key, Kind: strings.ToLower(strings.TrimPrefix(kind, "KIND_")),
+			Name: st.Name, Bridge: st.Bridge, State: stateName(st.State),
+			Ofport: st.Ofport, Error: st.Error,
 		})
 	}
 	if err := r.printStatus(rows); err != nil {
@@ -65,10 +64,10 @@ func (r *runner) status(ctx context.Context) error {
 
 // matches reports whether st is named by one of args ("KIND/NAME" or "NAME"), marking the
 // arguments that matched.
-func matches(st *v1.Status, args []string, matched []bool) bool {
+func matches(st wireStatus, args []string, matched []bool) bool {
 	hit := false
 	for i, a := range args {
-		if a == st.GetKey() || (!strings.Contains(a, "/") && a == st.GetName()) {
+		if a == st.Key || (!strings.Contains(a, "/") && a == st.Name) {
 			matched[i], hit = true, true
 		}
 	}
