@@ -243,6 +243,8 @@ type wirePortReq struct {
 	Tag         *int32             `json:"tag,omitempty"`
 	Trunks      []int32            `json:"trunks,omitempty"`
 	BondMode    string             `json:"bond_mode,omitempty"`
+	VLANMode    string             `json:"vlan_mode,omitempty"`
+	LACP        string             `json:"lacp,omitempty"`
 	OtherConfig map[string]string  `json:"other_config,omitempty"`
 	ExternalIDs map[string]string  `json:"external_ids,omitempty"`
 	Interfaces  []wireInterfaceReq `json:"interfaces,omitempty"`
@@ -264,6 +266,8 @@ type wirePort struct {
 	Tag         *int32            `json:"tag"`
 	Trunks      []int32           `json:"trunks"`
 	BondMode    string            `json:"bondMode"`
+	VLANMode    string            `json:"vlanMode"`
+	LACP        string            `json:"lacp"`
 	OtherConfig map[string]string `json:"otherConfig"`
 	ExternalIDs map[string]string `json:"externalIds"`
 	Interfaces  []struct {
@@ -364,7 +368,8 @@ func (c *apiClient) listPlugins(ctx context.Context) ([]wirePluginInfo, error) {
 
 // portToWire is api/convert.PortToProto for the wire struct.
 func portToWire(p model.Port) wirePortReq {
-	w := wirePortReq{Name: p.Name, Tag: int32Ptr(p.Tag), BondMode: p.BondMode, OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
+	w := wirePortReq{Name: p.Name, Tag: int32Ptr(p.Tag), BondMode: p.BondMode, VLANMode: p.VLANMode, LACP: p.LACP,
+		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
 	for _, t := range p.Trunks {
 		w.Trunks = append(w.Trunks, clampInt32(t))
 	}
@@ -381,7 +386,8 @@ func portFromWire(p *wirePort) model.Port {
 	if p == nil {
 		return model.Port{}
 	}
-	m := model.Port{Name: p.Name, Tag: intPtr(p.Tag), BondMode: p.BondMode, OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
+	m := model.Port{Name: p.Name, Tag: intPtr(p.Tag), BondMode: p.BondMode, VLANMode: p.VLANMode, LACP: p.LACP,
+		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
 	for _, t := range p.Trunks {
 		m.Trunks = append(m.Trunks, int(t))
 	}

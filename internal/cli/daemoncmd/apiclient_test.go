@@ -23,7 +23,7 @@ func TestWireStructsAgainstAPIServer(t *testing.T) {
 	br := model.Bridge{Name: "brw", DatapathType: "netdev", FailMode: "secure", Protocols: []string{"OpenFlow13"},
 		Controllers: []string{"tcp:127.0.0.1:6653"}, OtherConfig: map[string]string{"hwaddr": "aa:bb:cc:dd:ee:ff"},
 		ExternalIDs: map[string]string{"owner": "test"}}
-	port := model.Port{Name: "bond0", Tag: ip(7), Trunks: []int{10, 20}, BondMode: "balance-slb",
+	port := model.Port{Name: "bond0", Tag: ip(7), Trunks: []int{10, 20}, BondMode: "balance-slb", VLANMode: "native-tagged", LACP: "active",
 		OtherConfig: map[string]string{"lacp-time": "fast"}, ExternalIDs: map[string]string{"vm": "v1"},
 		Interfaces: []model.Interface{
 			{Name: "e1", Type: "internal", Options: map[string]string{"k": "v"}, MTURequest: ip(9000), OFPortRequest: ip(12),
