@@ -459,14 +459,25 @@ func (db *DB) mergeScanned(tc *tableCache, full bool, want []string, cschemas []
 	ids := make([]string, 0, len(rows))
 	for _, sr := range rows {
 		id := sr.uuid
-		r := tc.rows[id]
-		if r == nil {
+		if r := tc.rows[id]; r != nil {
+			for i := 1; i < len(want); i++ {
+				r.mergeDatum(cschemas[i], sr.vals[i], sr.have[i])
+			}
+		} else {
+			// A row seen for the first time: its column states in one allocation (a listing
+			// of thousands of rows otherwise allocates one per row and column).
 			r = &Row{db: db, t: tc, uuid: id, cols: make(map[string]*colState, len(want))}
+			states := make([]colState, len(want)-1)
+			for i := 1; i < len(want); i++ {
+				d := sr.vals[i]
+				if !sr.have[i] {
+					d = datum.DefaultDatum(cschemas[i].Type)
+				}
+				states[i-1] = colState{loaded: true, orig: d, cur: d}
+				r.cols[cschemas[i].Name] = &states[i-1]
+			}
 			tc.rows[id] = r
 			tc.order = append(tc.order, id)
-		}
-		for i := 1; i < len(want); i++ {
-			r.mergeDatum(cschemas[i], sr.vals[i], sr.have[i])
 		}
 		ids = append(ids, id)
 	}

@@ -286,9 +286,10 @@ func (s *scanner) elements(f func() error) error {
 // names match case-insensitively and a repeated member merges into the first, as
 // encoding/json's decoding into a struct of maps does; a repeated column keeps its last value.
 func (s *scanner) rowUpdate(n int, index map[string]int, cols []*ColumnSchema) (scannedRow, error) {
-	row := scannedRow{vals: make([]datum.Datum, n), have: make([]bool, n)}
+	var row scannedRow
+	empty := func() scannedRow { return scannedRow{vals: make([]datum.Datum, n), have: make([]bool, n)} }
 	if s.lit("null") {
-		return row, nil
+		return empty(), nil
 	}
 	if !s.eat('{') {
 		return row, errSyntax
@@ -317,7 +318,7 @@ func (s *scanner) rowUpdate(n int, index map[string]int, cols []*ColumnSchema) (
 			return errSyntax
 		}
 		if *p == nil {
-			*p = &part{vals: make([]datum.Datum, n), have: make([]bool, n), errs: make([]error, n)}
+			*p = &part{vals: make([]datum.Datum, n), have: make([]bool, n)}
 		}
 		q := *p
 		return s.members(func(col string) error {
@@ -329,7 +330,15 @@ func (s *scanner) rowUpdate(n int, index map[string]int, cols []*ColumnSchema) (
 			if err != nil && !errors.Is(err, errValue) {
 				return err
 			}
-			q.vals[k], q.have[k], q.errs[k] = d, true, err
+			q.vals[k], q.have[k] = d, true
+			if err != nil {
+				if q.errs == nil {
+					q.errs = make([]error, n)
+				}
+				q.errs[k] = err
+			} else if q.errs != nil {
+				q.errs[k] = nil
+			}
 			return nil
 		})
 	})
@@ -341,7 +350,7 @@ func (s *scanner) rowUpdate(n int, index map[string]int, cols []*ColumnSchema) (
 		p = insert
 	}
 	if p == nil {
-		return row, nil
+		return empty(), nil
 	}
 	for k, err := range p.errs {
 		if err != nil {
