@@ -11,6 +11,7 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -64,17 +65,12 @@ func must[T any](t testing.TB) func(T, error) T {
 // after the generous deadline. It never asserts anything about speed.
 func eventually(t testing.TB, what string, cond func() error) {
 	t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		err := cond()
-		if err == nil {
-			return
+	testkit.Eventually(t, deadline, 10*time.Millisecond, func() error {
+		if err := cond(); err != nil {
+			return fmt.Errorf("%s: still not true after %v: %w", what, deadline, err)
 		}
-		if time.Now().After(end) {
-			t.Fatalf("%s: still not true after %v: %v", what, deadline, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // ovsRow returns the single Open_vSwitch row from c's cache.

@@ -1,7 +1,6 @@
 package reconcile_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,12 +8,12 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
@@ -52,28 +51,10 @@ func (e *env) client(t *testing.T, owner string, attach bool) *ovsdb.Client {
 	return c
 }
 
-// syncBuf is a goroutine-safe log sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // start runs a Reconciler in the background until the test ends.
-func start(t *testing.T, e *env, c reconcile.Client, d config.DesiredState) (*reconcile.Reconciler, *syncBuf) {
+func start(t *testing.T, e *env, c reconcile.Client, d config.DesiredState) (*reconcile.Reconciler, *testkit.LogBuffer) {
 	t.Helper()
-	logs := &syncBuf{}
+	logs := &testkit.LogBuffer{}
 	r := reconcile.New(c, d, reconcile.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second}, MinBackoff: 20 * time.Millisecond,
 		MaxBackoff: 500 * time.Millisecond})
@@ -144,17 +125,12 @@ func dump(ctx context.Context, raw client.Client) (string, error) {
 // eventually waits until cond returns nil, failing after a generous deadline.
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		err := cond()
-		if err == nil {
-			return
+	testkit.Eventually(t, deadline, 20*time.Millisecond, func() error {
+		if err := cond(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
-		if time.Now().After(end) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func waitDump(t *testing.T, e *env, want string) {
