@@ -219,6 +219,16 @@ func OptionsSchema(v any) (string, error) {
 	return string(b), err
 }
 
+// PortType is the api.ObjectType, for Info.Types, of a port type whose options DecodeOptions
+// decodes into a struct of the type of options: its OptionsSchema, and doc for humans.
+func PortType(name string, options any, doc string) (api.ObjectType, error) {
+	schema, err := OptionsSchema(options)
+	if err != nil {
+		return api.ObjectType{}, err
+	}
+	return api.ObjectType{Name: name, Kind: api.ObjectKindPort, OptionsSchema: schema, Doc: doc}, nil
+}
+
 func patternOf(t reflect.Type) string {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
