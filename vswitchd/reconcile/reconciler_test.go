@@ -35,6 +35,21 @@ func (e *env) client(t *testing.T, owner string, attach bool) *ovsdb.Client {
 	return e.Client(t, ovsdb.Config{Owner: owner, AttachToForeignBridges: attach})
 }
 
+// foreignBr9 has another owner, "someone-else", create the netdev bridge br9 with a port of
+// each name in ports, and returns that owner's client.
+func foreignBr9(t *testing.T, e *env, ports ...string) *ovsdb.Client {
+	t.Helper()
+	other := e.client(t, "someone-else", true)
+	txn := other.NewTxn(1).EnsureBridge(model.Bridge{Name: "br9", DatapathType: "netdev"}, nil)
+	for _, p := range ports {
+		txn = txn.EnsurePort(ovsdb.PortOn{Bridge: "br9", Port: model.Port{Name: p}})
+	}
+	if _, err := txn.Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return other
+}
+
 // start runs a Reconciler in the background until the test ends.
 func start(t *testing.T, e *env, c reconcile.Client, d config.DesiredState) (*reconcile.Reconciler, *testkit.LogBuffer) {
 	t.Helper()
@@ -211,11 +226,7 @@ func TestForeignRowsUntouched(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
 	// A foreign bridge with a port named like ours, and a foreign port on our bridge (once it exists).
-	other := e.client(t, "someone-else", true)
-	if _, err := other.NewTxn(1).EnsureBridge(model.Bridge{Name: "br9", DatapathType: "netdev"}, nil).
-		EnsurePort(ovsdb.PortOn{Bridge: "br9", Port: model.Port{Name: "p9"}}).Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	other := foreignBr9(t, e, "p9")
 	r, _ := start(t, e, c, desired(model.Bridge{Name: "br0", DatapathType: "netdev",
 		Ports: []model.Port{tapPort("p1", nil)}}))
 	waitState(t, r, "interface/p1", model.StateReady)
