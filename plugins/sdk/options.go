@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -46,9 +47,9 @@ func DecodeOptions(opts map[string]string, dst any) error {
 			ps = append(ps, api.Problem{Field: "options." + f.name, Message: err.Error()})
 		}
 	}
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if !known[k] {
-			ps = append(ps, api.Problem{Field: "options." + k, Message: "unknown option (known: " + strings.Join(sortedKeys(known), ", ") + ")"})
+			ps = append(ps, api.Problem{Field: "options." + k, Message: "unknown option (known: " + strings.Join(slices.Sorted(maps.Keys(known)), ", ") + ")"})
 		}
 	}
 	if len(ps) > 0 {
@@ -271,13 +272,4 @@ func ProblemsOf(err error) ([]api.Problem, error) {
 		return e.Problems, nil
 	}
 	return nil, err
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
