@@ -75,6 +75,16 @@ func TestEventuallyTrue(t *testing.T) {
 	}
 }
 
+func TestPIDsFindsThisProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc")
+	}
+	self := os.Getpid()
+	if got := PIDs(t, func(pid int) bool { return pid == self }); len(got) != 1 || got[0] != self {
+		t.Errorf("PIDs = %v, want [%d]", got, self)
+	}
+}
+
 func TestShortTempDirFitsASocketPath(t *testing.T) {
 	dir := ShortTempDir(t, "tk-")
 	if p := filepath.Join(dir, "some-daemon.sock"); len(p) > 107 {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/internal/ovsproc"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -77,22 +78,14 @@ func vsctl(t *testing.T, s *Sandbox, args ...string) string {
 // processesIn returns the live processes whose command line mentions dir.
 func processesIn(t *testing.T, dir string) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
+	self := os.Getpid()
+	return testkit.PIDs(t, func(pid int) bool {
+		if pid == self {
+			return false
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte(dir+"/")) && ovsproc.Alive(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		return err == nil && bytes.Contains(cmdline, []byte(dir+"/")) && ovsproc.Alive(pid)
+	})
 }
 
 // assertNoProcesses fails the test when a process still runs with dir on its command line.
