@@ -82,11 +82,7 @@ func (b Bridge) Canonical() Bridge {
 	nb.Controllers = sortedCopy(b.Controllers)
 	nb.OtherConfig = cloneMap(b.OtherConfig)
 	nb.ExternalIDs = cloneMap(b.ExternalIDs)
-	nb.Ports = nil
-	for _, p := range b.Ports {
-		nb.Ports = append(nb.Ports, p.Canonical())
-	}
-	slices.SortFunc(nb.Ports, func(a, b Port) int { return strings.Compare(a.Name, b.Name) })
+	nb.Ports = canonicalByName(b.Ports, Port.Canonical, func(p Port) string { return p.Name })
 	return nb
 }
 
@@ -99,12 +95,18 @@ func (p Port) Canonical() Port {
 	np.Trunks = sortedCopy(p.Trunks)
 	np.OtherConfig = cloneMap(p.OtherConfig)
 	np.ExternalIDs = cloneMap(p.ExternalIDs)
-	np.Interfaces = nil
-	for _, in := range p.Interfaces {
-		np.Interfaces = append(np.Interfaces, in.Canonical())
-	}
-	slices.SortFunc(np.Interfaces, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+	np.Interfaces = canonicalByName(p.Interfaces, Interface.Canonical, func(in Interface) string { return in.Name })
 	return np
+}
+
+// canonicalByName returns the canonical forms of items sorted by name, nil when there are none.
+func canonicalByName[T any](items []T, canonical func(T) T, name func(T) string) []T {
+	var out []T
+	for _, x := range items {
+		out = append(out, canonical(x))
+	}
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(name(a), name(b)) })
+	return out
 }
 
 // Canonical returns a deep copy of in in canonical form: type "system" written as "" (they

@@ -11,44 +11,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ovn-kubernetes/libovsdb/client"
 	ovsmodel "github.com/ovn-kubernetes/libovsdb/model"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
-	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
-	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/vswitchd/vswitchdtest"
 )
 
-type env struct {
-	ctx context.Context
-	srv *ovsdbtest.Server
-	raw client.Client
-}
+// env is the daemon tests' OVSDB: in memory, with a simulated ovs-vswitchd.
+type env struct{ *vswitchdtest.Env }
 
-func newEnv(t *testing.T) *env {
-	t.Helper()
-	srv := ovsdbtest.Start(t)
-	ovsdbtest.StartOVSVswitchd(t, srv, simvswitchd.WithDevargs(simvswitchd.DevargsPolicy{Prefixes: []string{"net_tap"}}))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return &env{ctx: ctx, srv: srv, raw: srv.Client(t)}
-}
+func newEnv(t *testing.T) *env { return &env{vswitchdtest.NewEnv(t, 3*time.Minute)} }
 
+// client returns an initialised client on the server.
 func (e *env) client(t *testing.T) *ovsdb.Client {
 	t.Helper()
-	c, err := ovsdb.Dial(e.ctx, ovsdb.Config{Endpoints: []string{e.srv.Endpoint()},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	if err := c.Init(e.ctx); err != nil {
+	c := e.Client(t, ovsdb.Config{})
+	if err := c.Init(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -87,14 +71,14 @@ func startDaemon(t *testing.T, e *env, cfg *config.Config, obs vswitchd.Observer
 	for _, m := range mods {
 		m(&opts)
 	}
-	d, err := vswitchd.New(e.ctx, c, cfg, opts)
+	d, err := vswitchd.New(e.Ctx, c, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Reconcile(e.ctx); err != nil {
+	if err := d.Reconcile(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(e.Ctx)
 	done := make(chan struct{})
 	go func() { _ = d.Run(ctx); close(done) }()
 	var once sync.Once
@@ -102,7 +86,7 @@ func startDaemon(t *testing.T, e *env, cfg *config.Config, obs vswitchd.Observer
 		once.Do(func() {
 			cancel()
 			<-done
-			if err := d.Close(e.ctx); err != nil {
+			if err := d.Close(e.Ctx); err != nil {
 				t.Errorf("Close: %v", err)
 			}
 			c.Close()
@@ -125,7 +109,7 @@ func TestConcurrentApplyPortsShareTransactions(t *testing.T) {
 	e := newEnv(t)
 	obs := &counter{}
 	d, _ := startDaemon(t, e, cfgWithBridge(), obs)
-	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-api", DatapathType: "netdev"}); err != nil {
+	if _, err := d.ApplyBridge(e.Ctx, model.Bridge{Name: "br-api", DatapathType: "netdev"}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 40
@@ -138,7 +122,7 @@ func TestConcurrentApplyPortsShareTransactions(t *testing.T) {
 			if i%2 == 1 {
 				br = "br-cfg" // API ports may sit on configured bridges too
 			}
-			infos[i], errs[i] = d.ApplyPort(e.ctx, br, internalPort(fmt.Sprintf("p%d", i)))
+			infos[i], errs[i] = d.ApplyPort(e.Ctx, br, internalPort(fmt.Sprintf("p%d", i)))
 		})
 	}
 	wg.Wait()
@@ -175,12 +159,12 @@ func TestAPIObjectsSurviveRestart(t *testing.T) {
 	e := newEnv(t)
 	d, stop := startDaemon(t, e, cfgWithBridge(), nil)
 	tag := 7
-	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-api", DatapathType: "netdev", FailMode: "secure"}); err != nil {
+	if _, err := d.ApplyBridge(e.Ctx, model.Bridge{Name: "br-api", DatapathType: "netdev", FailMode: "secure"}); err != nil {
 		t.Fatal(err)
 	}
 	want := model.Port{Name: "vm1", Tag: &tag, ExternalIDs: map[string]string{"iface-id": "abc"},
 		Interfaces: []model.Interface{{Name: "vm1", Type: "internal", Options: map[string]string{}}}}
-	if _, err := d.ApplyPort(e.ctx, "br-api", want); err != nil {
+	if _, err := d.ApplyPort(e.Ctx, "br-api", want); err != nil {
 		t.Fatal(err)
 	}
 	stop()
@@ -196,7 +180,7 @@ func TestAPIObjectsSurviveRestart(t *testing.T) {
 		p.Spec.ExternalIDs["iface-id"] != "abc" {
 		t.Fatalf("port after restart: %+v, %v", p, err)
 	}
-	if _, err := d2.WaitReady(e.ctx, []string{"port/vm1", "bridge/br-api", "port/cfg0"}); err != nil {
+	if _, err := d2.WaitReady(e.Ctx, []string{"port/vm1", "bridge/br-api", "port/cfg0"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -204,7 +188,7 @@ func TestAPIObjectsSurviveRestart(t *testing.T) {
 func TestAPIRefusals(t *testing.T) {
 	e := newEnv(t)
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil)
-	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-api"}); err != nil {
+	if _, err := d.ApplyBridge(e.Ctx, model.Bridge{Name: "br-api"}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -225,31 +209,31 @@ func TestAPIRefusals(t *testing.T) {
 		{"other bridge name", "br-api", internalPort("br-cfg"), model.ErrConflict, "name of a bridge"},
 	}
 	for _, c := range cases {
-		_, err := d.ApplyPort(e.ctx, c.bridge, c.port)
+		_, err := d.ApplyPort(e.Ctx, c.bridge, c.port)
 		if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: got %v, want %v mentioning %q", c.name, err, c.kind, c.says)
 		}
 	}
 	// A port on one bridge cannot be applied on another.
-	if _, err := d.ApplyPort(e.ctx, "br-api", internalPort("mv")); err != nil {
+	if _, err := d.ApplyPort(e.Ctx, "br-api", internalPort("mv")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", internalPort("mv")); !errors.Is(err, model.ErrConflict) {
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", internalPort("mv")); !errors.Is(err, model.ErrConflict) {
 		t.Errorf("moving a port: %v", err)
 	}
-	if err := d.DeletePort(e.ctx, "cfg0"); !errors.Is(err, model.ErrConflict) {
+	if err := d.DeletePort(e.Ctx, "cfg0"); !errors.Is(err, model.ErrConflict) {
 		t.Errorf("deleting a config port: %v", err)
 	}
-	if err := d.DeleteBridge(e.ctx, "br-cfg"); !errors.Is(err, model.ErrConflict) {
+	if err := d.DeleteBridge(e.Ctx, "br-cfg"); !errors.Is(err, model.ErrConflict) {
 		t.Errorf("deleting a config bridge: %v", err)
 	}
-	if err := d.DeletePort(e.ctx, "nope"); !errors.Is(err, model.ErrNotFound) {
+	if err := d.DeletePort(e.Ctx, "nope"); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("deleting an unknown port: %v", err)
 	}
 	// Nothing refused was written.
 	for _, name := range []string{"x1", "x2", "x3", "x4", "x5", "a-very-long-interface-name"} {
 		var ports []vswitch.Port
-		if err := e.raw.WhereCache(func(p *vswitch.Port) bool { return p.Name == name }).List(e.ctx, &ports); err != nil || len(ports) != 0 {
+		if err := e.Raw.WhereCache(func(p *vswitch.Port) bool { return p.Name == name }).List(e.Ctx, &ports); err != nil || len(ports) != 0 {
 			t.Errorf("refused port %s found in OVSDB: %v %v", name, ports, err)
 		}
 	}
@@ -263,11 +247,11 @@ func TestVswitchdRefusalFailsOnlyItsPort(t *testing.T) {
 	var badErr error
 	good := make([]error, 8)
 	wg.Go(func() {
-		bad, badErr = d.ApplyPort(e.ctx, "br-cfg", model.Port{Name: "nic0", Interfaces: []model.Interface{{Name: "nic0",
+		bad, badErr = d.ApplyPort(e.Ctx, "br-cfg", model.Port{Name: "nic0", Interfaces: []model.Interface{{Name: "nic0",
 			Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}}}})
 	})
 	for i := range good {
-		wg.Go(func() { _, good[i] = d.ApplyPort(e.ctx, "br-cfg", internalPort(fmt.Sprintf("g%d", i))) })
+		wg.Go(func() { _, good[i] = d.ApplyPort(e.Ctx, "br-cfg", internalPort(fmt.Sprintf("g%d", i))) })
 	}
 	wg.Wait()
 	if badErr != nil || bad.Status.State != model.StateError || bad.Status.Error == "" {
@@ -278,7 +262,7 @@ func TestVswitchdRefusalFailsOnlyItsPort(t *testing.T) {
 			t.Errorf("neighbour g%d: %v", i, err)
 		}
 	}
-	if _, err := d.WaitReady(e.ctx, []string{"port/nic0"}); err == nil || !strings.Contains(err.Error(), "port/nic0") {
+	if _, err := d.WaitReady(e.Ctx, []string{"port/nic0"}); err == nil || !strings.Contains(err.Error(), "port/nic0") {
 		t.Errorf("WaitReady on a refused port: %v", err)
 	}
 }
@@ -286,31 +270,31 @@ func TestVswitchdRefusalFailsOnlyItsPort(t *testing.T) {
 func TestDriftOfAPIPortRepaired(t *testing.T) {
 	e := newEnv(t)
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil)
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", internalPort("drift0")); err != nil {
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", internalPort("drift0")); err != nil {
 		t.Fatal(err)
 	}
 	// Someone else deletes it behind the daemon's back.
 	var br []vswitch.Bridge
-	if err := e.raw.WhereCache(func(b *vswitch.Bridge) bool { return b.Name == "br-cfg" }).List(e.ctx, &br); err != nil || len(br) != 1 {
+	if err := e.Raw.WhereCache(func(b *vswitch.Bridge) bool { return b.Name == "br-cfg" }).List(e.Ctx, &br); err != nil || len(br) != 1 {
 		t.Fatal(err)
 	}
 	port := &vswitch.Port{Name: "drift0"}
-	if err := e.raw.Get(e.ctx, port); err != nil {
+	if err := e.Raw.Get(e.Ctx, port); err != nil {
 		t.Fatal(err)
 	}
-	ops, err := e.raw.Where(&br[0]).Mutate(&br[0], ovsmodel.Mutation{Field: &br[0].Ports,
+	ops, err := e.Raw.Where(&br[0]).Mutate(&br[0], ovsmodel.Mutation{Field: &br[0].Ports,
 		Mutator: libovsdb.MutateOperationDelete, Value: []string{port.UUID}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := e.raw.Transact(e.ctx, ops...); err != nil || res[0].Error != "" {
+	if res, err := e.Raw.Transact(e.Ctx, ops...); err != nil || res[0].Error != "" {
 		t.Fatal(err, res)
 	}
 	// The reconciler puts it back.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		p := &vswitch.Port{Name: "drift0"}
-		if err := e.raw.Get(e.ctx, p); err == nil && p.UUID != port.UUID {
+		if err := e.Raw.Get(e.Ctx, p); err == nil && p.UUID != port.UUID {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -318,7 +302,7 @@ func TestDriftOfAPIPortRepaired(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := d.WaitReady(e.ctx, []string{"port/drift0"}); err != nil {
+	if _, err := d.WaitReady(e.Ctx, []string{"port/drift0"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -326,28 +310,28 @@ func TestDriftOfAPIPortRepaired(t *testing.T) {
 func TestDeleteBridgeAndPorts(t *testing.T) {
 	e := newEnv(t)
 	d, _ := startDaemon(t, e, nil, nil)
-	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-x"}); err != nil {
+	if _, err := d.ApplyBridge(e.Ctx, model.Bridge{Name: "br-x"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if _, err := d.ApplyPort(e.ctx, "br-x", internalPort(fmt.Sprintf("x%d", i))); err != nil {
+		if _, err := d.ApplyPort(e.Ctx, "br-x", internalPort(fmt.Sprintf("x%d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := d.DeletePort(e.ctx, "x0"); err != nil {
+	if err := d.DeletePort(e.Ctx, "x0"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Port("x0"); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("deleted port still listed: %v", err)
 	}
-	if err := d.DeleteBridge(e.ctx, "br-x"); err != nil {
+	if err := d.DeleteBridge(e.Ctx, "br-x"); err != nil {
 		t.Fatal(err)
 	}
 	if got := d.Ports(""); len(got) != 0 {
 		t.Errorf("ports left after DeleteBridge: %+v", got)
 	}
 	var ports []vswitch.Port
-	if err := e.raw.List(e.ctx, &ports); err != nil || len(ports) != 0 {
+	if err := e.Raw.List(e.Ctx, &ports); err != nil || len(ports) != 0 {
 		t.Errorf("OVSDB ports left: %d %v", len(ports), err)
 	}
 }
@@ -357,7 +341,7 @@ func TestReloadRefusesAPIObjects(t *testing.T) {
 	next := cfgWithBridge()
 	var mu sync.Mutex
 	c := e.client(t)
-	d, err := vswitchd.New(e.ctx, c, cfgWithBridge(), vswitchd.Options{
+	d, err := vswitchd.New(e.Ctx, c, cfgWithBridge(), vswitchd.Options{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Reload: func(context.Context) (*config.Config, error) {
 			mu.Lock()
@@ -367,18 +351,18 @@ func TestReloadRefusesAPIObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = d.Close(e.ctx) })
-	if err := d.Reconcile(e.ctx); err != nil {
+	t.Cleanup(func() { _ = d.Close(e.Ctx) })
+	if err := d.Reconcile(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", internalPort("api0")); err != nil {
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", internalPort("api0")); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	next = cfgWithBridge()
 	next.Bridges[0].Ports = append(next.Bridges[0].Ports, internalPort("api0"))
 	mu.Unlock()
-	if err := d.Reload(e.ctx); !errors.Is(err, model.ErrConflict) || !strings.Contains(err.Error(), `port "api0"`) {
+	if err := d.Reload(e.Ctx); !errors.Is(err, model.ErrConflict) || !strings.Contains(err.Error(), `port "api0"`) {
 		t.Fatalf("reload claiming an API port: %v", err)
 	}
 	if p, err := d.Port("api0"); err != nil || p.Origin != model.OriginAPI {
@@ -388,13 +372,13 @@ func TestReloadRefusesAPIObjects(t *testing.T) {
 	next = cfgWithBridge()
 	next.Bridges[0].Ports = append(next.Bridges[0].Ports, internalPort("cfg1"))
 	mu.Unlock()
-	if err := d.Reload(e.ctx); err != nil {
+	if err := d.Reload(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Reconcile(e.ctx); err != nil {
+	if err := d.Reconcile(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.WaitReady(e.ctx, []string{"port/cfg1", "port/api0"}); err != nil {
+	if _, err := d.WaitReady(e.Ctx, []string{"port/cfg1", "port/api0"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -402,12 +386,12 @@ func TestReloadRefusesAPIObjects(t *testing.T) {
 func TestSubscribeSeesChanges(t *testing.T) {
 	e := newEnv(t)
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil)
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(e.Ctx)
 	snap, ch := d.Subscribe(ctx)
 	if len(snap) == 0 {
 		t.Fatal("empty snapshot")
 	}
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", internalPort("w0")); err != nil {
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", internalPort("w0")); err != nil {
 		t.Fatal(err)
 	}
 	seen := false

@@ -37,18 +37,18 @@ func TestHealthDegraded(t *testing.T) {
 			return slices.Clone(extra)
 		}
 	})
-	if h := d.Health(e.ctx); !h.OVSDBConnected || len(h.Degraded) != 0 {
+	if h := d.Health(e.Ctx); !h.OVSDBConnected || len(h.Degraded) != 0 {
 		t.Fatalf("health at start: %+v, want connected and nothing degraded", h)
 	}
 
 	const sandboxLine = "sandbox ovs-vswitchd is not running: pid 42 exited (signal: killed)"
 	set(false, sandboxLine)
 	waitFor(t, "ovs-vswitchd reported down", func() bool {
-		h := d.Health(e.ctx)
+		h := d.Health(e.Ctx)
 		return len(h.Degraded) == 2 && strings.Contains(h.Degraded[0], "ovs-vswitchd is not running") &&
 			h.Degraded[1] == sandboxLine
 	})
 
 	set(true)
-	waitFor(t, "nothing degraded", func() bool { return len(d.Health(e.ctx).Degraded) == 0 })
+	waitFor(t, "nothing degraded", func() bool { return len(d.Health(e.Ctx).Degraded) == 0 })
 }

@@ -25,16 +25,16 @@ func TestWritesWhileOVSDBDownAreUnavailable(t *testing.T) {
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil, func(o *vswitchd.Options) {
 		o.Commit.ReconnectWait = 300 * time.Millisecond
 	})
-	if _, err := d.ApplyBridge(e.ctx, model.Bridge{Name: "br-api", DatapathType: "netdev"}); err != nil {
+	if _, err := d.ApplyBridge(e.Ctx, model.Bridge{Name: "br-api", DatapathType: "netdev"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", internalPort("acked")); err != nil {
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", internalPort("acked")); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.Stop()
-	waitFor(t, "the daemon noticing the outage", func() bool { return !d.Health(e.ctx).OVSDBConnected })
+	e.Srv.Stop()
+	waitFor(t, "the daemon noticing the outage", func() bool { return !d.Health(e.Ctx).OVSDBConnected })
 
-	ctx, cancel := context.WithTimeout(e.ctx, time.Minute) // far longer than the reconnect wait
+	ctx, cancel := context.WithTimeout(e.Ctx, time.Minute) // far longer than the reconnect wait
 	defer cancel()
 	check := func(what string, err error) {
 		t.Helper()
@@ -48,8 +48,8 @@ func TestWritesWhileOVSDBDownAreUnavailable(t *testing.T) {
 			t.Errorf("%s while OVSDB is down: %v, want ErrUnavailable with an *ovsdb.DisconnectedError", what, err)
 		case de.Unknown:
 			t.Errorf("%s: outcome unknown, but it was never sent: %v", what, err)
-		case !strings.Contains(err.Error(), e.srv.Endpoint()) || !strings.Contains(err.Error(), "nothing was applied"):
-			t.Errorf("%s: %q does not name the endpoint %s and say nothing was applied", what, err, e.srv.Endpoint())
+		case !strings.Contains(err.Error(), e.Srv.Endpoint()) || !strings.Contains(err.Error(), "nothing was applied"):
+			t.Errorf("%s: %q does not name the endpoint %s and say nothing was applied", what, err, e.Srv.Endpoint())
 		}
 	}
 	var wg sync.WaitGroup
@@ -65,11 +65,11 @@ func TestWritesWhileOVSDBDownAreUnavailable(t *testing.T) {
 	check("ApplyBridge br-down", err)
 	check("DeleteBridge br-api", d.DeleteBridge(ctx, "br-api"))
 
-	if err := e.srv.Serve(e.ctx); err != nil {
+	if err := e.Srv.Serve(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the daemon reconnecting", func() bool { return d.Health(e.ctx).OVSDBConnected })
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", internalPort("after")); err != nil {
+	waitFor(t, "the daemon reconnecting", func() bool { return d.Health(e.Ctx).OVSDBConnected })
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", internalPort("after")); err != nil {
 		t.Fatalf("ApplyPort after the restart: %v", err)
 	}
 	for _, name := range []string{"acked", "after"} {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"reflect"
 	"sync"
 	"testing"
@@ -18,12 +17,11 @@ import (
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
-	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/vswitchd"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/vswitchd/vswitchdtest"
 )
 
 // FuzzPluginPort makes a plugin answer Attach with arbitrary bytes (an AttachResponse in
@@ -98,57 +96,18 @@ type fuzzPluginHarness struct {
 
 func newFuzzPluginHarness(tb testing.TB) *fuzzPluginHarness {
 	tb.Helper()
-	// A short directory: the embedded server's unix socket path must fit 107 bytes.
-	dir, err := os.MkdirTemp("", "ovsplane-fuzz")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	quiet := slog.New(slog.DiscardHandler)
 	h := &fuzzPluginHarness{plugin: &fuzzPlugin{}}
-	h.db, err = embedded.Open(ctx, dir, embedded.Options{Logger: quiet})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { h.db.Close() })
-	sim, err := simvswitchd.New(ctx, simvswitchd.Config{Endpoint: h.db.Endpoint(), Logger: quiet})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(sim.Close)
-	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{h.db.Endpoint()}, Logger: quiet})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(c.Close)
-	if err := c.Init(ctx); err != nil {
-		tb.Fatal(err)
-	}
+	var c *ovsdb.Client
+	h.db, c = vswitchdtest.EmbeddedSim(tb, ctx, quiet)
 	conn := sdktest.Connect(tb, h.plugin)
 	host := &fuzzHost{prov: conn.PortProvider, facts: sdktest.DefaultFacts(), plugin: h.plugin}
-	h.d, err = vswitchd.New(ctx, c, cfgWithBridge(), vswitchd.Options{
+	h.d = vswitchdtest.RunDaemon(tb, ctx, c, cfgWithBridge(), vswitchd.Options{
 		Logger: quiet, Mode: model.ModeEmbedded, Plugins: host,
-		Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
-		Reconcile: reconcile.Options{MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-			Debounce: 5 * time.Millisecond, DriftDelay: 50 * time.Millisecond},
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := h.d.Reconcile(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = h.d.Run(runCtx); close(done) }()
-	tb.Cleanup(func() {
-		stop()
-		<-done
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = h.d.Close(cctx)
+		Commit:    ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
+		Reconcile: vswitchdtest.FastReconcile(),
 	})
 	return h
 }

@@ -130,7 +130,7 @@ func TestPluginPortAttachedWrittenAndDetached(t *testing.T) {
 	fp := newFakePlugins()
 	d, stop := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
 
-	info, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red"}))
+	info, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,30 +140,30 @@ func TestPluginPortAttachedWrittenAndDetached(t *testing.T) {
 	}
 	// OVSDB holds the plugin's shape, tagged with the plugin.
 	ifc := &vswitch.Interface{Name: "t1"}
-	if err := e.raw.Get(e.ctx, ifc); err != nil || ifc.Type != "internal" {
+	if err := e.Raw.Get(e.Ctx, ifc); err != nil || ifc.Type != "internal" {
 		t.Fatalf("interface row: %+v, %v", ifc, err)
 	}
 	port := &vswitch.Port{Name: "t1"}
-	if err := e.raw.Get(e.ctx, port); err != nil || port.ExternalIDs[vswitchd.PluginKey] != "thing-plugin" || port.ExternalIDs["thing"] != "yes" {
+	if err := e.Raw.Get(e.Ctx, port); err != nil || port.ExternalIDs[vswitchd.PluginKey] != "thing-plugin" || port.ExternalIDs["thing"] != "yes" {
 		t.Fatalf("port row: %+v, %v", port, err)
 	}
 
 	// The same request again is a replay: the plugin gets its state, nothing is created again.
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red"})); err != nil {
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red"})); err != nil {
 		t.Fatal(err)
 	}
 	if fp.attaches["t1"] != 1 {
 		t.Errorf("re-apply attached afresh: %d fresh attaches", fp.attaches["t1"])
 	}
 	// Another request for the same port is refused.
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red", "x": "1"})); !errors.Is(err, model.ErrConflict) {
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("t1", map[string]string{"color": "red", "x": "1"})); !errors.Is(err, model.ErrConflict) {
 		t.Errorf("changed request: %v", err)
 	}
 
 	// A restarted daemon reads the plugin's state back from OVSDB and replays it.
 	stop()
 	d, _ = startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
-	reqs, err := d.PluginPorts(e.ctx, "thing-plugin")
+	reqs, err := d.PluginPorts(e.Ctx, "thing-plugin")
 	if err != nil || len(reqs) != 1 || string(reqs[0].State) != "st:t1:1" || reqs[0].Options["color"] != "red" {
 		t.Fatalf("PluginPorts after restart: %+v, %v", reqs, err)
 	}
@@ -173,10 +173,10 @@ func TestPluginPortAttachedWrittenAndDetached(t *testing.T) {
 	}
 
 	// Deleting removes the row, then detaches with the stored state.
-	if err := d.DeletePort(e.ctx, "t1"); err != nil {
+	if err := d.DeletePort(e.Ctx, "t1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.raw.Get(e.ctx, &vswitch.Port{Name: "t1"}); err == nil {
+	if err := e.Raw.Get(e.Ctx, &vswitch.Port{Name: "t1"}); err == nil {
 		t.Error("port row still there after DeletePort")
 	}
 	if !slices.Equal(fp.detached, []string{"t1 st:t1:1"}) {
@@ -200,7 +200,7 @@ func TestPluginPortRefusals(t *testing.T) {
 		{"unknown type", model.Port{Name: "v4", Interfaces: []model.Interface{{Name: "v4", Type: "thingy"}}}, model.ErrInvalid, "or a type of a configured plugin"},
 	}
 	for _, c := range cases {
-		_, err := d.ApplyPort(e.ctx, "br-cfg", c.port)
+		_, err := d.ApplyPort(e.Ctx, "br-cfg", c.port)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: %v, want %v with %q", c.name, err, c.want, c.msg)
 		}
@@ -208,7 +208,7 @@ func TestPluginPortRefusals(t *testing.T) {
 	// A plugin answering with a shape ovsplaned cannot write: refused naming the plugin, and
 	// what it attached is detached again.
 	fp.bad = true
-	_, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("v5", nil))
+	_, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("v5", nil))
 	fp.bad = false
 	if !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) {
 		t.Errorf("two-port shape: %v", err)
@@ -217,7 +217,7 @@ func TestPluginPortRefusals(t *testing.T) {
 		t.Errorf("detached after a refused shape: %q", fp.detached)
 	}
 	for _, n := range []string{"v1", "v2", "v3", "v4", "v5"} {
-		if err := e.raw.Get(e.ctx, &vswitch.Port{Name: n}); err == nil {
+		if err := e.Raw.Get(e.Ctx, &vswitch.Port{Name: n}); err == nil {
 			t.Errorf("refused port %s was written", n)
 		}
 	}
@@ -228,24 +228,24 @@ func TestPluginPortStatusFollowsVswitchdAndPlugin(t *testing.T) {
 	fp := newFakePlugins()
 	d, _ := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
 	// ovs-vswitchd refuses the shape: the port is written and its status carries the error.
-	info, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("rep0", map[string]string{"devargs": "0000:65:00.0,representor=vf2"}))
+	info, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("rep0", map[string]string{"devargs": "0000:65:00.0,representor=vf2"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Status.State != model.StateError || !strings.Contains(info.Status.Error, "0000:65:00.0") {
 		t.Fatalf("refused representor: %+v", info.Status)
 	}
-	if _, err := d.ApplyPort(e.ctx, "br-cfg", thingPort("ok0", nil)); err != nil {
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("ok0", nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.WaitReady(e.ctx, []string{"port/ok0"}); err != nil {
+	if _, err := d.WaitReady(e.Ctx, []string{"port/ok0"}); err != nil {
 		t.Fatal(err)
 	}
 	// The plugin's breaker opens: its ports show the plugin's error.
 	fp.mu.Lock()
 	fp.state = "failed"
 	fp.mu.Unlock()
-	_, err = d.WaitReady(e.ctx, []string{"port/ok0"})
+	_, err = d.WaitReady(e.Ctx, []string{"port/ok0"})
 	if !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) || !strings.Contains(err.Error(), "crashed 5 times") {
 		t.Errorf("WaitReady with the plugin failed: %v", err)
 	}
@@ -265,7 +265,7 @@ func TestPluginGlobalConfigMerged(t *testing.T) {
 	cfg := cfgWithBridge()
 	cfg.OtherConfig = map[string]string{"pmd-cpu-mask": "0x3", "dpdk-extra": "--log-level=8"}
 	d, _ := startDaemon(t, e, cfg, nil, withPlugins(fp))
-	d.RefreshPluginConfig(e.ctx)
+	d.RefreshPluginConfig(e.Ctx)
 	root := func() map[string]string { return otherConfig(t, e) }
 	waitFor(t, "hw-offload contributed", func() bool { return root()["hw-offload"] == "true" })
 	if got := root()["pmd-cpu-mask"]; got != "0x3" {
@@ -274,7 +274,7 @@ func TestPluginGlobalConfigMerged(t *testing.T) {
 	if got := root()["dpdk-extra"]; got != "--log-level=8 --huge-unlink" {
 		t.Errorf("dpdk-extra = %q: the plugins' fragments follow the configuration's value", got)
 	}
-	h := d.Health(e.ctx)
+	h := d.Health(e.Ctx)
 	if len(h.PluginConflicts) != 1 || !strings.Contains(h.PluginConflicts[0], "pmd-cpu-mask") {
 		t.Errorf("Health.PluginConflicts = %q", h.PluginConflicts)
 	}
@@ -282,7 +282,7 @@ func TestPluginGlobalConfigMerged(t *testing.T) {
 	fp.mu.Lock()
 	fp.global = nil
 	fp.mu.Unlock()
-	d.RefreshPluginConfig(e.ctx)
+	d.RefreshPluginConfig(e.Ctx)
 	waitFor(t, "hw-offload withdrawn", func() bool { _, ok := root()["hw-offload"]; return !ok })
 	if got := root()["pmd-cpu-mask"]; got != "0x3" {
 		t.Errorf("pmd-cpu-mask = %q after the plugin withdrew", got)
@@ -308,22 +308,22 @@ func TestConfigPortOfPluginType(t *testing.T) {
 	cfg.Bridges[0].Ports = append(cfg.Bridges[0].Ports, thingPort("ct1", map[string]string{"color": "red"}))
 	d, stop := startDaemon(t, e, cfg, nil, withPlugins(fp))
 	// Before its plugin attached it, the port is not written and says why.
-	if _, err := d.WaitReady(e.ctx, []string{"port/ct1"}); !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), "not attached") {
+	if _, err := d.WaitReady(e.Ctx, []string{"port/ct1"}); !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), "not attached") {
 		t.Fatalf("WaitReady before the plugin ran: %v", err)
 	}
 	d.PluginChanged("thing-plugin") // the host reports it running
-	if _, err := d.WaitReady(e.ctx, []string{"port/ct1", "interface/ct1"}); err != nil {
+	if _, err := d.WaitReady(e.Ctx, []string{"port/ct1", "interface/ct1"}); err != nil {
 		t.Fatal(err)
 	}
 	port := &vswitch.Port{Name: "ct1"}
-	if err := e.raw.Get(e.ctx, port); err != nil || port.ExternalIDs[vswitchd.PluginKey] != "thing-plugin" {
+	if err := e.Raw.Get(e.Ctx, port); err != nil || port.ExternalIDs[vswitchd.PluginKey] != "thing-plugin" {
 		t.Fatalf("ct1 row: %+v, %v", port, err)
 	}
 	info, err := d.Port("ct1")
 	if err != nil || info.Origin != model.OriginConfig || info.Plugin != "thing-plugin" || info.Shape == nil {
 		t.Fatalf("Port(ct1): %+v, %v", info, err)
 	}
-	reqs, _ := d.PluginPorts(e.ctx, "thing-plugin")
+	reqs, _ := d.PluginPorts(e.Ctx, "thing-plugin")
 	if len(reqs) != 1 || string(reqs[0].State) != "st:ct1:1" {
 		t.Errorf("PluginPorts: %+v", reqs)
 	}
@@ -333,7 +333,7 @@ func TestConfigPortOfPluginType(t *testing.T) {
 	cfg2 := cfgWithBridge()
 	cfg2.Plugins = cfg.Plugins
 	d, _ = startReloadable(t, e, cfg, cfg2, fp)
-	if _, err := d.WaitReady(e.ctx, []string{"port/ct1"}); err != nil {
+	if _, err := d.WaitReady(e.Ctx, []string{"port/ct1"}); err != nil {
 		t.Fatalf("after a restart: %v", err)
 	}
 	if fp.attaches["ct1"] != 1 {
@@ -341,10 +341,10 @@ func TestConfigPortOfPluginType(t *testing.T) {
 	}
 
 	// Removed from the configuration: the row goes, then the plugin detaches it.
-	if err := d.Reload(e.ctx); err != nil {
+	if err := d.Reload(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.raw.Get(e.ctx, &vswitch.Port{Name: "ct1"}); err == nil {
+	if err := e.Raw.Get(e.Ctx, &vswitch.Port{Name: "ct1"}); err == nil {
 		t.Error("ct1 still in OVSDB after its removal from the configuration")
 	}
 	if !slices.Contains(fp.detached, "ct1 st:ct1:1") {
@@ -366,7 +366,7 @@ func TestPluginGlobalConfigKeptAcrossRestart(t *testing.T) {
 	fp := newFakePlugins()
 	fp.global = map[string]string{"hw-offload": "true"}
 	d, stop := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
-	d.RefreshPluginConfig(e.ctx)
+	d.RefreshPluginConfig(e.Ctx)
 	root := func() map[string]string { return otherConfig(t, e) }
 	waitFor(t, "hw-offload contributed", func() bool { return root()["hw-offload"] == "true" })
 	stop()
@@ -378,7 +378,7 @@ func TestPluginGlobalConfigKeptAcrossRestart(t *testing.T) {
 	fp.mu.Lock()
 	fp.global = nil
 	fp.mu.Unlock()
-	d.RefreshPluginConfig(e.ctx)
+	d.RefreshPluginConfig(e.Ctx)
 	waitFor(t, "hw-offload released once the plugins answered without it", func() bool { _, ok := root()["hw-offload"]; return !ok })
 }
 
@@ -386,7 +386,7 @@ func TestPluginGlobalConfigKeptAcrossRestart(t *testing.T) {
 func otherConfig(t *testing.T, e *env) map[string]string {
 	t.Helper()
 	var rows []vswitch.OpenvSwitch
-	if err := e.raw.List(e.ctx, &rows); err != nil || len(rows) != 1 {
+	if err := e.Raw.List(e.Ctx, &rows); err != nil || len(rows) != 1 {
 		t.Fatalf("Open_vSwitch: %v %d", err, len(rows))
 	}
 	return rows[0].OtherConfig

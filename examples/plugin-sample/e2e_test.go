@@ -16,6 +16,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/veth"
 	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/vethplugin"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/test/lab"
@@ -36,7 +37,7 @@ func TestEndToEndThroughOVS(t *testing.T) {
 	db := lab.StartOVSDB(t)
 	sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace, Netns: host})
 
-	log := testLogger(t)
+	log := testkit.Logger(t, slog.LevelDebug)
 	p, err := vethplugin.New(vethplugin.Options{Logger: log, NewLinks: func(hostNetns string) (vethplugin.Links, error) {
 		return veth.New(veth.Config{Owner: vethplugin.Name, HostNetns: hostNetns, Logger: log})
 	}})
@@ -199,16 +200,4 @@ func uniqueNetns(t *testing.T, tag string) string {
 		}
 	})
 	return name
-}
-
-// testLogger logs into the test's log.
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(b)))
-	return len(b), nil
 }

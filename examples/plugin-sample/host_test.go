@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +35,7 @@ func TestBinaryUnderThePluginHost(t *testing.T) {
 	h, err := host.New(host.Options{
 		PluginDir: pluginDir,
 		DataDir:   dataDir,
-		Logger:    testLogger(t),
+		Logger:    testkit.Logger(t, slog.LevelDebug),
 		Environ:   os.Environ(),
 		// Frequent health checks, so the test sees a report soon.
 		HealthInterval: 200 * time.Millisecond,

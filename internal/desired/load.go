@@ -6,8 +6,9 @@ import (
 
 	"errors"
 	"fmt"
-	"github.com/ovsplane/ovsplane/model"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/model"
 
 	"github.com/go-viper/mapstructure/v2"
 )
@@ -15,13 +16,13 @@ import (
 // DecodeErrors turns mapstructure's errors into "path: problem" errors, one per unknown key.
 func DecodeErrors(err error) []error {
 	var out []error
-	for _, e := range unjoin(err) {
+	for _, e := range Flatten(err) {
 		var de *mapstructure.DecodeError
 		if !errors.As(e, &de) {
 			out = append(out, e)
 			continue
 		}
-		if inner := unjoin(de.Unwrap()); len(inner) > 1 {
+		if inner := Flatten(de.Unwrap()); len(inner) > 1 {
 			out = append(out, DecodeErrors(de.Unwrap())...)
 			continue
 		}
@@ -37,15 +38,17 @@ func DecodeErrors(err error) []error {
 	return out
 }
 
-// unjoin flattens errors.Join trees.
-func unjoin(err error) []error {
+// Flatten returns the leaves of an errors.Join tree, each problem on its own: the shape in
+// which Load, DecodeErrors and the daemon's configuration loader report problems. It returns
+// nil for nil and err alone when it joins nothing.
+func Flatten(err error) []error {
 	if err == nil {
 		return nil
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []error
 		for _, e := range j.Unwrap() {
-			out = append(out, unjoin(e)...)
+			out = append(out, Flatten(e)...)
 		}
 		return out
 	}
@@ -118,7 +121,7 @@ func load(data []byte) (State, []error) {
 		v.Desired(s.OtherConfig, s.Bridges)
 	}
 	if err := v.Err(); err != nil {
-		return State{}, unjoin(err)
+		return State{}, Flatten(err)
 	}
 	return s, nil
 }

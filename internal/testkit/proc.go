@@ -1,7 +1,9 @@
 package testkit
 
 import (
+	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -60,4 +62,21 @@ func (p *Proc) Stop(grace time.Duration) bool {
 		p.Kill()
 		return false
 	}
+}
+
+// PIDs returns the processes listed in /proc for which keep returns true. It fails tb when
+// /proc cannot be read.
+func PIDs(tb testing.TB, keep func(pid int) bool) []int {
+	tb.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && keep(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

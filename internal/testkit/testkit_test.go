@@ -67,6 +67,24 @@ func TestEventually(t *testing.T) {
 	}
 }
 
+func TestEventuallyTrue(t *testing.T) {
+	n := 0
+	EventuallyTrue(t, 5*time.Second, time.Millisecond, "n to reach 3", func() bool { n++; return n >= 3 })
+	if n != 3 {
+		t.Errorf("cond called %d times, want 3", n)
+	}
+}
+
+func TestPIDsFindsThisProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc")
+	}
+	self := os.Getpid()
+	if got := PIDs(t, func(pid int) bool { return pid == self }); len(got) != 1 || got[0] != self {
+		t.Errorf("PIDs = %v, want [%d]", got, self)
+	}
+}
+
 func TestShortTempDirFitsASocketPath(t *testing.T) {
 	dir := ShortTempDir(t, "tk-")
 	if p := filepath.Join(dir, "some-daemon.sock"); len(p) > 107 {

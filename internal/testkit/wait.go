@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -20,4 +21,16 @@ func Eventually(tb testing.TB, timeout, interval time.Duration, cond func() erro
 		}
 		time.Sleep(interval)
 	}
+}
+
+// EventuallyTrue is Eventually for a condition that has no error to tell: it fails tb with
+// "timed out waiting for " and what when cond has not returned true by timeout.
+func EventuallyTrue(tb testing.TB, timeout, interval time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	Eventually(tb, timeout, interval, func() error {
+		if !cond() {
+			return errors.New("timed out waiting for " + what)
+		}
+		return nil
+	})
 }

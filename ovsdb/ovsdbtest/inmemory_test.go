@@ -22,14 +22,14 @@ import (
 // seedBridge creates br0 with port p0 (interface p0) without a simulator.
 func seedBridge(t *testing.T, c client.Client) {
 	t.Helper()
-	mustTransact(t, c, createBridgeOps(t, c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "p0"}}})...)
+	MustTransact(t, c, CreateBridgeOps(t, c, BridgeSpec{Name: "br0", Ports: []PortSpec{{Name: "p0"}}})...)
 }
 
 func TestInMemorySeed(t *testing.T) {
 	t.Parallel()
 	s := Start(t)
 	c := s.Client(t)
-	ovs, err := ovsRow(c)
+	ovs, err := OpenvSwitchRow(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,12 +51,12 @@ func TestInMemoryWait(t *testing.T) {
 	t.Parallel()
 	s := Start(t)
 	c := s.Client(t)
-	ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(c))
-	mustTransact(t, c, bumpNextCfg(t, c)...) // next_cfg = 1
+	ovs := Must[*vswitch.OpenvSwitch](t)(OpenvSwitchRow(c))
+	MustTransact(t, c, BumpNextCfg(t, c)...) // next_cfg = 1
 	zero := 0
 	wait := func(until ovsdb.WaitCondition, row *vswitch.OpenvSwitch, field any) error {
-		ops := must[[]ovsdb.Operation](t)(c.Where(ovs).Wait(until, &zero, row, field))
-		_, err := transact(ctxT(t), c, ops...)
+		ops := Must[[]ovsdb.Operation](t)(c.Where(ovs).Wait(until, &zero, row, field))
+		_, err := TransactOps(opContext(t), c, ops...)
 		return err
 	}
 	tests := []struct {
@@ -85,12 +85,12 @@ func TestInMemoryWait(t *testing.T) {
 	}
 	t.Run("failed wait aborts the transaction", func(t *testing.T) {
 		row := &vswitch.OpenvSwitch{NextCfg: 9}
-		ops := must[[]ovsdb.Operation](t)(c.Where(ovs).Wait(ovsdb.WaitConditionEqual, &zero, row, &row.NextCfg))
-		ops = append(ops, bumpNextCfg(t, c)...)
-		if _, err := transact(ctxT(t), c, ops...); err == nil {
+		ops := Must[[]ovsdb.Operation](t)(c.Where(ovs).Wait(ovsdb.WaitConditionEqual, &zero, row, &row.NextCfg))
+		ops = append(ops, BumpNextCfg(t, c)...)
+		if _, err := TransactOps(opContext(t), c, ops...); err == nil {
 			t.Fatal("want timed out")
 		}
-		if got := must[*vswitch.OpenvSwitch](t)(ovsRow(c)).NextCfg; got != 1 {
+		if got := Must[*vswitch.OpenvSwitch](t)(OpenvSwitchRow(c)).NextCfg; got != 1 {
 			t.Fatalf("next_cfg %d after aborted transaction, want 1", got)
 		}
 	})
@@ -104,8 +104,8 @@ func TestInMemoryMutate(t *testing.T) {
 	br := &vswitch.Bridge{Name: "br0"}
 	mutate := func(t *testing.T, field any, mutator ovsdb.Mutator, value any) *vswitch.Bridge {
 		t.Helper()
-		ops := must[[]ovsdb.Operation](t)(c.Where(br).Mutate(br, model.Mutation{Field: field, Mutator: mutator, Value: value}))
-		mustTransact(t, c, ops...)
+		ops := Must[[]ovsdb.Operation](t)(c.Where(br).Mutate(br, model.Mutation{Field: field, Mutator: mutator, Value: value}))
+		MustTransact(t, c, ops...)
 		got := &vswitch.Bridge{Name: "br0"}
 		if err := c.Get(context.Background(), got); err != nil {
 			t.Fatal(err)
@@ -155,7 +155,7 @@ func TestInMemorySelect(t *testing.T) {
 			Where:   []ovsdb.Condition{{Column: "name", Function: ovsdb.ConditionEqual, Value: "p0"}},
 			Columns: columns,
 		}
-		res := mustTransact(t, c, op)
+		res := MustTransact(t, c, op)
 		if len(res[0].Rows) != 1 {
 			t.Fatalf("select returned %d rows, want 1", len(res[0].Rows))
 		}
@@ -187,19 +187,19 @@ func TestInMemoryGarbageCollection(t *testing.T) {
 	c := s.Client(t)
 	seedBridge(t, c)
 	count := func(table string) int {
-		res := mustTransact(t, c, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: table})
+		res := MustTransact(t, c, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: table})
 		return len(res[0].Rows)
 	}
 	t.Run("unreferenced insert is dropped", func(t *testing.T) {
 		before := count(vswitch.InterfaceTable)
-		mustTransact(t, c, must[[]ovsdb.Operation](t)(c.Create(&vswitch.Interface{UUID: "orphan", Name: "orphan"}))...)
+		MustTransact(t, c, Must[[]ovsdb.Operation](t)(c.Create(&vswitch.Interface{UUID: "orphan", Name: "orphan"}))...)
 		if got := count(vswitch.InterfaceTable); got != before {
 			t.Fatalf("%d interfaces, want %d", got, before)
 		}
 	})
 	t.Run("removing a port from its bridge deletes port and interface", func(t *testing.T) {
-		mustTransact(t, c, delPortOps(t, c, "br0", "p0")...)
-		if _, err := ifaceByName(c, "p0"); err == nil {
+		MustTransact(t, c, DelPortOps(t, c, "br0", "p0")...)
+		if _, err := InterfaceByName(c, "p0"); err == nil {
 			t.Fatal("interface p0 still exists")
 		}
 		if got := count(vswitch.PortTable); got != 1 { // br0's local port
@@ -207,9 +207,9 @@ func TestInMemoryGarbageCollection(t *testing.T) {
 		}
 	})
 	t.Run("removing the bridge from Open_vSwitch deletes it", func(t *testing.T) {
-		ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(c))
-		ops := must[[]ovsdb.Operation](t)(c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.Bridges, Mutator: ovsdb.MutateOperationDelete, Value: ovs.Bridges}))
-		mustTransact(t, c, ops...)
+		ovs := Must[*vswitch.OpenvSwitch](t)(OpenvSwitchRow(c))
+		ops := Must[[]ovsdb.Operation](t)(c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.Bridges, Mutator: ovsdb.MutateOperationDelete, Value: ovs.Bridges}))
+		MustTransact(t, c, ops...)
 		for _, table := range []string{vswitch.BridgeTable, vswitch.PortTable, vswitch.InterfaceTable} {
 			if got := count(table); got != 0 {
 				t.Errorf("%d rows left in %s", got, table)
@@ -235,43 +235,43 @@ func TestInMemoryIntegrity(t *testing.T) {
 		{"strong reference to missing row", func(t *testing.T) []ovsdb.Operation {
 			port := &vswitch.Port{UUID: "p", Name: "dangling", Interfaces: []string{"00000000-0000-0000-0000-000000000001"}}
 			br := &vswitch.Bridge{Name: "br0"}
-			ops := must[[]ovsdb.Operation](t)(c.Create(port))
-			return append(ops, must[[]ovsdb.Operation](t)(c.Where(br).Mutate(br, model.Mutation{Field: &br.Ports, Mutator: ovsdb.MutateOperationInsert, Value: []string{"p"}}))...)
+			ops := Must[[]ovsdb.Operation](t)(c.Create(port))
+			return append(ops, Must[[]ovsdb.Operation](t)(c.Where(br).Mutate(br, model.Mutation{Field: &br.Ports, Mutator: ovsdb.MutateOperationInsert, Value: []string{"p"}}))...)
 		}, "referential integrity violation"},
 		{"deleting a still-referenced row", func(t *testing.T) []ovsdb.Operation {
-			return must[[]ovsdb.Operation](t)(c.Where(p0).Delete())
+			return Must[[]ovsdb.Operation](t)(c.Where(p0).Delete())
 		}, "referential integrity violation"},
 		{"duplicate bridge name", func(t *testing.T) []ovsdb.Operation {
-			ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(c))
-			ops := must[[]ovsdb.Operation](t)(c.Create(&vswitch.Bridge{UUID: "dup", Name: "br0"}))
-			return append(ops, must[[]ovsdb.Operation](t)(c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.Bridges, Mutator: ovsdb.MutateOperationInsert, Value: []string{"dup"}}))...)
+			ovs := Must[*vswitch.OpenvSwitch](t)(OpenvSwitchRow(c))
+			ops := Must[[]ovsdb.Operation](t)(c.Create(&vswitch.Bridge{UUID: "dup", Name: "br0"}))
+			return append(ops, Must[[]ovsdb.Operation](t)(c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.Bridges, Mutator: ovsdb.MutateOperationInsert, Value: []string{"dup"}}))...)
 		}, `constraint violation: operation would cause rows in the "Bridge" table`},
 		{"duplicate port name", func(t *testing.T) []ovsdb.Operation {
 			iface := &vswitch.Interface{UUID: "i", Name: "other"}
 			port := &vswitch.Port{UUID: "p", Name: "p0", Interfaces: []string{"i"}}
 			br := &vswitch.Bridge{Name: "br0"}
-			ops := must[[]ovsdb.Operation](t)(c.Create(iface))
-			ops = append(ops, must[[]ovsdb.Operation](t)(c.Create(port))...)
-			return append(ops, must[[]ovsdb.Operation](t)(c.Where(br).Mutate(br, model.Mutation{Field: &br.Ports, Mutator: ovsdb.MutateOperationInsert, Value: []string{"p"}}))...)
+			ops := Must[[]ovsdb.Operation](t)(c.Create(iface))
+			ops = append(ops, Must[[]ovsdb.Operation](t)(c.Create(port))...)
+			return append(ops, Must[[]ovsdb.Operation](t)(c.Where(br).Mutate(br, model.Mutation{Field: &br.Ports, Mutator: ovsdb.MutateOperationInsert, Value: []string{"p"}}))...)
 		}, "constraint violation"},
 		{"duplicate interface name", func(t *testing.T) []ovsdb.Operation {
 			iface := &vswitch.Interface{UUID: "i", Name: "p0"}
 			port := &vswitch.Port{UUID: "p", Name: "other", Interfaces: []string{"i"}}
 			br := &vswitch.Bridge{Name: "br0"}
-			ops := must[[]ovsdb.Operation](t)(c.Create(iface))
-			ops = append(ops, must[[]ovsdb.Operation](t)(c.Create(port))...)
-			return append(ops, must[[]ovsdb.Operation](t)(c.Where(br).Mutate(br, model.Mutation{Field: &br.Ports, Mutator: ovsdb.MutateOperationInsert, Value: []string{"p"}}))...)
+			ops := Must[[]ovsdb.Operation](t)(c.Create(iface))
+			ops = append(ops, Must[[]ovsdb.Operation](t)(c.Create(port))...)
+			return append(ops, Must[[]ovsdb.Operation](t)(c.Where(br).Mutate(br, model.Mutation{Field: &br.Ports, Mutator: ovsdb.MutateOperationInsert, Value: []string{"p"}}))...)
 		}, `"Interface" table to have identical values (p0)`},
 		{"duplicate names inside one transaction", func(t *testing.T) []ovsdb.Operation {
-			ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(c))
-			ops := must[[]ovsdb.Operation](t)(c.Create(&vswitch.Bridge{UUID: "d1", Name: "brdup"}, &vswitch.Bridge{UUID: "d2", Name: "brdup"}))
-			return append(ops, must[[]ovsdb.Operation](t)(c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.Bridges, Mutator: ovsdb.MutateOperationInsert, Value: []string{"d1", "d2"}}))...)
+			ovs := Must[*vswitch.OpenvSwitch](t)(OpenvSwitchRow(c))
+			ops := Must[[]ovsdb.Operation](t)(c.Create(&vswitch.Bridge{UUID: "d1", Name: "brdup"}, &vswitch.Bridge{UUID: "d2", Name: "brdup"}))
+			return append(ops, Must[[]ovsdb.Operation](t)(c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.Bridges, Mutator: ovsdb.MutateOperationInsert, Value: []string{"d1", "d2"}}))...)
 		}, "constraint violation"},
 		// Quirks: column constraints of the schema are not enforced (real
 		// ovsdb-server answers "constraint violation" to all of these).
 		{"ofport_request out of range", func(t *testing.T) []ovsdb.Operation {
-			v := &vswitch.Interface{OfportRequest: ptr(70000)}
-			return must[[]ovsdb.Operation](t)(c.Where(&vswitch.Interface{Name: "p0"}).Update(v, &v.OfportRequest))
+			v := &vswitch.Interface{OfportRequest: new(70000)}
+			return Must[[]ovsdb.Operation](t)(c.Where(&vswitch.Interface{Name: "p0"}).Update(v, &v.OfportRequest))
 		}, ""},
 		{"enum value outside the schema", func(t *testing.T) []ovsdb.Operation {
 			return []ovsdb.Operation{{Op: ovsdb.OperationUpdate, Table: vswitch.BridgeTable,
@@ -290,18 +290,18 @@ func TestInMemoryIntegrity(t *testing.T) {
 		// "commit", "abort", "assert") fail the whole transaction: the
 		// server's named-UUID expansion looks every operation's table up.
 		{"comment operation", func(t *testing.T) []ovsdb.Operation {
-			return []ovsdb.Operation{{Op: ovsdb.OperationComment, Comment: ptr("ovsplane: test")}}
+			return []ovsdb.Operation{{Op: ovsdb.OperationComment, Comment: new("ovsplane: test")}}
 		}, "not found in schema"},
 		// Runs last: it leaves p0 without interfaces (and GC deletes them).
 		{"port without interfaces (min 1)", func(t *testing.T) []ovsdb.Operation {
 			p := &vswitch.Port{Interfaces: []string{}}
-			return must[[]ovsdb.Operation](t)(c.Where(&vswitch.Port{Name: "p0"}).Update(p, &p.Interfaces))
+			return Must[[]ovsdb.Operation](t)(c.Where(&vswitch.Port{Name: "p0"}).Update(p, &p.Interfaces))
 		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ops := tt.ops(t)
-			res, err := transact(ctxT(t), c, ops...)
+			res, err := TransactOps(opContext(t), c, ops...)
 			t.Logf("result: %v", err)
 			if err == nil && ops[0].Op == ovsdb.OperationUpdate && res[0].Count != 1 {
 				t.Fatalf("update matched %d rows, want 1", res[0].Count)
@@ -331,7 +331,7 @@ func TestInMemoryServerDB(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := Start(t, tt.opts...)
-			c, err := Dial(ctxT(t), s.Endpoint(), client.WithLeaderOnly(tt.leaderOnly))
+			c, err := Dial(opContext(t), s.Endpoint(), client.WithLeaderOnly(tt.leaderOnly))
 			if err == nil {
 				c.Close()
 			}
@@ -347,8 +347,8 @@ func TestInMemoryMonitorUpdates(t *testing.T) {
 	s := Start(t)
 	watcher := s.Client(t)
 	writer := s.Client(t)
-	mustTransact(t, writer, createBridgeOps(t, writer, bridgeSpec{name: "br0"})...)
-	eventually(t, "watcher sees br0", func() error {
+	MustTransact(t, writer, CreateBridgeOps(t, writer, BridgeSpec{Name: "br0"})...)
+	WaitFor(t, "watcher sees br0", func() error {
 		return watcher.Get(context.Background(), &vswitch.Bridge{Name: "br0"})
 	})
 }
@@ -381,7 +381,7 @@ func containsAll(have []int, want ...int) bool {
 func TestServerLifecycle(t *testing.T) {
 	t.Parallel()
 	t.Run("close removes the private directory and refuses serve", func(t *testing.T) {
-		s, err := New(ctxT(t), Config{})
+		s, err := New(opContext(t), Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,7 +391,7 @@ func TestServerLifecycle(t *testing.T) {
 		if _, err := os.Stat(filepath.Dir(s.Sock())); !os.IsNotExist(err) {
 			t.Fatalf("socket directory still there: %v", err)
 		}
-		if err := s.Serve(ctxT(t)); !errors.Is(err, ErrClosed) {
+		if err := s.Serve(opContext(t)); !errors.Is(err, ErrClosed) {
 			t.Fatalf("serve after close: %v", err)
 		}
 		if err := s.Close(); err != nil {
@@ -399,14 +399,14 @@ func TestServerLifecycle(t *testing.T) {
 		}
 	})
 	t.Run("socket path too long", func(t *testing.T) {
-		_, err := New(ctxT(t), Config{Dir: "/tmp/" + strings.Repeat("x", 110)})
+		_, err := New(opContext(t), Config{Dir: "/tmp/" + strings.Repeat("x", 110)})
 		if err == nil || !strings.Contains(err.Error(), "longer than 107 bytes") {
 			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("without init there is no Open_vSwitch row", func(t *testing.T) {
 		c := Start(t, WithoutInit()).Client(t)
-		if _, err := ovsRow(c); err == nil {
+		if _, err := OpenvSwitchRow(c); err == nil {
 			t.Fatal("Open_vSwitch row exists")
 		}
 	})
@@ -420,7 +420,7 @@ func TestClientDisconnectState(t *testing.T) {
 	s := Start(t)
 	c := s.Client(t)
 	s.Stop()
-	eventually(t, "CurrentEndpoint empty after the server dropped the client", func() error {
+	WaitFor(t, "CurrentEndpoint empty after the server dropped the client", func() error {
 		if ep := c.CurrentEndpoint(); ep != "" {
 			return errors.New("still on " + ep)
 		}
@@ -429,7 +429,7 @@ func TestClientDisconnectState(t *testing.T) {
 	if !c.Connected() {
 		t.Fatal("Connected() turned false; update the package documentation and alive()")
 	}
-	if _, err := c.Transact(ctxT(t), ovsdb.Operation{Op: ovsdb.OperationSelect, Table: vswitch.BridgeTable}); !errors.Is(err, client.ErrNotConnected) {
+	if _, err := c.Transact(opContext(t), ovsdb.Operation{Op: ovsdb.OperationSelect, Table: vswitch.BridgeTable}); !errors.Is(err, client.ErrNotConnected) {
 		t.Fatalf("transact after disconnect: %v", err)
 	}
 }

@@ -39,7 +39,7 @@ type wantIface struct {
 
 func checkIface(t *testing.T, c client.Client, name string, want wantIface) *vswitch.Interface {
 	t.Helper()
-	iface, err := ifaceByName(c, name)
+	iface, err := ovsdbtest.InterfaceByName(c, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,63 +77,63 @@ func TestInterfaces(t *testing.T) {
 		name   string
 		opts   []simvswitchd.Option
 		dpType string
-		ports  []ifaceSpec
+		ports  []ovsdbtest.PortSpec
 		want   map[string]wantIface
 	}{
 		{"dpdk with PCI devargs", nil, "netdev",
-			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			[]ovsdbtest.PortSpec{{Name: "dpdk0", Type: "dpdk", Options: devargs("0000:01:00.0")}},
 			map[string]wantIface{"dpdk0": {link: "up"}, "br0": {ofport: simvswitchd.OFPPLocal}}},
 		{"dpdk with vdev devargs", nil, "netdev",
-			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("net_tap0,iface=tap0")}},
+			[]ovsdbtest.PortSpec{{Name: "dpdk0", Type: "dpdk", Options: devargs("net_tap0,iface=tap0")}},
 			map[string]wantIface{"dpdk0": {}}},
 		{"dpdk with bad devargs", nil, "netdev",
-			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("net_bogus0")}},
+			[]ovsdbtest.PortSpec{{Name: "dpdk0", Type: "dpdk", Options: devargs("net_bogus0")}},
 			map[string]wantIface{"dpdk0": {ofport: -1, err: "Error attaching device 'net_bogus0' to DPDK"}}},
 		{"dpdk without devargs", nil, "netdev",
-			[]ifaceSpec{{name: "dpdk0", typ: "dpdk"}},
+			[]ovsdbtest.PortSpec{{Name: "dpdk0", Type: "dpdk"}},
 			map[string]wantIface{"dpdk0": {ofport: -1, err: "'dpdk0' is missing 'options:dpdk-devargs'"}}},
 		{"dpdk devargs policy option", []simvswitchd.Option{simvswitchd.WithDevargs(simvswitchd.DevargsPolicy{Prefixes: []string{"net_bogus"}})}, "netdev",
-			[]ifaceSpec{{name: "a", typ: "dpdk", options: devargs("net_bogus0")}, {name: "b", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			[]ovsdbtest.PortSpec{{Name: "a", Type: "dpdk", Options: devargs("net_bogus0")}, {Name: "b", Type: "dpdk", Options: devargs("0000:01:00.0")}},
 			map[string]wantIface{"a": {}, "b": {ofport: -1, err: "Error attaching device '0000:01:00.0' to DPDK"}}},
 		{"two interfaces with the same devargs", nil, "netdev",
-			[]ifaceSpec{{name: "a", typ: "dpdk", options: devargs("0000:01:00.0")}, {name: "b", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			[]ovsdbtest.PortSpec{{Name: "a", Type: "dpdk", Options: devargs("0000:01:00.0")}, {Name: "b", Type: "dpdk", Options: devargs("0000:01:00.0")}},
 			map[string]wantIface{"a": {}, "b": {ofport: -1, err: "'b' is trying to use device '0000:01:00.0' which is already in use by 'a'"}}},
 		{"dpdk on the kernel datapath", nil, "system",
-			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			[]ovsdbtest.PortSpec{{Name: "dpdk0", Type: "dpdk", Options: devargs("0000:01:00.0")}},
 			map[string]wantIface{"dpdk0": {ofport: -1, err: "could not add network device dpdk0 to ofproto (Invalid argument)"}}},
 		{"dpdk before dpdk-init", []simvswitchd.Option{simvswitchd.WithRequireDPDKInit()}, "netdev",
-			[]ifaceSpec{{name: "dpdk0", typ: "dpdk", options: devargs("0000:01:00.0")}},
+			[]ovsdbtest.PortSpec{{Name: "dpdk0", Type: "dpdk", Options: devargs("0000:01:00.0")}},
 			map[string]wantIface{"dpdk0": {ofport: -1, err: "could not open network device dpdk0 (Address family not supported by protocol)"}}},
 		{"unknown type", nil, "",
-			[]ifaceSpec{{name: "x0", typ: "bogus"}},
+			[]ovsdbtest.PortSpec{{Name: "x0", Type: "bogus"}},
 			map[string]wantIface{"x0": {ofport: -1, err: "could not open network device x0 (Address family not supported by protocol)"}}},
 		{"missing kernel device", []simvswitchd.Option{simvswitchd.WithSystemDevice(func(n string) bool { return n != "eth9" })}, "",
-			[]ifaceSpec{{name: "eth9"}, {name: "eth0"}},
+			[]ovsdbtest.PortSpec{{Name: "eth9"}, {Name: "eth0"}},
 			map[string]wantIface{"eth9": {ofport: -1, err: "could not open network device eth9 (No such device)"}, "eth0": {}}},
 		{"ofport_request honoured", nil, "",
-			[]ifaceSpec{{name: "a", typ: "internal", request: ptr(42)}, {name: "b", typ: "internal"}},
+			[]ovsdbtest.PortSpec{{Name: "a", Type: "internal", OfportRequest: new(42)}, {Name: "b", Type: "internal"}},
 			map[string]wantIface{"a": {ofport: 42}, "b": {ofport: 1}}},
 		{"conflicting ofport_request", nil, "",
-			[]ifaceSpec{{name: "a", typ: "internal", request: ptr(7)}, {name: "b", typ: "internal", request: ptr(7)}},
+			[]ovsdbtest.PortSpec{{Name: "a", Type: "internal", OfportRequest: new(7)}, {Name: "b", Type: "internal", OfportRequest: new(7)}},
 			map[string]wantIface{"a": {ofport: 7}, "b": {ofport: 1}}},
 		{"patch pair", nil, "",
-			[]ifaceSpec{{name: "pa", typ: "patch", options: map[string]string{"peer": "pb"}}, {name: "pb", typ: "patch", options: map[string]string{"peer": "pa"}}},
+			[]ovsdbtest.PortSpec{{Name: "pa", Type: "patch", Options: map[string]string{"peer": "pb"}}, {Name: "pb", Type: "patch", Options: map[string]string{"peer": "pa"}}},
 			map[string]wantIface{"pa": {link: "up"}, "pb": {link: "up"}}},
 		{"patch without peer", nil, "",
-			[]ifaceSpec{{name: "pa", typ: "patch"}},
+			[]ovsdbtest.PortSpec{{Name: "pa", Type: "patch"}},
 			map[string]wantIface{"pa": {ofport: -1, err: "pa: patch type requires valid 'peer' argument"}}},
 		{"vxlan without remote_ip", nil, "",
-			[]ifaceSpec{{name: "vx0", typ: "vxlan"}, {name: "vx1", typ: "vxlan", options: map[string]string{"remote_ip": "192.0.2.1"}}},
+			[]ovsdbtest.PortSpec{{Name: "vx0", Type: "vxlan"}, {Name: "vx1", Type: "vxlan", Options: map[string]string{"remote_ip": "192.0.2.1"}}},
 			map[string]wantIface{"vx0": {ofport: -1, err: "vx0: vxlan type requires valid 'remote_ip' argument"}, "vx1": {}}},
 		{"vhost-user client without a guest", nil, "netdev",
-			[]ifaceSpec{{name: "vhu0", typ: "dpdkvhostuserclient", options: map[string]string{"vhost-server-path": "/tmp/vhu0"}}},
+			[]ovsdbtest.PortSpec{{Name: "vhu0", Type: "dpdkvhostuserclient", Options: map[string]string{"vhost-server-path": "/tmp/vhu0"}}},
 			map[string]wantIface{"vhu0": {link: "down"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, tt.opts...)
-			applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", dpType: tt.dpType, ports: tt.ports})...)
+			ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.CreateBridgeOps(t, e.c, ovsdbtest.BridgeSpec{Name: "br0", DatapathType: tt.dpType, Ports: tt.ports})...)
 			for name, want := range tt.want {
 				checkIface(t, e.c, name, want)
 			}
@@ -146,47 +146,47 @@ func TestLifecycle(t *testing.T) {
 	t.Run("removing a port frees its ofport", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "a", typ: "internal"}, {name: "b", typ: "internal"}}})...)
+		ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.CreateBridgeOps(t, e.c, ovsdbtest.BridgeSpec{Name: "br0", Ports: []ovsdbtest.PortSpec{{Name: "a", Type: "internal"}, {Name: "b", Type: "internal"}}})...)
 		freed := deref(checkIface(t, e.c, "a", wantIface{}).Ofport)
-		applyAndWait(t, e.c, delPortOps(t, e.c, "br0", "a")...)
-		applyAndWait(t, e.c, addPortOps(t, e.c, "br0", ifaceSpec{name: "c", typ: "internal"})...)
+		ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.DelPortOps(t, e.c, "br0", "a")...)
+		ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.AddPortOps(t, e.c, "br0", ovsdbtest.PortSpec{Name: "c", Type: "internal"})...)
 		if got := deref(checkIface(t, e.c, "c", wantIface{}).Ofport); got == freed {
 			t.Errorf("new port got just-freed ofport %d; ofproto hands out unused numbers first", got)
 		}
-		applyAndWait(t, e.c, addPortOps(t, e.c, "br0", ifaceSpec{name: "d", typ: "internal", request: ptr(freed)})...)
+		ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.AddPortOps(t, e.c, "br0", ovsdbtest.PortSpec{Name: "d", Type: "internal", OfportRequest: new(freed)})...)
 		checkIface(t, e.c, "d", wantIface{ofport: freed})
 	})
 	t.Run("fixing an interface clears its error", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", dpType: "netdev",
-			ports: []ifaceSpec{{name: "dpdk0", typ: "dpdk", options: map[string]string{"dpdk-devargs": "bad"}}}})...)
+		ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.CreateBridgeOps(t, e.c, ovsdbtest.BridgeSpec{Name: "br0", DatapathType: "netdev",
+			Ports: []ovsdbtest.PortSpec{{Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "bad"}}}})...)
 		checkIface(t, e.c, "dpdk0", wantIface{ofport: -1, err: "Error attaching device 'bad'"})
 		iface := &vswitch.Interface{Options: map[string]string{"dpdk-devargs": "0000:02:00.0"}}
-		ops := must[[]ovsdb.Operation](t)(e.c.Where(&vswitch.Interface{Name: "dpdk0"}).Update(iface, &iface.Options))
-		applyAndWait(t, e.c, append(ops, bumpNextCfg(t, e.c)...)...)
+		ops := ovsdbtest.Must[[]ovsdb.Operation](t)(e.c.Where(&vswitch.Interface{Name: "dpdk0"}).Update(iface, &iface.Options))
+		ovsdbtest.ApplyAndWait(t, e.c, append(ops, ovsdbtest.BumpNextCfg(t, e.c)...)...)
 		checkIface(t, e.c, "dpdk0", wantIface{link: "up"})
 	})
 	t.Run("dpdk-init sets dpdk_initialized", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, simvswitchd.WithRequireDPDKInit())
-		ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c))
-		ops := must[[]ovsdb.Operation](t)(e.c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.OtherConfig, Mutator: ovsdb.MutateOperationInsert, Value: map[string]string{"dpdk-init": "true"}}))
-		applyAndWait(t, e.c, append(ops, bumpNextCfg(t, e.c)...)...)
-		if ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c)); !ovs.DpdkInitialized || deref(ovs.DpdkVersion) != simvswitchd.DefaultDPDKVersion {
+		ovs := ovsdbtest.Must[*vswitch.OpenvSwitch](t)(ovsdbtest.OpenvSwitchRow(e.c))
+		ops := ovsdbtest.Must[[]ovsdb.Operation](t)(e.c.Where(ovs).Mutate(ovs, model.Mutation{Field: &ovs.OtherConfig, Mutator: ovsdb.MutateOperationInsert, Value: map[string]string{"dpdk-init": "true"}}))
+		ovsdbtest.ApplyAndWait(t, e.c, append(ops, ovsdbtest.BumpNextCfg(t, e.c)...)...)
+		if ovs := ovsdbtest.Must[*vswitch.OpenvSwitch](t)(ovsdbtest.OpenvSwitchRow(e.c)); !ovs.DpdkInitialized || deref(ovs.DpdkVersion) != simvswitchd.DefaultDPDKVersion {
 			t.Fatalf("dpdk_initialized %v dpdk_version %v", ovs.DpdkInitialized, ovs.DpdkVersion)
 		}
-		applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", dpType: "netdev",
-			ports: []ifaceSpec{{name: "dpdk0", typ: "dpdk", options: map[string]string{"dpdk-devargs": "0000:01:00.0"}}}})...)
+		ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.CreateBridgeOps(t, e.c, ovsdbtest.BridgeSpec{Name: "br0", DatapathType: "netdev",
+			Ports: []ovsdbtest.PortSpec{{Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:01:00.0"}}}})...)
 		checkIface(t, e.c, "dpdk0", wantIface{})
 	})
 	t.Run("paused acknowledgement", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		e.sw.PauseAck()
-		mustTransact(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "a", typ: "internal"}}})...)
-		eventually(t, "ofport assigned while acknowledgement is paused", func() error {
-			iface, err := ifaceByName(e.c, "a")
+		ovsdbtest.MustTransact(t, e.c, ovsdbtest.CreateBridgeOps(t, e.c, ovsdbtest.BridgeSpec{Name: "br0", Ports: []ovsdbtest.PortSpec{{Name: "a", Type: "internal"}}})...)
+		ovsdbtest.WaitFor(t, "ofport assigned while acknowledgement is paused", func() error {
+			iface, err := ovsdbtest.InterfaceByName(e.c, "a")
 			if err == nil && !validOfport(deref(iface.Ofport)) {
 				err = fmt.Errorf("ofport %v", iface.Ofport)
 			}
@@ -194,19 +194,19 @@ func TestLifecycle(t *testing.T) {
 		})
 		// The pass that assigned the ofport is the one that would have
 		// acknowledged, so cur_cfg must still lag.
-		if ovs := must[*vswitch.OpenvSwitch](t)(ovsRow(e.c)); ovs.CurCfg >= ovs.NextCfg {
+		if ovs := ovsdbtest.Must[*vswitch.OpenvSwitch](t)(ovsdbtest.OpenvSwitchRow(e.c)); ovs.CurCfg >= ovs.NextCfg {
 			t.Fatalf("cur_cfg %d acknowledged next_cfg %d while paused", ovs.CurCfg, ovs.NextCfg)
 		}
 		e.sw.ResumeAck()
-		applyAndWait(t, e.c, bumpNextCfg(t, e.c)...)
+		ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.BumpNextCfg(t, e.c)...)
 	})
 	t.Run("pause and resume", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		e.sw.Pause()
-		mustTransact(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0"})...)
+		ovsdbtest.MustTransact(t, e.c, ovsdbtest.CreateBridgeOps(t, e.c, ovsdbtest.BridgeSpec{Name: "br0"})...)
 		e.sw.Resume()
-		applyAndWait(t, e.c, bumpNextCfg(t, e.c)...)
+		ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.BumpNextCfg(t, e.c)...)
 		checkIface(t, e.c, "br0", wantIface{ofport: simvswitchd.OFPPLocal})
 	})
 	t.Run("waits for the Open_vSwitch row", func(t *testing.T) {
@@ -215,9 +215,9 @@ func TestLifecycle(t *testing.T) {
 		ovsdbtest.StartOVSVswitchd(t, s)
 		c := s.Client(t)
 		row := &vswitch.OpenvSwitch{NextCfg: 3, IfaceTypes: simvswitchd.DefaultIfaceTypes()}
-		mustTransact(t, c, must[[]ovsdb.Operation](t)(c.Create(row))...)
-		eventually(t, "cur_cfg acknowledged", func() error {
-			ovs, err := ovsRow(c)
+		ovsdbtest.MustTransact(t, c, ovsdbtest.Must[[]ovsdb.Operation](t)(c.Create(row))...)
+		ovsdbtest.WaitFor(t, "cur_cfg acknowledged", func() error {
+			ovs, err := ovsdbtest.OpenvSwitchRow(c)
 			if err == nil && ovs.CurCfg != 3 {
 				err = fmt.Errorf("cur_cfg %d", ovs.CurCfg)
 			}
@@ -233,10 +233,10 @@ func TestLifecycle(t *testing.T) {
 			seen = append(seen, r)
 			mu.Unlock()
 		}))
-		applyAndWait(t, e.c, createBridgeOps(t, e.c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "x", typ: "bogus"}}})...)
+		ovsdbtest.ApplyAndWait(t, e.c, ovsdbtest.CreateBridgeOps(t, e.c, ovsdbtest.BridgeSpec{Name: "br0", Ports: []ovsdbtest.PortSpec{{Name: "x", Type: "bogus"}}})...)
 		// The hook runs after the server replied, so it may trail what
 		// clients already see.
-		eventually(t, "hook reports the failed interface", func() error {
+		ovsdbtest.WaitFor(t, "hook reports the failed interface", func() error {
 			mu.Lock()
 			defer mu.Unlock()
 			for i, r := range seen {
@@ -260,7 +260,7 @@ func TestRestart(t *testing.T) {
 	s := ovsdbtest.Start(t)
 	v := ovsdbtest.StartOVSVswitchd(t, s)
 	c := s.Client(t, ovsdbtest.ReconnectOption(10*time.Millisecond))
-	applyAndWait(t, c, createBridgeOps(t, c, bridgeSpec{name: "br0", ports: []ifaceSpec{{name: "a", typ: "internal", request: ptr(5)}}})...)
+	ovsdbtest.ApplyAndWait(t, c, ovsdbtest.CreateBridgeOps(t, c, ovsdbtest.BridgeSpec{Name: "br0", Ports: []ovsdbtest.PortSpec{{Name: "a", Type: "internal", OfportRequest: new(5)}}})...)
 	before := v.Reconfigurations()
 
 	s.Restart(t)
@@ -270,19 +270,19 @@ func TestRestart(t *testing.T) {
 		checkIface(t, fresh, "a", wantIface{ofport: 5})
 	})
 	t.Run("the reconnecting client sees the data", func(t *testing.T) {
-		eventually(t, "client reconnected", func() error {
+		ovsdbtest.WaitFor(t, "client reconnected", func() error {
 			if !c.Connected() {
 				return fmt.Errorf("not connected")
 			}
-			_, err := ifaceByName(c, "a")
+			_, err := ovsdbtest.InterfaceByName(c, "a")
 			return err
 		})
 		checkIface(t, c, "a", wantIface{ofport: 5})
 	})
 	t.Run("the simulator reconnects and keeps working", func(t *testing.T) {
-		applyAndWait(t, c, addPortOps(t, c, "br0", ifaceSpec{name: "b", typ: "internal"})...)
+		ovsdbtest.ApplyAndWait(t, c, ovsdbtest.AddPortOps(t, c, "br0", ovsdbtest.PortSpec{Name: "b", Type: "internal"})...)
 		checkIface(t, c, "b", wantIface{})
-		eventually(t, "reconfiguration counted after restart", func() error {
+		ovsdbtest.WaitFor(t, "reconfiguration counted after restart", func() error {
 			if n := v.Reconfigurations(); n <= before {
 				return fmt.Errorf("%d reconfigurations, %d before restart", n, before)
 			}

@@ -170,25 +170,10 @@ func (f *fixture) attachLog(name string, pid int) []string {
 // processesOf lists the live processes running the executable at path.
 func processesOf(t *testing.T, path string) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil {
-			continue
-		}
-		if strings.TrimSuffix(exe, " (deleted)") == path && !zombie(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return testkit.PIDs(t, func(pid int) bool {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+		return err == nil && strings.TrimSuffix(exe, " (deleted)") == path && !zombie(pid)
+	})
 }
 
 func zombie(pid int) bool {

@@ -86,6 +86,20 @@ func TestDecodeOptions(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+func TestPortType(t *testing.T) {
+	ot, err := sdk.PortType("veth", vethOptions{}, "a veth pair")
+	schema, serr := sdk.OptionsSchema(vethOptions{})
+	if err != nil || serr != nil {
+		t.Fatal(err, serr)
+	}
+	if want := (api.ObjectType{Name: "veth", Kind: api.ObjectKindPort, OptionsSchema: schema, Doc: "a veth pair"}); ot != want {
+		t.Errorf("PortType = %+v, want %+v", ot, want)
+	}
+	if _, err := sdk.PortType("bad", 42, ""); err == nil {
+		t.Error("PortType of a non-struct: no error")
+	}
+}
+
 func TestOptionsSchema(t *testing.T) {
 	s, err := sdk.OptionsSchema(vethOptions{})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -46,9 +47,9 @@ func DecodeOptions(opts map[string]string, dst any) error {
 			ps = append(ps, api.Problem{Field: "options." + f.name, Message: err.Error()})
 		}
 	}
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if !known[k] {
-			ps = append(ps, api.Problem{Field: "options." + k, Message: "unknown option (known: " + strings.Join(sortedKeys(known), ", ") + ")"})
+			ps = append(ps, api.Problem{Field: "options." + k, Message: "unknown option (known: " + strings.Join(slices.Sorted(maps.Keys(known)), ", ") + ")"})
 		}
 	}
 	if len(ps) > 0 {
@@ -219,6 +220,16 @@ func OptionsSchema(v any) (string, error) {
 	return string(b), err
 }
 
+// PortType is the api.ObjectType, for Info.Types, of a port type whose options DecodeOptions
+// decodes into a struct of the type of options: its OptionsSchema, and doc for humans.
+func PortType(name string, options any, doc string) (api.ObjectType, error) {
+	schema, err := OptionsSchema(options)
+	if err != nil {
+		return api.ObjectType{}, err
+	}
+	return api.ObjectType{Name: name, Kind: api.ObjectKindPort, OptionsSchema: schema, Doc: doc}, nil
+}
+
 func patternOf(t reflect.Type) string {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -261,13 +272,4 @@ func ProblemsOf(err error) ([]api.Problem, error) {
 		return e.Problems, nil
 	}
 	return nil, err
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

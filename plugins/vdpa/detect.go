@@ -40,16 +40,7 @@ func runDetect(o detectOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("detect: %w", err)
 	}
-	if o.JSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	}
-	if k.Simulated != "" {
-		fmt.Fprintf(stdout, "SIMULATED host from fixture %s (no hardware read)\n", k.Simulated)
-	}
-	_, err = io.WriteString(stdout, reportText(r))
-	return err
+	return printResult(stdout, o.JSON, k, r, func() string { return reportText(r) })
 }
 
 // reportText renders a Detect report for people: the kernel, each mlx5 PF with its VFs, OVS,
@@ -156,6 +147,21 @@ type cliHost struct {
 	context.Context
 	host   *vdpa.Host
 	kernel *vdpaplugin.Kernel
+}
+
+// printResult prints a command's result v: as indented JSON with --json, otherwise as text,
+// after a banner when the kernel is a simulation.
+func printResult(stdout io.Writer, asJSON bool, k *vdpaplugin.Kernel, v any, text func() string) error {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	if k.Simulated != "" {
+		fmt.Fprintf(stdout, "SIMULATED host from fixture %s (no hardware read)\n", k.Simulated)
+	}
+	_, err := io.WriteString(stdout, text())
+	return err
 }
 
 // openCLIHost opens the kernel of root (or the fixture simulate names) for a command run by

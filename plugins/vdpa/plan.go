@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -55,14 +54,5 @@ func runPlan(o planOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
-	if o.JSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(plan)
-	}
-	if k.Simulated != "" {
-		fmt.Fprintf(stdout, "SIMULATED host from fixture %s (no hardware read)\n", k.Simulated)
-	}
-	_, err = io.WriteString(stdout, plan.Text())
-	return err
+	return printResult(stdout, o.JSON, k, plan, plan.Text)
 }

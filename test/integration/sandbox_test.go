@@ -10,7 +10,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -355,35 +354,6 @@ func (vm *vmSide) connections() int {
 	return vm.accepted
 }
 
-// lockDPDK takes the lab's DPDK lock (lab.DPDKLockFile) for the rest of the test: one DPDK
-// vswitchd at a time on the machine.
-func lockDPDK(t *testing.T) {
-	t.Helper()
-	f, err := os.OpenFile(lab.DPDKLockFile, os.O_CREATE|os.O_RDWR, 0o666)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-	defer cancel()
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			_ = f.Truncate(0)
-			_, _ = fmt.Fprintf(f, "pid %d, test %s\n", os.Getpid(), t.Name())
-			return
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			t.Fatalf("lock %s: %v", lab.DPDKLockFile, err)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("lock %s: %v", lab.DPDKLockFile, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // kill -9 of ovsplaned --sandbox with DPDK and vhost-user ports in server mode (ovs-vswitchd
 // creates and listens on the socket) and client mode (a VM side listens, ovs-vswitchd
 // connects): the sandbox's ovs-vswitchd dies with the daemon and leaves the server-mode socket
@@ -393,7 +363,7 @@ func lockDPDK(t *testing.T) {
 // be touched.
 func TestSandboxKill9KeepsVhostUserPorts(t *testing.T) {
 	lab.Require(t, lab.NeedDPDK)
-	lockDPDK(t)
+	lab.LockDPDK(t)
 	ctx := timeout(t, 10*time.Minute)
 	l := newSandboxLab(t, sandboxVhostConfig, "on")
 	vmPath := l.path("vm-vhc0.sock")

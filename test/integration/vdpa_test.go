@@ -18,6 +18,7 @@ import (
 	"connectrpc.com/connect"
 
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -411,19 +412,8 @@ func checkUndisturbed(ctx context.Context, t *testing.T, l *daemonLab, db *lab.O
 // pluginPIDs returns the processes running the executable bin.
 func pluginPIDs(t *testing.T, bin string) []int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == bin {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return testkit.PIDs(t, func(pid int) bool {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+		return err == nil && exe == bin
+	})
 }

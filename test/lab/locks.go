@@ -29,6 +29,14 @@ const (
 	RootNetdevLockFile = "/tmp/ovsplane-lab-root-netdev.lock"
 )
 
+// LockDPDK takes DPDKLockFile for the rest of the test: one DPDK vswitchd at a time on the
+// machine. It is for tests that start a DPDK ovs-vswitchd of their own (a sandbox);
+// StartOVSVswitchd takes the lock itself.
+func LockDPDK(t testing.TB) {
+	t.Helper()
+	lockExclusive(t, DPDKLockFile, "one DPDK vswitchd at a time")
+}
+
 // lockWait bounds the wait for a lock when the test has no deadline.
 const lockWait = 5 * time.Minute
 

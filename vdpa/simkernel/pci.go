@@ -101,19 +101,29 @@ func (k *Kernel) destroyVFs(pf, dir string) {
 // pciBind is a driver's bind_store.
 func (k *Kernel) pciBind(addr, drv string) syscall.Errno {
 	dir := k.devDir(addr)
-	if dir == "" || !k.exists("sys/bus/pci/drivers/"+drv) {
+	if errno := k.bindDriver("pci", addr, dir, drv); errno != 0 {
+		return errno
+	}
+	if drv == mlx5 && k.exists(dir+"/physfn") {
+		k.probeVF(addr, dir)
+	}
+	return 0
+}
+
+// bindDriver is the part of a bus's bind_store before the driver's probe: device dev of bus
+// (its directory dir, "" when there is none) and driver drv link to each other.
+func (k *Kernel) bindDriver(bus, dev, dir, drv string) syscall.Errno {
+	drvDir := "sys/bus/" + bus + "/drivers/" + drv
+	if dir == "" || !k.exists(drvDir) {
 		return syscall.ENODEV
 	}
 	if k.linkBase(dir+"/driver") != "" {
 		return syscall.EBUSY
 	}
-	if k.link(dir+"/driver", "sys/bus/pci/drivers/"+drv) != nil || k.link("sys/bus/pci/drivers/"+drv+"/"+addr, dir) != nil {
+	if k.link(dir+"/driver", drvDir) != nil || k.link(drvDir+"/"+dev, dir) != nil {
 		return syscall.EIO
 	}
 	k.muts++
-	if drv == mlx5 && k.exists(dir+"/physfn") {
-		k.probeVF(addr, dir)
-	}
 	return 0
 }
 
@@ -139,8 +149,13 @@ func (k *Kernel) probeVF(addr, dir string) {
 
 // freeIndex returns the lowest N for which no auxiliary device prefix+N exists.
 func (k *Kernel) freeIndex(prefix string) int {
+	return lowestFree(k.list("sys/bus/auxiliary/devices"), prefix)
+}
+
+// lowestFree returns the lowest N for which no name in names is prefix+N.
+func lowestFree(names []string, prefix string) int {
 	used := map[int]bool{}
-	for _, n := range k.list("sys/bus/auxiliary/devices") {
+	for _, n := range names {
 		if s, ok := strings.CutPrefix(n, prefix); ok {
 			used[atoi(s)] = true
 		}

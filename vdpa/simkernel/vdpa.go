@@ -239,16 +239,12 @@ func (k *Kernel) delDev(d *vdev) {
 // vdpaBind is the vdpa bus's bind_store.
 func (k *Kernel) vdpaBind(name, drv string) syscall.Errno {
 	dir, err := k.root.Resolve("sys/bus/vdpa/devices/" + name)
-	if err != nil || !k.exists("sys/bus/vdpa/drivers/"+drv) {
-		return syscall.ENODEV
+	if err != nil {
+		dir = ""
 	}
-	if k.linkBase(dir+"/driver") != "" {
-		return syscall.EBUSY
+	if errno := k.bindDriver("vdpa", name, dir, drv); errno != 0 {
+		return errno
 	}
-	if k.link(dir+"/driver", "sys/bus/vdpa/drivers/"+drv) != nil || k.link("sys/bus/vdpa/drivers/"+drv+"/"+name, dir) != nil {
-		return syscall.EIO
-	}
-	k.muts++
 	switch drv {
 	case vdpa.BusVhostVDPA:
 		k.probeVhost(name, dir)
@@ -260,14 +256,7 @@ func (k *Kernel) vdpaBind(name, drv string) syscall.Errno {
 
 // probeVhost creates vhost-vdpa-N (lowest free minor) and, via udev, /dev/vhost-vdpa-N.
 func (k *Kernel) probeVhost(name, dir string) {
-	used := map[int]bool{}
-	for _, n := range k.list("sys/class/vhost-vdpa") {
-		used[atoi(strings.TrimPrefix(n, "vhost-vdpa-"))] = true
-	}
-	m := 0
-	for used[m] {
-		m++
-	}
+	m := lowestFree(k.list("sys/class/vhost-vdpa"), "vhost-vdpa-")
 	child := "vhost-vdpa-" + strconv.Itoa(m)
 	_ = k.writeFile(dir+"/"+child+"/dev", fmt.Sprintf("%d:%d", k.major, m))
 	_ = k.link("sys/class/vhost-vdpa/"+child, dir+"/"+child)

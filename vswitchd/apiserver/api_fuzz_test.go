@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/textproto"
-	"os"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -31,11 +30,10 @@ import (
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/embedded"
 	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
-	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
-	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/vswitchd/vswitchdtest"
 )
 
 // fuzzMethod is one RPC of ovsplane.v1.SwitchService with fresh request and response messages.
@@ -106,60 +104,20 @@ func fuzzConfig() *config.Config {
 
 func newAPIHarness(tb testing.TB) *apiHarness {
 	tb.Helper()
-	// A short directory: the embedded server's unix socket path must fit 107 bytes.
-	dir, err := os.MkdirTemp("", "ovsplane-fuzz")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	quiet := slog.New(slog.DiscardHandler)
 	h := &apiHarness{cfg: fuzzConfig()}
-	h.db, err = embedded.Open(ctx, dir, embedded.Options{Logger: quiet})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { h.db.Close() })
-	sim, err := simvswitchd.New(ctx, simvswitchd.Config{Endpoint: h.db.Endpoint(), Logger: quiet})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(sim.Close)
-	h.client, err = ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{h.db.Endpoint()}, Logger: quiet})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(h.client.Close)
-	if err := h.client.Init(ctx); err != nil {
-		tb.Fatal(err)
-	}
+	h.db, h.client = vswitchdtest.EmbeddedSim(tb, ctx, quiet)
 	if err := ovsdbtest.Transact(h.db.Endpoint(), foreignRowsOps(), nil); err != nil {
 		tb.Fatalf("creating rows ovsplane does not own: %v", err)
 	}
-	h.d, err = vswitchd.New(ctx, h.client, h.cfg, vswitchd.Options{
-		Logger: quiet,
-		Mode:   model.ModeEmbedded,
-		Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
-		Reload: func(context.Context) (*config.Config, error) { return fuzzConfig(), nil },
-		Reconcile: reconcile.Options{MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-			Debounce: 5 * time.Millisecond, DriftDelay: 50 * time.Millisecond},
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := h.d.Reconcile(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = h.d.Run(runCtx); close(done) }()
-	tb.Cleanup(func() {
-		stop()
-		<-done
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = h.d.Close(cctx)
+	h.d = vswitchdtest.RunDaemon(tb, ctx, h.client, h.cfg, vswitchd.Options{
+		Logger:    quiet,
+		Mode:      model.ModeEmbedded,
+		Commit:    ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
+		Reload:    func(context.Context) (*config.Config, error) { return fuzzConfig(), nil },
+		Reconcile: vswitchdtest.FastReconcile(),
 	})
 	// Calls through ServeHTTP carry no peer identity: Unidentified is their role.
 	h.admin = apiserver.New(h.d, apiserver.Options{Logger: quiet, Unidentified: apiserver.RoleAdmin})

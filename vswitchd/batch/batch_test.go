@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
 )
 
@@ -106,13 +107,7 @@ func sizes(bs [][]int) []int {
 // eventually polls cond (a condition, not a timing) for up to 20s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.EventuallyTrue(t, 20*time.Second, time.Millisecond, what, cond)
 }
 
 // noLeak records the goroutine count and checks at cleanup that it came back down.

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ovsplane/ovsplane/internal/desired"
 )
 
 // problemStart is how every problem of a rejected configuration starts: with where it is —
@@ -64,7 +66,7 @@ func FuzzConfigFile(f *testing.F) {
 		if !strings.HasPrefix(msg, "fuzz.yaml: ") || !strings.Contains(msg, " problem(s):\n") {
 			t.Fatalf("error does not name the file and count its problems: %q", msg)
 		}
-		problems := unjoin(errors.Unwrap(err))
+		problems := desired.Flatten(errors.Unwrap(err))
 		if len(problems) == 0 {
 			t.Fatalf("rejected without a problem: %q", msg)
 		}

@@ -187,7 +187,7 @@ func loadData(data []byte, opts Options) (*Config, []error) {
 	}
 	c.applyDefaults()
 	if err := c.Validate(); err != nil {
-		return nil, unjoin(err)
+		return nil, desired.Flatten(err)
 	}
 	return c, nil
 }
@@ -375,21 +375,6 @@ func flagSettings(fs *pflag.FlagSet) (map[string]any, []error) {
 		}
 	}
 	return out, errs
-}
-
-// unjoin flattens errors.Join trees.
-func unjoin(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, unjoin(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/internal/desired"
 	"github.com/ovsplane/ovsplane/model"
 )
 
@@ -140,7 +141,7 @@ func TestPluginsLoadErrors(t *testing.T) {
 // messages lists the messages of Validate's joined error (none for nil).
 func messages(err error) []string {
 	var out []string
-	for _, e := range unjoin(err) {
+	for _, e := range desired.Flatten(err) {
 		out = append(out, e.Error())
 	}
 	return out

@@ -14,11 +14,7 @@ import (
 func TestConflictIsolatedToItsObject(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
-	other := e.client(t, "someone-else", true)
-	if _, err := other.NewTxn(1).EnsureBridge(model.Bridge{Name: "br9", DatapathType: "netdev"}, nil).
-		EnsurePort(ovsdb.PortOn{Bridge: "br9", Port: model.Port{Name: "p9"}}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	other := foreignBr9(t, e, "p9")
 	r, _ := start(t, e, c, desired(model.Bridge{Name: "br0", DatapathType: "netdev",
 		Ports: []model.Port{tapPort("p1", nil), tapPort("p2", nil), tapPort("p9", nil)}},
 		model.Bridge{Name: "br1", DatapathType: "netdev", Ports: []model.Port{tapPort("q1", nil)}}))
@@ -45,7 +41,7 @@ br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]
 
 	// Drift of an unrelated owned port is repaired while the conflict stays.
 	vandal := e.client(t, "", false)
-	if _, err := vandal.NewTxn(99).DeletePort("br0", "p2").Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+	if _, err := vandal.NewTxn(99).DeletePort("br0", "p2").Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitDump(t, e, want)
@@ -55,7 +51,7 @@ br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]
 	}
 
 	// Once the foreign port is gone, p9 is created.
-	if _, err := other.NewTxn(2).DeletePort("br9", "p9").Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+	if _, err := other.NewTxn(2).DeletePort("br9", "p9").Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, r, "interface/p9", model.StateReady)
@@ -67,11 +63,7 @@ br9 owner=someone-else: br9 owner=someone-else [br9]; p9 owner=someone-else [p9]
 func TestConflictingBridgeIsolated(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
-	other := e.client(t, "someone-else", true)
-	if _, err := other.NewTxn(1).EnsureBridge(model.Bridge{Name: "br9", DatapathType: "netdev"}, nil).
-		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	foreignBr9(t, e)
 	r, _ := start(t, e, c, desired(
 		model.Bridge{Name: "br9", DatapathType: "netdev", Ports: []model.Port{tapPort("p9", nil), tapPort("p10", nil)}},
 		model.Bridge{Name: "br0", DatapathType: "netdev", Ports: []model.Port{tapPort("p1", nil)}}))

@@ -1,7 +1,6 @@
 package reconcile_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,75 +8,56 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
-	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
-	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/vswitchd/vswitchdtest"
 )
 
 const deadline = 60 * time.Second
 
-type env struct {
-	ctx context.Context
-	srv *ovsdbtest.Server
-	raw client.Client
-}
+// env is the reconciler tests' OVSDB: in memory, with a simulated ovs-vswitchd.
+type env struct{ *vswitchdtest.Env }
 
-func newEnv(t *testing.T) *env {
-	t.Helper()
-	srv := ovsdbtest.Start(t)
-	ovsdbtest.StartOVSVswitchd(t, srv, simvswitchd.WithDevargs(simvswitchd.DevargsPolicy{Prefixes: []string{"net_tap"}}))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return &env{ctx: ctx, srv: srv, raw: srv.Client(t)}
-}
+func newEnv(t *testing.T) *env { return &env{vswitchdtest.NewEnv(t, 3*time.Minute)} }
 
+// client returns a client on the server tagging rows with owner.
 func (e *env) client(t *testing.T, owner string, attach bool) *ovsdb.Client {
 	t.Helper()
-	c, err := ovsdb.Dial(e.ctx, ovsdb.Config{Endpoints: []string{e.srv.Endpoint()}, Owner: owner,
-		AttachToForeignBridges: attach, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
+	return e.Client(t, ovsdb.Config{Owner: owner, AttachToForeignBridges: attach})
+}
+
+// foreignBr9 has another owner, "someone-else", create the netdev bridge br9 with a port of
+// each name in ports, and returns that owner's client.
+func foreignBr9(t *testing.T, e *env, ports ...string) *ovsdb.Client {
+	t.Helper()
+	other := e.client(t, "someone-else", true)
+	txn := other.NewTxn(1).EnsureBridge(model.Bridge{Name: "br9", DatapathType: "netdev"}, nil)
+	for _, p := range ports {
+		txn = txn.EnsurePort(ovsdb.PortOn{Bridge: "br9", Port: model.Port{Name: p}})
+	}
+	if _, err := txn.Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Close)
-	return c
-}
-
-// syncBuf is a goroutine-safe log sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return other
 }
 
 // start runs a Reconciler in the background until the test ends.
-func start(t *testing.T, e *env, c reconcile.Client, d config.DesiredState) (*reconcile.Reconciler, *syncBuf) {
+func start(t *testing.T, e *env, c reconcile.Client, d config.DesiredState) (*reconcile.Reconciler, *testkit.LogBuffer) {
 	t.Helper()
-	logs := &syncBuf{}
+	logs := &testkit.LogBuffer{}
 	r := reconcile.New(c, d, reconcile.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second}, MinBackoff: 20 * time.Millisecond,
 		MaxBackoff: 500 * time.Millisecond})
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(e.Ctx)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	t.Cleanup(func() {
@@ -144,24 +124,19 @@ func dump(ctx context.Context, raw client.Client) (string, error) {
 // eventually waits until cond returns nil, failing after a generous deadline.
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		err := cond()
-		if err == nil {
-			return
+	testkit.Eventually(t, deadline, 20*time.Millisecond, func() error {
+		if err := cond(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
-		if time.Now().After(end) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func waitDump(t *testing.T, e *env, want string) {
 	t.Helper()
 	want = strings.TrimSpace(want)
 	eventually(t, "database contents", func() error {
-		got, err := dump(e.ctx, e.raw)
+		got, err := dump(e.Ctx, e.Raw)
 		if err != nil {
 			return err
 		}
@@ -251,16 +226,12 @@ func TestForeignRowsUntouched(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
 	// A foreign bridge with a port named like ours, and a foreign port on our bridge (once it exists).
-	other := e.client(t, "someone-else", true)
-	if _, err := other.NewTxn(1).EnsureBridge(model.Bridge{Name: "br9", DatapathType: "netdev"}, nil).
-		EnsurePort(ovsdb.PortOn{Bridge: "br9", Port: model.Port{Name: "p9"}}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	other := foreignBr9(t, e, "p9")
 	r, _ := start(t, e, c, desired(model.Bridge{Name: "br0", DatapathType: "netdev",
 		Ports: []model.Port{tapPort("p1", nil)}}))
 	waitState(t, r, "interface/p1", model.StateReady)
 	if _, err := other.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p2"}}).
-		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Our desired state drops p1: p2 (foreign, on our bridge) and br9/p9 stay.
@@ -291,7 +262,7 @@ br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 tag=5 owner=ovsplane [p1map[dpd
 
 	// Someone with our owner tag (another process, an operator) deletes p2 behind our back.
 	vandal := e.client(t, "", false)
-	if _, err := vandal.NewTxn(99).DeletePort("br0", "p2").Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+	if _, err := vandal.NewTxn(99).DeletePort("br0", "p2").Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitDump(t, e, want)
@@ -304,7 +275,7 @@ br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 tag=5 owner=ovsplane [p1map[dpd
 	// And edits p1's tag.
 	if _, err := vandal.NewTxn(99).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1", Tag: intp(7),
 		Interfaces: []model.Interface{{Name: "p1", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "net_tap_p1"}}}}}).
-		Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitDump(t, e, want)
@@ -339,11 +310,11 @@ func TestRestartPrunesOnlyOwnStaleRows(t *testing.T) {
 			{Name: "br0", DatapathType: "netdev", Ports: []model.Port{tapPort("p1", nil), tapPort("p2", nil)}},
 			{Name: "br1", DatapathType: "netdev", Ports: []model.Port{tapPort("q1", nil)}}}}
 	first := reconcile.New(c, d.Desired(), reconcile.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := first.Reconcile(e.ctx); err != nil {
+	if err := first.Reconcile(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := other.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p3"}}).
-		SetGlobal(map[string]string{"hw-offload": "false"}).Commit(e.ctx, ovsdb.CommitOptions{}); err != nil {
+		SetGlobal(map[string]string{"hw-offload": "false"}).Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The daemon restarts with a new client and a smaller desired state.
@@ -351,13 +322,13 @@ func TestRestartPrunesOnlyOwnStaleRows(t *testing.T) {
 	small := config.Config{OtherConfig: map[string]string{"pmd-cpu-mask": "0x6"},
 		Bridges: []model.Bridge{{Name: "br0", DatapathType: "netdev", Ports: []model.Port{tapPort("p1", nil)}}}}
 	second := reconcile.New(c2, small.Desired(), reconcile.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := second.Reconcile(e.ctx); err != nil {
+	if err := second.Reconcile(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitDump(t, e, `
 br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]; p3 owner=someone-else [p3]`)
 	var ovs []vswitch.OpenvSwitch
-	if err := e.raw.List(e.ctx, &ovs); err != nil || len(ovs) != 1 {
+	if err := e.Raw.List(e.Ctx, &ovs); err != nil || len(ovs) != 1 {
 		t.Fatalf("Open_vSwitch: %v %v", ovs, err)
 	}
 	oc := ovs[0].OtherConfig

@@ -14,11 +14,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ovsplane/ovsplane/internal/ovsproc"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -78,22 +78,14 @@ func vsctl(t *testing.T, s *Sandbox, args ...string) string {
 // processesIn returns the live processes whose command line mentions dir.
 func processesIn(t *testing.T, dir string) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
+	self := os.Getpid()
+	return testkit.PIDs(t, func(pid int) bool {
+		if pid == self {
+			return false
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte(dir+"/")) && ovsproc.Alive(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		return err == nil && bytes.Contains(cmdline, []byte(dir+"/")) && ovsproc.Alive(pid)
+	})
 }
 
 // assertNoProcesses fails the test when a process still runs with dir on its command line.
@@ -188,7 +180,7 @@ func TestSandboxUserspace(t *testing.T) {
 func TestSandboxDPDK(t *testing.T) {
 	t.Parallel()
 	lab.Require(t, lab.NeedDPDK)
-	lockDPDK(t)
+	lab.LockDPDK(t)
 	dir := newDir(t)
 	s := start(t, Options{Dir: dir, DPDK: DPDKOn})
 	if !s.DPDK() {
@@ -262,35 +254,6 @@ func TestDesiredOtherConfigIsLeftToTheCaller(t *testing.T) {
 	}
 	if got := vsctl(t, s2, "--if-exists", "get", "Open_vSwitch", ".", "external_ids:"+recordKey); got != "" {
 		t.Errorf("record = %s, want none", got)
-	}
-}
-
-// lockDPDK takes the lab's DPDK lock for the rest of the test: one DPDK vswitchd at a time
-// across all test processes (one PMD thread and its hugepages are what the machine hosts).
-func lockDPDK(t *testing.T) {
-	t.Helper()
-	f, err := os.OpenFile(lab.DPDKLockFile, os.O_CREATE|os.O_RDWR, 0o666)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-	defer cancel()
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			_ = f.Truncate(0)
-			_, _ = fmt.Fprintf(f, "pid %d, test %s\n", os.Getpid(), t.Name())
-			return
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			t.Fatalf("lock %s: %v", lab.DPDKLockFile, err)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("lock %s: %v", lab.DPDKLockFile, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
 }
 

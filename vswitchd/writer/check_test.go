@@ -19,31 +19,18 @@ func TestPortDoorRefusesNUL(t *testing.T) {
 	ctx, c := ovsdbEnv(t)
 	clk := newFakeClock()
 	pc := newDoor(c, 3)
-	b, err := batch.Start[PortRequest, PortResult](ctx, pc,
-		batch.Options[PortRequest]{MaxSize: 7, Linger: true, Clock: clk, Key: portKey})
-	if err != nil {
-		t.Fatal(err)
+	b := startPorts(t, ctx, pc, batch.Options[PortRequest]{MaxSize: 7, Linger: true, Clock: clk})
+	specs := make([]ovsdb.PortOn, 9)
+	for i := range specs {
+		specs[i] = ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("n%d", i)}}
+		switch i {
+		case 4:
+			specs[i].Port.ExternalIDs = map[string]string{"k": "a\x00b"}
+		case 6:
+			specs[i].Port.Interfaces = []model.Interface{{Name: "n6", Options: map[string]string{"x": "\xff"}}}
+		}
 	}
-	defer func() { _ = b.Close(ctx) }()
-	type res struct {
-		name string
-		r    PortResult
-		err  error
-	}
-	results := make(chan res, 9)
-	for i := range 9 {
-		go func() {
-			spec := ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("n%d", i)}}
-			switch i {
-			case 4:
-				spec.Port.ExternalIDs = map[string]string{"k": "a\x00b"}
-			case 6:
-				spec.Port.Interfaces = []model.Interface{{Name: "n6", Options: map[string]string{"x": "\xff"}}}
-			}
-			r, err := b.Submit(ctx, PortRequest{Spec: spec})
-			results <- res{spec.Port.Name, r, err}
-		}()
-	}
+	results := submitEach(ctx, b, specs)
 	for range 9 {
 		x := <-results
 		switch x.name {

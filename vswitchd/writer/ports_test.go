@@ -71,24 +71,14 @@ func TestPortDoorAgainstSimulatedVswitchd(t *testing.T) {
 		maxBatch = 1 + (total-1+maxSize-1)/maxSize + 1 // see below
 	)
 	g := &gatedCommitter{portDoor: newDoor(c, 2), gate: make(chan struct{})}
-	b, err := batch.Start[PortRequest, PortResult](ctx, g,
-		batch.Options[PortRequest]{MaxSize: maxSize, Key: portKey, Divisible: g.Divisible})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = b.Close(ctx) }()
+	b := startPorts(t, ctx, g, batch.Options[PortRequest]{MaxSize: maxSize, Divisible: g.Divisible})
 
-	type res struct {
-		name string
-		r    PortResult
-		err  error
-	}
-	results := make(chan res, total)
+	results := make(chan portOutcome, total)
 	var wg sync.WaitGroup
 	submit := func(spec ovsdb.PortOn) {
 		defer wg.Done()
 		r, err := b.Submit(ctx, PortRequest{Spec: spec})
-		results <- res{spec.Port.Name, r, err}
+		results <- portOutcome{spec.Port.Name, r, err}
 	}
 	for i := range callers {
 		wg.Add(1)
@@ -201,28 +191,15 @@ func TestPortDoorBisectsUnattributedRefusal(t *testing.T) {
 	ctx, c := ovsdbEnv(t)
 	clk := newFakeClock() // never advanced: with Linger, the batch goes when all 16 are queued
 	pc := newDoor(c, 3)
-	b, err := batch.Start[PortRequest, PortResult](ctx, pc,
-		batch.Options[PortRequest]{MaxSize: 16, Linger: true, Clock: clk, Key: portKey})
-	if err != nil {
-		t.Fatal(err)
+	b := startPorts(t, ctx, pc, batch.Options[PortRequest]{MaxSize: 16, Linger: true, Clock: clk})
+	specs := make([]ovsdb.PortOn, 16)
+	for i := range specs {
+		specs[i] = ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("q%d", i)}}
+		if i == 11 {
+			specs[i].Port.Tag = new(5000) // out of range: ErrInvalid before anything is sent
+		}
 	}
-	defer func() { _ = b.Close(ctx) }()
-	type res struct {
-		name string
-		r    PortResult
-		err  error
-	}
-	results := make(chan res, 16)
-	for i := range 16 {
-		go func() {
-			spec := ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: fmt.Sprintf("q%d", i)}}
-			if i == 11 {
-				spec.Port.Tag = new(5000) // out of range: ErrInvalid before anything is sent
-			}
-			r, err := b.Submit(ctx, PortRequest{Spec: spec})
-			results <- res{spec.Port.Name, r, err}
-		}()
-	}
+	results := submitEach(ctx, b, specs)
 	for range 16 {
 		x := <-results
 		if x.name == "q11" {

@@ -36,11 +36,7 @@ func TestBatchesWhileOVSDBDownEndAfterReconnectWait(t *testing.T) {
 	}
 	gc := &gatedCommitter{portDoor: &portDoor{db: c, gen: func() int64 { return 1 },
 		opts: ovsdb.CommitOptions{ReconnectWait: 300 * time.Millisecond}}, gate: make(chan struct{})}
-	b, err := batch.Start[PortRequest, PortResult](ctx, gc, batch.Options[PortRequest]{Key: portKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close(ctx) })
+	b := startPorts(t, ctx, gc, batch.Options[PortRequest]{})
 	req := func(name string) PortRequest {
 		return PortRequest{Spec: ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: name,
 			Interfaces: []model.Interface{{Name: name, Type: "internal"}}}}}

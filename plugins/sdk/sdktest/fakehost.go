@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -267,7 +268,7 @@ func (h *FakeHost) Restart(impl api.Plugin) error {
 	h.mu.Lock()
 	h.conn, h.configured = conn, false
 	config := h.config
-	keys := sortedKeys(h.ports)
+	keys := slices.Sorted(maps.Keys(h.ports))
 	reqs := make([]api.PortRequest, len(keys))
 	for i, k := range keys {
 		reqs[i] = h.ports[k]
@@ -295,13 +296,4 @@ func nilIfNone[T comparable](v T) any {
 		return nil
 	}
 	return v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -91,6 +91,17 @@ func (s Spec) WithDefaults() Spec {
 	return s
 }
 
+// Problems splits an error of Validate into its problems, one *FieldError each; nil for nil.
+func Problems(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
 // Validate checks the spec (after WithDefaults) and returns every problem found, each a
 // *FieldError, joined with errors.Join; nil when the spec is valid.
 func (s Spec) Validate() error {

@@ -48,7 +48,7 @@ func TestSpecValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.spec.Validate()
 			var got []string
-			for _, e := range unjoin(err) {
+			for _, e := range Problems(err) {
 				var fe *FieldError
 				if !errors.As(e, &fe) || !errors.Is(e, ErrInvalid) {
 					t.Fatalf("error %v is not a *FieldError wrapping ErrInvalid", e)
@@ -60,16 +60,6 @@ func TestSpecValidate(t *testing.T) {
 			}
 		})
 	}
-}
-
-func unjoin(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 func TestMarks(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -39,19 +40,12 @@ func newWorld(t *testing.T, owner string) *world {
 func newManager(t *testing.T, host *lab.Netns, owner string) *Manager {
 	t.Helper()
 	m, err := New(Config{Owner: owner, HostNetns: filepath.Join(DefaultNetnsDir, host.Name),
-		Logger: slog.New(slog.NewTextHandler(tWriter{t}, nil))})
+		Logger: testkit.Logger(t, slog.LevelInfo)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Close)
 	return m
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 // freshNetns returns a fresh namespace name that is deleted (if it exists) at cleanup.

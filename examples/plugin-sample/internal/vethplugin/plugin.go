@@ -151,7 +151,7 @@ func (p *Plugin) kernel() Links {
 // Info describes the plugin: the port type veth, the job type veth-stats, and a watch on every
 // interface (the watcher looks for foreign interfaces on the bridges of its ports).
 func (p *Plugin) Info(context.Context) (api.Info, error) {
-	optionsSchema, err := sdk.OptionsSchema(PortOptions{})
+	port, err := sdk.PortType(PortType, PortOptions{}, optionsDoc)
 	if err != nil {
 		return api.Info{}, err
 	}
@@ -160,7 +160,7 @@ func (p *Plugin) Info(context.Context) (api.Info, error) {
 		Version:     Version,
 		APIVersions: api.SupportedAPIVersions(),
 		Types: []api.ObjectType{
-			{Name: PortType, Kind: api.ObjectKindPort, OptionsSchema: optionsSchema, Doc: optionsDoc},
+			port,
 			{Name: StatsJobType, Kind: api.ObjectKindJob, OptionsSchema: jobSchema, Doc: jobDoc},
 		},
 		Description: "veth pairs as OVS ports, the peer end optionally in a named network namespace",

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 )
@@ -16,19 +17,12 @@ import (
 // newHost serves a Plugin over fake links through the SDK's fake host (real gRPC shims).
 func newHost(t *testing.T, links Links) (*sdktest.FakeHost, *Plugin) {
 	t.Helper()
-	p, err := New(Options{Links: links, NetnsDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	p, err := New(Options{Links: links, NetnsDir: t.TempDir(), Logger: testkit.Logger(t, slog.LevelInfo)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
 	return sdktest.NewFakeHost(t, p), p
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(b)))
-	return len(b), nil
 }
 
 // configured is newHost followed by a successful Configure.

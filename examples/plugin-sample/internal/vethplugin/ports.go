@@ -65,7 +65,7 @@ func (p *Plugin) specOf(req api.PortRequest, cfg Config) (veth.Spec, []api.Probl
 	spec := veth.Spec{Port: req.Name, Peer: o.Peer, Netns: o.Netns, CreateNetns: o.Netns != "" && cfg.createNetns(),
 		Address: o.Address, MTU: o.MTU, KeepOffloads: o.Offloads, Bridge: req.Bridge}
 	var fe *veth.FieldError
-	for _, err := range unjoin(spec.Validate()) {
+	for _, err := range veth.Problems(spec.Validate()) {
 		if !errors.As(err, &fe) {
 			continue
 		}
@@ -244,15 +244,4 @@ func apiError(what string, err error) error {
 // hasProblem reports whether problems has one for field.
 func hasProblem(problems []api.Problem, field string) bool {
 	return slices.ContainsFunc(problems, func(p api.Problem) bool { return p.Field == field })
-}
-
-// unjoin splits an errors.Join result.
-func unjoin(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/veth"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/test/lab"
@@ -26,7 +27,7 @@ func TestRealVethsThroughTheContract(t *testing.T) {
 	lab.Require(t, lab.NeedNetns)
 	host := lab.NewNetns(t)
 	newPlugin := func() *Plugin {
-		log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+		log := testkit.Logger(t, slog.LevelInfo)
 		p, err := New(Options{Logger: log, NewLinks: func(hostNetns string) (Links, error) {
 			return veth.New(veth.Config{Owner: Name, HostNetns: hostNetns, Logger: log})
 		}})

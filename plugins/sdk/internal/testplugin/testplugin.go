@@ -105,7 +105,7 @@ func (p *Plugin) Info(ctx context.Context) (api.Info, error) {
 	if err := p.enter(ctx, "Info", nil); err != nil {
 		return api.Info{}, err
 	}
-	schema, err := sdk.OptionsSchema(PortOptions{})
+	port, err := sdk.PortType("testport", PortOptions{}, "a port with a peer")
 	if err != nil {
 		return api.Info{}, err
 	}
@@ -114,7 +114,7 @@ func (p *Plugin) Info(ctx context.Context) (api.Info, error) {
 		Version:     "0.1.0",
 		Description: "the SDK's test plugin",
 		Types: []api.ObjectType{
-			{Name: "testport", Kind: api.ObjectKindPort, OptionsSchema: schema, Doc: "a port with a peer"},
+			port,
 			{Name: "testjob", Kind: api.ObjectKindJob, Doc: "a job counting"},
 		},
 		Watch: api.WatchFilter{InterfaceTypes: []string{"dpdkvhostuser", "dpdkvhostuserclient"}, Owners: []api.PortOwner{api.OwnerForeign, api.OwnerOvsplane}},

@@ -4,10 +4,10 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/vdpa"
@@ -46,7 +46,7 @@ func bootKernel(t *testing.T, f *simhost.Fixture) *simkernel.Kernel {
 // newPlugin returns a plugin whose kernel is k, with short waits.
 func newPlugin(t *testing.T, k *simkernel.Kernel) *Plugin {
 	t.Helper()
-	p := New(Options{Logger: testLogger(t), PollInterval: 5 * time.Millisecond, MaxWait: 300 * time.Millisecond,
+	p := New(Options{Logger: testkit.Logger(t, slog.LevelDebug), PollInterval: 5 * time.Millisecond, MaxWait: 300 * time.Millisecond,
 		OpenKernel: func(Config, *slog.Logger) (*Kernel, error) { return &Kernel{FS: k, VDPA: k, Devlink: k}, nil }})
 	t.Cleanup(p.Close)
 	return p
@@ -97,15 +97,4 @@ func mustDecode(t *testing.T, b []byte) *vdpa.State {
 		t.Fatalf("state %q: %v", b, err)
 	}
 	return st
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(b)))
-	return len(b), nil
 }

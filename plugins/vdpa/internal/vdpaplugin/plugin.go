@@ -99,7 +99,7 @@ func (p *Plugin) Close() {
 
 // Info describes the plugin: the port type vdpa and a watch on dpdk and dpdkvdpa interfaces.
 func (p *Plugin) Info(context.Context) (api.Info, error) {
-	schema, err := sdk.OptionsSchema(portOptions{})
+	port, err := sdk.PortType(PortType, portOptions{}, optionsDoc)
 	if err != nil {
 		return api.Info{}, err
 	}
@@ -107,7 +107,7 @@ func (p *Plugin) Info(context.Context) (api.Info, error) {
 		Name:        Name,
 		Version:     Version,
 		APIVersions: api.SupportedAPIVersions(),
-		Types:       []api.ObjectType{{Name: PortType, Kind: api.ObjectKindPort, OptionsSchema: schema, Doc: optionsDoc}},
+		Types:       []api.ObjectType{port},
 		Watch:       api.WatchFilter{InterfaceTypes: watchedTypes},
 		Description: "mlx5 vDPA ports (ConnectX-6 Dx, BlueField NIC mode): VF, vDPA device and OVS representor",
 	}, nil

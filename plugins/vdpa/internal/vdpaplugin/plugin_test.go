@@ -2,12 +2,14 @@ package vdpaplugin
 
 import (
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/vdpa"
@@ -16,7 +18,7 @@ import (
 // TestInfo: the plugin announces the port type with a schema listing exactly the library's
 // options (pf required), the capabilities it serves, and a watch on dpdk and dpdkvdpa rows.
 func TestInfo(t *testing.T) {
-	conn := sdktest.Connect(t, New(Options{Logger: testLogger(t)}))
+	conn := sdktest.Connect(t, New(Options{Logger: testkit.Logger(t, slog.LevelDebug)}))
 	info := conn.Info
 	if info.Name != Name || len(info.Types) != 1 || info.Types[0].Name != PortType || info.Types[0].Kind != api.ObjectKindPort {
 		t.Fatalf("info %+v", info)
@@ -93,7 +95,7 @@ func TestConfigure(t *testing.T) {
 // (the real OpenKernel), says so in health and every status, attaches and detaches; a missing
 // fixture is refused on config.simulate.
 func TestSimulateMode(t *testing.T) {
-	h := sdktest.NewFakeHost(t, New(Options{Logger: testLogger(t)}))
+	h := sdktest.NewFakeHost(t, New(Options{Logger: testkit.Logger(t, slog.LevelDebug)}))
 	if err := h.Configure([]byte(`{"simulate": "/nonexistent/host.fixture"}`)); api.CodeOf(err) != api.InvalidArgument ||
 		!strings.Contains(err.Error(), "config.simulate") {
 		t.Errorf("missing fixture: %v", err)
