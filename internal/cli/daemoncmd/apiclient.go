@@ -28,7 +28,7 @@ import (
 // Why not api/client (connect-go over the generated api/gen package): linking it costs vsctl
 // every start-up, including the many that never talk to the daemon. The protobuf runtime and
 // the generated descriptors are initialised at process start whether used or not. Measured
-// interleaved with ovs-vsctl on the same machine (docs/decisions/0002), `vsctl --version`
+// interleaved with ovs-vsctl on the same machine (docs/decisions/0004), `vsctl --version`
 // took 1.4–1.6× ovs-vsctl's wall time with them linked and 0.75–1.0× without; the binary
 // shrinks from 16.3 MB to 12.7 MB and the non-standard packages from 50 to 14. The wire structs are tested against the real API
 // server in this package's tests (serve starts apiserver over a fake backend).
