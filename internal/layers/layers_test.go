@@ -50,7 +50,8 @@ var floors = map[string]int{
 	"vdpa/...":    services,
 	"dsa/...":     services,
 
-	"internal/desired": services, // the desired-state file format, shared by the daemon and vsctl
+	"internal/desired":      services,
+	"internal/apitransport": services, // the API's HTTP/2 transport, shared by api/client and vsctl // the desired-state file format, shared by the daemon and vsctl
 
 	"model/...": model,
 

@@ -3,17 +3,14 @@ package daemoncmd
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"strings"
 
+	"github.com/ovsplane/ovsplane/internal/apitransport"
 	"github.com/ovsplane/ovsplane/model"
 )
 
@@ -43,9 +40,9 @@ type apiClient struct {
 // a test checks they agree).
 const envAddr = "OVSPLANE_API"
 
-// errUnreachable marks a call that could not reach the daemon (api/client.ErrUnreachable's
-// counterpart).
-var errUnreachable = errors.New("ovsplaned is not reachable")
+// errUnreachable marks a call that could not reach the daemon (the same value as
+// api/client.ErrUnreachable).
+var errUnreachable = apitransport.ErrUnreachable
 
 // maxResponse bounds a response body read from the daemon.
 const maxResponse = 64 << 20
@@ -59,99 +56,14 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
-// unreachable is a dial failure; its Unwrap makes errors.Is(err, errUnreachable) hold.
-type unreachable struct {
-	addr string
-	err  error
-}
-
-func (e *unreachable) Error() string {
-	return fmt.Sprintf("cannot connect to ovsplaned at %s: %v", e.addr, e.err)
-}
-
-func (e *unreachable) Unwrap() []error { return []error{errUnreachable, e.err} }
-
 // dialAPI returns a client of the daemon at addr (unix:PATH or tcp:HOST:PORT, the latter
 // over TLS with the files of t). It opens no connection yet. The messages are api/client.Dial's.
 func dialAPI(addr string, t model.TLS) (*apiClient, error) {
-	kind, rest, _ := strings.Cut(addr, ":")
-	c := &apiClient{addr: addr}
-	var d net.Dialer
-	switch kind {
-	case "unix":
-		if rest == "" {
-			return nil, fmt.Errorf("API address %q has no socket path (write unix:%s)", addr, strings.TrimPrefix(model.DefaultAPIAddr(), "unix:"))
-		}
-		var p http.Protocols
-		p.SetUnencryptedHTTP2(true)
-		c.t = &http.Transport{
-			Protocols: &p,
-			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				nc, err := d.DialContext(ctx, "unix", rest)
-				if err != nil {
-					return nil, &unreachable{addr: addr, err: err}
-				}
-				return nc, nil
-			},
-		}
-		c.base = "http://ovsplaned"
-	case "tcp":
-		host, _, err := net.SplitHostPort(rest)
-		if err != nil {
-			return nil, fmt.Errorf("API address %q is not tcp:HOST:PORT", addr)
-		}
-		tc, err := tlsConfig(host, t)
-		if err != nil {
-			return nil, err
-		}
-		var p http.Protocols
-		p.SetHTTP2(true)
-		c.t = &http.Transport{
-			Protocols:       &p,
-			TLSClientConfig: tc,
-			DialTLSContext: func(ctx context.Context, network, a string) (net.Conn, error) {
-				raw, err := d.DialContext(ctx, network, a)
-				if err != nil {
-					return nil, &unreachable{addr: addr, err: err}
-				}
-				cfg := tc.Clone()
-				cfg.NextProtos = []string{"h2"}
-				tlsConn := tls.Client(raw, cfg)
-				if err := tlsConn.HandshakeContext(ctx); err != nil {
-					_ = raw.Close()
-					return nil, &unreachable{addr: addr, err: fmt.Errorf("TLS handshake: %w", err)}
-				}
-				return tlsConn, nil
-			},
-		}
-		c.base = "https://" + rest
-	default:
-		return nil, fmt.Errorf("API address %q must start with \"unix:\" or \"tcp:\"", addr)
+	tr, base, err := apitransport.New(addr, t, "")
+	if err != nil {
+		return nil, err
 	}
-	c.hc = &http.Client{Transport: c.t}
-	return c, nil
-}
-
-func tlsConfig(host string, t model.TLS) (*tls.Config, error) {
-	tc := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
-	if t.CACert != "" {
-		pem, err := os.ReadFile(t.CACert)
-		if err != nil {
-			return nil, fmt.Errorf("API CA certificate: %w", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("API CA certificate: %s holds no PEM certificate", t.CACert)
-		}
-	}
-	if t.Certificate != "" || t.PrivateKey != "" {
-		cert, err := tls.LoadX509KeyPair(t.Certificate, t.PrivateKey)
-		if err != nil {
-			return nil, fmt.Errorf("API client certificate %s and key %s: %w", t.Certificate, t.PrivateKey, err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
+	return &apiClient{addr: addr, base: base, hc: &http.Client{Transport: tr}, t: tr}, nil
 }
 
 // Close releases idle connections.
@@ -174,7 +86,7 @@ func (c *apiClient) call(ctx context.Context, method string, req, resp any) erro
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		var ue *unreachable
+		var ue *apitransport.UnreachableError
 		if errors.As(err, &ue) {
 			return ue
 		}
