@@ -19,6 +19,7 @@ func infoToProto(i Info) *pb.PluginInfo {
 		Watch: &pb.WatchFilter{
 			InterfaceTypes: i.Watch.InterfaceTypes,
 			Bridges:        i.Watch.Bridges,
+			ExternalIdKeys: i.Watch.ExternalIDKeys,
 		},
 	}
 	for _, c := range i.Capabilities {
@@ -42,6 +43,7 @@ func infoFromProto(m *pb.PluginInfo) Info {
 		Watch: WatchFilter{
 			InterfaceTypes: m.GetWatch().GetInterfaceTypes(),
 			Bridges:        m.GetWatch().GetBridges(),
+			ExternalIDKeys: m.GetWatch().GetExternalIdKeys(),
 		},
 	}
 	for _, c := range m.GetCapabilities() {
@@ -115,13 +117,13 @@ func problemsFromProto(ps []*pb.Problem) []Problem {
 }
 
 func portRequestToProto(r PortRequest) *pb.PortRequest {
-	return &pb.PortRequest{Bridge: r.Bridge, Name: r.Name, Type: r.Type, Options: r.Options, ExternalIds: r.ExternalIDs, State: r.State}
+	return &pb.PortRequest{Bridge: r.Bridge, Name: r.Name, Type: r.Type, Options: r.Options, ExternalIds: r.ExternalIDs, State: r.State, Replay: r.Replay}
 }
 
 func portRequestFromProto(m *pb.PortRequest) PortRequest {
 	return PortRequest{
 		Bridge: m.GetBridge(), Name: m.GetName(), Type: m.GetType(),
-		Options: m.GetOptions(), ExternalIDs: m.GetExternalIds(), State: m.GetState(),
+		Options: m.GetOptions(), ExternalIDs: m.GetExternalIds(), State: m.GetState(), Replay: m.GetReplay(),
 	}
 }
 
@@ -144,6 +146,13 @@ func attachmentToProto(a Attachment) *pb.AttachResponse {
 		}
 		m.Ports = append(m.Ports, mp)
 	}
+	for _, b := range a.Bridges {
+		m.Bridges = append(m.Bridges, &pb.OvsBridge{Name: b.Name, DatapathType: b.DatapathType, Protocols: b.Protocols,
+			OtherConfig: b.OtherConfig, ExternalIds: b.ExternalIDs})
+	}
+	for _, j := range a.Jobs {
+		m.Jobs = append(m.Jobs, &pb.StartJobRequest{Name: j.Name, Type: j.Type, Config: j.Config})
+	}
 	return m
 }
 
@@ -165,6 +174,13 @@ func attachmentFromProto(m *pb.AttachResponse) Attachment {
 			})
 		}
 		a.Ports = append(a.Ports, p)
+	}
+	for _, b := range m.GetBridges() {
+		a.Bridges = append(a.Bridges, OVSBridge{Name: b.GetName(), DatapathType: b.GetDatapathType(), Protocols: b.GetProtocols(),
+			OtherConfig: b.GetOtherConfig(), ExternalIDs: b.GetExternalIds()})
+	}
+	for _, j := range m.GetJobs() {
+		a.Jobs = append(a.Jobs, Job{Name: j.GetName(), Type: j.GetType(), Config: j.GetConfig()})
 	}
 	return a
 }

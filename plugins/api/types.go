@@ -74,6 +74,9 @@ type WatchFilter struct {
 	InterfaceTypes []string // e.g. dpdkvhostuser, dpdkvhostuserclient
 	Bridges        []string
 	Owners         []PortOwner
+	// ExternalIDKeys keeps the interfaces whose external_ids (or their port's) carry at least
+	// one of these keys, e.g. "iface-id" for the ports os-vif creates.
+	ExternalIDKeys []string
 }
 
 // ConfigSchema describes a plugin's configuration.
@@ -172,6 +175,10 @@ type PortRequest struct {
 	// State is what the last successful Attach of this port returned, as stored by the host;
 	// nil for a port never attached.
 	State []byte
+	// Replay is true when the host asks again for a port it attached before: after a host or
+	// plugin restart, or a retry. State then holds what the plugin returned last time; a
+	// stateless plugin uses Replay to adopt rather than create.
+	Replay bool
 }
 
 // MaxStateSize is the largest Attachment.State the host accepts (it is stored in OVSDB).
@@ -188,6 +195,23 @@ type Attachment struct {
 	Status string
 	// Endpoints are what a user needs, e.g. {"vhost-vdpa": "/dev/vhost-vdpa-3"}.
 	Endpoints map[string]string
+	// Bridges are bridges the port needs beyond the request's (e.g. a tunnel bridge): the host
+	// creates them in the port's transaction, tags them with the plugin, and removes them with
+	// the port. Ports may name them in OVSPort.Bridge.
+	Bridges []OVSBridge
+	// Jobs are the port's data-path jobs (the plugin must have the DataPath capability): the
+	// host starts them after the port is written, starts them again after the plugin restarts,
+	// and stops them when the port is removed. Names are unique per plugin.
+	Jobs []Job
+}
+
+// OVSBridge is one OVSDB Bridge row a plugin's port needs.
+type OVSBridge struct {
+	Name         string
+	DatapathType string   // e.g. "netdev"; "" for OVS's default
+	Protocols    []string // e.g. OpenFlow13
+	OtherConfig  map[string]string
+	ExternalIDs  map[string]string
 }
 
 // OVSPort is one OVSDB Port row with its interfaces.

@@ -622,6 +622,9 @@ type WatchFilter struct {
 	InterfaceTypes []string    `protobuf:"bytes,1,rep,name=interface_types,json=interfaceTypes,proto3" json:"interface_types,omitempty"`
 	Bridges        []string    `protobuf:"bytes,2,rep,name=bridges,proto3" json:"bridges,omitempty"`
 	Owners         []PortOwner `protobuf:"varint,3,rep,packed,name=owners,proto3,enum=ovsplane.plugin.v1.PortOwner" json:"owners,omitempty"`
+	// external_ids keys of which an interface (or its port) must carry at least one, e.g.
+	// "iface-id"; empty does not restrict.
+	ExternalIdKeys []string `protobuf:"bytes,4,rep,name=external_id_keys,json=externalIdKeys,proto3" json:"external_id_keys,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -673,6 +676,13 @@ func (x *WatchFilter) GetBridges() []string {
 func (x *WatchFilter) GetOwners() []PortOwner {
 	if x != nil {
 		return x.Owners
+	}
+	return nil
+}
+
+func (x *WatchFilter) GetExternalIdKeys() []string {
+	if x != nil {
+		return x.ExternalIdKeys
 	}
 	return nil
 }
@@ -1206,7 +1216,10 @@ type PortRequest struct {
 	ExternalIds map[string]string `protobuf:"bytes,5,rep,name=external_ids,json=externalIds,proto3" json:"external_ids,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The state the plugin returned from the last successful Attach of this port, as stored by
 	// the host; empty for a port never attached.
-	State         []byte `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	State []byte `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	// True when the host asks again for a port it attached before (after a host or plugin
+	// restart, or a retry) rather than for a new one; state then holds what the plugin returned.
+	Replay        bool `protobuf:"varint,7,opt,name=replay,proto3" json:"replay,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1281,6 +1294,13 @@ func (x *PortRequest) GetState() []byte {
 		return x.State
 	}
 	return nil
+}
+
+func (x *PortRequest) GetReplay() bool {
+	if x != nil {
+		return x.Replay
+	}
+	return false
 }
 
 // Problem is one field-level problem.
@@ -1525,7 +1545,13 @@ type AttachResponse struct {
 	// Human status, e.g. "vf 3 of 0000:3b:00.0".
 	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
 	// Endpoints a user needs, e.g. {"vhost-vdpa": "/dev/vhost-vdpa-3"}.
-	Endpoints     map[string]string `protobuf:"bytes,4,rep,name=endpoints,proto3" json:"endpoints,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Endpoints map[string]string `protobuf:"bytes,4,rep,name=endpoints,proto3" json:"endpoints,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Bridges the port needs that the host creates with it and removes with its last port
+	// (e.g. an overlay's tunnel bridge); tagged with the plugin like the ports.
+	Bridges []*OvsBridge `protobuf:"bytes,5,rep,name=bridges,proto3" json:"bridges,omitempty"`
+	// Data-path jobs of this port: the host starts them after the port is written, restarts
+	// them with the plugin and stops them when the port is removed. Names are unique per plugin.
+	Jobs          []*StartJobRequest `protobuf:"bytes,6,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1588,6 +1614,99 @@ func (x *AttachResponse) GetEndpoints() map[string]string {
 	return nil
 }
 
+func (x *AttachResponse) GetBridges() []*OvsBridge {
+	if x != nil {
+		return x.Bridges
+	}
+	return nil
+}
+
+func (x *AttachResponse) GetJobs() []*StartJobRequest {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+// OvsBridge is one OVSDB Bridge row a plugin's port needs.
+type OvsBridge struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// e.g. "netdev"; empty means OVS's default ("system").
+	DatapathType string `protobuf:"bytes,2,opt,name=datapath_type,json=datapathType,proto3" json:"datapath_type,omitempty"`
+	// e.g. "OpenFlow13".
+	Protocols     []string          `protobuf:"bytes,3,rep,name=protocols,proto3" json:"protocols,omitempty"`
+	OtherConfig   map[string]string `protobuf:"bytes,4,rep,name=other_config,json=otherConfig,proto3" json:"other_config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ExternalIds   map[string]string `protobuf:"bytes,5,rep,name=external_ids,json=externalIds,proto3" json:"external_ids,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OvsBridge) Reset() {
+	*x = OvsBridge{}
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OvsBridge) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OvsBridge) ProtoMessage() {}
+
+func (x *OvsBridge) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OvsBridge.ProtoReflect.Descriptor instead.
+func (*OvsBridge) Descriptor() ([]byte, []int) {
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *OvsBridge) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OvsBridge) GetDatapathType() string {
+	if x != nil {
+		return x.DatapathType
+	}
+	return ""
+}
+
+func (x *OvsBridge) GetProtocols() []string {
+	if x != nil {
+		return x.Protocols
+	}
+	return nil
+}
+
+func (x *OvsBridge) GetOtherConfig() map[string]string {
+	if x != nil {
+		return x.OtherConfig
+	}
+	return nil
+}
+
+func (x *OvsBridge) GetExternalIds() map[string]string {
+	if x != nil {
+		return x.ExternalIds
+	}
+	return nil
+}
+
 // OvsPort is one OVSDB Port row with its interfaces.
 type OvsPort struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1608,7 +1727,7 @@ type OvsPort struct {
 
 func (x *OvsPort) Reset() {
 	*x = OvsPort{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1739,7 @@ func (x *OvsPort) String() string {
 func (*OvsPort) ProtoMessage() {}
 
 func (x *OvsPort) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1752,7 @@ func (x *OvsPort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OvsPort.ProtoReflect.Descriptor instead.
 func (*OvsPort) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OvsPort) GetBridge() string {
@@ -1723,7 +1842,7 @@ type OvsInterface struct {
 
 func (x *OvsInterface) Reset() {
 	*x = OvsInterface{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +1854,7 @@ func (x *OvsInterface) String() string {
 func (*OvsInterface) ProtoMessage() {}
 
 func (x *OvsInterface) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +1867,7 @@ func (x *OvsInterface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OvsInterface.ProtoReflect.Descriptor instead.
 func (*OvsInterface) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *OvsInterface) GetName() string {
@@ -1809,7 +1928,7 @@ type DetachRequest struct {
 
 func (x *DetachRequest) Reset() {
 	*x = DetachRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +1940,7 @@ func (x *DetachRequest) String() string {
 func (*DetachRequest) ProtoMessage() {}
 
 func (x *DetachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +1953,7 @@ func (x *DetachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetachRequest.ProtoReflect.Descriptor instead.
 func (*DetachRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DetachRequest) GetPort() *PortRequest {
@@ -1852,7 +1971,7 @@ type DetachResponse struct {
 
 func (x *DetachResponse) Reset() {
 	*x = DetachResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1864,7 +1983,7 @@ func (x *DetachResponse) String() string {
 func (*DetachResponse) ProtoMessage() {}
 
 func (x *DetachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1877,7 +1996,7 @@ func (x *DetachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetachResponse.ProtoReflect.Descriptor instead.
 func (*DetachResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 type ListRequest struct {
@@ -1888,7 +2007,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1900,7 +2019,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1913,7 +2032,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 type ListResponse struct {
@@ -1925,7 +2044,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2056,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2069,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListResponse) GetPorts() []*OwnedPort {
@@ -1974,7 +2093,7 @@ type OwnedPort struct {
 
 func (x *OwnedPort) Reset() {
 	*x = OwnedPort{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1986,7 +2105,7 @@ func (x *OwnedPort) String() string {
 func (*OwnedPort) ProtoMessage() {}
 
 func (x *OwnedPort) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1999,7 +2118,7 @@ func (x *OwnedPort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwnedPort.ProtoReflect.Descriptor instead.
 func (*OwnedPort) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *OwnedPort) GetBridge() string {
@@ -2061,7 +2180,7 @@ type PortEvent struct {
 
 func (x *PortEvent) Reset() {
 	*x = PortEvent{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2192,7 @@ func (x *PortEvent) String() string {
 func (*PortEvent) ProtoMessage() {}
 
 func (x *PortEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2205,7 @@ func (x *PortEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortEvent.ProtoReflect.Descriptor instead.
 func (*PortEvent) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PortEvent) GetKind() PortEventKind {
@@ -2189,7 +2308,7 @@ type PortEventsRequest struct {
 
 func (x *PortEventsRequest) Reset() {
 	*x = PortEventsRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2201,7 +2320,7 @@ func (x *PortEventsRequest) String() string {
 func (*PortEventsRequest) ProtoMessage() {}
 
 func (x *PortEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2214,7 +2333,7 @@ func (x *PortEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortEventsRequest.ProtoReflect.Descriptor instead.
 func (*PortEventsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PortEventsRequest) GetEvents() []*PortEvent {
@@ -2247,7 +2366,7 @@ type PortEventsResponse struct {
 
 func (x *PortEventsResponse) Reset() {
 	*x = PortEventsResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2259,7 +2378,7 @@ func (x *PortEventsResponse) String() string {
 func (*PortEventsResponse) ProtoMessage() {}
 
 func (x *PortEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2272,7 +2391,7 @@ func (x *PortEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortEventsResponse.ProtoReflect.Descriptor instead.
 func (*PortEventsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PortEventsResponse) GetChanges() []*InterfaceChange {
@@ -2296,7 +2415,7 @@ type InterfaceChange struct {
 
 func (x *InterfaceChange) Reset() {
 	*x = InterfaceChange{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2308,7 +2427,7 @@ func (x *InterfaceChange) String() string {
 func (*InterfaceChange) ProtoMessage() {}
 
 func (x *InterfaceChange) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2321,7 +2440,7 @@ func (x *InterfaceChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterfaceChange.ProtoReflect.Descriptor instead.
 func (*InterfaceChange) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *InterfaceChange) GetInterface() string {
@@ -2353,7 +2472,7 @@ type ContributeRequest struct {
 
 func (x *ContributeRequest) Reset() {
 	*x = ContributeRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2365,7 +2484,7 @@ func (x *ContributeRequest) String() string {
 func (*ContributeRequest) ProtoMessage() {}
 
 func (x *ContributeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2378,7 +2497,7 @@ func (x *ContributeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContributeRequest.ProtoReflect.Descriptor instead.
 func (*ContributeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 type ContributeResponse struct {
@@ -2394,7 +2513,7 @@ type ContributeResponse struct {
 
 func (x *ContributeResponse) Reset() {
 	*x = ContributeResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2525,7 @@ func (x *ContributeResponse) String() string {
 func (*ContributeResponse) ProtoMessage() {}
 
 func (x *ContributeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2538,7 @@ func (x *ContributeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContributeResponse.ProtoReflect.Descriptor instead.
 func (*ContributeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ContributeResponse) GetOtherConfig() map[string]string {
@@ -2450,7 +2569,7 @@ type BridgeFacts struct {
 
 func (x *BridgeFacts) Reset() {
 	*x = BridgeFacts{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +2581,7 @@ func (x *BridgeFacts) String() string {
 func (*BridgeFacts) ProtoMessage() {}
 
 func (x *BridgeFacts) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2475,7 +2594,7 @@ func (x *BridgeFacts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BridgeFacts.ProtoReflect.Descriptor instead.
 func (*BridgeFacts) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BridgeFacts) GetName() string {
@@ -2522,7 +2641,7 @@ type BridgePort struct {
 
 func (x *BridgePort) Reset() {
 	*x = BridgePort{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2534,7 +2653,7 @@ func (x *BridgePort) String() string {
 func (*BridgePort) ProtoMessage() {}
 
 func (x *BridgePort) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2547,7 +2666,7 @@ func (x *BridgePort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BridgePort.ProtoReflect.Descriptor instead.
 func (*BridgePort) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BridgePort) GetPort() string {
@@ -2608,7 +2727,7 @@ type FlowsRequest struct {
 
 func (x *FlowsRequest) Reset() {
 	*x = FlowsRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2620,7 +2739,7 @@ func (x *FlowsRequest) String() string {
 func (*FlowsRequest) ProtoMessage() {}
 
 func (x *FlowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2633,7 +2752,7 @@ func (x *FlowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowsRequest.ProtoReflect.Descriptor instead.
 func (*FlowsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *FlowsRequest) GetBridge() *BridgeFacts {
@@ -2655,7 +2774,7 @@ type FlowsResponse struct {
 
 func (x *FlowsResponse) Reset() {
 	*x = FlowsResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2786,7 @@ func (x *FlowsResponse) String() string {
 func (*FlowsResponse) ProtoMessage() {}
 
 func (x *FlowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2799,7 @@ func (x *FlowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowsResponse.ProtoReflect.Descriptor instead.
 func (*FlowsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *FlowsResponse) GetFlows() []*Flow {
@@ -2723,7 +2842,7 @@ type Flow struct {
 
 func (x *Flow) Reset() {
 	*x = Flow{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2735,7 +2854,7 @@ func (x *Flow) String() string {
 func (*Flow) ProtoMessage() {}
 
 func (x *Flow) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2748,7 +2867,7 @@ func (x *Flow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Flow.ProtoReflect.Descriptor instead.
 func (*Flow) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Flow) GetCookie() uint64 {
@@ -2816,7 +2935,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2828,7 +2947,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2841,7 +2960,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Group) GetGroupId() uint32 {
@@ -2887,7 +3006,7 @@ type Bucket struct {
 
 func (x *Bucket) Reset() {
 	*x = Bucket{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2899,7 +3018,7 @@ func (x *Bucket) String() string {
 func (*Bucket) ProtoMessage() {}
 
 func (x *Bucket) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2912,7 +3031,7 @@ func (x *Bucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Bucket.ProtoReflect.Descriptor instead.
 func (*Bucket) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Bucket) GetActions() string {
@@ -2950,7 +3069,7 @@ type StartJobRequest struct {
 
 func (x *StartJobRequest) Reset() {
 	*x = StartJobRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3081,7 @@ func (x *StartJobRequest) String() string {
 func (*StartJobRequest) ProtoMessage() {}
 
 func (x *StartJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3094,7 @@ func (x *StartJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartJobRequest.ProtoReflect.Descriptor instead.
 func (*StartJobRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StartJobRequest) GetName() string {
@@ -3008,7 +3127,7 @@ type StartJobResponse struct {
 
 func (x *StartJobResponse) Reset() {
 	*x = StartJobResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3020,7 +3139,7 @@ func (x *StartJobResponse) String() string {
 func (*StartJobResponse) ProtoMessage() {}
 
 func (x *StartJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3033,7 +3152,7 @@ func (x *StartJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartJobResponse.ProtoReflect.Descriptor instead.
 func (*StartJobResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StartJobResponse) GetStatus() string {
@@ -3052,7 +3171,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3064,7 +3183,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3077,7 +3196,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *StopJobRequest) GetName() string {
@@ -3095,7 +3214,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3107,7 +3226,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3120,7 +3239,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 type StatsRequest struct {
@@ -3135,7 +3254,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3147,7 +3266,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3160,7 +3279,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StatsRequest) GetJobs() []string {
@@ -3190,7 +3309,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +3321,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +3334,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Metric) GetName() string {
@@ -3259,7 +3378,7 @@ type StatsSample struct {
 
 func (x *StatsSample) Reset() {
 	*x = StatsSample{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3271,7 +3390,7 @@ func (x *StatsSample) String() string {
 func (*StatsSample) ProtoMessage() {}
 
 func (x *StatsSample) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3284,7 +3403,7 @@ func (x *StatsSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsSample.ProtoReflect.Descriptor instead.
 func (*StatsSample) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StatsSample) GetJob() string {
@@ -3330,11 +3449,12 @@ const file_ovsplane_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x122\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1e.ovsplane.plugin.v1.ObjectKindR\x04kind\x12%\n" +
 	"\x0eoptions_schema\x18\x03 \x01(\tR\roptionsSchema\x12\x10\n" +
-	"\x03doc\x18\x04 \x01(\tR\x03doc\"\x87\x01\n" +
+	"\x03doc\x18\x04 \x01(\tR\x03doc\"\xb1\x01\n" +
 	"\vWatchFilter\x12'\n" +
 	"\x0finterface_types\x18\x01 \x03(\tR\x0einterfaceTypes\x12\x18\n" +
 	"\abridges\x18\x02 \x03(\tR\abridges\x125\n" +
-	"\x06owners\x18\x03 \x03(\x0e2\x1d.ovsplane.plugin.v1.PortOwnerR\x06owners\"\x18\n" +
+	"\x06owners\x18\x03 \x03(\x0e2\x1d.ovsplane.plugin.v1.PortOwnerR\x06owners\x12(\n" +
+	"\x10external_id_keys\x18\x04 \x03(\tR\x0eexternalIdKeys\"\x18\n" +
 	"\x16GetConfigSchemaRequest\"L\n" +
 	"\x17GetConfigSchemaResponse\x12\x1f\n" +
 	"\vjson_schema\x18\x01 \x01(\tR\n" +
@@ -3370,14 +3490,15 @@ const file_ovsplane_plugin_v1_plugin_proto_rawDesc = "" +
 	"\rHealthRequest\"a\n" +
 	"\x0eHealthResponse\x125\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x1f.ovsplane.plugin.v1.HealthStateR\x05state\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xfc\x02\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x94\x03\n" +
 	"\vPortRequest\x12\x16\n" +
 	"\x06bridge\x18\x01 \x01(\tR\x06bridge\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x03 \x01(\tR\x04type\x12F\n" +
 	"\aoptions\x18\x04 \x03(\v2,.ovsplane.plugin.v1.PortRequest.OptionsEntryR\aoptions\x12S\n" +
 	"\fexternal_ids\x18\x05 \x03(\v20.ovsplane.plugin.v1.PortRequest.ExternalIdsEntryR\vexternalIds\x12\x14\n" +
-	"\x05state\x18\x06 \x01(\fR\x05state\x1a:\n" +
+	"\x05state\x18\x06 \x01(\fR\x05state\x12\x16\n" +
+	"\x06replay\x18\a \x01(\bR\x06replay\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
@@ -3394,13 +3515,27 @@ const file_ovsplane_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10ValidateResponse\x127\n" +
 	"\bproblems\x18\x01 \x03(\v2\x1b.ovsplane.plugin.v1.ProblemR\bproblems\"D\n" +
 	"\rAttachRequest\x123\n" +
-	"\x04port\x18\x01 \x01(\v2\x1f.ovsplane.plugin.v1.PortRequestR\x04port\"\x80\x02\n" +
+	"\x04port\x18\x01 \x01(\v2\x1f.ovsplane.plugin.v1.PortRequestR\x04port\"\xf2\x02\n" +
 	"\x0eAttachResponse\x121\n" +
 	"\x05ports\x18\x01 \x03(\v2\x1b.ovsplane.plugin.v1.OvsPortR\x05ports\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12\x16\n" +
 	"\x06status\x18\x03 \x01(\tR\x06status\x12O\n" +
-	"\tendpoints\x18\x04 \x03(\v21.ovsplane.plugin.v1.AttachResponse.EndpointsEntryR\tendpoints\x1a<\n" +
+	"\tendpoints\x18\x04 \x03(\v21.ovsplane.plugin.v1.AttachResponse.EndpointsEntryR\tendpoints\x127\n" +
+	"\abridges\x18\x05 \x03(\v2\x1d.ovsplane.plugin.v1.OvsBridgeR\abridges\x127\n" +
+	"\x04jobs\x18\x06 \x03(\v2#.ovsplane.plugin.v1.StartJobRequestR\x04jobs\x1a<\n" +
 	"\x0eEndpointsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x88\x03\n" +
+	"\tOvsBridge\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rdatapath_type\x18\x02 \x01(\tR\fdatapathType\x12\x1c\n" +
+	"\tprotocols\x18\x03 \x03(\tR\tprotocols\x12Q\n" +
+	"\fother_config\x18\x04 \x03(\v2..ovsplane.plugin.v1.OvsBridge.OtherConfigEntryR\votherConfig\x12Q\n" +
+	"\fexternal_ids\x18\x05 \x03(\v2..ovsplane.plugin.v1.OvsBridge.ExternalIdsEntryR\vexternalIds\x1a>\n" +
+	"\x10OtherConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
+	"\x10ExternalIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9e\x04\n" +
 	"\aOvsPort\x12\x16\n" +
@@ -3636,7 +3771,7 @@ func file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_ovsplane_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_ovsplane_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_ovsplane_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_ovsplane_plugin_v1_plugin_proto_goTypes = []any{
 	(Capability)(0),                 // 0: ovsplane.plugin.v1.Capability
 	(ObjectKind)(0),                 // 1: ovsplane.plugin.v1.ObjectKind
@@ -3665,48 +3800,51 @@ var file_ovsplane_plugin_v1_plugin_proto_goTypes = []any{
 	(*ValidateResponse)(nil),        // 24: ovsplane.plugin.v1.ValidateResponse
 	(*AttachRequest)(nil),           // 25: ovsplane.plugin.v1.AttachRequest
 	(*AttachResponse)(nil),          // 26: ovsplane.plugin.v1.AttachResponse
-	(*OvsPort)(nil),                 // 27: ovsplane.plugin.v1.OvsPort
-	(*OvsInterface)(nil),            // 28: ovsplane.plugin.v1.OvsInterface
-	(*DetachRequest)(nil),           // 29: ovsplane.plugin.v1.DetachRequest
-	(*DetachResponse)(nil),          // 30: ovsplane.plugin.v1.DetachResponse
-	(*ListRequest)(nil),             // 31: ovsplane.plugin.v1.ListRequest
-	(*ListResponse)(nil),            // 32: ovsplane.plugin.v1.ListResponse
-	(*OwnedPort)(nil),               // 33: ovsplane.plugin.v1.OwnedPort
-	(*PortEvent)(nil),               // 34: ovsplane.plugin.v1.PortEvent
-	(*PortEventsRequest)(nil),       // 35: ovsplane.plugin.v1.PortEventsRequest
-	(*PortEventsResponse)(nil),      // 36: ovsplane.plugin.v1.PortEventsResponse
-	(*InterfaceChange)(nil),         // 37: ovsplane.plugin.v1.InterfaceChange
-	(*ContributeRequest)(nil),       // 38: ovsplane.plugin.v1.ContributeRequest
-	(*ContributeResponse)(nil),      // 39: ovsplane.plugin.v1.ContributeResponse
-	(*BridgeFacts)(nil),             // 40: ovsplane.plugin.v1.BridgeFacts
-	(*BridgePort)(nil),              // 41: ovsplane.plugin.v1.BridgePort
-	(*FlowsRequest)(nil),            // 42: ovsplane.plugin.v1.FlowsRequest
-	(*FlowsResponse)(nil),           // 43: ovsplane.plugin.v1.FlowsResponse
-	(*Flow)(nil),                    // 44: ovsplane.plugin.v1.Flow
-	(*Group)(nil),                   // 45: ovsplane.plugin.v1.Group
-	(*Bucket)(nil),                  // 46: ovsplane.plugin.v1.Bucket
-	(*StartJobRequest)(nil),         // 47: ovsplane.plugin.v1.StartJobRequest
-	(*StartJobResponse)(nil),        // 48: ovsplane.plugin.v1.StartJobResponse
-	(*StopJobRequest)(nil),          // 49: ovsplane.plugin.v1.StopJobRequest
-	(*StopJobResponse)(nil),         // 50: ovsplane.plugin.v1.StopJobResponse
-	(*StatsRequest)(nil),            // 51: ovsplane.plugin.v1.StatsRequest
-	(*Metric)(nil),                  // 52: ovsplane.plugin.v1.Metric
-	(*StatsSample)(nil),             // 53: ovsplane.plugin.v1.StatsSample
-	nil,                             // 54: ovsplane.plugin.v1.PortRequest.OptionsEntry
-	nil,                             // 55: ovsplane.plugin.v1.PortRequest.ExternalIdsEntry
-	nil,                             // 56: ovsplane.plugin.v1.AttachResponse.EndpointsEntry
-	nil,                             // 57: ovsplane.plugin.v1.OvsPort.OtherConfigEntry
-	nil,                             // 58: ovsplane.plugin.v1.OvsPort.ExternalIdsEntry
-	nil,                             // 59: ovsplane.plugin.v1.OvsInterface.OptionsEntry
-	nil,                             // 60: ovsplane.plugin.v1.OvsInterface.OtherConfigEntry
-	nil,                             // 61: ovsplane.plugin.v1.OvsInterface.ExternalIdsEntry
-	nil,                             // 62: ovsplane.plugin.v1.PortEvent.OptionsEntry
-	nil,                             // 63: ovsplane.plugin.v1.PortEvent.OtherConfigEntry
-	nil,                             // 64: ovsplane.plugin.v1.PortEvent.ExternalIdsEntry
-	nil,                             // 65: ovsplane.plugin.v1.InterfaceChange.SetOtherConfigEntry
-	nil,                             // 66: ovsplane.plugin.v1.ContributeResponse.OtherConfigEntry
-	nil,                             // 67: ovsplane.plugin.v1.BridgePort.ExternalIdsEntry
-	nil,                             // 68: ovsplane.plugin.v1.Metric.LabelsEntry
+	(*OvsBridge)(nil),               // 27: ovsplane.plugin.v1.OvsBridge
+	(*OvsPort)(nil),                 // 28: ovsplane.plugin.v1.OvsPort
+	(*OvsInterface)(nil),            // 29: ovsplane.plugin.v1.OvsInterface
+	(*DetachRequest)(nil),           // 30: ovsplane.plugin.v1.DetachRequest
+	(*DetachResponse)(nil),          // 31: ovsplane.plugin.v1.DetachResponse
+	(*ListRequest)(nil),             // 32: ovsplane.plugin.v1.ListRequest
+	(*ListResponse)(nil),            // 33: ovsplane.plugin.v1.ListResponse
+	(*OwnedPort)(nil),               // 34: ovsplane.plugin.v1.OwnedPort
+	(*PortEvent)(nil),               // 35: ovsplane.plugin.v1.PortEvent
+	(*PortEventsRequest)(nil),       // 36: ovsplane.plugin.v1.PortEventsRequest
+	(*PortEventsResponse)(nil),      // 37: ovsplane.plugin.v1.PortEventsResponse
+	(*InterfaceChange)(nil),         // 38: ovsplane.plugin.v1.InterfaceChange
+	(*ContributeRequest)(nil),       // 39: ovsplane.plugin.v1.ContributeRequest
+	(*ContributeResponse)(nil),      // 40: ovsplane.plugin.v1.ContributeResponse
+	(*BridgeFacts)(nil),             // 41: ovsplane.plugin.v1.BridgeFacts
+	(*BridgePort)(nil),              // 42: ovsplane.plugin.v1.BridgePort
+	(*FlowsRequest)(nil),            // 43: ovsplane.plugin.v1.FlowsRequest
+	(*FlowsResponse)(nil),           // 44: ovsplane.plugin.v1.FlowsResponse
+	(*Flow)(nil),                    // 45: ovsplane.plugin.v1.Flow
+	(*Group)(nil),                   // 46: ovsplane.plugin.v1.Group
+	(*Bucket)(nil),                  // 47: ovsplane.plugin.v1.Bucket
+	(*StartJobRequest)(nil),         // 48: ovsplane.plugin.v1.StartJobRequest
+	(*StartJobResponse)(nil),        // 49: ovsplane.plugin.v1.StartJobResponse
+	(*StopJobRequest)(nil),          // 50: ovsplane.plugin.v1.StopJobRequest
+	(*StopJobResponse)(nil),         // 51: ovsplane.plugin.v1.StopJobResponse
+	(*StatsRequest)(nil),            // 52: ovsplane.plugin.v1.StatsRequest
+	(*Metric)(nil),                  // 53: ovsplane.plugin.v1.Metric
+	(*StatsSample)(nil),             // 54: ovsplane.plugin.v1.StatsSample
+	nil,                             // 55: ovsplane.plugin.v1.PortRequest.OptionsEntry
+	nil,                             // 56: ovsplane.plugin.v1.PortRequest.ExternalIdsEntry
+	nil,                             // 57: ovsplane.plugin.v1.AttachResponse.EndpointsEntry
+	nil,                             // 58: ovsplane.plugin.v1.OvsBridge.OtherConfigEntry
+	nil,                             // 59: ovsplane.plugin.v1.OvsBridge.ExternalIdsEntry
+	nil,                             // 60: ovsplane.plugin.v1.OvsPort.OtherConfigEntry
+	nil,                             // 61: ovsplane.plugin.v1.OvsPort.ExternalIdsEntry
+	nil,                             // 62: ovsplane.plugin.v1.OvsInterface.OptionsEntry
+	nil,                             // 63: ovsplane.plugin.v1.OvsInterface.OtherConfigEntry
+	nil,                             // 64: ovsplane.plugin.v1.OvsInterface.ExternalIdsEntry
+	nil,                             // 65: ovsplane.plugin.v1.PortEvent.OptionsEntry
+	nil,                             // 66: ovsplane.plugin.v1.PortEvent.OtherConfigEntry
+	nil,                             // 67: ovsplane.plugin.v1.PortEvent.ExternalIdsEntry
+	nil,                             // 68: ovsplane.plugin.v1.InterfaceChange.SetOtherConfigEntry
+	nil,                             // 69: ovsplane.plugin.v1.ContributeResponse.OtherConfigEntry
+	nil,                             // 70: ovsplane.plugin.v1.BridgePort.ExternalIdsEntry
+	nil,                             // 71: ovsplane.plugin.v1.Metric.LabelsEntry
 }
 var file_ovsplane_plugin_v1_plugin_proto_depIdxs = []int32{
 	8,  // 0: ovsplane.plugin.v1.GetInfoResponse.info:type_name -> ovsplane.plugin.v1.PluginInfo
@@ -3719,74 +3857,78 @@ var file_ovsplane_plugin_v1_plugin_proto_depIdxs = []int32{
 	16, // 7: ovsplane.plugin.v1.ConfigureRequest.cookies:type_name -> ovsplane.plugin.v1.CookieRange
 	17, // 8: ovsplane.plugin.v1.ConfigureRequest.groups:type_name -> ovsplane.plugin.v1.GroupRange
 	2,  // 9: ovsplane.plugin.v1.HealthResponse.state:type_name -> ovsplane.plugin.v1.HealthState
-	54, // 10: ovsplane.plugin.v1.PortRequest.options:type_name -> ovsplane.plugin.v1.PortRequest.OptionsEntry
-	55, // 11: ovsplane.plugin.v1.PortRequest.external_ids:type_name -> ovsplane.plugin.v1.PortRequest.ExternalIdsEntry
+	55, // 10: ovsplane.plugin.v1.PortRequest.options:type_name -> ovsplane.plugin.v1.PortRequest.OptionsEntry
+	56, // 11: ovsplane.plugin.v1.PortRequest.external_ids:type_name -> ovsplane.plugin.v1.PortRequest.ExternalIdsEntry
 	21, // 12: ovsplane.plugin.v1.ErrorDetail.problems:type_name -> ovsplane.plugin.v1.Problem
 	20, // 13: ovsplane.plugin.v1.ValidateRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
 	21, // 14: ovsplane.plugin.v1.ValidateResponse.problems:type_name -> ovsplane.plugin.v1.Problem
 	20, // 15: ovsplane.plugin.v1.AttachRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
-	27, // 16: ovsplane.plugin.v1.AttachResponse.ports:type_name -> ovsplane.plugin.v1.OvsPort
-	56, // 17: ovsplane.plugin.v1.AttachResponse.endpoints:type_name -> ovsplane.plugin.v1.AttachResponse.EndpointsEntry
-	28, // 18: ovsplane.plugin.v1.OvsPort.interfaces:type_name -> ovsplane.plugin.v1.OvsInterface
-	57, // 19: ovsplane.plugin.v1.OvsPort.other_config:type_name -> ovsplane.plugin.v1.OvsPort.OtherConfigEntry
-	58, // 20: ovsplane.plugin.v1.OvsPort.external_ids:type_name -> ovsplane.plugin.v1.OvsPort.ExternalIdsEntry
-	59, // 21: ovsplane.plugin.v1.OvsInterface.options:type_name -> ovsplane.plugin.v1.OvsInterface.OptionsEntry
-	60, // 22: ovsplane.plugin.v1.OvsInterface.other_config:type_name -> ovsplane.plugin.v1.OvsInterface.OtherConfigEntry
-	61, // 23: ovsplane.plugin.v1.OvsInterface.external_ids:type_name -> ovsplane.plugin.v1.OvsInterface.ExternalIdsEntry
-	20, // 24: ovsplane.plugin.v1.DetachRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
-	33, // 25: ovsplane.plugin.v1.ListResponse.ports:type_name -> ovsplane.plugin.v1.OwnedPort
-	4,  // 26: ovsplane.plugin.v1.PortEvent.kind:type_name -> ovsplane.plugin.v1.PortEventKind
-	3,  // 27: ovsplane.plugin.v1.PortEvent.owner:type_name -> ovsplane.plugin.v1.PortOwner
-	62, // 28: ovsplane.plugin.v1.PortEvent.options:type_name -> ovsplane.plugin.v1.PortEvent.OptionsEntry
-	63, // 29: ovsplane.plugin.v1.PortEvent.other_config:type_name -> ovsplane.plugin.v1.PortEvent.OtherConfigEntry
-	64, // 30: ovsplane.plugin.v1.PortEvent.external_ids:type_name -> ovsplane.plugin.v1.PortEvent.ExternalIdsEntry
-	34, // 31: ovsplane.plugin.v1.PortEventsRequest.events:type_name -> ovsplane.plugin.v1.PortEvent
-	37, // 32: ovsplane.plugin.v1.PortEventsResponse.changes:type_name -> ovsplane.plugin.v1.InterfaceChange
-	65, // 33: ovsplane.plugin.v1.InterfaceChange.set_other_config:type_name -> ovsplane.plugin.v1.InterfaceChange.SetOtherConfigEntry
-	66, // 34: ovsplane.plugin.v1.ContributeResponse.other_config:type_name -> ovsplane.plugin.v1.ContributeResponse.OtherConfigEntry
-	41, // 35: ovsplane.plugin.v1.BridgeFacts.ports:type_name -> ovsplane.plugin.v1.BridgePort
-	3,  // 36: ovsplane.plugin.v1.BridgePort.owner:type_name -> ovsplane.plugin.v1.PortOwner
-	67, // 37: ovsplane.plugin.v1.BridgePort.external_ids:type_name -> ovsplane.plugin.v1.BridgePort.ExternalIdsEntry
-	40, // 38: ovsplane.plugin.v1.FlowsRequest.bridge:type_name -> ovsplane.plugin.v1.BridgeFacts
-	44, // 39: ovsplane.plugin.v1.FlowsResponse.flows:type_name -> ovsplane.plugin.v1.Flow
-	45, // 40: ovsplane.plugin.v1.FlowsResponse.groups:type_name -> ovsplane.plugin.v1.Group
-	46, // 41: ovsplane.plugin.v1.Group.buckets:type_name -> ovsplane.plugin.v1.Bucket
-	5,  // 42: ovsplane.plugin.v1.Metric.kind:type_name -> ovsplane.plugin.v1.MetricKind
-	68, // 43: ovsplane.plugin.v1.Metric.labels:type_name -> ovsplane.plugin.v1.Metric.LabelsEntry
-	52, // 44: ovsplane.plugin.v1.StatsSample.metrics:type_name -> ovsplane.plugin.v1.Metric
-	6,  // 45: ovsplane.plugin.v1.Plugin.GetInfo:input_type -> ovsplane.plugin.v1.GetInfoRequest
-	11, // 46: ovsplane.plugin.v1.Plugin.GetConfigSchema:input_type -> ovsplane.plugin.v1.GetConfigSchemaRequest
-	13, // 47: ovsplane.plugin.v1.Plugin.Configure:input_type -> ovsplane.plugin.v1.ConfigureRequest
-	18, // 48: ovsplane.plugin.v1.Plugin.Health:input_type -> ovsplane.plugin.v1.HealthRequest
-	23, // 49: ovsplane.plugin.v1.PortProvider.Validate:input_type -> ovsplane.plugin.v1.ValidateRequest
-	25, // 50: ovsplane.plugin.v1.PortProvider.Attach:input_type -> ovsplane.plugin.v1.AttachRequest
-	29, // 51: ovsplane.plugin.v1.PortProvider.Detach:input_type -> ovsplane.plugin.v1.DetachRequest
-	31, // 52: ovsplane.plugin.v1.PortProvider.List:input_type -> ovsplane.plugin.v1.ListRequest
-	35, // 53: ovsplane.plugin.v1.Watcher.OnPortEvents:input_type -> ovsplane.plugin.v1.PortEventsRequest
-	38, // 54: ovsplane.plugin.v1.GlobalConfig.Contribute:input_type -> ovsplane.plugin.v1.ContributeRequest
-	42, // 55: ovsplane.plugin.v1.FlowProgram.Flows:input_type -> ovsplane.plugin.v1.FlowsRequest
-	47, // 56: ovsplane.plugin.v1.DataPath.Start:input_type -> ovsplane.plugin.v1.StartJobRequest
-	49, // 57: ovsplane.plugin.v1.DataPath.Stop:input_type -> ovsplane.plugin.v1.StopJobRequest
-	51, // 58: ovsplane.plugin.v1.DataPath.Stats:input_type -> ovsplane.plugin.v1.StatsRequest
-	7,  // 59: ovsplane.plugin.v1.Plugin.GetInfo:output_type -> ovsplane.plugin.v1.GetInfoResponse
-	12, // 60: ovsplane.plugin.v1.Plugin.GetConfigSchema:output_type -> ovsplane.plugin.v1.GetConfigSchemaResponse
-	14, // 61: ovsplane.plugin.v1.Plugin.Configure:output_type -> ovsplane.plugin.v1.ConfigureResponse
-	19, // 62: ovsplane.plugin.v1.Plugin.Health:output_type -> ovsplane.plugin.v1.HealthResponse
-	24, // 63: ovsplane.plugin.v1.PortProvider.Validate:output_type -> ovsplane.plugin.v1.ValidateResponse
-	26, // 64: ovsplane.plugin.v1.PortProvider.Attach:output_type -> ovsplane.plugin.v1.AttachResponse
-	30, // 65: ovsplane.plugin.v1.PortProvider.Detach:output_type -> ovsplane.plugin.v1.DetachResponse
-	32, // 66: ovsplane.plugin.v1.PortProvider.List:output_type -> ovsplane.plugin.v1.ListResponse
-	36, // 67: ovsplane.plugin.v1.Watcher.OnPortEvents:output_type -> ovsplane.plugin.v1.PortEventsResponse
-	39, // 68: ovsplane.plugin.v1.GlobalConfig.Contribute:output_type -> ovsplane.plugin.v1.ContributeResponse
-	43, // 69: ovsplane.plugin.v1.FlowProgram.Flows:output_type -> ovsplane.plugin.v1.FlowsResponse
-	48, // 70: ovsplane.plugin.v1.DataPath.Start:output_type -> ovsplane.plugin.v1.StartJobResponse
-	50, // 71: ovsplane.plugin.v1.DataPath.Stop:output_type -> ovsplane.plugin.v1.StopJobResponse
-	53, // 72: ovsplane.plugin.v1.DataPath.Stats:output_type -> ovsplane.plugin.v1.StatsSample
-	59, // [59:73] is the sub-list for method output_type
-	45, // [45:59] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	28, // 16: ovsplane.plugin.v1.AttachResponse.ports:type_name -> ovsplane.plugin.v1.OvsPort
+	57, // 17: ovsplane.plugin.v1.AttachResponse.endpoints:type_name -> ovsplane.plugin.v1.AttachResponse.EndpointsEntry
+	27, // 18: ovsplane.plugin.v1.AttachResponse.bridges:type_name -> ovsplane.plugin.v1.OvsBridge
+	48, // 19: ovsplane.plugin.v1.AttachResponse.jobs:type_name -> ovsplane.plugin.v1.StartJobRequest
+	58, // 20: ovsplane.plugin.v1.OvsBridge.other_config:type_name -> ovsplane.plugin.v1.OvsBridge.OtherConfigEntry
+	59, // 21: ovsplane.plugin.v1.OvsBridge.external_ids:type_name -> ovsplane.plugin.v1.OvsBridge.ExternalIdsEntry
+	29, // 22: ovsplane.plugin.v1.OvsPort.interfaces:type_name -> ovsplane.plugin.v1.OvsInterface
+	60, // 23: ovsplane.plugin.v1.OvsPort.other_config:type_name -> ovsplane.plugin.v1.OvsPort.OtherConfigEntry
+	61, // 24: ovsplane.plugin.v1.OvsPort.external_ids:type_name -> ovsplane.plugin.v1.OvsPort.ExternalIdsEntry
+	62, // 25: ovsplane.plugin.v1.OvsInterface.options:type_name -> ovsplane.plugin.v1.OvsInterface.OptionsEntry
+	63, // 26: ovsplane.plugin.v1.OvsInterface.other_config:type_name -> ovsplane.plugin.v1.OvsInterface.OtherConfigEntry
+	64, // 27: ovsplane.plugin.v1.OvsInterface.external_ids:type_name -> ovsplane.plugin.v1.OvsInterface.ExternalIdsEntry
+	20, // 28: ovsplane.plugin.v1.DetachRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
+	34, // 29: ovsplane.plugin.v1.ListResponse.ports:type_name -> ovsplane.plugin.v1.OwnedPort
+	4,  // 30: ovsplane.plugin.v1.PortEvent.kind:type_name -> ovsplane.plugin.v1.PortEventKind
+	3,  // 31: ovsplane.plugin.v1.PortEvent.owner:type_name -> ovsplane.plugin.v1.PortOwner
+	65, // 32: ovsplane.plugin.v1.PortEvent.options:type_name -> ovsplane.plugin.v1.PortEvent.OptionsEntry
+	66, // 33: ovsplane.plugin.v1.PortEvent.other_config:type_name -> ovsplane.plugin.v1.PortEvent.OtherConfigEntry
+	67, // 34: ovsplane.plugin.v1.PortEvent.external_ids:type_name -> ovsplane.plugin.v1.PortEvent.ExternalIdsEntry
+	35, // 35: ovsplane.plugin.v1.PortEventsRequest.events:type_name -> ovsplane.plugin.v1.PortEvent
+	38, // 36: ovsplane.plugin.v1.PortEventsResponse.changes:type_name -> ovsplane.plugin.v1.InterfaceChange
+	68, // 37: ovsplane.plugin.v1.InterfaceChange.set_other_config:type_name -> ovsplane.plugin.v1.InterfaceChange.SetOtherConfigEntry
+	69, // 38: ovsplane.plugin.v1.ContributeResponse.other_config:type_name -> ovsplane.plugin.v1.ContributeResponse.OtherConfigEntry
+	42, // 39: ovsplane.plugin.v1.BridgeFacts.ports:type_name -> ovsplane.plugin.v1.BridgePort
+	3,  // 40: ovsplane.plugin.v1.BridgePort.owner:type_name -> ovsplane.plugin.v1.PortOwner
+	70, // 41: ovsplane.plugin.v1.BridgePort.external_ids:type_name -> ovsplane.plugin.v1.BridgePort.ExternalIdsEntry
+	41, // 42: ovsplane.plugin.v1.FlowsRequest.bridge:type_name -> ovsplane.plugin.v1.BridgeFacts
+	45, // 43: ovsplane.plugin.v1.FlowsResponse.flows:type_name -> ovsplane.plugin.v1.Flow
+	46, // 44: ovsplane.plugin.v1.FlowsResponse.groups:type_name -> ovsplane.plugin.v1.Group
+	47, // 45: ovsplane.plugin.v1.Group.buckets:type_name -> ovsplane.plugin.v1.Bucket
+	5,  // 46: ovsplane.plugin.v1.Metric.kind:type_name -> ovsplane.plugin.v1.MetricKind
+	71, // 47: ovsplane.plugin.v1.Metric.labels:type_name -> ovsplane.plugin.v1.Metric.LabelsEntry
+	53, // 48: ovsplane.plugin.v1.StatsSample.metrics:type_name -> ovsplane.plugin.v1.Metric
+	6,  // 49: ovsplane.plugin.v1.Plugin.GetInfo:input_type -> ovsplane.plugin.v1.GetInfoRequest
+	11, // 50: ovsplane.plugin.v1.Plugin.GetConfigSchema:input_type -> ovsplane.plugin.v1.GetConfigSchemaRequest
+	13, // 51: ovsplane.plugin.v1.Plugin.Configure:input_type -> ovsplane.plugin.v1.ConfigureRequest
+	18, // 52: ovsplane.plugin.v1.Plugin.Health:input_type -> ovsplane.plugin.v1.HealthRequest
+	23, // 53: ovsplane.plugin.v1.PortProvider.Validate:input_type -> ovsplane.plugin.v1.ValidateRequest
+	25, // 54: ovsplane.plugin.v1.PortProvider.Attach:input_type -> ovsplane.plugin.v1.AttachRequest
+	30, // 55: ovsplane.plugin.v1.PortProvider.Detach:input_type -> ovsplane.plugin.v1.DetachRequest
+	32, // 56: ovsplane.plugin.v1.PortProvider.List:input_type -> ovsplane.plugin.v1.ListRequest
+	36, // 57: ovsplane.plugin.v1.Watcher.OnPortEvents:input_type -> ovsplane.plugin.v1.PortEventsRequest
+	39, // 58: ovsplane.plugin.v1.GlobalConfig.Contribute:input_type -> ovsplane.plugin.v1.ContributeRequest
+	43, // 59: ovsplane.plugin.v1.FlowProgram.Flows:input_type -> ovsplane.plugin.v1.FlowsRequest
+	48, // 60: ovsplane.plugin.v1.DataPath.Start:input_type -> ovsplane.plugin.v1.StartJobRequest
+	50, // 61: ovsplane.plugin.v1.DataPath.Stop:input_type -> ovsplane.plugin.v1.StopJobRequest
+	52, // 62: ovsplane.plugin.v1.DataPath.Stats:input_type -> ovsplane.plugin.v1.StatsRequest
+	7,  // 63: ovsplane.plugin.v1.Plugin.GetInfo:output_type -> ovsplane.plugin.v1.GetInfoResponse
+	12, // 64: ovsplane.plugin.v1.Plugin.GetConfigSchema:output_type -> ovsplane.plugin.v1.GetConfigSchemaResponse
+	14, // 65: ovsplane.plugin.v1.Plugin.Configure:output_type -> ovsplane.plugin.v1.ConfigureResponse
+	19, // 66: ovsplane.plugin.v1.Plugin.Health:output_type -> ovsplane.plugin.v1.HealthResponse
+	24, // 67: ovsplane.plugin.v1.PortProvider.Validate:output_type -> ovsplane.plugin.v1.ValidateResponse
+	26, // 68: ovsplane.plugin.v1.PortProvider.Attach:output_type -> ovsplane.plugin.v1.AttachResponse
+	31, // 69: ovsplane.plugin.v1.PortProvider.Detach:output_type -> ovsplane.plugin.v1.DetachResponse
+	33, // 70: ovsplane.plugin.v1.PortProvider.List:output_type -> ovsplane.plugin.v1.ListResponse
+	37, // 71: ovsplane.plugin.v1.Watcher.OnPortEvents:output_type -> ovsplane.plugin.v1.PortEventsResponse
+	40, // 72: ovsplane.plugin.v1.GlobalConfig.Contribute:output_type -> ovsplane.plugin.v1.ContributeResponse
+	44, // 73: ovsplane.plugin.v1.FlowProgram.Flows:output_type -> ovsplane.plugin.v1.FlowsResponse
+	49, // 74: ovsplane.plugin.v1.DataPath.Start:output_type -> ovsplane.plugin.v1.StartJobResponse
+	51, // 75: ovsplane.plugin.v1.DataPath.Stop:output_type -> ovsplane.plugin.v1.StopJobResponse
+	54, // 76: ovsplane.plugin.v1.DataPath.Stats:output_type -> ovsplane.plugin.v1.StatsSample
+	63, // [63:77] is the sub-list for method output_type
+	49, // [49:63] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_plugin_v1_plugin_proto_init() }
@@ -3794,15 +3936,15 @@ func file_ovsplane_plugin_v1_plugin_proto_init() {
 	if File_ovsplane_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_ovsplane_plugin_v1_plugin_proto_msgTypes[21].OneofWrappers = []any{}
 	file_ovsplane_plugin_v1_plugin_proto_msgTypes[22].OneofWrappers = []any{}
+	file_ovsplane_plugin_v1_plugin_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_plugin_v1_plugin_proto_rawDesc), len(file_ovsplane_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   63,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   6,
 		},
