@@ -60,8 +60,7 @@ func (pl *planner) planEndpoint() {
 		return
 	}
 	pl.p.Process = &Process{
-		Argv: []string{"dpdk-vdpa", "--file-prefix=ovsplane-vdpa-" + req.Name, "-a", pl.p.VF + ",class=vdpa",
-			"--", "--iface", req.SocketDir + "/" + req.Name + "-", "--client"},
+		Argv: append([]string{DPDKVDPAProgram}, DPDKVDPAArgs(req.Name, pl.p.VF, req.SocketDir)...),
 		Note: "DPDK mlx5 vDPA driver for the VF (bifurcated: the VF stays on mlx5_core); --client: QEMU creates the socket (server=on)",
 	}
 }
@@ -72,4 +71,17 @@ func parseMAC(s string) net.HardwareAddr {
 	}
 	hw, _ := net.ParseMAC(s)
 	return hw
+}
+
+// DPDKVDPAProgram is the DPDK vDPA driver's program name, argv[0] of Process.Argv in mode
+// dpdk-pmd (DPDK's examples/vdpa application).
+const DPDKVDPAProgram = "dpdk-vdpa"
+
+// DPDKVDPAArgs returns the arguments after the program of the DPDK vDPA driver process serving
+// port name in mode dpdk-pmd: its own EAL file prefix, the VF (a PCI address) probed with
+// class=vdpa, and the vhost-user socket prefix in socketDir (the process appends the device's
+// index, hence the endpoint <socketDir>/<name>-0), as a client of the socket QEMU creates.
+func DPDKVDPAArgs(name, vf, socketDir string) []string {
+	return []string{"--file-prefix=ovsplane-vdpa-" + name, "-a", vf + ",class=vdpa",
+		"--", "--iface", socketDir + "/" + name + "-", "--client"}
 }

@@ -52,8 +52,12 @@ func newPlugin(t *testing.T, k *simkernel.Kernel) *Plugin {
 	return p
 }
 
+// anyProgram is an executable for config dpdk_vdpa in tests that start no job: a dpdk-pmd port
+// attaches only when the configured program exists.
+const anyProgram = "/bin/true"
+
 // setup boots the named fixture and returns its kernel and a fake daemon with the plugin
-// configured (stock OVS 3.1 with DPDK facts unless facts edits them).
+// configured (stock OVS 3.1 with DPDK facts unless facts edits them; dpdk_vdpa anyProgram).
 func setup(t *testing.T, name string, edit func(*simhost.Fixture), facts func(*api.HostFacts)) (*simkernel.Kernel, *sdktest.FakeHost) {
 	t.Helper()
 	k := bootKernel(t, loadFixture(t, name, edit))
@@ -61,7 +65,7 @@ func setup(t *testing.T, name string, edit func(*simhost.Fixture), facts func(*a
 	if facts != nil {
 		facts(&h.Facts)
 	}
-	if err := h.Configure(nil); err != nil {
+	if err := h.Configure([]byte(`{"dpdk_vdpa": "` + anyProgram + `"}`)); err != nil {
 		t.Fatal(err)
 	}
 	return k, h

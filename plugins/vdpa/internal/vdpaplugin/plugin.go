@@ -42,8 +42,9 @@ type Options struct {
 	MaxWait time.Duration
 }
 
-// Plugin is the vdpa plugin: api.Plugin, api.PortProvider, api.GlobalConfigContributor and
-// api.Watcher. Its methods are safe for concurrent use; host work (Attach, Detach) is
+// Plugin is the vdpa plugin: api.Plugin, api.PortProvider, api.GlobalConfigContributor,
+// api.Watcher and api.DataPath (the dpdk-vdpa process of each dpdk-pmd port, an
+// sdk.Supervisor's). Its methods are safe for concurrent use; host work (Attach, Detach) is
 // serialised, as the library asks (one provisioning per PF at a time).
 type Plugin struct {
 	log        *slog.Logger
@@ -51,6 +52,7 @@ type Plugin struct {
 	poll       time.Duration
 	maxWait    time.Duration
 	work       chan struct{} // a one-slot semaphore around host work
+	sup        *sdk.Supervisor
 
 	mu         sync.Mutex
 	configured bool
@@ -67,6 +69,7 @@ var (
 	_ api.PortProvider            = (*Plugin)(nil)
 	_ api.GlobalConfigContributor = (*Plugin)(nil)
 	_ api.Watcher                 = (*Plugin)(nil)
+	_ api.DataPath                = (*Plugin)(nil)
 )
 
 // New returns an unconfigured Plugin; the daemon calls Configure before anything but Info and
@@ -83,12 +86,19 @@ func New(opts Options) *Plugin {
 	if p.maxWait <= 0 {
 		p.maxWait = 10 * time.Second
 	}
+	p.sup = sdk.NewSupervisor(sdk.SupervisorOptions{Logger: p.log})
 	return p
 }
 
-// Close releases the kernel handles (netlink socket, simulation directory). The ports'
-// host state stays: it belongs to the ports.
+// Close stops the dpdk-vdpa processes (SIGTERM, SIGKILL after 3s) and releases the kernel
+// handles (netlink socket, simulation directory). The ports' host state stays: it belongs to
+// the ports.
 func (p *Plugin) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace+2*time.Second)
+	defer cancel()
+	if err := p.sup.Close(ctx); err != nil {
+		p.log.Warn("stopping the dpdk-vdpa processes", "err", err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.kernel.Close(); err != nil {
@@ -107,9 +117,9 @@ func (p *Plugin) Info(context.Context) (api.Info, error) {
 		Name:        Name,
 		Version:     Version,
 		APIVersions: api.SupportedAPIVersions(),
-		Types:       []api.ObjectType{port},
+		Types:       []api.ObjectType{port, jobType()},
 		Watch:       api.WatchFilter{InterfaceTypes: watchedTypes},
-		Description: "mlx5 vDPA ports (ConnectX-6 Dx, BlueField NIC mode): VF, vDPA device and OVS representor",
+		Description: "mlx5 vDPA ports (ConnectX-6 Dx, BlueField NIC mode): VF, vDPA device and OVS representor; dpdk-vdpa supervised for mode dpdk-pmd",
 	}, nil
 }
 
@@ -143,13 +153,15 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 	}
 	p.configured, p.cfg, p.facts = true, cfg, req.Facts
 	p.log.Info("configured", "root", cfg.Root, "simulate", cfg.Simulate, "hw_offload", cfg.hwOffload(),
+		"dpdk_vdpa", cfg.DPDKVDPA, "supervise_dpdk_vdpa", cfg.supervise(),
 		"ovs", req.Facts.OVSVersion, "dpdk_initialized", req.Facts.DPDKInitialized, "dpdkvdpa", req.Facts.HasIfaceType("dpdkvdpa"))
 	return ctx.Err()
 }
 
-// Health is OK once configured; its message counts the ports and says loudly when the plugin
-// simulates.
+// Health is OK once configured, Degraded while a dpdk-vdpa process is down (restarting); its
+// message counts the ports and processes and says loudly when the plugin simulates.
 func (p *Plugin) Health(context.Context) (api.Health, error) {
+	running, down, why := p.jobsHealth()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.configured {
@@ -159,8 +171,14 @@ func (p *Plugin) Health(context.Context) (api.Health, error) {
 	if p.kernel == nil {
 		return api.Health{State: api.HealthFailing, Message: "shutting down"}, nil
 	}
+	if running+down > 0 {
+		msg += fmt.Sprintf(", %d of %d dpdk-vdpa processes running", running, running+down)
+	}
 	if sim := p.kernel.Simulated; sim != "" {
 		msg = "SIMULATION (fixture " + sim + ", no hardware touched): " + msg
+	}
+	if down > 0 {
+		return api.Health{State: api.HealthDegraded, Message: msg + "; " + why}, nil
 	}
 	return api.Health{State: api.HealthOK, Message: msg}, nil
 }

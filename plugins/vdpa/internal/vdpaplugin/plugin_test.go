@@ -16,14 +16,16 @@ import (
 )
 
 // TestInfo: the plugin announces the port type with a schema listing exactly the library's
-// options (pf required), the capabilities it serves, and a watch on dpdk and dpdkvdpa rows.
+// options (pf required), the dpdk-vdpa job type, the capabilities it serves, and a watch on dpdk
+// and dpdkvdpa rows.
 func TestInfo(t *testing.T) {
 	conn := sdktest.Connect(t, New(Options{Logger: testkit.Logger(t, slog.LevelDebug)}))
 	info := conn.Info
-	if info.Name != Name || len(info.Types) != 1 || info.Types[0].Name != PortType || info.Types[0].Kind != api.ObjectKindPort {
+	if info.Name != Name || len(info.Types) != 2 || info.Types[0].Name != PortType || info.Types[0].Kind != api.ObjectKindPort ||
+		info.Types[1].Name != JobType || info.Types[1].Kind != api.ObjectKindJob || !json.Valid([]byte(info.Types[1].OptionsSchema)) {
 		t.Fatalf("info %+v", info)
 	}
-	want := []api.Capability{api.CapabilityPortProvider, api.CapabilityWatcher, api.CapabilityGlobalConfig}
+	want := []api.Capability{api.CapabilityPortProvider, api.CapabilityWatcher, api.CapabilityGlobalConfig, api.CapabilityDataPath}
 	for _, c := range want {
 		if !slices.Contains(info.Capabilities, c) {
 			t.Errorf("capabilities %v lack %s", info.Capabilities, c)
@@ -63,6 +65,9 @@ func TestConfigure(t *testing.T) {
 		`{"simulate": "/a.fixture", "root": "/tmp"}`: "config.root",
 		`{"hw_offload": "yes"}`:                      "config.hw_offload",
 		`{"rooot": "/"}`:                             "config.rooot",
+		`{"dpdk_vdpa": "dpdk-vdpa"}`:                 "config.dpdk_vdpa",
+		`{"dpdk_vdpa": "/nonexistent/dpdk-vdpa"}`:    "config.dpdk_vdpa",
+		`{"dpdk_vdpa": "/usr/bin/../bin/true"}`:      "config.dpdk_vdpa",
 	} {
 		err := h.Configure([]byte(cfg))
 		var e *api.Error

@@ -109,6 +109,11 @@ func (p *Plugin) Attach(ctx context.Context, req api.PortRequest) (api.Attachmen
 	if len(problems) > 0 {
 		return api.Attachment{}, invalid(req.Name, problems)
 	}
+	if r.Mode == vdpa.ModeDPDKPMD && cfg.supervise() {
+		if err := checkDPDKVDPA(cfg, req.Name); err != nil { // before any host work
+			return api.Attachment{}, err
+		}
+	}
 	prev, err := p.previous(req)
 	if err != nil {
 		return api.Attachment{}, err
@@ -134,7 +139,10 @@ func (p *Plugin) Attach(ctx context.Context, req api.PortRequest) (api.Attachmen
 	if err != nil {
 		return api.Attachment{}, err
 	}
-	a := attachment(req.Name, st, cfg, k.Simulated)
+	a, err := attachment(req.Name, st, cfg, k.Simulated)
+	if err != nil {
+		return api.Attachment{}, err
+	}
 	a.State = encoded
 	p.remember(&port{bridge: req.Bridge, name: req.Name, state: st, encoded: encoded, status: a.Status})
 	if len(plan.Steps) > 0 {
@@ -205,16 +213,25 @@ func (p *Plugin) interfaces(except string) []vdpa.OVSInterface {
 	return out
 }
 
-// attachment builds the OVS shape, endpoints and status of an applied port.
-func attachment(name string, st *vdpa.State, cfg Config, simulated string) api.Attachment {
+// attachment builds the OVS shape, endpoints, status and, for a dpdk-pmd port whose driver the
+// plugin supervises, the data-path job of an applied port.
+func attachment(name string, st *vdpa.State, cfg Config, simulated string) (api.Attachment, error) {
 	ifc := st.OVS.Interface
 	op := sdk.SinglePort(name, ifc.Type, maps.Clone(ifc.Options))
 	op.Interfaces[0].ExternalIDs = maps.Clone(ifc.ExternalIDs)
-	return api.Attachment{Ports: []api.OVSPort{op}, Status: status(st, cfg, simulated), Endpoints: endpoints(st)}
+	a := api.Attachment{Ports: []api.OVSPort{op}, Status: status(st, cfg, simulated), Endpoints: endpoints(st, cfg)}
+	if st.Process != nil && cfg.supervise() {
+		job, err := jobOf(st)
+		if err != nil {
+			return api.Attachment{}, err
+		}
+		a.Jobs = []api.Job{job}
+	}
+	return a, nil
 }
 
 // endpoints says what the guest (and the operator) attach to.
-func endpoints(st *vdpa.State) map[string]string {
+func endpoints(st *vdpa.State, cfg Config) map[string]string {
 	e := map[string]string{}
 	switch st.Endpoint.Kind {
 	case "vhost-vdpa", "vhost-user":
@@ -225,14 +242,18 @@ func endpoints(st *vdpa.State) map[string]string {
 	if st.Representor != "" {
 		e["representor"] = st.Representor
 	}
-	if st.Process != nil {
+	switch {
+	case st.Process != nil && cfg.supervise():
+		e["dpdk-vdpa-job"] = jobPrefix + st.Request.Name
+	case st.Process != nil:
 		e["dpdk-vdpa"] = strings.Join(st.Process.Argv, " ")
 	}
 	return e
 }
 
-// status is one line for humans: mode, VF, representor, endpoint, the helper process to run
-// and the hw-offload situation; prefixed loudly in simulation.
+// status is one line for humans: mode, VF, representor, endpoint, the helper process (its job,
+// or the command to run when the plugin does not supervise it) and the hw-offload situation;
+// prefixed loudly in simulation.
 func status(st *vdpa.State, cfg Config, simulated string) string {
 	var b strings.Builder
 	if simulated != "" {
@@ -248,7 +269,10 @@ func status(st *vdpa.State, cfg Config, simulated string) string {
 	case e.Netdev != "":
 		fmt.Fprintf(&b, ", host netdev %s", e.Netdev)
 	}
-	if st.Process != nil {
+	switch {
+	case st.Process != nil && cfg.supervise():
+		fmt.Fprintf(&b, "; DPDK vDPA driver %s supervised as job %s%s", cfg.DPDKVDPA, jobPrefix, st.Request.Name)
+	case st.Process != nil:
 		fmt.Fprintf(&b, "; run the DPDK vDPA driver: %s", strings.Join(st.Process.Argv, " "))
 	}
 	if st.OVS.RestartRequired {

@@ -287,10 +287,13 @@ func TestOVSForkNeedsNVIDIAOVS(t *testing.T) {
 	}
 }
 
-// TestDPDKPMDEndpoints: a dpdk-pmd port reports the vhost-user socket and the driver process
-// to run, in its endpoints and its status.
+// TestDPDKPMDEndpoints: with supervise_dpdk_vdpa false, a dpdk-pmd port reports the vhost-user
+// socket and the driver process to run, in its endpoints and its status, and has no job.
 func TestDPDKPMDEndpoints(t *testing.T) {
 	_, h := setup(t, "cx6dx-switchdev", nil, nil)
+	if err := h.Configure([]byte(`{"supervise_dpdk_vdpa": false}`)); err != nil {
+		t.Fatal(err)
+	}
 	a, err := h.Attach(vdpaPort("vm2", "vf", "0", "mode", "dpdk-pmd"))
 	if err != nil {
 		t.Fatal(err)
@@ -301,8 +304,8 @@ func TestDPDKPMDEndpoints(t *testing.T) {
 	if ifc := a.Ports[0].Interfaces[0]; ifc.Type != "dpdk" || ifc.Options["dpdk-devargs"] != pf0+",representor=vf0" {
 		t.Errorf("interface %+v", ifc)
 	}
-	if !strings.Contains(a.Status, "run the DPDK vDPA driver: dpdk-vdpa") {
-		t.Errorf("status %q", a.Status)
+	if !strings.Contains(a.Status, "run the DPDK vDPA driver: dpdk-vdpa") || len(a.Jobs) != 0 {
+		t.Errorf("status %q, jobs %+v", a.Status, a.Jobs)
 	}
 }
 
