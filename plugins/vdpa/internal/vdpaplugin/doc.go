@@ -13,7 +13,11 @@
 //
 // Besides port_provider it serves global_config (other_config:hw-offload=true, which every
 // representor port's offload needs; configurable) and watcher (the dpdk and dpdkvdpa interfaces
-// of the switch, whoever created them, so that a VF another interface already uses is refused).
+// of the switch, whoever created them, so that a VF another interface already uses is refused)
+// and datapath: a dpdk-pmd port's Attach returns its job (type dpdk-vdpa, named
+// dpdk-vdpa-<port>), which Start runs as DPDK's dpdk-vdpa program (config dpdk_vdpa) under an
+// sdk.Supervisor — restarted when it exits, stopped by Stop and by Close, its output logged and
+// its process metrics streamed by Stats.
 //
 // The configuration names the machine: Root (the sysfs and /dev root, "/" on a host) with the
 // real kernel's netlink, or Simulate, a vdpa fixture file (vdpa/simhost) run in the simulated
