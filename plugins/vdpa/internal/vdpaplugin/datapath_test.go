@@ -12,8 +12,10 @@ import (
 
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/sdk"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/plugins/vdpa/internal/standintest"
+	"github.com/ovsplane/ovsplane/vdpa"
 )
 
 // setupStandIn is setup over the CX-6 Dx switchdev fixture with config dpdk_vdpa naming a fresh
@@ -146,6 +148,46 @@ func TestDPDKPMDJob(t *testing.T) {
 	if standintest.Alive(fourth.PID) {
 		t.Errorf("pid %d alive after Close", fourth.PID)
 	}
+}
+
+// TestDetachStopsJob: detaching a dpdk-pmd port stops its job, whatever the daemon did first.
+func TestDetachStopsJob(t *testing.T) {
+	s, h, p := setupStandIn(t)
+	a, err := h.Attach(vdpaPort("vm2", "vf", "0", "mode", "dpdk-pmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.StartJob(a.Jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	run := s.WaitRuns(t, 1)[0]
+	if err := h.Detach("br0", "vm2"); err != nil {
+		t.Fatal(err)
+	}
+	if standintest.Alive(run.PID) || len(p.sup.Names()) != 0 {
+		t.Errorf("after Detach: pid %d alive %v, jobs %v", run.PID, standintest.Alive(run.PID), p.sup.Names())
+	}
+}
+
+// FuzzParseJob: any job configuration either is refused as InvalidArgument or renders an
+// argument vector that sdk.Command accepts, for the port the job is named after.
+func FuzzParseJob(f *testing.F) {
+	f.Add("dpdk-vdpa-vm2", []byte(`{"port":"vm2","vf":"0000:65:00.2","socket_dir":"/run/ovsplane/vdpa"}`))
+	f.Add("dpdk-vdpa-a", []byte(`{"port":"a","vf":"0000:00:00.0","socket_dir":"/"}`))
+	f.Add("dpdk-vdpa-x", []byte(`{"port":"x\u0000","vf":"","socket_dir":"/a/../b"}`))
+	f.Fuzz(func(t *testing.T, name string, config []byte) {
+		c, err := parseJob(api.Job{Name: name, Type: JobType, Config: config})
+		if err != nil {
+			if api.CodeOf(err) != api.InvalidArgument {
+				t.Fatalf("%v", err)
+			}
+			return
+		}
+		cmd := sdk.Command{Path: DefaultDPDKVDPA, Args: vdpa.DPDKVDPAArgs(c.Port, c.VF, c.SocketDir)}
+		if err := cmd.Validate(); err != nil || name != jobPrefix+c.Port {
+			t.Fatalf("job %q %q accepted, command %q: %v", name, config, cmd.Argv(), err)
+		}
+	})
 }
 
 // TestDPDKPMDJobRefused: a missing program fails Attach before any host work; bad jobs are

@@ -287,8 +287,8 @@ func status(st *vdpa.State, cfg Config, simulated string) string {
 	return b.String()
 }
 
-// Detach undoes what Attach did for the port, newest first, from the plugin's record or the
-// stored State: port work always, PF-wide work (VF count, eswitch mode, VF binding) only when no
+// Detach stops the port's dpdk-vdpa job, if it runs, and undoes what Attach did for the port,
+// newest first, from the plugin's record or the stored State: port work always, PF-wide work (VF count, eswitch mode, VF binding) only when no
 // other port or interface uses the PF. A port with neither record nor state is already
 // detached. After a failure the plugin keeps what remains to undo, so that a retry continues.
 func (p *Plugin) Detach(ctx context.Context, req api.PortRequest) error {
@@ -299,6 +299,11 @@ func (p *Plugin) Detach(ctx context.Context, req api.PortRequest) error {
 	st, err := p.previous(req)
 	if err != nil || st == nil {
 		return err
+	}
+	// The daemon stops the port's job when it removes the port; stop it here too, whatever the
+	// order, so that no driver holds the VF while its host work is undone.
+	if err := p.sup.Stop(ctx, jobPrefix+req.Name); err != nil {
+		return api.Errorf(api.Unavailable, "port %s: stop its dpdk-vdpa job before detaching: %w", req.Name, err)
 	}
 	release, err := p.lock(ctx)
 	if err != nil {
