@@ -181,3 +181,23 @@ func messageOf(err error) string {
 	}
 	return err.Error()
 }
+
+// repathJobs restarts the running jobs whose program is not cfg.DPDKVDPA with it, same
+// arguments, when that program can run; otherwise they keep running and a warning says why.
+func (p *Plugin) repathJobs(ctx context.Context, cfg Config) {
+	for _, name := range p.sup.Names() {
+		proc, ok := p.sup.Get(name)
+		if !ok || proc.Command().Path == cfg.DPDKVDPA {
+			continue
+		}
+		if err := sdk.CheckProgram(cfg.DPDKVDPA); err != nil {
+			p.log.Warn("dpdk_vdpa changed but cannot run: the job keeps its program", "job", name, "program", proc.Command().Path, "err", err)
+			continue
+		}
+		cmd := proc.Command()
+		cmd.Path = cfg.DPDKVDPA
+		if _, err := p.sup.Start(ctx, sdk.ProcessOptions{Name: name, Logger: p.log, StopGrace: stopGrace, Command: cmd}); err != nil {
+			p.log.Error("restarting the job with the new dpdk_vdpa", "job", name, "err", err)
+		}
+	}
+}

@@ -169,6 +169,31 @@ func TestDetachStopsJob(t *testing.T) {
 	}
 }
 
+// TestReconfigureRepathsJobs: a new dpdk_vdpa restarts a running job with the new program and
+// the same arguments.
+func TestReconfigureRepathsJobs(t *testing.T) {
+	s, h, _ := setupStandIn(t)
+	a, err := h.Attach(vdpaPort("vm2", "vf", "0", "mode", "dpdk-pmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.StartJob(a.Jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	old := s.WaitRuns(t, 1)[0]
+	other := standintest.Install(t)
+	if err := h.Configure([]byte(`{"dpdk_vdpa": "` + other.Path + `"}`)); err != nil {
+		t.Fatal(err)
+	}
+	run := other.WaitRuns(t, 1)[0]
+	if standintest.Alive(old.PID) || !slices.Equal(run.Argv[1:], old.Argv[1:]) || run.Argv[0] != other.Path {
+		t.Errorf("old run %+v alive %v, new run %+v", old, standintest.Alive(old.PID), run)
+	}
+	if err := h.StopJob(a.Jobs[0].Name); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // FuzzParseJob: any job configuration either is refused as InvalidArgument or renders an
 // argument vector that sdk.Command accepts, for the port the job is named after.
 func FuzzParseJob(f *testing.F) {

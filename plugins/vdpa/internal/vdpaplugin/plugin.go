@@ -131,11 +131,21 @@ func (p *Plugin) ConfigSchema(context.Context) (api.ConfigSchema, error) {
 // Configure validates and applies a configuration; the previous one stays when it is invalid
 // or its machine cannot be opened. The kernel handles are kept while root and simulate do not
 // change, so a reload keeps a simulation's state.
+// A new dpdk_vdpa path restarts the running dpdk-vdpa jobs with it.
 func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error {
 	cfg, err := parseConfig(req.Config)
 	if err != nil {
 		return err
 	}
+	if err := p.configure(ctx, cfg, req.Facts); err != nil {
+		return err
+	}
+	p.repathJobs(ctx, cfg)
+	return ctx.Err()
+}
+
+// configure applies a parsed configuration (see Configure).
+func (p *Plugin) configure(ctx context.Context, cfg Config, facts api.HostFacts) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.kernel == nil || !p.cfg.sameMachine(cfg) {
@@ -151,10 +161,10 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 		}
 		p.kernel = k
 	}
-	p.configured, p.cfg, p.facts = true, cfg, req.Facts
+	p.configured, p.cfg, p.facts = true, cfg, facts
 	p.log.Info("configured", "root", cfg.Root, "simulate", cfg.Simulate, "hw_offload", cfg.hwOffload(),
 		"dpdk_vdpa", cfg.DPDKVDPA, "supervise_dpdk_vdpa", cfg.supervise(),
-		"ovs", req.Facts.OVSVersion, "dpdk_initialized", req.Facts.DPDKInitialized, "dpdkvdpa", req.Facts.HasIfaceType("dpdkvdpa"))
+		"ovs", facts.OVSVersion, "dpdk_initialized", facts.DPDKInitialized, "dpdkvdpa", facts.HasIfaceType("dpdkvdpa"))
 	return ctx.Err()
 }
 
