@@ -2,6 +2,7 @@ package sdk_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -94,9 +95,9 @@ func TestCommandValidate(t *testing.T) {
 				}
 				return
 			}
-			problems, rest := sdk.ProblemsOf(err)
-			if rest != nil || len(problems) == 0 || problems[0].Field != tc.field || api.CodeOf(err) != api.InvalidArgument {
-				t.Errorf("got %v (problems %+v), want a problem on %s", err, problems, tc.field)
+			var e *api.Error
+			if !errors.As(err, &e) || e.Code != api.InvalidArgument || len(e.Problems) == 0 || e.Problems[0].Field != tc.field {
+				t.Errorf("got %v, want a problem on %s", err, tc.field)
 			}
 		})
 	}
