@@ -21,9 +21,9 @@ const (
 	MaxProcessNameBytes = 128      // bytes of a process (job) name
 )
 
-// DefaultProcessEnv is the environment of a Command whose Env is nil: a PATH and nothing of
-// the plugin's own environment (which carries the host's handshake variables).
-var DefaultProcessEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+// DefaultProcessEnv is the only entry of the environment of a Command whose Env is nil: a PATH
+// and nothing of the plugin's own environment (which carries the host's handshake variables).
+const DefaultProcessEnv = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // Command is a program to run: exec'd directly from its absolute path with a typed argument
 // list, never through a shell, so no argument is ever parsed or split.
@@ -32,7 +32,7 @@ type Command struct {
 	Path string
 	// Args are the arguments after argv[0], each passed as is.
 	Args []string
-	// Env is the environment ("KEY=value" entries); nil means DefaultProcessEnv.
+	// Env is the environment ("KEY=value" entries); nil means only DefaultProcessEnv.
 	Env []string
 	// Dir is the working directory; "" means "/".
 	Dir string

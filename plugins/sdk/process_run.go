@@ -255,7 +255,7 @@ func (p *Process) spawn() (*run, error) {
 	cmd := &exec.Cmd{Path: c.Path, Args: c.Argv(), Env: c.Env, Dir: c.Dir, Stdout: outW, Stderr: errW,
 		SysProcAttr: processAttr()}
 	if cmd.Env == nil {
-		cmd.Env = DefaultProcessEnv
+		cmd.Env = []string{DefaultProcessEnv}
 	}
 	if cmd.Dir == "" {
 		cmd.Dir = "/"
