@@ -44,11 +44,12 @@ var floors = map[string]int{
 	"plugins/vdpa/internal/...":           core,
 	"examples/plugin-sample/internal/...": core,
 
-	"ovsdb/...":   services,
-	"api/...":     services,
-	"plugins/...": services,
-	"vdpa/...":    services,
-	"dsa/...":     services,
+	"ovsdb/...":             services,
+	"api/...":               services,
+	"plugins/...":           services,
+	"plugins/internal/wire": services, // go-plugin and gRPC glue of plugins/api, for plugins/sdk and plugins/host only
+	"vdpa/...":              services,
+	"dsa/...":               services,
 
 	"internal/desired":      services,
 	"internal/apitransport": services, // the API's HTTP/2 transport, shared by api/client and vsctl // the desired-state file format, shared by the daemon and vsctl

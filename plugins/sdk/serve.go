@@ -14,6 +14,7 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // DebugEnv is the environment variable that makes Serve run in debug mode when set to 1.
@@ -25,7 +26,7 @@ type ServeConfig struct {
 	// plugin's). nil means os.Stderr as it was when ServeWith was called.
 	Stderr io.Writer
 	// Debug serves without a host, for running the plugin by hand or under a debugger: the
-	// plugin listens on a unix socket, prints `OVSPLANE_PLUGIN_REATTACH='{...}'` (api.Reattach)
+	// plugin listens on a unix socket, prints `OVSPLANE_PLUGIN_REATTACH='{...}'` (wire.Reattach)
 	// to DebugOut for the host to attach to, and serves until SIGINT or SIGTERM.
 	Debug bool
 	// DebugOut receives the reattach line in debug mode; nil means os.Stdout.
@@ -33,8 +34,8 @@ type ServeConfig struct {
 }
 
 // Serve serves impl to the host that started this process and returns when the host is done
-// with it. It serves the base service and every capability impl implements (api.CapabilitiesOf),
-// at protocol version api.ProtocolVersion. With OVSPLANE_PLUGIN_DEBUG=1 in the environment it
+// with it. It serves the base service and every capability impl implements (wire.CapabilitiesOf),
+// at protocol version wire.ProtocolVersion. With OVSPLANE_PLUGIN_DEBUG=1 in the environment it
 // serves in debug mode (ServeConfig.Debug). Call it last in main, after nothing was written to
 // standard output. Like go-plugin's Serve it exits the process on a fatal error: an invalid
 // Info (api.ValidateInfo) or a binary run by hand outside debug mode.
@@ -56,8 +57,8 @@ func ServeWith(impl api.Plugin, cfg ServeConfig) {
 		os.Exit(1)
 	}
 	sc := &plugin.ServeConfig{
-		HandshakeConfig:  api.Handshake(),
-		VersionedPlugins: api.ServerPluginSets(impl),
+		HandshakeConfig:  wire.Handshake(),
+		VersionedPlugins: wire.ServerPluginSets(impl),
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:       "go-plugin",
@@ -82,7 +83,7 @@ func checkInfo(impl api.Plugin) (api.Info, error) {
 	if err != nil {
 		return api.Info{}, fmt.Errorf("info: %w", err)
 	}
-	info.Capabilities = api.CapabilitiesOf(impl)
+	info.Capabilities = wire.CapabilitiesOf(impl)
 	return info, api.ValidateInfo(info)
 }
 
@@ -95,12 +96,12 @@ func serveDebug(sc *plugin.ServeConfig, name string, cfg ServeConfig) {
 	go plugin.Serve(sc)
 	select {
 	case rc := <-reattach:
-		line, err := json.Marshal(api.ReattachOf(name, rc))
+		line, err := json.Marshal(wire.ReattachOf(name, rc))
 		if err != nil {
 			fmt.Fprintf(cfg.Stderr, "ovsplane plugin: %v\n", err)
 			return
 		}
-		fmt.Fprintf(cfg.DebugOut, "%s='%s'\n", api.ReattachEnv, line)
+		fmt.Fprintf(cfg.DebugOut, "%s='%s'\n", wire.ReattachEnv, line)
 		fmt.Fprintf(cfg.Stderr, "ovsplane plugin %s: serving in debug mode until interrupted; give the line above to ovsplaned\n", name)
 	case <-closed:
 		return

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // DefaultFacts returns the facts of a typical Open vSwitch 3.1 with DPDK initialized, as the
@@ -129,7 +130,7 @@ func (h *FakeHost) Configure(config []byte) error {
 	if config == nil {
 		config = []byte("{}")
 	}
-	version, err := api.NegotiateAPIVersion(h.Conn().Info.APIVersions)
+	version, err := wire.NegotiateAPIVersion(h.Conn().Info.APIVersions)
 	if err == nil {
 		ctx, cancel := h.ctx()
 		defer cancel()

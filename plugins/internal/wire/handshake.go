@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	plugin "github.com/hashicorp/go-plugin"
+	"github.com/ovsplane/ovsplane/plugins/api"
 )
 
 // ProtocolVersion is the plugin protocol version this package speaks (ovsplane.plugin.v1).
@@ -19,13 +20,6 @@ const (
 	MagicCookieKey   = "OVSPLANE_PLUGIN_MAGIC_COOKIE"
 	MagicCookieValue = "ovsplane-plugin-5d0f2a4c9b7e"
 )
-
-// APIVersion is the revision of protocol version 1 this package implements, "MAJOR.MINOR".
-// The minor number grows with additive changes (new calls, fields, enum values).
-const APIVersion = "1.0"
-
-// SupportedAPIVersions returns the revisions this package can talk, newest first.
-func SupportedAPIVersions() []string { return []string{APIVersion} }
 
 // Handshake returns the go-plugin handshake for both sides. ProtocolVersion is only
 // go-plugin's fallback: both sides pass VersionedPlugins.
@@ -48,39 +42,39 @@ const (
 )
 
 // DispenseName returns the dispense name of a capability.
-func DispenseName(c Capability) (string, bool) {
+func DispenseName(c api.Capability) (string, bool) {
 	switch c {
-	case CapabilityPortProvider:
+	case api.CapabilityPortProvider:
 		return NamePortProvider, true
-	case CapabilityWatcher:
+	case api.CapabilityWatcher:
 		return NameWatcher, true
-	case CapabilityGlobalConfig:
+	case api.CapabilityGlobalConfig:
 		return NameGlobalConfig, true
-	case CapabilityFlowProgram:
+	case api.CapabilityFlowProgram:
 		return NameFlowProgram, true
-	case CapabilityDataPath:
+	case api.CapabilityDataPath:
 		return NameDataPath, true
 	}
 	return "", false
 }
 
 // CapabilitiesOf returns the capabilities impl implements, in Capability order.
-func CapabilitiesOf(impl Plugin) []Capability {
-	var caps []Capability
-	if _, ok := impl.(PortProvider); ok {
-		caps = append(caps, CapabilityPortProvider)
+func CapabilitiesOf(impl api.Plugin) []api.Capability {
+	var caps []api.Capability
+	if _, ok := impl.(api.PortProvider); ok {
+		caps = append(caps, api.CapabilityPortProvider)
 	}
-	if _, ok := impl.(Watcher); ok {
-		caps = append(caps, CapabilityWatcher)
+	if _, ok := impl.(api.Watcher); ok {
+		caps = append(caps, api.CapabilityWatcher)
 	}
-	if _, ok := impl.(GlobalConfigContributor); ok {
-		caps = append(caps, CapabilityGlobalConfig)
+	if _, ok := impl.(api.GlobalConfigContributor); ok {
+		caps = append(caps, api.CapabilityGlobalConfig)
 	}
-	if _, ok := impl.(FlowProgrammer); ok {
-		caps = append(caps, CapabilityFlowProgram)
+	if _, ok := impl.(api.FlowProgrammer); ok {
+		caps = append(caps, api.CapabilityFlowProgram)
 	}
-	if _, ok := impl.(DataPath); ok {
-		caps = append(caps, CapabilityDataPath)
+	if _, ok := impl.(api.DataPath); ok {
+		caps = append(caps, api.CapabilityDataPath)
 	}
 	return caps
 }
@@ -91,12 +85,12 @@ func CapabilitiesOf(impl Plugin) []Capability {
 func ClientPluginSets() map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{
 		ProtocolVersion: {
-			NamePlugin:       &BasePlugin{},
-			NamePortProvider: &PortProviderPlugin{},
-			NameWatcher:      &WatcherPlugin{},
-			NameGlobalConfig: &GlobalConfigPlugin{},
-			NameFlowProgram:  &FlowProgramPlugin{},
-			NameDataPath:     &DataPathPlugin{},
+			NamePlugin:       &basePlugin{},
+			NamePortProvider: &portProviderPlugin{},
+			NameWatcher:      &watcherPlugin{},
+			NameGlobalConfig: &globalConfigPlugin{},
+			NameFlowProgram:  &flowProgramPlugin{},
+			NameDataPath:     &dataPathPlugin{},
 		},
 	}
 }
@@ -107,40 +101,40 @@ func ClientPluginSets() map[int]plugin.PluginSet {
 func ClientPluginSet(version int) (plugin.PluginSet, error) {
 	set, ok := ClientPluginSets()[version]
 	if !ok {
-		return nil, Errorf(FailedPrecondition, "incompatible API version with plugin. Plugin version: %d, Client versions: [%d]", version, ProtocolVersion)
+		return nil, api.Errorf(api.FailedPrecondition, "incompatible API version with plugin. Plugin version: %d, Client versions: [%d]", version, ProtocolVersion)
 	}
 	return set, nil
 }
 
 // ServerPluginSets returns a plugin's ServeConfig.VersionedPlugins: the base service and the
 // service of every capability impl implements, for protocol version 1.
-func ServerPluginSets(impl Plugin) map[int]plugin.PluginSet {
+func ServerPluginSets(impl api.Plugin) map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{ProtocolVersion: pluginSet(impl)}
 }
 
-func pluginSet(impl Plugin) plugin.PluginSet {
-	set := plugin.PluginSet{NamePlugin: &BasePlugin{Impl: impl}}
-	if p, ok := impl.(PortProvider); ok {
-		set[NamePortProvider] = &PortProviderPlugin{Impl: p}
+func pluginSet(impl api.Plugin) plugin.PluginSet {
+	set := plugin.PluginSet{NamePlugin: &basePlugin{Impl: impl}}
+	if p, ok := impl.(api.PortProvider); ok {
+		set[NamePortProvider] = &portProviderPlugin{Impl: p}
 	}
-	if w, ok := impl.(Watcher); ok {
-		set[NameWatcher] = &WatcherPlugin{Impl: w}
+	if w, ok := impl.(api.Watcher); ok {
+		set[NameWatcher] = &watcherPlugin{Impl: w}
 	}
-	if g, ok := impl.(GlobalConfigContributor); ok {
-		set[NameGlobalConfig] = &GlobalConfigPlugin{Impl: g}
+	if g, ok := impl.(api.GlobalConfigContributor); ok {
+		set[NameGlobalConfig] = &globalConfigPlugin{Impl: g}
 	}
-	if f, ok := impl.(FlowProgrammer); ok {
-		set[NameFlowProgram] = &FlowProgramPlugin{Impl: f}
+	if f, ok := impl.(api.FlowProgrammer); ok {
+		set[NameFlowProgram] = &flowProgramPlugin{Impl: f}
 	}
-	if d, ok := impl.(DataPath); ok {
-		set[NameDataPath] = &DataPathPlugin{Impl: d}
+	if d, ok := impl.(api.DataPath); ok {
+		set[NameDataPath] = &dataPathPlugin{Impl: d}
 	}
 	return set
 }
 
 // ServerPluginMap returns the plugin set of ServerPluginSets as a map of plugins, the form
 // go-plugin's TestPluginGRPCConn takes.
-func ServerPluginMap(impl Plugin) map[string]plugin.Plugin {
+func ServerPluginMap(impl api.Plugin) map[string]plugin.Plugin {
 	m := map[string]plugin.Plugin{}
 	for name, p := range pluginSet(impl) {
 		m[name] = p
@@ -164,7 +158,7 @@ func NegotiateAPIVersion(pluginVersions []string) (string, error) {
 	}
 	best, bestMinor := "", -1
 	for _, theirs := range pluginVersions {
-		for _, ours := range SupportedAPIVersions() {
+		for _, ours := range api.SupportedAPIVersions() {
 			if theirs != ours {
 				continue
 			}
@@ -174,8 +168,8 @@ func NegotiateAPIVersion(pluginVersions []string) (string, error) {
 		}
 	}
 	if best == "" {
-		return "", Errorf(InvalidArgument, "plugin API versions %v: none supported by this host, which supports %v",
-			pluginVersions, SupportedAPIVersions())
+		return "", api.Errorf(api.InvalidArgument, "plugin API versions %v: none supported by this host, which supports %v",
+			pluginVersions, api.SupportedAPIVersions())
 	}
 	return best, nil
 }

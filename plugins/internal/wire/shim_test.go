@@ -1,14 +1,16 @@
-package api_test
+package wire_test
 
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	plugin "github.com/hashicorp/go-plugin"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // stub is a port provider whose Attach returns err, or blocks until ctx ends when hang is set.
@@ -38,7 +40,7 @@ func (s *stub) List(context.Context) ([]api.OwnedPort, error) { return nil, s.er
 
 func dispense[T any](t *testing.T, impl api.Plugin, name string) T {
 	t.Helper()
-	client, _ := plugin.TestPluginGRPCConn(t, false, api.ServerPluginMap(impl))
+	client, _ := plugin.TestPluginGRPCConn(t, false, wire.ServerPluginMap(impl))
 	t.Cleanup(func() { _ = client.Close() })
 	raw, err := client.Dispense(name)
 	if err != nil {
@@ -52,7 +54,7 @@ func TestShimErrorCodes(t *testing.T) {
 		api.AlreadyExists, api.Internal, api.DeadlineExceeded} {
 		t.Run(code.String(), func(t *testing.T) {
 			sent := &api.Error{Code: code, Message: "port p0: broken", Problems: []api.Problem{{Field: "options.x", Message: "bad"}}}
-			pp := dispense[api.PortProvider](t, &stub{err: sent}, api.NamePortProvider)
+			pp := dispense[api.PortProvider](t, &stub{err: sent}, wire.NamePortProvider)
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
 			_, err := pp.Attach(ctx, api.PortRequest{Name: "p0"})
@@ -68,7 +70,7 @@ func TestShimErrorCodes(t *testing.T) {
 }
 
 func TestShimPlainErrorIsInternal(t *testing.T) {
-	pp := dispense[api.PortProvider](t, &stub{err: errors.New("boom")}, api.NamePortProvider)
+	pp := dispense[api.PortProvider](t, &stub{err: errors.New("boom")}, wire.NamePortProvider)
 	err := pp.Detach(t.Context(), api.PortRequest{})
 	if api.CodeOf(err) != api.Internal || !errors.Is(err, api.ErrInternal) {
 		t.Fatalf("Detach: %v, want code internal", err)
@@ -76,7 +78,7 @@ func TestShimPlainErrorIsInternal(t *testing.T) {
 }
 
 func TestShimDeadline(t *testing.T) {
-	pp := dispense[api.PortProvider](t, &stub{hang: true}, api.NamePortProvider)
+	pp := dispense[api.PortProvider](t, &stub{hang: true}, wire.NamePortProvider)
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -86,5 +88,21 @@ func TestShimDeadline(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Attach returned after %v", d)
+	}
+}
+
+func TestNegotiateAPIVersion(t *testing.T) {
+	if v, err := wire.NegotiateAPIVersion([]string{"1.0"}); err != nil || v != "1.0" {
+		t.Errorf("NegotiateAPIVersion([1.0]) = %q, %v", v, err)
+	}
+	if v, err := wire.NegotiateAPIVersion(nil); err != nil || v != "1.0" {
+		t.Errorf("NegotiateAPIVersion(nil) = %q, %v", v, err)
+	}
+	_, err := wire.NegotiateAPIVersion([]string{"2.0", "1.7"})
+	if api.CodeOf(err) != api.InvalidArgument || !strings.Contains(err.Error(), "[2.0 1.7]") || !strings.Contains(err.Error(), "[1.0]") {
+		t.Errorf("NegotiateAPIVersion([2.0 1.7]) = %v, want both lists named", err)
+	}
+	if _, err := wire.ClientPluginSet(2); err == nil || !wire.VersionMismatch(err) {
+		t.Errorf("ClientPluginSet(2) = %v, want a version mismatch", err)
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"context"
@@ -8,29 +8,30 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/ovsplane/ovsplane/plugins/api"
 	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 )
 
-// WatcherPlugin is the go-plugin glue of the Watcher capability (NameWatcher).
-type WatcherPlugin struct {
+// watcherPlugin is the go-plugin glue of the Watcher capability (NameWatcher).
+type watcherPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl Watcher
+	Impl api.Watcher
 }
 
 // GRPCServer registers the Watcher service for Impl.
-func (p *WatcherPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *watcherPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	pb.RegisterWatcherServer(s, &watcherServer{impl: p.Impl})
 	return nil
 }
 
 // GRPCClient returns a Watcher backed by the connection.
-func (p *WatcherPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+func (p *watcherPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return &watcherClient{c: pb.NewWatcherClient(c)}, nil
 }
 
 type watcherServer struct {
 	pb.UnimplementedWatcherServer
-	impl Watcher
+	impl api.Watcher
 }
 
 func (s *watcherServer) OnPortEvents(ctx context.Context, req *pb.PortEventsRequest) (*pb.PortEventsResponse, error) {
@@ -43,7 +44,7 @@ func (s *watcherServer) OnPortEvents(ctx context.Context, req *pb.PortEventsRequ
 
 type watcherClient struct{ c pb.WatcherClient }
 
-func (c *watcherClient) OnPortEvents(ctx context.Context, batch PortEventBatch) ([]InterfaceChange, error) {
+func (c *watcherClient) OnPortEvents(ctx context.Context, batch api.PortEventBatch) ([]api.InterfaceChange, error) {
 	resp, err := c.c.OnPortEvents(ctx, eventsToProto(batch))
 	if err != nil {
 		return nil, fromStatus(ctx, "OnPortEvents", err)
@@ -51,27 +52,27 @@ func (c *watcherClient) OnPortEvents(ctx context.Context, batch PortEventBatch) 
 	return changesFromProto(resp), nil
 }
 
-// GlobalConfigPlugin is the go-plugin glue of the GlobalConfigContributor capability
+// globalConfigPlugin is the go-plugin glue of the GlobalConfigContributor capability
 // (NameGlobalConfig).
-type GlobalConfigPlugin struct {
+type globalConfigPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl GlobalConfigContributor
+	Impl api.GlobalConfigContributor
 }
 
 // GRPCServer registers the GlobalConfig service for Impl.
-func (p *GlobalConfigPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *globalConfigPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	pb.RegisterGlobalConfigServer(s, &globalServer{impl: p.Impl})
 	return nil
 }
 
 // GRPCClient returns a GlobalConfigContributor backed by the connection.
-func (p *GlobalConfigPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+func (p *globalConfigPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return &globalClient{c: pb.NewGlobalConfigClient(c)}, nil
 }
 
 type globalServer struct {
 	pb.UnimplementedGlobalConfigServer
-	impl GlobalConfigContributor
+	impl api.GlobalConfigContributor
 }
 
 func (s *globalServer) Contribute(ctx context.Context, _ *pb.ContributeRequest) (*pb.ContributeResponse, error) {
@@ -84,34 +85,34 @@ func (s *globalServer) Contribute(ctx context.Context, _ *pb.ContributeRequest) 
 
 type globalClient struct{ c pb.GlobalConfigClient }
 
-func (c *globalClient) Contribute(ctx context.Context) (GlobalConfig, error) {
+func (c *globalClient) Contribute(ctx context.Context) (api.GlobalConfig, error) {
 	resp, err := c.c.Contribute(ctx, &pb.ContributeRequest{})
 	if err != nil {
-		return GlobalConfig{}, fromStatus(ctx, "Contribute", err)
+		return api.GlobalConfig{}, fromStatus(ctx, "Contribute", err)
 	}
-	return GlobalConfig{OtherConfig: resp.GetOtherConfig(), DPDKExtra: resp.GetDpdkExtra()}, nil
+	return api.GlobalConfig{OtherConfig: resp.GetOtherConfig(), DPDKExtra: resp.GetDpdkExtra()}, nil
 }
 
-// FlowProgramPlugin is the go-plugin glue of the FlowProgrammer capability (NameFlowProgram).
-type FlowProgramPlugin struct {
+// flowProgramPlugin is the go-plugin glue of the FlowProgrammer capability (NameFlowProgram).
+type flowProgramPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl FlowProgrammer
+	Impl api.FlowProgrammer
 }
 
 // GRPCServer registers the FlowProgram service for Impl.
-func (p *FlowProgramPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *flowProgramPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	pb.RegisterFlowProgramServer(s, &flowServer{impl: p.Impl})
 	return nil
 }
 
 // GRPCClient returns a FlowProgrammer backed by the connection.
-func (p *FlowProgramPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+func (p *flowProgramPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return &flowClient{c: pb.NewFlowProgramClient(c)}, nil
 }
 
 type flowServer struct {
 	pb.UnimplementedFlowProgramServer
-	impl FlowProgrammer
+	impl api.FlowProgrammer
 }
 
 func (s *flowServer) Flows(ctx context.Context, req *pb.FlowsRequest) (*pb.FlowsResponse, error) {
@@ -124,38 +125,38 @@ func (s *flowServer) Flows(ctx context.Context, req *pb.FlowsRequest) (*pb.Flows
 
 type flowClient struct{ c pb.FlowProgramClient }
 
-func (c *flowClient) Flows(ctx context.Context, bridge BridgeFacts) (FlowSet, error) {
+func (c *flowClient) Flows(ctx context.Context, bridge api.BridgeFacts) (api.FlowSet, error) {
 	resp, err := c.c.Flows(ctx, &pb.FlowsRequest{Bridge: bridgeToProto(bridge)})
 	if err != nil {
-		return FlowSet{}, fromStatus(ctx, "Flows", err)
+		return api.FlowSet{}, fromStatus(ctx, "Flows", err)
 	}
 	return flowSetFromProto(resp)
 }
 
-// DataPathPlugin is the go-plugin glue of the DataPath capability (NameDataPath).
-type DataPathPlugin struct {
+// dataPathPlugin is the go-plugin glue of the DataPath capability (NameDataPath).
+type dataPathPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl DataPath
+	Impl api.DataPath
 }
 
 // GRPCServer registers the DataPath service for Impl.
-func (p *DataPathPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *dataPathPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	pb.RegisterDataPathServer(s, &dataPathServer{impl: p.Impl})
 	return nil
 }
 
 // GRPCClient returns a DataPath backed by the connection.
-func (p *DataPathPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+func (p *dataPathPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return &dataPathClient{c: pb.NewDataPathClient(c)}, nil
 }
 
 type dataPathServer struct {
 	pb.UnimplementedDataPathServer
-	impl DataPath
+	impl api.DataPath
 }
 
 func (s *dataPathServer) Start(ctx context.Context, req *pb.StartJobRequest) (*pb.StartJobResponse, error) {
-	st, err := s.impl.Start(ctx, Job{Name: req.GetName(), Type: req.GetType(), Config: req.GetConfig()})
+	st, err := s.impl.Start(ctx, api.Job{Name: req.GetName(), Type: req.GetType(), Config: req.GetConfig()})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -171,8 +172,8 @@ func (s *dataPathServer) Stop(ctx context.Context, req *pb.StopJobRequest) (*pb.
 
 func (s *dataPathServer) Stats(req *pb.StatsRequest, stream pb.DataPath_StatsServer) error {
 	ctx := stream.Context()
-	err := s.impl.Stats(ctx, StatsRequest{Jobs: req.GetJobs(), IntervalMillis: req.GetIntervalMs()},
-		func(sample StatsSample) error { return stream.Send(sampleToProto(sample)) })
+	err := s.impl.Stats(ctx, api.StatsRequest{Jobs: req.GetJobs(), IntervalMillis: req.GetIntervalMs()},
+		func(sample api.StatsSample) error { return stream.Send(sampleToProto(sample)) })
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		// The host ended the stream: that is the normal end, not a plugin failure.
@@ -180,14 +181,14 @@ func (s *dataPathServer) Stats(req *pb.StatsRequest, stream pb.DataPath_StatsSer
 	case err != nil && ctx.Err() != nil:
 		// The call's deadline passed. The server sees it a moment before the host does: say
 		// so, or the host would read an early end of stream.
-		return toStatus(&Error{Code: DeadlineExceeded, Message: ctx.Err().Error()})
+		return toStatus(&api.Error{Code: api.DeadlineExceeded, Message: ctx.Err().Error()})
 	}
 	return toStatus(err)
 }
 
 type dataPathClient struct{ c pb.DataPathClient }
 
-func (c *dataPathClient) Start(ctx context.Context, job Job) (string, error) {
+func (c *dataPathClient) Start(ctx context.Context, job api.Job) (string, error) {
 	resp, err := c.c.Start(ctx, &pb.StartJobRequest{Name: job.Name, Type: job.Type, Config: job.Config})
 	if err != nil {
 		return "", fromStatus(ctx, "Start", err)
@@ -203,7 +204,7 @@ func (c *dataPathClient) Stop(ctx context.Context, name string) error {
 // Stats receives samples and hands each to send until the stream ends: it returns nil when the
 // plugin ended it while ctx was live, an *Error with ctx's code (DeadlineExceeded, Canceled)
 // when ctx ended, and send's error as it is when send failed.
-func (c *dataPathClient) Stats(ctx context.Context, req StatsRequest, send func(StatsSample) error) error {
+func (c *dataPathClient) Stats(ctx context.Context, req api.StatsRequest, send func(api.StatsSample) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the stream when send fails
 	stream, err := c.c.Stats(ctx, &pb.StatsRequest{Jobs: req.Jobs, IntervalMs: req.IntervalMillis})
@@ -215,7 +216,7 @@ func (c *dataPathClient) Stats(ctx context.Context, req StatsRequest, send func(
 		if errors.Is(err, io.EOF) {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				// The plugin ended the stream because ctx ended.
-				return &Error{Code: CodeOf(ctxErr), Message: ctxErr.Error()}
+				return &api.Error{Code: api.CodeOf(ctxErr), Message: ctxErr.Error()}
 			}
 			return nil
 		}
@@ -229,12 +230,12 @@ func (c *dataPathClient) Stats(ctx context.Context, req StatsRequest, send func(
 }
 
 var (
-	_ Watcher                 = (*watcherClient)(nil)
-	_ GlobalConfigContributor = (*globalClient)(nil)
-	_ FlowProgrammer          = (*flowClient)(nil)
-	_ DataPath                = (*dataPathClient)(nil)
-	_ plugin.GRPCPlugin       = (*WatcherPlugin)(nil)
-	_ plugin.GRPCPlugin       = (*GlobalConfigPlugin)(nil)
-	_ plugin.GRPCPlugin       = (*FlowProgramPlugin)(nil)
-	_ plugin.GRPCPlugin       = (*DataPathPlugin)(nil)
+	_ api.Watcher                 = (*watcherClient)(nil)
+	_ api.GlobalConfigContributor = (*globalClient)(nil)
+	_ api.FlowProgrammer          = (*flowClient)(nil)
+	_ api.DataPath                = (*dataPathClient)(nil)
+	_ plugin.GRPCPlugin           = (*watcherPlugin)(nil)
+	_ plugin.GRPCPlugin           = (*globalConfigPlugin)(nil)
+	_ plugin.GRPCPlugin           = (*flowProgramPlugin)(nil)
+	_ plugin.GRPCPlugin           = (*dataPathPlugin)(nil)
 )

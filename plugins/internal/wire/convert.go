@@ -1,8 +1,9 @@
-package api
+package wire
 
 import (
 	"math"
 
+	"github.com/ovsplane/ovsplane/plugins/api"
 	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 )
 
@@ -10,7 +11,7 @@ import (
 // lossless; values that do not fit the Go types (a plugin built from a newer or foreign .proto)
 // are refused by the checked conversions on the host side.
 
-func infoToProto(i Info) *pb.PluginInfo {
+func infoToProto(i api.Info) *pb.PluginInfo {
 	m := &pb.PluginInfo{
 		Name:        i.Name,
 		Version:     i.Version,
@@ -34,31 +35,31 @@ func infoToProto(i Info) *pb.PluginInfo {
 	return m
 }
 
-func infoFromProto(m *pb.PluginInfo) Info {
-	i := Info{
+func infoFromProto(m *pb.PluginInfo) api.Info {
+	i := api.Info{
 		Name:        m.GetName(),
 		Version:     m.GetVersion(),
 		APIVersions: m.GetApiVersions(),
 		Description: m.GetDescription(),
-		Watch: WatchFilter{
+		Watch: api.WatchFilter{
 			InterfaceTypes: m.GetWatch().GetInterfaceTypes(),
 			Bridges:        m.GetWatch().GetBridges(),
 			ExternalIDKeys: m.GetWatch().GetExternalIdKeys(),
 		},
 	}
 	for _, c := range m.GetCapabilities() {
-		i.Capabilities = append(i.Capabilities, Capability(c))
+		i.Capabilities = append(i.Capabilities, api.Capability(c))
 	}
 	for _, o := range m.GetWatch().GetOwners() {
-		i.Watch.Owners = append(i.Watch.Owners, PortOwner(o))
+		i.Watch.Owners = append(i.Watch.Owners, api.PortOwner(o))
 	}
 	for _, t := range m.GetTypes() {
-		i.Types = append(i.Types, ObjectType{Name: t.GetName(), Kind: ObjectKind(t.GetKind()), OptionsSchema: t.GetOptionsSchema(), Doc: t.GetDoc()})
+		i.Types = append(i.Types, api.ObjectType{Name: t.GetName(), Kind: api.ObjectKind(t.GetKind()), OptionsSchema: t.GetOptionsSchema(), Doc: t.GetDoc()})
 	}
 	return i
 }
 
-func configureToProto(r ConfigureRequest) *pb.ConfigureRequest {
+func configureToProto(r api.ConfigureRequest) *pb.ConfigureRequest {
 	f := r.Facts
 	return &pb.ConfigureRequest{
 		Config:     r.Config,
@@ -79,14 +80,14 @@ func configureToProto(r ConfigureRequest) *pb.ConfigureRequest {
 	}
 }
 
-func configureFromProto(m *pb.ConfigureRequest) ConfigureRequest {
+func configureFromProto(m *pb.ConfigureRequest) api.ConfigureRequest {
 	f := m.GetFacts()
-	return ConfigureRequest{
+	return api.ConfigureRequest{
 		Config:     m.GetConfig(),
 		APIVersion: m.GetApiVersion(),
-		Cookies:    CookieRange{Value: m.GetCookies().GetValue(), Mask: m.GetCookies().GetMask()},
-		Groups:     GroupRange{First: m.GetGroups().GetFirst(), Count: m.GetGroups().GetCount()},
-		Facts: HostFacts{
+		Cookies:    api.CookieRange{Value: m.GetCookies().GetValue(), Mask: m.GetCookies().GetMask()},
+		Groups:     api.GroupRange{First: m.GetGroups().GetFirst(), Count: m.GetGroups().GetCount()},
+		Facts: api.HostFacts{
 			OVSVersion:      f.GetOvsVersion(),
 			DPDKVersion:     f.GetDpdkVersion(),
 			DPDKInitialized: f.GetDpdkInitialized(),
@@ -100,7 +101,7 @@ func configureFromProto(m *pb.ConfigureRequest) ConfigureRequest {
 	}
 }
 
-func problemsToProto(ps []Problem) []*pb.Problem {
+func problemsToProto(ps []api.Problem) []*pb.Problem {
 	var out []*pb.Problem
 	for _, p := range ps {
 		out = append(out, &pb.Problem{Field: p.Field, Message: p.Message})
@@ -108,26 +109,26 @@ func problemsToProto(ps []Problem) []*pb.Problem {
 	return out
 }
 
-func problemsFromProto(ps []*pb.Problem) []Problem {
-	var out []Problem
+func problemsFromProto(ps []*pb.Problem) []api.Problem {
+	var out []api.Problem
 	for _, p := range ps {
-		out = append(out, Problem{Field: p.GetField(), Message: p.GetMessage()})
+		out = append(out, api.Problem{Field: p.GetField(), Message: p.GetMessage()})
 	}
 	return out
 }
 
-func portRequestToProto(r PortRequest) *pb.PortRequest {
+func portRequestToProto(r api.PortRequest) *pb.PortRequest {
 	return &pb.PortRequest{Bridge: r.Bridge, Name: r.Name, Type: r.Type, Options: r.Options, ExternalIds: r.ExternalIDs, State: r.State, Replay: r.Replay}
 }
 
-func portRequestFromProto(m *pb.PortRequest) PortRequest {
-	return PortRequest{
+func portRequestFromProto(m *pb.PortRequest) api.PortRequest {
+	return api.PortRequest{
 		Bridge: m.GetBridge(), Name: m.GetName(), Type: m.GetType(),
 		Options: m.GetOptions(), ExternalIDs: m.GetExternalIds(), State: m.GetState(), Replay: m.GetReplay(),
 	}
 }
 
-func attachmentToProto(a Attachment) *pb.AttachResponse {
+func attachmentToProto(a api.Attachment) *pb.AttachResponse {
 	m := &pb.AttachResponse{State: a.State, Status: a.Status, Endpoints: a.Endpoints}
 	for _, p := range a.Ports {
 		mp := &pb.OvsPort{
@@ -156,10 +157,10 @@ func attachmentToProto(a Attachment) *pb.AttachResponse {
 	return m
 }
 
-func attachmentFromProto(m *pb.AttachResponse) Attachment {
-	a := Attachment{State: m.GetState(), Status: m.GetStatus(), Endpoints: m.GetEndpoints()}
+func attachmentFromProto(m *pb.AttachResponse) api.Attachment {
+	a := api.Attachment{State: m.GetState(), Status: m.GetStatus(), Endpoints: m.GetEndpoints()}
 	for _, mp := range m.GetPorts() {
-		p := OVSPort{
+		p := api.OVSPort{
 			Bridge: mp.GetBridge(), Name: mp.GetName(), Tag: intPtr(mp.Tag),
 			VLANMode: mp.GetVlanMode(), BondMode: mp.GetBondMode(), LACP: mp.GetLacp(),
 			OtherConfig: mp.GetOtherConfig(), ExternalIDs: mp.GetExternalIds(),
@@ -168,7 +169,7 @@ func attachmentFromProto(m *pb.AttachResponse) Attachment {
 			p.Trunks = append(p.Trunks, int(t))
 		}
 		for _, i := range mp.GetInterfaces() {
-			p.Interfaces = append(p.Interfaces, OVSInterface{
+			p.Interfaces = append(p.Interfaces, api.OVSInterface{
 				Name: i.GetName(), Type: i.GetType(), Options: i.GetOptions(), OtherConfig: i.GetOtherConfig(),
 				ExternalIDs: i.GetExternalIds(), MTURequest: intPtr(i.MtuRequest), OfportRequest: intPtr(i.OfportRequest),
 			})
@@ -176,11 +177,11 @@ func attachmentFromProto(m *pb.AttachResponse) Attachment {
 		a.Ports = append(a.Ports, p)
 	}
 	for _, b := range m.GetBridges() {
-		a.Bridges = append(a.Bridges, OVSBridge{Name: b.GetName(), DatapathType: b.GetDatapathType(), Protocols: b.GetProtocols(),
+		a.Bridges = append(a.Bridges, api.OVSBridge{Name: b.GetName(), DatapathType: b.GetDatapathType(), Protocols: b.GetProtocols(),
 			OtherConfig: b.GetOtherConfig(), ExternalIDs: b.GetExternalIds()})
 	}
 	for _, j := range m.GetJobs() {
-		a.Jobs = append(a.Jobs, Job{Name: j.GetName(), Type: j.GetType(), Config: j.GetConfig()})
+		a.Jobs = append(a.Jobs, api.Job{Name: j.GetName(), Type: j.GetType(), Config: j.GetConfig()})
 	}
 	return a
 }
@@ -204,7 +205,7 @@ func intPtr(v *int32) *int {
 	return &x
 }
 
-func ownedToProto(ps []OwnedPort) *pb.ListResponse {
+func ownedToProto(ps []api.OwnedPort) *pb.ListResponse {
 	m := &pb.ListResponse{}
 	for _, p := range ps {
 		m.Ports = append(m.Ports, &pb.OwnedPort{Bridge: p.Bridge, Name: p.Name, Type: p.Type, State: p.State, Status: p.Status})
@@ -212,15 +213,15 @@ func ownedToProto(ps []OwnedPort) *pb.ListResponse {
 	return m
 }
 
-func ownedFromProto(m *pb.ListResponse) []OwnedPort {
-	var ps []OwnedPort
+func ownedFromProto(m *pb.ListResponse) []api.OwnedPort {
+	var ps []api.OwnedPort
 	for _, p := range m.GetPorts() {
-		ps = append(ps, OwnedPort{Bridge: p.GetBridge(), Name: p.GetName(), Type: p.GetType(), State: p.GetState(), Status: p.GetStatus()})
+		ps = append(ps, api.OwnedPort{Bridge: p.GetBridge(), Name: p.GetName(), Type: p.GetType(), State: p.GetState(), Status: p.GetStatus()})
 	}
 	return ps
 }
 
-func eventsToProto(b PortEventBatch) *pb.PortEventsRequest {
+func eventsToProto(b api.PortEventBatch) *pb.PortEventsRequest {
 	m := &pb.PortEventsRequest{Resync: b.Resync, ResyncDone: b.ResyncDone}
 	for _, e := range b.Events {
 		m.Events = append(m.Events, &pb.PortEvent{
@@ -233,11 +234,11 @@ func eventsToProto(b PortEventBatch) *pb.PortEventsRequest {
 	return m
 }
 
-func eventsFromProto(m *pb.PortEventsRequest) PortEventBatch {
-	b := PortEventBatch{Resync: m.GetResync(), ResyncDone: m.GetResyncDone()}
+func eventsFromProto(m *pb.PortEventsRequest) api.PortEventBatch {
+	b := api.PortEventBatch{Resync: m.GetResync(), ResyncDone: m.GetResyncDone()}
 	for _, e := range m.GetEvents() {
-		b.Events = append(b.Events, PortEvent{
-			Kind: PortEventKind(e.GetKind()), Owner: PortOwner(e.GetOwner()), Plugin: e.GetPlugin(),
+		b.Events = append(b.Events, api.PortEvent{
+			Kind: api.PortEventKind(e.GetKind()), Owner: api.PortOwner(e.GetOwner()), Plugin: e.GetPlugin(),
 			Bridge: e.GetBridge(), Port: e.GetPort(), Interface: e.GetInterface(), Type: e.GetType(),
 			Options: e.GetOptions(), OtherConfig: e.GetOtherConfig(), ExternalIDs: e.GetExternalIds(),
 			Ofport: e.GetOfport(), Error: e.GetError(),
@@ -246,7 +247,7 @@ func eventsFromProto(m *pb.PortEventsRequest) PortEventBatch {
 	return b
 }
 
-func changesToProto(cs []InterfaceChange) *pb.PortEventsResponse {
+func changesToProto(cs []api.InterfaceChange) *pb.PortEventsResponse {
 	m := &pb.PortEventsResponse{}
 	for _, c := range cs {
 		m.Changes = append(m.Changes, &pb.InterfaceChange{Interface: c.Interface, SetOtherConfig: c.Set, RemoveOtherConfig: c.Remove})
@@ -254,15 +255,15 @@ func changesToProto(cs []InterfaceChange) *pb.PortEventsResponse {
 	return m
 }
 
-func changesFromProto(m *pb.PortEventsResponse) []InterfaceChange {
-	var cs []InterfaceChange
+func changesFromProto(m *pb.PortEventsResponse) []api.InterfaceChange {
+	var cs []api.InterfaceChange
 	for _, c := range m.GetChanges() {
-		cs = append(cs, InterfaceChange{Interface: c.GetInterface(), Set: c.GetSetOtherConfig(), Remove: c.GetRemoveOtherConfig()})
+		cs = append(cs, api.InterfaceChange{Interface: c.GetInterface(), Set: c.GetSetOtherConfig(), Remove: c.GetRemoveOtherConfig()})
 	}
 	return cs
 }
 
-func bridgeToProto(b BridgeFacts) *pb.BridgeFacts {
+func bridgeToProto(b api.BridgeFacts) *pb.BridgeFacts {
 	m := &pb.BridgeFacts{Name: b.Name, DatapathType: b.DatapathType, Protocols: b.Protocols}
 	for _, p := range b.Ports {
 		m.Ports = append(m.Ports, &pb.BridgePort{
@@ -273,18 +274,18 @@ func bridgeToProto(b BridgeFacts) *pb.BridgeFacts {
 	return m
 }
 
-func bridgeFromProto(m *pb.BridgeFacts) BridgeFacts {
-	b := BridgeFacts{Name: m.GetName(), DatapathType: m.GetDatapathType(), Protocols: m.GetProtocols()}
+func bridgeFromProto(m *pb.BridgeFacts) api.BridgeFacts {
+	b := api.BridgeFacts{Name: m.GetName(), DatapathType: m.GetDatapathType(), Protocols: m.GetProtocols()}
 	for _, p := range m.GetPorts() {
-		b.Ports = append(b.Ports, BridgePort{
+		b.Ports = append(b.Ports, api.BridgePort{
 			Port: p.GetPort(), Interface: p.GetInterface(), Type: p.GetType(), Ofport: p.GetOfport(),
-			Owner: PortOwner(p.GetOwner()), Plugin: p.GetPlugin(), ExternalIDs: p.GetExternalIds(),
+			Owner: api.PortOwner(p.GetOwner()), Plugin: p.GetPlugin(), ExternalIDs: p.GetExternalIds(),
 		})
 	}
 	return b
 }
 
-func flowSetToProto(s FlowSet) *pb.FlowsResponse {
+func flowSetToProto(s api.FlowSet) *pb.FlowsResponse {
 	m := &pb.FlowsResponse{RefreshMs: s.RefreshMillis}
 	for _, f := range s.Flows {
 		m.Flows = append(m.Flows, &pb.Flow{
@@ -304,34 +305,34 @@ func flowSetToProto(s FlowSet) *pb.FlowsResponse {
 
 // flowSetFromProto is checked: a table, priority, timeout or weight out of its OpenFlow range
 // is an error rather than a silently truncated flow.
-func flowSetFromProto(m *pb.FlowsResponse) (FlowSet, error) {
-	s := FlowSet{RefreshMillis: m.GetRefreshMs()}
+func flowSetFromProto(m *pb.FlowsResponse) (api.FlowSet, error) {
+	s := api.FlowSet{RefreshMillis: m.GetRefreshMs()}
 	for i, f := range m.GetFlows() {
 		if f.GetTable() > math.MaxUint8 || f.GetPriority() > math.MaxUint16 ||
 			f.GetIdleTimeout() > math.MaxUint16 || f.GetHardTimeout() > math.MaxUint16 {
-			return FlowSet{}, Errorf(Internal, "flow %d (table %d, priority %d, timeouts %d/%d): out of OpenFlow range",
+			return api.FlowSet{}, api.Errorf(api.Internal, "flow %d (table %d, priority %d, timeouts %d/%d): out of OpenFlow range",
 				i, f.GetTable(), f.GetPriority(), f.GetIdleTimeout(), f.GetHardTimeout())
 		}
-		s.Flows = append(s.Flows, Flow{
+		s.Flows = append(s.Flows, api.Flow{
 			Cookie: f.GetCookie(), Table: uint8(f.GetTable()), Priority: uint16(f.GetPriority()),
 			Match: f.GetMatch(), Actions: f.GetActions(),
 			IdleTimeout: uint16(f.GetIdleTimeout()), HardTimeout: uint16(f.GetHardTimeout()),
 		})
 	}
 	for _, mg := range m.GetGroups() {
-		g := Group{ID: mg.GetGroupId(), Type: mg.GetType(), SelectionMethod: mg.GetSelectionMethod()}
+		g := api.Group{ID: mg.GetGroupId(), Type: mg.GetType(), SelectionMethod: mg.GetSelectionMethod()}
 		for _, b := range mg.GetBuckets() {
 			if b.GetWeight() > math.MaxUint16 {
-				return FlowSet{}, Errorf(Internal, "group %d: bucket weight %d out of OpenFlow range", g.ID, b.GetWeight())
+				return api.FlowSet{}, api.Errorf(api.Internal, "group %d: bucket weight %d out of OpenFlow range", g.ID, b.GetWeight())
 			}
-			g.Buckets = append(g.Buckets, Bucket{Actions: b.GetActions(), Weight: uint16(b.GetWeight()), WatchPort: b.GetWatchPort()})
+			g.Buckets = append(g.Buckets, api.Bucket{Actions: b.GetActions(), Weight: uint16(b.GetWeight()), WatchPort: b.GetWatchPort()})
 		}
 		s.Groups = append(s.Groups, g)
 	}
 	return s, nil
 }
 
-func sampleToProto(s StatsSample) *pb.StatsSample {
+func sampleToProto(s api.StatsSample) *pb.StatsSample {
 	m := &pb.StatsSample{Job: s.Job, TimeUnixNano: s.TimeUnixNano}
 	for _, x := range s.Metrics {
 		m.Metrics = append(m.Metrics, &pb.Metric{Name: x.Name, Kind: pb.MetricKind(x.Kind), Value: x.Value, Labels: x.Labels})
@@ -339,19 +340,19 @@ func sampleToProto(s StatsSample) *pb.StatsSample {
 	return m
 }
 
-func sampleFromProto(m *pb.StatsSample) StatsSample {
-	s := StatsSample{Job: m.GetJob(), TimeUnixNano: m.GetTimeUnixNano()}
+func sampleFromProto(m *pb.StatsSample) api.StatsSample {
+	s := api.StatsSample{Job: m.GetJob(), TimeUnixNano: m.GetTimeUnixNano()}
 	for _, x := range m.GetMetrics() {
-		s.Metrics = append(s.Metrics, Metric{Name: x.GetName(), Kind: MetricKind(x.GetKind()), Value: x.GetValue(), Labels: x.GetLabels()})
+		s.Metrics = append(s.Metrics, api.Metric{Name: x.GetName(), Kind: api.MetricKind(x.GetKind()), Value: x.GetValue(), Labels: x.GetLabels()})
 	}
 	return s
 }
 
 // healthFromProto and friends are trivial; kept next to the others for symmetry.
-func healthToProto(h Health) *pb.HealthResponse {
+func healthToProto(h api.Health) *pb.HealthResponse {
 	return &pb.HealthResponse{State: pb.HealthState(h.State), Message: h.Message}
 }
 
-func healthFromProto(m *pb.HealthResponse) Health {
-	return Health{State: HealthState(m.GetState()), Message: m.GetMessage()}
+func healthFromProto(m *pb.HealthResponse) api.Health {
+	return api.Health{State: api.HealthState(m.GetState()), Message: m.GetMessage()}
 }

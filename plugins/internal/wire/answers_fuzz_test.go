@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/ovsplane/ovsplane/plugins/api"
 	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 )
 
@@ -80,13 +82,17 @@ func (w *wire) Contribute(context.Context, *pb.ContributeRequest, ...grpc.CallOp
 	return answer(w, &pb.ContributeResponse{})
 }
 
+// namePattern is the form ValidateInfo promises for plugin and type names, restated here so
+// the fuzzer checks the promise independently of the code that keeps it.
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+
 // The request and facts the answers are checked against.
 var (
-	fuzzFacts = HostFacts{OVSVersion: "3.1.0", IfaceTypes: []string{"internal", "dpdk", "dpdkvhostuserclient", "patch", "system", "tap", "vxlan"}}
-	fuzzReq   = PortRequest{Bridge: "br0", Name: "vm1", Type: "vdpa", Options: map[string]string{"pf": "0000:65:00.0"}}
-	fuzzBatch = PortEventBatch{Events: []PortEvent{
-		{Kind: EventAdded, Bridge: "br0", Port: "p1", Interface: "p1", Type: "dpdk"},
-		{Kind: EventRemoved, Bridge: "br0", Port: "p2", Interface: "p2"},
+	fuzzFacts = api.HostFacts{OVSVersion: "3.1.0", IfaceTypes: []string{"internal", "dpdk", "dpdkvhostuserclient", "patch", "system", "tap", "vxlan"}}
+	fuzzReq   = api.PortRequest{Bridge: "br0", Name: "vm1", Type: "vdpa", Options: map[string]string{"pf": "0000:65:00.0"}}
+	fuzzBatch = api.PortEventBatch{Events: []api.PortEvent{
+		{Kind: api.EventAdded, Bridge: "br0", Port: "p1", Interface: "p1", Type: "dpdk"},
+		{Kind: api.EventRemoved, Bridge: "br0", Port: "p2", Interface: "p2"},
 	}}
 )
 
@@ -114,23 +120,23 @@ func FuzzPluginAnswer(f *testing.F) {
 		var err, verr error
 		switch k {
 		case answerAttach:
-			var a Attachment
+			var a api.Attachment
 			if a, err = (&portClient{c: w}).Attach(ctx, fuzzReq); err == nil {
-				if verr = ValidateAttachment(fuzzFacts, fuzzReq, a); verr == nil {
+				if verr = api.ValidateAttachment(fuzzFacts, fuzzReq, a); verr == nil {
 					checkAcceptedAttachment(t, a)
 				}
 			}
 		case answerInfo:
-			var info Info
+			var info api.Info
 			if info, err = (&baseClient{c: w}).Info(ctx); err == nil {
-				if verr = ValidateInfo(info); verr == nil {
+				if verr = api.ValidateInfo(info); verr == nil {
 					checkAcceptedInfo(t, info)
 				}
 			}
 		case answerContribute:
-			var g GlobalConfig
+			var g api.GlobalConfig
 			if g, err = (&globalClient{c: w}).Contribute(ctx); err == nil {
-				if verr = ValidateGlobalConfig(g); verr == nil {
+				if verr = api.ValidateGlobalConfig(g); verr == nil {
 					for key := range g.OtherConfig {
 						if key == "" || key == "dpdk-extra" {
 							t.Fatalf("accepted global config with key %q", key)
@@ -144,16 +150,16 @@ func FuzzPluginAnswer(f *testing.F) {
 				}
 			}
 		case answerList:
-			var owned []OwnedPort
+			var owned []api.OwnedPort
 			if owned, err = (&portClient{c: w}).List(ctx); err == nil {
 				if back := ownedFromProto(ownedToProto(owned)); !reflect.DeepEqual(back, owned) {
 					t.Fatalf("owned ports changed in a round trip:\n%#v\n%#v", owned, back)
 				}
 			}
 		case answerPortEvents:
-			var changes []InterfaceChange
+			var changes []api.InterfaceChange
 			if changes, err = (&watcherClient{c: w}).OnPortEvents(ctx, fuzzBatch); err == nil {
-				if verr = ValidateChanges(fuzzBatch, changes); verr == nil {
+				if verr = api.ValidateChanges(fuzzBatch, changes); verr == nil {
 					for _, c := range changes {
 						if c.Interface != "p1" {
 							t.Fatalf("accepted a change of %q, not a live interface of the batch", c.Interface)
@@ -170,7 +176,7 @@ func FuzzPluginAnswer(f *testing.F) {
 				}
 			}
 		case answerValidate:
-			var ps []Problem
+			var ps []api.Problem
 			if ps, err = (&portClient{c: w}).Validate(ctx, fuzzReq); err == nil {
 				if back := problemsFromProto(problemsToProto(ps)); !reflect.DeepEqual(back, ps) {
 					t.Fatalf("problems changed in a round trip:\n%#v\n%#v", ps, back)
@@ -178,8 +184,8 @@ func FuzzPluginAnswer(f *testing.F) {
 			}
 		}
 		if err != nil { // the bytes are not the answer's message: the call fails, it does not panic
-			var e *Error
-			if !errors.As(err, &e) || e.Code != Internal {
+			var e *api.Error
+			if !errors.As(err, &e) || e.Code != api.Internal {
 				t.Fatalf("undecodable answer: %T %v", err, err)
 			}
 			return
@@ -194,8 +200,8 @@ func FuzzPluginAnswer(f *testing.F) {
 // plugin bug) and every problem naming a field.
 func checkRefusal(t *testing.T, err error) {
 	t.Helper()
-	var e *Error
-	if !errors.As(err, &e) || e.Code != Internal || len(e.Problems) == 0 {
+	var e *api.Error
+	if !errors.As(err, &e) || e.Code != api.Internal || len(e.Problems) == 0 {
 		t.Fatalf("refusal is not an Internal *Error with problems: %T %v", err, err)
 	}
 	for _, p := range e.Problems {
@@ -209,13 +215,13 @@ func checkRefusal(t *testing.T, err error) {
 // code, message and problems.
 func checkCallError(t *testing.T, data []byte, err error) {
 	t.Helper()
-	var e *Error
+	var e *api.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("a failed call gave %T %v", err, err)
 	}
 	st := status.New(codes.OK, "").Proto() // a google.rpc.Status (genproto is no direct dependency)
 	if proto.Unmarshal(data, st) != nil || st.GetCode() == 0 {
-		if e.Code != Internal {
+		if e.Code != api.Internal {
 			t.Fatalf("an undecodable status gave code %v", e.Code)
 		}
 		return
@@ -238,7 +244,7 @@ func checkCallError(t *testing.T, data []byte, err error) {
 
 // checkAcceptedAttachment re-checks what ValidateAttachment promises of an accepted answer,
 // and that the answer survives the conversion back to protobuf.
-func checkAcceptedAttachment(t *testing.T, a Attachment) {
+func checkAcceptedAttachment(t *testing.T, a api.Attachment) {
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -247,12 +253,12 @@ func checkAcceptedAttachment(t *testing.T, a Attachment) {
 	if len(a.Ports) == 0 {
 		fail("no port")
 	}
-	if len(a.State) > MaxStateSize {
+	if len(a.State) > api.MaxStateSize {
 		fail("state of %d bytes", len(a.State))
 	}
 	reserved := func(m map[string]string) {
 		for k := range m {
-			if strings.HasPrefix(k, ReservedKeyPrefix) {
+			if strings.HasPrefix(k, api.ReservedKeyPrefix) {
 				fail("reserved key %q", k)
 			}
 		}
@@ -293,7 +299,7 @@ func checkAcceptedAttachment(t *testing.T, a Attachment) {
 }
 
 // checkAcceptedInfo re-checks what ValidateInfo promises of an accepted Info.
-func checkAcceptedInfo(t *testing.T, info Info) {
+func checkAcceptedInfo(t *testing.T, info api.Info) {
 	t.Helper()
 	if !namePattern.MatchString(info.Name) || info.Version == "" {
 		t.Fatalf("accepted info with name %q, version %q", info.Name, info.Version)
@@ -304,7 +310,7 @@ func checkAcceptedInfo(t *testing.T, info Info) {
 			t.Fatalf("accepted info with type name %q (invalid or repeated)", ty.Name)
 		}
 		seen[ty.Name] = true
-		if ty.Kind != ObjectKindPort && ty.Kind != ObjectKindJob {
+		if ty.Kind != api.ObjectKindPort && ty.Kind != api.ObjectKindJob {
 			t.Fatalf("accepted info with type kind %d", ty.Kind)
 		}
 		if ty.OptionsSchema != "" && !json.Valid([]byte(ty.OptionsSchema)) {
@@ -351,8 +357,8 @@ func pluginAnswerSeeds() []answerSeed {
 			Interfaces: []*pb.OvsInterface{{Name: "vm1", Type: "vdpa", OfportRequest: i32(65280), MtuRequest: i32(67),
 				ExternalIds: map[string]string{"ovsplane-owner": "me"}}}}}}},
 		{answerInfo, &pb.GetInfoResponse{Info: &pb.PluginInfo{Name: "vdpa", Version: "1.0.0", ApiVersions: []string{"1"},
-			Capabilities: []pb.Capability{pb.Capability(CapabilityPortProvider), pb.Capability(CapabilityGlobalConfig)},
-			Types:        []*pb.ObjectType{{Name: "vdpa", Kind: pb.ObjectKind(ObjectKindPort), OptionsSchema: `{"type":"object"}`}}}}},
+			Capabilities: []pb.Capability{pb.Capability(api.CapabilityPortProvider), pb.Capability(api.CapabilityGlobalConfig)},
+			Types:        []*pb.ObjectType{{Name: "vdpa", Kind: pb.ObjectKind(api.ObjectKindPort), OptionsSchema: `{"type":"object"}`}}}}},
 		{answerInfo, &pb.GetInfoResponse{Info: &pb.PluginInfo{Name: "Bad Name", Types: []*pb.ObjectType{{Name: "x", Kind: 7, OptionsSchema: "{"}}}}},
 		{answerContribute, &pb.ContributeResponse{OtherConfig: map[string]string{"hw-offload": "true"}, DpdkExtra: []string{"-a 0000:65:00.0"}}},
 		{answerContribute, &pb.ContributeResponse{OtherConfig: map[string]string{"": "x", "dpdk-extra": "--foo"}, DpdkExtra: []string{" "}}},

@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"context"
@@ -6,33 +6,34 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/ovsplane/ovsplane/plugins/api"
 	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 )
 
-// BasePlugin is the go-plugin glue of the base service (dispense name NamePlugin). On the
+// basePlugin is the go-plugin glue of the base service (dispense name NamePlugin). On the
 // plugin side Impl is served; on the host side Impl is nil and the dispensed value is a Plugin
 // that calls the plugin over gRPC.
-type BasePlugin struct {
+type basePlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl Plugin
+	Impl api.Plugin
 }
 
-var _ plugin.GRPCPlugin = (*BasePlugin)(nil)
+var _ plugin.GRPCPlugin = (*basePlugin)(nil)
 
 // GRPCServer registers the base service for Impl.
-func (p *BasePlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *basePlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	pb.RegisterPluginServer(s, &baseServer{impl: p.Impl})
 	return nil
 }
 
 // GRPCClient returns a Plugin backed by the connection.
-func (p *BasePlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+func (p *basePlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return &baseClient{c: pb.NewPluginClient(c)}, nil
 }
 
 type baseServer struct {
 	pb.UnimplementedPluginServer
-	impl Plugin
+	impl api.Plugin
 }
 
 func (s *baseServer) GetInfo(ctx context.Context, _ *pb.GetInfoRequest) (*pb.GetInfoResponse, error) {
@@ -43,7 +44,7 @@ func (s *baseServer) GetInfo(ctx context.Context, _ *pb.GetInfoRequest) (*pb.Get
 	// The services served are what the implementation satisfies, whatever it declares.
 	info.Capabilities = CapabilitiesOf(s.impl)
 	if len(info.APIVersions) == 0 {
-		info.APIVersions = SupportedAPIVersions()
+		info.APIVersions = api.SupportedAPIVersions()
 	}
 	return &pb.GetInfoResponse{Info: infoToProto(info)}, nil
 }
@@ -73,33 +74,33 @@ func (s *baseServer) Health(ctx context.Context, _ *pb.HealthRequest) (*pb.Healt
 
 type baseClient struct{ c pb.PluginClient }
 
-var _ Plugin = (*baseClient)(nil)
+var _ api.Plugin = (*baseClient)(nil)
 
-func (c *baseClient) Info(ctx context.Context) (Info, error) {
+func (c *baseClient) Info(ctx context.Context) (api.Info, error) {
 	resp, err := c.c.GetInfo(ctx, &pb.GetInfoRequest{})
 	if err != nil {
-		return Info{}, fromStatus(ctx, "GetInfo", err)
+		return api.Info{}, fromStatus(ctx, "GetInfo", err)
 	}
 	return infoFromProto(resp.GetInfo()), nil
 }
 
-func (c *baseClient) ConfigSchema(ctx context.Context) (ConfigSchema, error) {
+func (c *baseClient) ConfigSchema(ctx context.Context) (api.ConfigSchema, error) {
 	resp, err := c.c.GetConfigSchema(ctx, &pb.GetConfigSchemaRequest{})
 	if err != nil {
-		return ConfigSchema{}, fromStatus(ctx, "GetConfigSchema", err)
+		return api.ConfigSchema{}, fromStatus(ctx, "GetConfigSchema", err)
 	}
-	return ConfigSchema{JSONSchema: resp.GetJsonSchema(), Doc: resp.GetDoc()}, nil
+	return api.ConfigSchema{JSONSchema: resp.GetJsonSchema(), Doc: resp.GetDoc()}, nil
 }
 
-func (c *baseClient) Configure(ctx context.Context, req ConfigureRequest) error {
+func (c *baseClient) Configure(ctx context.Context, req api.ConfigureRequest) error {
 	_, err := c.c.Configure(ctx, configureToProto(req))
 	return fromStatus(ctx, "Configure", err)
 }
 
-func (c *baseClient) Health(ctx context.Context) (Health, error) {
+func (c *baseClient) Health(ctx context.Context) (api.Health, error) {
 	resp, err := c.c.Health(ctx, &pb.HealthRequest{})
 	if err != nil {
-		return Health{}, fromStatus(ctx, "Health", err)
+		return api.Health{}, fromStatus(ctx, "Health", err)
 	}
 	return healthFromProto(resp), nil
 }

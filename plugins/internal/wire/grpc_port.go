@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"context"
@@ -6,31 +6,32 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/ovsplane/ovsplane/plugins/api"
 	pb "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 )
 
-// PortProviderPlugin is the go-plugin glue of the PortProvider capability (NamePortProvider).
-type PortProviderPlugin struct {
+// portProviderPlugin is the go-plugin glue of the PortProvider capability (NamePortProvider).
+type portProviderPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl PortProvider
+	Impl api.PortProvider
 }
 
-var _ plugin.GRPCPlugin = (*PortProviderPlugin)(nil)
+var _ plugin.GRPCPlugin = (*portProviderPlugin)(nil)
 
 // GRPCServer registers the PortProvider service for Impl.
-func (p *PortProviderPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *portProviderPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	pb.RegisterPortProviderServer(s, &portServer{impl: p.Impl})
 	return nil
 }
 
 // GRPCClient returns a PortProvider backed by the connection.
-func (p *PortProviderPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+func (p *portProviderPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return &portClient{c: pb.NewPortProviderClient(c)}, nil
 }
 
 type portServer struct {
 	pb.UnimplementedPortProviderServer
-	impl PortProvider
+	impl api.PortProvider
 }
 
 func (s *portServer) Validate(ctx context.Context, req *pb.ValidateRequest) (*pb.ValidateResponse, error) {
@@ -66,9 +67,9 @@ func (s *portServer) List(ctx context.Context, _ *pb.ListRequest) (*pb.ListRespo
 
 type portClient struct{ c pb.PortProviderClient }
 
-var _ PortProvider = (*portClient)(nil)
+var _ api.PortProvider = (*portClient)(nil)
 
-func (c *portClient) Validate(ctx context.Context, req PortRequest) ([]Problem, error) {
+func (c *portClient) Validate(ctx context.Context, req api.PortRequest) ([]api.Problem, error) {
 	resp, err := c.c.Validate(ctx, &pb.ValidateRequest{Port: portRequestToProto(req)})
 	if err != nil {
 		return nil, fromStatus(ctx, "Validate", err)
@@ -76,20 +77,20 @@ func (c *portClient) Validate(ctx context.Context, req PortRequest) ([]Problem, 
 	return problemsFromProto(resp.GetProblems()), nil
 }
 
-func (c *portClient) Attach(ctx context.Context, req PortRequest) (Attachment, error) {
+func (c *portClient) Attach(ctx context.Context, req api.PortRequest) (api.Attachment, error) {
 	resp, err := c.c.Attach(ctx, &pb.AttachRequest{Port: portRequestToProto(req)})
 	if err != nil {
-		return Attachment{}, fromStatus(ctx, "Attach", err)
+		return api.Attachment{}, fromStatus(ctx, "Attach", err)
 	}
 	return attachmentFromProto(resp), nil
 }
 
-func (c *portClient) Detach(ctx context.Context, req PortRequest) error {
+func (c *portClient) Detach(ctx context.Context, req api.PortRequest) error {
 	_, err := c.c.Detach(ctx, &pb.DetachRequest{Port: portRequestToProto(req)})
 	return fromStatus(ctx, "Detach", err)
 }
 
-func (c *portClient) List(ctx context.Context) ([]OwnedPort, error) {
+func (c *portClient) List(ctx context.Context) ([]api.OwnedPort, error) {
 	resp, err := c.c.List(ctx, &pb.ListRequest{})
 	if err != nil {
 		return nil, fromStatus(ctx, "List", err)
