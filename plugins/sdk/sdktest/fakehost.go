@@ -169,8 +169,9 @@ func (h *FakeHost) Validate(req api.PortRequest) ([]api.Problem, error) {
 	return problems, err
 }
 
-// Attach calls Attach with the port's stored state (when req has none and the port was
-// attached before), checks the answer with api.ValidateAttachment and stores the new state.
+// Attach calls Attach with the port's stored state (when req has none) and Replay set when the
+// port was attached before, checks the answer with api.ValidateAttachment and stores the new
+// state.
 //
 // An answer the checks refuse is an *api.RefusedAnswerError (Plugin is the plugin's Info.Name,
 // State the answer's State), as the host returns it, and nothing is stored. When the attachment
@@ -186,9 +187,12 @@ func (h *FakeHost) Attach(req api.PortRequest) (api.Attachment, error) {
 		return api.Attachment{}, err
 	}
 	key := req.Bridge + "/" + req.Name
+	stored, attached := h.State(req.Bridge, req.Name)
 	if req.State == nil {
-		req.State, _ = h.State(req.Bridge, req.Name)
+		req.State = stored
 	}
+	// Asking again for a port attached before is a replay, as the host marks it.
+	req.Replay = req.Replay || attached
 	fresh := req.State == nil
 	ctx, cancel := h.ctx()
 	defer cancel()
@@ -261,8 +265,8 @@ func (h *FakeHost) List() ([]api.OwnedPort, error) {
 
 // Restart plays a plugin restart: it connects to impl (a fresh instance, as a new process
 // would be), configures it with the last configuration and replays Attach of every stored
-// port with its stored state, in name order, as the host does. It returns the errors of the
-// replay joined.
+// port with its stored state and Replay set, in name order, as the host does. It returns the
+// errors of the replay joined.
 func (h *FakeHost) Restart(impl api.Plugin) error {
 	h.t.Helper()
 	conn := Connect(h.t, impl)
@@ -283,6 +287,7 @@ func (h *FakeHost) Restart(impl api.Plugin) error {
 	}
 	var errs []error
 	for _, req := range reqs {
+		req.Replay = true
 		if _, err := h.Attach(req); err != nil {
 			errs = append(errs, fmt.Errorf("replay %s/%s: %w", req.Bridge, req.Name, err))
 		}

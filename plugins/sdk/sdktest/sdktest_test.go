@@ -138,6 +138,9 @@ func TestRestartReplaysState(t *testing.T) {
 	if fresh.Created() != 0 {
 		t.Errorf("the restarted plugin did the host work of %d ports again, want 0 (replay)", fresh.Created())
 	}
+	if req := lastReceived(t, fresh, "Attach").(api.PortRequest); !req.Replay || len(req.State) == 0 {
+		t.Errorf("replayed Attach: Replay %v, state %q: want both set", req.Replay, req.State)
+	}
 	after, _ := h.State("br0", "p2")
 	if string(before) != string(after) {
 		t.Errorf("state after replay %q, want %q", after, before)
