@@ -26,13 +26,13 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/vsctl
 
-## plugins: build the plugin binaries into bin/plugins/ — the sample, ovsplane-plugin-veth
-## (examples/plugin-sample), and ovsplane-plugin-vdpa (plugins/vdpa) — static and reproducible
+## plugins: build the plugin binaries into bin/plugins/ — the reference plugin,
+## ovsplane-plugin-veth (examples/veth-reference), and ovsplane-plugin-vdpa (plugins/vdpa) — static and reproducible
 ## (same source, same SHA-256), and print the sha256 pins for the daemon's plugins: allow-list
 .PHONY: plugins
 plugins:
 	@mkdir -p $(BIN)/plugins
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-veth ./examples/plugin-sample
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-veth ./examples/veth-reference
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-vdpa ./plugins/vdpa
 	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa
 

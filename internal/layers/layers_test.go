@@ -37,12 +37,14 @@ var floors = map[string]int{
 	"cmd/...":                               programs,
 	"plugins/vdpa":                          programs,
 	"examples/plugin-sample":                programs,
+	"examples/veth-reference":               programs,
 	"internal/cli/vsctl/internal/genschema": programs,
 
-	"vswitchd/...":                        core,
-	"internal/cli/...":                    core,
-	"plugins/vdpa/internal/...":           core,
-	"examples/plugin-sample/internal/...": core,
+	"vswitchd/...":                         core,
+	"internal/cli/...":                     core,
+	"plugins/vdpa/internal/...":            core,
+	"examples/veth-reference/internal/...": core,
+	"examples/plugin-sample/...":           core,
 
 	"ovsdb/...":             services,
 	"api/...":               services,

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/vethplugin"
+	"github.com/ovsplane/ovsplane/examples/veth-reference/internal/vethplugin"
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
 

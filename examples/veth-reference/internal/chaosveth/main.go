@@ -17,8 +17,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/veth"
-	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/vethplugin"
+	"github.com/ovsplane/ovsplane/examples/veth-reference/internal/veth"
+	"github.com/ovsplane/ovsplane/examples/veth-reference/internal/vethplugin"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 )
 

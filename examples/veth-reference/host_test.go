@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/vethplugin"
+	"github.com/ovsplane/ovsplane/examples/veth-reference/internal/vethplugin"
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/veth"
+	"github.com/ovsplane/ovsplane/examples/veth-reference/internal/veth"
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"

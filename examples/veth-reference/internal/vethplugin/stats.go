@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/veth"
+	"github.com/ovsplane/ovsplane/examples/veth-reference/internal/veth"
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ovsplane/ovsplane/examples/plugin-sample/internal/veth"
+	"github.com/ovsplane/ovsplane/examples/veth-reference/internal/veth"
 )
 
 // fakeLinks is a kernel in memory with the rules of veth.Manager that the plugin relies on:
