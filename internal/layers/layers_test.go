@@ -65,6 +65,7 @@ var floors = map[string]int{
 	"test/...":        side,
 	"bench/...":       side,
 	"examples":        side, // documentation only
+	"docs/...":        side, // the guides' code snippets, compiled and run by their tests
 	"examples/vdpa":   side, // the fixture capture script's test
 	"internal/layers": side,
 }
