@@ -1,6 +1,7 @@
 package examples_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,16 @@ func TestTemplateOutsideTheRepository(t *testing.T) {
 	const checkout = "=> ../ovsplane"
 	if !strings.Contains(string(m[1]), checkout) {
 		t.Fatalf("the README's go.mod does not replace the module %s:\n%s", checkout, m[1])
+	}
+	// docs/plugins.md's walk-through gives the same go.mod, for its own module name.
+	guide, err := os.ReadFile(filepath.Join("..", "docs", "plugins.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moduleLine := regexp.MustCompile(`(?m)^module .*$`)
+	if g := goModOfRecipe.FindSubmatch(guide); g == nil ||
+		!bytes.Equal(moduleLine.ReplaceAll(g[1], nil), moduleLine.ReplaceAll(m[1], nil)) {
+		t.Fatalf("docs/plugins.md's go.mod recipe differs from plugin-sample/README.md's (module line aside)")
 	}
 	goMod := strings.Replace(string(m[1]), checkout, "=> "+root, 1) + "\n"
 
