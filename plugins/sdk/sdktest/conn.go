@@ -17,7 +17,7 @@ import (
 )
 
 // Conn is an in-process connection to a plugin: host-side clients that call the plugin through
-// the real gRPC shims of plugins/api, over a real gRPC connection on a unix socket, so errors,
+// the real gRPC shims the daemon uses (plugins/internal/wire), over a real gRPC connection on a unix socket, so errors,
 // deadlines and conversions behave as with the host. (go-plugin's own process handling,
 // handshake and logging are not involved: a test that needs them runs the built plugin.)
 type Conn struct {

@@ -79,8 +79,8 @@ func TestInfo(t *testing.T) {
 	var schema struct {
 		Properties map[string]any `json:"properties"`
 	}
-	if err := json.Unmarshal([]byte(info.Types[0].OptionsSchema), &schema); err != nil || len(schema.Properties) != 5 {
-		t.Errorf("options schema %s: %v; want the five options", info.Types[0].OptionsSchema, err)
+	if err := json.Unmarshal([]byte(info.Types[0].OptionsSchema), &schema); err != nil || len(schema.Properties) != 6 {
+		t.Errorf("options schema %s: %v; want the six options", info.Types[0].OptionsSchema, err)
 	}
 	cs, err := h.Conn().Plugin.ConfigSchema(t.Context())
 	if err != nil || !json.Valid([]byte(cs.JSONSchema)) || !json.Valid([]byte(info.Types[1].OptionsSchema)) {
@@ -420,4 +420,37 @@ func metric(s api.StatsSample, name, port, end string) float64 {
 		}
 	}
 	return -1
+}
+
+// TestPortJob: a port with options:stats brings its own veth-stats job (Attachment.Jobs), which
+// the host starts as it is: it samples that port only.
+func TestPortJob(t *testing.T) {
+	links := newFakeLinks()
+	h := configured(t, links, `{}`)
+	attach(t, h, "v2")
+	a, err := h.Attach(api.PortRequest{Bridge: "br0", Name: "v1", Type: PortType, Options: map[string]string{"stats": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Jobs) != 1 || a.Jobs[0].Name != "stats-v1" || a.Jobs[0].Type != StatsJobType {
+		t.Fatalf("jobs of a port with stats=true: %+v", a.Jobs)
+	}
+	if _, err := h.StartJob(a.Jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	links.traffic("v1", 7)
+	var last api.StatsSample
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && metric(last, "rx_packets", "v1", "host") != 7; {
+		samples, err := h.Stats(api.StatsRequest{Jobs: []string{"stats-v1"}, IntervalMillis: 100}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = samples[0]
+	}
+	if metric(last, "rx_packets", "v1", "host") != 7 || metric(last, "rx_packets", "v2", "host") != -1 {
+		t.Errorf("sample of the port's job %+v; want v1's 7 packets only", last)
+	}
+	if b, err := h.Attach(api.PortRequest{Bridge: "br0", Name: "v3", Type: PortType}); err != nil || len(b.Jobs) != 0 {
+		t.Errorf("a port without stats: jobs %+v, %v", b.Jobs, err)
+	}
 }

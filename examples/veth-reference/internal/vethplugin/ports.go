@@ -2,6 +2,7 @@ package vethplugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -25,6 +26,23 @@ type PortOptions struct {
 	// Offloads keeps the ends' offloads on; off (the default) is what TCP needs on the
 	// userspace datapath.
 	Offloads bool `option:"offloads" doc:"keep checksum and segmentation offloads on (default: the plugin's offloads, false: off, as the userspace datapath needs for TCP)"`
+	// Stats gives the port a veth-stats job of its own (Attachment.Jobs), which the daemon
+	// starts with the port, restarts with the plugin and stops with the port.
+	Stats bool `option:"stats" doc:"sample this pair's counters in a veth-stats job of the port's own, named stats-<port> (default false)"`
+}
+
+// portJobs returns the data-path jobs of a port: its own veth-stats job when options:stats is
+// set. The options were decoded by specOf already.
+func portJobs(req api.PortRequest) ([]api.Job, error) {
+	var o PortOptions
+	if err := sdk.DecodeOptions(req.Options, &o); err != nil || !o.Stats {
+		return nil, err
+	}
+	config, err := json.Marshal(JobConfig{Ports: []string{req.Name}})
+	if err != nil {
+		return nil, api.Errorf(api.Internal, "port %s: job config: %w", req.Name, err)
+	}
+	return []api.Job{{Name: "stats-" + req.Name, Type: StatsJobType, Config: config}}, nil
 }
 
 // optionsDoc documents the port type for humans.
@@ -149,7 +167,11 @@ func (p *Plugin) Attach(ctx context.Context, req api.PortRequest) (api.Attachmen
 	if spec.Address.IsValid() {
 		endpoints["address"] = spec.Address.String()
 	}
-	return api.Attachment{Ports: []api.OVSPort{port}, State: state, Status: status(st), Endpoints: endpoints}, nil
+	jobs, err := portJobs(req)
+	if err != nil {
+		return api.Attachment{}, err
+	}
+	return api.Attachment{Ports: []api.OVSPort{port}, State: state, Status: status(st), Endpoints: endpoints, Jobs: jobs}, nil
 }
 
 // Detach deletes the port's pair, and its namespace when the plugin created it and it is
