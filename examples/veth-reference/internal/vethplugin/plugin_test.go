@@ -422,8 +422,9 @@ func metric(s api.StatsSample, name, port, end string) float64 {
 	return -1
 }
 
-// TestPortJob: a port with options:stats brings its own veth-stats job (Attachment.Jobs), which
-// the host starts as it is: it samples that port only.
+// TestPortJob: a port with options:stats brings its own veth-stats job (Attachment.Jobs); the
+// fake host starts it after Attach, as the daemon does, and it samples that port only until the
+// port is detached.
 func TestPortJob(t *testing.T) {
 	links := newFakeLinks()
 	h := configured(t, links, `{}`)
@@ -434,9 +435,6 @@ func TestPortJob(t *testing.T) {
 	}
 	if len(a.Jobs) != 1 || a.Jobs[0].Name != "stats-v1" || a.Jobs[0].Type != StatsJobType {
 		t.Fatalf("jobs of a port with stats=true: %+v", a.Jobs)
-	}
-	if _, err := h.StartJob(a.Jobs[0]); err != nil {
-		t.Fatal(err)
 	}
 	links.traffic("v1", 7)
 	var last api.StatsSample
@@ -453,4 +451,9 @@ func TestPortJob(t *testing.T) {
 	if b, err := h.Attach(api.PortRequest{Bridge: "br0", Name: "v3", Type: PortType}); err != nil || len(b.Jobs) != 0 {
 		t.Errorf("a port without stats: jobs %+v, %v", b.Jobs, err)
 	}
+	if err := h.Detach("br0", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Stats(api.StatsRequest{Jobs: []string{"stats-v1"}}, 1)
+	wantCode(t, "Stats of the job of a detached port", err, api.NotFound)
 }
