@@ -41,8 +41,9 @@ type Call struct {
 // FakeHost plays ovsplaned against a plugin through a Conn: it configures the plugin, keeps
 // each attached port's state as the host keeps it in OVSDB, passes it back on Detach and on
 // replay after a restart (with PortRequest.Replay set), starts the data-path jobs of each
-// attachment and stops them before Detach, checks every answer with the host's checks (api.ValidateAttachment,
-// ValidateFlowSet, ValidateChanges, ValidateGlobalConfig) and records every call. Like the host
+// attachment and stops them before Detach, checks every answer with the host's checks
+// (api.ValidateAttachment, ValidateFlowSet, ValidateChanges, ValidateGlobalConfig) and records
+// every call. Like the host
 // it sets a deadline (Timeout) on every call and refuses capability calls before Configure.
 // Its methods return the plugin's errors; it fails the test only when it cannot connect.
 type FakeHost struct {
