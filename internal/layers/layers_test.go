@@ -44,7 +44,6 @@ var floors = map[string]int{
 	"internal/cli/...":                     core,
 	"plugins/vdpa/internal/...":            core,
 	"examples/veth-reference/internal/...": core,
-	"examples/plugin-sample/...":           core,
 
 	"ovsdb/...":             services,
 	"api/...":               services,
