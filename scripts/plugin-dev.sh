@@ -28,11 +28,14 @@ wait "$plugin_PID" 2>/dev/null || true
 name=$(sed -n 's/.*"plugin":"\([a-z][a-z0-9-]*\)".*/\1/p' <<<"$line")
 [ -n "$name" ] || { echo "plugin-dev: $bin printed no reattach line in debug mode: does its main call sdk.Serve, with nothing on stdout before?" >&2; exit 1; }
 
+# yaml_quote quotes a value as a single-quoted YAML scalar: any path is written as it is.
+yaml_quote() { local v=${1//\'/\'\'}; printf "'%s'" "${v//$'\n'/ }"; }
+
 cfg=$run/ovsplaned.yaml
 {
-  echo "# written by scripts/plugin-dev.sh for $src"
+  echo "# written by scripts/plugin-dev.sh"
   echo "log: {level: info, format: text}"
-  echo "plugin_dir: $run/plugins"
+  echo "plugin_dir: $(yaml_quote "$run/plugins")"
   echo "plugins:"
   echo "  - name: $name"
   echo "    path: ovsplane-plugin-dev"
