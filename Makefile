@@ -26,13 +26,13 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/vsctl
 
-## plugins: build the plugin binaries into bin/plugins/ — the sample, ovsplane-plugin-veth
-## (examples/plugin-sample), and ovsplane-plugin-vdpa (plugins/vdpa) — static and reproducible
+## plugins: build the plugin binaries into bin/plugins/ — the reference plugin,
+## ovsplane-plugin-veth (examples/veth-reference), and ovsplane-plugin-vdpa (plugins/vdpa) — static and reproducible
 ## (same source, same SHA-256), and print the sha256 pins for the daemon's plugins: allow-list
 .PHONY: plugins
 plugins:
 	@mkdir -p $(BIN)/plugins
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-veth ./examples/plugin-sample
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-veth ./examples/veth-reference
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-vdpa ./plugins/vdpa
 	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa
 
@@ -106,17 +106,31 @@ bench-vsctl:
 	set -o pipefail; $(GO) test -run '^$$' -bench 'BenchmarkVsctl' -benchtime 1x -timeout 90m ./bench/ | tee bench-vsctl.out
 	scripts/bench-vsctl-table.py bench-vsctl.out docs/benchmarks.md
 
-## run: start ovsplaned with examples/quickstart.yaml, its state in $$OVSPLANE_RUN_DIR (default
-## /tmp/ovsplane-run); Ctrl-C stops it. As root with Open vSwitch installed (ovsdb-server and
-## ovs-vswitchd in $$PATH): --sandbox, a private real ovsdb-server + ovs-vswitchd (DPDK when
-## hugepages are free; vswitchd in its own network namespace; vswitchd/sandbox) that forwards
-## packets. Otherwise: --embedded, as `make run-embedded`.
+## run: start ovsplaned with $$CONFIG (default examples/quickstart.yaml), its state in
+## $$OVSPLANE_RUN_DIR (default /tmp/ovsplane-run); Ctrl-C stops it. As root with Open vSwitch
+## installed (ovsdb-server and ovs-vswitchd in $$PATH): --sandbox, a private real ovsdb-server +
+## ovs-vswitchd (DPDK when hugepages are free; vswitchd in its own network namespace;
+## vswitchd/sandbox) that forwards packets. Otherwise: --embedded, as `make run-embedded`.
+CONFIG ?= examples/quickstart.yaml
 run:
 	@dir=$${OVSPLANE_RUN_DIR:-/tmp/ovsplane-run}; \
 	  if [ "$$(id -u)" = 0 ] && command -v ovsdb-server >/dev/null && command -v ovs-vswitchd >/dev/null; then \
 	    mode=--sandbox; else mode=--embedded; fi; \
-	  echo "make run: ovsplaned $$mode --data-dir $$dir"; \
-	  exec env -u OVSPLANE_RUN_DIR $(GO) run ./cmd/ovsplaned --config examples/quickstart.yaml $$mode --data-dir "$$dir"
+	  echo "make run: ovsplaned --config $(CONFIG) $$mode --data-dir $$dir"; \
+	  exec env -u OVSPLANE_RUN_DIR $(GO) run ./cmd/ovsplaned --config "$(CONFIG)" $$mode --data-dir "$$dir"
+
+## plugin-dev: the development loop of a plugin, no tracked file edited: builds the plugin whose
+## main package is $$PLUGIN (here, or a module of its own that replaces github.com/ovsplane/ovsplane
+## with this checkout), installs it with its pin in $$OVSPLANE_RUN_DIR/plugins (default
+## /tmp/ovsplane-plugin-dev), writes $$OVSPLANE_RUN_DIR/ovsplaned.yaml naming it and a bridge br0
+## (with a port dev0 of type $$TYPE when set) and runs ovsplaned on it as `make run` does.
+## Example: make plugin-dev PLUGIN=examples/plugin-sample TYPE=sample
+.PHONY: plugin-dev
+plugin-dev:
+	@[ -n "$(PLUGIN)" ] || { echo "usage: make plugin-dev PLUGIN=<dir of the plugin's main package> [TYPE=<port type>]"; exit 2; }
+	@dir=$${OVSPLANE_RUN_DIR:-/tmp/ovsplane-plugin-dev}; \
+	  cfg=$$(GO="$(GO)" scripts/plugin-dev.sh "$(PLUGIN)" "$$dir" "$(TYPE)") && \
+	  exec $(MAKE) --no-print-directory run CONFIG="$$cfg" OVSPLANE_RUN_DIR="$$dir"
 
 ## run-embedded: ovsplaned on its embedded OVSDB (persisted in $$OVSPLANE_RUN_DIR) with a
 ## simulated ovs-vswitchd: no root, no OVS, and no packets flow. (OVSPLANE_RUN_DIR is make's, not

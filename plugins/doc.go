@@ -12,6 +12,7 @@
 //   - plugins/vdpa: the binary ovsplane-plugin-vdpa, ports of type vdpa on mlx5 NICs
 //     (docs/vdpa.md).
 //
-// The package itself has no code. docs/plugins.md is the guide for plugin authors and
-// examples/plugin-sample a complete plugin to copy.
+// The package itself has no code. docs/plugins.md is the guide for plugin authors,
+// examples/plugin-sample the template to copy and examples/veth-reference a plugin using every
+// capability.
 package plugins

@@ -37,18 +37,20 @@ var floors = map[string]int{
 	"cmd/...":                               programs,
 	"plugins/vdpa":                          programs,
 	"examples/plugin-sample":                programs,
+	"examples/veth-reference":               programs,
 	"internal/cli/vsctl/internal/genschema": programs,
 
-	"vswitchd/...":                        core,
-	"internal/cli/...":                    core,
-	"plugins/vdpa/internal/...":           core,
-	"examples/plugin-sample/internal/...": core,
+	"vswitchd/...":                         core,
+	"internal/cli/...":                     core,
+	"plugins/vdpa/internal/...":            core,
+	"examples/veth-reference/internal/...": core,
 
-	"ovsdb/...":   services,
-	"api/...":     services,
-	"plugins/...": services,
-	"vdpa/...":    services,
-	"dsa/...":     services,
+	"ovsdb/...":             services,
+	"api/...":               services,
+	"plugins/...":           services,
+	"plugins/internal/wire": services, // go-plugin and gRPC glue of plugins/api, for plugins/sdk and plugins/host only
+	"vdpa/...":              services,
+	"dsa/...":               services,
 
 	"internal/desired":      services,
 	"internal/apitransport": services, // the API's HTTP/2 transport, shared by api/client and vsctl // the desired-state file format, shared by the daemon and vsctl
@@ -62,6 +64,7 @@ var floors = map[string]int{
 	"test/...":        side,
 	"bench/...":       side,
 	"examples":        side, // documentation only
+	"docs/...":        side, // the guides' code snippets, compiled and run by their tests
 	"examples/vdpa":   side, // the fixture capture script's test
 	"internal/layers": side,
 }

@@ -36,22 +36,6 @@ func TestErrorf(t *testing.T) {
 	}
 }
 
-func TestNegotiateAPIVersion(t *testing.T) {
-	if v, err := api.NegotiateAPIVersion([]string{"1.0"}); err != nil || v != "1.0" {
-		t.Errorf("NegotiateAPIVersion([1.0]) = %q, %v", v, err)
-	}
-	if v, err := api.NegotiateAPIVersion(nil); err != nil || v != "1.0" {
-		t.Errorf("NegotiateAPIVersion(nil) = %q, %v", v, err)
-	}
-	_, err := api.NegotiateAPIVersion([]string{"2.0", "1.7"})
-	if api.CodeOf(err) != api.InvalidArgument || !strings.Contains(err.Error(), "[2.0 1.7]") || !strings.Contains(err.Error(), "[1.0]") {
-		t.Errorf("NegotiateAPIVersion([2.0 1.7]) = %v, want both lists named", err)
-	}
-	if _, err := api.ClientPluginSet(2); err == nil || !api.VersionMismatch(err) {
-		t.Errorf("ClientPluginSet(2) = %v, want a version mismatch", err)
-	}
-}
-
 func problemFields(t *testing.T, err error) []string {
 	t.Helper()
 	var e *api.Error

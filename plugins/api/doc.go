@@ -1,19 +1,18 @@
 // Package api is the contract between ovsplaned and its plugins: the Go interfaces a plugin
 // implements (Plugin, and per capability PortProvider, Watcher, GlobalConfigContributor,
 // FlowProgrammer, DataPath), the Go types of their requests and answers, the typed Error that
-// crosses the process boundary as a gRPC status, and the hashicorp/go-plugin glue: the
-// handshake, the versioned plugin sets and the gRPC shims.
+// crosses the process boundary with its code, and the checks the host makes on every answer
+// (ValidateInfo, ValidateAttachment, ValidateFlowSet, ValidateChanges, ValidateGlobalConfig,
+// with the package limits).
 //
-// The wire format is the protobuf package ovsplane.plugin.v1 (proto/ovsplane/plugin/v1, code
-// generated into gen/ovsplane/plugin/v1 by `make proto`). It is a transport detail: plugin
-// authors and the host use only this package's types; the shims convert.
+// A plugin implements these interfaces and hands its value to plugins/sdk.Serve; embedding
+// sdk.Base leaves only Info, Validate and Attach to write for a port type. How the contract
+// crosses the process boundary (hashicorp/go-plugin, gRPC, the protobuf package
+// ovsplane.plugin.v1 in proto/ and gen/) is a transport detail no author needs: the glue is in
+// plugins/internal/wire, which the SDK and the host use.
 //
-// Plugin side: plugins/sdk.Serve serves an implementation with ServerPluginSets. Host side:
-// ClientConfig.VersionedPlugins = ClientPluginSets(); dispense NamePlugin, then the name of
-// each capability Info lists (DispenseName), and type-assert to the capability's interface.
-//
-// Every method takes a context; the host sets a deadline on every call (the shims add none and
-// never replace the caller's context) and a plugin must return promptly when it expires. The
-// shims map errors both ways: an *Error keeps its Code, Message and Problems; a context error
-// becomes DeadlineExceeded or Canceled; any other error becomes Internal.
+// Every method takes a context; the host sets a deadline on every call and a plugin must
+// return promptly when it expires. An *Error keeps its Code, Message and Problems across the
+// boundary; a context error arrives as DeadlineExceeded or Canceled; any other error as
+// Internal.
 package api

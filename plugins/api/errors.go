@@ -6,9 +6,6 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	pluginv1 "github.com/ovsplane/ovsplane/plugins/api/gen/ovsplane/plugin/v1"
 )
 
 // Code classifies an error that crosses the plugin boundary. The values are gRPC's status codes,
@@ -148,47 +145,3 @@ func (e *RefusedAnswerError) Error() string { return fmt.Sprintf("plugin %q: %v"
 
 // Unwrap returns the refusal, so CodeOf and errors.As see its *Error.
 func (e *RefusedAnswerError) Unwrap() error { return e.Err }
-
-// toStatus turns an error returned by a plugin implementation into the gRPC status error the
-// server shim sends.
-func toStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	var e *Error
-	msg := err.Error()
-	var problems []Problem
-	if errors.As(err, &e) {
-		msg, problems = e.Message, e.Problems
-	}
-	st := status.New(codes.Code(CodeOf(err)), msg)
-	if len(problems) > 0 {
-		if withDetails, derr := st.WithDetails(&pluginv1.ErrorDetail{Problems: problemsToProto(problems)}); derr == nil {
-			st = withDetails
-		}
-	}
-	return st.Err()
-}
-
-// fromStatus turns an error returned by a generated client stub into an *Error. A call that
-// failed because the caller's context ended gets the context's code even when the transport
-// reported it differently.
-func fromStatus(ctx context.Context, method string, err error) error {
-	if err == nil {
-		return nil
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		return &Error{Code: CodeOf(err), Message: fmt.Sprintf("%s: %v", method, err), err: err}
-	}
-	e := &Error{Code: Code(st.Code()), Message: st.Message()}
-	if ctxErr := ctx.Err(); ctxErr != nil && e.Code != DeadlineExceeded && e.Code != Canceled {
-		e.Code = CodeOf(ctxErr)
-	}
-	for _, d := range st.Details() {
-		if detail, ok := d.(*pluginv1.ErrorDetail); ok {
-			e.Problems = append(e.Problems, problemsFromProto(detail.GetProblems())...)
-		}
-	}
-	return e
-}

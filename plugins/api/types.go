@@ -8,7 +8,7 @@ import (
 // Capability names an optional service a plugin serves.
 type Capability int
 
-// The capabilities. Each has its interface and its dispense name (DispenseName).
+// The capabilities, each with its interface.
 const (
 	CapabilityUnspecified  Capability = 0
 	CapabilityPortProvider Capability = 1 // PortProvider
@@ -20,8 +20,17 @@ const (
 
 // String returns the capability's name, e.g. "port_provider" (its dispense name).
 func (c Capability) String() string {
-	if n, ok := DispenseName(c); ok {
-		return n
+	switch c {
+	case CapabilityPortProvider:
+		return "port_provider"
+	case CapabilityWatcher:
+		return "watcher"
+	case CapabilityGlobalConfig:
+		return "global_config"
+	case CapabilityFlowProgram:
+		return "flow_program"
+	case CapabilityDataPath:
+		return "datapath"
 	}
 	return fmt.Sprintf("capability(%d)", int(c))
 }
@@ -42,12 +51,11 @@ type Info struct {
 	Name string
 	// Version is the plugin's own version (semantic versioning recommended).
 	Version string
-	// APIVersions are the plugin API revisions ("MAJOR.MINOR") the plugin supports. The server
-	// shim fills in SupportedAPIVersions when empty.
+	// APIVersions are the plugin API revisions ("MAJOR.MINOR") the plugin supports. The SDK's
+	// server fills in SupportedAPIVersions when empty.
 	APIVersions []string
-	// Capabilities are the services the plugin serves. The server shim sets them from the
-	// interfaces the implementation satisfies (CapabilitiesOf); what a plugin puts here is
-	// ignored.
+	// Capabilities are the services the plugin serves. The SDK's server sets them from
+	// the interfaces the implementation satisfies; what a plugin puts here is ignored.
 	Capabilities []Capability
 	// Types are the port and job types the plugin provides.
 	Types []ObjectType

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // State is where a plugin is in its life.
@@ -85,7 +86,7 @@ func (s Status) Info() model.PluginInfo {
 type Host struct {
 	opts      Options
 	uid       int
-	reattach  map[string]api.Reattach
+	reattach  map[string]wire.Reattach
 	runDir    string
 	dataRoot  string
 	closeOnce sync.Once
@@ -101,9 +102,9 @@ func New(opts Options) (*Host, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	re := map[string]api.Reattach{}
+	re := map[string]wire.Reattach{}
 	if opts.Reattach != "" {
-		r, err := api.ParseReattach([]byte(opts.Reattach))
+		r, err := wire.ParseReattach([]byte(opts.Reattach))
 		if err != nil {
 			return nil, fmt.Errorf("host: %w", err)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // defaultPath is the PATH a plugin gets when the daemon has none.
@@ -141,7 +142,7 @@ func (s *sup) launch(ctx context.Context, p model.Plugin) (*instance, error) {
 	if in.info.Name != p.Name {
 		s.log.Info("plugin calls itself by another name", "info_name", in.info.Name)
 	}
-	v, err := api.NegotiateAPIVersion(in.info.APIVersions)
+	v, err := wire.NegotiateAPIVersion(in.info.APIVersions)
 	if err != nil {
 		return nil, refuse(p.Name, "%v", err)
 	}
@@ -152,13 +153,13 @@ func (s *sup) launch(ctx context.Context, p model.Plugin) (*instance, error) {
 
 // dispense gets the base service, reads Info and dispenses every capability it lists.
 func (in *instance) dispense(ctx context.Context, rpc plugin.ClientProtocol, timeout time.Duration) error {
-	raw, err := rpc.Dispense(api.NamePlugin)
+	raw, err := rpc.Dispense(wire.NamePlugin)
 	if err != nil {
-		return fmt.Errorf("dispensing %s: %w", api.NamePlugin, err)
+		return fmt.Errorf("dispensing %s: %w", wire.NamePlugin, err)
 	}
 	base, ok := raw.(api.Plugin)
 	if !ok {
-		return fmt.Errorf("dispensing %s: got %T", api.NamePlugin, raw)
+		return fmt.Errorf("dispensing %s: got %T", wire.NamePlugin, raw)
 	}
 	in.base = base
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -167,7 +168,7 @@ func (in *instance) dispense(ctx context.Context, rpc plugin.ClientProtocol, tim
 		return fmt.Errorf("Info: %w", err)
 	}
 	for _, c := range in.info.Capabilities {
-		name, known := api.DispenseName(c)
+		name, known := wire.DispenseName(c)
 		if !known {
 			continue // a newer plugin's capability this host does not use
 		}
@@ -201,8 +202,8 @@ func (in *instance) dispense(ctx context.Context, rpc plugin.ClientProtocol, tim
 func (s *sup) clientConfig(p model.Plugin) (*plugin.ClientConfig, string, error) {
 	h := s.h
 	cc := &plugin.ClientConfig{
-		HandshakeConfig:  api.Handshake(),
-		VersionedPlugins: api.ClientPluginSets(),
+		HandshakeConfig:  wire.Handshake(),
+		VersionedPlugins: wire.ClientPluginSets(),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           newHCLog(s.log),
 		StartTimeout:     h.opts.StartTimeout,
@@ -215,7 +216,7 @@ func (s *sup) clientConfig(p model.Plugin) (*plugin.ClientConfig, string, error)
 			return nil, "", fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
 		cc.Reattach = rc
-		cc.Plugins = api.ClientPluginSets()[rc.ProtocolVersion]
+		cc.Plugins = wire.ClientPluginSets()[rc.ProtocolVersion]
 		s.log.Warn("attaching to a plugin started by hand (debug mode): no trust checks, no mTLS", "pid", r.Pid, "address", r.Address)
 		return cc, "", nil
 	}
@@ -281,14 +282,14 @@ var pluginVersionRE = regexp.MustCompile(`Plugin version: (\d+)`)
 func (s *sup) startError(err error) error {
 	name := s.name
 	switch {
-	case api.VersionMismatch(err):
+	case wire.VersionMismatch(err):
 		theirs := "another"
 		if m := pluginVersionRE.FindStringSubmatch(err.Error()); m != nil {
 			theirs = m[1]
 		}
 		return &refusal{plugin: name, msg: fmt.Sprintf(
 			"it speaks plugin protocol version %s, this host speaks version %d; rebuild the plugin against ovsplane's plugins/api (protocol %d) or install a matching ovsplane (go-plugin: %v)",
-			theirs, api.ProtocolVersion, api.ProtocolVersion, err)}
+			theirs, wire.ProtocolVersion, wire.ProtocolVersion, err)}
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
 		return &refusal{plugin: name, msg: fmt.Sprintf("the binary changed between the host's check and its start: %v", err)}
 	}

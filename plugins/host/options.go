@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // ReattachEnv is the environment variable the daemon reads the debug reattach line from
-// (api.ReattachEnv, which plugins/sdk prints in debug mode); config.Load leaves it alone.
-const ReattachEnv = api.ReattachEnv
+// (wire.ReattachEnv, which plugins/sdk prints in debug mode); config.Load leaves it alone.
+const ReattachEnv = wire.ReattachEnv
 
 // Defaults for the zero fields of Options.
 const (
@@ -77,7 +78,7 @@ type Options struct {
 	// block or call back into the Host synchronously.
 	OnChange func(Status)
 
-	// Reattach is the debug reattach line (the JSON of api.Reattach), usually the value of
+	// Reattach is the debug reattach line (the JSON of wire.Reattach), usually the value of
 	// ReattachEnv; empty means none. The plugin it names is not started: the host attaches to
 	// the running process, without the trust checks and without mTLS, never kills it and does
 	// not restart it when it exits. For plugin authors only.

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 )
 
 func TestReattachEnvIsReservedByTheConfigLoader(t *testing.T) {
-	if config.EnvPluginReattach != api.ReattachEnv || ReattachEnv != api.ReattachEnv {
-		t.Fatalf("config %q, host %q, api %q", config.EnvPluginReattach, ReattachEnv, api.ReattachEnv)
+	if config.EnvPluginReattach != wire.ReattachEnv || ReattachEnv != wire.ReattachEnv {
+		t.Fatalf("config %q, host %q, api %q", config.EnvPluginReattach, ReattachEnv, wire.ReattachEnv)
 	}
 }
 
@@ -44,7 +44,7 @@ func TestDebugReattach(t *testing.T) {
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
 	must(t, err)
-	value, ok := strings.CutPrefix(strings.TrimSpace(line), api.ReattachEnv+"=")
+	value, ok := strings.CutPrefix(strings.TrimSpace(line), wire.ReattachEnv+"=")
 	if !ok {
 		t.Fatalf("reattach line %q", line)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // TestKillNineInFlight: kill -9 while calls are in flight. Every in-flight call fails with
@@ -187,7 +188,7 @@ func TestEnvironmentNotLeaked(t *testing.T) {
 	}
 	for k := range env {
 		switch {
-		case k == "PATH" || k == "ALLOWED" || k == api.MagicCookieKey || strings.HasPrefix(k, "PLUGIN_"):
+		case k == "PATH" || k == "ALLOWED" || k == wire.MagicCookieKey || strings.HasPrefix(k, "PLUGIN_"):
 		default:
 			t.Errorf("leaked %s=%q", k, env[k])
 		}

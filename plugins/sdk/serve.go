@@ -14,6 +14,7 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // DebugEnv is the environment variable that makes Serve run in debug mode when set to 1.
@@ -25,7 +26,7 @@ type ServeConfig struct {
 	// plugin's). nil means os.Stderr as it was when ServeWith was called.
 	Stderr io.Writer
 	// Debug serves without a host, for running the plugin by hand or under a debugger: the
-	// plugin listens on a unix socket, prints `OVSPLANE_PLUGIN_REATTACH='{...}'` (api.Reattach)
+	// plugin listens on a unix socket, prints `OVSPLANE_PLUGIN_REATTACH='{...}'` (the reattach line)
 	// to DebugOut for the host to attach to, and serves until SIGINT or SIGTERM.
 	Debug bool
 	// DebugOut receives the reattach line in debug mode; nil means os.Stdout.
@@ -33,10 +34,10 @@ type ServeConfig struct {
 }
 
 // Serve serves impl to the host that started this process and returns when the host is done
-// with it. It serves the base service and every capability impl implements (api.CapabilitiesOf),
-// at protocol version api.ProtocolVersion. With OVSPLANE_PLUGIN_DEBUG=1 in the environment it
-// serves in debug mode (ServeConfig.Debug). Call it last in main, after nothing was written to
-// standard output. Like go-plugin's Serve it exits the process on a fatal error: an invalid
+// with it. It serves the base service and every capability impl implements (a type embedding
+// Base and declaring Info, Validate and Attach is a port provider), at plugin protocol version
+// 1. With OVSPLANE_PLUGIN_DEBUG=1 in the environment it serves in debug mode
+// (ServeConfig.Debug). Call it last in main, after nothing was written to standard output. Like go-plugin's Serve it exits the process on a fatal error: an invalid
 // Info (api.ValidateInfo) or a binary run by hand outside debug mode.
 func Serve(impl api.Plugin) {
 	ServeWith(impl, ServeConfig{Debug: os.Getenv(DebugEnv) == "1"})
@@ -56,8 +57,8 @@ func ServeWith(impl api.Plugin, cfg ServeConfig) {
 		os.Exit(1)
 	}
 	sc := &plugin.ServeConfig{
-		HandshakeConfig:  api.Handshake(),
-		VersionedPlugins: api.ServerPluginSets(impl),
+		HandshakeConfig:  wire.Handshake(),
+		VersionedPlugins: wire.ServerPluginSets(impl),
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:       "go-plugin",
@@ -82,8 +83,30 @@ func checkInfo(impl api.Plugin) (api.Info, error) {
 	if err != nil {
 		return api.Info{}, fmt.Errorf("info: %w", err)
 	}
-	info.Capabilities = api.CapabilitiesOf(impl)
-	return info, api.ValidateInfo(info)
+	info.Capabilities = wire.CapabilitiesOf(impl)
+	if err := api.ValidateInfo(info); err != nil {
+		return info, fmt.Errorf("%w%s", err, missingMethods(impl, info))
+	}
+	return info, nil
+}
+
+// missingMethods names what impl lacks to serve the types its Info lists, for the error of an
+// Info that declares a port or job type without the capability: "" when nothing is missing.
+func missingMethods(impl api.Plugin, info api.Info) string {
+	var port, job bool
+	for _, t := range info.Types {
+		port = port || t.Kind == api.ObjectKindPort
+		job = job || t.Kind == api.ObjectKindJob
+	}
+	var hint string
+	if _, ok := impl.(api.PortProvider); port && !ok {
+		hint += fmt.Sprintf(" (%T serves no port type: it needs Validate, Attach, Detach and List;"+
+			" embed sdk.Base for Detach and List)", impl)
+	}
+	if _, ok := impl.(api.DataPath); job && !ok {
+		hint += fmt.Sprintf(" (%T serves no job type: it needs Start, Stop and Stats)", impl)
+	}
+	return hint
 }
 
 func serveDebug(sc *plugin.ServeConfig, name string, cfg ServeConfig) {
@@ -95,12 +118,12 @@ func serveDebug(sc *plugin.ServeConfig, name string, cfg ServeConfig) {
 	go plugin.Serve(sc)
 	select {
 	case rc := <-reattach:
-		line, err := json.Marshal(api.ReattachOf(name, rc))
+		line, err := json.Marshal(wire.ReattachOf(name, rc))
 		if err != nil {
 			fmt.Fprintf(cfg.Stderr, "ovsplane plugin: %v\n", err)
 			return
 		}
-		fmt.Fprintf(cfg.DebugOut, "%s='%s'\n", api.ReattachEnv, line)
+		fmt.Fprintf(cfg.DebugOut, "%s='%s'\n", wire.ReattachEnv, line)
 		fmt.Fprintf(cfg.Stderr, "ovsplane plugin %s: serving in debug mode until interrupted; give the line above to ovsplaned\n", name)
 	case <-closed:
 		return

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // buildPlugin builds testdata/plugin, the test plugin as a real binary.
@@ -29,8 +30,8 @@ func buildPlugin(t *testing.T) string {
 func newClient(t *testing.T, cmd *exec.Cmd, logs *testkit.LogBuffer) *plugin.Client {
 	t.Helper()
 	c := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  api.Handshake(),
-		VersionedPlugins: api.ClientPluginSets(),
+		HandshakeConfig:  wire.Handshake(),
+		VersionedPlugins: wire.ClientPluginSets(),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
@@ -61,10 +62,10 @@ func TestRealProcess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("start: %v", err)
 		}
-		if v := client.NegotiatedVersion(); v != api.ProtocolVersion {
-			t.Errorf("negotiated version %d, want %d", v, api.ProtocolVersion)
+		if v := client.NegotiatedVersion(); v != wire.ProtocolVersion {
+			t.Errorf("negotiated version %d, want %d", v, wire.ProtocolVersion)
 		}
-		raw, err := rpc.Dispense(api.NamePlugin)
+		raw, err := rpc.Dispense(wire.NamePlugin)
 		if err != nil {
 			t.Fatalf("dispense: %v", err)
 		}
@@ -76,7 +77,7 @@ func TestRealProcess(t *testing.T) {
 		if err := p.Configure(ctx(t), api.ConfigureRequest{Config: []byte(`{"greeting":"hello"}`), Facts: api.HostFacts{OVSVersion: "3.1.0"}}); err != nil {
 			t.Fatalf("Configure: %v", err)
 		}
-		raw, err = rpc.Dispense(api.NamePortProvider)
+		raw, err = rpc.Dispense(wire.NamePortProvider)
 		if err != nil {
 			t.Fatalf("dispense: %v", err)
 		}
@@ -107,7 +108,7 @@ func TestRealProcess(t *testing.T) {
 		if err == nil {
 			t.Fatal("a protocol 2 plugin was accepted")
 		}
-		if !api.VersionMismatch(err) || !strings.Contains(err.Error(), "Plugin version: 2") || !strings.Contains(err.Error(), "Client versions: [1]") {
+		if !wire.VersionMismatch(err) || !strings.Contains(err.Error(), "Plugin version: 2") || !strings.Contains(err.Error(), "Client versions: [1]") {
 			t.Errorf("error %q: want go-plugin's refusal naming plugin version 2 and host versions [1]", err)
 		}
 		client.Kill()
@@ -131,11 +132,11 @@ func TestRealProcess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("reading the reattach line: %v", err)
 		}
-		value, ok := strings.CutPrefix(strings.TrimSpace(line), api.ReattachEnv+"=")
+		value, ok := strings.CutPrefix(strings.TrimSpace(line), wire.ReattachEnv+"=")
 		if !ok {
 			t.Fatalf("reattach line %q", line)
 		}
-		r, err := api.ParseReattach([]byte(strings.Trim(value, "'")))
+		r, err := wire.ParseReattach([]byte(strings.Trim(value, "'")))
 		if err != nil || r.Plugin != "testplugin" || r.Pid != cmd.Process.Pid {
 			t.Fatalf("ParseReattach(%s) = %+v, %v", value, r, err)
 		}
@@ -143,12 +144,12 @@ func TestRealProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set, err := api.ClientPluginSet(r.ProtocolVersion)
+		set, err := wire.ClientPluginSet(r.ProtocolVersion)
 		if err != nil {
 			t.Fatal(err)
 		}
 		client := plugin.NewClient(&plugin.ClientConfig{
-			HandshakeConfig: api.Handshake(), Plugins: set, Reattach: rc,
+			HandshakeConfig: wire.Handshake(), Plugins: set, Reattach: rc,
 			AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 			Logger:           hclog.New(&hclog.LoggerOptions{Output: &testkit.LogBuffer{}}),
 		})
@@ -157,7 +158,7 @@ func TestRealProcess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("reattach: %v", err)
 		}
-		raw, err := rpc.Dispense(api.NamePlugin)
+		raw, err := rpc.Dispense(wire.NamePlugin)
 		if err != nil {
 			t.Fatal(err)
 		}

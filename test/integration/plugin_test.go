@@ -50,7 +50,7 @@ func pluginByName(ctx context.Context, l *daemonLab, name string) (*ovsplanev1.P
 }
 
 // TestPluginEndToEnd runs the real ovsplaned with the real veth plugin (built with a test
-// barrier, examples/plugin-sample/internal/chaosveth, discovered in its plugin dir, pinned by
+// barrier, examples/veth-reference/internal/chaosveth, discovered in its plugin dir, pinned by
 // SHA-256) on a real userspace ovs-vswitchd: ports of type veth applied through the API are
 // attached by the plugin and written by the daemon; the two veth peers, in namespaces the
 // plugin made, ping each other and move 4 MiB over TCP through br0. Then the plugin is killed
@@ -78,7 +78,7 @@ func TestPluginEndToEnd(t *testing.T) {
 	l := newDaemonLab(t, db)
 	// The sample plugin with a test barrier (chaosveth): the same plugin, except that the first
 	// Attach of each port of barrier.hold is held inside it, for the kill -9 below.
-	pdir, sum := buildPlugin(t, l.dir, "../../examples/plugin-sample/internal/chaosveth", "ovsplane-plugin-veth")
+	pdir, sum := buildPlugin(t, l.dir, "../../examples/veth-reference/internal/chaosveth", "ovsplane-plugin-veth")
 	barrierDir := t.TempDir()
 	cfgNS := uniqueNS(t, "c")
 	conf := fmt.Sprintf(`

@@ -13,10 +13,11 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // Conn is an in-process connection to a plugin: host-side clients that call the plugin through
-// the real gRPC shims of plugins/api, over a real gRPC connection on a unix socket, so errors,
+// the real gRPC shims the daemon uses (plugins/internal/wire), over a real gRPC connection on a unix socket, so errors,
 // deadlines and conversions behave as with the host. (go-plugin's own process handling,
 // handshake and logging are not involved: a test that needs them runs the built plugin.)
 type Conn struct {
@@ -38,7 +39,7 @@ func Connect(t testing.TB, impl api.Plugin) *Conn {
 	t.Helper()
 	conn := serve(t, impl)
 	c := &Conn{}
-	c.Plugin = dispense[api.Plugin](t, conn, api.NamePlugin)
+	c.Plugin = dispense[api.Plugin](t, conn, wire.NamePlugin)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	info, err := c.Plugin.Info(ctx)
@@ -47,7 +48,7 @@ func Connect(t testing.TB, impl api.Plugin) *Conn {
 	}
 	c.Info = info
 	for _, capability := range info.Capabilities {
-		name, _ := api.DispenseName(capability)
+		name, _ := wire.DispenseName(capability)
 		switch capability {
 		case api.CapabilityPortProvider:
 			c.PortProvider = dispense[api.PortProvider](t, conn, name)
@@ -64,7 +65,7 @@ func Connect(t testing.TB, impl api.Plugin) *Conn {
 	return c
 }
 
-// serve registers impl's services (api.ServerPluginMap) on a gRPC server listening on a unix
+// serve registers impl's services (wire.ServerPluginMap) on a gRPC server listening on a unix
 // socket in a private directory and dials it; everything is torn down when the test ends.
 func serve(t testing.TB, impl api.Plugin) *grpc.ClientConn {
 	t.Helper()
@@ -80,7 +81,7 @@ func serve(t testing.TB, impl api.Plugin) *grpc.ClientConn {
 		t.Fatalf("sdktest: %v", err)
 	}
 	server := plugin.DefaultGRPCServer(nil)
-	for name, p := range api.ServerPluginMap(impl) {
+	for name, p := range wire.ServerPluginMap(impl) {
 		if err := p.(plugin.GRPCPlugin).GRPCServer(nil, server); err != nil {
 			t.Fatalf("sdktest: register %s: %v", name, err)
 		}
@@ -99,10 +100,10 @@ func serve(t testing.TB, impl api.Plugin) *grpc.ClientConn {
 }
 
 // dispense builds the host-side client of a dispense name over conn, as go-plugin's Dispense
-// does with api.ClientPluginSets.
+// does with wire.ClientPluginSets.
 func dispense[T any](t testing.TB, conn *grpc.ClientConn, name string) T {
 	t.Helper()
-	p, ok := api.ClientPluginSets()[api.ProtocolVersion][name].(plugin.GRPCPlugin)
+	p, ok := wire.ClientPluginSets()[wire.ProtocolVersion][name].(plugin.GRPCPlugin)
 	if !ok {
 		t.Fatalf("sdktest: no client for %s", name)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 )
 
 // DefaultFacts returns the facts of a typical Open vSwitch 3.1 with DPDK initialized, as the
@@ -39,8 +40,10 @@ type Call struct {
 
 // FakeHost plays ovsplaned against a plugin through a Conn: it configures the plugin, keeps
 // each attached port's state as the host keeps it in OVSDB, passes it back on Detach and on
-// replay after a restart, checks every answer with the host's checks (api.ValidateAttachment,
-// ValidateFlowSet, ValidateChanges, ValidateGlobalConfig) and records every call. Like the host
+// replay after a restart (with PortRequest.Replay set), starts the data-path jobs of each
+// attachment and stops them before Detach, checks every answer with the host's checks
+// (api.ValidateAttachment, ValidateFlowSet, ValidateChanges, ValidateGlobalConfig) and records
+// every call. Like the host
 // it sets a deadline (Timeout) on every call and refuses capability calls before Configure.
 // Its methods return the plugin's errors; it fails the test only when it cannot connect.
 type FakeHost struct {
@@ -57,6 +60,7 @@ type FakeHost struct {
 	config     []byte
 	configured bool
 	ports      map[string]api.PortRequest // by "bridge/name", State as stored
+	jobs       map[string][]api.Job       // by "bridge/name": the jobs of the port's attachment
 	calls      []Call
 }
 
@@ -71,6 +75,7 @@ func NewFakeHost(t testing.TB, impl api.Plugin) *FakeHost {
 		Timeout: 5 * time.Second,
 		t:       t,
 		ports:   map[string]api.PortRequest{},
+		jobs:    map[string][]api.Job{},
 	}
 	h.conn = Connect(t, impl)
 	if err := api.ValidateInfo(h.conn.Info); err != nil {
@@ -129,7 +134,7 @@ func (h *FakeHost) Configure(config []byte) error {
 	if config == nil {
 		config = []byte("{}")
 	}
-	version, err := api.NegotiateAPIVersion(h.Conn().Info.APIVersions)
+	version, err := wire.NegotiateAPIVersion(h.Conn().Info.APIVersions)
 	if err == nil {
 		ctx, cancel := h.ctx()
 		defer cancel()
@@ -168,8 +173,11 @@ func (h *FakeHost) Validate(req api.PortRequest) ([]api.Problem, error) {
 	return problems, err
 }
 
-// Attach calls Attach with the port's stored state (when req has none and the port was
-// attached before), checks the answer with api.ValidateAttachment and stores the new state.
+// Attach calls Attach with the port's stored state (when req has none) and Replay set when the
+// port was attached before, checks the answer with api.ValidateAttachment, stores the new state
+// and starts the attachment's Jobs (DataPath.Start, recorded as "Start" calls), as the host
+// does once the port is written; a job that fails to start is returned as an error with the
+// attachment, the port staying attached.
 //
 // An answer the checks refuse is an *api.RefusedAnswerError (Plugin is the plugin's Info.Name,
 // State the answer's State), as the host returns it, and nothing is stored. When the attachment
@@ -185,9 +193,12 @@ func (h *FakeHost) Attach(req api.PortRequest) (api.Attachment, error) {
 		return api.Attachment{}, err
 	}
 	key := req.Bridge + "/" + req.Name
+	stored, attached := h.State(req.Bridge, req.Name)
 	if req.State == nil {
-		req.State, _ = h.State(req.Bridge, req.Name)
+		req.State = stored
 	}
+	// Asking again for a port attached before is a replay, as the host marks it.
+	req.Replay = req.Replay || attached
 	fresh := req.State == nil
 	ctx, cancel := h.ctx()
 	defer cancel()
@@ -215,12 +226,28 @@ func (h *FakeHost) Attach(req api.PortRequest) (api.Attachment, error) {
 	req.State = a.State
 	h.mu.Lock()
 	h.ports[key] = req
+	h.jobs[key] = a.Jobs
 	h.mu.Unlock()
+	if err := h.startJobs(a.Jobs); err != nil {
+		return a, fmt.Errorf("port %s: %w", key, err)
+	}
 	return a, nil
 }
 
-// Detach calls Detach with the request and state stored by Attach (a request with only the
-// bridge, name and type when the port was never attached) and forgets the port on success.
+// startJobs starts the jobs of an attachment, as the host does once the port is written.
+func (h *FakeHost) startJobs(jobs []api.Job) error {
+	var errs []error
+	for _, job := range jobs {
+		if _, err := h.StartJob(job); err != nil {
+			errs = append(errs, fmt.Errorf("start job %s: %w", job.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Detach stops the jobs of the port's last attachment (DataPath.Stop), then calls Detach with
+// the request and state stored by Attach (a request with only the bridge, name and type when
+// the port was never attached) and forgets the port on success.
 func (h *FakeHost) Detach(bridge, name string) error {
 	pp := h.Conn().PortProvider
 	if err := h.ready("Detach", nilIfNone(pp)); err != nil {
@@ -235,14 +262,25 @@ func (h *FakeHost) Detach(bridge, name string) error {
 	}
 	ctx, cancel := h.ctx()
 	defer cancel()
+	h.mu.Lock()
+	jobs := h.jobs[key]
+	h.mu.Unlock()
+	// The host stops the port's jobs once its rows are gone, before Detach.
+	var errs []error
+	for _, job := range jobs {
+		if err := h.StopJob(job.Name); err != nil {
+			errs = append(errs, fmt.Errorf("stop job %s: %w", job.Name, err))
+		}
+	}
 	err := pp.Detach(ctx, req)
 	h.record("Detach", key, err)
 	if err == nil {
 		h.mu.Lock()
 		delete(h.ports, key)
+		delete(h.jobs, key)
 		h.mu.Unlock()
 	}
-	return err
+	return errors.Join(append(errs, err)...)
 }
 
 // List calls List.
@@ -260,8 +298,8 @@ func (h *FakeHost) List() ([]api.OwnedPort, error) {
 
 // Restart plays a plugin restart: it connects to impl (a fresh instance, as a new process
 // would be), configures it with the last configuration and replays Attach of every stored
-// port with its stored state, in name order, as the host does. It returns the errors of the
-// replay joined.
+// port with its stored state and Replay set, in name order, as the host does. It returns the
+// errors of the replay joined.
 func (h *FakeHost) Restart(impl api.Plugin) error {
 	h.t.Helper()
 	conn := Connect(h.t, impl)
@@ -282,6 +320,7 @@ func (h *FakeHost) Restart(impl api.Plugin) error {
 	}
 	var errs []error
 	for _, req := range reqs {
+		req.Replay = true
 		if _, err := h.Attach(req); err != nil {
 			errs = append(errs, fmt.Errorf("replay %s/%s: %w", req.Bridge, req.Name, err))
 		}

@@ -79,7 +79,7 @@ func TestPortProviderRoundTrip(t *testing.T) {
 	wantProblems := []api.Problem{
 		{Field: "options.peer", Message: "is required"},
 		{Field: "options.mtu", Message: `"x" is not an integer of 64 bits`},
-		{Field: "options.color", Message: "unknown option (known: mtu, peer)"},
+		{Field: "options.color", Message: "unknown option (known: job, mtu, peer)"},
 	}
 	if err != nil || !reflect.DeepEqual(problems, wantProblems) {
 		t.Errorf("Validate = %+v, %v; want %+v", problems, err, wantProblems)
@@ -137,6 +137,9 @@ func TestRestartReplaysState(t *testing.T) {
 	}
 	if fresh.Created() != 0 {
 		t.Errorf("the restarted plugin did the host work of %d ports again, want 0 (replay)", fresh.Created())
+	}
+	if req := lastReceived(t, fresh, "Attach").(api.PortRequest); !req.Replay || len(req.State) == 0 {
+		t.Errorf("replayed Attach: Replay %v, state %q: want both set", req.Replay, req.State)
 	}
 	after, _ := h.State("br0", "p2")
 	if string(before) != string(after) {
@@ -438,4 +441,35 @@ func TestRefusedAttachAnswerIsDetached(t *testing.T) {
 			t.Errorf("plugin received Detach %+v after its own error, want none", got)
 		}
 	})
+}
+
+// TestPortJobs: the jobs of an attachment are started after Attach, started again after a
+// restart's replay, and stopped before Detach, as the host does.
+func TestPortJobs(t *testing.T) {
+	p := newPlugin()
+	h := configured(t, p)
+	req := api.PortRequest{Bridge: "br0", Name: "p1", Type: "testport", Options: map[string]string{"peer": "x", "job": "p1-engine"}}
+	a, err := h.Attach(req)
+	if err != nil || len(a.Jobs) != 1 {
+		t.Fatalf("Attach = %+v, %v", a.Jobs, err)
+	}
+	if got := p.Jobs(); !reflect.DeepEqual(got, []string{"p1-engine"}) {
+		t.Fatalf("jobs after Attach %v, want [p1-engine]", got)
+	}
+	if got := lastReceived(t, p, "Start").(api.Job); !reflect.DeepEqual(got, a.Jobs[0]) {
+		t.Errorf("started %+v, want the attachment's %+v", got, a.Jobs[0])
+	}
+	fresh := newPlugin()
+	if err := h.Restart(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if got := fresh.Jobs(); !reflect.DeepEqual(got, []string{"p1-engine"}) {
+		t.Fatalf("jobs after a restart %v, want [p1-engine] started again", got)
+	}
+	if err := h.Detach("br0", "p1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fresh.Jobs(); len(got) != 0 {
+		t.Fatalf("jobs after Detach %v, want none", got)
+	}
 }

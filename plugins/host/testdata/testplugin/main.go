@@ -26,6 +26,7 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 )
 
@@ -143,11 +144,11 @@ func main() {
 		return
 	}
 	// Another protocol version: what a plugin built against a future contract would offer.
-	hs := api.Handshake()
+	hs := wire.Handshake()
 	hs.ProtocolVersion = 2
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  hs,
-		VersionedPlugins: map[int]plugin.PluginSet{2: api.ServerPluginSets(impl)[api.ProtocolVersion]},
+		VersionedPlugins: map[int]plugin.PluginSet{2: wire.ServerPluginSets(impl)[wire.ProtocolVersion]},
 		GRPCServer:       plugin.DefaultGRPCServer,
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -21,6 +22,8 @@ import (
 type PortOptions struct {
 	Peer string `option:"peer,required" doc:"name of the peer interface"`
 	MTU  *int   `option:"mtu" doc:"MTU of both ends"`
+	// Job, when set, gives the port a data-path job of that name (type "testjob").
+	Job string `option:"job" doc:"name of the port's own job"`
 }
 
 // Config is the plugin's configuration.
@@ -213,7 +216,22 @@ func Shape(req api.PortRequest, o PortOptions, state []byte) api.Attachment {
 		State:     state,
 		Status:    "peer " + o.Peer,
 		Endpoints: map[string]string{"peer": o.Peer},
+		Jobs:      jobsOf(o),
 	}
+}
+
+func jobsOf(o PortOptions) []api.Job {
+	if o.Job == "" {
+		return nil
+	}
+	return []api.Job{{Name: o.Job, Type: "testjob", Config: []byte(`{"peer":"` + o.Peer + `"}`)}}
+}
+
+// Jobs returns the names of the running jobs, sorted.
+func (p *Plugin) Jobs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Sorted(maps.Keys(p.jobs))
 }
 
 // Detach implements api.PortProvider.

@@ -9,7 +9,7 @@ import (
 
 	plugin "github.com/hashicorp/go-plugin"
 
-	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/internal/wire"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 	"github.com/ovsplane/ovsplane/plugins/sdk/internal/testplugin"
 )
@@ -19,8 +19,8 @@ func main() {
 	impl := testplugin.New(log)
 	if os.Getenv("OVSPLANE_TESTPLUGIN_PROTOCOL") == "2" {
 		plugin.Serve(&plugin.ServeConfig{
-			HandshakeConfig:  api.Handshake(),
-			VersionedPlugins: map[int]plugin.PluginSet{2: api.ServerPluginSets(impl)[api.ProtocolVersion]},
+			HandshakeConfig:  wire.Handshake(),
+			VersionedPlugins: map[int]plugin.PluginSet{2: wire.ServerPluginSets(impl)[wire.ProtocolVersion]},
 			GRPCServer:       plugin.DefaultGRPCServer,
 		})
 		return
