@@ -24,6 +24,10 @@ func main() {
 		os.Exit(4)
 	}
 	dir := filepath.Dir(self)
+	// Signals are caught before the run is recorded: a test that signals a recorded run must
+	// never race the Go runtime, which ignores SIGUSR1 until Notify.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
 	rec, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "ppid": os.Getppid(), "argv": os.Args})
 	tmp := filepath.Join(dir, fmt.Sprintf(".run-%d.json", os.Getpid()))
 	if err := os.WriteFile(tmp, rec, 0o644); err != nil {
@@ -39,8 +43,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "stand-in: crashing on start as asked")
 		os.Exit(2)
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
 	fmt.Printf("EAL: stand-in dpdk-vdpa pid %d up\n", os.Getpid())
 	fmt.Fprintf(os.Stderr, "stand-in: serving, argv %q\n", os.Args[1:])
 	for sig := range sigs {
