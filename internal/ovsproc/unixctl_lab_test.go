@@ -64,3 +64,32 @@ func TestAppctlCommandsOfRealVswitchd(t *testing.T) {
 		t.Errorf("VswitchdCtl of an empty dir: %v", err)
 	}
 }
+
+// TestAppctlCommandsOfDPDKVswitchd: the DPDK build's command set, read over unixctl, has
+// DPDK's own commands and the userspace datapath's next to the common ones, the way a plugin
+// tells a DPDK switch from its facts.
+func TestAppctlCommandsOfDPDKVswitchd(t *testing.T) {
+	lab.Require(t, lab.NeedDPDK)
+	db := lab.StartOVSDB(t)
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.DPDK})
+	ctl, err := ovsproc.VswitchdCtl(db.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := ovsproc.AppctlCommands(t.Context(), ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"list-commands", "version", "dpif-netdev/pmd-rxq-show", "netdev-dpdk/get-mempool-info"} {
+		if !slices.Contains(cmds, c) {
+			t.Errorf("%s missing from %d commands", c, len(cmds))
+		}
+	}
+	var dpdk []string
+	for _, c := range cmds {
+		if strings.HasPrefix(c, "netdev-dpdk/") || strings.HasPrefix(c, "dpdk/") {
+			dpdk = append(dpdk, c)
+		}
+	}
+	t.Logf("%d commands, DPDK's: %q", len(cmds), dpdk)
+}
