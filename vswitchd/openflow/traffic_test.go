@@ -34,8 +34,9 @@ const (
 // a veth into its own namespace, on a userspace (netdev) bridge of a real ovs-vswitchd, takes
 // a steady UDP stream (sequence numbers, 64 source ports) while Sync changes its weights five
 // times, a bucket going to 0 and back. Every datagram sent arrives exactly once at one of the
-// sinks (none lost, none duplicated), dump-groups shows each new set of weights right after
-// its Sync, and the group is modified in place: its duration only grows (a delete and add would
+// sinks (none lost, none duplicated; an operator's flow below the plugin's drops the stream, so
+// a moment without the plugin's flow or group would lose datagrams), dump-groups shows each new
+// set of weights right after its Sync, and the group is modified in place: its duration only grows (a delete and add would
 // reset it), and the flow pointing at it is not rewritten: its packet count only grows. Open
 // vSwitch 3.1 resets a group's packet and byte counters when it is modified (measured here:
 // they count from the last change), so they are logged, not compared. The numbers are logged.
@@ -62,6 +63,9 @@ func TestSelectGroupWeightsUnderTraffic(t *testing.T) {
 	db.Vsctl(t, "--timeout=30", "wait-until", "Interface", src.A.Name, "ofport=1")
 
 	b := &bridge{sw: sw, prog: &openflow.Programmer{RunDir: db.Dir}, name: "br0"}
+	// Below the plugin's flow, the stream is dropped: a moment without the plugin's flow or
+	// group shows as lost datagrams (NORMAL would deliver them to the sink it learnt).
+	b.ofctl(t, "add-flow", "cookie=0x1234,priority=10,in_port=1,udp,actions=drop")
 	gid := groups.First
 	setOf := func(w [3]uint16) api.FlowSet {
 		g := api.Group{ID: gid, Type: "select", SelectionMethod: "dp_hash"}
