@@ -131,8 +131,8 @@ func planOf(cookies api.CookieRange, groups api.GroupRange, fs api.FlowSet) (pla
 //
 // The whole change is one bundle (see write): groups are added or modified in place first
 // (a group flows point at is never deleted and added again, so a select group's weights change
-// without dropping a packet and it keeps its id, age and counters), then the flows, then the
-// stale groups go. When the flows are the ones the last Sync wrote and the bridge still holds
+// without dropping a packet and it keeps its id and age; Open vSwitch 3.1 restarts a modified
+// group's counters), then the flows, then the stale groups go. When the flows are the ones the last Sync wrote and the bridge still holds
 // them, only the groups are written (rewriting the flows would reset their counters); when
 // the groups are unchanged too, nothing is written.
 func (p *Programmer) Sync(ctx context.Context, bridge string, cookies api.CookieRange, groups api.GroupRange, fs api.FlowSet) error {
