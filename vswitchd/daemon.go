@@ -80,6 +80,11 @@ type Options struct {
 	// OpenFlow programs the plugins' flow programs on the managed bridges; nil: none are
 	// (the embedded OVSDB has no OpenFlow).
 	OpenFlow OpenFlow
+	// RefreshFacts, if set, is called by Run when SwitchProbe sees ovs-vswitchd running again
+	// and every 10 s while it is not known to be down, so that plugins get the facts of the
+	// running ovs-vswitchd (plugins/host.Host.RefreshFacts); after it configured plugins
+	// again, their global config and flows are refreshed.
+	RefreshFacts FactsRefresher
 }
 
 // Plugins is what the Daemon needs from the plugin host (plugins/host.Host through an
@@ -150,6 +155,7 @@ type Daemon struct {
 	hub     *statusHub
 	globals pluginGlobals
 	flows   *flowSyncer
+	facts   *factsLoop // nil without Options.RefreshFacts
 }
 
 // New returns a Daemon for cfg on c, whose cache must be synchronised (ovsdb.Dial does that):
@@ -224,6 +230,15 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		}
 		d.live = &switchLiveness{probe: opts.SwitchProbe, every: every, log: opts.Logger, setDown: d.rec.SetDown}
 	}
+	if opts.RefreshFacts != nil {
+		d.facts = newFactsLoop(opts.RefreshFacts, opts.Logger, d.switchDown, func(ctx context.Context) {
+			d.RefreshPluginConfig(ctx)
+			d.KickFlows()
+		})
+		if d.live != nil {
+			d.live.onUp = d.facts.Kick
+		}
+	}
 	return d, nil
 }
 
@@ -234,6 +249,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		done := make(chan struct{})
 		defer func() { <-done }()
 		go func() { defer close(done); d.live.run(ctx) }()
+	}
+	if d.facts != nil {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() { defer close(done); d.facts.run(ctx) }()
 	}
 	if d.opts.OpenFlow != nil && d.opts.Plugins != nil {
 		done := make(chan struct{})

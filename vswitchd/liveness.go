@@ -68,6 +68,7 @@ type switchLiveness struct {
 	every   time.Duration
 	log     *slog.Logger
 	setDown func(why string) // reconcile.Reconciler.SetDown
+	onUp    func()           // called when ovs-vswitchd is seen running again; may be nil
 
 	mu   sync.Mutex
 	down string // why ovs-vswitchd is known not to run; "" while it runs or nobody can tell
@@ -95,6 +96,9 @@ func (l *switchLiveness) run(ctx context.Context) {
 			l.down = why
 			l.mu.Unlock()
 			l.setDown(why)
+			if !down && l.onUp != nil {
+				l.onUp()
+			}
 		}
 		select {
 		case <-ctx.Done():

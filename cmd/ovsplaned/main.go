@@ -209,6 +209,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 				freeOnce.Do(func() { go debug.FreeOSMemory() })
 			}
 		}},
+		RefreshFacts: plugins.h.RefreshFacts, // the plugins get a restarted ovs-vswitchd's facts
 	})
 	if err != nil {
 		return err

@@ -35,6 +35,7 @@ func newPluginHost(cfg *config.Config, c *ovsdb.Client, env []string, runDir str
 		return nil, fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
 	}
 	ph := &pluginHost{}
+	cmds := &vswitchdCommands{runDir: runDir, log: log}
 	reattach := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, host.ReattachEnv+"="); ok {
@@ -58,10 +59,11 @@ func newPluginHost(cfg *config.Config, c *ovsdb.Client, env []string, runDir str
 				d.PluginReplayed(plugin, results)
 			}
 		},
-		Facts: func(context.Context) (api.HostFacts, error) {
+		Facts: func(ctx context.Context) (api.HostFacts, error) {
 			f := c.Facts()
 			return api.HostFacts{OVSVersion: f.OVSVersion, DPDKVersion: f.DPDKVersion, DPDKInitialized: f.DPDKInitialized,
-				IfaceTypes: f.IfaceTypes, DatapathTypes: f.DatapathTypes, OVSRunDir: runDir, HostVersion: model.Version}, nil
+				IfaceTypes: f.IfaceTypes, DatapathTypes: f.DatapathTypes, AppctlCommands: cmds.commands(ctx),
+				OVSRunDir: runDir, HostVersion: model.Version}, nil
 		},
 		OnChange: func(st host.Status) {
 			if d := ph.d.Load(); d != nil {

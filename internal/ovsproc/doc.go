@@ -20,6 +20,12 @@
 //   - Waits and tools: Run runs an OVS tool and returns an error naming the command and quoting
 //     its stderr; Tools runs ovs-vsctl and ovs-appctl against one instance; WaitSocket,
 //     Tools.WaitApplied (next_cfg/cur_cfg) and Tools.WaitVswitchd are the start-up waits.
+//   - Unixctl: Unixctl sends one command to a daemon's unixctl socket (what ovs-appctl talks
+//     to) over JSON-RPC, arguments as JSON strings, the reply bounded (MaxUnixctlReply);
+//     AppctlCommands and ParseCommandList give the `list-commands` set (bounded by
+//     MaxAppctlCommands), VswitchdCtl finds ovs-vswitchd's socket in its run directory. The
+//     daemon (ovsplaned) reads ovs-vswitchd's commands with it for the plugins' host facts;
+//     Tools.Appctl runs the ovs-appctl program for the start-up waits and for tests.
 //   - DPDK: ProbeDPDK and DPDKHost.Missing say whether this host can start the DPDK build (the
 //     binary, root, free hugepages of the default size from /proc/meminfo); ParseMeminfo and
 //     SocketMemMB parse what that depends on. Reserving hugepages is host policy and not done

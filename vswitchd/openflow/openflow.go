@@ -7,11 +7,14 @@
 // command of the bundle file. Before writing, Open vSwitch itself parses the flows
 // (ovs-ofctl parse-flows), and a flow whose table, priority and match equal those of a flow
 // with a cookie outside the plugin's range is refused: adding it would replace that flow.
-// Flows are replaced in one OpenFlow bundle (atomic; Open vSwitch takes bundles on OpenFlow
-// 1.3 too); a switch refusing bundles gets a delete and an add in two steps. A sync is skipped only when the
-// plugin's set is the one last written and the bridge still holds exactly what that write
-// left (flows of the cookie range and groups of the group range, compared by content), so a
-// foreign edit, a deletion or a restarted ovs-vswitchd is repaired.
+// A change of groups and flows is one OpenFlow bundle (atomic; Open vSwitch 3.1 takes group
+// mods in bundles, on OpenFlow 1.3 too): changed groups are modified in place, never deleted
+// and added again while flows point at them, so a select group's weights change without a lost
+// packet; a switch refusing bundles gets the same steps one by one. Flows are rewritten only
+// when they changed or someone touched them, and a sync is skipped when the plugin's set is the
+// one last written and the bridge still holds exactly what that write left (flows of the cookie
+// range and groups of the group range, compared by content), so a foreign edit, a deletion or a
+// restarted ovs-vswitchd is repaired.
 package openflow
 
 import (
@@ -47,8 +50,8 @@ type Programmer struct {
 
 // written is what one Sync wrote: the rendered set, and the state the bridge was left in.
 type written struct {
-	set   string // rendered groups and flows, in order
-	state string // owned flows and groups as dumped right after the write
+	groups, flows         string // rendered groups and flows, in order
+	flowState, groupState string // owned flows and groups as dumped right after the write
 }
 
 // target is what ovs-ofctl connects to for bridge.
@@ -124,77 +127,68 @@ func planOf(cookies api.CookieRange, groups api.GroupRange, fs api.FlowSet) (pla
 // with ids in groups exactly fs.Groups; nothing else on the bridge changes. It refuses, before
 // touching the bridge, a set that api.ValidateFlowSet refuses, a flow Open vSwitch cannot
 // parse, and a flow with the table, priority and match of a flow outside cookies (adding it
-// would replace that flow); the errors name the flow (flows[3]) and the fix. Groups are
-// written first (flows may point at them), stale groups removed last. When fs is what the
-// last Sync wrote and the bridge still holds what that write left, it writes nothing (that
-// would reset the flows' counters).
+// would replace that flow); the errors name the flow (flows[3]) and the fix.
+//
+// The whole change is one bundle (see write): groups are added or modified in place first
+// (a group flows point at is never deleted and added again, so a select group's weights change
+// without dropping a packet and it keeps its id and age; Open vSwitch 3.1 restarts a modified
+// group's counters), then the flows, then the stale groups go. When the flows are the ones the last Sync wrote and the bridge still holds
+// them, only the groups are written (rewriting the flows would reset their counters); when
+// the groups are unchanged too, nothing is written.
 func (p *Programmer) Sync(ctx context.Context, bridge string, cookies api.CookieRange, groups api.GroupRange, fs api.FlowSet) error {
 	pl, err := planOf(cookies, groups, fs)
 	if err != nil {
 		return fmt.Errorf("bridge %s: %w", bridge, err)
 	}
 	key := fmt.Sprintf("%s/%#x/%#x", bridge, cookies.Value, cookies.Mask)
-	set := strings.Join(pl.groupLine, "\n") + "\n--\n" + strings.Join(pl.flowLines, "\n")
+	now := written{groups: strings.Join(pl.groupLine, "\n"), flows: strings.Join(pl.flowLines, "\n")}
 	p.mu.Lock()
 	last, ok := p.last[key]
 	p.mu.Unlock()
-	if ok && last.set == set {
-		if state, err := p.state(ctx, bridge, cookies, groups); err == nil && state == last.state {
-			return nil
-		}
-	}
-	if err := p.checkForeign(ctx, bridge, cookies, pl); err != nil {
-		return err
-	}
-	want := map[uint32]bool{}
-	for i, g := range pl.groups {
-		want[g.id] = true
-		if _, err := p.run(ctx, "", "--may-create", "mod-group", p.target(bridge), pl.groupLine[i]); err != nil {
-			return fmt.Errorf("bridge %s: groups[%d] (id %d): %w", bridge, i, g.id, err)
-		}
-	}
-	if err := p.replaceFlows(ctx, bridge, cookies, pl.flowLines); err != nil {
-		return err
-	}
-	have, err := p.groupIDs(ctx, bridge)
-	if err != nil {
-		return err
-	}
-	for _, id := range have {
-		if groups.Contains(id) && !want[id] {
-			if _, err := p.run(ctx, "", "del-groups", p.target(bridge), "group_id="+strconv.FormatUint(uint64(id), 10)); err != nil {
-				return fmt.Errorf("bridge %s: delete group %d: %w", bridge, id, err)
+	keepFlows := false
+	if ok && last.flows == now.flows {
+		if flows, gs, err := p.state(ctx, bridge, cookies, groups); err == nil && flows == last.flowState {
+			if last.groups == now.groups && gs == last.groupState {
+				return nil
 			}
+			keepFlows = true
 		}
 	}
-	state, err := p.state(ctx, bridge, cookies, groups)
-	if err != nil {
+	if !keepFlows {
+		if err := p.checkForeign(ctx, bridge, cookies, pl); err != nil {
+			return err
+		}
+	}
+	if err := p.write(ctx, bridge, cookies, groups, pl, keepFlows); err != nil {
+		return err
+	}
+	if now.flowState, now.groupState, err = p.state(ctx, bridge, cookies, groups); err != nil {
 		return err
 	}
 	p.mu.Lock()
 	if p.last == nil {
 		p.last = map[string]written{}
 	}
-	p.last[key] = written{set: set, state: state}
+	p.last[key] = now
 	p.mu.Unlock()
 	return nil
 }
 
 // state is the comparable content of the bridge's flows in cookies and groups in groups.
-func (p *Programmer) state(ctx context.Context, bridge string, cookies api.CookieRange, groups api.GroupRange) (string, error) {
-	flows, err := p.run(ctx, "", "--no-stats", "dump-flows", p.target(bridge), cookieFilter(cookies))
+func (p *Programmer) state(ctx context.Context, bridge string, cookies api.CookieRange, groups api.GroupRange) (flows, gs string, err error) {
+	fd, err := p.run(ctx, "", "--no-stats", "dump-flows", p.target(bridge), cookieFilter(cookies))
 	if err != nil {
-		return "", fmt.Errorf("bridge %s: %w", bridge, err)
+		return "", "", fmt.Errorf("bridge %s: %w", bridge, err)
 	}
-	gs, err := p.run(ctx, "", "dump-groups", p.target(bridge))
+	gd, err := p.run(ctx, "", "dump-groups", p.target(bridge))
 	if err != nil {
-		return "", fmt.Errorf("bridge %s: %w", bridge, err)
+		return "", "", fmt.Errorf("bridge %s: %w", bridge, err)
 	}
 	mine := func(line string) bool {
 		id, ok := groupIDOf(line)
 		return ok && groups.Contains(id)
 	}
-	return stateOf(flows, nil) + "\n--\n" + stateOf(gs, mine), nil
+	return stateOf(fd, nil), stateOf(gd, mine), nil
 }
 
 // cookieFilter is the dump-flows and del-flows argument selecting the flows of cookies.
@@ -252,40 +246,6 @@ func (p *Programmer) checkForeign(ctx context.Context, bridge string, cookies ap
 		return fmt.Errorf("bridge %s: %w", bridge, errors.Join(errs...))
 	}
 	return nil
-}
-
-// replaceFlows deletes the flows of cookies and adds lines (rendered flows), in one bundle
-// when it can. The bundle file is built from the cookie filter and rendered lines only.
-func (p *Programmer) replaceFlows(ctx context.Context, bridge string, cookies api.CookieRange, lines []string) error {
-	del := cookieFilter(cookies)
-	var b strings.Builder
-	b.WriteString("delete " + del + "\n")
-	for _, l := range lines {
-		b.WriteString("add " + l + "\n")
-	}
-	_, err := p.run(ctx, b.String(), "--bundle", "add-flows", p.target(bridge), "-")
-	if err == nil || !bundleUnsupported(err) {
-		if err != nil {
-			return fmt.Errorf("bridge %s: %w", bridge, err)
-		}
-		return nil
-	}
-	// OpenFlow 1.3 only: not atomic.
-	if _, err := p.run(ctx, "", "del-flows", p.target(bridge), del); err != nil {
-		return fmt.Errorf("bridge %s: %w", bridge, err)
-	}
-	if len(lines) == 0 {
-		return nil
-	}
-	if _, err := p.run(ctx, strings.Join(lines, "\n")+"\n", "add-flows", p.target(bridge), "-"); err != nil {
-		return fmt.Errorf("bridge %s: %w", bridge, err)
-	}
-	return nil
-}
-
-func bundleUnsupported(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "bundle") && (strings.Contains(s, "version") || strings.Contains(s, "not supported"))
 }
 
 // PruneForeign deletes the flows whose cookie carries marker under markerMask (the plugins'

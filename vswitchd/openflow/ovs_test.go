@@ -385,7 +385,7 @@ func TestSyncOpenFlow13Bridge(t *testing.T) {
 		t.Fatalf("Sync: %v", err)
 	}
 	if !slices.ContainsFunc(calls(), func(c string) bool {
-		return strings.Contains(c, " --bundle add-flows ")
+		return strings.Contains(c, " bundle unix:")
 	}) {
 		t.Errorf("no bundle; ovs-ofctl calls: %q", calls())
 	}

@@ -2,6 +2,7 @@ package openflow
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -118,7 +119,13 @@ func newGroupMod(i int, g api.Group, groups api.GroupRange) (groupMod, error) {
 
 // renderGroup renders g as one line of ovs-ofctl group syntax:
 // group_id=N,type=T[,selection_method=M],bucket=[weight:N,][watch_port:N,]actions=…,bucket=… .
+//
+// Weights: in a select group where any bucket has a weight, every bucket's weight is written,
+// 0 included, so a bucket set to 0 takes no new traffic (left out, Open vSwitch would give it
+// its default weight, 1). A select group whose buckets all have weight 0 writes none: equal
+// weights, Open vSwitch's default. Other group types write only the weights above 0.
 func renderGroup(g groupMod) (string, error) {
+	explicit := g.typ == "select" && slices.ContainsFunc(g.buckets, func(b bucketMod) bool { return b.weight > 0 })
 	if !groupTypes[g.typ] || !selectionMethods[g.method] {
 		return "", fmt.Errorf("group %d: type %q or selection method %q unknown", g.id, g.typ, g.method)
 	}
@@ -133,7 +140,7 @@ func renderGroup(g groupMod) (string, error) {
 	}
 	for j, bk := range g.buckets {
 		b.WriteString(",bucket=")
-		if bk.weight > 0 {
+		if bk.weight > 0 || explicit {
 			b.WriteString("weight:")
 			b.WriteString(strconv.FormatUint(uint64(bk.weight), 10))
 			b.WriteString(",")
