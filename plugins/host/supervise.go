@@ -76,6 +76,22 @@ func newSup(h *Host, p model.Plugin, slot uint32) *sup {
 	return s
 }
 
+// inherit takes over what old, the supervisor this one replaces on Reload, knew of the plugin:
+// its Info (version, capabilities, types, watch filter) and its last global-config
+// contribution. So the plugin's types keep resolving (to calls that fail with Unavailable and
+// the reason) and its other_config keys stay while the new process starts, and for as long as
+// it is refused or failed; a successful start replaces both.
+func (s *sup) inherit(old *sup) {
+	old.mu.Lock()
+	st, contrib := old.snapshot(), old.contrib
+	old.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.Version, s.st.APIVersion, s.st.Watch = st.Version, st.APIVersion, st.Watch
+	s.st.Capabilities, s.st.Types = st.Capabilities, st.Types
+	s.contrib = contrib
+}
+
 // run is the supervisor loop: start, watch, and after a failure back off and start again,
 // until the breaker opens (then wait for a kick) or stop.
 func (s *sup) run() {
@@ -196,8 +212,8 @@ func (s *sup) configure(ctx context.Context, in *instance, p model.Plugin) error
 	return nil
 }
 
-// replay Attaches every port the daemon says the plugin owns, once each, and hands the
-// outcomes to Options.Replayed.
+// replay Attaches every port the daemon says the plugin owns, once each, with Replay set, and
+// hands the outcomes to Options.Replayed.
 func (s *sup) replay(ctx context.Context, in *instance) {
 	o := s.h.opts
 	if o.Owned == nil || in.port == nil {
@@ -214,6 +230,7 @@ func (s *sup) replay(ctx context.Context, in *instance) {
 	sem := make(chan struct{}, replayParallel)
 	var wg sync.WaitGroup
 	for i, r := range reqs {
+		r.Replay = true // whatever Owned said: every request of a replay is one
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
