@@ -42,9 +42,9 @@ type config struct {
 type testPlugin struct {
 	name     string
 	infoName string // Info.Name
-	log  *slog.Logger
-	mu   sync.Mutex
-	cfg  config
+	log      *slog.Logger
+	mu       sync.Mutex
+	cfg      config
 }
 
 func (p *testPlugin) Info(context.Context) (api.Info, error) {
