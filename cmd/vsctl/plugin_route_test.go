@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,6 +79,45 @@ func (d *pluginDaemon) writeConfig(t *testing.T, pin string) {
 	if err := os.WriteFile(d.conf, fmt.Appendf(nil, pluginConfig, filepath.Join(d.dir, "plugins"), pin), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pluginPID returns the pid of plugin lab while it is running, else 0.
+func (d *pluginDaemon) pluginPID(t *testing.T) int {
+	t.Helper()
+	var resp struct {
+		Plugins []struct {
+			Name  string `json:"name"`
+			State string `json:"state"`
+			PID   int    `json:"pid"`
+		} `json:"plugins"`
+	}
+	a := d.api(t, "ListPlugins", `{}`)
+	if !a.ok() || json.Unmarshal([]byte(a.body), &resp) != nil {
+		return 0
+	}
+	for _, p := range resp.Plugins {
+		if p.Name == "lab" && p.State == "PLUGIN_STATE_RUNNING" {
+			return p.PID
+		}
+	}
+	return 0
+}
+
+// attaches returns the Attaches of port ("bridge/name") the plugin logged (its data dir's
+// attach.log), each as "PID replay=BOOL", in order.
+func (d *pluginDaemon) attaches(t *testing.T, port string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(d.dir, "plugin-data", "lab", "attach.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if w := strings.Fields(l); len(w) == 3 && w[1] == port {
+			out = append(out, w[0]+" "+w[2])
+		}
+	}
+	return out
 }
 
 type apiAnswer struct {
@@ -179,6 +220,24 @@ func TestPluginPortRouting(t *testing.T) {
 		code, _, stderr := vsctlRun(t, bin, dbArg, daemonArg, "add-port", "br0", "pc", "--", "set", "Interface", "pc", "type=internal")
 		if code != 0 || !hasInterface(t, d.db, "pc") {
 			t.Errorf("exit %d, stderr %q; want the internal port written by vsctl", code, stderr)
+		}
+	})
+
+	t.Run("replay flag after kill -9", func(t *testing.T) {
+		pid1 := d.pluginPID(t)
+		if got := d.attaches(t, "br0/pb"); len(got) != 1 || got[0] != fmt.Sprintf("%d replay=false", pid1) {
+			t.Fatalf("Attaches of pb seen by the plugin: %q, want one by pid %d with Replay false", got, pid1)
+		}
+		if err := syscall.Kill(pid1, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		var pid2 int
+		testkit.EventuallyTrue(t, 30*time.Second, 20*time.Millisecond, "the plugin's restart", func() bool {
+			pid2 = d.pluginPID(t)
+			return pid2 != 0 && pid2 != pid1
+		})
+		if got := d.attaches(t, "br0/pb"); len(got) != 2 || got[1] != fmt.Sprintf("%d replay=true", pid2) {
+			t.Errorf("Attaches of pb seen by the plugin: %q, want the replay by pid %d with Replay true", got, pid2)
 		}
 	})
 
