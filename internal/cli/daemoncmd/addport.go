@@ -40,13 +40,14 @@ func RoutePort(ctx context.Context, env Env) (code int, handled bool) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	if ovsHas(ctx, env, r) {
+	has, lookupErr := ovsHas(ctx, env, r)
+	if has {
 		return 0, false
 	}
 	prog := progName(env)
 	addr, found := Discover(env)
 	if !found {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", prog, noDaemon(r.Type))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", prog, noDaemon(r.Type, lookupErr))
 		return 1, true
 	}
 	if r.Kind == RouteRefuse {

@@ -63,10 +63,11 @@ const ifaceTypesTimeout = 5 * time.Second
 
 // ovsHas reports whether the running ovs-vswitchd lists every type outside OVSInterfaceTypes
 // that r's line sets (a newer Open vSwitch's type): then the line is ovs-vsctl's. When the
-// types cannot be read (no database, no Env.IfaceTypes) the fixed list decides: false.
-func ovsHas(ctx context.Context, env Env, r Route) bool {
+// types cannot be read (no database, no Env.IfaceTypes) the fixed list decides (false), and
+// lookupErr says why.
+func ovsHas(ctx context.Context, env Env, r Route) (has bool, lookupErr error) {
 	if env.IfaceTypes == nil || len(r.foreign) == 0 {
-		return false
+		return false, errors.New("not looked up")
 	}
 	limit := ifaceTypesTimeout
 	if t := r.Timeout(""); t > 0 && t < limit {
@@ -76,22 +77,27 @@ func ovsHas(ctx context.Context, env Env, r Route) bool {
 	defer cancel()
 	types, err := env.IfaceTypes(ctx)
 	if err != nil {
-		return false
+		return false, err
 	}
 	for _, t := range r.foreign {
 		if !slices.Contains(types, t) {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
 }
 
 // noDaemon is the refusal of a line setting interface type typ, which neither Open vSwitch
-// nor a daemon vsctl knows of provides.
-func noDaemon(typ string) string {
-	return fmt.Sprintf("interface type %q is not an Open vSwitch type (this ovs-vswitchd does not list it in Open_vSwitch.iface_types) "+
+// nor a daemon vsctl knows of provides; lookupErr is why the running Open vSwitch's types
+// could not be read (nil: they were, without typ).
+func noDaemon(typ string, lookupErr error) string {
+	ovs := "this ovs-vswitchd does not list it in Open_vSwitch.iface_types"
+	if lookupErr != nil {
+		ovs = fmt.Sprintf("not in vsctl's list; the running Open vSwitch's iface_types could not be read: %v", lookupErr)
+	}
+	return fmt.Sprintf("interface type %q is not an Open vSwitch type (%s) "+
 		"and no ovsplaned was found to add it as a plugin's port (no --daemon=ADDR, no $%s, no socket at %s); nothing was written. "+
 		"If a plugin provides %q, point vsctl at the ovsplaned running it: --daemon=unix:DATA_DIR/%s (or its api.listen address) or $%s; "+
 		"otherwise correct the type",
-		typ, envAddr, strings.TrimPrefix(model.DefaultAPIAddr(), "unix:"), typ, model.SocketName, envAddr)
+		typ, ovs, envAddr, strings.TrimPrefix(model.DefaultAPIAddr(), "unix:"), typ, model.SocketName, envAddr)
 }

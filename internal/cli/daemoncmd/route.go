@@ -60,7 +60,7 @@ type Route struct {
 
 // Classify decides where an ovs-vsctl command line (without the program name) goes. It
 // does no I/O: whether T is a plugin's type is decided by its absence from
-// OVSInterfaceTypes. A line that does not parse, or asks for help or a version, is
+// OVSInterfaceTypes (RoutePort then asks the running Open vSwitch about such a T). A line that does not parse, or asks for help or a version, is
 // RouteOVSDB: ovs-vsctl's implementation reports it as ovs-vsctl would.
 func Classify(args []string) Route {
 	inv, err := cli.Parse(args)

@@ -323,9 +323,11 @@ func TestRoutePortDaemonDown(t *testing.T) {
 // when the line names such a type, and do not decide when they cannot be read.
 func TestRoutePortAsksOVS(t *testing.T) {
 	noDaemon := func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }
+	var stderr bytes.Buffer
 	run := func(types []string, err error, line string) (calls int, code int, handled bool) {
+		stderr.Reset()
 		code, handled = daemoncmd.RoutePort(t.Context(), daemoncmd.Env{
-			Args: append([]string{"vsctl"}, words(t, line)...), Stderr: &bytes.Buffer{}, Stat: noDaemon,
+			Args: append([]string{"vsctl"}, words(t, line)...), Stderr: &stderr, Stat: noDaemon,
 			IfaceTypes: func(ctx context.Context) ([]string, error) {
 				calls++
 				if _, ok := ctx.Deadline(); !ok {
@@ -340,14 +342,16 @@ func TestRoutePortAsksOVS(t *testing.T) {
 	if calls, _, handled := run(newer, nil, "add-port br0 v0 -- set Interface v0 type=srv7"); handled || calls != 1 {
 		t.Errorf("a type the running OVS has: handled %v after %d look-ups", handled, calls)
 	}
-	if calls, code, handled := run(newer, nil, "add-port br0 v0 -- set Interface v0 type=veth"); !handled || code != 1 || calls != 1 {
-		t.Errorf("a type it lacks: handled %v, exit %d after %d look-ups", handled, code, calls)
+	if calls, code, handled := run(newer, nil, "add-port br0 v0 -- set Interface v0 type=veth"); !handled || code != 1 || calls != 1 ||
+		!strings.Contains(stderr.String(), "this ovs-vswitchd does not list it") {
+		t.Errorf("a type it lacks: handled %v, exit %d after %d look-ups, stderr %q", handled, code, calls, stderr.String())
 	}
 	if calls, code, handled := run(newer, nil, "add-port br0 v0 -- set Interface v0 type=srv7 -- set Interface v1 type=veth"); !handled || code != 1 || calls != 1 {
 		t.Errorf("one type it has and one it lacks: handled %v, exit %d after %d look-ups", handled, code, calls)
 	}
-	if calls, code, handled := run(nil, errors.New("no database"), "add-port br0 v0 -- set Interface v0 type=srv7"); !handled || code != 1 || calls != 1 {
-		t.Errorf("types unreadable: handled %v, exit %d after %d look-ups", handled, code, calls)
+	if calls, code, handled := run(nil, errors.New("no database"), "add-port br0 v0 -- set Interface v0 type=srv7"); !handled || code != 1 || calls != 1 ||
+		!strings.Contains(stderr.String(), "iface_types could not be read: no database") {
+		t.Errorf("types unreadable: handled %v, exit %d after %d look-ups, stderr %q", handled, code, calls, stderr.String())
 	}
 	if calls, _, handled := run(newer, nil, "add-port br0 v0 -- set Interface v0 type=internal"); handled || calls != 0 {
 		t.Errorf("a stock type: handled %v after %d look-ups, want none", handled, calls)
