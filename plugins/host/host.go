@@ -221,29 +221,6 @@ func (h *Host) Reload(ctx context.Context, plugins []model.Plugin) error {
 	return errors.Join(errs...)
 }
 
-// recheckTrust runs the trust checks (verify) on the binaries of the listed plugins that have
-// a process now (not those attached in debug mode) and returns the failures by name. Such a
-// plugin is not kept by Reload: it is stopped and started anew, and its start is refused with
-// the same reason.
-func (h *Host) recheckTrust(plugins []model.Plugin) map[string]error {
-	h.mu.Lock()
-	var check []model.Plugin
-	for _, p := range plugins {
-		if _, debug := h.reattach[p.Name]; !debug && h.plugins[p.Name] != nil && h.plugins[p.Name].status().State == StateRunning {
-			check = append(check, p)
-		}
-	}
-	h.mu.Unlock()
-	out := map[string]error{}
-	for _, p := range check {
-		if _, err := verify(h.opts.PluginDir, h.uid, p); err != nil {
-			h.opts.Logger.Error("plugin binary fails the trust checks on reload; stopping the plugin", "plugin", p.Name, "error", err)
-			out[p.Name] = err
-		}
-	}
-	return out
-}
-
 // Reset closes the named plugin's circuit breaker and retries a failed or refused plugin now
 // (a running one is left alone). It fails for an unknown name.
 func (h *Host) Reset(name string) error {

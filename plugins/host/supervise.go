@@ -76,22 +76,6 @@ func newSup(h *Host, p model.Plugin, slot uint32) *sup {
 	return s
 }
 
-// inherit takes over what old, the supervisor this one replaces on Reload, knew of the plugin:
-// its Info (version, capabilities, types, watch filter) and its last global-config
-// contribution. So the plugin's types keep resolving (to calls that fail with Unavailable and
-// the reason) and its other_config keys stay while the new process starts, and for as long as
-// it is refused or failed; a successful start replaces both.
-func (s *sup) inherit(old *sup) {
-	old.mu.Lock()
-	st, contrib := old.snapshot(), old.contrib
-	old.mu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.st.Version, s.st.APIVersion, s.st.Watch = st.Version, st.APIVersion, st.Watch
-	s.st.Capabilities, s.st.Types = st.Capabilities, st.Types
-	s.contrib = contrib
-}
-
 // run is the supervisor loop: start, watch, and after a failure back off and start again,
 // until the breaker opens (then wait for a kick) or stop.
 func (s *sup) run() {
