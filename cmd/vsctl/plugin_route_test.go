@@ -45,7 +45,7 @@ plugins:
 bridges:
   - name: br0
     datapath_type: netdev
-`
+%s`
 
 func startPluginDaemon(t *testing.T) *pluginDaemon {
 	t.Helper()
@@ -56,7 +56,7 @@ func startPluginDaemon(t *testing.T) *pluginDaemon {
 	d.sum = testkit.InstallPlugin(t, "../../plugins/host/testdata/testplugin", pdir, "ovsplane-plugin-lab")
 	d.conf = filepath.Join(d.dir, "ovsplaned.yaml")
 	d.sock = filepath.Join(d.dir, model.SocketName)
-	d.writeConfig(t, d.sum)
+	d.writeConfig(t, d.sum, "")
 	d.proc = testkit.Start(t, exec.Command(testkit.BuildOnce(t, "github.com/ovsplane/ovsplane/cmd/ovsplaned"),
 		"--config", d.conf, "--data-dir", d.dir, "--ovsdb-endpoints", d.db.Endpoint, "--log-level", "info"))
 	t.Cleanup(func() {
@@ -74,9 +74,15 @@ func startPluginDaemon(t *testing.T) *pluginDaemon {
 	return d
 }
 
-func (d *pluginDaemon) writeConfig(t *testing.T, pin string) {
+// writeConfig writes the config file with the plugin's pin and, unless empty, one internal
+// port named port on br0.
+func (d *pluginDaemon) writeConfig(t *testing.T, pin, port string) {
 	t.Helper()
-	if err := os.WriteFile(d.conf, fmt.Appendf(nil, pluginConfig, filepath.Join(d.dir, "plugins"), pin), 0o644); err != nil {
+	ports := ""
+	if port != "" {
+		ports = fmt.Sprintf("    ports:\n      - name: %s\n        interfaces:\n          - {name: %s, type: internal}\n", port, port)
+	}
+	if err := os.WriteFile(d.conf, fmt.Appendf(nil, pluginConfig, filepath.Join(d.dir, "plugins"), pin, ports), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -246,15 +252,20 @@ func TestPluginPortRouting(t *testing.T) {
 	testkit.EventuallyTrue(t, 30*time.Second, 20*time.Millisecond, "the plugin's other_config key written", func() bool {
 		return otherConfig(t, d.db, "ovsplane-test-key") == "kept"
 	})
-	d.writeConfig(t, strings.Repeat("ab", 32))
+	d.writeConfig(t, strings.Repeat("ab", 32), "")
 	if a := d.api(t, "Reload", `{}`); !a.ok() {
 		t.Fatalf("Reload: %d %s", a.status, a.body)
 	}
-	// An ordinary port applied after the reload: when it is ready, the reconciler has written
-	// the desired state the reload left.
-	if a := d.api(t, "ApplyPort", `{"bridge":"br0","port":{"name":"pz","interfaces":[{"name":"pz","type":"internal"}]}}`); !a.ok() {
-		t.Fatalf("ApplyPort pz: %d %s", a.status, a.body)
+	// A barrier: a second reload adds a configuration port. Its desired state carries the
+	// other_config the first reload left, so once the reconciler has written the port it has
+	// written that other_config too.
+	d.writeConfig(t, strings.Repeat("ab", 32), "cz")
+	if a := d.api(t, "Reload", `{}`); !a.ok() {
+		t.Fatalf("second Reload: %d %s", a.status, a.body)
 	}
+	testkit.EventuallyTrue(t, 30*time.Second, 20*time.Millisecond, "the configuration port cz written", func() bool {
+		return hasInterface(t, d.db, "cz")
+	})
 	t.Run("refused on reload: unavailable, not unknown", func(t *testing.T) {
 		code, _, stderr := vsctlRun(t, bin, dbArg, daemonArg, "add-port", "br0", "pd", "--", "set", "Interface", "pd", "type=lab-port")
 		if code != 1 || strings.Contains(stderr, "unknown interface type") || !strings.Contains(stderr, `plugin "lab"`) || !strings.Contains(stderr, "refused") {
