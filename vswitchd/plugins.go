@@ -267,5 +267,5 @@ func (d *Daemon) desired() config.DesiredState {
 // and the state its plugin's last Attach returned.
 func replayRequest(bridge string, spec model.Port, pp *pluginPort) api.PortRequest {
 	return api.PortRequest{Bridge: bridge, Name: spec.Name, Type: pp.Type, Options: maps.Clone(spec.Interfaces[0].Options),
-		ExternalIDs: maps.Clone(spec.ExternalIDs), State: slices.Clone(pp.State)}
+		ExternalIDs: maps.Clone(spec.ExternalIDs), State: slices.Clone(pp.State), Replay: true}
 }

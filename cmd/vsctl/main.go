@@ -6,14 +6,18 @@
 // `vsctl status [OBJECT...]`, `vsctl apply -f FILE` and `vsctl plugin list|status [NAME]` (see
 // internal/cli/daemoncmd). A command line whose first non-option argument is one of them goes
 // there. So does `vsctl add-port BR P -- set Interface P type=T ...` when T is not an Open
-// vSwitch interface type (a plugin's port, added by the daemon; daemoncmd.RoutePort); every
-// other line is ovs-vsctl's. `vsctl --help` prints ovs-vsctl's help, then theirs.
+// vSwitch interface type (a plugin's port, added by the daemon; daemoncmd.RoutePort), or is
+// refused when no daemon is found; every other line is ovs-vsctl's. --daemon=ADDR, which
+// ovs-vsctl does not have, is accepted among the global options of every line and names the
+// daemon. `vsctl --help` prints ovs-vsctl's help, then theirs.
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/ovsplane/ovsplane/internal/cli/daemoncmd"
@@ -35,12 +39,22 @@ func main() {
 		stop()
 		os.Exit(code)
 	}
-	if code, ok := daemoncmd.RoutePort(ctx, daemoncmd.Env{Args: os.Args, Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr}); ok {
+	// --daemon=ADDR is accepted on every line; ovs-vsctl's implementation never sees it.
+	daemon, args, err := daemoncmd.CutDaemon(os.Args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v (use --help for help)\n", filepath.Base(os.Args[0]), err)
+		stop()
+		os.Exit(1)
+	}
+	ovs := vsctl.Env{Args: args, Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr}
+	route := daemoncmd.Env{Args: args, Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr, Daemon: daemon,
+		IfaceTypes: func(ctx context.Context) ([]string, error) { return vsctl.IfaceTypes(ctx, ovs) }}
+	if code, ok := daemoncmd.RoutePort(ctx, route); ok {
 		stop()
 		os.Exit(code)
 	}
 	code := vsctl.Main(ctx, vsctl.Env{
-		Args:     os.Args,
+		Args:     args,
 		Getenv:   os.Getenv,
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,

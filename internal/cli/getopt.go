@@ -1,6 +1,9 @@
 package cli
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // This file reproduces how ovs-vsctl's global options are split by the C library's
 // getopt_long (glibc 2.36, Debian 12) with an option string that starts with "+": scanning
@@ -157,4 +160,51 @@ func findShort(c byte, long []longOption) *longOption {
 		}
 	}
 	return nil
+}
+
+// CutOption removes every copy of the long option --name (written "--name=VALUE" or "--name
+// VALUE", the name in full: no abbreviation) from the global options at the front of an
+// ovs-vsctl command line (args excludes the program name) and returns the last value, whether
+// it was there, and the rest of the line. The global options end where getopt_long stops
+// (the first non-option, or "--"); an option of the line that the command table does not know
+// ends the scan too, leaving the line for Parse to report. name must not be one of
+// ovs-vsctl's options or an abbreviation of one: vsctl adds its own options this way
+// (--daemon) without changing how ovs-vsctl's abbreviations resolve. A copy without a value
+// is an error.
+func CutOption(args []string, name string) (value string, found bool, rest []string, err error) {
+	long := DefaultTable().long
+	rest = make([]string, 0, len(args))
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			value, found = v, true
+			i++
+			continue
+		}
+		if a == "--"+name {
+			if i+1 >= len(args) {
+				return "", false, nil, fmt.Errorf("option '--%s' requires an argument", name)
+			}
+			value, found = args[i+1], true
+			i += 2
+			continue
+		}
+		next := i + 1
+		var perr *ParseError
+		if a[1] == '-' {
+			_, next, perr = scanLong(args, i, long)
+		} else {
+			_, next, perr = scanShort(args, i, long)
+		}
+		if perr != nil {
+			break
+		}
+		rest = append(rest, args[i:next]...)
+		i = next
+	}
+	return value, found, append(rest, args[i:]...), nil
 }

@@ -72,10 +72,15 @@ func (p portProvider) Validate(ctx context.Context, req api.PortRequest) ([]api.
 	})
 }
 
-// Attach calls the plugin's Attach and checks its answer. An answer the checks refuse is an
+// Attach calls the plugin's Attach and checks its answer. A request carrying State is for a
+// port attached before (the contract: a request with State is a replay), so Replay is set on
+// it whatever the caller said. An answer the checks refuse is an
 // *api.RefusedAnswerError (with the answer's State) and is not detached here: the daemon,
 // which knows whether the attachment is fresh, detaches it (vswitchd's attach).
 func (p portProvider) Attach(ctx context.Context, req api.PortRequest) (api.Attachment, error) {
+	if req.State != nil {
+		req.Replay = true
+	}
 	a, err := call(ctx, p.s, "Attach "+describe(req), func(ctx context.Context, in *instance) (api.Attachment, error) {
 		return in.port.Attach(ctx, req)
 	})

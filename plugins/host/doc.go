@@ -15,7 +15,9 @@
 // and an explicit environment: PATH, the variables its config entry allows, and go-plugin's
 // handshake variables; nothing else of the daemon's environment. A plugin that speaks another
 // protocol version is refused with a message naming both versions (go-plugin learns the
-// plugin's version from its handshake, so that process ran briefly; it is killed at once).
+// plugin's version from its handshake, so that process ran briefly; it is killed at once), and
+// so is a plugin whose Info.Name is not its configured name. Reload runs the trust checks
+// again on every running plugin and refuses (stops) one whose binary fails them now.
 //
 // # Supervision
 //
@@ -28,8 +30,8 @@
 // Unavailable naming the reason, and it stays down until Reset or Reload. After every start,
 // before the plugin is marked running, the host calls Configure (config as JSON, host facts,
 // the negotiated API revision, the plugin's cookie and group ranges), Contribute, and then
-// replays the ports the daemon says the plugin owns (Options.Owned): one Attach per port, the
-// outcomes handed to Options.Replayed.
+// replays the ports the daemon says the plugin owns (Options.Owned): one Attach per port, with
+// PortRequest.Replay set, the outcomes handed to Options.Replayed.
 //
 // Every call has a deadline (CallTimeout unless the caller's is shorter). A call to a plugin
 // that is not running fails at once with api.Unavailable; a call in flight when the process

@@ -156,12 +156,27 @@ func (f *fixture) started(name string) []int {
 
 // attachLog returns the port names Attached by the process pid, in order.
 func (f *fixture) attachLog(name string, pid int) []string {
-	data, _ := os.ReadFile(filepath.Join(f.dataDir, "plugin-data", name, "attach.log"))
 	var out []string
+	for _, a := range f.attaches(name, pid) {
+		out = append(out, a.port)
+	}
+	return out
+}
+
+// attached is one Attach the test plugin logged: "bridge/port" and the request's Replay.
+type attached struct {
+	port   string
+	replay bool
+}
+
+// attaches returns the Attaches the process pid logged, in order.
+func (f *fixture) attaches(name string, pid int) []attached {
+	data, _ := os.ReadFile(filepath.Join(f.dataDir, "plugin-data", name, "attach.log"))
+	var out []attached
 	for _, l := range strings.Split(string(data), "\n") {
-		p, port, ok := strings.Cut(l, " ")
-		if ok && p == strconv.Itoa(pid) {
-			out = append(out, port)
+		w := strings.Fields(l)
+		if len(w) == 3 && w[0] == strconv.Itoa(pid) {
+			out = append(out, attached{port: w[1], replay: w[2] == "replay=true"})
 		}
 	}
 	return out

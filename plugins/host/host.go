@@ -132,7 +132,12 @@ func (h *Host) Start(ctx context.Context, plugins []model.Plugin) error {
 // Reload makes the running plugins match the list: it stops plugins no longer listed,
 // starts new ones, restarts those whose binary, pin or environment changed, calls Configure
 // (and Contribute) again on a running plugin whose config alone changed, and retries failed
-// and refused plugins (closing their breaker). It returns when every started plugin finished
+// and refused plugins (closing their breaker). The trust checks run again on every running
+// plugin: one whose binary now fails them (replaced, writable by others, wrong owner) is
+// stopped and refused. A plugin started anew in place of a previous process keeps, until it
+// runs, what that one said about itself (its types, capabilities and last global-config
+// contribution): calls to its types fail as Unavailable naming why, and its other_config keys
+// stay, while it starts or if it is refused. It returns when every started plugin finished
 // its first attempt, or ctx ends; its error lists the running plugins that rejected their new
 // configuration (they keep the previous one, as the contract says).
 func (h *Host) Reload(ctx context.Context, plugins []model.Plugin) error {
@@ -144,6 +149,10 @@ func (h *Host) Reload(ctx context.Context, plugins []model.Plugin) error {
 			h.opts.Logger.Warn("plugin reattach configuration names a plugin that is not configured", "plugin", name)
 		}
 	}
+	// The trust checks run again for every plugin that might keep its process: a binary
+	// swapped, or made writable by others, since the plugin started is refused now, not at
+	// its next crash. verify only reads; it runs outside h.mu.
+	untrusted := h.recheckTrust(plugins)
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -163,17 +172,23 @@ func (h *Host) Reload(ctx context.Context, plugins []model.Plugin) error {
 	}
 	for _, p := range plugins {
 		order = append(order, p.Name)
-		if old := h.plugins[p.Name]; old != nil {
-			if changed, keep := old.keeps(p); keep {
-				next[p.Name] = old
-				if changed {
-					reconf = append(reconf, old)
+		old := h.plugins[p.Name]
+		if old != nil {
+			if untrusted[p.Name] == nil {
+				if changed, keep := old.keeps(p); keep {
+					next[p.Name] = old
+					if changed {
+						reconf = append(reconf, old)
+					}
+					continue
 				}
-				continue
 			}
 			stop = append(stop, old)
 		}
 		s := newSup(h, p, slots.slot(p.Name))
+		if old != nil {
+			s.inherit(old)
+		}
 		next[p.Name] = s
 		started = append(started, s)
 	}

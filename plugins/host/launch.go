@@ -140,7 +140,8 @@ func (s *sup) launch(ctx context.Context, p model.Plugin) (*instance, error) {
 		return nil, refuse(p.Name, "its Info is malformed (a plugin bug): %v", err)
 	}
 	if in.info.Name != p.Name {
-		s.log.Info("plugin calls itself by another name", "info_name", in.info.Name)
+		return nil, refuse(p.Name, "its Info.Name is %q, but the config entry names it %q; the two must be the same (ports, tags and logs use the name): rename the entry to %q, or rebuild the plugin with Info.Name %q",
+			in.info.Name, p.Name, in.info.Name, p.Name)
 	}
 	v, err := wire.NegotiateAPIVersion(in.info.APIVersions)
 	if err != nil {

@@ -196,8 +196,8 @@ func (s *sup) configure(ctx context.Context, in *instance, p model.Plugin) error
 	return nil
 }
 
-// replay Attaches every port the daemon says the plugin owns, once each, and hands the
-// outcomes to Options.Replayed.
+// replay Attaches every port the daemon says the plugin owns, once each, with Replay set, and
+// hands the outcomes to Options.Replayed.
 func (s *sup) replay(ctx context.Context, in *instance) {
 	o := s.h.opts
 	if o.Owned == nil || in.port == nil {
@@ -214,6 +214,7 @@ func (s *sup) replay(ctx context.Context, in *instance) {
 	sem := make(chan struct{}, replayParallel)
 	var wg sync.WaitGroup
 	for i, r := range reqs {
+		r.Replay = true // whatever Owned said: every request of a replay is one
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()

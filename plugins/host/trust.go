@@ -17,7 +17,8 @@ import (
 )
 
 // ErrRefused is wrapped by every refusal to start a plugin: a binary that fails the trust
-// checks (symlink, permissions, owner, SHA-256 pin) or speaks another protocol version. The
+// checks (symlink, permissions, owner, SHA-256 pin), speaks another protocol version, or calls
+// itself (Info.Name) by another name than its config entry's. The
 // host starts no process for a binary that fails the trust checks, and does not retry a
 // refused plugin until Reload or Reset.
 var ErrRefused = errors.New("refused")

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -15,17 +13,21 @@ import (
 	"github.com/ovsplane/ovsplane/model"
 )
 
-// RoutePort runs an ovs-vsctl command line (Env.Args, program name first) that Classify does
-// not leave to OVSDB, and returns its exit status; handled is false when the line is
-// ovs-vsctl's to run, unchanged. That is the case for every line naming only Open vSwitch
-// interface types, and for every line on a host without ovsplaned: no $OVSPLANE_API and
-// no directory holding the default API socket (there, ovs-vsctl's semantics hold for any
-// type: the row is written and ovs-vswitchd reports the interface's error).
+// RoutePort runs an ovs-vsctl command line (Env.Args, program name first, with --daemon
+// already cut: see CutDaemon) that Classify does not leave to OVSDB, and returns its exit
+// status; handled is false when the line is ovs-vsctl's to run, unchanged. That is the case for
+// every line naming only Open vSwitch interface types: those of OVSInterfaceTypes, decided
+// without any I/O, and those the running ovs-vswitchd lists in Open_vSwitch.iface_types
+// (Env.IfaceTypes, asked only for a line naming a type outside OVSInterfaceTypes).
+//
+// Any other type is taken for a plugin's. The line goes to the daemon found by Discover
+// (Env.Daemon, $OVSPLANE_API, or the default socket when it exists); with no daemon found it is
+// refused, naming the type and how to point vsctl at ovsplaned, and nothing is written.
 //
 // A routed add-port prints nothing and exits 0, as ovs-vsctl's does; an interface the daemon
 // reports in error gets ovs-vsctl's "Error detected while setting up" warning on standard
-// error, still with exit 0. Everything else (a refused shape, the daemon unreachable, the
-// daemon's refusal) is one message on standard error and exit 1.
+// error, still with exit 0. Everything else (a refused shape, no daemon, the daemon
+// unreachable, the daemon's refusal) is one message on standard error and exit 1.
 func RoutePort(ctx context.Context, env Env) (code int, handled bool) {
 	if len(env.Args) < 2 {
 		return 0, false
@@ -38,14 +40,16 @@ func RoutePort(ctx context.Context, env Env) (code int, handled bool) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	addr := getenv(envAddr)
-	if addr == "" {
-		addr = model.DefaultAPIAddr()
-		if !socketDirExists(env, addr) {
-			return 0, false
-		}
+	has, lookupErr := ovsHas(ctx, env, r)
+	if has {
+		return 0, false
 	}
 	prog := progName(env)
+	addr, found := Discover(env)
+	if !found {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", prog, noDaemon(r.Type, lookupErr))
+		return 1, true
+	}
 	if r.Kind == RouteRefuse {
 		fmt.Fprintf(env.Stderr, "%s: interface type %q is not an Open vSwitch type: %s\n", prog, r.Type, r.Why)
 		return 1, true
@@ -57,14 +61,14 @@ func RoutePort(ctx context.Context, env Env) (code int, handled bool) {
 	}
 	c, err := dialAPI(addr, model.TLS{})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: $%s: %v\n", prog, envAddr, err)
+		fmt.Fprintf(env.Stderr, "%s: ovsplaned address %q: %v\n", prog, addr, err)
 		return 1, true
 	}
 	defer c.Close()
 	warn, err := addPluginPort(ctx, c, r)
 	switch {
 	case errors.Is(err, errUnreachable):
-		fmt.Fprintf(env.Stderr, "%s: interface type %q is not an Open vSwitch type; if a plugin provides it, ovsplaned must be running (cannot reach it at %s: %s)\n",
+		fmt.Fprintf(env.Stderr, "%s: interface type %q is not an Open vSwitch type; if a plugin provides it, ovsplaned must be running (cannot reach it at %s: %s); nothing was written\n",
 			prog, r.Type, addr, unreachableCause(err))
 		return 1, true
 	case err != nil:
@@ -164,21 +168,6 @@ func merge(m, set map[string]string) map[string]string {
 	}
 	maps.Copy(out, set)
 	return out
-}
-
-// socketDirExists reports whether addr is a unix socket whose directory exists: ovsplaned
-// is installed (or has run) on this host.
-func socketDirExists(env Env, addr string) bool {
-	path, ok := strings.CutPrefix(addr, "unix:")
-	if !ok {
-		return true
-	}
-	stat := env.Stat
-	if stat == nil {
-		stat = os.Stat
-	}
-	fi, err := stat(filepath.Dir(path))
-	return err == nil && fi.IsDir()
 }
 
 // unreachableCause is the connection error under an unreachable daemon's, like "dial unix

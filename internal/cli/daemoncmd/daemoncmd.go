@@ -28,21 +28,40 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	// StderrTerminal says Stderr is a terminal: apply then draws a progress bar on it.
 	StderrTerminal bool
-	// Stat reads a file's metadata (nil: os.Stat); RoutePort looks for the default API
-	// socket's directory with it.
+	// Stat reads a file's metadata (nil: os.Stat); Discover looks for the default API socket
+	// with it.
 	Stat func(name string) (fs.FileInfo, error)
+	// Daemon is the --daemon address CutDaemon took from an ovs-vsctl line ("": none), for
+	// RoutePort. The daemon commands read --daemon from Args themselves.
+	Daemon string
+	// IfaceTypes, when not nil, reads the running Open vSwitch's interface types
+	// (Open_vSwitch.iface_types) from the database of the line (vsctl.IfaceTypes). RoutePort
+	// calls it only for a line naming a type outside OVSInterfaceTypes.
+	IfaceTypes func(ctx context.Context) ([]string, error)
 }
 
 // Handles reports whether args (program name first) is a daemon command line: whether its
-// first argument that does not start with "-" is "status", "apply" or "plugin".
+// first argument that does not start with "-" (and is not the value of a daemon command's
+// option written "--name VALUE", like --daemon ADDR) is "status", "apply" or "plugin".
 func Handles(args []string) bool {
-	for _, a := range args[min(1, len(args)):] {
+	rest := args[min(1, len(args)):]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if slices.Contains(valueOptions, a) {
+			i++
+			continue
+		}
 		if !strings.HasPrefix(a, "-") {
 			return slices.Contains(commands, a)
 		}
 	}
 	return false
 }
+
+// valueOptions are the daemon commands' options that take a value, as they may be written
+// with the value in the next argument.
+var valueOptions = []string{"--daemon", "--format", "--file", "-f", "--timeout", "--jobs",
+	"--private-key", "--certificate", "--ca-cert"}
 
 // IsTerminal reports whether f is a character device (a terminal), for Env.StderrTerminal.
 func IsTerminal(f *os.File) bool {
@@ -129,9 +148,16 @@ const usage = `%[1]s daemon commands (they talk to ovsplaned, not to OVSDB):
   %[1]s [OPTIONS] plugin status [NAME] each plugin's (or NAME's) details, with why it is
                                    not running and its last error; exit 0 when all
                                    shown are running
+  %[1]s [--daemon=ADDR] [--may-exist] add-port BRIDGE PORT -- set Interface PORT type=TYPE
+        [options:KEY=VALUE]... [external_ids:KEY=VALUE]...
+                                   a port of a plugin's TYPE (one Open vSwitch does
+                                   not have): added by ovsplaned; refused, writing
+                                   nothing, when no ovsplaned is found
 Options:
   --daemon=ADDR        ovsplaned API: unix:PATH or tcp:HOST:PORT (default $%[2]s,
-                       else %[3]s)
+                       else %[3]s; a routed add-port uses
+                       that default only when the socket exists). Accepted on
+                       every line: ovs-vsctl's commands ignore it
   --format=table|json  status and plugin output (default table)
   --timeout=DURATION   give up after this long (default: no limit)
   --jobs=N             apply: ports in flight at once (default %[4]d)

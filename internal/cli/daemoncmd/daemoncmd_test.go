@@ -72,6 +72,11 @@ func TestHandles(t *testing.T) {
 		{[]string{"vsctl", "--daemon=unix:/x", "status", "port/p1"}, true},
 		{[]string{"vsctl", "apply", "-f", "x.yaml"}, true},
 		{[]string{"vsctl", "--format=json", "apply"}, true},
+		// Options whose value is the next argument (issue 14: --daemon ADDR).
+		{[]string{"vsctl", "--daemon", "unix:/x", "plugin", "list"}, true},
+		{[]string{"vsctl", "--format", "json", "--timeout", "3s", "status"}, true},
+		{[]string{"vsctl", "--daemon", "unix:/x", "add-port", "br0", "p0"}, false},
+		{[]string{"vsctl", "-f", "table", "list", "Bridge"}, false},
 		{[]string{"vsctl", "show"}, false},
 		{[]string{"vsctl", "--", "add-br", "status"}, false},
 		{[]string{"vsctl", "add-port", "br0", "status"}, false},

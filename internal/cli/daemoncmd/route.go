@@ -52,65 +52,69 @@ type Route struct {
 	MayExist bool
 	// Why, for RouteRefuse, says what is wrong with the shape.
 	Why string
+	// foreign are all the interface types outside OVSInterfaceTypes the line sets, in order.
+	foreign []string
 	// timeout is the line's -t value in seconds (0: not given).
 	timeout uint32
 }
 
 // Classify decides where an ovs-vsctl command line (without the program name) goes. It
 // does no I/O: whether T is a plugin's type is decided by its absence from
-// OVSInterfaceTypes. A line that does not parse, or asks for help or a version, is
+// OVSInterfaceTypes (RoutePort then asks the running Open vSwitch about such a T). A line that does not parse, or asks for help or a version, is
 // RouteOVSDB: ovs-vsctl's implementation reports it as ovs-vsctl would.
 func Classify(args []string) Route {
 	inv, err := cli.Parse(args)
 	if err != nil || inv.Action != cli.ActionRun {
 		return Route{Kind: RouteOVSDB}
 	}
-	foreign := ""
+	var foreign []string
 	for i := range inv.Commands {
-		if t, ok := setsForeignType(&inv.Commands[i]); ok {
-			foreign = t
-			break
+		for _, t := range foreignTypes(&inv.Commands[i]) {
+			if !slices.Contains(foreign, t) {
+				foreign = append(foreign, t)
+			}
 		}
 	}
-	if foreign == "" { // "" is an OVS type (system)
+	if len(foreign) == 0 { // "" is an OVS type (system)
 		return Route{Kind: RouteOVSDB}
 	}
 	r, why := addPortShape(inv)
-	if why != "" {
-		return Route{Kind: RouteRefuse, Type: foreign, Why: why}
+	switch {
+	case why != "":
+		r = Route{Kind: RouteRefuse, Type: foreign[0], Why: why}
+	case inv.Options.DryRun:
+		r = Route{Kind: RouteRefuse, Type: r.Type, Why: "--dry-run cannot be honoured for a port ovsplaned adds"}
 	}
-	if inv.Options.DryRun {
-		return Route{Kind: RouteRefuse, Type: r.Type, Why: "--dry-run cannot be honoured for a port ovsplaned adds"}
-	}
-	r.timeout = inv.Options.Timeout
+	r.timeout, r.foreign = inv.Options.Timeout, foreign
 	return r
 }
 
-// setsForeignType returns the type a set or create command gives an Interface when that
-// type is not an OVS type.
-func setsForeignType(c *cli.Command) (string, bool) {
+// foreignTypes returns the types a set or create command gives an Interface that are not OVS
+// types.
+func foreignTypes(c *cli.Command) []string {
 	var assigns []string
 	switch c.Spec.Name {
 	case "set":
 		if len(c.Args) < 2 || !namesInterface(c.Args[0]) {
-			return "", false
+			return nil
 		}
 		assigns = c.Args[2:]
 	case "create":
 		if len(c.Args) < 1 || !namesInterface(c.Args[0]) {
-			return "", false
+			return nil
 		}
 		assigns = c.Args[1:]
 	default:
-		return "", false
+		return nil
 	}
+	var out []string
 	for _, a := range assigns {
 		col, key, val, ok := splitAssign(a)
 		if ok && !key && namesType(col) && !IsOVSInterfaceType(val) {
-			return val, true
+			out = append(out, val)
 		}
 	}
-	return "", false
+	return out
 }
 
 // addPortShape returns the daemon route when inv is exactly the routed add-port shape, else

@@ -2,6 +2,8 @@ package daemoncmd_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"reflect"
@@ -266,14 +268,14 @@ func TestRoutePortDaemonDown(t *testing.T) {
 	t.Run("address given", func(t *testing.T) {
 		r, handled := routePort(t, map[string]string{"OVSPLANE_API": "unix:" + sock}, nil, words(t, line)...)
 		want := `vsctl: interface type "veth" is not an Open vSwitch type; if a plugin provides it, ovsplaned must be running (cannot reach it at unix:` +
-			sock + `: dial unix ` + sock + `: connect: no such file or directory)` + "\n"
+			sock + `: dial unix ` + sock + `: connect: no such file or directory); nothing was written` + "\n"
 		if !handled || r.code != 1 || r.stderr != want {
 			t.Errorf("handled %v, exit %d, stderr:\n%q\nwant:\n%q", handled, r.code, r.stderr, want)
 		}
 	})
-	t.Run("default address, ovsplaned installed", func(t *testing.T) {
+	t.Run("default socket exists", func(t *testing.T) {
 		stat := func(name string) (fs.FileInfo, error) {
-			if name != "/var/lib/ovsplane" {
+			if name != "/var/lib/ovsplane/ovsplaned.sock" {
 				t.Errorf("stat %q", name)
 			}
 			return os.Stat(dir)
@@ -283,13 +285,29 @@ func TestRoutePortDaemonDown(t *testing.T) {
 			t.Errorf("handled %v, exit %d, stderr %q", handled, r.code, r.stderr)
 		}
 	})
-	t.Run("default address, no ovsplaned on this host", func(t *testing.T) {
-		// ovs-vsctl's semantics: the row goes to OVSDB and ovs-vswitchd reports the type.
+	t.Run("no daemon found", func(t *testing.T) {
+		// Issue 14: not ovs-vsctl's semantics (a row of an unknown type, exit 0) but a refusal
+		// naming the type and the fix, for every shape.
 		stat := func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }
-		for _, l := range []string{line, "set Interface v0 type=veth", "add-bond br1 lag2 x0 x1 -- set Interface x0 type=nonexistent"} {
-			if _, handled := routePort(t, nil, stat, words(t, l)...); handled {
-				t.Errorf("%s: handled", l)
+		for _, l := range []string{line, "set Interface v0 type=veth", "add-bond br1 lag2 x0 x1 -- set Interface x0 type=veth"} {
+			r, handled := routePort(t, nil, stat, words(t, l)...)
+			if !handled || r.code != 1 || !strings.HasPrefix(r.stderr, `vsctl: interface type "veth" is not an Open vSwitch type`) ||
+				!strings.Contains(r.stderr, "no ovsplaned was found") || !strings.Contains(r.stderr, "nothing was written") ||
+				!strings.Contains(r.stderr, "--daemon=unix:DATA_DIR/ovsplaned.sock") || !strings.Contains(r.stderr, "$OVSPLANE_API") {
+				t.Errorf("%s: handled %v, exit %d, stderr %q", l, handled, r.code, r.stderr)
 			}
+		}
+	})
+	t.Run("--daemon wins", func(t *testing.T) {
+		stat := func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }
+		var errb bytes.Buffer
+		code, handled := daemoncmd.RoutePort(t.Context(), daemoncmd.Env{
+			Args:   append([]string{"vsctl"}, words(t, line)...),
+			Getenv: func(k string) string { return map[string]string{"OVSPLANE_API": "unix:/nowhere/else.sock"}[k] },
+			Stderr: &errb, Stat: stat, Daemon: "unix:" + sock,
+		})
+		if !handled || code != 1 || !strings.Contains(errb.String(), "cannot reach it at unix:"+sock) {
+			t.Errorf("handled %v, exit %d, stderr %q", handled, code, errb.String())
 		}
 	})
 	t.Run("refusals need no daemon", func(t *testing.T) {
@@ -298,4 +316,74 @@ func TestRoutePortDaemonDown(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 		}
 	})
+}
+
+// TestRoutePortAsksOVS: a type outside the stock list that the running ovs-vswitchd lists is
+// Open vSwitch's (a newer version's): the line is ovs-vsctl's. The types are asked for only
+// when the line names such a type, and do not decide when they cannot be read.
+func TestRoutePortAsksOVS(t *testing.T) {
+	noDaemon := func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }
+	var stderr bytes.Buffer
+	run := func(types []string, err error, line string) (calls int, code int, handled bool) {
+		stderr.Reset()
+		code, handled = daemoncmd.RoutePort(t.Context(), daemoncmd.Env{
+			Args: append([]string{"vsctl"}, words(t, line)...), Stderr: &stderr, Stat: noDaemon,
+			IfaceTypes: func(ctx context.Context) ([]string, error) {
+				calls++
+				if _, ok := ctx.Deadline(); !ok {
+					t.Error("IfaceTypes without a deadline")
+				}
+				return types, err
+			},
+		})
+		return calls, code, handled
+	}
+	newer := []string{"system", "internal", "srv7"}
+	if calls, _, handled := run(newer, nil, "add-port br0 v0 -- set Interface v0 type=srv7"); handled || calls != 1 {
+		t.Errorf("a type the running OVS has: handled %v after %d look-ups", handled, calls)
+	}
+	if calls, code, handled := run(newer, nil, "add-port br0 v0 -- set Interface v0 type=veth"); !handled || code != 1 || calls != 1 ||
+		!strings.Contains(stderr.String(), "this ovs-vswitchd does not list it") {
+		t.Errorf("a type it lacks: handled %v, exit %d after %d look-ups, stderr %q", handled, code, calls, stderr.String())
+	}
+	if calls, code, handled := run(newer, nil, "add-port br0 v0 -- set Interface v0 type=srv7 -- set Interface v1 type=veth"); !handled || code != 1 || calls != 1 {
+		t.Errorf("one type it has and one it lacks: handled %v, exit %d after %d look-ups", handled, code, calls)
+	}
+	if calls, code, handled := run(nil, errors.New("no database"), "add-port br0 v0 -- set Interface v0 type=srv7"); !handled || code != 1 || calls != 1 ||
+		!strings.Contains(stderr.String(), "iface_types could not be read: no database") {
+		t.Errorf("types unreadable: handled %v, exit %d after %d look-ups, stderr %q", handled, code, calls, stderr.String())
+	}
+	if calls, _, handled := run(newer, nil, "add-port br0 v0 -- set Interface v0 type=internal"); handled || calls != 0 {
+		t.Errorf("a stock type: handled %v after %d look-ups, want none", handled, calls)
+	}
+}
+
+func TestCutDaemon(t *testing.T) {
+	for _, tc := range []struct {
+		line, addr, rest string
+		err              bool
+	}{
+		{line: "--daemon=unix:/x add-port br0 p0", addr: "unix:/x", rest: "add-port br0 p0"},
+		{line: "--daemon unix:/x -t 5 --may-exist add-port br0 p0", addr: "unix:/x", rest: "-t 5 --may-exist add-port br0 p0"},
+		{line: "-t 5 --db unix:/db --daemon=tcp:h:1 --da=json list Bridge", addr: "tcp:h:1", rest: "-t 5 --db unix:/db --da=json list Bridge"},
+		{line: "--daemon=a --daemon=b show", addr: "b", rest: "show"},
+		{line: "add-port br0 p0 -- set Interface p0 external_ids:x=--daemon=y", rest: "add-port br0 p0 -- set Interface p0 external_ids:x=--daemon=y"},
+		{line: "show --daemon=x", rest: "show --daemon=x"},
+		{line: "-- --daemon=x show", rest: "-- --daemon=x show"},
+		{line: "--bogus --daemon=x show", rest: "--bogus --daemon=x show"},
+		{line: "show", rest: "show"},
+		{line: "--daemon=", err: true},
+		{line: "--daemon", err: true},
+	} {
+		addr, rest, err := daemoncmd.CutDaemon(append([]string{"vsctl"}, strings.Fields(tc.line)...))
+		if tc.err {
+			if err == nil {
+				t.Errorf("%q: no error", tc.line)
+			}
+			continue
+		}
+		if err != nil || addr != tc.addr || rest[0] != "vsctl" || strings.Join(rest[1:], " ") != tc.rest {
+			t.Errorf("%q: %q, %q, %v; want %q, %q", tc.line, addr, rest, err, tc.addr, tc.rest)
+		}
+	}
 }

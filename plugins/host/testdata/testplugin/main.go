@@ -6,8 +6,9 @@
 //	port options: mode=env (Endpoints: the environment), mode=hang (never answers),
 //	              mode=slow with sleep=DURATION, mode=crash (exits)
 //
-// It writes a line "<pid>" to ./started when it starts and "<pid> <bridge>/<port>" to
-// ./attach.log on every Attach (its working directory is its data dir).
+// It writes a line "<pid>" to ./started when it starts and "<pid> <bridge>/<port> replay=<bool>"
+// to ./attach.log on every Attach (its working directory is its data dir). With
+// TESTPLUGIN_INFO_NAME in its environment its Info.Name is that, not its argv[0].
 //
 // Built with -ldflags "-X main.protocolVersion=2" it serves protocol version 2 only.
 package main
@@ -40,15 +41,16 @@ type config struct {
 }
 
 type testPlugin struct {
-	name string
-	log  *slog.Logger
-	mu   sync.Mutex
-	cfg  config
+	name     string
+	infoName string // Info.Name
+	log      *slog.Logger
+	mu       sync.Mutex
+	cfg      config
 }
 
 func (p *testPlugin) Info(context.Context) (api.Info, error) {
 	return api.Info{
-		Name:    p.name,
+		Name:    p.infoName,
 		Version: "1.2.3",
 		Types:   []api.ObjectType{{Name: p.name + "-port", Kind: api.ObjectKindPort}},
 	}, nil
@@ -86,7 +88,7 @@ func (p *testPlugin) Validate(context.Context, api.PortRequest) ([]api.Problem, 
 func (p *testPlugin) Attach(_ context.Context, req api.PortRequest) (api.Attachment, error) {
 	f, err := os.OpenFile("attach.log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err == nil {
-		fmt.Fprintf(f, "%d %s/%s\n", os.Getpid(), req.Bridge, req.Name)
+		fmt.Fprintf(f, "%d %s/%s replay=%t\n", os.Getpid(), req.Bridge, req.Name, req.Replay)
 		_ = f.Close()
 	}
 	a := api.Attachment{Ports: []api.OVSPort{sdk.SinglePort(req.Name, "", nil)}, State: []byte(`{"ok":true}`), Status: "attached"}
@@ -138,7 +140,10 @@ func main() {
 		fmt.Fprintf(f, "%d\n", os.Getpid())
 		_ = f.Close()
 	}
-	impl := &testPlugin{name: name, log: sdk.NewLogger(os.Stderr, slog.LevelInfo)}
+	impl := &testPlugin{name: name, infoName: name, log: sdk.NewLogger(os.Stderr, slog.LevelInfo)}
+	if n := os.Getenv("TESTPLUGIN_INFO_NAME"); n != "" {
+		impl.infoName = n
+	}
 	if protocolVersion == "1" {
 		sdk.Serve(impl)
 		return
