@@ -35,6 +35,14 @@ type attacher struct {
 	// attaching counts, per port name, the ApplyPort calls between a plugin's Attach and the
 	// end of their write, whose host work must not be swept as orphaned.
 	attaching map[string]int
+	// unreplayed holds, per plugin, the objects whose replay answer was refused, detached once
+	// the plugin runs (the host's replay happens before it may be called).
+	unreplayed map[string][]attachment
+
+	// taken, set by the object store, refuses a shape naming a row another managed object
+	// holds; lookup (the client's Interface, set by New) finds rows someone else created.
+	taken  func(bridge, object string, pp *pluginPort) error
+	lookup func(name string) (ovsdb.InterfaceState, error)
 }
 
 // attachment is a port of a plugin's type as the attacher holds it.
@@ -44,10 +52,14 @@ type attachment struct {
 	spec   model.Port  // the request as the API received it, or the configuration's port
 	pp     *pluginPort // what the plugin's last Attach returned; nil while a configuration port is not attached
 	err    error       // configuration ports: why pp is nil
+	// refused says why the plugin's last answer for this attached object (a replay) was
+	// refused and detached: the object is in error until an answer is accepted.
+	refused string
 }
 
 func newAttacher(plugins Plugins, log *slog.Logger) *attacher {
-	return &attacher{plugins: plugins, log: log, ports: map[string]*attachment{}, attaching: map[string]int{}}
+	return &attacher{plugins: plugins, log: log, ports: map[string]*attachment{}, attaching: map[string]int{},
+		unreplayed: map[string][]attachment{}}
 }
 
 // register records the attachment of an API port (pp nil: the port is not a plugin's, and an
@@ -84,6 +96,41 @@ func (a *attacher) pluginOf(name string) *pluginPort {
 		return cur.pp
 	}
 	return nil
+}
+
+// markRefused records why the answer to a replay of plugin's object was refused (see
+// attachment.refused); nil clears it.
+func (a *attacher) markRefused(object, plugin string, why error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cur := a.ports[object]; cur != nil && cur.pp != nil && cur.pp.Plugin == plugin {
+		cur.refused = ""
+		if why != nil {
+			cur.refused = why.Error()
+		}
+	}
+}
+
+// holderOf returns who holds name ("kind/name") among the attached objects other than object:
+// "plugin object X", or "" when none does.
+func (a *attacher) holderOf(keys []string, object string) (key, holder string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	want := map[string]bool{}
+	for _, k := range keys {
+		want[k] = true
+	}
+	for name, at := range a.ports {
+		if name == object || at.pp == nil {
+			continue
+		}
+		for _, k := range at.pp.names() {
+			if want[k] {
+				return k, fmt.Sprintf("the plugin object %q (plugin %q)", name, at.pp.Plugin)
+			}
+		}
+	}
+	return "", ""
 }
 
 // begin counts an ApplyPort call of port name that is about to call its plugin's Attach;
@@ -125,12 +172,55 @@ func (a *attacher) apiObjects(plugin string) []model.Status {
 		if at.origin != model.OriginAPI || at.pp == nil || at.pp.Plugin != plugin {
 			continue
 		}
-		out = append(out, model.Status{Kind: model.KindPort, Name: name, Bridge: at.bridge})
-		for _, in := range at.pp.Shape.Interfaces {
-			out = append(out, model.Status{Kind: model.KindInterface, Name: in.Name, Bridge: at.bridge})
+		out = append(out, objectStatuses(name, at.bridge, at.pp)...)
+	}
+	return out
+}
+
+// objectStatuses returns the status keys of object's rows, pending: its ports and their
+// interfaces, and its bridges.
+func objectStatuses(object, bridge string, pp *pluginPort) []model.Status {
+	var out []model.Status
+	add := func(on string, p model.Port) {
+		out = append(out, model.Status{Kind: model.KindPort, Name: p.Name, Bridge: on})
+		for _, in := range p.Interfaces {
+			out = append(out, model.Status{Kind: model.KindInterface, Name: in.Name, Bridge: on})
+		}
+	}
+	first := pp.Shape
+	first.Name = object
+	add(bridge, first)
+	for _, mp := range pp.More {
+		add(mp.Bridge, mp.Port)
+	}
+	for _, b := range pp.Bridges {
+		out = append(out, model.Status{Kind: model.KindBridge, Name: b.Name})
+	}
+	return out
+}
+
+// configUnattached returns the statuses of the configuration's plugin-typed ports that are
+// not attached (error, `not attached: <why>`), which the reconciler does not know: they are
+// left out of the desired state.
+func (a *attacher) configUnattached() []model.Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []model.Status
+	for name, at := range a.ports {
+		if at.origin == model.OriginConfig && at.pp == nil {
+			out = append(out, unattachedStatus(name, at))
 		}
 	}
 	return out
+}
+
+// unattachedStatus is the status of a configuration port its plugin has not attached.
+func unattachedStatus(name string, at *attachment) model.Status {
+	why := "waiting for its plugin"
+	if at.err != nil {
+		why = at.err.Error()
+	}
+	return model.Status{Kind: model.KindPort, Name: name, Bridge: at.bridge, State: model.StateError, Error: "not attached: " + why}
 }
 
 // ---- the configuration's ports ----
@@ -200,6 +290,8 @@ func (a *attacher) withConfigShapes(des config.DesiredState) config.DesiredState
 	defer a.mu.Unlock()
 	out := des
 	out.Bridges = make([]model.Bridge, len(des.Bridges))
+	more := map[string][]model.Port{} // the objects' other ports, by bridge
+	var created []model.Bridge        // the bridges the objects created
 	for i, b := range des.Bridges {
 		nb := b
 		nb.Ports = nil
@@ -210,9 +302,21 @@ func (a *attacher) withConfigShapes(des config.DesiredState) config.DesiredState
 				nb.Ports = append(nb.Ports, p)
 			case at.pp != nil:
 				nb.Ports = append(nb.Ports, storedPort{Bridge: at.bridge, Port: at.spec, Plugin: at.pp}.configTagged())
+				ports, bridges := at.pp.objectRows(p.Name)
+				for _, mp := range ports {
+					more[mp.Bridge] = append(more[mp.Bridge], mp.Port)
+				}
+				created = append(created, bridges...)
 			}
 		}
 		out.Bridges[i] = nb
+	}
+	for i := range out.Bridges {
+		out.Bridges[i].Ports = append(out.Bridges[i].Ports, more[out.Bridges[i].Name]...)
+	}
+	for _, b := range created {
+		b.Ports = more[b.Name]
+		out.Bridges = append(out.Bridges, b)
 	}
 	return out
 }

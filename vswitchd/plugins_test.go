@@ -29,7 +29,7 @@ type fakePlugins struct {
 	state    string
 	attaches map[string]int
 	detached []string // "name state"
-	bad      bool     // Attach returns two ports
+	bad      bool     // Attach returns a second port on a bridge that is not the object's
 	global   map[string]string
 }
 
@@ -103,7 +103,7 @@ func (f *fakePlugins) Attach(_ context.Context, req api.PortRequest) (api.Attach
 		ExternalIDs: map[string]string{"thing": "yes"}}}, State: state, Status: "thing " + req.Name,
 		Endpoints: map[string]string{"socket": "/run/" + req.Name}}
 	if f.bad {
-		a.Ports = append(a.Ports, api.OVSPort{Name: req.Name + "-b", Interfaces: []api.OVSInterface{{Name: req.Name + "-b"}}})
+		a.Ports = append(a.Ports, api.OVSPort{Bridge: "br-elsewhere", Name: req.Name + "-b", Interfaces: []api.OVSInterface{{Name: req.Name + "-b"}}})
 	}
 	return a, nil
 }
@@ -211,7 +211,7 @@ func TestPluginPortRefusals(t *testing.T) {
 	_, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("v5", nil))
 	fp.bad = false
 	if !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) {
-		t.Errorf("two-port shape: %v", err)
+		t.Errorf("a port on another bridge: %v", err)
 	}
 	if !slices.Equal(fp.detached, []string{"v5 st:v5:1"}) {
 		t.Errorf("detached after a refused shape: %q", fp.detached)

@@ -54,7 +54,13 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (mo
 			return model.PortInfo{}, err
 		}
 	}
-	res, err := d.w.EnsurePort(ctx, announced, bridge, sp.tagged())
+	var res writer.PortResult
+	if sp.Plugin != nil && (len(sp.Plugin.More) > 0 || len(sp.Plugin.Bridges) > 0) {
+		more, bridges := sp.Plugin.objectRows(p.Name)
+		res, err = d.w.EnsureObject(ctx, announced, bridge, sp.tagged(), portsOn(more), bridges)
+	} else {
+		res, err = d.w.EnsurePort(ctx, announced, bridge, sp.tagged())
+	}
 	if err != nil && !errors.Is(err, ovsdb.ErrVswitchd) {
 		if fresh && !unknownOutcome(err) { // certainly not written: undo the plugin's work
 			d.att.detach(bridge, p, sp.Plugin)
@@ -66,8 +72,13 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (mo
 	info := model.PortInfo{Bridge: bridge, Spec: p, Origin: model.OriginAPI,
 		Status: model.Status{Kind: model.KindPort, Name: p.Name, Bridge: bridge, State: model.StateReady}}
 	info = withPlugin(info, sp.Plugin)
+	onBridge := ifaceBridges(sp.Plugin)
 	for _, st := range res.Interfaces {
-		s := model.Status{Kind: model.KindInterface, Name: st.Name, Bridge: bridge, State: model.StatePending}
+		on := onBridge[st.Name]
+		if on == "" {
+			on = bridge
+		}
+		s := model.Status{Kind: model.KindInterface, Name: st.Name, Bridge: on, State: model.StatePending}
 		switch {
 		case st.Error != "":
 			s.State, s.Error = model.StateError, st.Error
@@ -99,7 +110,17 @@ func (d *Daemon) DeletePort(ctx context.Context, name string) error {
 	if err := d.awaitOVSDB(ctx, "port", name); err != nil {
 		return err
 	}
-	if err := d.w.DeletePort(ctx, p.Bridge, name); err != nil {
+	var more []ovsdb.PortOn
+	var bridges []string
+	if p.Plugin != nil { // the object's other rows go in the same transaction
+		for _, mp := range p.Plugin.More {
+			more = append(more, ovsdb.PortOn{Bridge: mp.Bridge, Port: mp.Port})
+		}
+		for _, b := range p.Plugin.Bridges {
+			bridges = append(bridges, b.Name)
+		}
+	}
+	if err := d.w.DeleteObject(ctx, p.Bridge, name, more, bridges); err != nil {
 		return classify("port", name, err)
 	}
 	if p.Plugin != nil {
@@ -139,6 +160,38 @@ func (d *Daemon) fillPortStatus(info *model.PortInfo) {
 		info.Interfaces = append(info.Interfaces,
 			d.hub.orPending("interface/"+in.Name, model.KindInterface, in.Name, info.Bridge))
 	}
+	if pp := d.att.pluginOf(info.Spec.Name); pp != nil { // a plugin object's other ports
+		for _, mp := range pp.More {
+			for _, in := range mp.Port.Interfaces {
+				info.Interfaces = append(info.Interfaces,
+					d.hub.orPending("interface/"+in.Name, model.KindInterface, in.Name, mp.Bridge))
+			}
+		}
+	}
+}
+
+// ifaceBridges returns the bridge of each interface of a plugin object's other ports; nil pp:
+// none (callers fall back to the request's bridge).
+func ifaceBridges(pp *pluginPort) map[string]string {
+	out := map[string]string{}
+	if pp == nil {
+		return out
+	}
+	for _, mp := range pp.More {
+		for _, in := range mp.Port.Interfaces {
+			out[in.Name] = mp.Bridge
+		}
+	}
+	return out
+}
+
+// portsOn converts an object's placed ports to the writer's intents.
+func portsOn(ps []placedPort) []ovsdb.PortOn {
+	out := make([]ovsdb.PortOn, 0, len(ps))
+	for _, mp := range ps {
+		out = append(out, writer.PortSpec(mp.Bridge, mp.Port))
+	}
+	return out
 }
 
 // withPlugin returns info with the plugin fields of pp (nil: not a plugin's port).
@@ -172,5 +225,7 @@ func (d *Daemon) managed(key string) bool {
 			}
 		}
 	}
-	return false
+	// The other rows of a plugin object.
+	_, held := d.att.holderOf([]string{key}, "")
+	return held != ""
 }
