@@ -37,7 +37,7 @@ type statusHub struct {
 	// configuration's ports not attached by their plugin); nil: none.
 	unattached func() []model.Status
 	observer   Observer // nil: none
-	log      *slog.Logger
+	log        *slog.Logger
 
 	mu   sync.Mutex
 	subs map[*subscriber]struct{}
