@@ -49,8 +49,10 @@ type mportHost struct {
 	d atomic.Pointer[vswitchd.Daemon]
 }
 
-func (p *mportHost) PortProvider(t string) (api.PortProvider, string, bool) { return p.h.PortProvider(t) }
-func (p *mportHost) Reload(ctx context.Context, ps []model.Plugin) error  { return p.h.Reload(ctx, ps) }
+func (p *mportHost) PortProvider(t string) (api.PortProvider, string, bool) {
+	return p.h.PortProvider(t)
+}
+func (p *mportHost) Reload(ctx context.Context, ps []model.Plugin) error { return p.h.Reload(ctx, ps) }
 func (p *mportHost) Flows(ctx context.Context, b api.BridgeFacts) []api.PluginFlows {
 	return p.h.Flows(ctx, b)
 }

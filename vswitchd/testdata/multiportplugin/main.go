@@ -36,7 +36,9 @@ func (p *plugin) Info(context.Context) (api.Info, error) {
 		Types: []api.ObjectType{{Name: name, Kind: api.ObjectKindPort, Doc: "three internal ports on two bridges"}}}, nil
 }
 
-func (p *plugin) ConfigSchema(context.Context) (api.ConfigSchema, error) { return api.ConfigSchema{}, nil }
+func (p *plugin) ConfigSchema(context.Context) (api.ConfigSchema, error) {
+	return api.ConfigSchema{}, nil
+}
 
 func (p *plugin) Configure(_ context.Context, req api.ConfigureRequest) error {
 	p.mu.Lock()
@@ -51,7 +53,9 @@ func (p *plugin) Configure(_ context.Context, req api.ConfigureRequest) error {
 	return nil
 }
 
-func (p *plugin) Health(context.Context) (api.Health, error) { return api.Health{State: api.HealthOK}, nil }
+func (p *plugin) Health(context.Context) (api.Health, error) {
+	return api.Health{State: api.HealthOK}, nil
+}
 
 func (p *plugin) Validate(context.Context, api.PortRequest) ([]api.Problem, error) { return nil, nil }
 
