@@ -5,6 +5,7 @@ package vswitchd_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/ovsplane/ovsplane/plugins/host"
 	"github.com/ovsplane/ovsplane/test/lab"
 	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
 	"github.com/ovsplane/ovsplane/vswitchd/vswitchdtest"
 )
@@ -420,3 +422,115 @@ func hasStatus(sts []model.Status, key string, state model.State) bool {
 }
 
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// TestPluginObjectRefusalsAndConfigStatus: against real OVS with the real test plugin,
+//   - a shape naming a port or a bridge someone else created (ovs-vsctl), or holding more
+//     than vswitchd.MaxObjectPorts ports, is refused: the call fails naming the plugin, the
+//     object and why, the plugin's Attach is followed by Detach of that request, nothing of
+//     the object is written, and the foreign rows are left as they were;
+//   - a configuration-file object of the plugin's type is written with all its rows, and a
+//     configuration port no plugin attaches shows in the real vsctl binary's `status`, through
+//     the API, as `not attached: <why>`.
+func TestPluginObjectRefusalsAndConfigStatus(t *testing.T) {
+	lab.Require(t, lab.NeedOVS)
+	cfg := &config.Config{Bridges: []model.Bridge{{Name: "br0", Ports: []model.Port{
+		mportPort("cobj", nil),
+		{Name: "cfgwait", Interfaces: []model.Interface{{Name: "cfgwait", Type: "nosuch"}}},
+	}}}}
+	l := newMportLab(t, cfg)
+	l.db.Vsctl(t, "--no-wait", "add-br", "fbr")
+	l.db.Vsctl(t, "--no-wait", "add-port", "fbr", "fport", "--", "set", "Interface", "fport", "type=internal")
+	l.start()
+	ctx := t.Context()
+
+	cases := []struct {
+		object string
+		opts   map[string]string
+		want   error
+		msg    string
+	}{
+		{"obj2", map[string]string{"foreign_port": "fport"}, model.ErrConflict, `"fport", which exists in OVSDB and was not created by ovsplane`},
+		{"obj3", map[string]string{"foreign_bridge": "fbr"}, model.ErrConflict, `"fbr", which exists in OVSDB and was not created by ovsplane`},
+		{"obj4", map[string]string{"ports": "17"}, model.ErrFailed, "17 OVS ports, more than 16 per object"},
+		{"obj5", map[string]string{"foreign_port": "cfgwait"}, model.ErrConflict, `port "cfgwait" of the configuration file`},
+		{"obj6", map[string]string{"foreign_bridge": "cobj-br"}, model.ErrConflict, `the plugin object "cobj"`},
+	}
+	for _, c := range cases {
+		_, err := l.d.ApplyPort(ctx, "br0", mportPort(c.object, c.opts))
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), `plugin "mport"`) {
+			t.Errorf("%s: %v, want %v with %q naming the plugin", c.object, err, c.want, c.msg)
+		}
+		if !l.hasEventPrefix("detach " + c.object + " state=") {
+			t.Errorf("%s: refused, but not detached; events %q", c.object, l.events())
+		}
+		for _, n := range []string{c.object, c.object + "-x", c.object + "-t", c.object + "-br"} {
+			if out, _, _ := l.db.VsctlErr(ctx, "--columns=name", "find", "Port", "name="+n); strings.TrimSpace(out) != "" {
+				t.Errorf("%s: port %s of a refused object was written", c.object, n)
+			}
+		}
+	}
+	if ext := l.db.Get(t, "Port", "fport", "external_ids"); strings.Contains(ext, "ovsplane") {
+		t.Errorf("the foreign port was touched: %s", ext)
+	}
+	if ports := l.db.Vsctl(t, "list-ports", "fbr"); strings.TrimSpace(ports) != "fport" {
+		t.Errorf("the foreign bridge's ports changed: %s", ports)
+	}
+	if !strings.Contains(l.logs.String(), "plugin's Attach answer refused; detaching what it attached") {
+		t.Errorf("no refusal logged for the operator")
+	}
+
+	// The configuration's object: all its rows, tagged, and ready as one.
+	lab.WaitFor(t, 20*time.Second, "cobj ready", func(context.Context) error {
+		if !hasStatus(l.d.Status(), "port/cobj", model.StateReady) {
+			return fmt.Errorf("%+v", l.d.Status())
+		}
+		return nil
+	})
+	for _, r := range []string{"Port cobj-x", "Port cobj-t", "Bridge cobj-br"} {
+		table, name, _ := strings.Cut(r, " ")
+		if ext := l.db.Get(t, table, name, "external_ids"); !strings.Contains(ext, "ovsplane-object=cobj") {
+			t.Errorf("%s external_ids: %s", r, ext)
+		}
+	}
+
+	// The real vsctl against the daemon's API: the port no plugin attaches is listed.
+	sock := filepath.Join(l.dir, "api.sock")
+	srv := apiserver.New(l.d, apiserver.Options{})
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, config.API{Listen: []string{"unix:" + sock}}) }()
+	defer func() { stop(); <-served }()
+	vsctl := testkit.BuildOnce(t, "github.com/ovsplane/ovsplane/cmd/vsctl")
+	var out []byte
+	lab.WaitFor(t, 20*time.Second, "vsctl status", func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, vsctl, "status")
+		cmd.Env = append(os.Environ(), "OVSPLANE_API=unix:"+sock)
+		var err error
+		out, err = cmd.CombinedOutput()
+		if !strings.Contains(string(out), "port/cfgwait") {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	})
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "port/cfgwait ") {
+			if !containsAll(line, "error", `not attached: no configured plugin provides type "nosuch"`) {
+				t.Errorf("vsctl status: %q", line)
+			}
+		}
+		if strings.HasPrefix(line, "port/cobj ") && !strings.Contains(line, "ready") {
+			t.Errorf("vsctl status: %q", line)
+		}
+	}
+	t.Logf("vsctl status:\n%s", out)
+}
+
+func (l *mportLab) hasEventPrefix(p string) bool {
+	p = strings.ReplaceAll(p, " ", "_")
+	for _, x := range l.events() {
+		if strings.HasPrefix(x, p) {
+			return true
+		}
+	}
+	return false
+}
