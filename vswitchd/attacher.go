@@ -111,8 +111,10 @@ func (a *attacher) markRefused(object, plugin string, why error) {
 	}
 }
 
-// holderOf returns who holds name ("kind/name") among the attached objects other than object:
-// "plugin object X", or "" when none does.
+// holderOf returns the first of keys ("kind/name") that a row of an attached object of several
+// rows holds, other than object, and that holder ("the plugin object …"); "" when none does.
+// Objects of one port are left to the callers' own checks of port names (this stays a map walk
+// without allocation for them).
 func (a *attacher) holderOf(keys []string, object string) (key, holder string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -121,7 +123,7 @@ func (a *attacher) holderOf(keys []string, object string) (key, holder string) {
 		want[k] = true
 	}
 	for name, at := range a.ports {
-		if name == object || at.pp == nil {
+		if name == object || at.pp == nil || len(at.pp.More) == 0 && len(at.pp.Bridges) == 0 {
 			continue
 		}
 		for _, k := range at.pp.names() {

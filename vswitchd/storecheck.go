@@ -74,6 +74,9 @@ func (s *objectStore) conflictLocked(kind, name, _ string) error {
 	if _, isPort := s.ports[name]; isPort {
 		return fmt.Errorf("%w: %s %q is the name of a port created through the API; pick another name", model.ErrConflict, kind, name)
 	}
+	if _, holder := s.att.holderOf([]string{"bridge/" + name, "port/" + name, "interface/" + name}, ""); holder != "" {
+		return fmt.Errorf("%w: %s %q is the name of a row of %s; pick another name", model.ErrConflict, kind, name, holder)
+	}
 	return nil
 }
 
@@ -95,6 +98,13 @@ func (s *objectStore) portConflictLocked(bridge string, p model.Port) error {
 	}
 	if cur, ok := s.ports[p.Name]; ok && cur.bridge != bridge {
 		return fmt.Errorf("%w: port %q is on bridge %q; delete it there first to move it to %q", model.ErrConflict, p.Name, cur.bridge, bridge)
+	}
+	keys := []string{"port/" + p.Name, "bridge/" + p.Name}
+	for _, in := range p.Interfaces {
+		keys = append(keys, "interface/"+in.Name)
+	}
+	if k, holder := s.att.holderOf(keys, p.Name); holder != "" {
+		return fmt.Errorf("%w: port %q: %s is a row of %s; pick another name", model.ErrConflict, p.Name, k, holder)
 	}
 	for _, in := range p.Interfaces {
 		if other, ok := s.cfgIfaceOwnerLocked(in.Name); ok {
