@@ -102,6 +102,10 @@ func (f *fakePlugins) Attach(_ context.Context, req api.PortRequest) (api.Attach
 	a := api.Attachment{Ports: []api.OVSPort{{Name: req.Name, Interfaces: []api.OVSInterface{in},
 		ExternalIDs: map[string]string{"thing": "yes"}}}, State: state, Status: "thing " + req.Name,
 		Endpoints: map[string]string{"socket": "/run/" + req.Name}}
+	if req.Options["more"] != "" { // a second port on a bridge the object creates
+		a.Ports = append(a.Ports, api.OVSPort{Bridge: req.Name + "-mb", Name: req.Name + "-m", Interfaces: []api.OVSInterface{{Name: req.Name + "-m", Type: "internal"}}})
+		a.Bridges = append(a.Bridges, api.OVSBridge{Name: req.Name + "-mb", DatapathType: "netdev"})
+	}
 	if f.bad {
 		a.Ports = append(a.Ports, api.OVSPort{Bridge: "br-elsewhere", Name: req.Name + "-b", Interfaces: []api.OVSInterface{{Name: req.Name + "-b"}}})
 	}

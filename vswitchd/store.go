@@ -264,6 +264,25 @@ func (s *objectStore) deleteBridge(name string) (attached []storedPort) {
 	return attached
 }
 
+// objectsOn returns, as deletion requests, the other rows of the plugin objects whose first
+// port is an API port on bridge (deleted with the bridge, in its transaction).
+func (s *objectStore) objectsOn(bridge string) []writer.PortRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []writer.PortRequest
+	for name, p := range s.ports {
+		if p.bridge != bridge || len(p.more)+len(p.created) == 0 {
+			continue
+		}
+		r := writer.PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: bridge, Port: model.Port{Name: name}}, Bridges: p.created}
+		for _, mp := range p.more {
+			r.More = append(r.More, ovsdb.PortOn{Bridge: mp.Bridge, Port: model.Port{Name: mp.Port.Name}})
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // bridge returns managed bridge name (the configuration's first), without its ports or status.
 func (s *objectStore) bridge(name string) (model.BridgeInfo, bool) {
 	s.mu.Lock()
