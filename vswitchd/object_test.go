@@ -44,3 +44,28 @@ func TestDeleteBridgeTakesItsObjectsWhole(t *testing.T) {
 		t.Errorf("detached %q, want m1 once", fp.detached)
 	}
 }
+
+// TestReappliedObjectTakesItsNewShape: the same request applied again, whose plugin now
+// answers with fewer rows, is written with its new shape: the port and the bridge the old
+// shape had go with it.
+func TestReappliedObjectTakesItsNewShape(t *testing.T) {
+	e := newEnv(t)
+	fp := newFakePlugins()
+	d, _ := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("m2", map[string]string{"more": "1"})); err != nil {
+		t.Fatal(err)
+	}
+	fp.mu.Lock()
+	fp.noMore = true
+	fp.mu.Unlock()
+	info, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("m2", map[string]string{"more": "1"}))
+	if err != nil || len(info.Interfaces) != 1 {
+		t.Fatalf("re-apply with one port: %+v, %v", info, err)
+	}
+	testkit.EventuallyTrue(t, 20*time.Second, time.Millisecond, "m2-m and m2-mb gone", func() bool {
+		return e.Raw.Get(e.Ctx, &vswitch.Port{Name: "m2-m"}) != nil && e.Raw.Get(e.Ctx, &vswitch.Bridge{Name: "m2-mb"}) != nil
+	})
+	if err := e.Raw.Get(e.Ctx, &vswitch.Port{Name: "m2"}); err != nil {
+		t.Errorf("port m2 gone: %v", err)
+	}
+}

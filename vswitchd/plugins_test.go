@@ -30,6 +30,7 @@ type fakePlugins struct {
 	attaches map[string]int
 	detached []string // "name state"
 	bad      bool     // Attach returns a second port on a bridge that is not the object's
+	noMore   bool     // Attach ignores options:more
 	global   map[string]string
 }
 
@@ -102,7 +103,7 @@ func (f *fakePlugins) Attach(_ context.Context, req api.PortRequest) (api.Attach
 	a := api.Attachment{Ports: []api.OVSPort{{Name: req.Name, Interfaces: []api.OVSInterface{in},
 		ExternalIDs: map[string]string{"thing": "yes"}}}, State: state, Status: "thing " + req.Name,
 		Endpoints: map[string]string{"socket": "/run/" + req.Name}}
-	if req.Options["more"] != "" { // a second port on a bridge the object creates
+	if req.Options["more"] != "" && !f.noMore { // a second port on a bridge the object creates
 		a.Ports = append(a.Ports, api.OVSPort{Bridge: req.Name + "-mb", Name: req.Name + "-m", Interfaces: []api.OVSInterface{{Name: req.Name + "-m", Type: "internal"}}})
 		a.Bridges = append(a.Bridges, api.OVSBridge{Name: req.Name + "-mb", DatapathType: "netdev"})
 	}

@@ -55,9 +55,13 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (mo
 		}
 	}
 	var res writer.PortResult
-	if sp.Plugin != nil && (len(sp.Plugin.More) > 0 || len(sp.Plugin.Bridges) > 0) {
+	if sp.Plugin != nil && (len(sp.Plugin.More) > 0 || len(sp.Plugin.Bridges) > 0 || prev != nil && prev.Plugin != nil && !sameShape(prev.Plugin, sp.Plugin)) {
 		more, bridges := sp.Plugin.objectRows(p.Name)
-		res, err = d.w.EnsureObject(ctx, announced, bridge, sp.tagged(), portsOn(more), bridges)
+		o := writer.Object{Bridge: bridge, First: sp.tagged(), More: portsOn(more), Bridges: bridges}
+		if prev != nil && prev.Plugin != nil { // re-applied: what the previous shape had and this one has not goes with it
+			o.Drop, o.DropBridges = dropped(prev.Plugin, sp.Plugin)
+		}
+		res, err = d.w.EnsureObject(ctx, announced, o)
 	} else {
 		res, err = d.w.EnsurePort(ctx, announced, bridge, sp.tagged())
 	}
@@ -183,6 +187,25 @@ func ifaceBridges(pp *pluginPort) map[string]string {
 		}
 	}
 	return out
+}
+
+// dropped returns the other ports and the bridges old has and cur has not.
+func dropped(old, cur *pluginPort) (ports []ovsdb.PortOn, bridges []string) {
+	keep := map[string]bool{}
+	for _, k := range cur.names() {
+		keep[k] = true
+	}
+	for _, mp := range old.More {
+		if !keep["port/"+mp.Port.Name] {
+			ports = append(ports, ovsdb.PortOn{Bridge: mp.Bridge, Port: model.Port{Name: mp.Port.Name}})
+		}
+	}
+	for _, b := range old.Bridges {
+		if !keep["bridge/"+b.Name] {
+			bridges = append(bridges, b.Name)
+		}
+	}
+	return ports, bridges
 }
 
 // portsOn converts an object's placed ports to the writer's intents.

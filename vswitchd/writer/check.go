@@ -18,7 +18,7 @@ import (
 // A request of a plugin object (More, Bridges) is checked port by port, and each bridge's name
 // and map columns; it holds at most maxObjectRows ports and bridges.
 func (p *portDoor) Check(r PortRequest) error {
-	if n := len(r.More) + len(r.Bridges); n > maxObjectRows {
+	if n := len(r.More) + len(r.Bridges) + len(r.Drop) + len(r.DropBridges); n > maxObjectRows {
 		return invalid(&limits.Error{Object: limits.Object(limits.Port, r.Spec.Port.Name), Field: "object",
 			Reason: fmt.Sprintf("%d more ports and bridges, more than %d", n, maxObjectRows), Fix: "write a smaller object", Kind: limits.ErrTooLarge})
 	}
@@ -35,6 +35,12 @@ func (p *portDoor) Check(r PortRequest) error {
 		if err := checkPort(&probs, r.Delete, on); err != nil {
 			return err
 		}
+	}
+	for _, on := range r.Drop {
+		_ = checkPort(&probs, true, on) // names only: never an early error
+	}
+	for _, b := range r.DropBridges {
+		probs.Add(limits.CheckName(limits.Bridge, b))
 	}
 	return invalid(probs.Err())
 }
@@ -95,7 +101,7 @@ func invalid(err error) error {
 // Weight is the number of OVSDB rows a request writes: the port and its interfaces (see
 // Options.Weight; a batch holds at most limits.MaxObjectsPerBatch of them).
 func (p *portDoor) Weight(r PortRequest) int {
-	n := 2 * len(r.Bridges) // a bridge and its local port
+	n := 2 * (len(r.Bridges) + len(r.Drop) + len(r.DropBridges)) // a bridge and its local port; a dropped port and its interface
 	for _, on := range r.ports() {
 		if r.Delete || len(on.Port.Interfaces) == 0 {
 			n += 2 // the port and its one interface

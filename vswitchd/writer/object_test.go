@@ -18,8 +18,9 @@ func tap(name string) model.Port {
 // TestObjectRequest: a request of a plugin object (More ports, Bridges) is one item of a batch:
 // its bridge and ports are created in the batch's transaction with its interfaces' ofports in
 // the result; when one of its rows is refused (a foreign port holds a name) the whole request
-// fails and nothing of it is written, while its neighbour in the batch is committed; deleting
-// it removes its ports and its bridge together. Check and Weight count all its rows.
+// fails and nothing of it is written, while its neighbour in the batch is committed; a new
+// shape drops the rows the old one had in the same request; deleting it removes its ports and
+// its bridge together. Check and Weight count all its rows.
 func TestObjectRequest(t *testing.T) {
 	ctx, c := ovsdbEnv(t)
 	door := newDoor(c, 1)
@@ -65,6 +66,27 @@ func TestObjectRequest(t *testing.T) {
 	}
 	if _, ok := c.Tags("Bridge", "o2-br"); ok {
 		t.Errorf("bridge o2-br of the refused object was written")
+	}
+
+	// o1 changes shape: the port on its bridge and the bridge go, in the request that keeps
+	// the rest.
+	reshaped := PortRequest{Spec: PortSpec("br0", tap("o1")), More: []ovsdb.PortOn{PortSpec("br0", tap("o1-x"))},
+		Drop: []ovsdb.PortOn{{Bridge: "o1-br", Port: model.Port{Name: "o1-t"}}}, DropBridges: []string{"o1-br"}}
+	go func() { _, err := b.Submit(ctx, reshaped); res <- err }()
+	if _, err := b.Submit(ctx, PortRequest{Spec: PortSpec("br0", tap("p8"))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-res; err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Tags("Port", "o1-t"); ok {
+		t.Errorf("port o1-t of the previous shape still there")
+	}
+	if _, ok := c.Tags("Bridge", "o1-br"); ok {
+		t.Errorf("bridge o1-br of the previous shape still there")
+	}
+	if _, ok := c.Tags("Port", "o1-x"); !ok {
+		t.Errorf("port o1-x, kept by the new shape, is gone")
 	}
 
 	// Deleting o1 removes its ports and its bridge.

@@ -19,11 +19,16 @@ import (
 // ports and Bridges the bridges it creates, all in the same transaction — ensured bridges
 // first, then ports; deleted ports first, then bridges (only the names are used then). The
 // request succeeds or fails as a whole.
+//
+// An ensure may also drop rows an object no longer has (its shape changed): Drop's ports, then
+// DropBridges, are deleted before anything is ensured, in the same transaction.
 type PortRequest struct {
-	Delete  bool
-	Spec    ovsdb.PortOn
-	More    []ovsdb.PortOn
-	Bridges []model.Bridge
+	Delete      bool
+	Spec        ovsdb.PortOn
+	More        []ovsdb.PortOn
+	Bridges     []model.Bridge
+	Drop        []ovsdb.PortOn
+	DropBridges []string
 }
 
 // ports returns the request's ports, Spec first.
@@ -62,12 +67,24 @@ func (w *Writer) EnsurePort(ctx context.Context, ann *Announcement, bridge strin
 	return w.batcher.Submit(ctx, req)
 }
 
-// EnsureObject is EnsurePort for a plugin object: its first port p on bridge, its other ports
-// more and the bridges it creates, written in one request (see PortRequest). The result lists
-// the interfaces of all its ports, p's first.
-func (w *Writer) EnsureObject(ctx context.Context, ann *Announcement, bridge string, p model.Port, more []ovsdb.PortOn, bridges []model.Bridge) (PortResult, error) {
-	req := PortRequest{Spec: PortSpec(bridge, p), More: more}
-	for _, b := range bridges {
+// Object is a plugin object to ensure (see EnsureObject): its first port First on Bridge, its
+// other ports More and the bridges it creates, Bridges; Drop and DropBridges are rows a previous
+// shape of it had that this one has not.
+type Object struct {
+	Bridge      string
+	First       model.Port
+	More        []ovsdb.PortOn
+	Bridges     []model.Bridge
+	Drop        []ovsdb.PortOn
+	DropBridges []string
+}
+
+// EnsureObject is EnsurePort for a plugin object, written in one request (see PortRequest):
+// everything it has and the removal of what it no longer has. The result lists the interfaces
+// of all its ports, First's first.
+func (w *Writer) EnsureObject(ctx context.Context, ann *Announcement, o Object) (PortResult, error) {
+	req := PortRequest{Spec: PortSpec(o.Bridge, o.First), More: o.More, Drop: o.Drop, DropBridges: o.DropBridges}
+	for _, b := range o.Bridges {
 		req.Bridges = append(req.Bridges, BridgeSpec(b))
 	}
 	if ann != nil {
@@ -175,6 +192,12 @@ func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) ([]batch.Outc
 				txn.DeleteBridge(b.Name)
 			}
 			continue
+		}
+		for _, on := range r.Drop {
+			txn.DeletePort(on.Bridge, on.Port.Name)
+		}
+		for _, b := range r.DropBridges {
+			txn.DeleteBridge(b)
 		}
 		for _, b := range r.Bridges {
 			txn.EnsureBridge(b, nil)
