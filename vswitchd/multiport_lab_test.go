@@ -43,10 +43,12 @@ func TestPluginObjectOfThreePorts(t *testing.T) {
 	mon := startPortMonitor(t, l.db)
 	ctx := t.Context()
 
+	began := time.Now()
 	info, err := l.d.ApplyPort(ctx, "br0", mportPort("obj1", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("ApplyPort of a 3-port, 2-bridge object (attach, one transaction, ovs-vswitchd's acknowledgement): %v", time.Since(began).Round(time.Millisecond))
 	if info.Plugin != "mport" || info.Status.State != model.StateReady || len(info.Interfaces) != 3 {
 		t.Fatalf("ApplyPort obj1: %+v", info)
 	}
@@ -71,7 +73,9 @@ func TestPluginObjectOfThreePorts(t *testing.T) {
 	if err := syscallKill(pid); err != nil {
 		t.Fatal(err)
 	}
+	began = time.Now()
 	l.waitRunning(pid)
+	t.Logf("kill -9 to the plugin running again with obj1 replayed (and one reconcile pass): %v", time.Since(began).Round(time.Millisecond))
 	if !l.hasEvent("attach obj1 replay=true state=obj1:1") {
 		t.Errorf("no replay of obj1 after the plugin's kill -9; events %q", l.events())
 	}
@@ -114,9 +118,11 @@ func TestPluginObjectOfThreePorts(t *testing.T) {
 
 	// DeletePort removes the object in one transaction: no row, no bridge, detached once.
 	mark = mon.sync(t, l.db, "mark3")
+	began = time.Now()
 	if err := l.d.DeletePort(ctx, "obj1"); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("DeletePort of the object (one transaction, then Detach): %v", time.Since(began).Round(time.Millisecond))
 	mon.sync(t, l.db, "mark4")
 	if lines := mon.mentioning(mark+1, obj1Ports...); len(lines) != 1 || !containsAll(lines[0], `"delete","obj1"`, `"delete","obj1-x"`, `"delete","obj1-t"`, `"delete","obj1-br"`) {
 		t.Errorf("object obj1 not removed in one transaction:\n%s", strings.Join(lines, "\n"))
