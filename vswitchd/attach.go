@@ -121,9 +121,26 @@ func (a *attacher) claim(bridge, object string, pp *pluginPort) error {
 			return err
 		}
 	}
-	if a.lookup == nil {
+	if a.lookup != nil {
+		if err := a.notForeign(object, pp); err != nil {
+			return err
+		}
+	}
+	if len(pp.More) == 0 && len(pp.Bridges) == 0 {
 		return nil
 	}
+	// Reserved until the end of the write (attacher.begin's end, or attachConfig), so two
+	// objects being attached at once cannot both take a name.
+	if k, holder := a.reserve(object, pp.names()); holder != "" {
+		return fmt.Errorf("%w: plugin %q: object %q: its shape names %s, which is %s; the plugin must pick names no other object holds",
+			model.ErrConflict, pp.Plugin, object, k, holder)
+	}
+	return nil
+}
+
+// notForeign refuses a shape naming an interface (of a port, or a bridge's own) that exists
+// in OVSDB without ovsplane's owner tag.
+func (a *attacher) notForeign(object string, pp *pluginPort) error {
 	for _, k := range pp.names() {
 		name, ok := strings.CutPrefix(k, "interface/")
 		if !ok {

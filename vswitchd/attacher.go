@@ -35,6 +35,9 @@ type attacher struct {
 	// attaching counts, per port name, the ApplyPort calls between a plugin's Attach and the
 	// end of their write, whose host work must not be swept as orphaned.
 	attaching map[string]int
+	// reserved holds the rows ("kind/name") of objects of several rows between their claim
+	// and the end of their write (see claim), by the object claiming them.
+	reserved map[string]string
 	// unreplayed holds, per plugin, the objects whose replay answer was refused, detached once
 	// the plugin runs (the host's replay happens before it may be called).
 	unreplayed map[string][]attachment
@@ -59,7 +62,7 @@ type attachment struct {
 
 func newAttacher(plugins Plugins, log *slog.Logger) *attacher {
 	return &attacher{plugins: plugins, log: log, ports: map[string]*attachment{}, attaching: map[string]int{},
-		unreplayed: map[string][]attachment{}}
+		unreplayed: map[string][]attachment{}, reserved: map[string]string{}}
 }
 
 // register records the attachment of an API port (pp nil: the port is not a plugin's, and an
@@ -122,6 +125,11 @@ func (a *attacher) holderOf(keys []string, object string) (key, holder string) {
 	for _, k := range keys {
 		want[k] = true
 	}
+	for _, k := range keys {
+		if o, ok := a.reserved[k]; ok && o != object {
+			return k, fmt.Sprintf("the plugin object %q, being attached", o)
+		}
+	}
 	for name, at := range a.ports {
 		if name == object || at.pp == nil || len(at.pp.More) == 0 && len(at.pp.Bridges) == 0 {
 			continue
@@ -146,6 +154,32 @@ func (a *attacher) begin(name string) (end func()) {
 		defer a.mu.Unlock()
 		if a.attaching[name]--; a.attaching[name] <= 0 {
 			delete(a.attaching, name)
+		}
+		a.releaseLocked(name)
+	}
+}
+
+// reserve records that object claims keys (its rows), unless another object reserved one of
+// them first: that key and its holder are returned then, and nothing is reserved.
+func (a *attacher) reserve(object string, keys []string) (key, holder string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, k := range keys {
+		if o, ok := a.reserved[k]; ok && o != object {
+			return k, fmt.Sprintf("the plugin object %q, being attached", o)
+		}
+	}
+	for _, k := range keys {
+		a.reserved[k] = object
+	}
+	return "", ""
+}
+
+// releaseLocked drops object's reservations. a.mu must be held.
+func (a *attacher) releaseLocked(object string) {
+	for k, o := range a.reserved {
+		if o == object {
+			delete(a.reserved, k)
 		}
 	}
 }
@@ -354,6 +388,7 @@ func (a *attacher) attachConfig(ctx context.Context, gone []attachment) (changed
 			c.pp, _, c.err = a.attach(ctx, c.bridge, c.spec, prov, plugin, typ, nil)
 		}
 		a.mu.Lock()
+		a.releaseLocked(c.spec.Name) // registered below, or detached
 		cur := a.ports[c.spec.Name]
 		if cur == nil || cur.origin != model.OriginConfig || cur.bridge != c.bridge || !samePort(cur.spec, c.spec) {
 			a.mu.Unlock()
