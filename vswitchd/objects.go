@@ -25,8 +25,8 @@ func (a *attacher) markRefused(object, plugin string, why error) {
 
 // holderOf returns the first of keys ("kind/name") that a row of an attached object of several
 // rows holds, other than object, and that holder ("the plugin object …"); "" when none does.
-// Objects of one port are left to the callers' own checks of port names (this stays a map walk
-// without allocation for them).
+// Objects of one port are left to the callers' own checks of port names (their rows' names are
+// not even computed).
 func (a *attacher) holderOf(keys []string, object string) (key, holder string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
