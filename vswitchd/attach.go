@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ovsplane/ovsplane/internal/desired"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
@@ -51,10 +50,12 @@ func (a *attacher) request(p model.Port) (prov api.PortProvider, plugin, typ str
 }
 
 // attach validates and attaches a port of a plugin's type and returns the plugin's part of
-// its stored spec. prev is the port's current stored spec, if any: the same request is a
-// replay (the plugin adopts its State), a different one is refused (delete the port first).
-// fresh reports whether this call created the plugin's side (so a failed write must detach
-// it).
+// its stored spec: the plugin object, with its shape (see shapeOf). prev is the port's current
+// stored spec, if any: the same request is a replay (the plugin adopts its State, Replay set),
+// a different one is refused (delete the port first). fresh reports whether this call created
+// the plugin's side (so a failed write must detach it). Every answer refused — by the host's
+// checks, by shapeOf, or because the shape names rows another object or someone else holds —
+// is detached at once with the refused answer's State and logged (see refuse).
 func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov api.PortProvider, plugin, typ string, prev *storedPort) (pp *pluginPort, fresh bool, err error) {
 	in := p.Interfaces[0]
 	req := api.PortRequest{Bridge: bridge, Name: p.Name, Type: typ, Options: in.Options, ExternalIDs: p.ExternalIDs}
@@ -63,7 +64,7 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 			return nil, false, fmt.Errorf("%w: port %q exists with another %s request (plugin %q); delete it first, then apply the new one",
 				model.ErrConflict, p.Name, prev.Plugin.Type, prev.Plugin.Plugin)
 		}
-		req.State = prev.Plugin.State
+		req.State, req.Replay = prev.Plugin.State, true
 	}
 	problems, err := prov.Validate(ctx, req)
 	if err != nil {
@@ -79,38 +80,78 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 	att, err := prov.Attach(ctx, req)
 	fresh = req.State == nil
 	if err != nil {
-		a.detachRefused(bridge, p, plugin, typ, fresh, err)
+		var refused *api.RefusedAnswerError
+		if errors.As(err, &refused) { // the plugin did its host work, then answered what cannot be stored
+			a.refuse(bridge, p, plugin, typ, refused.State, req.Replay, err)
+		}
 		return nil, false, pluginError(p.Name, err)
 	}
-	shape, err := shapeOf(bridge, p, plugin, att)
+	pp = &pluginPort{Plugin: plugin, Type: typ, State: att.State, Status: att.Status, Endpoints: att.Endpoints}
+	sh, err := shapeOf(bridge, p, plugin, att)
 	if err == nil {
-		err = desired.ValidatePort(bridge, shape)
-		if err != nil {
-			err = fmt.Errorf("%w: plugin %q returned an OVS shape for port %q that ovsplaned cannot write: %w", model.ErrFailed, plugin, p.Name, err)
-		}
+		pp = pp.withShape(sh)
+		err = a.claim(bridge, p.Name, pp)
 	}
 	if err != nil {
-		if fresh {
-			a.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: att.State})
-		}
+		a.refuse(bridge, p, plugin, typ, att.State, req.Replay, err)
 		return nil, false, err
 	}
-	return &pluginPort{Plugin: plugin, Type: typ, State: att.State, Shape: shape.Canonical(), Status: att.Status, Endpoints: att.Endpoints}, fresh, nil
+	return pp, fresh, nil
 }
 
-// detachRefused detaches a fresh attachment whose answer the host refused (err is an
-// *api.RefusedAnswerError: the plugin did its host work, then answered with a shape or state
-// that cannot be stored), passing back the refused answer's State, as a shape refused by
-// desired.ValidatePort is. A replay (not fresh) keeps its host work: OVSDB still holds the
-// port. Any other error — the plugin's own, a transport failure, a timeout — detaches nothing.
-func (a *attacher) detachRefused(bridge string, p model.Port, plugin, typ string, fresh bool, err error) {
-	var refused *api.RefusedAnswerError
-	if !fresh || !errors.As(err, &refused) {
-		return
+// refuse detaches the host work of an Attach answer that was refused (why), passing back the
+// refused answer's State, and logs it for the operator naming the plugin, the port and why.
+// A refused replay (the object's rows stay in OVSDB as stored) also puts the object in error
+// until its plugin answers it again acceptably.
+func (a *attacher) refuse(bridge string, p model.Port, plugin, typ string, state []byte, replay bool, why error) {
+	a.log.Warn("plugin's Attach answer refused; detaching what it attached",
+		"plugin", plugin, "port", p.Name, "bridge", bridge, "replay", replay, "why", why.Error(), "fields", refusedFields(why))
+	if replay {
+		a.markRefused(p.Name, plugin, why)
 	}
-	a.log.Warn("plugin's Attach answer was refused by the host's checks; detaching what it attached",
-		"plugin", plugin, "port", p.Name, "bridge", bridge, "fields", refusedFields(refused.Err))
-	a.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: refused.State})
+	a.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: state})
+}
+
+// claim refuses an object's shape that names a row ovsplane must not write: one another
+// managed object holds (Options taken, the object store's check), or an interface, port or
+// bridge someone else created (its interface found in OVSDB without ovsplane's owner tag).
+func (a *attacher) claim(bridge, object string, pp *pluginPort) error {
+	if a.taken != nil {
+		if err := a.taken(bridge, object, pp); err != nil {
+			return err
+		}
+	}
+	if a.lookup != nil {
+		if err := a.notForeign(object, pp); err != nil {
+			return err
+		}
+	}
+	if len(pp.More) == 0 && len(pp.Bridges) == 0 {
+		return nil
+	}
+	// Reserved until the end of the write (attacher.begin's end, or attachConfig), so two
+	// objects being attached at once cannot both take a name.
+	if k, holder := a.reserve(object, pp.names()); holder != "" {
+		return fmt.Errorf("%w: plugin %q: object %q: its shape names %s, which is %s; the plugin must pick names no other object holds",
+			model.ErrConflict, pp.Plugin, object, k, holder)
+	}
+	return nil
+}
+
+// notForeign refuses a shape naming an interface (of a port, or a bridge's own) that exists
+// in OVSDB without ovsplane's owner tag.
+func (a *attacher) notForeign(object string, pp *pluginPort) error {
+	for _, k := range pp.names() {
+		name, ok := strings.CutPrefix(k, "interface/")
+		if !ok {
+			continue
+		}
+		if st, err := a.lookup(name); err == nil && !st.Owned {
+			return fmt.Errorf("%w: plugin %q: object %q: its shape names %q, which exists in OVSDB and was not created by ovsplane (a port, interface or bridge of someone else); ovsplane never changes such rows: the plugin must pick another name, or remove that row by hand",
+				model.ErrConflict, pp.Plugin, object, name)
+		}
+	}
+	return nil
 }
 
 // refusedFields lists the fields an answer was refused for (the Problems of its *api.Error).
@@ -147,53 +188,6 @@ func (a *attacher) detach(bridge string, p model.Port, pp *pluginPort) {
 	if err := prov.Detach(ctx, req); err != nil {
 		a.log.Error("plugin could not detach a deleted port; its host resources may remain", "port", p.Name, "plugin", pp.Plugin, "error", err)
 	}
-}
-
-// shapeOf turns the plugin's attachment into the one model.Port ovsplaned writes, merging in
-// what the request sets at the port level (VLAN tag, trunks, vlan_mode, lacp, other_config,
-// external_ids) and the interface's MTU and ofport requests when the plugin left them unset.
-func shapeOf(bridge string, p model.Port, plugin string, a api.Attachment) (model.Port, error) {
-	bad := func(format string, args ...any) (model.Port, error) {
-		return model.Port{}, fmt.Errorf("%w: plugin %q: attachment of port %q: %s", model.ErrFailed, plugin, p.Name, fmt.Sprintf(format, args...))
-	}
-	if len(a.Ports) != 1 {
-		return bad("%d OVS ports; ovsplaned writes exactly one port per plugin port for now", len(a.Ports))
-	}
-	op := a.Ports[0]
-	switch {
-	case op.Bridge != "" && op.Bridge != bridge:
-		return bad("it is on bridge %q, not the request's %q", op.Bridge, bridge)
-	case op.Name != p.Name:
-		return bad("it is named %q, not %q like the request", op.Name, p.Name)
-	case op.VLANMode != "" || op.LACP != "":
-		return bad("vlan_mode and lacp are not supported on plugin ports")
-	}
-	out := model.Port{Name: op.Name, Tag: op.Tag, Trunks: op.Trunks, BondMode: op.BondMode,
-		VLANMode: p.VLANMode, LACP: p.LACP, // the request's: a plugin cannot set them
-		OtherConfig: merged(p.OtherConfig, op.OtherConfig), ExternalIDs: merged(p.ExternalIDs, op.ExternalIDs)}
-	if out.Tag == nil {
-		out.Tag = p.Tag
-	}
-	if len(out.Trunks) == 0 {
-		out.Trunks = p.Trunks
-	}
-	req := p.Interfaces[0]
-	for _, oi := range op.Interfaces {
-		in := model.Interface{Name: oi.Name, Type: oi.Type, Options: oi.Options, MTURequest: oi.MTURequest,
-			OFPortRequest: oi.OfportRequest, OtherConfig: oi.OtherConfig, ExternalIDs: oi.ExternalIDs}
-		if oi.Name == req.Name {
-			in.OtherConfig = merged(req.OtherConfig, oi.OtherConfig)
-			in.ExternalIDs = merged(req.ExternalIDs, oi.ExternalIDs)
-			if in.MTURequest == nil {
-				in.MTURequest = req.MTURequest
-			}
-			if in.OFPortRequest == nil {
-				in.OFPortRequest = req.OFPortRequest
-			}
-		}
-		out.Interfaces = append(out.Interfaces, in)
-	}
-	return out, nil
 }
 
 // merged returns base overlaid with over (over wins); nil when both are empty.

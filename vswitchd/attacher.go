@@ -35,6 +35,17 @@ type attacher struct {
 	// attaching counts, per port name, the ApplyPort calls between a plugin's Attach and the
 	// end of their write, whose host work must not be swept as orphaned.
 	attaching map[string]int
+	// reserved holds the rows ("kind/name") of objects of several rows between their claim
+	// and the end of their write (see claim), by the object claiming them.
+	reserved map[string]string
+	// unreplayed holds, per plugin, the objects whose replay answer was refused, detached once
+	// the plugin runs (the host's replay happens before it may be called).
+	unreplayed map[string][]attachment
+
+	// taken, set by the object store, refuses a shape naming a row another managed object
+	// holds; lookup (the client's Interface, set by New) finds rows someone else created.
+	taken  func(bridge, object string, pp *pluginPort) error
+	lookup func(name string) (ovsdb.InterfaceState, error)
 }
 
 // attachment is a port of a plugin's type as the attacher holds it.
@@ -44,10 +55,14 @@ type attachment struct {
 	spec   model.Port  // the request as the API received it, or the configuration's port
 	pp     *pluginPort // what the plugin's last Attach returned; nil while a configuration port is not attached
 	err    error       // configuration ports: why pp is nil
+	// refused says why the plugin's last answer for this attached object (a replay) was
+	// refused and detached: the object is in error until an answer is accepted.
+	refused string
 }
 
 func newAttacher(plugins Plugins, log *slog.Logger) *attacher {
-	return &attacher{plugins: plugins, log: log, ports: map[string]*attachment{}, attaching: map[string]int{}}
+	return &attacher{plugins: plugins, log: log, ports: map[string]*attachment{}, attaching: map[string]int{},
+		unreplayed: map[string][]attachment{}, reserved: map[string]string{}}
 }
 
 // register records the attachment of an API port (pp nil: the port is not a plugin's, and an
@@ -98,6 +113,7 @@ func (a *attacher) begin(name string) (end func()) {
 		if a.attaching[name]--; a.attaching[name] <= 0 {
 			delete(a.attaching, name)
 		}
+		a.releaseLocked(name)
 	}
 }
 
@@ -125,10 +141,7 @@ func (a *attacher) apiObjects(plugin string) []model.Status {
 		if at.origin != model.OriginAPI || at.pp == nil || at.pp.Plugin != plugin {
 			continue
 		}
-		out = append(out, model.Status{Kind: model.KindPort, Name: name, Bridge: at.bridge})
-		for _, in := range at.pp.Shape.Interfaces {
-			out = append(out, model.Status{Kind: model.KindInterface, Name: in.Name, Bridge: at.bridge})
-		}
+		out = append(out, objectStatuses(name, at.bridge, at.pp)...)
 	}
 	return out
 }
@@ -200,6 +213,8 @@ func (a *attacher) withConfigShapes(des config.DesiredState) config.DesiredState
 	defer a.mu.Unlock()
 	out := des
 	out.Bridges = make([]model.Bridge, len(des.Bridges))
+	more := map[string][]model.Port{} // the objects' other ports, by bridge
+	var created []model.Bridge        // the bridges the objects created
 	for i, b := range des.Bridges {
 		nb := b
 		nb.Ports = nil
@@ -210,9 +225,21 @@ func (a *attacher) withConfigShapes(des config.DesiredState) config.DesiredState
 				nb.Ports = append(nb.Ports, p)
 			case at.pp != nil:
 				nb.Ports = append(nb.Ports, storedPort{Bridge: at.bridge, Port: at.spec, Plugin: at.pp}.configTagged())
+				ports, bridges := at.pp.objectRows(p.Name)
+				for _, mp := range ports {
+					more[mp.Bridge] = append(more[mp.Bridge], mp.Port)
+				}
+				created = append(created, bridges...)
 			}
 		}
 		out.Bridges[i] = nb
+	}
+	for i := range out.Bridges {
+		out.Bridges[i].Ports = append(out.Bridges[i].Ports, more[out.Bridges[i].Name]...)
+	}
+	for _, b := range created {
+		b.Ports = more[b.Name]
+		out.Bridges = append(out.Bridges, b)
 	}
 	return out
 }
@@ -248,6 +275,7 @@ func (a *attacher) attachConfig(ctx context.Context, gone []attachment) (changed
 			c.pp, _, c.err = a.attach(ctx, c.bridge, c.spec, prov, plugin, typ, nil)
 		}
 		a.mu.Lock()
+		a.releaseLocked(c.spec.Name) // registered below, or detached
 		cur := a.ports[c.spec.Name]
 		if cur == nil || cur.origin != model.OriginConfig || cur.bridge != c.bridge || !samePort(cur.spec, c.spec) {
 			a.mu.Unlock()

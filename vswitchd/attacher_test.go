@@ -1,7 +1,9 @@
 package vswitchd
 
 import (
+	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/ovsplane/ovsplane/model"
@@ -74,5 +76,31 @@ func TestAttacherAttachingCounts(t *testing.T) {
 	end2()
 	if _, ok := a.attaching["p"]; ok {
 		t.Fatalf("after both ends the port is still counted: %v", a.attaching)
+	}
+}
+
+// TestAttacherReservesObjectRows: the rows of an object of several rows are reserved from its
+// claim to the end of its write, so another object being attached at the same time cannot
+// take one of them; once the first object's write is over (its ApplyPort's end), they are free.
+func TestAttacherReservesObjectRows(t *testing.T) {
+	a := newAttacher(nil, slog.New(slog.DiscardHandler))
+	object := func(name string) *pluginPort {
+		return &pluginPort{Plugin: "p", Shape: model.Port{Name: name, Interfaces: []model.Interface{{Name: name}}},
+			More: []placedPort{{Bridge: "br0", Port: model.Port{Name: "shared", Interfaces: []model.Interface{{Name: "shared"}}}}}}
+	}
+	end := a.begin("o1")
+	if err := a.claim("br0", "o1", object("o1")); err != nil {
+		t.Fatal(err)
+	}
+	err := a.claim("br0", "o2", object("o2"))
+	if !errors.Is(err, model.ErrConflict) || !strings.Contains(err.Error(), `"o1", being attached`) || !strings.Contains(err.Error(), "/shared") {
+		t.Fatalf("a second object claiming a reserved row: %v", err)
+	}
+	if err := a.claim("br0", "o1", object("o1")); err != nil {
+		t.Errorf("the same object claiming again: %v", err)
+	}
+	end()
+	if err := a.claim("br0", "o2", object("o2")); err != nil {
+		t.Errorf("after the first object's end: %v", err)
 	}
 }

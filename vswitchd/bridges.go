@@ -64,7 +64,7 @@ func (d *Daemon) DeleteBridge(ctx context.Context, name string) error {
 		gone = true
 		attached = d.store.deleteBridge(name)
 		return nil
-	})
+	}, d.store.objectsOn(name)...)
 	if gone {
 		for _, p := range attached {
 			d.att.detach(p.Bridge, p.Port, p.Plugin)

@@ -185,6 +185,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	d.att.syncConfig(d.store.configDesired())
 	d.att.adoptConfig(owned)
 	d.hub = newStatusHub(opts.Logger, opts.Observer, d.att.overlay, d.managed)
+	d.hub.unattached, d.att.lookup = d.att.configUnattached, c.Interface // issue 14: status of unattached config ports; shapes naming foreign rows
 	if opts.Plugins != nil {
 		if own, err := c.OwnedGlobal(ctx); err == nil {
 			d.globals.seed(own, d.store.configDesired().OtherConfig)

@@ -3,6 +3,7 @@ package vswitchd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"maps"
@@ -26,10 +27,57 @@ type pluginPort struct {
 	Type   string `json:"type"`
 	// State is the plugin's opaque state (api.Attachment.State).
 	State []byte `json:"state,omitempty"`
-	// Shape is the OVS port the plugin asked for: what the reconciler writes.
-	Shape     model.Port        `json:"shape"`
+	// Shape is the object's first OVS port (named like the object, on the request's bridge):
+	// what the reconciler writes for it.
+	Shape model.Port `json:"shape"`
+	// More are the object's other OVS ports and Bridges the bridges it created (see
+	// shapeOf): written and removed with Shape, in the same transaction.
+	More      []placedPort      `json:"more,omitempty"`
+	Bridges   []model.Bridge    `json:"bridges,omitempty"`
 	Status    string            `json:"status,omitempty"`
 	Endpoints map[string]string `json:"endpoints,omitempty"`
+}
+
+// withShape returns pp with the object's shape sh.
+func (pp pluginPort) withShape(sh objectShape) *pluginPort {
+	pp.Shape, pp.More, pp.Bridges = sh.first, sh.more, sh.bridges
+	return &pp
+}
+
+// shape returns the object's shape.
+func (pp *pluginPort) shape() objectShape {
+	return objectShape{first: pp.Shape, more: pp.More, bridges: pp.Bridges}
+}
+
+// sameShape reports whether two objects' shapes are the same.
+func sameShape(a, b *pluginPort) bool {
+	ja, _ := json.Marshal([]any{a.Shape, a.More, a.Bridges}) // plain data: cannot fail
+	jb, _ := json.Marshal([]any{b.Shape, b.More, b.Bridges})
+	return string(ja) == string(jb)
+}
+
+// objectRows returns the rows object owns besides its first port, tagged with the plugin and
+// the object: its other ports (with their bridges) and the bridges it created.
+func (pp *pluginPort) objectRows(object string) ([]placedPort, []model.Bridge) {
+	more := make([]placedPort, 0, len(pp.More))
+	for _, mp := range pp.More {
+		mp.Port.ExternalIDs = withObject(mp.Port.ExternalIDs, pp.Plugin, object)
+		more = append(more, mp)
+	}
+	bridges := make([]model.Bridge, 0, len(pp.Bridges))
+	for _, b := range pp.Bridges {
+		b.ExternalIDs = withObject(b.ExternalIDs, pp.Plugin, object)
+		bridges = append(bridges, b)
+	}
+	return more, bridges
+}
+
+// withObject returns a copy of m with PluginKey and ObjectKey.
+func withObject(m map[string]string, plugin, object string) map[string]string {
+	out := make(map[string]string, len(m)+2)
+	maps.Copy(out, m)
+	out[PluginKey], out[ObjectKey] = plugin, object
+	return out
 }
 
 // storedPort is the JSON kept in a port's SpecKey: the request as the API received it and, for
@@ -50,7 +98,7 @@ func (sp storedPort) tagged() model.Port {
 	}
 	p.ExternalIDs = withTags(p.ExternalIDs, string(spec))
 	if sp.Plugin != nil {
-		p.ExternalIDs[PluginKey] = sp.Plugin.Plugin
+		p.ExternalIDs[PluginKey], p.ExternalIDs[ObjectKey] = sp.Plugin.Plugin, sp.Port.Name
 	}
 	return p
 }
@@ -66,7 +114,7 @@ func (sp storedPort) configTagged() model.Port {
 		p.ExternalIDs = map[string]string{}
 	}
 	p.ExternalIDs[SpecKey] = string(spec)
-	p.ExternalIDs[PluginKey] = sp.Plugin.Plugin
+	p.ExternalIDs[PluginKey], p.ExternalIDs[ObjectKey] = sp.Plugin.Plugin, sp.Port.Name
 	return p
 }
 
@@ -77,20 +125,21 @@ func (d *Daemon) PluginPorts(_ context.Context, plugin string) ([]api.PortReques
 	return d.att.replayRequests(plugin), nil
 }
 
-// PluginReplayed is the host's Options.Replayed: it logs the replays that failed or whose OVS
-// shape differs from the stored one (the stored shape stays; re-apply the port to take the
-// new one).
+// PluginReplayed is the host's Options.Replayed: it checks each replay's answer (see
+// attacher.replayed).
 func (d *Daemon) PluginReplayed(plugin string, results []api.ReplayResult) {
 	d.att.replayed(plugin, results)
 }
 
-// replayed: see Daemon.PluginReplayed. Ports of both origins are checked.
+// replayed checks the answers of plugin's replay, objects of both origins. A failed replay is
+// logged and the object stays as stored. A refused answer (the host's checks, or a shape
+// shapeOf refuses) is logged and queued for Detach with the refused answer's State, which
+// detachUnreplayed sends once the plugin runs; the object's rows stay as stored and its status
+// is in error until an answer is accepted. An accepted answer with another shape than the
+// stored one is logged: the stored shape stays (OVSDB is not changed behind the operator's
+// back) until the object is applied again.
 func (a *attacher) replayed(plugin string, results []api.ReplayResult) {
 	for _, r := range results {
-		if r.Err != nil {
-			a.log.Error("plugin could not re-attach a port after its restart", "plugin", plugin, "port", r.Request.Name, "error", r.Err)
-			continue
-		}
 		a.mu.Lock()
 		at, ok := a.ports[r.Request.Name]
 		var cur attachment
@@ -98,13 +147,50 @@ func (a *attacher) replayed(plugin string, results []api.ReplayResult) {
 			cur = *at
 		}
 		a.mu.Unlock()
-		if !ok || cur.pp == nil {
+		if !ok || cur.pp == nil || cur.pp.Plugin != plugin {
 			continue
 		}
-		shape, err := shapeOf(cur.bridge, cur.spec, plugin, r.Attachment)
-		if err != nil || !samePort(shape.Canonical(), cur.pp.Shape) {
-			a.log.Warn("plugin re-attached a port with another OVS shape; the stored one stays (apply the port again to change it)", "plugin", plugin, "port", r.Request.Name, "error", err)
+		var refused *api.RefusedAnswerError
+		if errors.As(r.Err, &refused) {
+			a.queueUnreplayed(plugin, cur, refused.State, r.Err)
+			continue
 		}
+		if r.Err != nil {
+			a.log.Error("plugin could not re-attach a port after its restart", "plugin", plugin, "port", r.Request.Name, "error", r.Err)
+			continue
+		}
+		sh, err := shapeOf(cur.bridge, cur.spec, plugin, r.Attachment)
+		if err != nil {
+			a.queueUnreplayed(plugin, cur, r.Attachment.State, err)
+			continue
+		}
+		a.markRefused(r.Request.Name, plugin, nil)
+		if got := cur.pp.withShape(sh); !sameShape(got, cur.pp) {
+			a.log.Warn("plugin re-attached an object with another OVS shape; the stored one stays (apply the object again to take the new one)",
+				"plugin", plugin, "port", r.Request.Name, "stored", cur.pp.names(), "answered", got.names())
+		}
+	}
+}
+
+// queueUnreplayed records a refused replay answer: logged now, detached by detachUnreplayed.
+func (a *attacher) queueUnreplayed(plugin string, cur attachment, state []byte, why error) {
+	a.log.Warn("plugin's replay answer refused; what it attached is detached once it runs, the object's rows stay as stored",
+		"plugin", plugin, "port", cur.spec.Name, "bridge", cur.bridge, "why", why.Error(), "fields", refusedFields(why))
+	a.markRefused(cur.spec.Name, plugin, why)
+	pp := &pluginPort{Plugin: plugin, Type: cur.pp.Type, State: state}
+	a.mu.Lock()
+	a.unreplayed[plugin] = append(a.unreplayed[plugin], attachment{origin: cur.origin, bridge: cur.bridge, spec: cur.spec, pp: pp})
+	a.mu.Unlock()
+}
+
+// detachUnreplayed detaches the host work of plugin's refused replay answers (see replayed).
+func (a *attacher) detachUnreplayed(plugin string) {
+	a.mu.Lock()
+	todo := a.unreplayed[plugin]
+	delete(a.unreplayed, plugin)
+	a.mu.Unlock()
+	for _, u := range todo {
+		a.detach(u.bridge, u.spec, u.pp)
 	}
 }
 
@@ -191,12 +277,17 @@ func (a *attacher) statusIn(s model.Status, infos func() []model.PluginInfo) mod
 	}
 	a.mu.Unlock()
 	if cur.origin == model.OriginConfig && cur.pp == nil {
-		s.State, s.Ofport, s.Bridge = model.StateError, 0, cur.bridge
-		s.Error = "not attached: " + cur.err.Error()
-		return s
+		st := unattachedStatus(s.Name, &cur)
+		st.Kind = s.Kind
+		return st
 	}
 	pp := cur.pp
 	if pp == nil {
+		return s
+	}
+	if cur.refused != "" {
+		s.State, s.Ofport = model.StateError, 0
+		s.Error = fmt.Sprintf("plugin %q's last answer for this object was refused, and what it attached was detached: %s; its rows stay as stored: fix the plugin (the object is replayed at its next start) or delete the object", pp.Plugin, cur.refused)
 		return s
 	}
 	for _, pi := range infos() {
@@ -231,6 +322,7 @@ func (d *Daemon) PluginChanged(plugin string) {
 	if d.opts.Plugins != nil {
 		for _, pi := range d.opts.Plugins.Plugins() {
 			if pi.Name == plugin && pi.State == "running" {
+				d.att.detachUnreplayed(plugin)
 				d.att.sweepOrphans(plugin)
 				ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
 				if d.att.attachConfig(ctx, nil) {
@@ -242,8 +334,9 @@ func (d *Daemon) PluginChanged(plugin string) {
 			}
 		}
 	}
-	// The API ports only, as before the registries merged (see attacher.apiObjects).
-	objs := d.att.apiObjects(plugin)
+	// The API objects, and the configuration's ports not attached (whose status only the
+	// attacher knows).
+	objs := append(d.att.apiObjects(plugin), d.att.configUnattached()...)
 	if len(objs) == 0 {
 		return
 	}

@@ -29,7 +29,8 @@ type fakePlugins struct {
 	state    string
 	attaches map[string]int
 	detached []string // "name state"
-	bad      bool     // Attach returns two ports
+	bad      bool     // Attach returns a second port on a bridge that is not the object's
+	noMore   bool     // Attach ignores options:more
 	global   map[string]string
 }
 
@@ -102,8 +103,12 @@ func (f *fakePlugins) Attach(_ context.Context, req api.PortRequest) (api.Attach
 	a := api.Attachment{Ports: []api.OVSPort{{Name: req.Name, Interfaces: []api.OVSInterface{in},
 		ExternalIDs: map[string]string{"thing": "yes"}}}, State: state, Status: "thing " + req.Name,
 		Endpoints: map[string]string{"socket": "/run/" + req.Name}}
+	if req.Options["more"] != "" && !f.noMore { // a second port on a bridge the object creates
+		a.Ports = append(a.Ports, api.OVSPort{Bridge: req.Name + "-mb", Name: req.Name + "-m", Interfaces: []api.OVSInterface{{Name: req.Name + "-m", Type: "internal"}}})
+		a.Bridges = append(a.Bridges, api.OVSBridge{Name: req.Name + "-mb", DatapathType: "netdev"})
+	}
 	if f.bad {
-		a.Ports = append(a.Ports, api.OVSPort{Name: req.Name + "-b", Interfaces: []api.OVSInterface{{Name: req.Name + "-b"}}})
+		a.Ports = append(a.Ports, api.OVSPort{Bridge: "br-elsewhere", Name: req.Name + "-b", Interfaces: []api.OVSInterface{{Name: req.Name + "-b"}}})
 	}
 	return a, nil
 }
@@ -211,7 +216,7 @@ func TestPluginPortRefusals(t *testing.T) {
 	_, err := d.ApplyPort(e.Ctx, "br-cfg", thingPort("v5", nil))
 	fp.bad = false
 	if !errors.Is(err, model.ErrFailed) || !strings.Contains(err.Error(), `plugin "thing-plugin"`) {
-		t.Errorf("two-port shape: %v", err)
+		t.Errorf("a port on another bridge: %v", err)
 	}
 	if !slices.Equal(fp.detached, []string{"v5 st:v5:1"}) {
 		t.Errorf("detached after a refused shape: %q", fp.detached)

@@ -54,7 +54,17 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (mo
 			return model.PortInfo{}, err
 		}
 	}
-	res, err := d.w.EnsurePort(ctx, announced, bridge, sp.tagged())
+	var res writer.PortResult
+	if sp.Plugin != nil && (len(sp.Plugin.More) > 0 || len(sp.Plugin.Bridges) > 0 || prev != nil && prev.Plugin != nil && !sameShape(prev.Plugin, sp.Plugin)) {
+		more, bridges := sp.Plugin.objectRows(p.Name)
+		o := writer.Object{Bridge: bridge, First: sp.tagged(), More: portsOn(more), Bridges: bridges}
+		if prev != nil && prev.Plugin != nil { // re-applied: what the previous shape had and this one has not goes with it
+			o.Drop, o.DropBridges = dropped(prev.Plugin, sp.Plugin)
+		}
+		res, err = d.w.EnsureObject(ctx, announced, o)
+	} else {
+		res, err = d.w.EnsurePort(ctx, announced, bridge, sp.tagged())
+	}
 	if err != nil && !errors.Is(err, ovsdb.ErrVswitchd) {
 		if fresh && !unknownOutcome(err) { // certainly not written: undo the plugin's work
 			d.att.detach(bridge, p, sp.Plugin)
@@ -66,8 +76,13 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (mo
 	info := model.PortInfo{Bridge: bridge, Spec: p, Origin: model.OriginAPI,
 		Status: model.Status{Kind: model.KindPort, Name: p.Name, Bridge: bridge, State: model.StateReady}}
 	info = withPlugin(info, sp.Plugin)
+	onBridge := ifaceBridges(sp.Plugin)
 	for _, st := range res.Interfaces {
-		s := model.Status{Kind: model.KindInterface, Name: st.Name, Bridge: bridge, State: model.StatePending}
+		on := onBridge[st.Name]
+		if on == "" {
+			on = bridge
+		}
+		s := model.Status{Kind: model.KindInterface, Name: st.Name, Bridge: on, State: model.StatePending}
 		switch {
 		case st.Error != "":
 			s.State, s.Error = model.StateError, st.Error
@@ -99,7 +114,17 @@ func (d *Daemon) DeletePort(ctx context.Context, name string) error {
 	if err := d.awaitOVSDB(ctx, "port", name); err != nil {
 		return err
 	}
-	if err := d.w.DeletePort(ctx, p.Bridge, name); err != nil {
+	var more []ovsdb.PortOn
+	var bridges []string
+	if p.Plugin != nil { // the object's other rows go in the same transaction
+		for _, mp := range p.Plugin.More {
+			more = append(more, ovsdb.PortOn{Bridge: mp.Bridge, Port: mp.Port})
+		}
+		for _, b := range p.Plugin.Bridges {
+			bridges = append(bridges, b.Name)
+		}
+	}
+	if err := d.w.DeleteObject(ctx, p.Bridge, name, more, bridges); err != nil {
 		return classify("port", name, err)
 	}
 	if p.Plugin != nil {
@@ -139,6 +164,57 @@ func (d *Daemon) fillPortStatus(info *model.PortInfo) {
 		info.Interfaces = append(info.Interfaces,
 			d.hub.orPending("interface/"+in.Name, model.KindInterface, in.Name, info.Bridge))
 	}
+	if pp := d.att.pluginOf(info.Spec.Name); pp != nil { // a plugin object's other ports
+		for _, mp := range pp.More {
+			for _, in := range mp.Port.Interfaces {
+				info.Interfaces = append(info.Interfaces,
+					d.hub.orPending("interface/"+in.Name, model.KindInterface, in.Name, mp.Bridge))
+			}
+		}
+	}
+}
+
+// ifaceBridges returns the bridge of each interface of a plugin object's other ports; nil pp:
+// none (callers fall back to the request's bridge).
+func ifaceBridges(pp *pluginPort) map[string]string {
+	out := map[string]string{}
+	if pp == nil {
+		return out
+	}
+	for _, mp := range pp.More {
+		for _, in := range mp.Port.Interfaces {
+			out[in.Name] = mp.Bridge
+		}
+	}
+	return out
+}
+
+// dropped returns the other ports and the bridges old has and cur has not.
+func dropped(old, cur *pluginPort) (ports []ovsdb.PortOn, bridges []string) {
+	keep := map[string]bool{}
+	for _, k := range cur.names() {
+		keep[k] = true
+	}
+	for _, mp := range old.More {
+		if !keep["port/"+mp.Port.Name] {
+			ports = append(ports, ovsdb.PortOn{Bridge: mp.Bridge, Port: model.Port{Name: mp.Port.Name}})
+		}
+	}
+	for _, b := range old.Bridges {
+		if !keep["bridge/"+b.Name] {
+			bridges = append(bridges, b.Name)
+		}
+	}
+	return ports, bridges
+}
+
+// portsOn converts an object's placed ports to the writer's intents.
+func portsOn(ps []placedPort) []ovsdb.PortOn {
+	out := make([]ovsdb.PortOn, 0, len(ps))
+	for _, mp := range ps {
+		out = append(out, writer.PortSpec(mp.Bridge, mp.Port))
+	}
+	return out
 }
 
 // withPlugin returns info with the plugin fields of pp (nil: not a plugin's port).
@@ -172,5 +248,7 @@ func (d *Daemon) managed(key string) bool {
 			}
 		}
 	}
-	return false
+	// The other rows of a plugin object.
+	_, held := d.att.holderOf([]string{key}, "")
+	return held != ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -31,9 +32,12 @@ type statusHub struct {
 	// overlay returns the statuses with their plugin's health applied (plugin errors win).
 	overlay func([]model.Status) []model.Status
 	// managed reports whether a key names an object the Daemon manages, whatever its status.
-	managed  func(key string) bool
-	observer Observer // nil: none
-	log      *slog.Logger
+	managed func(key string) bool
+	// unattached returns the statuses of the objects the reconciler does not know (the
+	// configuration's ports not attached by their plugin); nil: none.
+	unattached func() []model.Status
+	observer   Observer // nil: none
+	log        *slog.Logger
 
 	mu   sync.Mutex
 	subs map[*subscriber]struct{}
@@ -43,8 +47,27 @@ func newStatusHub(log *slog.Logger, obs Observer, overlay func([]model.Status) [
 	return &statusHub{log: log, observer: obs, overlay: overlay, managed: managed, subs: map[*subscriber]struct{}{}}
 }
 
-// all returns every managed object's status (see reconcile.Reconciler.Status).
-func (h *statusHub) all() []model.Status { return h.overlay(h.rec.Status()) }
+// all returns every managed object's status (see reconcile.Reconciler.Status), and the
+// configuration's plugin-typed ports that are not attached (error `not attached: <why>`),
+// which the reconciler does not know, sorted by kind then name.
+func (h *statusHub) all() []model.Status {
+	out := h.overlay(h.rec.Status())
+	if h.unattached == nil {
+		return out
+	}
+	extra := h.unattached()
+	if len(extra) == 0 {
+		return out
+	}
+	out = append(out, extra...)
+	slices.SortFunc(out, func(a, b model.Status) int {
+		if a.Kind != b.Kind {
+			return strings.Compare(string(a.Kind), string(b.Kind))
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
 
 // of returns the reconciler's status of key, with the health of the object's plugin.
 func (h *statusHub) of(key string) (model.Status, bool) {

@@ -41,8 +41,10 @@ type objectStore struct {
 }
 
 func newObjectStore(log *slog.Logger, tags func(table, name string) (map[string]string, bool), att *attacher, cfg *config.Config) *objectStore {
-	return &objectStore{log: log, tags: tags, att: att, cfg: cfg, cfgDes: cfg.Desired(),
+	s := &objectStore{log: log, tags: tags, att: att, cfg: cfg, cfgDes: cfg.Desired(),
 		bridges: map[string]model.Bridge{}, ports: map[string]apiPort{}}
+	att.taken = s.taken
+	return s
 }
 
 // apiPort is a port created through the API, as the store keeps it. Its plugin's attachment,
@@ -51,13 +53,21 @@ type apiPort struct {
 	bridge string
 	spec   model.Port // the request
 	tagged model.Port // spec (or the plugin's shape) with the API tags: what the reconciler ensures (computed once)
+	// more and created are a plugin object's other ports and the bridges it created, tagged
+	// with the plugin and the object (computed once).
+	more    []placedPort
+	created []model.Bridge
 }
 
 // putPortLocked records an API port read back from its stored spec, its plugin's attachment
 // first. s.mu must be held.
 func (s *objectStore) putPortLocked(sp storedPort) {
 	s.att.register(sp.Port.Name, sp.Bridge, sp.Port, sp.Plugin)
-	s.ports[sp.Port.Name] = apiPort{bridge: sp.Bridge, spec: sp.Port, tagged: sp.tagged()}
+	ap := apiPort{bridge: sp.Bridge, spec: sp.Port, tagged: sp.tagged()}
+	if sp.Plugin != nil {
+		ap.more, ap.created = sp.Plugin.objectRows(sp.Port.Name)
+	}
+	s.ports[sp.Port.Name] = ap
 	s.objVer++
 }
 
@@ -121,10 +131,20 @@ func (s *objectStore) extra(owned []ovsdb.OwnedRow) []model.Bridge {
 		return s.extraCache // callers only read it
 	}
 	byBridge := map[string][]model.Port{}
+	var created []model.Bridge // by plugin objects
 	for _, p := range s.ports {
 		byBridge[p.bridge] = append(byBridge[p.bridge], p.tagged)
+		for _, mp := range p.more {
+			byBridge[mp.Bridge] = append(byBridge[mp.Bridge], mp.Port)
+		}
+		created = append(created, p.created...)
 	}
 	out := make([]model.Bridge, 0, len(s.bridges)+len(byBridge))
+	for _, b := range created { // desired whole, with the object's ports on it
+		b.Ports = byBridge[b.Name]
+		delete(byBridge, b.Name)
+		out = append(out, b)
+	}
 	for name, b := range s.bridges {
 		tb := taggedBridge(b)
 		tb.Ports = byBridge[name]
@@ -150,7 +170,7 @@ func (s *objectStore) unheld(extra []model.Bridge) map[string]string {
 	for _, b := range extra {
 		_, isAPI := s.bridges[b.Name]
 		_, isCfg := s.cfgDes.Bridge(b.Name)
-		if isAPI || isCfg || len(b.Ports) == 0 {
+		if isAPI || isCfg || len(b.Ports) == 0 || b.ExternalIDs[ObjectKey] != "" { // a plugin object's own bridge is held by it
 			continue
 		}
 		if out == nil {
@@ -226,8 +246,9 @@ func (s *objectStore) putBridge(b model.Bridge) {
 	s.objVer++
 }
 
-// deleteBridge forgets API bridge name and its API ports (deleted with it), and returns those
-// of a plugin's type, for detaching.
+// deleteBridge forgets API bridge name and its API ports (deleted with it, with the other rows
+// of their plugin objects: see objectRowsOn), and returns those of a plugin's type, for
+// detaching.
 func (s *objectStore) deleteBridge(name string) (attached []storedPort) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -241,6 +262,25 @@ func (s *objectStore) deleteBridge(name string) (attached []storedPort) {
 		}
 	}
 	return attached
+}
+
+// objectsOn returns, as deletion requests, the other rows of the plugin objects whose first
+// port is an API port on bridge (deleted with the bridge, in its transaction).
+func (s *objectStore) objectsOn(bridge string) []writer.PortRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []writer.PortRequest
+	for name, p := range s.ports {
+		if p.bridge != bridge || len(p.more)+len(p.created) == 0 {
+			continue
+		}
+		r := writer.PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: bridge, Port: model.Port{Name: name}}, Bridges: p.created}
+		for _, mp := range p.more {
+			r.More = append(r.More, ovsdb.PortOn{Bridge: mp.Bridge, Port: model.Port{Name: mp.Port.Name}})
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // bridge returns managed bridge name (the configuration's first), without its ports or status.

@@ -74,6 +74,9 @@ func (s *objectStore) conflictLocked(kind, name, _ string) error {
 	if _, isPort := s.ports[name]; isPort {
 		return fmt.Errorf("%w: %s %q is the name of a port created through the API; pick another name", model.ErrConflict, kind, name)
 	}
+	if _, holder := s.att.holderOf([]string{"bridge/" + name, "port/" + name, "interface/" + name}, ""); holder != "" {
+		return fmt.Errorf("%w: %s %q is the name of a row of %s; pick another name", model.ErrConflict, kind, name, holder)
+	}
 	return nil
 }
 
@@ -95,6 +98,13 @@ func (s *objectStore) portConflictLocked(bridge string, p model.Port) error {
 	}
 	if cur, ok := s.ports[p.Name]; ok && cur.bridge != bridge {
 		return fmt.Errorf("%w: port %q is on bridge %q; delete it there first to move it to %q", model.ErrConflict, p.Name, cur.bridge, bridge)
+	}
+	keys := []string{"port/" + p.Name, "bridge/" + p.Name}
+	for _, in := range p.Interfaces {
+		keys = append(keys, "interface/"+in.Name)
+	}
+	if k, holder := s.att.holderOf(keys, p.Name); holder != "" {
+		return fmt.Errorf("%w: port %q: %s is a row of %s; pick another name", model.ErrConflict, p.Name, k, holder)
 	}
 	for _, in := range p.Interfaces {
 		if other, ok := s.cfgIfaceOwnerLocked(in.Name); ok {
@@ -165,4 +175,68 @@ func (s *objectStore) reload(cfg *config.Config) (clashes, held []string, gone [
 	}
 	s.cfg, s.cfgDes = cfg, next
 	return nil, nil, s.att.syncConfig(next)
+}
+
+// taken is the attacher's check of a plugin object's shape (attacher.taken): none of the rows
+// the object adds beside its first port — its other ports and their interfaces, the bridges it
+// creates — may have the name of a row another managed object holds: a bridge or port of the
+// configuration file or of the API (with their interfaces), or another plugin object's row. The
+// error (model.ErrConflict) names the row, its holder and the fix. An object of one port costs
+// nothing here: its port passed the checks of its own door.
+func (s *objectStore) taken(bridge, object string, pp *pluginPort) error {
+	if len(pp.More) == 0 && len(pp.Bridges) == 0 {
+		return nil
+	}
+	keys := pp.names()
+	s.mu.Lock()
+	held := s.heldLocked(object)
+	s.mu.Unlock()
+	for _, k := range keys {
+		if holder, ok := held[k]; ok {
+			return takenErr(pp.Plugin, object, k, holder)
+		}
+	}
+	if k, holder := s.att.holderOf(keys, object); holder != "" {
+		return takenErr(pp.Plugin, object, k, holder)
+	}
+	return nil
+}
+
+func takenErr(plugin, object, key, holder string) error {
+	return fmt.Errorf("%w: plugin %q: object %q: its shape names %s, which is %s; the plugin must pick names no other object holds",
+		model.ErrConflict, plugin, object, key, holder)
+}
+
+// heldLocked returns the rows ("kind/name") the configuration's and the API's objects hold,
+// except object's own, with their holders. Callers hold s.mu.
+func (s *objectStore) heldLocked(object string) map[string]string {
+	held := map[string]string{}
+	bridge := func(name, holder string) {
+		for _, k := range []string{"bridge/", "port/", "interface/"} { // a bridge has its local port and interface
+			held[k+name] = holder
+		}
+	}
+	port := func(p model.Port, holder string) {
+		held["port/"+p.Name] = holder
+		for _, in := range p.Interfaces {
+			held["interface/"+in.Name] = holder
+		}
+	}
+	for _, b := range s.cfgDes.Bridges {
+		bridge(b.Name, fmt.Sprintf("bridge %q of the configuration file", b.Name))
+		for _, p := range b.Ports {
+			if p.Name != object {
+				port(p, fmt.Sprintf("port %q of the configuration file", p.Name))
+			}
+		}
+	}
+	for name := range s.bridges {
+		bridge(name, fmt.Sprintf("bridge %q created through the API", name))
+	}
+	for name, p := range s.ports {
+		if name != object {
+			port(p.spec, fmt.Sprintf("port %q created through the API", name))
+		}
+	}
+	return held
 }

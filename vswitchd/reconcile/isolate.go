@@ -24,7 +24,16 @@ type item struct {
 	ifaces []string // interfaces the intent creates or changes (ensures only)
 	del    bool
 	add    func(*ovsdb.Txn)
+	// unit, when not empty, names the unit the object belongs to (UnitKey): the items of one
+	// unit are committed or left out together.
+	unit string
 }
+
+// UnitKey is the external_ids key that makes rows one unit: the desired bridges and ports
+// (and the owned rows being pruned) whose UnitKey has the same value are written, or left out
+// of a pass, together, never some of them; and the port named like the value carries the
+// unit's status (see Reconciler.Status). ovsplaned tags a plugin object's rows with it.
+const UnitKey = ovsdb.TagPrefix + "object"
 
 func (it item) key() string { return string(it.kind) + "/" + it.name }
 
@@ -59,8 +68,12 @@ func (r *Reconciler) commitIsolated(ctx context.Context, gen int64, items []item
 		if i < 0 {
 			return nil, refused, err
 		}
-		out[i] = true
-		refused = append(refused, refusal{it: items[i], err: err})
+		for j, it := range items {
+			if j == i || !out[j] && it.unit != "" && it.unit == items[i].unit {
+				out[j] = true
+				refused = append(refused, refusal{it: it, err: err})
+			}
+		}
 	}
 }
 

@@ -37,14 +37,14 @@ func (r *Reconciler) pass(ctx context.Context) error {
 	for _, o := range owned {
 		k := tableKind(o.Table) + "/" + o.Name
 		if o.Table == "Port" && !want[k] && !want["bridge/"+o.Name] {
-			items = append(items, item{kind: model.KindPort, name: o.Name, del: true,
+			items = append(items, item{kind: model.KindPort, name: o.Name, del: true, unit: o.Tags[UnitKey],
 				add: func(t *ovsdb.Txn) { t.DeletePort("", o.Name) }})
 			deleted = append(deleted, k)
 		}
 	}
 	for _, o := range owned {
 		if k := "bridge/" + o.Name; o.Table == "Bridge" && !want[k] {
-			items = append(items, item{kind: model.KindBridge, name: o.Name, del: true,
+			items = append(items, item{kind: model.KindBridge, name: o.Name, del: true, unit: o.Tags[UnitKey],
 				add: func(t *ovsdb.Txn) { t.DeleteBridge(o.Name) }})
 			deleted = append(deleted, k)
 		}
@@ -67,14 +67,14 @@ func (r *Reconciler) pass(ctx context.Context) error {
 	}
 	for _, b := range desired.Bridges {
 		if _, left := unheld[b.Name]; !left {
-			items = append(items, item{kind: model.KindBridge, name: b.Name, ifaces: []string{b.Name},
+			items = append(items, item{kind: model.KindBridge, name: b.Name, ifaces: []string{b.Name}, unit: b.ExternalIDs[UnitKey],
 				add: func(t *ovsdb.Txn) { t.EnsureBridge(writer.BridgeSpec(b), nil) }})
 			if !have["bridge/"+b.Name] {
 				missing = append(missing, "bridge/"+b.Name)
 			}
 		}
 		for _, p := range b.Ports {
-			it := item{kind: model.KindPort, name: p.Name, bridge: b.Name,
+			it := item{kind: model.KindPort, name: p.Name, bridge: b.Name, unit: p.ExternalIDs[UnitKey],
 				add: func(t *ovsdb.Txn) { t.EnsurePort(writer.PortSpec(b.Name, p)) }}
 			for _, in := range p.Interfaces {
 				it.ifaces = append(it.ifaces, in.Name)

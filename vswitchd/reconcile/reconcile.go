@@ -30,6 +30,13 @@
 // increments it. Only rows a pass writes for another reason get the new generation: a restart
 // or reload that changes nothing sends no transaction at all.
 //
+// # Units
+//
+// Rows whose external_ids carry the same UnitKey value (a plugin object's ports and bridges)
+// are one unit: a pass writes, prunes or leaves out all of them, never some, and the status of
+// the unit's port (named like the value) is the unit's: error when one of its rows is, pending
+// while one is.
+//
 // # Status
 //
 // Every desired bridge, port and interface has a Status: pending, ready (interfaces with their

@@ -94,7 +94,11 @@ func (r *Reconciler) refresh() {
 	}
 	next := make(map[string]model.Status, len(r.status))
 	put := func(s model.Status) { next[s.Key()] = s }
+	units := map[string][]string{} // UnitKey value → the status keys of its other rows
 	for _, b := range desired.Bridges {
+		if u := b.ExternalIDs[UnitKey]; u != "" {
+			units[u] = append(units[u], "bridge/"+b.Name)
+		}
 		local := r.ifaceStatus(lookup, b.Name, b.Name, passErr, down)
 		bs := model.Status{Kind: model.KindBridge, Name: b.Name, State: local.State, Error: local.Error}
 		failed, bridgeFailed := bridgeErrs[b.Name]
@@ -106,6 +110,9 @@ func (r *Reconciler) refresh() {
 		}
 		put(refusedAs(bs, objErr))
 		for _, p := range b.Ports {
+			if u := p.ExternalIDs[UnitKey]; u != "" && u != p.Name {
+				units[u] = append(units[u], "port/"+p.Name)
+			}
 			ps := model.Status{Kind: model.KindPort, Name: p.Name, Bridge: b.Name, State: model.StateReady}
 			if msg, ok := objErr[ps.Key()]; ok {
 				ps.State, ps.Error = model.StateError, msg
@@ -127,6 +134,7 @@ func (r *Reconciler) refresh() {
 			put(ps)
 		}
 	}
+	foldUnits(next, units)
 
 	r.mu.Lock()
 	var changed []model.Status
@@ -175,4 +183,28 @@ func (r *Reconciler) ifaceStatus(lookup func(string) (ovsdb.InterfaceState, erro
 		s.State, s.Ofport, s.Error = model.StateError, 0, down
 	}
 	return s
+}
+
+// foldUnits makes the status of each unit's port (the port named like the unit) its unit's:
+// in error when one of the unit's rows is (naming it), pending when one is pending, ready when
+// all are.
+func foldUnits(next map[string]model.Status, units map[string][]string) {
+	for u, keys := range units {
+		anchor, ok := next["port/"+u]
+		if !ok {
+			continue
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			s, ok := next[k]
+			switch {
+			case !ok:
+			case s.State == model.StateError && anchor.State != model.StateError:
+				anchor.State, anchor.Error = model.StateError, fmt.Sprintf("%s of this object: %s", k, s.Error)
+			case s.State == model.StatePending && anchor.State == model.StateReady:
+				anchor.State = model.StatePending
+			}
+		}
+		next["port/"+u] = anchor
+	}
 }

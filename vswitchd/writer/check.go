@@ -14,29 +14,64 @@ import (
 // request of the transaction). The error matches ovsdb.ErrInvalid and *limits.Error and names
 // the port. The values' lengths are the doors' business (desired.ValidatePort): the daemon's own
 // spec tag may be longer than limits.MaxValueBytes.
+//
+// A request of a plugin object (More, Bridges) is checked port by port, and each bridge's name
+// and map columns; it holds at most maxObjectRows ports and bridges.
 func (p *portDoor) Check(r PortRequest) error {
-	var probs limits.Problems
-	port := limits.Object(limits.Port, r.Spec.Port.Name)
-	probs.Add(limits.CheckText(port, "bridge", r.Spec.Bridge))
-	if r.Delete {
-		probs.Add(limits.CheckText(port, "name", r.Spec.Port.Name))
-		return invalid(probs.Err())
+	if n := len(r.More) + len(r.Bridges) + len(r.Drop) + len(r.DropBridges); n > maxObjectRows {
+		return invalid(&limits.Error{Object: limits.Object(limits.Port, r.Spec.Port.Name), Field: "object",
+			Reason: fmt.Sprintf("%d more ports and bridges, more than %d", n, maxObjectRows), Fix: "write a smaller object", Kind: limits.ErrTooLarge})
 	}
-	probs.Add(limits.CheckName(limits.Port, r.Spec.Port.Name))
-	if err := limits.CheckInterfaces(port, len(r.Spec.Port.Interfaces)); err != nil {
+	var probs limits.Problems
+	for _, b := range r.Bridges {
+		br := limits.Object(limits.Bridge, b.Name)
+		probs.Add(limits.CheckName(limits.Bridge, b.Name))
+		if !r.Delete {
+			checkMapText(&probs, br, "other_config", b.OtherConfig)
+			checkMapText(&probs, br, "external_ids", b.ExternalIDs)
+		}
+	}
+	for _, on := range r.ports() {
+		if err := checkPort(&probs, r.Delete, on); err != nil {
+			return err
+		}
+	}
+	for _, on := range r.Drop {
+		_ = checkPort(&probs, true, on) // names only: never an early error
+	}
+	for _, b := range r.DropBridges {
+		probs.Add(limits.CheckName(limits.Bridge, b))
+	}
+	return invalid(probs.Err())
+}
+
+// maxObjectRows bounds the ports and bridges of one request beside its first port.
+const maxObjectRows = 64
+
+// checkPort adds the problems of one port of a request to probs; a port with too many
+// interfaces is returned at once.
+func checkPort(probs *limits.Problems, del bool, on ovsdb.PortOn) error {
+	port := limits.Object(limits.Port, on.Port.Name)
+	probs.Add(limits.CheckText(port, "bridge", on.Bridge))
+	if del {
+		probs.Add(limits.CheckText(port, "name", on.Port.Name))
+		return nil
+	}
+	probs.Add(limits.CheckName(limits.Port, on.Port.Name))
+	if err := limits.CheckInterfaces(port, len(on.Port.Interfaces)); err != nil {
 		return invalid(err) // 100,000 interfaces are not checked one by one
 	}
-	checkMapText(&probs, port, "other_config", r.Spec.Port.OtherConfig)
-	checkMapText(&probs, port, "external_ids", r.Spec.Port.ExternalIDs)
-	for _, in := range r.Spec.Port.Interfaces {
+	checkMapText(probs, port, "other_config", on.Port.OtherConfig)
+	checkMapText(probs, port, "external_ids", on.Port.ExternalIDs)
+	for _, in := range on.Port.Interfaces {
 		probs.Add(limits.CheckName(limits.Interface, in.Name))
 		ifc := limits.Object(limits.Interface, in.Name)
 		probs.Add(limits.CheckText(ifc, "type", in.Type))
-		checkMapText(&probs, ifc, "options", in.Options)
-		checkMapText(&probs, ifc, "other_config", in.OtherConfig)
-		checkMapText(&probs, ifc, "external_ids", in.ExternalIDs)
+		checkMapText(probs, ifc, "options", in.Options)
+		checkMapText(probs, ifc, "other_config", in.OtherConfig)
+		checkMapText(probs, ifc, "external_ids", in.ExternalIDs)
 	}
-	return invalid(probs.Err())
+	return nil
 }
 
 // tagEntries is the room ovsplane's own external_ids tags (owner, generation, origin, spec…)
@@ -66,8 +101,13 @@ func invalid(err error) error {
 // Weight is the number of OVSDB rows a request writes: the port and its interfaces (see
 // Options.Weight; a batch holds at most limits.MaxObjectsPerBatch of them).
 func (p *portDoor) Weight(r PortRequest) int {
-	if r.Delete || len(r.Spec.Port.Interfaces) == 0 {
-		return 2 // the port and its one interface
+	n := 2 * (len(r.Bridges) + len(r.Drop) + len(r.DropBridges)) // a bridge and its local port; a dropped port and its interface
+	for _, on := range r.ports() {
+		if r.Delete || len(on.Port.Interfaces) == 0 {
+			n += 2 // the port and its one interface
+		} else {
+			n += 1 + len(on.Port.Interfaces)
+		}
 	}
-	return 1 + len(r.Spec.Port.Interfaces)
+	return n
 }

@@ -5,7 +5,9 @@
 //     commits one transaction (plus its isolation retries);
 //   - ApplyBridge and DeleteBridge: the API's bridge changes, one transaction each;
 //   - EnsurePort and DeletePort: the API's port changes, coalesced by a batch.Batcher into one
-//     transaction and one ovs-vswitchd acknowledgement per batch.
+//     transaction and one ovs-vswitchd acknowledgement per batch. EnsureObject and DeleteObject
+//     are the same door for a plugin object of several ports and bridges: one request, so one
+//     transaction, holds all its rows, and it succeeds or fails whole.
 //
 // # One turn
 //

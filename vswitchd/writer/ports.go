@@ -14,9 +14,29 @@ import (
 
 // PortRequest asks for one port to exist as Spec says, or, with Delete, to be absent (only
 // Spec.Bridge, which may be "", and Spec.Name are used then). Options.Settle receives them.
+//
+// A plugin object owning several rows is one request: Spec is its first port, More its other
+// ports and Bridges the bridges it creates, all in the same transaction — ensured bridges
+// first, then ports; deleted ports first, then bridges (only the names are used then). The
+// request succeeds or fails as a whole.
+//
+// An ensure may also drop rows an object no longer has (its shape changed): Drop's ports, then
+// DropBridges, are deleted before anything is ensured, in the same transaction.
 type PortRequest struct {
-	Delete bool
-	Spec   ovsdb.PortOn
+	Delete      bool
+	Spec        ovsdb.PortOn
+	More        []ovsdb.PortOn
+	Bridges     []model.Bridge
+	Drop        []ovsdb.PortOn
+	DropBridges []string
+}
+
+// ports returns the request's ports, Spec first.
+func (r PortRequest) ports() []ovsdb.PortOn {
+	if len(r.More) == 0 {
+		return []ovsdb.PortOn{r.Spec}
+	}
+	return append([]ovsdb.PortOn{r.Spec}, r.More...)
 }
 
 // PortResult is what ovs-vswitchd reports for the interfaces of an ensured port, in the order
@@ -47,10 +67,49 @@ func (w *Writer) EnsurePort(ctx context.Context, ann *Announcement, bridge strin
 	return w.batcher.Submit(ctx, req)
 }
 
+// Object is a plugin object to ensure (see EnsureObject): its first port First on Bridge, its
+// other ports More and the bridges it creates, Bridges; Drop and DropBridges are rows a previous
+// shape of it had that this one has not.
+type Object struct {
+	Bridge      string
+	First       model.Port
+	More        []ovsdb.PortOn
+	Bridges     []model.Bridge
+	Drop        []ovsdb.PortOn
+	DropBridges []string
+}
+
+// EnsureObject is EnsurePort for a plugin object, written in one request (see PortRequest):
+// everything it has and the removal of what it no longer has. The result lists the interfaces
+// of all its ports, First's first.
+func (w *Writer) EnsureObject(ctx context.Context, ann *Announcement, o Object) (PortResult, error) {
+	req := PortRequest{Spec: PortSpec(o.Bridge, o.First), More: o.More, Drop: o.Drop, DropBridges: o.DropBridges}
+	for _, b := range o.Bridges {
+		req.Bridges = append(req.Bridges, BridgeSpec(b))
+	}
+	if ann != nil {
+		return w.batcher.SubmitAnnounced(ctx, ann, req)
+	}
+	return w.batcher.Submit(ctx, req)
+}
+
 // DeletePort deletes port name of bridge ("" for any bridge) in a batch with concurrent
 // requests.
 func (w *Writer) DeletePort(ctx context.Context, bridge, name string) error {
-	_, err := w.batcher.Submit(ctx, PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: bridge, Port: model.Port{Name: name}}})
+	return w.DeleteObject(ctx, bridge, name, nil, nil)
+}
+
+// DeleteObject deletes a plugin object in one request: its first port name of bridge, its
+// other ports more (each of its bridge) and the bridges it created (by name).
+func (w *Writer) DeleteObject(ctx context.Context, bridge, name string, more []ovsdb.PortOn, bridges []string) error {
+	req := PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: bridge, Port: model.Port{Name: name}}}
+	for _, mp := range more {
+		req.More = append(req.More, ovsdb.PortOn{Bridge: mp.Bridge, Port: model.Port{Name: mp.Port.Name}})
+	}
+	for _, b := range bridges {
+		req.Bridges = append(req.Bridges, model.Bridge{Name: b})
+	}
+	_, err := w.batcher.Submit(ctx, req)
 	return err
 }
 
@@ -126,9 +185,25 @@ func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) ([]batch.Outc
 	txn := p.db.NewTxn(p.gen())
 	for _, r := range reqs {
 		if r.Delete {
-			txn.DeletePort(r.Spec.Bridge, r.Spec.Port.Name)
-		} else {
-			txn.EnsurePort(r.Spec)
+			for _, on := range r.ports() {
+				txn.DeletePort(on.Bridge, on.Port.Name)
+			}
+			for _, b := range r.Bridges {
+				txn.DeleteBridge(b.Name)
+			}
+			continue
+		}
+		for _, on := range r.Drop {
+			txn.DeletePort(on.Bridge, on.Port.Name)
+		}
+		for _, b := range r.DropBridges {
+			txn.DeleteBridge(b)
+		}
+		for _, b := range r.Bridges {
+			txn.EnsureBridge(b, nil)
+		}
+		for _, on := range r.ports() {
+			txn.EnsurePort(on)
 		}
 	}
 	res, err := txn.Commit(ctx, p.opts)
@@ -154,16 +229,17 @@ func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) ([]batch.Outc
 		if r.Delete {
 			continue
 		}
-		out[i] = p.portOutcome(r.Spec, states, failed)
+		out[i] = p.portOutcome(r, states, failed)
 	}
 	return out, res, nil
 }
 
-func (p *portDoor) portOutcome(spec ovsdb.PortOn, states map[string]ovsdb.InterfaceState,
+func (p *portDoor) portOutcome(r PortRequest, states map[string]ovsdb.InterfaceState,
 	failed map[string]string) batch.Outcome[PortResult] {
 	var o batch.Outcome[PortResult]
 	var errs []ovsdb.InterfaceError
-	for _, name := range ifaceNames(spec) {
+	spec := r.Spec
+	for _, name := range reqIfaceNames(r) {
 		st, ok := states[name]
 		if !ok { // unchanged by this transaction: take it from the cache
 			var err error
@@ -187,6 +263,18 @@ func (p *portDoor) portOutcome(spec ovsdb.PortOn, states map[string]ovsdb.Interf
 	return o
 }
 
+// reqIfaceNames returns the interfaces of all the request's ports, Spec's first.
+func reqIfaceNames(r PortRequest) []string {
+	if len(r.More) == 0 {
+		return ifaceNames(r.Spec)
+	}
+	var out []string
+	for _, on := range r.ports() {
+		out = append(out, ifaceNames(on)...)
+	}
+	return out
+}
+
 func ifaceNames(spec ovsdb.PortOn) []string {
 	if len(spec.Port.Interfaces) == 0 {
 		return []string{spec.Port.Name}
@@ -208,13 +296,18 @@ func culprits(err error, reqs []PortRequest) []int {
 	var idx []int
 	for i, r := range reqs {
 		hit := false
-		switch oe.Table {
-		case "Bridge":
-			hit = r.Spec.Bridge == oe.Row
-		case "Port":
-			hit = r.Spec.Port.Name == oe.Row
-		case "Interface":
-			hit = !r.Delete && containsName(ifaceNames(r.Spec), oe.Row) || r.Delete && r.Spec.Port.Name == oe.Row
+		for _, on := range r.ports() {
+			switch oe.Table {
+			case "Bridge":
+				hit = hit || on.Bridge == oe.Row
+			case "Port":
+				hit = hit || on.Port.Name == oe.Row
+			case "Interface":
+				hit = hit || !r.Delete && containsName(ifaceNames(on), oe.Row) || r.Delete && on.Port.Name == oe.Row
+			}
+		}
+		for _, b := range r.Bridges {
+			hit = hit || (oe.Table == "Bridge" || oe.Table == "Port" || oe.Table == "Interface") && b.Name == oe.Row
 		}
 		if hit {
 			idx = append(idx, i)

@@ -130,9 +130,20 @@ func (w *Writer) ApplyBridge(ctx context.Context, b model.Bridge, settle func(co
 }
 
 // DeleteBridge deletes the bridge name (with its ports) in a transaction of its own, like
-// ApplyBridge.
-func (w *Writer) DeleteBridge(ctx context.Context, name string, settle func(commitErr error) error) error {
-	return w.bridge(ctx, func(txn *ovsdb.Txn) { txn.DeleteBridge(name) }, settle)
+// ApplyBridge. objects are the plugin objects whose first port the bridge holds: their other
+// ports and bridges (deletion requests, see PortRequest) go in the same transaction.
+func (w *Writer) DeleteBridge(ctx context.Context, name string, settle func(commitErr error) error, objects ...PortRequest) error {
+	return w.bridge(ctx, func(txn *ovsdb.Txn) {
+		for _, o := range objects {
+			for _, on := range o.More {
+				txn.DeletePort(on.Bridge, on.Port.Name)
+			}
+			for _, b := range o.Bridges {
+				txn.DeleteBridge(b.Name)
+			}
+		}
+		txn.DeleteBridge(name)
+	}, settle)
 }
 
 func (w *Writer) bridge(ctx context.Context, add func(*ovsdb.Txn), settle func(error) error) error {
