@@ -95,7 +95,7 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 		}
 		return nil, false, err
 	}
-	return &pluginPort{Plugin: plugin, Type: typ, State: att.State, Shape: shape.Canonical(), Status: att.Status, Endpoints: att.Endpoints}, fresh, nil
+	return &pluginPort{Plugin: plugin, Type: typ, State: att.State, Shape: shape.Canonical(), Status: att.Status, Endpoints: att.Endpoints, Jobs: att.Jobs}, fresh, nil
 }
 
 // detachRefused detaches a fresh attachment whose answer the host refused (err is an

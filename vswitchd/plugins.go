@@ -30,6 +30,8 @@ type pluginPort struct {
 	Shape     model.Port        `json:"shape"`
 	Status    string            `json:"status,omitempty"`
 	Endpoints map[string]string `json:"endpoints,omitempty"`
+	// Jobs are the port's data-path jobs (api.Attachment.Jobs), run while its row exists.
+	Jobs []api.Job `json:"jobs,omitempty"`
 }
 
 // storedPort is the JSON kept in a port's SpecKey: the request as the API received it and, for
@@ -242,6 +244,7 @@ func (d *Daemon) PluginChanged(plugin string) {
 			}
 		}
 	}
+	d.kickJobs()
 	// The API ports only, as before the registries merged (see attacher.apiObjects).
 	objs := d.att.apiObjects(plugin)
 	if len(objs) == 0 {

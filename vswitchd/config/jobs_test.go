@@ -39,11 +39,11 @@ func TestPluginJobsLoad(t *testing.T) {
 		fmt.Fprintf(&many, "      - {name: j%d, type: ticker}\n", i)
 	}
 	tests := map[string]string{
-		"      - {name: a, type: ticker}\n      - {name: a, type: ticker}\n": `plugins[0].jobs[1].name: plugin "tick": job "a" is also plugins[0].jobs[0]; job names are unique per plugin`,
-		"      - {name: 'a b', type: ticker}\n":                               `plugins[0].jobs[0]: plugin "tick": job name "a b" must be a letter or digit`,
-		"      - {name: a, type: Ticker}\n":                                   `plugins[0].jobs[0]: plugin "tick": job "a": type "Ticker" must be a job type`,
-		"      - {name: a, type: t, config: [1]}\n":                           `plugins[0].jobs[0].config: must be a mapping`,
-		"      - {name: a, type: t, confg: {}}\n":                             `plugins[0].jobs[0].confg: unknown key`,
+		"      - {name: a, type: ticker}\n      - {name: a, type: ticker}\n":                                 `plugins[0].jobs[1].name: plugin "tick": job "a" is also plugins[0].jobs[0]; job names are unique per plugin`,
+		"      - {name: 'a b', type: ticker}\n":                                                              `plugins[0].jobs[0]: plugin "tick": job name "a b" must be a letter or digit`,
+		"      - {name: a, type: Ticker}\n":                                                                  `plugins[0].jobs[0]: plugin "tick": job "a": type "Ticker" must be a job type`,
+		"      - {name: a, type: t, config: [1]}\n":                                                          `plugins[0].jobs[0].config: must be a mapping`,
+		"      - {name: a, type: t, confg: {}}\n":                                                            `plugins[0].jobs[0].confg: unknown key`,
 		"      - {name: a, type: t, config: {s: '" + strings.Repeat("x", limits.MaxJobConfigBytes) + "'}}\n": `more than 16384 (limits.MaxJobConfigBytes)`,
 		many.String(): `plugins[0].jobs: plugin "tick" has 65 jobs, more than 64`,
 	}
