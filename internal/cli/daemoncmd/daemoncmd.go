@@ -129,6 +129,8 @@ const usage = `%[1]s daemon commands (they talk to ovsplaned, not to OVSDB):
   %[1]s [OPTIONS] plugin status [NAME] each plugin's (or NAME's) details, with why it is
                                    not running and its last error; exit 0 when all
                                    shown are running
+  %[1]s [OPTIONS] plugin stats NAME    NAME's data-path jobs: state, latest stats sample;
+                                   exit 0 when all are running
 Options:
   --daemon=ADDR        ovsplaned API: unix:PATH or tcp:HOST:PORT (default $%[2]s,
                        else %[3]s)
