@@ -22,7 +22,7 @@ func TestJobsCollector(t *testing.T) {
 				{Name: "depth", Kind: "gauge", Value: 2.5, Labels: map[string]string{"queue": "rx"}},
 				{Name: "raw", Kind: "untyped", Value: 1}}},
 			{Plugin: "tick", Name: "p1-clock", Type: "ticker", Port: "p1", State: model.JobWaiting, Metrics: []model.JobMetric{
-				{Name: "ticks_total", Kind: "gauge", Value: 9}, // another kind than clock's ticks_total: left out
+				{Name: "ticks_total", Kind: "gauge", Value: 9},    // another kind than clock's ticks_total: left out
 				{Name: "ticks_total", Kind: "counter", Value: 11}, // the same family as clock's ticks
 				{Name: "depth", Kind: "gauge", Value: 3, Labels: map[string]string{"queue": "tx", "lane": "0"}}}},
 		}
