@@ -115,6 +115,7 @@ bridges:
 	if err := os.WriteFile(l.conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	testkit.BuildOnce(t, ovsplanedPkg)
 	started := time.Now()
 	l.start(ctx)
 	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
@@ -167,13 +168,15 @@ bridges:
 				return fmt.Errorf("job %s: %v", name, j)
 			}
 		}
-		if j := jobs["wrong-type"]; j.GetState() != ovsplanev1.JobState_JOB_STATE_ERROR || !strings.Contains(j.GetError(), `no running plugin serves job type "nosuch"`) {
+		if j := jobs["wrong-type"]; j.GetState() != ovsplanev1.JobState_JOB_STATE_ERROR || !strings.Contains(j.GetError(), `plugin "tick" serves no job type "nosuch" (its types: tick, ticker)`) {
 			return fmt.Errorf("job wrong-type: %v", j)
 		}
 		return nil
 	})
-	if log := l.logs[0].String(); !strings.Contains(log, "plugin sent a stats sample the daemon refuses") {
-		t.Errorf("no log line for the refused samples")
+	for _, job := range []string{"bad-nan", "bad-many", "bad-name"} {
+		if !regexp.MustCompile(`plugin sent a stats sample the daemon refuses.*job=` + job + ` .*error=`).MatchString(l.logs[0].String()) {
+			t.Errorf("no log line for the refused samples of %s", job)
+		}
 	}
 
 	// Prometheus: the samples and the states.
@@ -195,8 +198,8 @@ bridges:
 	if v, ok := promValue(body, `ovsplane_jobs_up{job="wrong-type",plugin="tick",port="",type="nosuch"}`); !ok || v != 0 {
 		t.Errorf("ovsplane_jobs_up of wrong-type: %v %v", v, ok)
 	}
-	if strings.Contains(body, `job="bad-`+"many") || strings.Contains(body, "Bad-Name") {
-		t.Errorf("a refused sample reached /metrics")
+	if m := regexp.MustCompile(`(?m)^ovsplane_job_.*job="bad-.*$|Bad-Name`).FindString(body); m != "" {
+		t.Errorf("a refused sample reached /metrics: %s", m)
 	}
 
 	// vsctl plugin stats, the built binary.

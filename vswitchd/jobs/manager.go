@@ -83,6 +83,8 @@ type job struct {
 	sampleTime time.Time
 	metrics    []model.JobMetric
 	sampleErr  string
+	// refusalLogged: a refused sample of this job was logged (the first one always is).
+	refusalLogged bool
 }
 
 // stream is one plugin's stats stream in one process.

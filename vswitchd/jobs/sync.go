@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ovsplane/ovsplane/model"
@@ -69,7 +70,7 @@ func (m *Manager) syncPlugin(ctx context.Context, name string, info model.Plugin
 		m.stop(ctx, p, n)
 	}
 	for _, spec := range starts {
-		m.start(ctx, p, spec)
+		m.start(ctx, p, spec, info.Types)
 	}
 
 	m.mu.Lock()
@@ -105,13 +106,14 @@ func (m *Manager) stop(ctx context.Context, p *pluginJobs, name string) {
 }
 
 // start starts one wanted job and records the outcome on it (if it is still wanted as such).
-func (m *Manager) start(ctx context.Context, p *pluginJobs, spec api.Job) {
+// types are the plugin's object types, for the message of a type it does not serve.
+func (m *Manager) start(ctx context.Context, p *pluginJobs, spec api.Job, types []string) {
 	var status string
 	dp, plugin, ok := m.opts.DataPaths.DataPath(spec.Type)
 	var err error
 	switch {
 	case !ok:
-		err = fmt.Errorf("no running plugin serves job type %q; plugin %q must list it in its Info (`vsctl plugin status %s`)", spec.Type, p.name, p.name)
+		err = fmt.Errorf("plugin %q serves no job type %q (its types: %s); give the job one of its job types", p.name, spec.Type, strings.Join(types, ", "))
 	case plugin != p.name:
 		err = fmt.Errorf("job type %q is plugin %q's, not plugin %q's; give the job one of %q's job types", spec.Type, plugin, p.name, p.name)
 	default:
@@ -215,13 +217,15 @@ func (m *Manager) sample(p *pluginJobs, st *stream, s api.StatsSample) {
 		return ok && p.jobs[name] != nil
 	})
 	if err != nil {
+		first := false
 		if j := p.jobs[s.Job]; j != nil {
 			j.sampleErr = "last sample refused: " + err.Error()
+			first, j.refusalLogged = !j.refusalLogged, true
 		}
 		p.refusals++
-		if now := time.Now(); now.Sub(p.loggedAt) >= refusalLogEvery {
+		if now := time.Now(); first || now.Sub(p.loggedAt) >= refusalLogEvery {
 			m.log.Error("plugin sent a stats sample the daemon refuses; the job's previous sample stays", "plugin", p.name,
-				"refused_since_last_log", p.refusals, "error", err)
+				"job", clip(s.Job), "refused_since_last_log", p.refusals, "error", err)
 			p.loggedAt, p.refusals = now, 0
 		}
 		return
