@@ -59,9 +59,10 @@ type Manager struct {
 // Manager.mu; pid and started are touched by the plugin's pass only (and read under mu).
 type pluginJobs struct {
 	name    string
-	jobs    map[string]*job    // wanted, by name (refused ones included, to report them)
-	pid     int                // the process started's jobs run in; 0: none
-	started map[string]api.Job // jobs whose Start succeeded in pid
+	jobs    map[string]*job      // wanted, by name (refused ones included, to report them)
+	pid     int                  // the process started's jobs run in; 0: none
+	started map[string]api.Job   // jobs whose Start succeeded in pid
+	stopped map[string]time.Time // jobs stopped lately, and when (see stoppedGrace)
 	stream  *stream
 	dups    map[string]string // names asked for twice, and why the second was refused
 	// refusals counts refused samples since the last log line; loggedAt is that line's time.
@@ -213,7 +214,7 @@ func (m *Manager) want(ports []PortJobs) []string {
 	for _, name := range slices.Sorted(maps.Keys(all)) {
 		p := m.plugins[name]
 		if p == nil {
-			p = &pluginJobs{name: name, jobs: map[string]*job{}, started: map[string]api.Job{}}
+			p = &pluginJobs{name: name, jobs: map[string]*job{}, started: map[string]api.Job{}, stopped: map[string]time.Time{}}
 			m.plugins[name] = p
 		}
 		next, dups := map[string]*job{}, map[string]string{}

@@ -88,7 +88,8 @@ func TestManagerWithRealPlugin(t *testing.T) {
 		jobs.PortJobs{Plugin: "tick", Port: "p2", Jobs: []api.Job{tickerJob("p2-bad", `[1]`), tickerJob("clock", `{}`)}})
 	m := jobs.New(jobs.Options{DataPaths: h, Plugins: hostInfos(h), Ports: pj.get, Logger: log,
 		Interval: 20 * time.Millisecond, Resync: 50 * time.Millisecond, MinBackoff: 20 * time.Millisecond})
-	m.SetConfig([]model.Plugin{{Name: "tick", Jobs: []model.PluginJob{{Name: "clock", Type: "ticker", Config: map[string]any{"every_ms": 5}}}}})
+	m.SetConfig([]model.Plugin{{Name: "tick", Jobs: []model.PluginJob{{Name: "clock", Type: "ticker", Config: map[string]any{"every_ms": 5}},
+		{Name: "haunted", Type: "ticker", Config: map[string]any{"bad": "ghost"}}}}})
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
@@ -130,6 +131,15 @@ func TestManagerWithRealPlugin(t *testing.T) {
 	if !strings.Contains(logs.String(), `already the job of the configuration file`) {
 		t.Errorf("no log line for p2's clock")
 	}
+	testkit.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if !strings.Contains(logs.String(), `sample of job \"ghost\", which is not one of the plugin's running jobs`) {
+			return errors.New("no log line for the samples of a job nobody started")
+		}
+		if j := byName()["haunted"]; j.State != model.JobRunning || ticks(j) < 0 || j.Error != "" {
+			return fmt.Errorf("haunted, whose own samples are good: %+v", j)
+		}
+		return nil
+	})
 
 	pj.put(jobs.PortJobs{Plugin: "tick", Port: "p2", Jobs: []api.Job{tickerJob("p2-ok", `{}`)}})
 	m.Kick()

@@ -15,6 +15,10 @@ import (
 // refusalLogEvery is how often a plugin's refused samples are logged after the first.
 const refusalLogEvery = 30 * time.Second
 
+// stoppedGrace is how long samples of a stopped job are dropped quietly (the plugin's stream
+// may still carry one) before they count as samples of an unknown job.
+const stoppedGrace = 5 * time.Second
+
 // syncPlugin brings one plugin's process to its wanted jobs: after a restart (another PID)
 // nothing is started any more; jobs no longer wanted are stopped, wanted ones started, and the
 // stats stream is kept open while jobs run.
@@ -93,6 +97,7 @@ func (m *Manager) stop(ctx context.Context, p *pluginJobs, name string) {
 	m.mu.Lock()
 	spec := p.started[name]
 	delete(p.started, name)
+	p.stopped[name] = time.Now()
 	m.mu.Unlock()
 	dp, plugin, ok := m.opts.DataPaths.DataPath(spec.Type)
 	if !ok || plugin != p.name {
@@ -212,6 +217,18 @@ func (m *Manager) sample(p *pluginJobs, st *stream, s api.StatsSample) {
 		return // a stream being ended
 	}
 	st.backoff = 0
+	if _, started := p.started[s.Job]; !started || p.jobs[s.Job] == nil {
+		// A job being started (its Start has not returned yet) or just stopped: dropped
+		// quietly; any other name is refused below.
+		if p.jobs[s.Job] != nil || time.Since(p.stopped[s.Job]) < stoppedGrace {
+			return
+		}
+	}
+	for n, at := range p.stopped {
+		if time.Since(at) >= stoppedGrace {
+			delete(p.stopped, n)
+		}
+	}
 	t, metrics, err := checkSample(s, func(name string) bool {
 		_, ok := p.started[name]
 		return ok && p.jobs[name] != nil

@@ -4,7 +4,8 @@
 // that counts ticks every every_ms (default 50) from its start. Its stats stream sends, per
 // job, the counter "ticks" and the gauge "every_ms"; a job whose config says
 // {"bad": "nan"|"many"|"name"} sends a NaN value, 300 metrics or a metric named "Bad-Name"
-// instead, which the daemon must refuse.
+// instead, which the daemon must refuse; with {"bad": "ghost"} it also sends samples of a job
+// "ghost" nobody started.
 package main
 
 import (
@@ -169,6 +170,8 @@ func (p *tickPlugin) samples(only []string) []api.StatsSample {
 			}
 		case "name":
 			s.Metrics[1].Name = "Bad-Name"
+		case "ghost":
+			out = append(out, api.StatsSample{Job: "ghost", TimeUnixNano: now})
 		}
 		out = append(out, s)
 	}
