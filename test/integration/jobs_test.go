@@ -117,7 +117,7 @@ bridges:
 	}
 	testkit.BuildOnce(t, ovsplanedPkg)
 	started := time.Now()
-	l.start(ctx)
+	daemon := l.start(ctx)
 	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
 		Port: &ovsplanev1.Port{Name: "tp1", Interfaces: []*ovsplanev1.Interface{{Name: "tp1", Type: "tick"}}}})); err != nil {
 		t.Fatalf("ApplyPort tp1: %v", err)
@@ -250,4 +250,24 @@ bridges:
 		return nil
 	})
 	ticking("clock ticking after the port is gone", time.Now(), "clock", "tcfg-ticks")
+
+	// kill -9 the daemon (its plugin goes with it): the restarted daemon runs the jobs of the
+	// ports it adopts from OVSDB again, the API port's included.
+	if _, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
+		Port: &ovsplanev1.Port{Name: "tp2", Interfaces: []*ovsplanev1.Interface{{Name: "tp2", Type: "tick"}}}})); err != nil {
+		t.Fatalf("ApplyPort tp2: %v", err)
+	}
+	ticking("tp2's job ticking", time.Now(), "tp2-ticks")
+	daemon.kill()
+	<-daemon.Done()
+	restartedAt := time.Now()
+	l.start(ctx)
+	jobs = ticking("the jobs ticking in the restarted daemon", restartedAt, "clock", "tcfg-ticks", "tp2-ticks")
+	t.Logf("stats back %v after the daemon's restart", time.Since(restartedAt).Round(time.Millisecond))
+	if j := jobs["tp2-ticks"]; j.GetPort() != "tp2" || j.GetStarts() != 1 {
+		t.Errorf("tp2-ticks after the daemon's restart: %v", j)
+	}
+	if _, ok := jobs["tp1-ticks"]; ok {
+		t.Errorf("the deleted port's job is back")
+	}
 }
