@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -153,6 +154,22 @@ func TestManagerWithRealPlugin(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), "job=p1-j7") || strings.Count(logs.String(), `msg="job stopped"`) < limits.MaxJobsPerPort {
 			return errors.New("the plugin has not stopped p1's jobs")
+		}
+		return nil
+	})
+
+	// A reloaded configuration: clock's config changes (started again with it), haunted goes.
+	m.SetConfig([]model.Plugin{{Name: "tick", Jobs: []model.PluginJob{{Name: "clock", Type: "ticker", Config: map[string]any{"every_ms": 7}}}}})
+	testkit.Eventually(t, 30*time.Second, 20*time.Millisecond, func() error {
+		js := byName()
+		if _, ok := js["haunted"]; ok {
+			return errors.New("haunted still there")
+		}
+		if j := js["clock"]; j.Status != "ticking every 7ms" || j.Starts != 1 || j.State != model.JobRunning {
+			return fmt.Errorf("clock: %+v", j)
+		}
+		if !strings.Contains(logs.String(), "job=haunted") || !regexp.MustCompile(`msg="job stopped".*job=haunted`).MatchString(logs.String()) {
+			return errors.New("the plugin has not stopped haunted")
 		}
 		return nil
 	})
