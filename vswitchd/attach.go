@@ -89,6 +89,9 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 			err = fmt.Errorf("%w: plugin %q returned an OVS shape for port %q that ovsplaned cannot write: %w", model.ErrFailed, plugin, p.Name, err)
 		}
 	}
+	if err == nil {
+		err = checkPortJobs(plugin, p.Name, att.Jobs)
+	}
 	if err != nil {
 		if fresh {
 			a.detach(bridge, p, &pluginPort{Plugin: plugin, Type: typ, State: att.State})

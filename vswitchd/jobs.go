@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/model/limits"
+	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/vswitchd/jobs"
 )
 
@@ -43,6 +45,29 @@ func (d *Daemon) portJobs() []jobs.PortJobs {
 		}
 	}
 	return written
+}
+
+// checkPortJobs checks the jobs a plugin's Attach asked for before they are stored with the
+// port: at most limits.MaxJobsPerPort, each valid (limits.CheckJob), names unique. A refusal
+// is the plugin's bug (ErrFailed): the port is not written and its attachment is detached.
+func checkPortJobs(plugin, port string, js []api.Job) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: plugin %q returned data-path jobs for port %q that ovsplaned cannot run: %s", model.ErrFailed, plugin, port, fmt.Sprintf(format, args...))
+	}
+	if len(js) > limits.MaxJobsPerPort {
+		return bad("%d jobs, more than %d (limits.MaxJobsPerPort)", len(js), limits.MaxJobsPerPort)
+	}
+	seen := map[string]bool{}
+	for _, j := range js {
+		if err := limits.CheckJob(j.Name, j.Type, j.Config); err != nil {
+			return bad("%v", err)
+		}
+		if seen[j.Name] {
+			return bad("job %q is listed twice", j.Name)
+		}
+		seen[j.Name] = true
+	}
+	return nil
 }
 
 // kickJobs asks the job manager for a pass (a status or a plugin changed). It never blocks.

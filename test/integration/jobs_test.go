@@ -153,6 +153,23 @@ bridges:
 		t.Errorf("clock: %v", j)
 	}
 
+	// A port whose plugin asks for more jobs than the daemon runs per port is refused whole,
+	// and what the plugin attached is detached.
+	_, err := l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
+		Port: &ovsplanev1.Port{Name: "tpx", Interfaces: []*ovsplanev1.Interface{{Name: "tpx", Type: "tick", Options: map[string]string{"jobs": "many"}}}}}))
+	if err == nil || !strings.Contains(err.Error(), `plugin "tick" returned data-path jobs for port "tpx" that ovsplaned cannot run: 9 jobs, more than 8`) {
+		t.Errorf("ApplyPort tpx with 9 jobs: %v", err)
+	}
+	lab.WaitFor(t, 10*time.Second, "tpx detached", func(context.Context) error {
+		if !regexp.MustCompile(`port detached.*port=tpx`).MatchString(l.logs[0].String()) {
+			return fmt.Errorf("no line")
+		}
+		return nil
+	})
+	if out, _, err := db.VsctlErr(ctx, "list-ports", "br0"); err != nil || strings.Contains(out, "tpx") {
+		t.Errorf("ports of br0: %q, %v", out, err)
+	}
+
 	// Bad samples are refused, each with what is wrong; the job has no sample.
 	lab.WaitFor(t, 20*time.Second, "the bad samples refused", func(ctx context.Context) error {
 		jobs, err := jobsOf(ctx, l, "tick")

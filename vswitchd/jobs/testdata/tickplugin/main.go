@@ -62,16 +62,28 @@ func (p *tickPlugin) Validate(context.Context, api.PortRequest) ([]api.Problem, 
 	return nil, nil
 }
 
+// Attach asks for one job per port; with options:jobs=many, for 9 (more than the daemon runs
+// per port).
 func (p *tickPlugin) Attach(_ context.Context, req api.PortRequest) (api.Attachment, error) {
-	return api.Attachment{
+	a := api.Attachment{
 		Ports:  []api.OVSPort{sdk.SinglePort(req.Name, "internal", nil)},
 		State:  []byte(`{}`),
 		Status: "ticking port",
 		Jobs:   []api.Job{{Name: req.Name + "-ticks", Type: "ticker", Config: []byte(`{"every_ms": 20}`)}},
-	}, nil
+	}
+	if req.Options["jobs"] == "many" {
+		for i := range 8 {
+			a.Jobs = append(a.Jobs, api.Job{Name: fmt.Sprintf("%s-%d", req.Name, i), Type: "ticker"})
+		}
+	}
+	return a, nil
 }
 
-func (p *tickPlugin) Detach(context.Context, api.PortRequest) error { return nil }
+// Detach logs the port it detaches.
+func (p *tickPlugin) Detach(_ context.Context, req api.PortRequest) error {
+	p.log.Info("port detached", "port", req.Name)
+	return nil
+}
 func (p *tickPlugin) List(context.Context) ([]api.OwnedPort, error) { return nil, nil }
 
 // Start starts a ticker, or leaves a running one with the same config alone.
