@@ -45,9 +45,12 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 		if j.State == model.JobRunning {
 			up = 1
 		}
-		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, j.Plugin, j.Name, j.Type, j.Port)
-		if !j.SampleTime.IsZero() {
-			ch <- prometheus.MustNewConstMetric(c.sampled, prometheus.GaugeValue, float64(j.SampleTime.UnixNano())/1e9, j.Plugin, j.Name)
+		// A refused job may carry a name that is no label value (not UTF-8): it is left out.
+		if metric, err := prometheus.NewConstMetric(c.up, prometheus.GaugeValue, up, j.Plugin, j.Name, j.Type, j.Port); err == nil {
+			ch <- metric
+		}
+		if metric, err := prometheus.NewConstMetric(c.sampled, prometheus.GaugeValue, float64(j.SampleTime.UnixNano())/1e9, j.Plugin, j.Name); err == nil && !j.SampleTime.IsZero() {
+			ch <- metric
 		}
 		for _, x := range j.Metrics {
 			name, vt := "ovsplane_job_"+x.Name, prometheus.UntypedValue

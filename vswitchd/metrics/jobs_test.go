@@ -25,6 +25,9 @@ func TestJobsCollector(t *testing.T) {
 				{Name: "ticks_total", Kind: "gauge", Value: 9},    // another kind than clock's ticks_total: left out
 				{Name: "ticks_total", Kind: "counter", Value: 11}, // the same family as clock's ticks
 				{Name: "depth", Kind: "gauge", Value: 3, Labels: map[string]string{"queue": "tx", "lane": "0"}}}},
+			// a refused job whose name is no label value: left out, the scrape still works
+			{Plugin: "tick", Name: "bad\xff", Type: "\xff", State: model.JobError, SampleTime: at, Metrics: []model.JobMetric{
+				{Name: "lost", Kind: "gauge", Value: 4}}},
 		}
 	})
 	rec := httptest.NewRecorder()
@@ -50,7 +53,7 @@ func TestJobsCollector(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, `job="p1-clock",plugin="tick"} 9`) {
+	if strings.Contains(out, `job="p1-clock",plugin="tick"} 9`) || strings.Contains(out, "ovsplane_job_lost") || strings.Contains(out, "bad") {
 		t.Errorf("the metric of the other kind was exported:\n%s", out)
 	}
 }
