@@ -31,6 +31,11 @@ func (m *Manager) syncPlugin(ctx context.Context, name string, info model.Plugin
 		p.pid = 0
 		if running {
 			p.pid = info.PID
+			for _, j := range p.jobs { // none runs in the new process yet
+				if j.refused == "" {
+					j.state, j.err, j.retryAt, j.backoff = model.JobWaiting, fmt.Sprintf("starting in plugin %q's process %d", name, info.PID), time.Time{}, 0
+				}
+			}
 		}
 		m.endStream(p)
 	}
@@ -132,6 +137,9 @@ func (m *Manager) start(ctx context.Context, p *pluginJobs, spec api.Job, types 
 	}
 	if j == nil || !sameJob(j.spec, spec) {
 		return // changed meanwhile: the next pass sees to it
+	}
+	if err != nil && ctx.Err() != nil {
+		return // the daemon is stopping
 	}
 	if err != nil {
 		j.backoff = min(max(2*j.backoff, m.opts.MinBackoff), m.opts.MaxBackoff)
