@@ -29,7 +29,7 @@ type wireJobInfo struct {
 type wireJobMetric struct {
 	Name   string            `json:"name"`
 	Kind   string            `json:"kind"`
-	Value  json.Number       `json:"value"` // protojson writes "NaN" and "Infinity" as strings
+	Value  json.Number       `json:"value"` // printed as the daemon wrote it (finite: the daemon refuses others)
 	Labels map[string]string `json:"labels"`
 }
 
