@@ -49,6 +49,8 @@ type Manager struct {
 	opts Options
 	log  *slog.Logger
 	kick chan struct{}
+	// syncs are the plugins' passes in flight (Run waits for them when it ends).
+	syncs sync.WaitGroup
 
 	mu      sync.Mutex
 	config  map[string][]api.Job // by plugin: the configuration file's jobs
@@ -65,6 +67,8 @@ type pluginJobs struct {
 	stopped map[string]time.Time // jobs stopped lately, and when (see stoppedGrace)
 	stream  *stream
 	dups    map[string]string // names asked for twice, and why the second was refused
+	// busy: a pass of this plugin is under way; again: a pass was skipped meanwhile.
+	busy, again bool
 	// refusals counts refused samples since the last log line; loggedAt is that line's time.
 	refusals int
 	loggedAt time.Time
@@ -151,11 +155,12 @@ func (m *Manager) Kick() {
 func (m *Manager) Run(ctx context.Context) error {
 	t := time.NewTicker(m.opts.Resync)
 	defer t.Stop()
-	defer m.closeStreams()
 	for {
 		m.pass(ctx)
 		select {
 		case <-ctx.Done():
+			m.syncs.Wait()
+			m.closeStreams()
 			return ctx.Err()
 		case <-m.kick:
 		case <-t.C:
@@ -164,7 +169,9 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 // pass updates the wanted jobs, then brings every plugin to them, each plugin on its own
-// goroutine (a plugin that does not answer delays only its own jobs).
+// goroutine, without waiting: a plugin whose previous pass is still under way (a Start that
+// does not answer waits for the host's call timeout) is skipped and passed again when it is
+// done, so it delays only its own jobs.
 func (m *Manager) pass(ctx context.Context) {
 	var ports []PortJobs
 	if m.opts.Ports != nil {
@@ -174,12 +181,26 @@ func (m *Manager) pass(ctx context.Context) {
 	for _, pi := range m.opts.Plugins() {
 		infos[pi.Name] = pi
 	}
-	names := m.want(ports)
-	var wg sync.WaitGroup
-	for _, name := range names {
-		wg.Go(func() { m.syncPlugin(ctx, name, infos[name]) })
+	for _, name := range m.want(ports) {
+		m.mu.Lock()
+		p := m.plugins[name]
+		busy := p.busy
+		p.busy, p.again = true, busy
+		m.mu.Unlock()
+		if busy {
+			continue
+		}
+		m.syncs.Go(func() {
+			m.syncPlugin(ctx, p, infos[name])
+			m.mu.Lock()
+			again := p.again
+			p.busy, p.again = false, false
+			m.mu.Unlock()
+			if again {
+				m.Kick()
+			}
+		})
 	}
-	wg.Wait()
 }
 
 // wanted is one job a pass wants, before the bounds are applied.

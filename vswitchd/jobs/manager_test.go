@@ -184,3 +184,47 @@ func TestManagerWithRealPlugin(t *testing.T) {
 		t.Fatal("Run did not end 10 s after its context")
 	}
 }
+
+// A plugin whose Start does not answer delays only its own jobs: a job of another plugin
+// configured while the hung Start waits for the host's call timeout (a minute) runs at once.
+func TestHungStartDelaysOnlyItsPlugin(t *testing.T) {
+	dir := testkit.ShortTempDir(t, "jobs")
+	pdir := filepath.Join(dir, "plugins")
+	sumTick := testkit.InstallPlugin(t, "./testdata/tickplugin", pdir, "tick")
+	sumTock := testkit.InstallPlugin(t, "./testdata/tickplugin", pdir, "tock")
+	var logs testkit.LogBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	h, err := host.New(host.Options{PluginDir: pdir, DataDir: dir, Logger: log, CallTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	plugins := []model.Plugin{
+		{Name: "tick", Path: "tick", SHA256: sumTick, Jobs: []model.PluginJob{{Name: "stuck", Type: "ticker", Config: map[string]any{"hang": true}}}},
+		{Name: "tock", Path: "tock", SHA256: sumTock, Jobs: []model.PluginJob{{Name: "clock", Type: "tocker"}}},
+	}
+	if err := h.Start(ctx, plugins); err != nil {
+		t.Fatal(err)
+	}
+	m := jobs.New(jobs.Options{DataPaths: h, Plugins: hostInfos(h), Logger: log, Resync: 50 * time.Millisecond})
+	m.SetConfig(plugins[:1])
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = m.Run(runCtx) }()
+	testkit.EventuallyTrue(t, 30*time.Second, 20*time.Millisecond, "tick's Start hanging", func() bool {
+		return strings.Contains(logs.String(), "job start hangs")
+	})
+	m.SetConfig(plugins)
+	testkit.Eventually(t, 30*time.Second, 20*time.Millisecond, func() error {
+		tock := m.Plugin("tock")
+		if len(tock) != 1 || tock[0].State != model.JobRunning {
+			return fmt.Errorf("tock: %+v", tock)
+		}
+		return nil
+	})
+	if tick := m.Plugin("tick"); len(tick) != 1 || tick[0].State != model.JobWaiting {
+		t.Errorf("tick's stuck job left waiting before its Start timed out: %+v", tick)
+	}
+}

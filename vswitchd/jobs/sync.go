@@ -22,10 +22,10 @@ const stoppedGrace = 5 * time.Second
 // syncPlugin brings one plugin's process to its wanted jobs: after a restart (another PID)
 // nothing is started any more; jobs no longer wanted are stopped, wanted ones started, and the
 // stats stream is kept open while jobs run.
-func (m *Manager) syncPlugin(ctx context.Context, name string, info model.PluginInfo) {
+func (m *Manager) syncPlugin(ctx context.Context, p *pluginJobs, info model.PluginInfo) {
+	name := p.name
 	running := info.State == "running" && info.PID != 0
 	m.mu.Lock()
-	p := m.plugins[name]
 	if !running || p.pid != info.PID {
 		p.started = map[string]api.Job{}
 		p.pid = 0
@@ -53,7 +53,9 @@ func (m *Manager) syncPlugin(ctx context.Context, name string, info model.Plugin
 			}
 		}
 		if len(p.jobs) == 0 {
-			delete(m.plugins, name)
+			if m.plugins[name] == p {
+				delete(m.plugins, name)
+			}
 		}
 		m.mu.Unlock()
 		return
@@ -87,7 +89,9 @@ func (m *Manager) syncPlugin(ctx context.Context, name string, info model.Plugin
 	if len(p.started) == 0 {
 		m.endStream(p)
 		if len(p.jobs) == 0 {
-			delete(m.plugins, name)
+			if m.plugins[name] == p {
+				delete(m.plugins, name)
+			}
 		}
 		return
 	}

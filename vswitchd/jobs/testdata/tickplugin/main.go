@@ -1,11 +1,12 @@
 // Command tickplugin is the plugin of the data-path job tests, run as a real process. Its name
-// is its argv[0]. It provides the port type "tick" (one internal interface named like the
-// port, and one job "<port>-ticks" of type "ticker" per port) and the job type "ticker": a job
-// that counts ticks every every_ms (default 50) from its start. Its stats stream sends, per
+// is its argv[0], "tick" below. It provides the port type "tick" (one internal interface named
+// like the port, and one job "<port>-ticks" of type "ticker" per port) and the job type
+// "ticker" (its name + "er"): a job that counts ticks every every_ms (default 50) from its
+// start. Its stats stream sends, per
 // job, the counter "ticks" and the gauge "every_ms"; a job whose config says
 // {"bad": "nan"|"many"|"name"} sends a NaN value, 300 metrics or a metric named "Bad-Name"
 // instead, which the daemon must refuse; with {"bad": "ghost"} it also sends samples of a job
-// "ghost" nobody started.
+// "ghost" nobody started; {"hang": true} makes Start never answer.
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 type jobConfig struct {
 	EveryMS int    `json:"every_ms"`
 	Bad     string `json:"bad"`
+	Hang    bool   `json:"hang"` // Start never answers
 }
 
 type ticker struct {
@@ -45,8 +47,8 @@ type tickPlugin struct {
 
 func (p *tickPlugin) Info(context.Context) (api.Info, error) {
 	return api.Info{Name: p.name, Version: "0.0.1", Types: []api.ObjectType{
-		{Name: "tick", Kind: api.ObjectKindPort},
-		{Name: "ticker", Kind: api.ObjectKindJob},
+		{Name: p.name, Kind: api.ObjectKindPort},
+		{Name: p.name + "er", Kind: api.ObjectKindJob},
 	}}, nil
 }
 
@@ -69,11 +71,11 @@ func (p *tickPlugin) Attach(_ context.Context, req api.PortRequest) (api.Attachm
 		Ports:  []api.OVSPort{sdk.SinglePort(req.Name, "internal", nil)},
 		State:  []byte(`{}`),
 		Status: "ticking port",
-		Jobs:   []api.Job{{Name: req.Name + "-ticks", Type: "ticker", Config: []byte(`{"every_ms": 20}`)}},
+		Jobs:   []api.Job{{Name: req.Name + "-ticks", Type: p.name + "er", Config: []byte(`{"every_ms": 20}`)}},
 	}
 	if req.Options["jobs"] == "many" {
 		for i := range 8 {
-			a.Jobs = append(a.Jobs, api.Job{Name: fmt.Sprintf("%s-%d", req.Name, i), Type: "ticker"})
+			a.Jobs = append(a.Jobs, api.Job{Name: fmt.Sprintf("%s-%d", req.Name, i), Type: p.name + "er"})
 		}
 	}
 	return a, nil
@@ -87,7 +89,7 @@ func (p *tickPlugin) Detach(_ context.Context, req api.PortRequest) error {
 func (p *tickPlugin) List(context.Context) ([]api.OwnedPort, error) { return nil, nil }
 
 // Start starts a ticker, or leaves a running one with the same config alone.
-func (p *tickPlugin) Start(_ context.Context, job api.Job) (string, error) {
+func (p *tickPlugin) Start(ctx context.Context, job api.Job) (string, error) {
 	var cfg jobConfig
 	if len(job.Config) > 0 {
 		if err := json.Unmarshal(job.Config, &cfg); err != nil {
@@ -96,6 +98,11 @@ func (p *tickPlugin) Start(_ context.Context, job api.Job) (string, error) {
 	}
 	if cfg.EveryMS <= 0 {
 		cfg.EveryMS = 50
+	}
+	if cfg.Hang {
+		p.log.Info("job start hangs", "job", job.Name)
+		<-ctx.Done()
+		return "", ctx.Err()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
