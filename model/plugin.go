@@ -24,6 +24,9 @@ type Plugin struct {
 	// Env names the daemon's environment variables passed on to the plugin. Nothing else of
 	// the daemon's environment is, except PATH.
 	Env []string `mapstructure:"env" yaml:"env,omitempty"`
+	// Jobs are the plugin's data-path jobs of the configuration file (see PluginJob): at most
+	// limits.MaxJobsPerPlugin, names unique.
+	Jobs []PluginJob `mapstructure:"jobs" yaml:"jobs,omitempty"`
 }
 
 // Resolve returns the absolute, cleaned path of the plugin's binary inside pluginDir (which

@@ -92,10 +92,14 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 		pp = pp.withShape(sh)
 		err = a.claim(bridge, p.Name, pp)
 	}
+	if err == nil {
+		err = checkPortJobs(plugin, p.Name, att.Jobs)
+	}
 	if err != nil {
 		a.refuse(bridge, p, plugin, typ, att.State, req.Replay, err)
 		return nil, false, err
 	}
+	pp.Jobs = att.Jobs
 	return pp, fresh, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/jobs"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
 	"github.com/ovsplane/ovsplane/vswitchd/writer"
 )
@@ -85,6 +86,10 @@ type Options struct {
 	// running ovs-vswitchd (plugins/host.Host.RefreshFacts); after it configured plugins
 	// again, their global config and flows are refreshed.
 	RefreshFacts FactsRefresher
+	// DataPaths runs the plugins' data-path jobs (plugins/host.Host); nil: no jobs run.
+	DataPaths jobs.DataPaths
+	// JobStatsInterval is the sampling interval asked of the jobs' stats streams (default 1s).
+	JobStatsInterval time.Duration
 }
 
 // Plugins is what the Daemon needs from the plugin host (plugins/host.Host through an
@@ -155,7 +160,8 @@ type Daemon struct {
 	hub     *statusHub
 	globals pluginGlobals
 	flows   *flowSyncer
-	facts   *factsLoop // nil without Options.RefreshFacts
+	facts   *factsLoop    // nil without Options.RefreshFacts
+	jobs    *jobs.Manager // nil without Options.DataPaths
 }
 
 // New returns a Daemon for cfg on c, whose cache must be synchronised (ovsdb.Dial does that):
@@ -184,6 +190,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	d.store.adopt(owned)
 	d.att.syncConfig(d.store.configDesired())
 	d.att.adoptConfig(owned)
+	d.jobs = d.newJobs(cfg.Plugins)
 	d.hub = newStatusHub(opts.Logger, opts.Observer, d.att.overlay, d.managed)
 	d.hub.unattached, d.att.lookup = d.att.configUnattached, c.Interface // issue 14: status of unattached config ports; shapes naming foreign rows
 	if opts.Plugins != nil {
@@ -209,6 +216,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 	ro.OnChange = func(changed []model.Status) {
 		d.hub.publish(changed)
 		d.KickFlows()
+		d.kickJobs()
 		if userChange != nil {
 			userChange(changed)
 		}
@@ -260,6 +268,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		done := make(chan struct{})
 		defer func() { <-done }()
 		go func() { defer close(done); d.flows.run(ctx) }()
+	}
+	if d.jobs != nil {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() { defer close(done); _ = d.jobs.Run(ctx) }()
 	}
 	return d.rec.Run(ctx)
 }

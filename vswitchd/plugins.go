@@ -36,6 +36,8 @@ type pluginPort struct {
 	Bridges   []model.Bridge    `json:"bridges,omitempty"`
 	Status    string            `json:"status,omitempty"`
 	Endpoints map[string]string `json:"endpoints,omitempty"`
+	// Jobs are the port's data-path jobs (api.Attachment.Jobs), run while its row exists.
+	Jobs []api.Job `json:"jobs,omitempty"`
 }
 
 // withShape returns pp with the object's shape sh.
@@ -334,6 +336,7 @@ func (d *Daemon) PluginChanged(plugin string) {
 			}
 		}
 	}
+	d.kickJobs()
 	// The API objects, and the configuration's ports not attached (whose status only the
 	// attacher knows).
 	objs := append(d.att.apiObjects(plugin), d.att.configUnattached()...)

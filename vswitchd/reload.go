@@ -38,6 +38,9 @@ func (d *Daemon) Reload(ctx context.Context) error {
 	}
 	if d.opts.Plugins != nil {
 		err := d.opts.Plugins.Reload(ctx, cfg.Plugins)
+		if d.jobs != nil {
+			d.jobs.SetConfig(cfg.Plugins)
+		}
 		d.RefreshPluginConfig(ctx)
 		if d.att.attachConfig(ctx, gone) {
 			d.rec.Update(d.desired())

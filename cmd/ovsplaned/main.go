@@ -192,6 +192,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	var freeOnce sync.Once
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
 		Plugins:     plugins,
+		DataPaths:   plugins,
 		OpenFlow:    of,
 		Logger:      log,
 		Mode:        mode,
@@ -222,6 +223,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		}
 	}()
 	plugins.d.Store(d)
+	met.RegisterJobs(d.Jobs)
 	if len(cfg.Plugins) > 0 {
 		// Each plugin ends its first start attempt (running, refused, failed or retrying in
 		// the background) before the API serves; its status tells the rest.

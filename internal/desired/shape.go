@@ -23,7 +23,8 @@ var desiredLists = map[string]listShape{
 		}},
 	}},
 	"plugins": {what: "plugin", items: map[string]listShape{
-		"env": {what: "variable name"},
+		"env":  {what: "variable name"},
+		"jobs": {what: "job"},
 	}},
 }
 

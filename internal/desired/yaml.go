@@ -131,9 +131,9 @@ func display(path string) string {
 	return path
 }
 
-var pluginConfigAt = regexp.MustCompile(`^plugins\[\d+\]\.config$`)
+var pluginConfigAt = regexp.MustCompile(`^plugins\[\d+\]\.(jobs\[\d+\]\.)?config$`)
 
-// isPluginConfig reports whether path is a plugin's free-form config map.
+// isPluginConfig reports whether path is a plugin's or a plugin job's free-form config map.
 func isPluginConfig(path string) bool { return pluginConfigAt.MatchString(path) }
 
 // maxExactInt is the largest integer a JSON number (a float64 for most readers) holds exactly.

@@ -52,6 +52,7 @@ var readProcedures = []string{
 	ovsplanev1connect.SwitchServiceWatchProcedure,
 	ovsplanev1connect.SwitchServiceHealthProcedure,
 	ovsplanev1connect.SwitchServiceListPluginsProcedure,
+	ovsplanev1connect.SwitchServicePluginStatsProcedure,
 }
 
 // IsWrite reports whether procedure ("/ovsplane.v1.SwitchService/ApplyPort") may change

@@ -62,7 +62,7 @@ func tlsAuthAPI(c certs, readers ...string) config.API {
 // table or to reads, so that its classification is a decision, not an accident.
 var (
 	writes = []string{"ApplyBridge", "DeleteBridge", "ApplyPort", "DeletePort", "Reload"}
-	reads  = []string{"GetBridge", "ListBridges", "GetPort", "ListPorts", "ListStatus", "WaitReady", "Watch", "Health", "ListPlugins"}
+	reads  = []string{"GetBridge", "ListBridges", "GetPort", "ListPorts", "ListStatus", "WaitReady", "Watch", "Health", "ListPlugins", "PluginStats"}
 )
 
 func TestEveryProcedureIsClassified(t *testing.T) {

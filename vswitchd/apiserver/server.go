@@ -56,6 +56,10 @@ type Backend interface {
 	// Plugins returns every configured plugin as the plugin host sees it, sorted by name
 	// (empty without plugins). It calls no plugin: it reads the host's last known state.
 	Plugins() []model.PluginInfo
+	// PluginStats returns the data-path jobs of a configured plugin with their state and
+	// latest stats sample, sorted by name; an error wrapping model.ErrNotFound for a plugin
+	// the configuration does not list. It calls no plugin.
+	PluginStats(plugin string) ([]model.JobInfo, error)
 }
 
 // APIVersion is the API package the server serves, reported by Health.

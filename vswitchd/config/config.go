@@ -157,6 +157,10 @@ func (c *Config) normalizeEmpty() {
 	for pi := range c.Plugins {
 		nilIfEmptyMap(&c.Plugins[pi].Config)
 		nilIfEmpty(&c.Plugins[pi].Env)
+		nilIfEmpty(&c.Plugins[pi].Jobs)
+		for ji := range c.Plugins[pi].Jobs {
+			nilIfEmptyMap(&c.Plugins[pi].Jobs[ji].Config)
+		}
 	}
 }
 

@@ -37,6 +37,7 @@ func FuzzConfigFile(f *testing.F) {
 	f.Add([]byte("bridges:\n  - name: br0\n    ports: [{name: p, tag: 5, interfaces: [{name: p, type: dpdk}]}]\n"), "OVSPLANE_LOG_LEVEL=debug\x00OVSPLANE_OVSDB_ENDPOINTS=unix:/a,tcp:1.2.3.4:6640")
 	f.Add([]byte("log: {level: loud}\n"), "OVSPLANE_NOPE=1\x00OVSPLANE_API_SOCKET_MODE=999")
 	f.Add([]byte("bridges: {name: br0}\n"), "")
+	f.Add([]byte("plugins:\n  - {name: t, path: t, sha256: "+strings.Repeat("a", 64)+", jobs: [{name: c, type: ticker, config: {every_ms: 5}}, {name: c, type: x}]}\n"), "")
 	f.Add([]byte("bridges:\n  - name: br0\n  - name: br0\n"), "")
 	f.Fuzz(func(t *testing.T, data []byte, env string) {
 		var envList []string

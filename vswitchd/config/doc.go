@@ -128,6 +128,10 @@
 //	      mtu: 1500
 //	      mask: "0x10"            # quote what must stay a string
 //	    env: [HTTPS_PROXY]        # daemon variables passed on; only PATH is by default
+//	    jobs:                     # data-path jobs the daemon runs in the plugin (at most 64)
+//	      - name: collector       # unique per plugin: [A-Za-z0-9][A-Za-z0-9._-]*, at most 64
+//	        type: flow-collector  # one of the plugin's job types
+//	        config: {port: 2055}  # a JSON object (at most 16 KiB), typed like config
 //
 // Interface types: "" (= system), system, internal, dpdk, dpdkvhostuser, dpdkvhostuserclient,
 // patch, vxlan, geneve, gre, tap. Names of system, internal and tap interfaces (and bridges)
@@ -141,7 +145,7 @@
 // is off) negotiates a bond with the switch at the other end; Open vSwitch accepts it on a port
 // with one interface too.
 //
-// bridges, ports, interfaces, protocols, controller, trunks, plugins and env are YAML lists: a
+// bridges, ports, interfaces, protocols, controller, trunks, plugins, env and jobs are YAML lists: a
 // mapping there is an error naming its key path (`bridges: {}` is not "no bridges"). Each
 // controller target becomes a Controller row ovsplane owns on its bridge (at most 256 bytes, no
 // white space or control characters, each target once; ssl: needs the switch's own SSL

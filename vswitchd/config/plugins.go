@@ -2,10 +2,13 @@ package config
 
 import (
 	"fmt"
-	"github.com/ovsplane/ovsplane/internal/desired"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/ovsplane/ovsplane/internal/desired"
+	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/model/limits"
 )
 
 var (
@@ -57,6 +60,34 @@ func (c *Config) validatePlugins(v *desired.Validator) {
 			}
 			seen[e] = true
 		}
+		validateJobs(v, pp, p)
+	}
+}
+
+// validateJobs checks a plugin entry's jobs: at most limits.MaxJobsPerPlugin, each with a
+// unique name, a type name and a config JSON can carry (limits.CheckJob); whether the plugin
+// serves the type is known only once it runs (the job is then in error, saying so).
+func validateJobs(v *desired.Validator, pp string, p model.Plugin) {
+	if len(p.Jobs) > limits.MaxJobsPerPlugin {
+		v.Add(pp+".jobs", "plugin %q has %d jobs, more than %d (limits.MaxJobsPerPlugin); split the work into fewer jobs", p.Name, len(p.Jobs), limits.MaxJobsPerPlugin)
+		return
+	}
+	names := map[string]int{}
+	for j, job := range p.Jobs {
+		jp := fmt.Sprintf("%s.jobs[%d]", pp, j)
+		conf, err := job.ConfigJSON()
+		if err != nil {
+			v.Add(jp+".config", "plugin %q, job %q: not representable as JSON: %v", p.Name, job.Name, err)
+			continue
+		}
+		if err := limits.CheckJob(job.Name, job.Type, conf); err != nil {
+			v.Add(jp, "plugin %q: %v", p.Name, err)
+			continue
+		}
+		if prev, dup := names[job.Name]; dup {
+			v.Add(jp+".name", "plugin %q: job %q is also %s.jobs[%d]; job names are unique per plugin", p.Name, job.Name, pp, prev)
+		}
+		names[job.Name] = j
 	}
 }
 

@@ -12,6 +12,8 @@
 //   - objects{state}: managed objects (bridges, ports, interfaces) by state
 //   - ovsdb_reconnects_total, ovsdb_connected
 //   - build_info{version,mode}
+//   - jobs_up, jobs_sample_timestamp_seconds and job_<metric>: the plugins' data-path jobs
+//     and their stats samples (RegisterJobs)
 //
 // plus the Go runtime and process collectors.
 package metrics

@@ -148,6 +148,8 @@ const usage = `%[1]s daemon commands (they talk to ovsplaned, not to OVSDB):
   %[1]s [OPTIONS] plugin status [NAME] each plugin's (or NAME's) details, with why it is
                                    not running and its last error; exit 0 when all
                                    shown are running
+  %[1]s [OPTIONS] plugin stats NAME    NAME's data-path jobs: state, latest stats sample;
+                                   exit 0 when all are running
   %[1]s [--daemon=ADDR] [--may-exist] add-port BRIDGE PORT -- set Interface PORT type=TYPE
         [options:KEY=VALUE]... [external_ids:KEY=VALUE]...
                                    a port of a plugin's TYPE (one Open vSwitch does

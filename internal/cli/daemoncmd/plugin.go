@@ -24,19 +24,23 @@ type pluginRow struct {
 	PID          int32    `json:"pid,omitempty"`
 }
 
-// plugin runs `plugin list` or `plugin status [NAME]`.
+// plugin runs `plugin list`, `plugin status [NAME]` or `plugin stats NAME`.
 func (r *runner) plugin(ctx context.Context) error {
 	if len(r.o.args) == 0 {
-		return &usageError{"expected list or status"}
+		return &usageError{"expected list, status or stats"}
 	}
 	sub, args := r.o.args[0], r.o.args[1:]
 	switch {
+	case sub == "stats" && len(args) == 1:
+		return r.pluginStats(ctx, args[0])
+	case sub == "stats":
+		return &usageError{"stats: expected one plugin name"}
 	case sub == "list" && len(args) == 0:
 	case sub == "status" && len(args) <= 1:
 	case sub == "list" || sub == "status":
 		return &usageError{fmt.Sprintf("%s: too many arguments", sub)}
 	default:
-		return &usageError{fmt.Sprintf("%q: expected list or status", sub)}
+		return &usageError{fmt.Sprintf("%q: expected list, status or stats", sub)}
 	}
 	plugins, err := r.c.listPlugins(ctx)
 	if err != nil {

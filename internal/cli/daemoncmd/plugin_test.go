@@ -108,8 +108,9 @@ func TestPluginUsage(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"plugin"}, "vsctl: plugin: expected list or status"},
-		{[]string{"plugin", "restart"}, `vsctl: plugin: "restart": expected list or status`},
+		{[]string{"plugin"}, "vsctl: plugin: expected list, status or stats"},
+		{[]string{"plugin", "restart"}, `vsctl: plugin: "restart": expected list, status or stats`},
+		{[]string{"plugin", "stats"}, "vsctl: plugin: stats: expected one plugin name"},
 		{[]string{"plugin", "list", "x"}, "vsctl: plugin: list: too many arguments"},
 		{[]string{"plugin", "status", "a", "b"}, "vsctl: plugin: status: too many arguments"},
 	} {

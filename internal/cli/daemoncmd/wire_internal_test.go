@@ -40,4 +40,7 @@ func TestWireStructsCoverTheProto(t *testing.T) {
 	check("wirePort", (&v1.Port{}).ProtoReflect().Descriptor(), reflect.TypeFor[wirePort](), true)
 	check("wirePort.Interfaces", (&v1.Interface{}).ProtoReflect().Descriptor(),
 		reflect.TypeFor[wirePort]().Field(reflect.TypeFor[wirePort]().NumField()-1).Type.Elem(), true)
+	check("wirePluginInfo", (&v1.PluginInfo{}).ProtoReflect().Descriptor(), reflect.TypeFor[wirePluginInfo](), true)
+	check("wireJobInfo", (&v1.JobInfo{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireJobInfo](), true)
+	check("wireJobMetric", (&v1.JobMetric{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireJobMetric](), true)
 }

@@ -41,6 +41,7 @@ type Fake struct {
 	// applying counts ApplyPort calls in flight; maxApplying is its peak.
 	applying, maxApplying int
 	plugins               []model.PluginInfo
+	jobs                  map[string][]model.JobInfo // by plugin
 }
 
 // New returns an empty Fake.
@@ -110,6 +111,26 @@ func (f *Fake) Plugins() []model.PluginInfo {
 		out = append(out, p)
 	}
 	return out
+}
+
+// SetJobs sets what PluginStats returns for plugin (which SetPlugins must list).
+func (f *Fake) SetJobs(plugin string, jobs []model.JobInfo) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.jobs == nil {
+		f.jobs = map[string][]model.JobInfo{}
+	}
+	f.jobs[plugin] = slices.Clone(jobs)
+}
+
+// PluginStats implements apiserver.Backend.
+func (f *Fake) PluginStats(plugin string) ([]model.JobInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.ContainsFunc(f.plugins, func(p model.PluginInfo) bool { return p.Name == plugin }) {
+		return nil, fmt.Errorf("%w: no plugin named %q in ovsplaned's configuration", model.ErrNotFound, plugin)
+	}
+	return slices.Clone(f.jobs[plugin]), nil
 }
 
 // checkType refuses an interface type that is neither an OVS type the config accepts nor a

@@ -318,6 +318,115 @@ func (PluginState) EnumDescriptor() ([]byte, []int) {
 	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{4}
 }
 
+// JobState is where a plugin's data-path job is.
+type JobState int32
+
+const (
+	JobState_JOB_STATE_UNSPECIFIED JobState = 0
+	// Its plugin is not running (yet); it starts when the plugin does. error says why.
+	JobState_JOB_STATE_WAITING JobState = 1
+	// The plugin started it in its current process.
+	JobState_JOB_STATE_RUNNING JobState = 2
+	// Its start failed (retried with backoff) or it was refused (a bad name, type or config, a
+	// name taken, over a limit); error says why.
+	JobState_JOB_STATE_ERROR JobState = 3
+)
+
+// Enum value maps for JobState.
+var (
+	JobState_name = map[int32]string{
+		0: "JOB_STATE_UNSPECIFIED",
+		1: "JOB_STATE_WAITING",
+		2: "JOB_STATE_RUNNING",
+		3: "JOB_STATE_ERROR",
+	}
+	JobState_value = map[string]int32{
+		"JOB_STATE_UNSPECIFIED": 0,
+		"JOB_STATE_WAITING":     1,
+		"JOB_STATE_RUNNING":     2,
+		"JOB_STATE_ERROR":       3,
+	}
+)
+
+func (x JobState) Enum() *JobState {
+	p := new(JobState)
+	*p = x
+	return p
+}
+
+func (x JobState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobState) Descriptor() protoreflect.EnumDescriptor {
+	return file_ovsplane_v1_switch_proto_enumTypes[5].Descriptor()
+}
+
+func (JobState) Type() protoreflect.EnumType {
+	return &file_ovsplane_v1_switch_proto_enumTypes[5]
+}
+
+func (x JobState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobState.Descriptor instead.
+func (JobState) EnumDescriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{5}
+}
+
+// MetricKind tells how a job metric's values combine.
+type MetricKind int32
+
+const (
+	// An untyped value.
+	MetricKind_METRIC_KIND_UNSPECIFIED MetricKind = 0
+	MetricKind_METRIC_KIND_GAUGE       MetricKind = 1
+	// Monotonic since the job started.
+	MetricKind_METRIC_KIND_COUNTER MetricKind = 2
+)
+
+// Enum value maps for MetricKind.
+var (
+	MetricKind_name = map[int32]string{
+		0: "METRIC_KIND_UNSPECIFIED",
+		1: "METRIC_KIND_GAUGE",
+		2: "METRIC_KIND_COUNTER",
+	}
+	MetricKind_value = map[string]int32{
+		"METRIC_KIND_UNSPECIFIED": 0,
+		"METRIC_KIND_GAUGE":       1,
+		"METRIC_KIND_COUNTER":     2,
+	}
+)
+
+func (x MetricKind) Enum() *MetricKind {
+	p := new(MetricKind)
+	*p = x
+	return p
+}
+
+func (x MetricKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MetricKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_ovsplane_v1_switch_proto_enumTypes[6].Descriptor()
+}
+
+func (MetricKind) Type() protoreflect.EnumType {
+	return &file_ovsplane_v1_switch_proto_enumTypes[6]
+}
+
+func (x MetricKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MetricKind.Descriptor instead.
+func (MetricKind) EnumDescriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{6}
+}
+
 // Bridge is the desired state of one OVS bridge (model.Bridge without its ports).
 type Bridge struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2280,6 +2389,288 @@ func (x *ListPluginsResponse) GetPlugins() []*PluginInfo {
 	return nil
 }
 
+// JobMetric is one value of a job's stats sample.
+type JobMetric struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Kind          MetricKind             `protobuf:"varint,2,opt,name=kind,proto3,enum=ovsplane.v1.MetricKind" json:"kind,omitempty"`
+	Value         float64                `protobuf:"fixed64,3,opt,name=value,proto3" json:"value,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,4,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobMetric) Reset() {
+	*x = JobMetric{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobMetric) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobMetric) ProtoMessage() {}
+
+func (x *JobMetric) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobMetric.ProtoReflect.Descriptor instead.
+func (*JobMetric) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *JobMetric) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JobMetric) GetKind() MetricKind {
+	if x != nil {
+		return x.Kind
+	}
+	return MetricKind_METRIC_KIND_UNSPECIFIED
+}
+
+func (x *JobMetric) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *JobMetric) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+// JobInfo is one data-path job of a plugin.
+type JobInfo struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Plugin string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// type is one of the plugin's job types.
+	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// port is the plugin port that asked for the job; empty for a job of the config file.
+	Port  string   `protobuf:"bytes,4,opt,name=port,proto3" json:"port,omitempty"`
+	State JobState `protobuf:"varint,5,opt,name=state,proto3,enum=ovsplane.v1.JobState" json:"state,omitempty"`
+	// error says why the job waits or is in error, or why its last sample was refused.
+	Error string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	// status is the plugin's text from the job's last start.
+	Status string `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
+	// starts counts the job's starts: the first, then one after each plugin restart.
+	Starts int32 `protobuf:"varint,8,opt,name=starts,proto3" json:"starts,omitempty"`
+	// sample_time is when the plugin took the latest accepted sample, RFC 3339 in UTC with
+	// nanoseconds; empty before the first.
+	SampleTime string `protobuf:"bytes,9,opt,name=sample_time,json=sampleTime,proto3" json:"sample_time,omitempty"`
+	// metrics are the latest accepted sample's.
+	Metrics       []*JobMetric `protobuf:"bytes,10,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobInfo) Reset() {
+	*x = JobInfo{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobInfo) ProtoMessage() {}
+
+func (x *JobInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
+func (*JobInfo) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *JobInfo) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *JobInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JobInfo) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *JobInfo) GetPort() string {
+	if x != nil {
+		return x.Port
+	}
+	return ""
+}
+
+func (x *JobInfo) GetState() JobState {
+	if x != nil {
+		return x.State
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+func (x *JobInfo) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *JobInfo) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *JobInfo) GetStarts() int32 {
+	if x != nil {
+		return x.Starts
+	}
+	return 0
+}
+
+func (x *JobInfo) GetSampleTime() string {
+	if x != nil {
+		return x.SampleTime
+	}
+	return ""
+}
+
+func (x *JobInfo) GetMetrics() []*JobMetric {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+type PluginStatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Plugin        string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginStatsRequest) Reset() {
+	*x = PluginStatsRequest{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginStatsRequest) ProtoMessage() {}
+
+func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginStatsRequest.ProtoReflect.Descriptor instead.
+func (*PluginStatsRequest) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *PluginStatsRequest) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+type PluginStatsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Jobs          []*JobInfo             `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginStatsResponse) Reset() {
+	*x = PluginStatsResponse{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginStatsResponse) ProtoMessage() {}
+
+func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginStatsResponse.ProtoReflect.Descriptor instead.
+func (*PluginStatsResponse) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *PluginStatsResponse) GetJobs() []*JobInfo {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
 var File_ovsplane_v1_switch_proto protoreflect.FileDescriptor
 
 const file_ovsplane_v1_switch_proto_rawDesc = "" +
@@ -2441,7 +2832,32 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x03pid\x18\t \x01(\x05R\x03pid\"\x14\n" +
 	"\x12ListPluginsRequest\"H\n" +
 	"\x13ListPluginsResponse\x121\n" +
-	"\aplugins\x18\x01 \x03(\v2\x17.ovsplane.v1.PluginInfoR\aplugins*P\n" +
+	"\aplugins\x18\x01 \x03(\v2\x17.ovsplane.v1.PluginInfoR\aplugins\"\xd9\x01\n" +
+	"\tJobMetric\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x17.ovsplane.v1.MetricKindR\x04kind\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\x01R\x05value\x12:\n" +
+	"\x06labels\x18\x04 \x03(\v2\".ovsplane.v1.JobMetric.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa3\x02\n" +
+	"\aJobInfo\x12\x16\n" +
+	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x12\n" +
+	"\x04port\x18\x04 \x01(\tR\x04port\x12+\n" +
+	"\x05state\x18\x05 \x01(\x0e2\x15.ovsplane.v1.JobStateR\x05state\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\x12\x16\n" +
+	"\x06status\x18\a \x01(\tR\x06status\x12\x16\n" +
+	"\x06starts\x18\b \x01(\x05R\x06starts\x12\x1f\n" +
+	"\vsample_time\x18\t \x01(\tR\n" +
+	"sampleTime\x120\n" +
+	"\ametrics\x18\n" +
+	" \x03(\v2\x16.ovsplane.v1.JobMetricR\ametrics\",\n" +
+	"\x12PluginStatsRequest\x12\x16\n" +
+	"\x06plugin\x18\x01 \x01(\tR\x06plugin\"?\n" +
+	"\x13PluginStatsResponse\x12(\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x14.ovsplane.v1.JobInfoR\x04jobs*P\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vKIND_BRIDGE\x10\x01\x12\r\n" +
@@ -2470,7 +2886,17 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x17PLUGIN_STATE_RESTARTING\x10\x03\x12\x17\n" +
 	"\x13PLUGIN_STATE_FAILED\x10\x04\x12\x18\n" +
 	"\x14PLUGIN_STATE_REFUSED\x10\x05\x12\x18\n" +
-	"\x14PLUGIN_STATE_STOPPED\x10\x062\xb6\b\n" +
+	"\x14PLUGIN_STATE_STOPPED\x10\x06*h\n" +
+	"\bJobState\x12\x19\n" +
+	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11JOB_STATE_WAITING\x10\x01\x12\x15\n" +
+	"\x11JOB_STATE_RUNNING\x10\x02\x12\x13\n" +
+	"\x0fJOB_STATE_ERROR\x10\x03*Y\n" +
+	"\n" +
+	"MetricKind\x12\x1b\n" +
+	"\x17METRIC_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11METRIC_KIND_GAUGE\x10\x01\x12\x17\n" +
+	"\x13METRIC_KIND_COUNTER\x10\x022\x88\t\n" +
 	"\rSwitchService\x12P\n" +
 	"\vApplyBridge\x12\x1f.ovsplane.v1.ApplyBridgeRequest\x1a .ovsplane.v1.ApplyBridgeResponse\x12J\n" +
 	"\tGetBridge\x12\x1d.ovsplane.v1.GetBridgeRequest\x1a\x1e.ovsplane.v1.GetBridgeResponse\x12P\n" +
@@ -2487,7 +2913,8 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x05Watch\x12\x19.ovsplane.v1.WatchRequest\x1a\x1a.ovsplane.v1.WatchResponse0\x01\x12A\n" +
 	"\x06Reload\x12\x1a.ovsplane.v1.ReloadRequest\x1a\x1b.ovsplane.v1.ReloadResponse\x12A\n" +
 	"\x06Health\x12\x1a.ovsplane.v1.HealthRequest\x1a\x1b.ovsplane.v1.HealthResponse\x12P\n" +
-	"\vListPlugins\x12\x1f.ovsplane.v1.ListPluginsRequest\x1a .ovsplane.v1.ListPluginsResponseB=Z;github.com/ovsplane/ovsplane/api/gen/ovsplane/v1;ovsplanev1b\x06proto3"
+	"\vListPlugins\x12\x1f.ovsplane.v1.ListPluginsRequest\x1a .ovsplane.v1.ListPluginsResponse\x12P\n" +
+	"\vPluginStats\x12\x1f.ovsplane.v1.PluginStatsRequest\x1a .ovsplane.v1.PluginStatsResponseB=Z;github.com/ovsplane/ovsplane/api/gen/ovsplane/v1;ovsplanev1b\x06proto3"
 
 var (
 	file_ovsplane_v1_switch_proto_rawDescOnce sync.Once
@@ -2501,127 +2928,141 @@ func file_ovsplane_v1_switch_proto_rawDescGZIP() []byte {
 	return file_ovsplane_v1_switch_proto_rawDescData
 }
 
-var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(Kind)(0),                    // 0: ovsplane.v1.Kind
 	(State)(0),                   // 1: ovsplane.v1.State
 	(Origin)(0),                  // 2: ovsplane.v1.Origin
 	(Mode)(0),                    // 3: ovsplane.v1.Mode
 	(PluginState)(0),             // 4: ovsplane.v1.PluginState
-	(*Bridge)(nil),               // 5: ovsplane.v1.Bridge
-	(*Port)(nil),                 // 6: ovsplane.v1.Port
-	(*Interface)(nil),            // 7: ovsplane.v1.Interface
-	(*Status)(nil),               // 8: ovsplane.v1.Status
-	(*BridgeInfo)(nil),           // 9: ovsplane.v1.BridgeInfo
-	(*PortInfo)(nil),             // 10: ovsplane.v1.PortInfo
-	(*ApplyBridgeRequest)(nil),   // 11: ovsplane.v1.ApplyBridgeRequest
-	(*ApplyBridgeResponse)(nil),  // 12: ovsplane.v1.ApplyBridgeResponse
-	(*GetBridgeRequest)(nil),     // 13: ovsplane.v1.GetBridgeRequest
-	(*GetBridgeResponse)(nil),    // 14: ovsplane.v1.GetBridgeResponse
-	(*ListBridgesRequest)(nil),   // 15: ovsplane.v1.ListBridgesRequest
-	(*ListBridgesResponse)(nil),  // 16: ovsplane.v1.ListBridgesResponse
-	(*DeleteBridgeRequest)(nil),  // 17: ovsplane.v1.DeleteBridgeRequest
-	(*DeleteBridgeResponse)(nil), // 18: ovsplane.v1.DeleteBridgeResponse
-	(*ApplyPortRequest)(nil),     // 19: ovsplane.v1.ApplyPortRequest
-	(*ApplyPortResponse)(nil),    // 20: ovsplane.v1.ApplyPortResponse
-	(*GetPortRequest)(nil),       // 21: ovsplane.v1.GetPortRequest
-	(*GetPortResponse)(nil),      // 22: ovsplane.v1.GetPortResponse
-	(*ListPortsRequest)(nil),     // 23: ovsplane.v1.ListPortsRequest
-	(*ListPortsResponse)(nil),    // 24: ovsplane.v1.ListPortsResponse
-	(*DeletePortRequest)(nil),    // 25: ovsplane.v1.DeletePortRequest
-	(*DeletePortResponse)(nil),   // 26: ovsplane.v1.DeletePortResponse
-	(*ListStatusRequest)(nil),    // 27: ovsplane.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),   // 28: ovsplane.v1.ListStatusResponse
-	(*WaitReadyRequest)(nil),     // 29: ovsplane.v1.WaitReadyRequest
-	(*WaitReadyResponse)(nil),    // 30: ovsplane.v1.WaitReadyResponse
-	(*WatchRequest)(nil),         // 31: ovsplane.v1.WatchRequest
-	(*WatchResponse)(nil),        // 32: ovsplane.v1.WatchResponse
-	(*ReloadRequest)(nil),        // 33: ovsplane.v1.ReloadRequest
-	(*ReloadResponse)(nil),       // 34: ovsplane.v1.ReloadResponse
-	(*HealthRequest)(nil),        // 35: ovsplane.v1.HealthRequest
-	(*HealthResponse)(nil),       // 36: ovsplane.v1.HealthResponse
-	(*PluginInfo)(nil),           // 37: ovsplane.v1.PluginInfo
-	(*ListPluginsRequest)(nil),   // 38: ovsplane.v1.ListPluginsRequest
-	(*ListPluginsResponse)(nil),  // 39: ovsplane.v1.ListPluginsResponse
-	nil,                          // 40: ovsplane.v1.Bridge.OtherConfigEntry
-	nil,                          // 41: ovsplane.v1.Bridge.ExternalIdsEntry
-	nil,                          // 42: ovsplane.v1.Port.OtherConfigEntry
-	nil,                          // 43: ovsplane.v1.Port.ExternalIdsEntry
-	nil,                          // 44: ovsplane.v1.Interface.OptionsEntry
-	nil,                          // 45: ovsplane.v1.Interface.OtherConfigEntry
-	nil,                          // 46: ovsplane.v1.Interface.ExternalIdsEntry
-	nil,                          // 47: ovsplane.v1.PortInfo.EndpointsEntry
-	nil,                          // 48: ovsplane.v1.HealthResponse.ObjectsEntry
+	(JobState)(0),                // 5: ovsplane.v1.JobState
+	(MetricKind)(0),              // 6: ovsplane.v1.MetricKind
+	(*Bridge)(nil),               // 7: ovsplane.v1.Bridge
+	(*Port)(nil),                 // 8: ovsplane.v1.Port
+	(*Interface)(nil),            // 9: ovsplane.v1.Interface
+	(*Status)(nil),               // 10: ovsplane.v1.Status
+	(*BridgeInfo)(nil),           // 11: ovsplane.v1.BridgeInfo
+	(*PortInfo)(nil),             // 12: ovsplane.v1.PortInfo
+	(*ApplyBridgeRequest)(nil),   // 13: ovsplane.v1.ApplyBridgeRequest
+	(*ApplyBridgeResponse)(nil),  // 14: ovsplane.v1.ApplyBridgeResponse
+	(*GetBridgeRequest)(nil),     // 15: ovsplane.v1.GetBridgeRequest
+	(*GetBridgeResponse)(nil),    // 16: ovsplane.v1.GetBridgeResponse
+	(*ListBridgesRequest)(nil),   // 17: ovsplane.v1.ListBridgesRequest
+	(*ListBridgesResponse)(nil),  // 18: ovsplane.v1.ListBridgesResponse
+	(*DeleteBridgeRequest)(nil),  // 19: ovsplane.v1.DeleteBridgeRequest
+	(*DeleteBridgeResponse)(nil), // 20: ovsplane.v1.DeleteBridgeResponse
+	(*ApplyPortRequest)(nil),     // 21: ovsplane.v1.ApplyPortRequest
+	(*ApplyPortResponse)(nil),    // 22: ovsplane.v1.ApplyPortResponse
+	(*GetPortRequest)(nil),       // 23: ovsplane.v1.GetPortRequest
+	(*GetPortResponse)(nil),      // 24: ovsplane.v1.GetPortResponse
+	(*ListPortsRequest)(nil),     // 25: ovsplane.v1.ListPortsRequest
+	(*ListPortsResponse)(nil),    // 26: ovsplane.v1.ListPortsResponse
+	(*DeletePortRequest)(nil),    // 27: ovsplane.v1.DeletePortRequest
+	(*DeletePortResponse)(nil),   // 28: ovsplane.v1.DeletePortResponse
+	(*ListStatusRequest)(nil),    // 29: ovsplane.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),   // 30: ovsplane.v1.ListStatusResponse
+	(*WaitReadyRequest)(nil),     // 31: ovsplane.v1.WaitReadyRequest
+	(*WaitReadyResponse)(nil),    // 32: ovsplane.v1.WaitReadyResponse
+	(*WatchRequest)(nil),         // 33: ovsplane.v1.WatchRequest
+	(*WatchResponse)(nil),        // 34: ovsplane.v1.WatchResponse
+	(*ReloadRequest)(nil),        // 35: ovsplane.v1.ReloadRequest
+	(*ReloadResponse)(nil),       // 36: ovsplane.v1.ReloadResponse
+	(*HealthRequest)(nil),        // 37: ovsplane.v1.HealthRequest
+	(*HealthResponse)(nil),       // 38: ovsplane.v1.HealthResponse
+	(*PluginInfo)(nil),           // 39: ovsplane.v1.PluginInfo
+	(*ListPluginsRequest)(nil),   // 40: ovsplane.v1.ListPluginsRequest
+	(*ListPluginsResponse)(nil),  // 41: ovsplane.v1.ListPluginsResponse
+	(*JobMetric)(nil),            // 42: ovsplane.v1.JobMetric
+	(*JobInfo)(nil),              // 43: ovsplane.v1.JobInfo
+	(*PluginStatsRequest)(nil),   // 44: ovsplane.v1.PluginStatsRequest
+	(*PluginStatsResponse)(nil),  // 45: ovsplane.v1.PluginStatsResponse
+	nil,                          // 46: ovsplane.v1.Bridge.OtherConfigEntry
+	nil,                          // 47: ovsplane.v1.Bridge.ExternalIdsEntry
+	nil,                          // 48: ovsplane.v1.Port.OtherConfigEntry
+	nil,                          // 49: ovsplane.v1.Port.ExternalIdsEntry
+	nil,                          // 50: ovsplane.v1.Interface.OptionsEntry
+	nil,                          // 51: ovsplane.v1.Interface.OtherConfigEntry
+	nil,                          // 52: ovsplane.v1.Interface.ExternalIdsEntry
+	nil,                          // 53: ovsplane.v1.PortInfo.EndpointsEntry
+	nil,                          // 54: ovsplane.v1.HealthResponse.ObjectsEntry
+	nil,                          // 55: ovsplane.v1.JobMetric.LabelsEntry
 }
 var file_ovsplane_v1_switch_proto_depIdxs = []int32{
-	40, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
-	41, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
-	42, // 2: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
-	43, // 3: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
-	7,  // 4: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
-	44, // 5: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
-	45, // 6: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
-	46, // 7: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
+	46, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
+	47, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
+	48, // 2: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
+	49, // 3: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
+	9,  // 4: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
+	50, // 5: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
+	51, // 6: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
+	52, // 7: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
 	0,  // 8: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
 	1,  // 9: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
-	5,  // 10: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
+	7,  // 10: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
 	2,  // 11: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
-	8,  // 12: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
-	6,  // 13: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
+	10, // 12: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
+	8,  // 13: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
 	2,  // 14: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
-	8,  // 15: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
-	8,  // 16: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
-	47, // 17: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
-	6,  // 18: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
-	5,  // 19: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
-	9,  // 20: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	9,  // 21: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	9,  // 22: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
-	6,  // 23: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
-	10, // 24: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	10, // 25: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	10, // 26: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
-	8,  // 27: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
-	8,  // 28: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
-	8,  // 29: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
+	10, // 15: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
+	10, // 16: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
+	53, // 17: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
+	8,  // 18: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
+	7,  // 19: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
+	11, // 20: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	11, // 21: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	11, // 22: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
+	8,  // 23: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
+	12, // 24: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	12, // 25: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	12, // 26: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
+	10, // 27: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
+	10, // 28: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
+	10, // 29: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
 	3,  // 30: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
-	48, // 31: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
+	54, // 31: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
 	4,  // 32: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
-	37, // 33: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
-	11, // 34: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
-	13, // 35: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
-	15, // 36: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
-	17, // 37: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
-	19, // 38: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
-	21, // 39: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
-	23, // 40: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
-	25, // 41: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
-	27, // 42: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
-	29, // 43: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
-	31, // 44: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
-	33, // 45: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
-	35, // 46: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
-	38, // 47: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
-	12, // 48: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
-	14, // 49: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
-	16, // 50: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
-	18, // 51: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
-	20, // 52: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
-	22, // 53: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
-	24, // 54: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
-	26, // 55: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
-	28, // 56: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
-	30, // 57: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
-	32, // 58: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
-	34, // 59: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
-	36, // 60: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
-	39, // 61: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
-	48, // [48:62] is the sub-list for method output_type
-	34, // [34:48] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	39, // 33: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
+	6,  // 34: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
+	55, // 35: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
+	5,  // 36: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
+	42, // 37: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
+	43, // 38: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
+	13, // 39: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
+	15, // 40: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
+	17, // 41: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
+	19, // 42: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
+	21, // 43: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
+	23, // 44: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
+	25, // 45: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
+	27, // 46: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
+	29, // 47: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
+	31, // 48: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
+	33, // 49: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
+	35, // 50: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
+	37, // 51: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
+	40, // 52: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
+	44, // 53: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
+	14, // 54: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
+	16, // 55: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
+	18, // 56: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
+	20, // 57: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
+	22, // 58: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
+	24, // 59: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
+	26, // 60: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
+	28, // 61: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
+	30, // 62: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
+	32, // 63: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
+	34, // 64: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
+	36, // 65: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
+	38, // 66: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
+	41, // 67: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
+	45, // 68: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
+	54, // [54:69] is the sub-list for method output_type
+	39, // [39:54] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_v1_switch_proto_init() }
@@ -2636,8 +3077,8 @@ func file_ovsplane_v1_switch_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_v1_switch_proto_rawDesc), len(file_ovsplane_v1_switch_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   44,
+			NumEnums:      7,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

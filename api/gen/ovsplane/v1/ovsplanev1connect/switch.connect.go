@@ -73,6 +73,9 @@ const (
 	// SwitchServiceListPluginsProcedure is the fully-qualified name of the SwitchService's ListPlugins
 	// RPC.
 	SwitchServiceListPluginsProcedure = "/ovsplane.v1.SwitchService/ListPlugins"
+	// SwitchServicePluginStatsProcedure is the fully-qualified name of the SwitchService's PluginStats
+	// RPC.
+	SwitchServicePluginStatsProcedure = "/ovsplane.v1.SwitchService/PluginStats"
 )
 
 // SwitchServiceClient is a client for the ovsplane.v1.SwitchService service.
@@ -112,6 +115,9 @@ type SwitchServiceClient interface {
 	// ListPlugins returns every plugin of the daemon's config (its plugins: allow-list) as the
 	// plugin host sees it, sorted by name: state, the types and capabilities it serves, restarts.
 	ListPlugins(context.Context, *connect.Request[v1.ListPluginsRequest]) (*connect.Response[v1.ListPluginsResponse], error)
+	// PluginStats returns the data-path jobs of one configured plugin (NOT_FOUND for a name the
+	// config does not list), sorted by name: each job's state and its latest stats sample.
+	PluginStats(context.Context, *connect.Request[v1.PluginStatsRequest]) (*connect.Response[v1.PluginStatsResponse], error)
 }
 
 // NewSwitchServiceClient constructs a client for the ovsplane.v1.SwitchService service. By default,
@@ -209,6 +215,12 @@ func NewSwitchServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(switchServiceMethods.ByName("ListPlugins")),
 			connect.WithClientOptions(opts...),
 		),
+		pluginStats: connect.NewClient[v1.PluginStatsRequest, v1.PluginStatsResponse](
+			httpClient,
+			baseURL+SwitchServicePluginStatsProcedure,
+			connect.WithSchema(switchServiceMethods.ByName("PluginStats")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -228,6 +240,7 @@ type switchServiceClient struct {
 	reload       *connect.Client[v1.ReloadRequest, v1.ReloadResponse]
 	health       *connect.Client[v1.HealthRequest, v1.HealthResponse]
 	listPlugins  *connect.Client[v1.ListPluginsRequest, v1.ListPluginsResponse]
+	pluginStats  *connect.Client[v1.PluginStatsRequest, v1.PluginStatsResponse]
 }
 
 // ApplyBridge calls ovsplane.v1.SwitchService.ApplyBridge.
@@ -300,6 +313,11 @@ func (c *switchServiceClient) ListPlugins(ctx context.Context, req *connect.Requ
 	return c.listPlugins.CallUnary(ctx, req)
 }
 
+// PluginStats calls ovsplane.v1.SwitchService.PluginStats.
+func (c *switchServiceClient) PluginStats(ctx context.Context, req *connect.Request[v1.PluginStatsRequest]) (*connect.Response[v1.PluginStatsResponse], error) {
+	return c.pluginStats.CallUnary(ctx, req)
+}
+
 // SwitchServiceHandler is an implementation of the ovsplane.v1.SwitchService service.
 type SwitchServiceHandler interface {
 	// ApplyBridge creates or updates a bridge. Its ports are separate objects (ApplyPort).
@@ -337,6 +355,9 @@ type SwitchServiceHandler interface {
 	// ListPlugins returns every plugin of the daemon's config (its plugins: allow-list) as the
 	// plugin host sees it, sorted by name: state, the types and capabilities it serves, restarts.
 	ListPlugins(context.Context, *connect.Request[v1.ListPluginsRequest]) (*connect.Response[v1.ListPluginsResponse], error)
+	// PluginStats returns the data-path jobs of one configured plugin (NOT_FOUND for a name the
+	// config does not list), sorted by name: each job's state and its latest stats sample.
+	PluginStats(context.Context, *connect.Request[v1.PluginStatsRequest]) (*connect.Response[v1.PluginStatsResponse], error)
 }
 
 // NewSwitchServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -430,6 +451,12 @@ func NewSwitchServiceHandler(svc SwitchServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(switchServiceMethods.ByName("ListPlugins")),
 		connect.WithHandlerOptions(opts...),
 	)
+	switchServicePluginStatsHandler := connect.NewUnaryHandler(
+		SwitchServicePluginStatsProcedure,
+		svc.PluginStats,
+		connect.WithSchema(switchServiceMethods.ByName("PluginStats")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/ovsplane.v1.SwitchService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SwitchServiceApplyBridgeProcedure:
@@ -460,6 +487,8 @@ func NewSwitchServiceHandler(svc SwitchServiceHandler, opts ...connect.HandlerOp
 			switchServiceHealthHandler.ServeHTTP(w, r)
 		case SwitchServiceListPluginsProcedure:
 			switchServiceListPluginsHandler.ServeHTTP(w, r)
+		case SwitchServicePluginStatsProcedure:
+			switchServicePluginStatsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -523,4 +552,8 @@ func (UnimplementedSwitchServiceHandler) Health(context.Context, *connect.Reques
 
 func (UnimplementedSwitchServiceHandler) ListPlugins(context.Context, *connect.Request[v1.ListPluginsRequest]) (*connect.Response[v1.ListPluginsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ovsplane.v1.SwitchService.ListPlugins is not implemented"))
+}
+
+func (UnimplementedSwitchServiceHandler) PluginStats(context.Context, *connect.Request[v1.PluginStatsRequest]) (*connect.Response[v1.PluginStatsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ovsplane.v1.SwitchService.PluginStats is not implemented"))
 }
