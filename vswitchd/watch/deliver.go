@@ -71,8 +71,9 @@ func (d *Dispatcher) deliver(ctx context.Context, p *plugin) {
 
 // applyChanges writes what a plugin asked for in its answer to b: other_config keys of
 // interfaces live in the batch, set where no one else set them, removed only where the plugin
-// set them (the ovsdb intent checks the same against the fresh cache). What is refused is
-// logged and counted.
+// set them (the ovsdb intent checks the same against the fresh cache). Changes to one
+// interface merge in order (a later change wins); within one change a key both set and
+// removed is set. What is refused is logged and counted.
 func (d *Dispatcher) applyChanges(ctx context.Context, plugin string, b batch, changes []api.InterfaceChange) {
 	if len(changes) == 0 {
 		return
@@ -121,9 +122,14 @@ func (d *Dispatcher) applyChanges(ctx context.Context, plugin string, b batch, c
 			}
 		}
 		for _, k := range c.Remove {
+			if _, set := c.Set[k]; set {
+				continue // set and removed in one change: the Set wins, as in ovsdb's intent
+			}
 			if !slices.Contains(mine, k) {
-				refuse(c.Interface, k, "not set by this plugin")
-				continue
+				if _, present := s.ev.OtherConfig[k]; present {
+					refuse(c.Interface, k, "not set by this plugin")
+				}
+				continue // someone else's, or absent: nothing to remove
 			}
 			delete(out[i].Set, k)
 			out[i].Remove = append(out[i].Remove, k)
