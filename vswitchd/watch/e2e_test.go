@@ -4,6 +4,7 @@ package watch_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -253,4 +254,49 @@ func TestBlockedWatcherStaysBounded(t *testing.T) {
 	if s := r.stats(); s.Resyncs < 1 || s.Known != ports+1 {
 		t.Errorf("after the plugin answered again: %+v", s)
 	}
+}
+
+// TestWatcherDeliveryLatency measures (it asserts no time) how long a port added by ovs-vsctl
+// and one added by ovsdbapp take to reach the watcher plugin, over several ports each, and
+// logs min/median/max:
+//
+//	OVSPLANE_REQUIRE_LAB=1 go test -count=1 -v -run TestWatcherDeliveryLatency ./vswitchd/watch/
+//
+// ovs-vsctl is timed from just before its process starts (it waits for ovs-vswitchd, as by
+// default); ovsdbapp from just before its transaction and from when its commit returned (its
+// process start and imports excluded).
+func TestWatcherDeliveryLatency(t *testing.T) {
+	requireOvsdbapp(t)
+	const n = 10
+	r := newRig(t)
+	r.db.Vsctl(t, "add-br", "brw")
+	r.start(api.WatchFilter{Bridges: []string{"brw"}}, nil, watch.Options{}, 5*time.Second)
+	r.waitView(r.status().PID, r.ifacesOn("brw"), nil)
+	var vsctl, vsctlTook, appStart, appCommit []time.Duration
+	for i := range n {
+		name := fmt.Sprintf("lv%d", i)
+		start := time.Now()
+		r.db.Vsctl(t, "add-port", "brw", name)
+		vsctlTook = append(vsctlTook, time.Since(start))
+		rec, ev := r.waitEvent(name, func(_ record, ev api.PortEvent) bool { return ev.Interface == name })
+		if ev.Kind != api.EventAdded || ev.Owner != api.OwnerForeign || ev.Bridge != "brw" {
+			t.Errorf("%s: %+v", name, ev)
+		}
+		vsctl = append(vsctl, time.Unix(0, rec.At).Sub(start))
+
+		name = fmt.Sprintf("la%d", i)
+		before, after := r.ovsdbappAddPort("brw", name)
+		rec, ev = r.waitEvent(name, func(_ record, ev api.PortEvent) bool { return ev.Interface == name })
+		if ev.Kind != api.EventAdded || ev.Owner != api.OwnerForeign || ev.ExternalIDs["iface-id"] != "vm-"+name {
+			t.Errorf("%s: %+v", name, ev)
+		}
+		appStart = append(appStart, time.Unix(0, rec.At).Sub(before))
+		appCommit = append(appCommit, time.Unix(0, rec.At).Sub(after))
+	}
+	summary := func(ds []time.Duration) string {
+		slices.Sort(ds)
+		return fmt.Sprintf("min %v median %v max %v", ds[0].Round(10*time.Microsecond), ds[len(ds)/2].Round(10*time.Microsecond), ds[len(ds)-1].Round(10*time.Microsecond))
+	}
+	t.Logf("LATENCY over %d ports: ovs-vsctl add-port (from its start) %s; the command itself took %s", n, summary(vsctl), summary(vsctlTook))
+	t.Logf("LATENCY over %d ports: ovsdbapp add_port+db_set from the transaction's start %s; from its commit's return %s", n, summary(appStart), summary(appCommit))
 }
