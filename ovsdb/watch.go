@@ -202,8 +202,8 @@ func (w *InterfaceWatch) bridgeEvent(old, m *vswitch.Bridge) {
 	for p := range after {
 		if _, had := before[p]; !had {
 			w.ports[p] = struct{}{}
+			w.bridgeOf[p] = m.Name
 		}
-		w.bridgeOf[p] = m.Name
 	}
 }
 
