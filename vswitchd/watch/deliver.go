@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,11 +47,18 @@ func (d *Dispatcher) deliver(ctx context.Context, p *plugin) {
 			}
 		}
 		changes, err := w.Watcher.OnPortEvents(ctx, b.PortEventBatch)
+		refused := refusedAnswer(err)
 		d.mu.Lock()
-		p.q.done(b, err == nil)
+		p.q.done(b, err == nil || refused)
 		d.mu.Unlock()
 		if ctx.Err() != nil {
 			return
+		}
+		if refused {
+			// The plugin handled the batch but asked for something it may not: the host
+			// refused the answer whole. Delivering the batch again would only repeat that.
+			d.log.Warn("watcher plugin's interface changes refused whole; the batch counts as delivered", "plugin", w.Plugin, "error", err)
+			continue
 		}
 		if err != nil {
 			d.log.Warn("watcher plugin failed a batch; it goes again, merged with newer states", "plugin", w.Plugin,
@@ -151,6 +159,14 @@ func (d *Dispatcher) applyChanges(ctx context.Context, plugin string, b batch, c
 		return
 	}
 	d.count(plugin, func(s *Stats) { s.Changes += uint64(len(out)) })
+}
+
+// refusedAnswer reports whether err is the host's refusal of a watcher's answer
+// (api.ValidateChanges: an Internal error about "interface changes"), as opposed to a failure
+// to handle the batch.
+func refusedAnswer(err error) bool {
+	var ae *api.Error
+	return errors.As(err, &ae) && ae.Code == api.Internal && strings.HasPrefix(ae.Message, "interface changes: ")
 }
 
 // count updates a plugin's counters.
