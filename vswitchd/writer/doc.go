@@ -1,11 +1,13 @@
 // Package writer is ovsplaned's one writer of OVSDB. Every transaction the daemon sends goes
-// through a Writer, by one of its three doors:
+// through a Writer, by one of its doors:
 //
 //   - Pass: the reconciler's pass (package vswitchd/reconcile), which reads the owned rows and
 //     commits one transaction (plus its isolation retries);
 //   - ApplyBridge and DeleteBridge: the API's bridge changes, one transaction each;
 //   - EnsurePort and DeletePort: the API's port changes, coalesced by a batch.Batcher into one
 //     transaction and one ovs-vswitchd acknowledgement per batch.
+//   - InterfaceConfig: the watcher plugins' other_config changes (package vswitchd/watch), one
+//     transaction per answer, without waiting for ovs-vswitchd.
 //
 // # One turn
 //
