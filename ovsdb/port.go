@@ -239,7 +239,7 @@ func (p *planner) updateInterface(s model.Interface, cur *vswitch.Interface) {
 	}
 	var muts []libovsdb.Mutation
 	muts = append(muts, mapMutations("options", cur.Options, s.Options)...)
-	muts = append(muts, mapMutations("other_config", cur.OtherConfig, s.OtherConfig)...)
+	muts = append(muts, mapMutations("other_config", cur.OtherConfig, keepTagged(cur, s.OtherConfig))...)
 	wantExt := tagged(s.ExternalIDs, p.owner, p.gen)
 	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, wantExt)...)
 	muts = withGeneration(muts, len(row) > 0, cur.ExternalIDs, wantExt)

@@ -240,6 +240,8 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	if df.once {
 		return once(ctx, d, df.timeout, stdout)
 	}
+	stopWatch := startWatch(ctx, client, d, plugins, log)
+	defer stopWatch()
 
 	api := apiserver.New(d, apiserver.Options{Logger: log, Audit: auditLogger(cfg.Log, stderr)})
 	var wg sync.WaitGroup

@@ -14,14 +14,16 @@ import (
 	"github.com/ovsplane/ovsplane/plugins/host"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/config"
+	"github.com/ovsplane/ovsplane/vswitchd/watch"
 )
 
 // pluginHost adapts *host.Host to vswitchd.Plugins and feeds the host from the daemon: the
 // ports to replay after a plugin (re)starts, the running Open vSwitch's facts, and status
 // changes. The daemon is set once it exists; until then the host sees no owned ports.
 type pluginHost struct {
-	h *host.Host
-	d atomic.Pointer[vswitchd.Daemon]
+	h     *host.Host
+	d     atomic.Pointer[vswitchd.Daemon]
+	watch atomic.Pointer[watch.Dispatcher] // the watchers' dispatcher, once it runs (watch.go)
 }
 
 // newPluginHost returns the plugin host of the daemon; it starts no plugin (see start).
@@ -69,6 +71,7 @@ func newPluginHost(cfg *config.Config, c *ovsdb.Client, env []string, runDir str
 			if d := ph.d.Load(); d != nil {
 				go d.PluginChanged(st.Name) // must not block the host's supervisor
 			}
+			go ph.watchChanged()
 		},
 	})
 	if err != nil {

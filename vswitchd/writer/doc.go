@@ -1,5 +1,5 @@
 // Package writer is ovsplaned's one writer of OVSDB. Every transaction the daemon sends goes
-// through a Writer, by one of its three doors:
+// through a Writer, by one of its doors:
 //
 //   - Pass: the reconciler's pass (package vswitchd/reconcile), which reads the owned rows and
 //     commits one transaction (plus its isolation retries);
@@ -8,6 +8,8 @@
 //     transaction and one ovs-vswitchd acknowledgement per batch. EnsureObject and DeleteObject
 //     are the same door for a plugin object of several ports and bridges: one request, so one
 //     transaction, holds all its rows, and it succeeds or fails whole.
+//   - InterfaceConfig: the watcher plugins' other_config changes (package vswitchd/watch), one
+//     transaction per answer, without waiting for ovs-vswitchd.
 //
 // # One turn
 //

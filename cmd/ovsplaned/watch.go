@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/watch"
+)
+
+// startWatch runs the watcher plugins' dispatcher (vswitchd/watch) on the client's cache: it
+// delivers the interfaces to every plugin with the Watcher capability and writes their
+// other_config changes through d's one writer. The plugin host's state changes (a plugin
+// started, restarted, stopped, reloaded) reach it through ph (pluginHost.watch), so a
+// restarted plugin gets a fresh snapshot. stop ends it and waits.
+func startWatch(ctx context.Context, c *ovsdb.Client, d *vswitchd.Daemon, ph *pluginHost, log *slog.Logger) (stop func()) {
+	feed := c.WatchInterfaces()
+	disp := watch.New(feed, d, watch.Options{Owner: c.Owner(), PluginKey: vswitchd.PluginKey, Logger: log.With("component", "watch")})
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = disp.Run(wctx) // ends with wctx
+	}()
+	ph.watch.Store(disp)
+	disp.SetWatchers(watch.HostWatchers(ph.h))
+	return func() {
+		ph.watch.Store(nil)
+		cancel()
+		<-done
+		feed.Close()
+	}
+}
+
+// watchChanged tells the dispatcher, if any, that a plugin's state changed. It calls the
+// host: run it in its own goroutine (the host's OnChange must not call back synchronously).
+func (p *pluginHost) watchChanged() {
+	if disp := p.watch.Load(); disp != nil {
+		disp.SetWatchers(watch.HostWatchers(p.h))
+	}
+}
