@@ -120,3 +120,41 @@ func TestValidateOthers(t *testing.T) {
 		t.Errorf("ValidateGlobalConfig problems on %v", got)
 	}
 }
+
+// The bridges and jobs of an attachment are checked by the host's own checks, so an author
+// meets the rules in sdktest before the daemon refuses the port.
+func TestValidateAttachmentBridgesAndJobs(t *testing.T) {
+	facts := api.HostFacts{IfaceTypes: []string{"internal"}, DatapathTypes: []string{"netdev", "system"}}
+	port := []api.OVSPort{{Name: "p0", Interfaces: []api.OVSInterface{{Name: "p0", Type: "internal"}}}}
+	a := api.Attachment{Ports: port,
+		Bridges: []api.OVSBridge{
+			{Name: "br-x", DatapathType: "dummy"},
+			{Name: "br-x", ExternalIDs: map[string]string{"ovsplane-object": "me"}},
+			{Name: ""},
+		},
+		Jobs: []api.Job{
+			{Name: "j1", Type: "tick", Config: []byte(`{}`)},
+			{Name: "j1", Type: "tick", Config: []byte(`{}`)},
+			{Name: "bad name", Type: "tick", Config: []byte(`{}`)},
+			{Name: "j3", Type: "tick", Config: []byte(`[1]`)},
+		},
+	}
+	got := problemFields(t, api.ValidateAttachment(facts, api.PortRequest{Bridge: "br0", Name: "p0"}, a))
+	want := []string{"bridges[0].datapath_type", "bridges[1].name", "bridges[1].external_ids", "bridges[2].name",
+		"jobs[1].name", "jobs[2]", "jobs[3]"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("problems on %v, want %v", got, want)
+	}
+	many := api.Attachment{Ports: port}
+	for i := range 9 {
+		many.Jobs = append(many.Jobs, api.Job{Name: fmt.Sprintf("j%d", i), Type: "tick", Config: []byte(`{}`)})
+	}
+	if got := problemFields(t, api.ValidateAttachment(facts, api.PortRequest{}, many)); strings.Join(got, " ") != "jobs" {
+		t.Errorf("nine jobs: problems on %v", got)
+	}
+	good := api.Attachment{Ports: port, Bridges: []api.OVSBridge{{Name: "br-tun", DatapathType: "netdev", Protocols: []string{"OpenFlow13"}}},
+		Jobs: []api.Job{{Name: "route-agent", Type: "tick", Config: []byte(`{"every":"1s"}`)}}}
+	if err := api.ValidateAttachment(facts, api.PortRequest{}, good); err != nil {
+		t.Errorf("valid attachment: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ovsplane/ovsplane/model/limits"
 )
@@ -116,5 +117,60 @@ func limitChange(ps *problems, f string, c InterfaceChange) {
 		if k != "" {
 			ps.addLimit(f+".remove", limits.CheckKey(in, "other_config", k))
 		}
+	}
+}
+
+// checkBridges checks Attachment.Bridges: each named once (limits.CheckName), a datapath type
+// of the running OVS when facts list them, map columns within limits, no reserved key. How
+// many bridges an object may have is the daemon's rule (docs/plugins.md).
+func checkBridges(ps *problems, facts HostFacts, bs []OVSBridge) {
+	if len(bs) > limits.MaxObjectsPerBatch {
+		ps.add("bridges", "%d bridges, more than %d (limits.MaxObjectsPerBatch)", len(bs), limits.MaxObjectsPerBatch)
+		return
+	}
+	seen := map[string]bool{}
+	for i, b := range bs {
+		f := fmt.Sprintf("bridges[%d]", i)
+		br := limits.Object(limits.Bridge, b.Name)
+		switch {
+		case b.Name == "":
+			ps.add(f+".name", "is empty")
+		case seen[b.Name]:
+			ps.add(f+".name", "%q is listed twice", b.Name)
+		default:
+			ps.addLimit(f+".name", limits.CheckName(limits.Bridge, b.Name))
+		}
+		seen[b.Name] = true
+		if b.DatapathType != "" && len(facts.DatapathTypes) > 0 && !facts.HasDatapathType(b.DatapathType) {
+			ps.add(f+".datapath_type", "%q is not a datapath type of the running Open vSwitch (%s)", b.DatapathType, strings.Join(facts.DatapathTypes, ", "))
+		}
+		ps.addLimit(f+".datapath_type", limits.CheckText(br, "datapath_type", b.DatapathType))
+		if len(b.Protocols) > 8 {
+			ps.add(f+".protocols", "%d protocols, more than 8", len(b.Protocols))
+		}
+		for j, pr := range b.Protocols {
+			ps.addLimit(fmt.Sprintf("%s.protocols[%d]", f, j), limits.CheckText(br, "protocols", pr))
+		}
+		ps.addLimit(f+".other_config", limits.CheckMap(br, "other_config", b.OtherConfig))
+		ps.addLimit(f+".external_ids", limits.CheckMap(br, "external_ids", b.ExternalIDs))
+		checkReserved(ps, f+".external_ids", b.ExternalIDs)
+	}
+}
+
+// checkJobs checks Attachment.Jobs: at most limits.MaxJobsPerPort, each valid
+// (limits.CheckJob: name, type, a JSON object config within its size), names unique.
+func checkJobs(ps *problems, js []Job) {
+	if len(js) > limits.MaxJobsPerPort {
+		ps.add("jobs", "%d jobs, more than %d (limits.MaxJobsPerPort)", len(js), limits.MaxJobsPerPort)
+		return
+	}
+	seen := map[string]bool{}
+	for i, j := range js {
+		f := fmt.Sprintf("jobs[%d]", i)
+		ps.addLimit(f, limits.CheckJob(j.Name, j.Type, j.Config))
+		if seen[j.Name] {
+			ps.add(f+".name", "%q is listed twice", j.Name)
+		}
+		seen[j.Name] = true
 	}
 }

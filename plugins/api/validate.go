@@ -110,6 +110,8 @@ func ValidateAttachment(facts HostFacts, req PortRequest, a Attachment) error {
 			checkInterface(&ps, fmt.Sprintf("%s.interfaces[%d]", f, j), facts, ifc, ifaces)
 		}
 	}
+	checkBridges(&ps, facts, a.Bridges)
+	checkJobs(&ps, a.Jobs)
 	return ps.err(fmt.Sprintf("attachment of port %s/%s", req.Bridge, req.Name))
 }
 
