@@ -159,14 +159,15 @@ func (l *mportLab) waitRunning(not int) int {
 	l.t.Helper()
 	var pid int
 	lab.WaitFor(l.t, 30*time.Second, "plugin mport running", func(context.Context) error {
-		for _, st := range l.h.Plugins() {
-			if st.State == host.StateRunning && st.PID != not {
-				pid = st.PID
-				return nil
-			}
+		sts := l.h.Plugins()
+		if len(sts) == 0 {
+			return fmt.Errorf("not listed")
+		}
+		if st := sts[0]; st.State != host.StateRunning || st.PID == not {
 			return fmt.Errorf("state %s, pid %d", st.State, st.PID)
 		}
-		return fmt.Errorf("not listed")
+		pid = sts[0].PID
+		return nil
 	})
 	l.d.PluginChanged("mport") // what OnChange started too: idempotent, and done once this returns
 	if err := l.d.Reconcile(l.t.Context()); err != nil {

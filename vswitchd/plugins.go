@@ -46,11 +46,6 @@ func (pp pluginPort) withShape(sh objectShape) *pluginPort {
 	return &pp
 }
 
-// shape returns the object's shape.
-func (pp *pluginPort) shape() objectShape {
-	return objectShape{first: pp.Shape, more: pp.More, bridges: pp.Bridges}
-}
-
 // sameShape reports whether two objects' shapes are the same.
 func sameShape(a, b *pluginPort) bool {
 	ja, _ := json.Marshal([]any{a.Shape, a.More, a.Bridges}) // plain data: cannot fail

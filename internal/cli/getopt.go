@@ -193,7 +193,7 @@ func CutOption(args []string, name string) (value string, found bool, rest []str
 			i += 2
 			continue
 		}
-		next := i + 1
+		var next int
 		var perr *ParseError
 		if a[1] == '-' {
 			_, next, perr = scanLong(args, i, long)
