@@ -224,6 +224,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	}()
 	plugins.d.Store(d)
 	met.RegisterJobs(d.Jobs)
+	met.RegisterWatchers(plugins.watchQueues)
 	if len(cfg.Plugins) > 0 {
 		// Each plugin ends its first start attempt (running, refused, failed or retrying in
 		// the background) before the API serves; its status tells the rest.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/vswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/metrics"
 	"github.com/ovsplane/ovsplane/vswitchd/watch"
 )
 
@@ -39,4 +40,20 @@ func (p *pluginHost) watchChanged() {
 	if disp := p.watch.Load(); disp != nil {
 		disp.SetWatchers(watch.HostWatchers(p.h))
 	}
+}
+
+// watchQueues returns the watcher plugins' queues for the metrics (none before the dispatcher
+// runs or after it stopped).
+func (p *pluginHost) watchQueues() []metrics.WatcherQueue {
+	disp := p.watch.Load()
+	if disp == nil {
+		return nil
+	}
+	var out []metrics.WatcherQueue
+	for _, s := range disp.Stats() {
+		out = append(out, metrics.WatcherQueue{Plugin: s.Plugin, Pending: s.Pending, MaxPending: s.MaxPending,
+			Batches: s.Batches, Events: s.Events, Failures: s.Failures, Resyncs: s.Resyncs, Overflows: s.Overflows,
+			Dropped: s.Dropped, Coalesced: s.Coalesced, Changes: s.Changes, Ignored: s.Ignored})
+	}
+	return out
 }

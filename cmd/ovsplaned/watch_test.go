@@ -9,8 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -39,14 +42,17 @@ func TestDaemonDeliversToWatcherPlugins(t *testing.T) {
 	pluginDir := filepath.Join(dir, "plugins")
 	sum := testkit.InstallPlugin(t, "../../vswitchd/watch/testdata/watchrec", pluginDir, "watchrec")
 	conf := filepath.Join(dir, "ovsplaned.yaml")
+	metricsAddr := testkit.FreeTCPAddr(t)
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`
+metrics:
+  address: %s
 plugin_dir: %s
 plugins:
   - name: watchrec
     path: watchrec
     sha256: %s
     env: [WATCHREC_FILTER]
-`, pluginDir, sum)), 0o644); err != nil {
+`, metricsAddr, pluginDir, sum)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"PATH=/usr/bin:/bin", `WATCHREC_FILTER={"Bridges":["brw"]}`}
@@ -123,4 +129,32 @@ plugins:
 	}
 	second := waitFor("the snapshot after a restart", "late", true, first)
 	t.Logf("watchrec pid %d, after SIGKILL pid %d", first, second)
+
+	// The queue's counters reach /metrics: two snapshots done (start, restart), events
+	// delivered, nothing pending past the bound.
+	testkit.Eventually(t, 30*time.Second, 50*time.Millisecond, func() error {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		vals := map[string]float64{}
+		for _, line := range strings.Split(string(body), "\n") {
+			name, v, ok := strings.Cut(line, `{plugin="watchrec"} `)
+			if !ok {
+				continue
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("%s: %w", line, err)
+			}
+			vals[name] = f
+		}
+		if vals["ovsplane_watch_resyncs_total"] < 2 || vals["ovsplane_watch_events_total"] < 3 ||
+			vals["ovsplane_watch_pending_max"] <= 0 || vals["ovsplane_watch_pending"] > vals["ovsplane_watch_pending_max"] {
+			return fmt.Errorf("watch metrics %v", vals)
+		}
+		return nil
+	})
 }
