@@ -91,9 +91,15 @@ func Unixctl(ctx context.Context, path, method string, args ...string) (string, 
 	return decodeReply(reply, method, id)
 }
 
+// unixctlIOError names the socket and the command, and says when ctx ended the call. The
+// connection's deadline is ctx's, and it can fire a moment before ctx's own timer has set
+// ctx.Err(): an I/O timeout is then reported as ctx's deadline too.
 func unixctlIOError(ctx context.Context, path, method string, err error) error {
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("%w (%w)", context.DeadlineExceeded, err)
 	}
 	return fmt.Errorf("unixctl %s %s: %w", path, method, err)
 }
