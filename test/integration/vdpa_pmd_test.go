@@ -320,4 +320,22 @@ bridges:
 	if pluginLog := l.logs[0].String(); !strings.Contains(pluginLog, "exiting on terminated") {
 		t.Errorf("the stand-in was not stopped by SIGTERM (no 'exiting on terminated' in the daemon's log)")
 	}
+
+	// 5. A port name the daemon and the vdpa library accept (here 60 bytes) but too long for its
+	// job name, dpdk-vdpa-<port>, at most 64 bytes: refused up front as invalid, naming the
+	// limit, not after the host work as a plugin answer the daemon cannot run.
+	long := "pmd-" + strings.Repeat("x", 56)
+	runs := len(standInRuns(t, standIn))
+	_, err = l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
+		Port: vdpaPort(long, map[string]string{"pf": vdpaPF, "vf": "0", "mode": "dpdk-pmd"})}))
+	t.Logf("dpdk-pmd port of a %d-byte name: %v", len(long), err)
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "dpdk-vdpa-") || !strings.Contains(err.Error(), "54 bytes") {
+		t.Errorf("ApplyPort of dpdk-pmd port %s: %v, want InvalidArgument naming its job's name limit", long, err)
+	}
+	if n := rowCount(t, db, "Port", long) + rowCount(t, db, "Interface", long); n != 0 {
+		t.Errorf("refused port %s: %d rows written", long, n)
+	}
+	if n := len(standInRuns(t, standIn)); n != runs {
+		t.Errorf("refused port %s: %d stand-in runs, want %d as before", long, n, runs)
+	}
 }
