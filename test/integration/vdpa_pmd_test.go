@@ -329,7 +329,8 @@ bridges:
 	_, err = l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
 		Port: vdpaPort(long, map[string]string{"pf": vdpaPF, "vf": "0", "mode": "dpdk-pmd"})}))
 	t.Logf("dpdk-pmd port of a %d-byte name: %v", len(long), err)
-	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "dpdk-vdpa-") || !strings.Contains(err.Error(), "54 bytes") {
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), `): name: "`+long+`" is 60 bytes`) ||
+		!strings.Contains(err.Error(), "dpdk-vdpa-") || !strings.Contains(err.Error(), "54 bytes") {
 		t.Errorf("ApplyPort of dpdk-pmd port %s: %v, want InvalidArgument naming its job's name limit", long, err)
 	}
 	if n := rowCount(t, db, "Port", long) + rowCount(t, db, "Interface", long); n != 0 {
