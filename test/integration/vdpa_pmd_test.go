@@ -215,6 +215,7 @@ bridges:
 	t.Logf("vsctl plugin stats vdpa:\n%s", out)
 	if code != 0 || !regexp.MustCompile(`(?m)^`+job+`\s+dpdk-vdpa\s+`+port+`\s+running\s+1\s`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^\s+process_up 1 gauge`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^\s+process_restarts_total 0 counter`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^\s+process_pid `+strconv.Itoa(first.PID)+` gauge`).MatchString(out) {
 		t.Errorf("vsctl plugin stats vdpa: exit %d, stderr %q, stdout:\n%s", code, stderr, out)
 	}
