@@ -110,7 +110,8 @@ func standInPIDs(t *testing.T, path string) []int {
 // PluginStats and /metrics show it running with process_up 1. A kill -9 of the stand-in is
 // followed by a restart (process_restarts_total 1). A kill -9 of the plugin process takes its
 // stand-in with it; the host restarts the plugin and the daemon starts the job again in the
-// new process. Deleting the port stops the job: no stand-in is left (/proc).
+// new process. Deleting the port stops the job: no stand-in is left (/proc). A dpdk-pmd port
+// whose name is too long for its job's name is refused as invalid, naming the limit.
 func TestVDPAPMDJob(t *testing.T) {
 	lab.Require(t, lab.NeedDPDK, lab.NeedNetns)
 	ctx := timeout(t, 5*time.Minute)
