@@ -73,7 +73,11 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 	if len(problems) > 0 {
 		msgs := make([]string, 0, len(problems))
 		for _, pr := range problems {
-			msgs = append(msgs, "options:"+strings.TrimPrefix(pr.Field, "options.")+": "+pr.Message)
+			field := pr.Field // options.mtu is the user's options:mtu; name and type stay as they are
+			if key, ok := strings.CutPrefix(field, "options."); ok {
+				field = "options:" + key
+			}
+			msgs = append(msgs, field+": "+pr.Message)
 		}
 		return nil, false, fmt.Errorf("%w: port %q (type %q of plugin %q): %s", model.ErrInvalid, p.Name, typ, plugin, strings.Join(msgs, "; "))
 	}

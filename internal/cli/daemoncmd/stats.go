@@ -29,7 +29,7 @@ type wireJobInfo struct {
 type wireJobMetric struct {
 	Name   string            `json:"name"`
 	Kind   string            `json:"kind"`
-	Value  json.Number       `json:"value"` // printed as the daemon wrote it (finite: the daemon refuses others)
+	Value  json.Number       `json:"value"` // printed as the daemon wrote it (finite: the daemon refuses others); "" is 0, omitted
 	Labels map[string]string `json:"labels"`
 }
 
@@ -77,6 +77,9 @@ func (r *runner) pluginStats(ctx context.Context, name string) error {
 		row := jobRow{Name: j.Name, Type: j.Type, Port: j.Port, State: jobStateName(j.State), Error: j.Error,
 			Status: j.Status, Starts: j.Starts, SampleTime: j.SampleTime}
 		for _, m := range j.Metrics {
+			if m.Value == "" { // protojson omits a zero value: the metric is 0, not blank
+				m.Value = "0"
+			}
 			row.Metrics = append(row.Metrics, metricRow{Name: m.Name, Kind: metricKindName(m.Kind), Value: m.Value, Labels: m.Labels})
 		}
 		rows = append(rows, row)

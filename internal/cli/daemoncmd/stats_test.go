@@ -18,12 +18,12 @@ func TestPluginStats(t *testing.T) {
 	at := time.Date(2026, 12, 3, 20, 41, 7, 412000000, time.UTC)
 	fake.SetJobs("veth", []model.JobInfo{
 		{Plugin: "veth", Name: "clock", Type: "ticker", State: model.JobRunning, Status: "ticking", Starts: 2, SampleTime: at,
-			Metrics: []model.JobMetric{{Name: "ticks", Kind: "counter", Value: 37},
+			Metrics: []model.JobMetric{{Name: "ticks", Kind: "counter", Value: 37}, {Name: "restarts_total", Kind: "counter", Value: 0},
 				{Name: "queue_depth", Kind: "gauge", Value: 0.5, Labels: map[string]string{"queue": "rx 0", "dir": "in"}}}},
 	})
 	r := run(t, nil, false, "--daemon="+addr, "plugin", "stats", "veth")
 	for _, s := range []string{"JOB", "SAMPLED", "clock", "ticker", "running", "2026-12-03T20:41:07.412Z",
-		"  ticks 37 counter", `  queue_depth{dir="in",queue="rx 0"} 0.5 gauge`} {
+		"  ticks 37 counter", "  restarts_total 0 counter", `  queue_depth{dir="in",queue="rx 0"} 0.5 gauge`} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, r.stdout)
 		}

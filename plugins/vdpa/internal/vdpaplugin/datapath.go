@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 	"github.com/ovsplane/ovsplane/vdpa"
@@ -61,6 +62,27 @@ var (
 	rePortName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$`)
 	rePCI      = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
 )
+
+// maxJobName is the daemon's bound on a job's name (limits.CheckJob), so a dpdk-pmd port's
+// name has at most maxJobName-len(jobPrefix) bytes: 54 where the daemon and the library
+// accept 64 and 63.
+const maxJobName = 64
+
+// jobNameProblems refuses, as a problem on the name, a port whose dpdk-vdpa job the daemon
+// would refuse to run for its name (a dpdk-pmd port, supervised): checked before any host work,
+// so that the user learns the limit instead of getting a plugin answer the daemon rejects
+// after the VFs were set up.
+func jobNameProblems(cfg Config, r vdpa.Request) []api.Problem {
+	if r.Mode != vdpa.ModeDPDKPMD || !cfg.supervise() {
+		return nil
+	}
+	if err := limits.CheckJob(jobPrefix+r.Name, JobType, nil); err != nil {
+		return []api.Problem{{Field: "name", Message: fmt.Sprintf(
+			"%q is %d bytes: in mode dpdk-pmd the port's data-path job is named %s<port>, at most %d bytes, so the name may have at most %d bytes; use a shorter name (or supervise_dpdk_vdpa: false)",
+			r.Name, len(r.Name), jobPrefix, maxJobName, maxJobName-len(jobPrefix))}}
+	}
+	return nil
+}
 
 // jobType is the api.ObjectType of JobType for Info.
 func jobType() api.ObjectType {

@@ -55,11 +55,14 @@ func key(bridge, name string) string { return bridge + "/" + name }
 // names the option and says what to write instead) and, for mode ovs-fork, whether the running
 // OVS has the dpdkvdpa interface type.
 func (p *Plugin) Validate(ctx context.Context, req api.PortRequest) ([]api.Problem, error) {
-	_, facts, _, err := p.current()
+	cfg, facts, _, err := p.current()
 	if err != nil {
 		return nil, err
 	}
 	r, problems := requestOf(req)
+	if len(problems) == 0 {
+		problems = jobNameProblems(cfg, r)
+	}
 	if len(problems) == 0 && r.Mode == vdpa.ModeOVSFork && !facts.HasIfaceType("dpdkvdpa") {
 		problems = append(problems, api.Problem{Field: "options.mode",
 			Message: "ovs-fork needs NVIDIA's OVS (MLNX_OFED/DOCA), whose iface_types list dpdkvdpa; this OVS's do not: use mode kernel or dpdk-pmd (" + string(vdpa.CodeOVSNoDPDKVDPA) + ")"})
@@ -106,6 +109,9 @@ func (p *Plugin) Attach(ctx context.Context, req api.PortRequest) (api.Attachmen
 		return api.Attachment{}, err
 	}
 	r, problems := requestOf(req)
+	if len(problems) == 0 {
+		problems = jobNameProblems(cfg, r) // before any host work
+	}
 	if len(problems) > 0 {
 		return api.Attachment{}, invalid(req.Name, problems)
 	}

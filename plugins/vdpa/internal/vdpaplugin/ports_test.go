@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
 	"github.com/ovsplane/ovsplane/vdpa"
@@ -33,6 +34,9 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{vdpaPort("vm1", "max_vqp", "4"), "options.max_vqp", "known: pf, vf"},
 		{api.PortRequest{Bridge: "br0", Name: "vm1", Type: PortType, Options: map[string]string{"vf": "1"}}, "options.pf", "pf is required"},
 		{vdpaPort("vm 1"), "name", "letters, digits"},
+		// 55 bytes: a port name the library takes, but its job name dpdk-vdpa-<port> would
+		// pass the daemon's 64 bytes.
+		{vdpaPort(strings.Repeat("v", 55), "mode", "dpdk-pmd"), "name", "at most 54 bytes"},
 		{vdpaPort("vm1", "mode", "ovs-fork"), "options.mode", "NVIDIA"},
 		{api.PortRequest{Bridge: "br0", Name: "vm1", Type: "veth", Options: map[string]string{"pf": pf0}}, "type", "not a type of this plugin"},
 	}
@@ -54,8 +58,20 @@ func TestValidateNamesTheOption(t *testing.T) {
 			t.Errorf("Attach %v: %v, want InvalidArgument on %s", c.req.Options, err, c.field)
 		}
 	}
-	if problems, err := h.Validate(vdpaPort("vm1", "vf", "1", "mac", "02:11:22:33:44:55", "max-vqp", "4")); err != nil || len(problems) != 0 {
-		t.Errorf("valid request: %+v %v", problems, err)
+	for _, req := range []api.PortRequest{
+		vdpaPort("vm1", "vf", "1", "mac", "02:11:22:33:44:55", "max-vqp", "4"),
+		vdpaPort(strings.Repeat("v", 54), "mode", "dpdk-pmd"), // its job name has the daemon's 64 bytes
+		vdpaPort(strings.Repeat("v", 63)),                     // kernel mode: no job
+	} {
+		if problems, err := h.Validate(req); err != nil || len(problems) != 0 {
+			t.Errorf("valid request %s %v: %+v %v", req.Name, req.Options, problems, err)
+		}
+	}
+	if err := limits.CheckJob(jobPrefix+strings.Repeat("v", maxJobName-len(jobPrefix)), JobType, nil); err != nil {
+		t.Errorf("maxJobName is not the daemon's bound: %v", err)
+	}
+	if err := limits.CheckJob(jobPrefix+strings.Repeat("v", maxJobName-len(jobPrefix)+1), JobType, nil); err == nil {
+		t.Errorf("maxJobName is not the daemon's bound: one byte more is accepted")
 	}
 	h.Facts.IfaceTypes = append(slices.Clone(h.Facts.IfaceTypes), "dpdkvdpa")
 	if err := h.Configure(nil); err != nil {
