@@ -4,7 +4,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,86 +19,10 @@ import (
 
 	ovsplanev1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
 	"github.com/ovsplane/ovsplane/internal/testkit"
+	"github.com/ovsplane/ovsplane/plugins/vdpa/standintest"
 	"github.com/ovsplane/ovsplane/test/lab"
 	"github.com/ovsplane/ovsplane/vdpa"
 )
-
-// standInPkg is the dpdk-vdpa stand-in of the vdpa plugin's tests: it records each run's pid,
-// parent and argv as run-<pid>.json beside its binary and stays up until SIGTERM. (Its helper
-// package plugins/vdpa/internal/standintest is internal to plugins/vdpa, hence these few lines.)
-const standInPkg = "github.com/ovsplane/ovsplane/plugins/vdpa/testdata/dpdkvdpa-standin"
-
-// standInRun is one recorded run of the stand-in.
-type standInRun struct {
-	PID  int      `json:"pid"`
-	PPID int      `json:"ppid"`
-	Argv []string `json:"argv"`
-}
-
-// installStandIn copies the built stand-in as dpdk-vdpa (0755) into a directory of its own
-// and returns its path. At the end of the test no run of it may be left alive.
-func installStandIn(t *testing.T) string {
-	t.Helper()
-	bin, err := os.ReadFile(testkit.BuildOnce(t, standInPkg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := testkit.ShortTempDir(t, "standin")
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "dpdk-vdpa")
-	if err := os.WriteFile(path, bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // a test that failed half way must not leave stand-ins behind
-		for _, pid := range standInPIDs(t, path) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-	return path
-}
-
-// standInRuns returns the stand-in's recorded runs, by pid.
-func standInRuns(t *testing.T, path string) map[int]standInRun {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(filepath.Dir(path), "run-*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := map[int]standInRun{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r standInRun
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		runs[r.PID] = r
-	}
-	return runs
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
-}
-
-// standInPIDs returns the live (not zombie) processes running the executable path, from /proc.
-func standInPIDs(t *testing.T, path string) []int {
-	t.Helper()
-	return testkit.PIDs(t, func(pid int) bool {
-		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
-		return err == nil && exe == path && alive(pid)
-	})
-}
 
 // TestVDPAPMDJob runs the real ovsplaned with the real vdpa plugin (simulation mode on the
 // ConnectX-6 Dx fixture, dpdk_vdpa the stand-in) on a real ovs-vswitchd with DPDK (mode
@@ -118,7 +41,8 @@ func TestVDPAPMDJob(t *testing.T) {
 	vsns := lab.NewNetns(t)
 	db := lab.StartOVSDB(t)
 	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.DPDK, Netns: vsns})
-	standIn := installStandIn(t)
+	si := standintest.Install(t)
+	standIn := si.Path
 
 	l := newDaemonLab(t, db)
 	pdir, sum := buildPlugin(t, l.dir, "../../plugins/vdpa", "ovsplane-plugin-vdpa")
@@ -168,17 +92,17 @@ bridges:
 
 	wantArgv := append([]string{standIn}, vdpa.DPDKVDPAArgs(port, vf, vdpa.DefaultSocketDir)...)
 	// runOf waits for a live stand-in run whose parent is the plugin process ppid, and returns it.
-	runOf := func(what string, ppid int) standInRun {
+	runOf := func(what string, ppid int) standintest.Run {
 		t.Helper()
-		var run standInRun
+		var run standintest.Run
 		lab.WaitFor(t, 30*time.Second, what, func(context.Context) error {
-			for _, r := range standInRuns(t, standIn) {
-				if r.PPID == ppid && alive(r.PID) {
+			for _, r := range si.Runs(t) {
+				if r.PPID == ppid && standintest.Alive(r.PID) {
 					run = r
 					return nil
 				}
 			}
-			return fmt.Errorf("no live stand-in child of %d; runs %v, live %v", ppid, standInRuns(t, standIn), standInPIDs(t, standIn))
+			return fmt.Errorf("no live stand-in child of %d; runs %v, live %v", ppid, si.Runs(t), si.PIDs(t))
 		})
 		if !slices.Equal(run.Argv, wantArgv) {
 			t.Errorf("%s: stand-in argv %q, want %q", what, run.Argv, wantArgv)
@@ -243,10 +167,10 @@ bridges:
 	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var second standInRun
+	var second standintest.Run
 	lab.WaitFor(t, 30*time.Second, "the stand-in restarted", func(context.Context) error {
-		for _, r := range standInRuns(t, standIn) {
-			if r.PID != first.PID && r.PPID == pid1 && alive(r.PID) {
+		for _, r := range si.Runs(t) {
+			if r.PID != first.PID && r.PPID == pid1 && standintest.Alive(r.PID) {
 				second = r
 				return nil
 			}
@@ -261,7 +185,7 @@ bridges:
 	if v := metricOf(j, "process_last_exit_code"); v != -9 {
 		t.Errorf("process_last_exit_code %v after kill -9, want -9", v)
 	}
-	if alive(first.PID) {
+	if standintest.Alive(first.PID) {
 		t.Errorf("the killed stand-in %d is still alive", first.PID)
 	}
 
@@ -286,10 +210,10 @@ bridges:
 	t.Logf("plugin running again (pid %d) %v after its kill -9", pid2, time.Since(killed).Round(time.Millisecond))
 	third := runOf("the job started again in the restarted plugin", pid2)
 	t.Logf("job running again in the new plugin %v after the kill -9 of the old one", time.Since(killed).Round(time.Millisecond))
-	if alive(second.PID) {
+	if standintest.Alive(second.PID) {
 		t.Errorf("the stand-in %d of the killed plugin %d is still alive", second.PID, pid1)
 	}
-	if pids := standInPIDs(t, standIn); !slices.Equal(pids, []int{third.PID}) {
+	if pids := si.PIDs(t); !slices.Equal(pids, []int{third.PID}) {
 		t.Errorf("live stand-ins %v, want only %d (the restarted plugin's)", pids, third.PID)
 	}
 	if pids := pluginPIDs(t, pluginBin); !slices.Equal(pids, []int{pid2}) {
@@ -303,7 +227,7 @@ bridges:
 	}
 	standInGone := time.Now()
 	lab.WaitFor(t, 30*time.Second, "no stand-in left after the port's deletion", func(context.Context) error {
-		if pids := standInPIDs(t, standIn); len(pids) > 0 {
+		if pids := si.PIDs(t); len(pids) > 0 {
 			return fmt.Errorf("stand-ins alive: %v", pids)
 		}
 		return nil
@@ -327,7 +251,7 @@ bridges:
 	// job name, dpdk-vdpa-<port>, at most 64 bytes: refused up front as invalid, naming the
 	// limit, not after the host work as a plugin answer the daemon cannot run.
 	long := "pmd-" + strings.Repeat("x", 56)
-	runs := len(standInRuns(t, standIn))
+	runs := len(si.Runs(t))
 	_, err = l.api.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0",
 		Port: vdpaPort(long, map[string]string{"pf": vdpaPF, "vf": "0", "mode": "dpdk-pmd"})}))
 	t.Logf("dpdk-pmd port of a %d-byte name: %v", len(long), err)
@@ -338,7 +262,7 @@ bridges:
 	if n := rowCount(t, db, "Port", long) + rowCount(t, db, "Interface", long); n != 0 {
 		t.Errorf("refused port %s: %d rows written", long, n)
 	}
-	if n := len(standInRuns(t, standIn)); n != runs {
+	if n := len(si.Runs(t)); n != runs {
 		t.Errorf("refused port %s: %d stand-in runs, want %d as before", long, n, runs)
 	}
 }

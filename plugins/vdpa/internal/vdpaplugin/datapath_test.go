@@ -14,7 +14,7 @@ import (
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
-	"github.com/ovsplane/ovsplane/plugins/vdpa/internal/standintest"
+	"github.com/ovsplane/ovsplane/plugins/vdpa/standintest"
 	"github.com/ovsplane/ovsplane/vdpa"
 )
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,4 +146,14 @@ func killPID(pid int) error {
 		return err
 	}
 	return p.Kill()
+}
+
+// PIDs returns the live (not zombie) processes running this copy of the stand-in, from /proc:
+// what a test checks to prove none is left behind, whoever started it.
+func (s *StandIn) PIDs(tb testing.TB) []int {
+	tb.Helper()
+	return testkit.PIDs(tb, func(pid int) bool {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+		return err == nil && exe == s.Path && Alive(pid)
+	})
 }
