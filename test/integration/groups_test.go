@@ -20,7 +20,13 @@ import (
 
 // groupsSchedule is the weights TestSelectGroupWeightsThroughDaemon writes, one set after the
 // other: a bucket drained to 0 and back, each bucket drained once.
-var groupsSchedule = [][]uint16{{10, 10, 10}, {20, 10, 0}, {0, 10, 10}, {10, 0, 30}, {10, 10, 0}, {10, 10, 10}}
+var groupsSchedule = func() [][]uint16 {
+	var out [][]uint16
+	for _, w := range lab.WeightSchedule() {
+		out = append(out, w[:])
+	}
+	return out
+}()
 
 // TestSelectGroupWeightsThroughDaemon runs the real ovsplaned with a real plugin process
 // (testdata/weightsplugin: a select group of three buckets, one per sink port, and a flow

@@ -84,3 +84,9 @@ func ParseAggregatePackets(dump string) (uint64, error) {
 	n, _ := strconv.ParseUint(m[1], 10, 64)
 	return n, nil
 }
+
+// WeightSchedule is the bucket weights of a 3-bucket select group that the group tests set
+// one after the other under traffic: a bucket going to 0 and back, and one taking most.
+func WeightSchedule() [][3]uint16 {
+	return [][3]uint16{{10, 10, 10}, {20, 10, 0}, {0, 10, 10}, {10, 0, 30}, {10, 10, 0}, {10, 10, 10}}
+}

@@ -52,7 +52,7 @@ func TestSelectGroupWeightsUnderTraffic(t *testing.T) {
 			{Cookie: cookies.Value | 1, Priority: 1000, Match: "in_port=1,udp", Actions: "group:" + itoa(gid)}}}
 	}
 	ctx := t.Context()
-	schedule := [][3]uint16{{10, 10, 10}, {20, 10, 0}, {0, 10, 10}, {10, 0, 30}, {10, 10, 0}, {10, 10, 10}}
+	schedule := lab.WeightSchedule()
 	if err := b.prog.Sync(ctx, b.name, cookies, groups, setOf(schedule[0])); err != nil {
 		t.Fatalf("Sync %v: %v", schedule[0], err)
 	}
