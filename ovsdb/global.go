@@ -29,20 +29,11 @@ const (
 
 // ownedGlobalKeys reads, from Open_vSwitch.external_ids, the other_config keys owner has set.
 func ownedGlobalKeys(root *vswitch.OpenvSwitch, owner string) []string {
-	v := root.ExternalIDs[globalKeysPrefix+owner]
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
+	return TaggedKeys(root.ExternalIDs, owner)
 }
 
 // validGlobalKey rejects keys that cannot be recorded in the owned-key list.
-func validGlobalKey(k string) error {
-	if k == "" || strings.ContainsAny(k, ",\x00") {
-		return fmt.Errorf("%w: Open_vSwitch other_config key %q: keys must be non-empty and contain no comma", ErrInvalid, k)
-	}
-	return nil
-}
+func validGlobalKey(k string) error { return validRecordedKey("Open_vSwitch", k) }
 
 // setGlobal records keys to set in Open_vSwitch.other_config; finishGlobal plans them.
 func (p *planner) setGlobal(kv map[string]string) error {

@@ -25,8 +25,8 @@ type InterfaceConfig struct {
 	Remove    []string
 }
 
-// TaggedKeys returns the other_config keys external_ids (an interface's) records as set by
-// tagger, in the recorded order.
+// TaggedKeys returns the other_config keys external_ids (an interface's, or Open_vSwitch's
+// for the global keys) records as set by tagger, in the recorded order.
 func TaggedKeys(externalIDs map[string]string, tagger string) []string {
 	v := externalIDs[InterfaceKeysPrefix+tagger]
 	if v == "" {
@@ -37,9 +37,13 @@ func TaggedKeys(externalIDs map[string]string, tagger string) []string {
 
 // ValidInterfaceConfigKey rejects an other_config key SetInterfaceConfig cannot record: empty,
 // or holding a comma (the record's separator) or a NUL.
-func ValidInterfaceConfigKey(k string) error {
+func ValidInterfaceConfigKey(k string) error { return validRecordedKey("Interface", k) }
+
+// validRecordedKey rejects an other_config key of table that a comma-separated record of set
+// keys cannot hold: empty, or holding a comma or a NUL.
+func validRecordedKey(table, k string) error {
 	if k == "" || strings.ContainsAny(k, ",\x00") {
-		return fmt.Errorf("%w: Interface other_config key %q: keys must be non-empty and contain no comma or NUL", ErrInvalid, k)
+		return fmt.Errorf("%w: %s other_config key %q: keys must be non-empty and contain no comma or NUL", ErrInvalid, table, k)
 	}
 	return nil
 }
