@@ -169,16 +169,7 @@ bridges:
 	}
 	showWeights(groupsSchedule[0])
 
-	sctx, stopSending := context.WithCancel(ctx)
-	sent := make(chan lab.SeqSent, 1)
-	go func() { sent <- rig.Send(sctx) }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			stopSending()
-			<-sent
-		}
-	}()
+	stopSending := rig.SendInBackground(t, ctx)
 
 	var lastDuration float64
 	var lastFlow uint64
@@ -212,9 +203,7 @@ bridges:
 		t.Logf("weights %v shown by dump-groups %v after the file was written", w, took.Round(time.Millisecond))
 		phase(w)
 	}
-	stopSending()
-	res := <-sent
-	stopped = true
+	res := stopSending()
 	if res.Err != nil {
 		t.Fatalf("sender: %v", res.Err)
 	}

@@ -224,6 +224,23 @@ func (r *SeqRig) Send(ctx context.Context) SeqSent {
 	return SendSeqStream(ctx, r.SrcNS, r.Stream)
 }
 
+// SendInBackground starts the rig's stream and returns stop, which ends it and returns what was
+// sent; stop may be called more than once (later calls return the same result). The stream
+// also stops when the test ends, so a test that fails half way leaves no sender behind.
+func (r *SeqRig) SendInBackground(t testing.TB, ctx context.Context) (stop func() SeqSent) {
+	sctx, cancel := context.WithCancel(ctx)
+	sent := make(chan SeqSent, 1)
+	go func() { sent <- r.Send(sctx) }()
+	var once sync.Once
+	var res SeqSent
+	stop = func() SeqSent {
+		once.Do(func() { cancel(); res = <-sent })
+		return res
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
 // Counts returns the datagrams each sink received so far.
 func (r *SeqRig) Counts() []int {
 	out := make([]int, len(r.Recv))

@@ -3,7 +3,6 @@
 package openflow_test
 
 import (
-	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -57,16 +56,7 @@ func TestSelectGroupWeightsUnderTraffic(t *testing.T) {
 		t.Fatalf("Sync %v: %v", schedule[0], err)
 	}
 
-	sctx, stopSending := context.WithCancel(ctx)
-	sent := make(chan lab.SeqSent, 1)
-	go func() { sent <- rig.Send(sctx) }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			stopSending()
-			<-sent
-		}
-	}()
+	stopSending := rig.SendInBackground(t, ctx)
 
 	var last groupStats
 	phase := func(i int) {
@@ -95,9 +85,7 @@ func TestSelectGroupWeightsUnderTraffic(t *testing.T) {
 		}
 		phase(i + 1)
 	}
-	stopSending()
-	res := <-sent
-	stopped = true
+	res := stopSending()
 	if res.Err != nil {
 		t.Fatalf("sender: %v", res.Err)
 	}
