@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -221,7 +222,7 @@ func (m *Manager) want(ports []PortJobs) []string {
 			all[name] = append(all[name], wanted{spec: j})
 		}
 	}
-	slices.SortFunc(ports, func(a, b PortJobs) int { return compare(a.Plugin+"\x00"+a.Port, b.Plugin+"\x00"+b.Port) })
+	slices.SortFunc(ports, func(a, b PortJobs) int { return cmp.Compare(a.Plugin+"\x00"+a.Port, b.Plugin+"\x00"+b.Port) })
 	for _, pj := range ports {
 		for i, j := range pj.Jobs {
 			w := wanted{spec: j, port: pj.Port}
@@ -295,14 +296,4 @@ func refusal(plugin string, w wanted, taken map[string]*job) string {
 
 func sameJob(a, b api.Job) bool {
 	return a.Name == b.Name && a.Type == b.Type && string(a.Config) == string(b.Config)
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -154,9 +155,9 @@ func (r *Reconciler) merge(desired config.DesiredState, owned []ovsdb.OwnedRow) 
 		out.Bridges[i].Ports = append(out.Bridges[i].Ports, b.Ports...)
 	}
 	for i := range touched {
-		slices.SortFunc(out.Bridges[i].Ports, func(a, b model.Port) int { return cmpString(a.Name, b.Name) })
+		slices.SortFunc(out.Bridges[i].Ports, func(a, b model.Port) int { return cmp.Compare(a.Name, b.Name) })
 	}
-	slices.SortFunc(out.Bridges, func(a, b model.Bridge) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out.Bridges, func(a, b model.Bridge) int { return cmp.Compare(a.Name, b.Name) })
 	return out, unheld
 }
 

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"maps"
@@ -149,21 +150,11 @@ func (r *Reconciler) Status() []model.Status {
 	out := slices.Collect(maps.Values(r.status))
 	slices.SortFunc(out, func(a, b model.Status) int {
 		if a.Kind != b.Kind {
-			return cmpString(string(a.Kind), string(b.Kind))
+			return cmp.Compare(string(a.Kind), string(b.Kind))
 		}
-		return cmpString(a.Name, b.Name)
+		return cmp.Compare(a.Name, b.Name)
 	})
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Watch returns a channel closed at the next change of any status. Call it again after each

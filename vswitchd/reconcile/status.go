@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -157,7 +158,7 @@ func (r *Reconciler) refresh() {
 	r.watch = make(chan struct{})
 	r.mu.Unlock()
 	if r.opts.OnChange != nil {
-		slices.SortFunc(changed, func(a, b model.Status) int { return cmpString(a.Key(), b.Key()) })
+		slices.SortFunc(changed, func(a, b model.Status) int { return cmp.Compare(a.Key(), b.Key()) })
 		r.opts.OnChange(changed)
 	}
 }
