@@ -17,8 +17,8 @@ import (
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/host"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
-	"github.com/ovsplane/ovsplane/plugins/vdpa/standintest"
 	"github.com/ovsplane/ovsplane/plugins/vdpa/internal/vdpaplugin"
+	"github.com/ovsplane/ovsplane/plugins/vdpa/standintest"
 )
 
 // restarts reads process_restarts_total and process_pid of job from one stats sample.
