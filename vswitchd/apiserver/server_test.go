@@ -21,6 +21,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/api/client"
 	v1 "github.com/ovsplane/ovsplane/api/gen/ovsplane/v1"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
@@ -69,7 +70,7 @@ func startDaemonWith(t *testing.T, cfg config.API, opts apiserver.Options) *daem
 	}
 	listening := make(chan string, len(cfg.Listen))
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.Logger = slog.New(slog.NewTextHandler(testkit.Output(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	opts.OnListen = func(addr string) { listening <- addr }
 	srv := apiserver.New(d.fake, opts)
