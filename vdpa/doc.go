@@ -8,7 +8,7 @@
 // # Shape
 //
 // A Host is built from three small interfaces defined here: FS (rooted sysfs, /dev and /proc
-// access; vdpa/sysfs implements it over a directory), VDPANetlink (the kernel's "vdpa" generic
+// access; internal/sysfs implements it over a directory), VDPANetlink (the kernel's "vdpa" generic
 // netlink family) and Devlink (eswitch mode); vdpa/nlkernel implements the last two over
 // github.com/vishvananda/netlink. Tests, and the vdpa plugin's simulate mode, use vdpa/simkernel
 // instead, a simulated kernel that implements all three over a host description (vdpa/simhost)

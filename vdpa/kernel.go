@@ -8,7 +8,7 @@ import (
 )
 
 // FS is the rooted file access the library needs. Paths are slash-separated and relative to the
-// machine's root ("sys/bus/pci/devices/0000:65:00.0/sriov_numvfs"). vdpa/sysfs.Root implements it
+// machine's root ("sys/bus/pci/devices/0000:65:00.0/sriov_numvfs"). internal/sysfs.Root implements it
 // over a directory; vdpa/simkernel implements it over a fixture tree and gives writes the
 // kernel's semantics. ReadFile trims the trailing newline. WriteFile writes an existing attribute
 // in one write, returning the kernel's errno.

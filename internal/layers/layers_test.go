@@ -36,6 +36,7 @@ var floorNames = map[int]string{side: "test support", libs: "libs", model: "mode
 var floors = map[string]int{
 	"cmd/...":                               programs,
 	"plugins/vdpa":                          programs,
+	"plugins/dsa":                           programs,
 	"examples/plugin-sample":                programs,
 	"examples/veth-reference":               programs,
 	"internal/cli/vsctl/internal/genschema": programs,
@@ -43,6 +44,7 @@ var floors = map[string]int{
 	"vswitchd/...":                         core,
 	"internal/cli/...":                     core,
 	"plugins/vdpa/internal/...":            core,
+	"plugins/dsa/internal/...":             core,
 	"examples/veth-reference/internal/...": core,
 
 	"ovsdb/...":             services,
@@ -59,6 +61,7 @@ var floors = map[string]int{
 
 	"internal/oftarget/...": libs,
 	"internal/ovsproc/...":  libs,
+	"internal/sysfs":        libs, // rooted /sys, /dev, /proc access for the hardware libraries (vdpa, dsa)
 	"ovsdb/datum/...":       libs,
 
 	"test/...":        side,

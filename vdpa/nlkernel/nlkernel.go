@@ -15,7 +15,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/ovsplane/ovsplane/vdpa"
-	"github.com/ovsplane/ovsplane/vdpa/sysfs"
+	"github.com/ovsplane/ovsplane/internal/sysfs"
 )
 
 // Kernel wraps a netlink handle.

@@ -45,7 +45,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/vdpa"
 	"github.com/ovsplane/ovsplane/vdpa/simhost"
-	"github.com/ovsplane/ovsplane/vdpa/sysfs"
+	"github.com/ovsplane/ovsplane/internal/sysfs"
 )
 
 // Kernel is the simulated kernel. All methods are safe for concurrent use.

@@ -12,7 +12,7 @@ import (
 	"github.com/ovsplane/ovsplane/vdpa/nlkernel"
 	"github.com/ovsplane/ovsplane/vdpa/simhost"
 	"github.com/ovsplane/ovsplane/vdpa/simkernel"
-	"github.com/ovsplane/ovsplane/vdpa/sysfs"
+	"github.com/ovsplane/ovsplane/internal/sysfs"
 )
 
 // Kernel is the machine the plugin provisions: the vdpa library's three kernel interfaces.

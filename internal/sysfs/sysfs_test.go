@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ovsplane/ovsplane/vdpa/sysfs"
+	"github.com/ovsplane/ovsplane/internal/sysfs"
 )
 
 func TestRoot(t *testing.T) {

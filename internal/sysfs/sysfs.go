@@ -1,5 +1,5 @@
 // Package sysfs gives rooted access to the kernel's pseudo filesystems (/sys, /dev, /proc) for the
-// vdpa library: every path is relative to a root directory chosen by the caller ("/" on a host, a
+// hardware libraries (vdpa, dsa): every path is relative to a root directory chosen by the caller ("/" on a host, a
 // materialised fixture tree in tests), and no path may climb out of it.
 //
 // Root holds no state besides its directory, so one value may be shared between goroutines. Writes
