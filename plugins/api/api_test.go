@@ -115,6 +115,19 @@ func TestValidateOthers(t *testing.T) {
 		"changes[0].set changes[1].interface changes[2].interface changes[2].remove" {
 		t.Errorf("ValidateChanges problems on %v", got)
 	}
+	statuses := []api.InterfaceChange{
+		{Interface: "a", Status: &api.InterfaceStatus{Level: api.StatusWarning, Summary: "CPU copy: no DMA queue on NUMA 1", Details: map[string]string{"wq": "wq0.1"}}},
+		{Interface: "a", Status: &api.InterfaceStatus{}},
+		{Interface: "a", Status: &api.InterfaceStatus{Level: "fine", Summary: "x"}},
+		{Interface: "a", Status: &api.InterfaceStatus{Level: api.StatusInfo}},
+		{Interface: "a", Status: &api.InterfaceStatus{Level: api.StatusInfo, Summary: "two\nlines"}},
+		{Interface: "a", Status: &api.InterfaceStatus{Level: api.StatusInfo, Summary: strings.Repeat("s", api.MaxStatusSummaryBytes+1)}},
+		{Interface: "a", Status: &api.InterfaceStatus{Level: api.StatusInfo, Summary: "ok", Details: map[string]string{"wq": "a\x00"}}},
+	}
+	if got := problemFields(t, api.ValidateChanges(batch, statuses)); strings.Join(got, " ") !=
+		"changes[2].status.level changes[3].status.summary changes[4].status.summary changes[5].status.summary changes[6].status.details.wq" {
+		t.Errorf("ValidateChanges status problems on %v", got)
+	}
 	g := api.GlobalConfig{OtherConfig: map[string]string{"dpdk-extra": "-a x"}, DPDKExtra: []string{""}}
 	if got := problemFields(t, api.ValidateGlobalConfig(g)); strings.Join(got, " ") != "other_config.dpdk-extra dpdk_extra[0]" {
 		t.Errorf("ValidateGlobalConfig problems on %v", got)

@@ -118,6 +118,46 @@ func limitChange(ps *problems, f string, c InterfaceChange) {
 			ps.addLimit(f+".remove", limits.CheckKey(in, "other_config", k))
 		}
 	}
+	if c.Status != nil {
+		limitStatus(ps, f+".status", in, *c.Status)
+	}
+}
+
+// Bounds of an InterfaceStatus.
+const (
+	// MaxStatusSummaryBytes bounds InterfaceStatus.Summary.
+	MaxStatusSummaryBytes = 512
+	// MaxStatusDetails bounds the entries of InterfaceStatus.Details.
+	MaxStatusDetails = 16
+	// MaxStatusKeyBytes bounds a key of InterfaceStatus.Details.
+	MaxStatusKeyBytes = 64
+	// MaxStatusValueBytes bounds a value of InterfaceStatus.Details.
+	MaxStatusValueBytes = 256
+)
+
+// limitStatus checks an InterfaceStatus against the bounds above: sizes, and text a terminal
+// shows as sent (UTF-8, no control or invisible characters).
+func limitStatus(ps *problems, f, object string, s InterfaceStatus) {
+	if len(s.Summary) > MaxStatusSummaryBytes {
+		ps.add(f+".summary", "%d bytes, more than %d (MaxStatusSummaryBytes)", len(s.Summary), MaxStatusSummaryBytes)
+	} else {
+		ps.addLimit(f+".summary", limits.CheckValue(object, "status", "summary", s.Summary))
+	}
+	if len(s.Details) > MaxStatusDetails {
+		ps.add(f+".details", "%d entries, more than %d (MaxStatusDetails)", len(s.Details), MaxStatusDetails)
+		return
+	}
+	for k, v := range s.Details {
+		switch {
+		case len(k) > MaxStatusKeyBytes:
+			ps.add(f+".details", "key of %d bytes, more than %d (MaxStatusKeyBytes)", len(k), MaxStatusKeyBytes)
+		case len(v) > MaxStatusValueBytes:
+			ps.add(f+".details."+k, "%d bytes, more than %d (MaxStatusValueBytes)", len(v), MaxStatusValueBytes)
+		default:
+			ps.addLimit(f+".details", limits.CheckKey(object, "status details", k))
+			ps.addLimit(f+".details."+k, limits.CheckValue(object, "status details", k, v))
+		}
+	}
 }
 
 // checkBridges checks Attachment.Bridges: each named once (limits.CheckName), a datapath type

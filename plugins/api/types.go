@@ -126,6 +126,9 @@ type HostFacts struct {
 	OVSRunDir string
 	// HostVersion is ovsplaned's version.
 	HostVersion string
+	// OtherConfig is Open_vSwitch.other_config as OVSDB holds it (pmd-cpu-mask, dpdk-extra,
+	// vhost-async-support, ...). The host configures plugins again when it changes.
+	OtherConfig map[string]string
 }
 
 // CookieRange is a set of OpenFlow cookies: every cookie c with c&Mask == Value.
@@ -305,12 +308,49 @@ type PortEventBatch struct {
 	ResyncDone bool
 }
 
-// InterfaceChange asks the host to change other_config keys of an interface of the batch.
+// InterfaceChange is a watcher's answer about one interface of the batch: other_config keys to
+// change, its status as the plugin sees it, or both.
 type InterfaceChange struct {
 	Interface string
 	Set       map[string]string
 	// Remove lists keys to remove; only keys this plugin set are removed.
 	Remove []string
+	// Status, when not nil, replaces the plugin's status of the interface (a zero Status clears
+	// it). The host keeps statuses in memory only, never in OVSDB, shows them in `vsctl status`
+	// and the API's ListStatus (foreign interfaces included), and drops an interface's status
+	// when the interface goes away, when a resync no longer lists it, and when the plugin stops.
+	// After every Configure the host resyncs the plugin's watch, so statuses that depend on
+	// configuration or host facts are recomputed.
+	Status *InterfaceStatus
+}
+
+// StatusLevel grades an InterfaceStatus.
+type StatusLevel string
+
+// The status levels.
+const (
+	// StatusInfo: the plugin's view, nothing to do (e.g. "accelerated by wq0.1").
+	StatusInfo StatusLevel = "info"
+	// StatusWarning: works, but not as configured or not at its best; Summary says why and
+	// the fix.
+	StatusWarning StatusLevel = "warning"
+	// StatusError: the plugin cannot do for this interface what it is configured to do.
+	StatusError StatusLevel = "error"
+)
+
+// InterfaceStatus is a watcher plugin's one-line view of an interface, with optional details
+// (key/value facts such as the DMA queue in use). Summary is at most MaxStatusSummaryBytes and
+// Details at most MaxStatusDetails entries, each key at most MaxStatusKeyBytes and each value at
+// most MaxStatusValueBytes; all text is UTF-8 without control characters.
+type InterfaceStatus struct {
+	Level   StatusLevel
+	Summary string
+	Details map[string]string
+}
+
+// IsZero reports whether s is the zero status, which clears an interface's status.
+func (s InterfaceStatus) IsZero() bool {
+	return s.Level == "" && s.Summary == "" && len(s.Details) == 0
 }
 
 // GlobalConfig is a plugin's contribution to the Open_vSwitch row.

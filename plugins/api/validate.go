@@ -180,6 +180,16 @@ func ValidateChanges(batch PortEventBatch, changes []InterfaceChange) error {
 				ps.add(f+".remove", "empty key")
 			}
 		}
+		if c.Status != nil && !c.Status.IsZero() {
+			switch c.Status.Level {
+			case StatusInfo, StatusWarning, StatusError:
+			default:
+				ps.add(f+".status.level", "%q is not a level (info, warning, error)", c.Status.Level)
+			}
+			if c.Status.Summary == "" {
+				ps.add(f+".status.summary", "empty: say in one line what the plugin sees")
+			}
+		}
 	}
 	return ps.err("interface changes")
 }

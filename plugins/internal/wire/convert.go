@@ -76,6 +76,7 @@ func configureToProto(r api.ConfigureRequest) *pb.ConfigureRequest {
 			DataDir:         f.DataDir,
 			OvsRunDir:       f.OVSRunDir,
 			HostVersion:     f.HostVersion,
+			OtherConfig:     f.OtherConfig,
 		},
 	}
 }
@@ -97,6 +98,7 @@ func configureFromProto(m *pb.ConfigureRequest) api.ConfigureRequest {
 			DataDir:         f.GetDataDir(),
 			OVSRunDir:       f.GetOvsRunDir(),
 			HostVersion:     f.GetHostVersion(),
+			OtherConfig:     f.GetOtherConfig(),
 		},
 	}
 }
@@ -250,7 +252,11 @@ func eventsFromProto(m *pb.PortEventsRequest) api.PortEventBatch {
 func changesToProto(cs []api.InterfaceChange) *pb.PortEventsResponse {
 	m := &pb.PortEventsResponse{}
 	for _, c := range cs {
-		m.Changes = append(m.Changes, &pb.InterfaceChange{Interface: c.Interface, SetOtherConfig: c.Set, RemoveOtherConfig: c.Remove})
+		pc := &pb.InterfaceChange{Interface: c.Interface, SetOtherConfig: c.Set, RemoveOtherConfig: c.Remove}
+		if c.Status != nil {
+			pc.Status = &pb.InterfaceStatus{Level: string(c.Status.Level), Summary: c.Status.Summary, Details: c.Status.Details}
+		}
+		m.Changes = append(m.Changes, pc)
 	}
 	return m
 }
@@ -258,7 +264,11 @@ func changesToProto(cs []api.InterfaceChange) *pb.PortEventsResponse {
 func changesFromProto(m *pb.PortEventsResponse) []api.InterfaceChange {
 	var cs []api.InterfaceChange
 	for _, c := range m.GetChanges() {
-		cs = append(cs, api.InterfaceChange{Interface: c.GetInterface(), Set: c.GetSetOtherConfig(), Remove: c.GetRemoveOtherConfig()})
+		ac := api.InterfaceChange{Interface: c.GetInterface(), Set: c.GetSetOtherConfig(), Remove: c.GetRemoveOtherConfig()}
+		if st := c.GetStatus(); st != nil {
+			ac.Status = &api.InterfaceStatus{Level: api.StatusLevel(st.GetLevel()), Summary: st.GetSummary(), Details: st.GetDetails()}
+		}
+		cs = append(cs, ac)
 	}
 	return cs
 }

@@ -913,7 +913,9 @@ type HostFacts struct {
 	// The Open vSwitch run directory, e.g. /var/run/openvswitch (vhost-user sockets live there).
 	OvsRunDir string `protobuf:"bytes,8,opt,name=ovs_run_dir,json=ovsRunDir,proto3" json:"ovs_run_dir,omitempty"`
 	// ovsplaned's version.
-	HostVersion   string `protobuf:"bytes,9,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
+	HostVersion string `protobuf:"bytes,9,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
+	// Open_vSwitch.other_config; the host configures plugins again when it changes.
+	OtherConfig   map[string]string `protobuf:"bytes,10,rep,name=other_config,json=otherConfig,proto3" json:"other_config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1009,6 +1011,13 @@ func (x *HostFacts) GetHostVersion() string {
 		return x.HostVersion
 	}
 	return ""
+}
+
+func (x *HostFacts) GetOtherConfig() map[string]string {
+	if x != nil {
+		return x.OtherConfig
+	}
+	return nil
 }
 
 // CookieRange is a set of OpenFlow cookies: every cookie c with c & mask == value.
@@ -2401,7 +2410,8 @@ func (x *PortEventsResponse) GetChanges() []*InterfaceChange {
 	return nil
 }
 
-// InterfaceChange asks the host to change other_config keys of an interface of the batch.
+// InterfaceChange is a watcher's answer about one interface of the batch: other_config keys to
+// change, its status as the plugin sees it, or both.
 type InterfaceChange struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Interface string                 `protobuf:"bytes,1,opt,name=interface,proto3" json:"interface,omitempty"`
@@ -2409,8 +2419,12 @@ type InterfaceChange struct {
 	SetOtherConfig map[string]string `protobuf:"bytes,2,rep,name=set_other_config,json=setOtherConfig,proto3" json:"set_other_config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Keys to remove (only keys this plugin set earlier).
 	RemoveOtherConfig []string `protobuf:"bytes,3,rep,name=remove_other_config,json=removeOtherConfig,proto3" json:"remove_other_config,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// When present, replaces the plugin's status of the interface (an empty one clears it). The
+	// host keeps it in memory only and shows it in status; after every Configure it resyncs the
+	// plugin's watch so statuses are recomputed.
+	Status        *InterfaceStatus `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InterfaceChange) Reset() {
@@ -2464,6 +2478,77 @@ func (x *InterfaceChange) GetRemoveOtherConfig() []string {
 	return nil
 }
 
+func (x *InterfaceChange) GetStatus() *InterfaceStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+// InterfaceStatus is a watcher plugin's one-line view of an interface.
+type InterfaceStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "info", "warning" or "error"; empty only in the empty status.
+	Level string `protobuf:"bytes,1,opt,name=level,proto3" json:"level,omitempty"`
+	// One line, at most 512 bytes.
+	Summary string `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	// At most 16 entries (keys up to 64 bytes, values up to 256).
+	Details       map[string]string `protobuf:"bytes,3,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterfaceStatus) Reset() {
+	*x = InterfaceStatus{}
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterfaceStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterfaceStatus) ProtoMessage() {}
+
+func (x *InterfaceStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterfaceStatus.ProtoReflect.Descriptor instead.
+func (*InterfaceStatus) Descriptor() ([]byte, []int) {
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *InterfaceStatus) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
+func (x *InterfaceStatus) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *InterfaceStatus) GetDetails() map[string]string {
+	if x != nil {
+		return x.Details
+	}
+	return nil
+}
+
 type ContributeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2472,7 +2557,7 @@ type ContributeRequest struct {
 
 func (x *ContributeRequest) Reset() {
 	*x = ContributeRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2569,7 @@ func (x *ContributeRequest) String() string {
 func (*ContributeRequest) ProtoMessage() {}
 
 func (x *ContributeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2582,7 @@ func (x *ContributeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContributeRequest.ProtoReflect.Descriptor instead.
 func (*ContributeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 type ContributeResponse struct {
@@ -2513,7 +2598,7 @@ type ContributeResponse struct {
 
 func (x *ContributeResponse) Reset() {
 	*x = ContributeResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2610,7 @@ func (x *ContributeResponse) String() string {
 func (*ContributeResponse) ProtoMessage() {}
 
 func (x *ContributeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2623,7 @@ func (x *ContributeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContributeResponse.ProtoReflect.Descriptor instead.
 func (*ContributeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ContributeResponse) GetOtherConfig() map[string]string {
@@ -2569,7 +2654,7 @@ type BridgeFacts struct {
 
 func (x *BridgeFacts) Reset() {
 	*x = BridgeFacts{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2581,7 +2666,7 @@ func (x *BridgeFacts) String() string {
 func (*BridgeFacts) ProtoMessage() {}
 
 func (x *BridgeFacts) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2679,7 @@ func (x *BridgeFacts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BridgeFacts.ProtoReflect.Descriptor instead.
 func (*BridgeFacts) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BridgeFacts) GetName() string {
@@ -2641,7 +2726,7 @@ type BridgePort struct {
 
 func (x *BridgePort) Reset() {
 	*x = BridgePort{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +2738,7 @@ func (x *BridgePort) String() string {
 func (*BridgePort) ProtoMessage() {}
 
 func (x *BridgePort) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +2751,7 @@ func (x *BridgePort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BridgePort.ProtoReflect.Descriptor instead.
 func (*BridgePort) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BridgePort) GetPort() string {
@@ -2727,7 +2812,7 @@ type FlowsRequest struct {
 
 func (x *FlowsRequest) Reset() {
 	*x = FlowsRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2739,7 +2824,7 @@ func (x *FlowsRequest) String() string {
 func (*FlowsRequest) ProtoMessage() {}
 
 func (x *FlowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2752,7 +2837,7 @@ func (x *FlowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowsRequest.ProtoReflect.Descriptor instead.
 func (*FlowsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *FlowsRequest) GetBridge() *BridgeFacts {
@@ -2774,7 +2859,7 @@ type FlowsResponse struct {
 
 func (x *FlowsResponse) Reset() {
 	*x = FlowsResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2786,7 +2871,7 @@ func (x *FlowsResponse) String() string {
 func (*FlowsResponse) ProtoMessage() {}
 
 func (x *FlowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2799,7 +2884,7 @@ func (x *FlowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowsResponse.ProtoReflect.Descriptor instead.
 func (*FlowsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *FlowsResponse) GetFlows() []*Flow {
@@ -2842,7 +2927,7 @@ type Flow struct {
 
 func (x *Flow) Reset() {
 	*x = Flow{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2854,7 +2939,7 @@ func (x *Flow) String() string {
 func (*Flow) ProtoMessage() {}
 
 func (x *Flow) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2867,7 +2952,7 @@ func (x *Flow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Flow.ProtoReflect.Descriptor instead.
 func (*Flow) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Flow) GetCookie() uint64 {
@@ -2935,7 +3020,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2947,7 +3032,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2960,7 +3045,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Group) GetGroupId() uint32 {
@@ -3006,7 +3091,7 @@ type Bucket struct {
 
 func (x *Bucket) Reset() {
 	*x = Bucket{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3018,7 +3103,7 @@ func (x *Bucket) String() string {
 func (*Bucket) ProtoMessage() {}
 
 func (x *Bucket) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3031,7 +3116,7 @@ func (x *Bucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Bucket.ProtoReflect.Descriptor instead.
 func (*Bucket) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Bucket) GetActions() string {
@@ -3069,7 +3154,7 @@ type StartJobRequest struct {
 
 func (x *StartJobRequest) Reset() {
 	*x = StartJobRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3166,7 @@ func (x *StartJobRequest) String() string {
 func (*StartJobRequest) ProtoMessage() {}
 
 func (x *StartJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3179,7 @@ func (x *StartJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartJobRequest.ProtoReflect.Descriptor instead.
 func (*StartJobRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StartJobRequest) GetName() string {
@@ -3127,7 +3212,7 @@ type StartJobResponse struct {
 
 func (x *StartJobResponse) Reset() {
 	*x = StartJobResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3139,7 +3224,7 @@ func (x *StartJobResponse) String() string {
 func (*StartJobResponse) ProtoMessage() {}
 
 func (x *StartJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3152,7 +3237,7 @@ func (x *StartJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartJobResponse.ProtoReflect.Descriptor instead.
 func (*StartJobResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *StartJobResponse) GetStatus() string {
@@ -3171,7 +3256,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3183,7 +3268,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3196,7 +3281,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *StopJobRequest) GetName() string {
@@ -3214,7 +3299,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3226,7 +3311,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3239,7 +3324,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 type StatsRequest struct {
@@ -3254,7 +3339,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +3351,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +3364,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StatsRequest) GetJobs() []string {
@@ -3309,7 +3394,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3321,7 +3406,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3334,7 +3419,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Metric) GetName() string {
@@ -3378,7 +3463,7 @@ type StatsSample struct {
 
 func (x *StatsSample) Reset() {
 	*x = StatsSample{}
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3390,7 +3475,7 @@ func (x *StatsSample) String() string {
 func (*StatsSample) ProtoMessage() {}
 
 func (x *StatsSample) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_ovsplane_plugin_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3403,7 +3488,7 @@ func (x *StatsSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsSample.ProtoReflect.Descriptor instead.
 func (*StatsSample) Descriptor() ([]byte, []int) {
-	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *StatsSample) GetJob() string {
@@ -3467,7 +3552,7 @@ const file_ovsplane_plugin_v1_plugin_proto_rawDesc = "" +
 	"apiVersion\x129\n" +
 	"\acookies\x18\x04 \x01(\v2\x1f.ovsplane.plugin.v1.CookieRangeR\acookies\x126\n" +
 	"\x06groups\x18\x05 \x01(\v2\x1e.ovsplane.plugin.v1.GroupRangeR\x06groups\"\x13\n" +
-	"\x11ConfigureResponse\"\xc9\x02\n" +
+	"\x11ConfigureResponse\"\xdc\x03\n" +
 	"\tHostFacts\x12\x1f\n" +
 	"\vovs_version\x18\x01 \x01(\tR\n" +
 	"ovsVersion\x12!\n" +
@@ -3479,7 +3564,12 @@ const file_ovsplane_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x0fappctl_commands\x18\x06 \x03(\tR\x0eappctlCommands\x12\x19\n" +
 	"\bdata_dir\x18\a \x01(\tR\adataDir\x12\x1e\n" +
 	"\vovs_run_dir\x18\b \x01(\tR\tovsRunDir\x12!\n" +
-	"\fhost_version\x18\t \x01(\tR\vhostVersion\"7\n" +
+	"\fhost_version\x18\t \x01(\tR\vhostVersion\x12Q\n" +
+	"\fother_config\x18\n" +
+	" \x03(\v2..ovsplane.plugin.v1.HostFacts.OtherConfigEntryR\votherConfig\x1a>\n" +
+	"\x10OtherConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"7\n" +
 	"\vCookieRange\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\x04R\x05value\x12\x12\n" +
 	"\x04mask\x18\x02 \x01(\x04R\x04mask\"8\n" +
@@ -3620,12 +3710,20 @@ const file_ovsplane_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vresync_done\x18\x03 \x01(\bR\n" +
 	"resyncDone\"S\n" +
 	"\x12PortEventsResponse\x12=\n" +
-	"\achanges\x18\x01 \x03(\v2#.ovsplane.plugin.v1.InterfaceChangeR\achanges\"\x85\x02\n" +
+	"\achanges\x18\x01 \x03(\v2#.ovsplane.plugin.v1.InterfaceChangeR\achanges\"\xc2\x02\n" +
 	"\x0fInterfaceChange\x12\x1c\n" +
 	"\tinterface\x18\x01 \x01(\tR\tinterface\x12a\n" +
 	"\x10set_other_config\x18\x02 \x03(\v27.ovsplane.plugin.v1.InterfaceChange.SetOtherConfigEntryR\x0esetOtherConfig\x12.\n" +
-	"\x13remove_other_config\x18\x03 \x03(\tR\x11removeOtherConfig\x1aA\n" +
+	"\x13remove_other_config\x18\x03 \x03(\tR\x11removeOtherConfig\x12;\n" +
+	"\x06status\x18\x04 \x01(\v2#.ovsplane.plugin.v1.InterfaceStatusR\x06status\x1aA\n" +
 	"\x13SetOtherConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc9\x01\n" +
+	"\x0fInterfaceStatus\x12\x14\n" +
+	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +
+	"\asummary\x18\x02 \x01(\tR\asummary\x12J\n" +
+	"\adetails\x18\x03 \x03(\v20.ovsplane.plugin.v1.InterfaceStatus.DetailsEntryR\adetails\x1a:\n" +
+	"\fDetailsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x13\n" +
 	"\x11ContributeRequest\"\xcf\x01\n" +
@@ -3771,7 +3869,7 @@ func file_ovsplane_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_ovsplane_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_ovsplane_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
+var file_ovsplane_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_ovsplane_plugin_v1_plugin_proto_goTypes = []any{
 	(Capability)(0),                 // 0: ovsplane.plugin.v1.Capability
 	(ObjectKind)(0),                 // 1: ovsplane.plugin.v1.ObjectKind
@@ -3812,39 +3910,42 @@ var file_ovsplane_plugin_v1_plugin_proto_goTypes = []any{
 	(*PortEventsRequest)(nil),       // 36: ovsplane.plugin.v1.PortEventsRequest
 	(*PortEventsResponse)(nil),      // 37: ovsplane.plugin.v1.PortEventsResponse
 	(*InterfaceChange)(nil),         // 38: ovsplane.plugin.v1.InterfaceChange
-	(*ContributeRequest)(nil),       // 39: ovsplane.plugin.v1.ContributeRequest
-	(*ContributeResponse)(nil),      // 40: ovsplane.plugin.v1.ContributeResponse
-	(*BridgeFacts)(nil),             // 41: ovsplane.plugin.v1.BridgeFacts
-	(*BridgePort)(nil),              // 42: ovsplane.plugin.v1.BridgePort
-	(*FlowsRequest)(nil),            // 43: ovsplane.plugin.v1.FlowsRequest
-	(*FlowsResponse)(nil),           // 44: ovsplane.plugin.v1.FlowsResponse
-	(*Flow)(nil),                    // 45: ovsplane.plugin.v1.Flow
-	(*Group)(nil),                   // 46: ovsplane.plugin.v1.Group
-	(*Bucket)(nil),                  // 47: ovsplane.plugin.v1.Bucket
-	(*StartJobRequest)(nil),         // 48: ovsplane.plugin.v1.StartJobRequest
-	(*StartJobResponse)(nil),        // 49: ovsplane.plugin.v1.StartJobResponse
-	(*StopJobRequest)(nil),          // 50: ovsplane.plugin.v1.StopJobRequest
-	(*StopJobResponse)(nil),         // 51: ovsplane.plugin.v1.StopJobResponse
-	(*StatsRequest)(nil),            // 52: ovsplane.plugin.v1.StatsRequest
-	(*Metric)(nil),                  // 53: ovsplane.plugin.v1.Metric
-	(*StatsSample)(nil),             // 54: ovsplane.plugin.v1.StatsSample
-	nil,                             // 55: ovsplane.plugin.v1.PortRequest.OptionsEntry
-	nil,                             // 56: ovsplane.plugin.v1.PortRequest.ExternalIdsEntry
-	nil,                             // 57: ovsplane.plugin.v1.AttachResponse.EndpointsEntry
-	nil,                             // 58: ovsplane.plugin.v1.OvsBridge.OtherConfigEntry
-	nil,                             // 59: ovsplane.plugin.v1.OvsBridge.ExternalIdsEntry
-	nil,                             // 60: ovsplane.plugin.v1.OvsPort.OtherConfigEntry
-	nil,                             // 61: ovsplane.plugin.v1.OvsPort.ExternalIdsEntry
-	nil,                             // 62: ovsplane.plugin.v1.OvsInterface.OptionsEntry
-	nil,                             // 63: ovsplane.plugin.v1.OvsInterface.OtherConfigEntry
-	nil,                             // 64: ovsplane.plugin.v1.OvsInterface.ExternalIdsEntry
-	nil,                             // 65: ovsplane.plugin.v1.PortEvent.OptionsEntry
-	nil,                             // 66: ovsplane.plugin.v1.PortEvent.OtherConfigEntry
-	nil,                             // 67: ovsplane.plugin.v1.PortEvent.ExternalIdsEntry
-	nil,                             // 68: ovsplane.plugin.v1.InterfaceChange.SetOtherConfigEntry
-	nil,                             // 69: ovsplane.plugin.v1.ContributeResponse.OtherConfigEntry
-	nil,                             // 70: ovsplane.plugin.v1.BridgePort.ExternalIdsEntry
-	nil,                             // 71: ovsplane.plugin.v1.Metric.LabelsEntry
+	(*InterfaceStatus)(nil),         // 39: ovsplane.plugin.v1.InterfaceStatus
+	(*ContributeRequest)(nil),       // 40: ovsplane.plugin.v1.ContributeRequest
+	(*ContributeResponse)(nil),      // 41: ovsplane.plugin.v1.ContributeResponse
+	(*BridgeFacts)(nil),             // 42: ovsplane.plugin.v1.BridgeFacts
+	(*BridgePort)(nil),              // 43: ovsplane.plugin.v1.BridgePort
+	(*FlowsRequest)(nil),            // 44: ovsplane.plugin.v1.FlowsRequest
+	(*FlowsResponse)(nil),           // 45: ovsplane.plugin.v1.FlowsResponse
+	(*Flow)(nil),                    // 46: ovsplane.plugin.v1.Flow
+	(*Group)(nil),                   // 47: ovsplane.plugin.v1.Group
+	(*Bucket)(nil),                  // 48: ovsplane.plugin.v1.Bucket
+	(*StartJobRequest)(nil),         // 49: ovsplane.plugin.v1.StartJobRequest
+	(*StartJobResponse)(nil),        // 50: ovsplane.plugin.v1.StartJobResponse
+	(*StopJobRequest)(nil),          // 51: ovsplane.plugin.v1.StopJobRequest
+	(*StopJobResponse)(nil),         // 52: ovsplane.plugin.v1.StopJobResponse
+	(*StatsRequest)(nil),            // 53: ovsplane.plugin.v1.StatsRequest
+	(*Metric)(nil),                  // 54: ovsplane.plugin.v1.Metric
+	(*StatsSample)(nil),             // 55: ovsplane.plugin.v1.StatsSample
+	nil,                             // 56: ovsplane.plugin.v1.HostFacts.OtherConfigEntry
+	nil,                             // 57: ovsplane.plugin.v1.PortRequest.OptionsEntry
+	nil,                             // 58: ovsplane.plugin.v1.PortRequest.ExternalIdsEntry
+	nil,                             // 59: ovsplane.plugin.v1.AttachResponse.EndpointsEntry
+	nil,                             // 60: ovsplane.plugin.v1.OvsBridge.OtherConfigEntry
+	nil,                             // 61: ovsplane.plugin.v1.OvsBridge.ExternalIdsEntry
+	nil,                             // 62: ovsplane.plugin.v1.OvsPort.OtherConfigEntry
+	nil,                             // 63: ovsplane.plugin.v1.OvsPort.ExternalIdsEntry
+	nil,                             // 64: ovsplane.plugin.v1.OvsInterface.OptionsEntry
+	nil,                             // 65: ovsplane.plugin.v1.OvsInterface.OtherConfigEntry
+	nil,                             // 66: ovsplane.plugin.v1.OvsInterface.ExternalIdsEntry
+	nil,                             // 67: ovsplane.plugin.v1.PortEvent.OptionsEntry
+	nil,                             // 68: ovsplane.plugin.v1.PortEvent.OtherConfigEntry
+	nil,                             // 69: ovsplane.plugin.v1.PortEvent.ExternalIdsEntry
+	nil,                             // 70: ovsplane.plugin.v1.InterfaceChange.SetOtherConfigEntry
+	nil,                             // 71: ovsplane.plugin.v1.InterfaceStatus.DetailsEntry
+	nil,                             // 72: ovsplane.plugin.v1.ContributeResponse.OtherConfigEntry
+	nil,                             // 73: ovsplane.plugin.v1.BridgePort.ExternalIdsEntry
+	nil,                             // 74: ovsplane.plugin.v1.Metric.LabelsEntry
 }
 var file_ovsplane_plugin_v1_plugin_proto_depIdxs = []int32{
 	8,  // 0: ovsplane.plugin.v1.GetInfoResponse.info:type_name -> ovsplane.plugin.v1.PluginInfo
@@ -3856,79 +3957,82 @@ var file_ovsplane_plugin_v1_plugin_proto_depIdxs = []int32{
 	15, // 6: ovsplane.plugin.v1.ConfigureRequest.facts:type_name -> ovsplane.plugin.v1.HostFacts
 	16, // 7: ovsplane.plugin.v1.ConfigureRequest.cookies:type_name -> ovsplane.plugin.v1.CookieRange
 	17, // 8: ovsplane.plugin.v1.ConfigureRequest.groups:type_name -> ovsplane.plugin.v1.GroupRange
-	2,  // 9: ovsplane.plugin.v1.HealthResponse.state:type_name -> ovsplane.plugin.v1.HealthState
-	55, // 10: ovsplane.plugin.v1.PortRequest.options:type_name -> ovsplane.plugin.v1.PortRequest.OptionsEntry
-	56, // 11: ovsplane.plugin.v1.PortRequest.external_ids:type_name -> ovsplane.plugin.v1.PortRequest.ExternalIdsEntry
-	21, // 12: ovsplane.plugin.v1.ErrorDetail.problems:type_name -> ovsplane.plugin.v1.Problem
-	20, // 13: ovsplane.plugin.v1.ValidateRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
-	21, // 14: ovsplane.plugin.v1.ValidateResponse.problems:type_name -> ovsplane.plugin.v1.Problem
-	20, // 15: ovsplane.plugin.v1.AttachRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
-	28, // 16: ovsplane.plugin.v1.AttachResponse.ports:type_name -> ovsplane.plugin.v1.OvsPort
-	57, // 17: ovsplane.plugin.v1.AttachResponse.endpoints:type_name -> ovsplane.plugin.v1.AttachResponse.EndpointsEntry
-	27, // 18: ovsplane.plugin.v1.AttachResponse.bridges:type_name -> ovsplane.plugin.v1.OvsBridge
-	48, // 19: ovsplane.plugin.v1.AttachResponse.jobs:type_name -> ovsplane.plugin.v1.StartJobRequest
-	58, // 20: ovsplane.plugin.v1.OvsBridge.other_config:type_name -> ovsplane.plugin.v1.OvsBridge.OtherConfigEntry
-	59, // 21: ovsplane.plugin.v1.OvsBridge.external_ids:type_name -> ovsplane.plugin.v1.OvsBridge.ExternalIdsEntry
-	29, // 22: ovsplane.plugin.v1.OvsPort.interfaces:type_name -> ovsplane.plugin.v1.OvsInterface
-	60, // 23: ovsplane.plugin.v1.OvsPort.other_config:type_name -> ovsplane.plugin.v1.OvsPort.OtherConfigEntry
-	61, // 24: ovsplane.plugin.v1.OvsPort.external_ids:type_name -> ovsplane.plugin.v1.OvsPort.ExternalIdsEntry
-	62, // 25: ovsplane.plugin.v1.OvsInterface.options:type_name -> ovsplane.plugin.v1.OvsInterface.OptionsEntry
-	63, // 26: ovsplane.plugin.v1.OvsInterface.other_config:type_name -> ovsplane.plugin.v1.OvsInterface.OtherConfigEntry
-	64, // 27: ovsplane.plugin.v1.OvsInterface.external_ids:type_name -> ovsplane.plugin.v1.OvsInterface.ExternalIdsEntry
-	20, // 28: ovsplane.plugin.v1.DetachRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
-	34, // 29: ovsplane.plugin.v1.ListResponse.ports:type_name -> ovsplane.plugin.v1.OwnedPort
-	4,  // 30: ovsplane.plugin.v1.PortEvent.kind:type_name -> ovsplane.plugin.v1.PortEventKind
-	3,  // 31: ovsplane.plugin.v1.PortEvent.owner:type_name -> ovsplane.plugin.v1.PortOwner
-	65, // 32: ovsplane.plugin.v1.PortEvent.options:type_name -> ovsplane.plugin.v1.PortEvent.OptionsEntry
-	66, // 33: ovsplane.plugin.v1.PortEvent.other_config:type_name -> ovsplane.plugin.v1.PortEvent.OtherConfigEntry
-	67, // 34: ovsplane.plugin.v1.PortEvent.external_ids:type_name -> ovsplane.plugin.v1.PortEvent.ExternalIdsEntry
-	35, // 35: ovsplane.plugin.v1.PortEventsRequest.events:type_name -> ovsplane.plugin.v1.PortEvent
-	38, // 36: ovsplane.plugin.v1.PortEventsResponse.changes:type_name -> ovsplane.plugin.v1.InterfaceChange
-	68, // 37: ovsplane.plugin.v1.InterfaceChange.set_other_config:type_name -> ovsplane.plugin.v1.InterfaceChange.SetOtherConfigEntry
-	69, // 38: ovsplane.plugin.v1.ContributeResponse.other_config:type_name -> ovsplane.plugin.v1.ContributeResponse.OtherConfigEntry
-	42, // 39: ovsplane.plugin.v1.BridgeFacts.ports:type_name -> ovsplane.plugin.v1.BridgePort
-	3,  // 40: ovsplane.plugin.v1.BridgePort.owner:type_name -> ovsplane.plugin.v1.PortOwner
-	70, // 41: ovsplane.plugin.v1.BridgePort.external_ids:type_name -> ovsplane.plugin.v1.BridgePort.ExternalIdsEntry
-	41, // 42: ovsplane.plugin.v1.FlowsRequest.bridge:type_name -> ovsplane.plugin.v1.BridgeFacts
-	45, // 43: ovsplane.plugin.v1.FlowsResponse.flows:type_name -> ovsplane.plugin.v1.Flow
-	46, // 44: ovsplane.plugin.v1.FlowsResponse.groups:type_name -> ovsplane.plugin.v1.Group
-	47, // 45: ovsplane.plugin.v1.Group.buckets:type_name -> ovsplane.plugin.v1.Bucket
-	5,  // 46: ovsplane.plugin.v1.Metric.kind:type_name -> ovsplane.plugin.v1.MetricKind
-	71, // 47: ovsplane.plugin.v1.Metric.labels:type_name -> ovsplane.plugin.v1.Metric.LabelsEntry
-	53, // 48: ovsplane.plugin.v1.StatsSample.metrics:type_name -> ovsplane.plugin.v1.Metric
-	6,  // 49: ovsplane.plugin.v1.Plugin.GetInfo:input_type -> ovsplane.plugin.v1.GetInfoRequest
-	11, // 50: ovsplane.plugin.v1.Plugin.GetConfigSchema:input_type -> ovsplane.plugin.v1.GetConfigSchemaRequest
-	13, // 51: ovsplane.plugin.v1.Plugin.Configure:input_type -> ovsplane.plugin.v1.ConfigureRequest
-	18, // 52: ovsplane.plugin.v1.Plugin.Health:input_type -> ovsplane.plugin.v1.HealthRequest
-	23, // 53: ovsplane.plugin.v1.PortProvider.Validate:input_type -> ovsplane.plugin.v1.ValidateRequest
-	25, // 54: ovsplane.plugin.v1.PortProvider.Attach:input_type -> ovsplane.plugin.v1.AttachRequest
-	30, // 55: ovsplane.plugin.v1.PortProvider.Detach:input_type -> ovsplane.plugin.v1.DetachRequest
-	32, // 56: ovsplane.plugin.v1.PortProvider.List:input_type -> ovsplane.plugin.v1.ListRequest
-	36, // 57: ovsplane.plugin.v1.Watcher.OnPortEvents:input_type -> ovsplane.plugin.v1.PortEventsRequest
-	39, // 58: ovsplane.plugin.v1.GlobalConfig.Contribute:input_type -> ovsplane.plugin.v1.ContributeRequest
-	43, // 59: ovsplane.plugin.v1.FlowProgram.Flows:input_type -> ovsplane.plugin.v1.FlowsRequest
-	48, // 60: ovsplane.plugin.v1.DataPath.Start:input_type -> ovsplane.plugin.v1.StartJobRequest
-	50, // 61: ovsplane.plugin.v1.DataPath.Stop:input_type -> ovsplane.plugin.v1.StopJobRequest
-	52, // 62: ovsplane.plugin.v1.DataPath.Stats:input_type -> ovsplane.plugin.v1.StatsRequest
-	7,  // 63: ovsplane.plugin.v1.Plugin.GetInfo:output_type -> ovsplane.plugin.v1.GetInfoResponse
-	12, // 64: ovsplane.plugin.v1.Plugin.GetConfigSchema:output_type -> ovsplane.plugin.v1.GetConfigSchemaResponse
-	14, // 65: ovsplane.plugin.v1.Plugin.Configure:output_type -> ovsplane.plugin.v1.ConfigureResponse
-	19, // 66: ovsplane.plugin.v1.Plugin.Health:output_type -> ovsplane.plugin.v1.HealthResponse
-	24, // 67: ovsplane.plugin.v1.PortProvider.Validate:output_type -> ovsplane.plugin.v1.ValidateResponse
-	26, // 68: ovsplane.plugin.v1.PortProvider.Attach:output_type -> ovsplane.plugin.v1.AttachResponse
-	31, // 69: ovsplane.plugin.v1.PortProvider.Detach:output_type -> ovsplane.plugin.v1.DetachResponse
-	33, // 70: ovsplane.plugin.v1.PortProvider.List:output_type -> ovsplane.plugin.v1.ListResponse
-	37, // 71: ovsplane.plugin.v1.Watcher.OnPortEvents:output_type -> ovsplane.plugin.v1.PortEventsResponse
-	40, // 72: ovsplane.plugin.v1.GlobalConfig.Contribute:output_type -> ovsplane.plugin.v1.ContributeResponse
-	44, // 73: ovsplane.plugin.v1.FlowProgram.Flows:output_type -> ovsplane.plugin.v1.FlowsResponse
-	49, // 74: ovsplane.plugin.v1.DataPath.Start:output_type -> ovsplane.plugin.v1.StartJobResponse
-	51, // 75: ovsplane.plugin.v1.DataPath.Stop:output_type -> ovsplane.plugin.v1.StopJobResponse
-	54, // 76: ovsplane.plugin.v1.DataPath.Stats:output_type -> ovsplane.plugin.v1.StatsSample
-	63, // [63:77] is the sub-list for method output_type
-	49, // [49:63] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	56, // 9: ovsplane.plugin.v1.HostFacts.other_config:type_name -> ovsplane.plugin.v1.HostFacts.OtherConfigEntry
+	2,  // 10: ovsplane.plugin.v1.HealthResponse.state:type_name -> ovsplane.plugin.v1.HealthState
+	57, // 11: ovsplane.plugin.v1.PortRequest.options:type_name -> ovsplane.plugin.v1.PortRequest.OptionsEntry
+	58, // 12: ovsplane.plugin.v1.PortRequest.external_ids:type_name -> ovsplane.plugin.v1.PortRequest.ExternalIdsEntry
+	21, // 13: ovsplane.plugin.v1.ErrorDetail.problems:type_name -> ovsplane.plugin.v1.Problem
+	20, // 14: ovsplane.plugin.v1.ValidateRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
+	21, // 15: ovsplane.plugin.v1.ValidateResponse.problems:type_name -> ovsplane.plugin.v1.Problem
+	20, // 16: ovsplane.plugin.v1.AttachRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
+	28, // 17: ovsplane.plugin.v1.AttachResponse.ports:type_name -> ovsplane.plugin.v1.OvsPort
+	59, // 18: ovsplane.plugin.v1.AttachResponse.endpoints:type_name -> ovsplane.plugin.v1.AttachResponse.EndpointsEntry
+	27, // 19: ovsplane.plugin.v1.AttachResponse.bridges:type_name -> ovsplane.plugin.v1.OvsBridge
+	49, // 20: ovsplane.plugin.v1.AttachResponse.jobs:type_name -> ovsplane.plugin.v1.StartJobRequest
+	60, // 21: ovsplane.plugin.v1.OvsBridge.other_config:type_name -> ovsplane.plugin.v1.OvsBridge.OtherConfigEntry
+	61, // 22: ovsplane.plugin.v1.OvsBridge.external_ids:type_name -> ovsplane.plugin.v1.OvsBridge.ExternalIdsEntry
+	29, // 23: ovsplane.plugin.v1.OvsPort.interfaces:type_name -> ovsplane.plugin.v1.OvsInterface
+	62, // 24: ovsplane.plugin.v1.OvsPort.other_config:type_name -> ovsplane.plugin.v1.OvsPort.OtherConfigEntry
+	63, // 25: ovsplane.plugin.v1.OvsPort.external_ids:type_name -> ovsplane.plugin.v1.OvsPort.ExternalIdsEntry
+	64, // 26: ovsplane.plugin.v1.OvsInterface.options:type_name -> ovsplane.plugin.v1.OvsInterface.OptionsEntry
+	65, // 27: ovsplane.plugin.v1.OvsInterface.other_config:type_name -> ovsplane.plugin.v1.OvsInterface.OtherConfigEntry
+	66, // 28: ovsplane.plugin.v1.OvsInterface.external_ids:type_name -> ovsplane.plugin.v1.OvsInterface.ExternalIdsEntry
+	20, // 29: ovsplane.plugin.v1.DetachRequest.port:type_name -> ovsplane.plugin.v1.PortRequest
+	34, // 30: ovsplane.plugin.v1.ListResponse.ports:type_name -> ovsplane.plugin.v1.OwnedPort
+	4,  // 31: ovsplane.plugin.v1.PortEvent.kind:type_name -> ovsplane.plugin.v1.PortEventKind
+	3,  // 32: ovsplane.plugin.v1.PortEvent.owner:type_name -> ovsplane.plugin.v1.PortOwner
+	67, // 33: ovsplane.plugin.v1.PortEvent.options:type_name -> ovsplane.plugin.v1.PortEvent.OptionsEntry
+	68, // 34: ovsplane.plugin.v1.PortEvent.other_config:type_name -> ovsplane.plugin.v1.PortEvent.OtherConfigEntry
+	69, // 35: ovsplane.plugin.v1.PortEvent.external_ids:type_name -> ovsplane.plugin.v1.PortEvent.ExternalIdsEntry
+	35, // 36: ovsplane.plugin.v1.PortEventsRequest.events:type_name -> ovsplane.plugin.v1.PortEvent
+	38, // 37: ovsplane.plugin.v1.PortEventsResponse.changes:type_name -> ovsplane.plugin.v1.InterfaceChange
+	70, // 38: ovsplane.plugin.v1.InterfaceChange.set_other_config:type_name -> ovsplane.plugin.v1.InterfaceChange.SetOtherConfigEntry
+	39, // 39: ovsplane.plugin.v1.InterfaceChange.status:type_name -> ovsplane.plugin.v1.InterfaceStatus
+	71, // 40: ovsplane.plugin.v1.InterfaceStatus.details:type_name -> ovsplane.plugin.v1.InterfaceStatus.DetailsEntry
+	72, // 41: ovsplane.plugin.v1.ContributeResponse.other_config:type_name -> ovsplane.plugin.v1.ContributeResponse.OtherConfigEntry
+	43, // 42: ovsplane.plugin.v1.BridgeFacts.ports:type_name -> ovsplane.plugin.v1.BridgePort
+	3,  // 43: ovsplane.plugin.v1.BridgePort.owner:type_name -> ovsplane.plugin.v1.PortOwner
+	73, // 44: ovsplane.plugin.v1.BridgePort.external_ids:type_name -> ovsplane.plugin.v1.BridgePort.ExternalIdsEntry
+	42, // 45: ovsplane.plugin.v1.FlowsRequest.bridge:type_name -> ovsplane.plugin.v1.BridgeFacts
+	46, // 46: ovsplane.plugin.v1.FlowsResponse.flows:type_name -> ovsplane.plugin.v1.Flow
+	47, // 47: ovsplane.plugin.v1.FlowsResponse.groups:type_name -> ovsplane.plugin.v1.Group
+	48, // 48: ovsplane.plugin.v1.Group.buckets:type_name -> ovsplane.plugin.v1.Bucket
+	5,  // 49: ovsplane.plugin.v1.Metric.kind:type_name -> ovsplane.plugin.v1.MetricKind
+	74, // 50: ovsplane.plugin.v1.Metric.labels:type_name -> ovsplane.plugin.v1.Metric.LabelsEntry
+	54, // 51: ovsplane.plugin.v1.StatsSample.metrics:type_name -> ovsplane.plugin.v1.Metric
+	6,  // 52: ovsplane.plugin.v1.Plugin.GetInfo:input_type -> ovsplane.plugin.v1.GetInfoRequest
+	11, // 53: ovsplane.plugin.v1.Plugin.GetConfigSchema:input_type -> ovsplane.plugin.v1.GetConfigSchemaRequest
+	13, // 54: ovsplane.plugin.v1.Plugin.Configure:input_type -> ovsplane.plugin.v1.ConfigureRequest
+	18, // 55: ovsplane.plugin.v1.Plugin.Health:input_type -> ovsplane.plugin.v1.HealthRequest
+	23, // 56: ovsplane.plugin.v1.PortProvider.Validate:input_type -> ovsplane.plugin.v1.ValidateRequest
+	25, // 57: ovsplane.plugin.v1.PortProvider.Attach:input_type -> ovsplane.plugin.v1.AttachRequest
+	30, // 58: ovsplane.plugin.v1.PortProvider.Detach:input_type -> ovsplane.plugin.v1.DetachRequest
+	32, // 59: ovsplane.plugin.v1.PortProvider.List:input_type -> ovsplane.plugin.v1.ListRequest
+	36, // 60: ovsplane.plugin.v1.Watcher.OnPortEvents:input_type -> ovsplane.plugin.v1.PortEventsRequest
+	40, // 61: ovsplane.plugin.v1.GlobalConfig.Contribute:input_type -> ovsplane.plugin.v1.ContributeRequest
+	44, // 62: ovsplane.plugin.v1.FlowProgram.Flows:input_type -> ovsplane.plugin.v1.FlowsRequest
+	49, // 63: ovsplane.plugin.v1.DataPath.Start:input_type -> ovsplane.plugin.v1.StartJobRequest
+	51, // 64: ovsplane.plugin.v1.DataPath.Stop:input_type -> ovsplane.plugin.v1.StopJobRequest
+	53, // 65: ovsplane.plugin.v1.DataPath.Stats:input_type -> ovsplane.plugin.v1.StatsRequest
+	7,  // 66: ovsplane.plugin.v1.Plugin.GetInfo:output_type -> ovsplane.plugin.v1.GetInfoResponse
+	12, // 67: ovsplane.plugin.v1.Plugin.GetConfigSchema:output_type -> ovsplane.plugin.v1.GetConfigSchemaResponse
+	14, // 68: ovsplane.plugin.v1.Plugin.Configure:output_type -> ovsplane.plugin.v1.ConfigureResponse
+	19, // 69: ovsplane.plugin.v1.Plugin.Health:output_type -> ovsplane.plugin.v1.HealthResponse
+	24, // 70: ovsplane.plugin.v1.PortProvider.Validate:output_type -> ovsplane.plugin.v1.ValidateResponse
+	26, // 71: ovsplane.plugin.v1.PortProvider.Attach:output_type -> ovsplane.plugin.v1.AttachResponse
+	31, // 72: ovsplane.plugin.v1.PortProvider.Detach:output_type -> ovsplane.plugin.v1.DetachResponse
+	33, // 73: ovsplane.plugin.v1.PortProvider.List:output_type -> ovsplane.plugin.v1.ListResponse
+	37, // 74: ovsplane.plugin.v1.Watcher.OnPortEvents:output_type -> ovsplane.plugin.v1.PortEventsResponse
+	41, // 75: ovsplane.plugin.v1.GlobalConfig.Contribute:output_type -> ovsplane.plugin.v1.ContributeResponse
+	45, // 76: ovsplane.plugin.v1.FlowProgram.Flows:output_type -> ovsplane.plugin.v1.FlowsResponse
+	50, // 77: ovsplane.plugin.v1.DataPath.Start:output_type -> ovsplane.plugin.v1.StartJobResponse
+	52, // 78: ovsplane.plugin.v1.DataPath.Stop:output_type -> ovsplane.plugin.v1.StopJobResponse
+	55, // 79: ovsplane.plugin.v1.DataPath.Stats:output_type -> ovsplane.plugin.v1.StatsSample
+	66, // [66:80] is the sub-list for method output_type
+	52, // [52:66] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_plugin_v1_plugin_proto_init() }
@@ -3944,7 +4048,7 @@ func file_ovsplane_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_plugin_v1_plugin_proto_rawDesc), len(file_ovsplane_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   66,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   6,
 		},
