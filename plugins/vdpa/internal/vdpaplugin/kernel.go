@@ -8,11 +8,11 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/ovsplane/ovsplane/internal/sysfs"
 	"github.com/ovsplane/ovsplane/vdpa"
 	"github.com/ovsplane/ovsplane/vdpa/nlkernel"
 	"github.com/ovsplane/ovsplane/vdpa/simhost"
 	"github.com/ovsplane/ovsplane/vdpa/simkernel"
-	"github.com/ovsplane/ovsplane/internal/sysfs"
 )
 
 // Kernel is the machine the plugin provisions: the vdpa library's three kernel interfaces.
