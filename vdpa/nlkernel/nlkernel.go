@@ -14,8 +14,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/ovsplane/ovsplane/vdpa"
 	"github.com/ovsplane/ovsplane/internal/sysfs"
+	"github.com/ovsplane/ovsplane/vdpa"
 )
 
 // Kernel wraps a netlink handle.

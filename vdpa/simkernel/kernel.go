@@ -43,9 +43,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/sysfs"
 	"github.com/ovsplane/ovsplane/vdpa"
 	"github.com/ovsplane/ovsplane/vdpa/simhost"
-	"github.com/ovsplane/ovsplane/internal/sysfs"
 )
 
 // Kernel is the simulated kernel. All methods are safe for concurrent use.
