@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ovsplane/ovsplane/internal/testkit"
 )
 
 func TestParseProcNetUnix(t *testing.T) {
@@ -34,7 +36,7 @@ func TestParseProcNetUnix(t *testing.T) {
 
 // testLogger logs to the test's output.
 func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), nil))
+	return slog.New(slog.NewTextHandler(testkit.Output(t), nil))
 }
 
 // staleSocket leaves a unix socket file at path that nobody listens on, as a process killed

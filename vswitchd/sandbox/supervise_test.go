@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/internal/ovsproc"
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -46,7 +47,7 @@ func TestBackoff(t *testing.T) {
 
 // testLogger logs to the test's output.
 func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), nil))
+	return slog.New(slog.NewTextHandler(testkit.Output(t), nil))
 }
 
 func TestVhostSockDirs(t *testing.T) {
