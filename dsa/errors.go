@@ -96,7 +96,9 @@ func CodeOf(err error) Code {
 	return ""
 }
 
-func newErr(code Code, object string, cause error, format string, args ...any) *Error {
+// Errorf returns an *Error with code, the object it concerns, an optional cause and a
+// formatted message that names the cause and the fix.
+func Errorf(code Code, object string, cause error, format string, args ...any) *Error {
 	return &Error{Code: code, Object: object, Msg: fmt.Sprintf(format, args...), Err: cause}
 }
 
