@@ -53,6 +53,7 @@ var floors = map[string]int{
 	"plugins/internal/wire": services, // go-plugin and gRPC glue of plugins/api, for plugins/sdk and plugins/host only
 	"vdpa/...":              services,
 	"dsa/...":               services,
+	"stripe/...":            services, // the stripe plugin's pure building blocks (issue 16)
 
 	"internal/desired":      services,
 	"internal/apitransport": services, // the API's HTTP/2 transport, shared by api/client and vsctl // the desired-state file format, shared by the daemon and vsctl
