@@ -157,7 +157,7 @@ func TestSeedBalancesBetterThanHash(t *testing.T) {
 	}
 	// Loads arrive once per period, so within a period every frame of the flow goes to one NIC
 	// (the seed's algorithm herds); across periods the adjust spreads the flow over three NICs
-	// here (Jain 0.75 = 3/4).
+	// here (Jain about 0.75).
 	if seedJ < 0.7 {
 		t.Errorf("seed: Jain over NICs %v, want ≥ 0.7", seedJ)
 	}
