@@ -2,6 +2,7 @@ package simidxd_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -111,4 +112,29 @@ func TestEnsure(t *testing.T) {
 	}
 	wantErrno(t, "write into the simulator's state", s.WriteFile(".simidxd/spec.json", "{}"), syscall.EACCES)
 	wantErrno(t, "write to dev/vfio/vfio", s.WriteFile("dev/vfio/vfio", "x"), syscall.EINVAL)
+}
+
+// TestLinksOutOfTheRoot checks that a link planted in the tree does not lead the simulator out.
+func TestLinksOutOfTheRoot(t *testing.T) {
+	s := boot(t, simidxd.SPR)
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(s.Dir(), "dev/dsa/wq0.0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadFile("dev/dsa/wq0.0"); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("read through a link out of the root: %v", err)
+	}
+	if err := s.Chmod("dev/dsa/wq0.0", 0o666); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("chmod through a link out of the root: %v", err)
+	}
+	if _, err := s.Stat("dev/dsa/wq0.0"); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("stat through a link out of the root: %v", err)
+	}
+	wantErrno(t, "write through a link out of the root", s.WriteFile("dev/dsa/wq0.0", "1"), syscall.EACCES)
+	if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the outside file changed: %v %v", fi, err)
+	}
 }
