@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -136,5 +137,36 @@ func TestLinksOutOfTheRoot(t *testing.T) {
 	wantErrno(t, "write through a link out of the root", s.WriteFile("dev/dsa/wq0.0", "1"), syscall.EACCES)
 	if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the outside file changed: %v %v", fi, err)
+	}
+}
+
+// TestDamagedSpec checks that Open refuses a spec with absurd values.
+func TestDamagedSpec(t *testing.T) {
+	s := boot(t, simidxd.SPR)
+	file := filepath.Join(s.Dir(), ".simidxd", "spec.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{`"wqs": 100000000`, `"bdf": "../../etc"`, `"variant": "icelake"`} {
+		key, _, _ := strings.Cut(bad, ":")
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(strings.TrimSpace(l), key+":") {
+				lines[i] = "  " + bad + map[bool]string{true: ",", false: ""}[strings.HasSuffix(l, ",")]
+			}
+		}
+		if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := simidxd.Open(s.Dir()); err == nil {
+			t.Errorf("Open accepted a spec with %s", bad)
+		}
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := simidxd.Open(s.Dir()); err != nil {
+		t.Errorf("the restored spec: %v", err)
 	}
 }

@@ -40,8 +40,8 @@ func Open(dir string) (*Sim, error) {
 	if err := json.Unmarshal(b, &sp); err != nil {
 		return nil, fmt.Errorf("simidxd: %s: bad %s/spec.json: %w", dir, stateDir, err)
 	}
-	if _, err := ParseVariant(string(sp.Variant)); err != nil || len(sp.Devices) == 0 || len(sp.Devices) > 16 {
-		return nil, fmt.Errorf("simidxd: %s: %s/spec.json describes no valid host", dir, stateDir)
+	if err := sp.check(); err != nil {
+		return nil, fmt.Errorf("simidxd: %s: %s/spec.json: %w (rewrite the host with Write)", dir, stateDir, err)
 	}
 	return &Sim{root: root, dir: root.Dir(), spec: sp}, nil
 }
