@@ -113,7 +113,10 @@ func (h *Host) plan(inv *Inventory, req Request) (*Plan, error) {
 		if dr.Driver == DriverVFIO {
 			dp, refs, err = h.planVFIO(dev, dr, req)
 			if err == nil {
-				p.DPDKExtra = append(p.DPDKExtra, fmt.Sprintf("-a %s,max_queues=%d", dev.BDF, dr.WQs.Count))
+				var allow string
+				if allow, err = AllowArgs(dev.BDF, dr.WQs.Count); err == nil {
+					p.DPDKExtra = append(p.DPDKExtra, allow)
+				}
 			}
 		} else {
 			dp, refs, err = h.planIDXD(inv, dev, dr, req)
@@ -518,6 +521,9 @@ func (h *Host) planVFIO(dev *Device, dr DeviceRequest, req Request) (*DevicePlan
 	refs := make([]WQRef, dr.WQs.Count)
 	for i := range refs {
 		refs[i] = WQRef{Name: fmt.Sprintf("%s-q%d", dev.BDF, i), Device: dev.BDF, NUMA: dev.NUMA}
+	}
+	if dev.Name != "" && dr.WQs.Count > dev.MaxWQs {
+		return nil, nil, Errorf(CodeWQSize, dev.BDF, nil, "%d queues requested; %s has max_work_queues=%d: lower wqs.count", dr.WQs.Count, dev.Name, dev.MaxWQs)
 	}
 	dp := &DevicePlan{Device: dev.BDF, Action: ActionNone, Reason: dev.BDF + " is bound to vfio-pci"}
 	if dev.PCIDriver == DriverVFIO {
