@@ -229,10 +229,7 @@ func (h *Host) Reset(ctx context.Context, device string) error {
 			return err
 		}
 	} else {
-		clients := dev.Clients
-		for _, wq := range dev.WQs {
-			clients += wq.Clients
-		}
+		clients := busyClients(dev)
 		if clients > 0 {
 			return Errorf(CodeBusy, dev.Name, nil, "%s has %d clients; resetting it would cut them off: stop its users (ovs-vswitchd, other DPDK or kernel users) first", dev.Name, clients)
 		}
