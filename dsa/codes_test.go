@@ -16,25 +16,25 @@ type codeCase struct {
 	name  string
 	code  dsa.Code
 	words []string
-	run   func(t *testing.T) (error, []dsa.Warning)
+	run   func(t *testing.T) ([]dsa.Warning, error)
 }
 
-func applyOn(v simidxd.Variant, req dsa.Request, setup func(*recFS)) func(t *testing.T) (error, []dsa.Warning) {
-	return func(t *testing.T) (error, []dsa.Warning) {
+func applyOn(v simidxd.Variant, req dsa.Request, setup func(*recFS)) func(t *testing.T) ([]dsa.Warning, error) {
+	return func(t *testing.T) ([]dsa.Warning, error) {
 		_, f, h := simHost(t, v)
 		if setup != nil {
 			setup(f)
 		}
 		res, err := h.Apply(t.Context(), request(t, "", req))
 		if res != nil && res.Plan != nil {
-			return err, res.Plan.Warnings
+			return res.Plan.Warnings, err
 		}
-		return err, nil
+		return nil, err
 	}
 }
 
-func normalize(r dsa.Request, filePrefix string) func(t *testing.T) (error, []dsa.Warning) {
-	return func(t *testing.T) (error, []dsa.Warning) { return r.Normalize(filePrefix), nil }
+func normalize(r dsa.Request, filePrefix string) func(t *testing.T) ([]dsa.Warning, error) {
+	return func(t *testing.T) ([]dsa.Warning, error) { return nil, r.Normalize(filePrefix) }
 }
 
 func dev(d dsa.DeviceRequest) dsa.Request { return dsa.Request{Devices: []dsa.DeviceRequest{d}} }
@@ -42,9 +42,9 @@ func dev(d dsa.DeviceRequest) dsa.Request { return dsa.Request{Devices: []dsa.De
 func codeCases() []codeCase {
 	numa0 := 0
 	return []codeCase{
-		{"no dsa bus", dsa.CodeAbsent, []string{"modprobe idxd"}, func(t *testing.T) (error, []dsa.Warning) {
+		{"no dsa bus", dsa.CodeAbsent, []string{"modprobe idxd"}, func(t *testing.T) ([]dsa.Warning, error) {
 			_, err := newHost(t, sysfs.New(t.TempDir())).Plan(t.Context(), request(t, "", dev(dsa.DeviceRequest{Device: "dsa0"})))
-			return err, nil
+			return nil, err
 		}},
 		{"no such device", dsa.CodeAbsent, []string{"dsa5", "--detect"}, applyOn(simidxd.SPR, dev(dsa.DeviceRequest{Device: "dsa5"}), nil)},
 		{"pasid off", dsa.CodeNoSVA, []string{"pasid_enabled=0", "intel_iommu=on,sm_on"}, applyOn(simidxd.NoPASID, twoWQs(), nil)},
@@ -68,17 +68,17 @@ func codeCases() []codeCase {
 			f.fail = map[string]error{"dev/dsa/wq0.0": syscall.EPERM}
 		})},
 		{"device on another node", dsa.CodeNUMA, []string{"NUMA node 1", "crosses sockets"}, applyOn(simidxd.TwoNUMA, dev(dsa.DeviceRequest{Device: "dsa2", NUMA: &numa0}), nil)},
-		{"pmd on another node", dsa.CodeNUMA, nil, func(*testing.T) (error, []dsa.Warning) {
+		{"pmd on another node", dsa.CodeNUMA, nil, func(*testing.T) ([]dsa.Warning, error) {
 			a := dsa.AssignPMDs([]dsa.PMD{{Core: 2, NUMA: 1}}, []dsa.WQRef{{Name: "wq0.0", Device: "dsa0", NUMA: 0}})
-			return nil, a.Warnings
+			return a.Warnings, nil
 		}},
-		{"more pmds than wqs", dsa.CodeTooFewWQs, nil, func(*testing.T) (error, []dsa.Warning) {
+		{"more pmds than wqs", dsa.CodeTooFewWQs, nil, func(*testing.T) ([]dsa.Warning, error) {
 			a := dsa.AssignPMDs([]dsa.PMD{{Core: 2}, {Core: 3}}, []dsa.WQRef{{Name: "wq0.0", Device: "dsa0"}})
-			return nil, a.Warnings
+			return a.Warnings, nil
 		}},
-		{"stock ovs in mode require", dsa.CodeOVSNoVhostAsync, []string{"never merged"}, func(*testing.T) (error, []dsa.Warning) {
+		{"stock ovs in mode require", dsa.CodeOVSNoVhostAsync, []string{"never merged"}, func(*testing.T) ([]dsa.Warning, error) {
 			_, err := dsa.ProbeOVS([]string{"list-commands", "dpif-netdev/pmd-rxq-show"}, nil, "3.1.0", "DPDK 22.11.1").Check(dsa.AsyncRequire)
-			return err, nil
+			return nil, err
 		}},
 		{"priority", dsa.CodeInvalidRequest, []string{"1..15"}, normalize(dev(dsa.DeviceRequest{Device: "dsa0", WQs: dsa.WQRequest{Priority: 16}}), "")},
 		{"engines", dsa.CodeInvalidRequest, []string{"max_engines=4"}, applyOn(simidxd.SPR, dev(dsa.DeviceRequest{Device: "dsa0", Engines: 5}), nil)},
@@ -95,7 +95,7 @@ func codeCases() []codeCase {
 func TestCodes(t *testing.T) {
 	for _, c := range codeCases() {
 		t.Run(string(c.code)+"/"+c.name, func(t *testing.T) {
-			err, warnings := c.run(t)
+			warnings, err := c.run(t)
 			text := ""
 			switch {
 			case dsa.CodeOf(err) == c.code:
