@@ -176,4 +176,3 @@ func wantCode(t *testing.T, err error, code dsa.Code) *dsa.Error {
 	}
 	return e
 }
-
