@@ -151,7 +151,13 @@ func TestBusyRefusalTouchesNothing(t *testing.T) {
 }
 
 func TestApplyResetApplyConverges(t *testing.T) {
-	sim, f, h := simHost(t, simidxd.SPR)
+	for _, v := range []simidxd.Variant{simidxd.SPR, simidxd.OldKernel} {
+		t.Run(string(v), func(t *testing.T) { applyResetApply(t, v) })
+	}
+}
+
+func applyResetApply(t *testing.T, v simidxd.Variant) {
+	sim, f, h := simHost(t, v)
 	req := request(t, "", twoWQs())
 	if _, err := h.Apply(t.Context(), req); err != nil {
 		t.Fatal(err)
@@ -386,6 +392,15 @@ func TestVFIO(t *testing.T) {
 	_, err = h.Apply(t.Context(), req)
 	if e := wantCode(t, err, dsa.CodeBusy); !strings.Contains(e.Msg, "allowReconfigure") {
 		t.Errorf("message: %v", e)
+	}
+}
+
+func TestSameDeviceTwice(t *testing.T) {
+	_, f, h := simHost(t, simidxd.SPR)
+	req := request(t, "", dsa.Request{Devices: []dsa.DeviceRequest{{Device: "dsa0"}, {Device: "0000:6a:01.0"}}})
+	_, err := h.Apply(t.Context(), req)
+	if e := wantCode(t, err, dsa.CodeInvalidRequest); !strings.Contains(e.Msg, "twice") || f.count() != 0 {
+		t.Errorf("%v, %d changes", e, f.count())
 	}
 }
 
