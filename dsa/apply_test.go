@@ -437,3 +437,70 @@ func diffLines(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Nodes whose owner is wrong are the only thing fixed on an otherwise matching device.
+func TestPermissionsOnly(t *testing.T) {
+	sim, f, h := simHost(t, simidxd.SPR)
+	req := twoWQs()
+	req.OVSUser = nil
+	if _, err := h.Apply(t.Context(), request(t, "", req)); err != nil {
+		t.Fatal(err)
+	}
+	req.OVSUser = ovsOwner()
+	n := f.count()
+	p, err := h.Plan(t.Context(), request(t, "", req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := p.Devices[0]
+	if f.count() != n || dp.Action != dsa.ActionConfigure || len(dp.Steps) != 4 {
+		t.Fatalf("plan: %+v", dp)
+	}
+	for _, s := range dp.Steps {
+		if s.Op != dsa.OpChown && s.Op != dsa.OpChmod {
+			t.Errorf("step %+v is not a permission change", s)
+		}
+	}
+	if _, err := h.Apply(t.Context(), request(t, "", req)); err != nil {
+		t.Fatal(err)
+	}
+	checkProvisioned(t, sim, 2, 10, "dpdk", req.OVSUser)
+	if f.count() != n+4 {
+		t.Errorf("%d changes, want 4: %v", f.count()-n, f.changes[n:])
+	}
+}
+
+func TestDiscoverTwoNUMA(t *testing.T) {
+	_, f, h := simHost(t, simidxd.TwoNUMA)
+	inv, err := h.Discover(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Devices) != 2 {
+		t.Fatalf("devices %+v", inv.Devices)
+	}
+	for i, want := range []struct {
+		name, bdf string
+		numa      int
+	}{{"dsa0", "0000:6a:01.0", 0}, {"dsa2", "0000:e7:01.0", 1}} {
+		d := inv.Devices[i]
+		if d.Name != want.name || d.BDF != want.bdf || d.NUMA != want.numa || d.PCIID != "8086:0b25" || d.PCIDriver != "idxd" ||
+			len(d.WQs) != 8 || len(d.Engines) != 4 || len(d.Groups) != 4 || d.MaxWQSize != 128 {
+			t.Errorf("device %d: %+v", i, d)
+		}
+	}
+	// Both devices, one plan: work queues of each on its own node.
+	req := request(t, "", dsa.Request{Devices: []dsa.DeviceRequest{{Device: "dsa0"}, {Device: "dsa2"}}})
+	res, err := h.Apply(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []dsa.WQRef{{Name: "wq0.0", Device: "dsa0", NUMA: 0}, {Name: "wq2.0", Device: "dsa2", NUMA: 1}}
+	if len(res.WQs) != 2 || res.WQs[0] != want[0] || res.WQs[1] != want[1] || len(res.Plan.Warnings) != 0 {
+		t.Errorf("wqs %+v warnings %+v", res.WQs, res.Plan.Warnings)
+	}
+	n := f.count()
+	if res, err := h.Apply(t.Context(), req); err != nil || res.Changed || f.count() != n {
+		t.Errorf("second apply: %v", err)
+	}
+}

@@ -163,7 +163,6 @@ type target struct {
 	batch            int
 	ats              bool
 	mode             string
-	idx              int
 	cur              *WQ
 	attrsOK, enabled bool
 }
@@ -215,7 +214,7 @@ func (h *Host) planIDXD(inv *Inventory, dev *Device, dr DeviceRequest, req Reque
 		t := &targets[q]
 		cur := &dev.WQs[q]
 		*t = target{name: cur.Name, wqName: w.NamePrefix + "_" + cur.Name, size: size, priority: w.Priority,
-			batch: batch, ats: w.ATSDisable, mode: w.Mode, idx: q, cur: cur}
+			batch: batch, ats: w.ATSDisable, mode: w.Mode, cur: cur}
 		if cur.index != q {
 			return nil, nil, Errorf(CodeKernel, dev.Name, nil, "work queues of %s are not numbered from 0 (found %s at position %d)", dev.Name, cur.Name, q)
 		}
@@ -251,11 +250,16 @@ func (h *Host) planIDXD(inv *Inventory, dev *Device, dr DeviceRequest, req Reque
 				dp.Steps = append(dp.Steps, bindWQStep(dev, t.name, compat))
 			}
 		}
+		binds := len(dp.Steps)
 		dp.Steps = append(dp.Steps, h.permSteps(targets, req.OVSUser)...)
 		dp.Action, dp.Reason = ActionNone, fmt.Sprintf("%s is enabled with the requested %d work queues", dev.Name, w.Count)
-		if len(dp.Steps) > 0 {
+		switch {
+		case binds > 0:
 			dp.Action = ActionConfigure
-			dp.Reason = fmt.Sprintf("%s is configured as requested; enabling the work queues that are not yet and setting their device nodes' owner", dev.Name)
+			dp.Reason = fmt.Sprintf("%s is configured as requested but %d of its %d work queues are not enabled (an interrupted apply?); enabling them", dev.Name, binds, w.Count)
+		case len(dp.Steps) > 0:
+			dp.Action = ActionConfigure
+			dp.Reason = fmt.Sprintf("%s is enabled with the requested %d work queues; their device nodes get the OVS user's owner and mode", dev.Name, w.Count)
 		}
 		if !allEnabled && !dev.PASIDEnabled {
 			return nil, nil, errNoSVA(dev)
