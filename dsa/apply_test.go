@@ -206,7 +206,7 @@ func TestCrashMidApplyConverges(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			start := func() (*simidxd.Sim, *recFS, *dsa.Host) {
+			start := func(t *testing.T) (*simidxd.Sim, *recFS, *dsa.Host) {
 				dir := t.TempDir()
 				copyTree(t, template.Dir(), dir)
 				sim, err := simidxd.Open(dir)
@@ -216,7 +216,7 @@ func TestCrashMidApplyConverges(t *testing.T) {
 				f := wrap(sim)
 				return sim, f, newHost(t, f)
 			}
-			sim, f, h := start()
+			sim, f, h := start(t)
 			if _, err := h.Apply(t.Context(), c.req); err != nil {
 				t.Fatal(err)
 			}
@@ -226,18 +226,21 @@ func TestCrashMidApplyConverges(t *testing.T) {
 				t.Fatalf("only %d changes: %v", total, f.changes)
 			}
 			for k := range total {
-				sim, f, h := start()
-				f.after = k
-				if _, err := h.Apply(t.Context(), c.req); !errors.Is(err, errCrash) {
-					t.Fatalf("crash after %d changes: %v", k, err)
-				}
-				f.after = -1
-				if _, err := h.Apply(t.Context(), c.req); err != nil {
-					t.Fatalf("re-run after a crash after %d changes (%v): %v", k, f.changes, err)
-				}
-				if got := listing(t, sim); got != want {
-					t.Fatalf("re-run after a crash after %d changes differs:\n%s", k, diffLines(want, got))
-				}
+				t.Run("after"+strconv.Itoa(k), func(t *testing.T) {
+					t.Parallel() // each crash point has its own tree
+					sim, f, h := start(t)
+					f.after = k
+					if _, err := h.Apply(t.Context(), c.req); !errors.Is(err, errCrash) {
+						t.Fatalf("crash after %d changes: %v", k, err)
+					}
+					f.after = -1
+					if _, err := h.Apply(t.Context(), c.req); err != nil {
+						t.Fatalf("re-run after a crash after %d changes (%v): %v", k, f.changes, err)
+					}
+					if got := listing(t, sim); got != want {
+						t.Fatalf("re-run after a crash after %d changes differs:\n%s", k, diffLines(want, got))
+					}
+				})
 			}
 		})
 	}
