@@ -1,0 +1,262 @@
+package dpdksmoke
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fixPackages is what a machine needs for this test (scripts/lab-setup.sh installs it).
+const fixPackages = "apt-get install -y gcc pkg-config libdpdk-dev librte-dma-idxd23"
+
+// Bounds of one idxdscan run.
+const (
+	runTimeout = 60 * time.Second
+	maxOutput  = 1 << 20
+	maxRecords = 256
+)
+
+// simWQ is one work queue of the simulated tree.
+type simWQ struct {
+	dev, typ, name string
+}
+
+// simTree is the hand-built idxd tree the smoke runs on: one SPR-like device dsa0 on NUMA node
+// 0 and three work queues, each with a /dev/dsa node, so only type and name can keep one out.
+//
+// It follows the kernel's layout (Documentation/ABI/stable/sysfs-driver-dma-idxd): the device
+// and its work queues live under the PCI function, /sys/bus/dsa/devices holds symlinks to them.
+// TODO(dsa-sim): lay it out with simidxd.Write once that package lands, then configure the WQs.
+func simTree() []simWQ {
+	return []simWQ{
+		{"wq0.0", "user", "dpdk_wq0.0"},   // DPDK's own prefix: probed
+		{"wq0.1", "user", "ovs_wq0.1"},    // probed only with --file-prefix ovs
+		{"wq0.2", "kernel", "dpdk_wq0.2"}, // kernel type: never probed
+	}
+}
+
+// layout writes simTree under root and returns DSA_SYSFS_PATH and DSA_DEV_PATH for it.
+func layout(t *testing.T, root string) (sysfsPath, devPath string) {
+	t.Helper()
+	pci := filepath.Join(root, "sys/devices/pci0000:6a/0000:6a:01.0")
+	dsa := filepath.Join(pci, "dsa0")
+	sysfsPath = filepath.Join(root, "sys/bus/dsa/devices")
+	devPath = filepath.Join(root, "dev/dsa")
+	files := map[string]string{
+		filepath.Join(pci, "vendor"):               "0x8086",
+		filepath.Join(pci, "device"):               "0x0b25",
+		filepath.Join(dsa, "numa_node"):            "0",
+		filepath.Join(dsa, "max_work_queues"):      "8",
+		filepath.Join(dsa, "max_batch_size"):       "1024",
+		filepath.Join(dsa, "max_transfer_size"):    "2147483648",
+		filepath.Join(dsa, "pasid_enabled"):        "1",
+		filepath.Join(dsa, "state"):                "enabled",
+		filepath.Join(dsa, "max_work_queues_size"): "128",
+	}
+	for _, wq := range simTree() {
+		d := filepath.Join(dsa, wq.dev)
+		files[filepath.Join(d, "type")] = wq.typ
+		files[filepath.Join(d, "name")] = wq.name
+		files[filepath.Join(d, "mode")] = "dedicated"
+		files[filepath.Join(d, "size")] = "32"
+		files[filepath.Join(d, "max_batch_size")] = "32"
+		files[filepath.Join(d, "max_transfer_size")] = "2097152"
+		files[filepath.Join(d, "state")] = "enabled"
+	}
+	for path, value := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(value+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(sysfsPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(devPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	links := []string{"dsa0"}
+	for _, wq := range simTree() {
+		links = append(links, wq.dev)
+		// The portal DPDK maps: one 4 KiB page, never written since no device is started.
+		if err := os.WriteFile(filepath.Join(devPath, wq.dev), make([]byte, 4096), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range links {
+		target := "../../../devices/pci0000:6a/0000:6a:01.0/dsa0"
+		if name != "dsa0" {
+			target = filepath.Join(target, name)
+		}
+		if err := os.Symlink(target, filepath.Join(sysfsPath, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sysfsPath, devPath
+}
+
+// requireTools fails t, naming the Debian packages, when the compiler, pkg-config, DPDK's
+// development files or the idxd driver are missing. It returns the path of librte_dma_idxd.so.
+func requireTools(t *testing.T) string {
+	t.Helper()
+	for _, prog := range []string{"gcc", "pkg-config"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Fatalf("dpdksmoke: %s not found (%v); fix: %s", prog, err, fixPackages)
+		}
+	}
+	libdir, err := exec.CommandContext(t.Context(), "pkg-config", "--variable=libdir", "libdpdk").Output()
+	if err != nil {
+		t.Fatalf("dpdksmoke: pkg-config libdpdk: %v (DPDK development files missing); fix: %s", err, fixPackages)
+	}
+	matches, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(libdir)), "dpdk", "pmds-*", "librte_dma_idxd.so*"))
+	if len(matches) == 0 {
+		t.Fatalf("dpdksmoke: no librte_dma_idxd.so under %s/dpdk/pmds-*; fix: %s", strings.TrimSpace(string(libdir)), fixPackages)
+	}
+	return matches[0]
+}
+
+// build compiles testdata/idxdscan.c into a temporary directory and returns the binary.
+func build(t *testing.T) string {
+	t.Helper()
+	flags, err := exec.CommandContext(t.Context(), "pkg-config", "--cflags", "--libs", "libdpdk").Output()
+	if err != nil {
+		t.Fatalf("dpdksmoke: pkg-config --cflags --libs libdpdk: %v; fix: %s", err, fixPackages)
+	}
+	bin := filepath.Join(t.TempDir(), "idxdscan")
+	args := append([]string{"-O1", "-Wall", "-Werror", "-o", bin, filepath.Join("testdata", "idxdscan.c")},
+		strings.Fields(string(flags))...)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*runTimeout)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("dpdksmoke: gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return bin
+}
+
+// scan is what idxdscan reported.
+type scan struct {
+	avail int
+	ids   map[string]int // dmadev name → id, -1 (or a negative errno) when unknown
+	numa  map[string]int
+}
+
+// run runs idxdscan on the tree with the given --file-prefix and parses its output.
+func run(t *testing.T, bin, idxd, sysfsPath, devPath, prefix string) scan {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+	defer cancel()
+	args := []string{"--no-pci", "--no-huge", "--no-shconf", "--no-telemetry", "-m", "64",
+		"--file-prefix", prefix, "-d", idxd, "--log-level", "pmd.dma.idxd:debug", "--"}
+	for _, wq := range simTree() {
+		args = append(args, wq.dev)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "DSA_SYSFS_PATH="+sysfsPath, "DSA_DEV_PATH="+devPath)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("dpdksmoke: idxdscan --file-prefix %s: %v\n%s", prefix, err, stderr.String())
+	}
+	t.Logf("idxdscan --file-prefix %s:\n%s%s", prefix, stdout.String(), stderr.String())
+	s, err := parse(stdout.Bytes())
+	if err != nil {
+		t.Fatalf("dpdksmoke: idxdscan output: %v\n%s", err, stdout.String())
+	}
+	return s
+}
+
+// parse reads idxdscan's "avail N" and "dev NAME ID NUMA" records; other records are ignored.
+func parse(out []byte) (scan, error) {
+	if len(out) > maxOutput {
+		return scan{}, fmt.Errorf("output of %d bytes exceeds %d", len(out), maxOutput)
+	}
+	s := scan{avail: -1, ids: map[string]int{}, numa: map[string]int{}}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for n := 0; sc.Scan(); n++ {
+		if n >= maxRecords {
+			return scan{}, fmt.Errorf("more than %d lines", maxRecords)
+		}
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 2 && f[0] == "avail":
+			v, err := strconv.Atoi(f[1])
+			if err != nil {
+				return scan{}, fmt.Errorf("line %d %q: %w", n+1, sc.Text(), err)
+			}
+			s.avail = v
+		case len(f) == 4 && f[0] == "dev":
+			id, err1 := strconv.Atoi(f[2])
+			numa, err2 := strconv.Atoi(f[3])
+			if err1 != nil || err2 != nil {
+				return scan{}, fmt.Errorf("line %d %q: want dev NAME ID NUMA", n+1, sc.Text())
+			}
+			s.ids[f[1]], s.numa[f[1]] = id, numa
+		}
+	}
+	if s.avail < 0 {
+		return scan{}, fmt.Errorf("no avail record")
+	}
+	return s, sc.Err()
+}
+
+// TestIdxdBusEnumeratesSimulatedWQs runs DPDK's idxd bus on the simulated tree twice: with a
+// private --file-prefix only dpdk_wq0.0 is a dmadev; with --file-prefix ovs, ovs_wq0.1 is one
+// too. The kernel-type queue never is.
+func TestIdxdBusEnumeratesSimulatedWQs(t *testing.T) {
+	idxd := requireTools(t)
+	bin := build(t)
+	sysfsPath, devPath := layout(t, t.TempDir())
+
+	cases := []struct {
+		prefix string
+		want   map[string]bool // work queue → enumerated as a dmadev
+	}{
+		{"dsasmoke", map[string]bool{"wq0.0": true, "wq0.1": false, "wq0.2": false}},
+		{"ovs", map[string]bool{"wq0.0": true, "wq0.1": true, "wq0.2": false}},
+	}
+	for _, c := range cases {
+		s := run(t, bin, idxd, sysfsPath, devPath, c.prefix)
+		n := 0
+		for wq, want := range c.want {
+			id, ok := s.ids[wq]
+			if !ok {
+				t.Fatalf("--file-prefix %s: no record for %s", c.prefix, wq)
+			}
+			if got := id >= 0; got != want {
+				t.Errorf("--file-prefix %s: %s enumerated = %v (dev id %d), want %v", c.prefix, wq, got, id, want)
+			}
+			if want {
+				n++
+				if s.numa[wq] != 0 {
+					t.Errorf("--file-prefix %s: %s numa node %d, want 0 (dsa0/numa_node)", c.prefix, wq, s.numa[wq])
+				}
+			}
+		}
+		if s.avail != n {
+			t.Errorf("--file-prefix %s: rte_dma_count_avail = %d, want %d", c.prefix, s.avail, n)
+		}
+	}
+}
+
+// TestParse covers the parser's bounds and errors.
+func TestParse(t *testing.T) {
+	s, err := parse([]byte("avail 1\ndev wq0.0 0 0\ndev wq0.1 -22 -1\nid 0 wq0.0 0\n"))
+	if err != nil || s.avail != 1 || s.ids["wq0.0"] != 0 || s.ids["wq0.1"] != -22 {
+		t.Errorf("parse = %+v, %v", s, err)
+	}
+	for _, bad := range []string{"", "dev wq0.0 x 0\navail 1\n", "avail x\n", strings.Repeat("id 0 wq 0\n", maxRecords+1)} {
+		if _, err := parse([]byte(bad)); err == nil {
+			t.Errorf("parse(%.40q) accepted", bad)
+		}
+	}
+}
