@@ -33,8 +33,6 @@ const (
 	osvifTimeout = 60 * time.Second
 	// osvifMaxOutput bounds what is kept of the script's stdout and of its stderr.
 	osvifMaxOutput = 64 << 10
-	// maxVIFField bounds every string field of a VIF but SocketPath.
-	maxVIFField = 64
 	// maxSocketPath is the longest unix socket path the kernel accepts (sun_path less its NUL).
 	maxSocketPath = 107
 )
