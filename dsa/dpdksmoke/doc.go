@@ -3,8 +3,10 @@
 // dsa library names and types them, without any DSA hardware and without starting a device.
 //
 // The test builds testdata/idxdscan.c with the system C compiler against libdpdk-dev
-// (pkg-config libdpdk), lays out sys/bus/dsa/devices and dev/dsa under a temporary directory,
-// and runs the program with DSA_SYSFS_PATH and DSA_DEV_PATH pointing there (the overrides the
+// (pkg-config libdpdk), lays out a simulated 4th-gen Xeon host with dsa/simidxd under a
+// temporary directory, configures dsa0 through the simulated kernel with the same sysfs writes
+// as on a real host (engine to group, WQ attributes, idxd/bind dsa0, user or dmaengine bind per
+// WQ), and runs the program with DSA_SYSFS_PATH and DSA_DEV_PATH pointing there (the overrides the
 // idxd bus reads "for testing") and the EAL flags --no-pci --no-huge --no-shconf
 // --no-telemetry -m 64 -d librte_dma_idxd.so. The program initialises the EAL, which scans and
 // probes the bus, and prints rte_dma_count_avail and rte_dma_get_dev_id_by_name for each work

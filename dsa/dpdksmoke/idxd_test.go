@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ovsplane/ovsplane/dsa/simidxd"
 )
 
 // fixPackages is what a machine needs for this test (scripts/lab-setup.sh installs it).
@@ -24,85 +26,82 @@ const (
 	maxRecords = 256
 )
 
-// simWQ is one work queue of the simulated tree.
+// simWQ is one work queue the smoke configures on the simulated dsa0.
 type simWQ struct {
-	dev, typ, name string
+	dev, typ, name, driver string
 }
 
-// simTree is the hand-built idxd tree the smoke runs on: one SPR-like device dsa0 on NUMA node
-// 0 and three work queues, each with a /dev/dsa node, so only type and name can keep one out.
-//
-// It follows the kernel's layout (Documentation/ABI/stable/sysfs-driver-dma-idxd): the device
-// and its work queues live under the PCI function, /sys/bus/dsa/devices holds symlinks to them.
-// TODO(dsa-sim): lay it out with simidxd.Write once that package lands, then configure the WQs.
-func simTree() []simWQ {
+// simWQs are the smoke's work queues, all in group0.0 with engine0.0: two user queues bound to
+// the user driver (so the simulated kernel creates their /dev/dsa nodes) and one kernel queue
+// bound to dmaengine.
+func simWQs() []simWQ {
 	return []simWQ{
-		{"wq0.0", "user", "dpdk_wq0.0"},   // DPDK's own prefix: probed
-		{"wq0.1", "user", "ovs_wq0.1"},    // probed only with --file-prefix ovs
-		{"wq0.2", "kernel", "dpdk_wq0.2"}, // kernel type: never probed
+		{"wq0.0", "user", "dpdk_wq0.0", "user"},        // DPDK's own prefix: probed
+		{"wq0.1", "user", "ovs_wq0.1", "user"},         // probed only with --file-prefix ovs
+		{"wq0.2", "kernel", "dpdk_wq0.2", "dmaengine"}, // kernel type: never probed
 	}
 }
 
-// layout writes simTree under root and returns DSA_SYSFS_PATH and DSA_DEV_PATH for it.
+// layout writes a simulated 4th-gen Xeon DSA host (simidxd variant spr) under root and
+// configures it through the simulated kernel with the raw sysfs sequence the dsa library and
+// DPDK's dpdk_idxd_cfg.py use: engine to group, each WQ's attributes (max_batch_size and
+// max_transfer_size included), idxd/bind dsa0, then each WQ bound to its driver. It returns
+// DSA_SYSFS_PATH and DSA_DEV_PATH for the tree.
+//
+// The kernel creates no /dev/dsa node for a kernel-type queue; layout adds one (a 4 KiB regular
+// file like the simulator's user nodes) so that only its type can keep DPDK from probing it.
 func layout(t *testing.T, root string) (sysfsPath, devPath string) {
 	t.Helper()
-	pci := filepath.Join(root, "sys/devices/pci0000:6a/0000:6a:01.0")
-	dsa := filepath.Join(pci, "dsa0")
-	sysfsPath = filepath.Join(root, "sys/bus/dsa/devices")
+	if err := simidxd.Write(root, simidxd.SPR); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simidxd.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bus = "sys/bus/dsa"
+	write := func(p, v string) {
+		t.Helper()
+		if err := sim.WriteFile(p, v); err != nil {
+			t.Fatalf("simulated kernel refused %s=%q: %v", p, v, err)
+		}
+	}
+	write(bus+"/devices/engine0.0/group_id", "0")
+	for _, wq := range simWQs() {
+		d := bus + "/devices/" + wq.dev + "/"
+		write(d+"group_id", "0")
+		write(d+"mode", "dedicated")
+		write(d+"priority", "10")
+		write(d+"size", "32")
+		write(d+"type", wq.typ)
+		write(d+"name", wq.name)
+		write(d+"driver_name", wq.driver)
+		write(d+"max_batch_size", "32")
+		write(d+"max_transfer_size", "2097152")
+	}
+	write(bus+"/drivers/idxd/bind", "dsa0")
+	for _, wq := range simWQs() {
+		write(bus+"/drivers/"+wq.driver+"/bind", wq.dev)
+		if got, err := sim.ReadFile(bus + "/devices/" + wq.dev + "/state"); err != nil || got != "enabled" {
+			t.Fatalf("%s state = %q, %v after binding %s", wq.dev, got, err, wq.driver)
+		}
+	}
 	devPath = filepath.Join(root, "dev/dsa")
-	files := map[string]string{
-		filepath.Join(pci, "vendor"):               "0x8086",
-		filepath.Join(pci, "device"):               "0x0b25",
-		filepath.Join(dsa, "numa_node"):            "0",
-		filepath.Join(dsa, "max_work_queues"):      "8",
-		filepath.Join(dsa, "max_batch_size"):       "1024",
-		filepath.Join(dsa, "max_transfer_size"):    "2147483648",
-		filepath.Join(dsa, "pasid_enabled"):        "1",
-		filepath.Join(dsa, "state"):                "enabled",
-		filepath.Join(dsa, "max_work_queues_size"): "128",
-	}
-	for _, wq := range simTree() {
-		d := filepath.Join(dsa, wq.dev)
-		files[filepath.Join(d, "type")] = wq.typ
-		files[filepath.Join(d, "name")] = wq.name
-		files[filepath.Join(d, "mode")] = "dedicated"
-		files[filepath.Join(d, "size")] = "32"
-		files[filepath.Join(d, "max_batch_size")] = "32"
-		files[filepath.Join(d, "max_transfer_size")] = "2097152"
-		files[filepath.Join(d, "state")] = "enabled"
-	}
-	for path, value := range files {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(value+"\n"), 0o644); err != nil {
-			t.Fatal(err)
+	for _, wq := range simWQs() {
+		node := filepath.Join(devPath, wq.dev)
+		_, err := os.Stat(node)
+		switch {
+		case wq.typ == "user" && err != nil:
+			t.Fatalf("the simulated kernel made no node for user queue %s: %v", wq.dev, err)
+		case wq.typ != "user" && err == nil:
+			t.Fatalf("the simulated kernel made a node for %s queue %s", wq.typ, wq.dev)
+		case wq.typ != "user":
+			if err := os.WriteFile(node, make([]byte, 4096), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	if err := os.MkdirAll(sysfsPath, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(devPath, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	links := []string{"dsa0"}
-	for _, wq := range simTree() {
-		links = append(links, wq.dev)
-		// The portal DPDK maps: one 4 KiB page, never written since no device is started.
-		if err := os.WriteFile(filepath.Join(devPath, wq.dev), make([]byte, 4096), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, name := range links {
-		target := "../../../devices/pci0000:6a/0000:6a:01.0/dsa0"
-		if name != "dsa0" {
-			target = filepath.Join(target, name)
-		}
-		if err := os.Symlink(target, filepath.Join(sysfsPath, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return sysfsPath, devPath
+	return filepath.Join(root, bus, "devices"), devPath
 }
 
 // requireTools fails t, naming the Debian packages, when the compiler, pkg-config, DPDK's
@@ -157,7 +156,7 @@ func run(t *testing.T, bin, idxd, sysfsPath, devPath, prefix string) scan {
 	defer cancel()
 	args := []string{"--no-pci", "--no-huge", "--no-shconf", "--no-telemetry", "-m", "64",
 		"--file-prefix", prefix, "-d", idxd, "--log-level", "pmd.dma.idxd:debug", "--"}
-	for _, wq := range simTree() {
+	for _, wq := range simWQs() {
 		args = append(args, wq.dev)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
