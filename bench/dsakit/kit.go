@@ -233,11 +233,17 @@ func (k *kit) measure(ctx context.Context, sc Scenario, mode Mode, size int) (Me
 	label := fmt.Sprintf("%s, DSA %s, %d B", sc.Name, mode, size)
 	ts := step{Kind: "traffic", Argv: argv, Why: label + fmt.Sprintf(": generator in the background for %v", total)}
 	k.print(ts)
-	wait, err := k.ex.Start(ctx, ts, total+trafficGrace)
+	// A failed measurement stops the generator instead of waiting out its run.
+	tctx, stop := context.WithCancel(ctx)
+	defer stop()
+	wait, err := k.ex.Start(tctx, ts, total+trafficGrace)
 	if err != nil {
 		return m, fmt.Errorf("dsakit: step %d (traffic): %w", k.n, err)
 	}
 	measured, err := k.window(ctx, sc, mode, warmup, window, &m)
+	if err != nil {
+		stop()
+	}
 	k.print(step{Kind: "traffic-wait", Why: label + ": the generator exits 0"})
 	if werr := wait(); werr != nil {
 		err = errors.Join(err, fmt.Errorf("dsakit: step %d (traffic-wait): %s: %w", k.n, label, werr))
