@@ -161,6 +161,17 @@ func run(t *testing.T, bin, idxd, sysfsPath, devPath, prefix string) scan {
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "DSA_SYSFS_PATH="+sysfsPath, "DSA_DEV_PATH="+devPath)
+	// Even with --no-shconf the EAL creates its runtime directory: for root /var/run/dpdk/<prefix>
+	// (removed again below when this run made it), otherwise under XDG_RUNTIME_DIR, pointed at a
+	// temporary directory.
+	if os.Geteuid() == 0 {
+		runtime := filepath.Join("/var/run/dpdk", prefix)
+		if _, err := os.Stat(runtime); os.IsNotExist(err) {
+			t.Cleanup(func() { os.Remove(runtime) })
+		}
+	} else {
+		cmd.Env = append(cmd.Env, "XDG_RUNTIME_DIR="+t.TempDir())
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
