@@ -86,6 +86,9 @@ type kit struct {
 	ex   executor
 	plan io.Writer
 	n    int
+	// second is how long one configured second of warm-up and window lasts: time.Second when
+	// zero; tests shorten it.
+	second time.Duration
 }
 
 // do prints s to the plan and runs it.
@@ -223,7 +226,11 @@ func (k *kit) scenario(ctx context.Context, sc Scenario, mode Mode) (res []Measu
 // measure runs the generator for one size and measures the window in the middle of its run.
 func (k *kit) measure(ctx context.Context, sc Scenario, mode Mode, size int) (Measurement, error) {
 	m := Measurement{Scenario: sc.Name, Mode: mode, Size: size}
-	warmup, window := time.Duration(k.cfg.WarmupS)*time.Second, time.Duration(k.cfg.DurationS)*time.Second
+	unit := k.second
+	if unit == 0 {
+		unit = time.Second
+	}
+	warmup, window := time.Duration(k.cfg.WarmupS)*unit, time.Duration(k.cfg.DurationS)*unit
 	total := warmup + window + trafficTail
 	argv := make([]string, len(sc.Traffic))
 	for i, a := range sc.Traffic {
