@@ -127,5 +127,4 @@ func TestRealRunWithFakeTools(t *testing.T) {
 	if !strings.Contains(out.String(), "| PVP | 1518 |") || !strings.Contains(out.String(), "× |") {
 		t.Errorf("report:\n%s", out.String())
 	}
-
 }
