@@ -106,6 +106,18 @@ bench-vsctl:
 	set -o pipefail; $(GO) test -run '^$$' -bench 'BenchmarkVsctl' -benchtime 1x -timeout 90m ./bench/ | tee bench-vsctl.out
 	scripts/bench-vsctl-table.py bench-vsctl.out docs/benchmarks.md
 
+## dsa-kit: the DSA vhost offload measurement (issue 15) on a host with DSA hardware, as root:
+## 64..9000 B x {PVP, VM-to-VM same node} x DSA off/on, driven by $$DSA_KIT_CONFIG (JSON; see
+## docs/dsa.md "Hardware measurement kit" and bench/dsakit/testdata/kit.json), report in dsa-kit.md
+## (docs/benchmarks.md's table format). dsa-kit-dryrun: the same plan printed, parsed and rendered
+## from recorded outputs (bench/dsakit/testdata/samples); runs nothing, needs nothing.
+.PHONY: dsa-kit dsa-kit-dryrun
+dsa-kit:
+	@[ -n "$(DSA_KIT_CONFIG)" ] || { echo "usage: make dsa-kit DSA_KIT_CONFIG=<kit.json> (see docs/dsa.md)"; exit 2; }
+	$(GO) run ./bench/dsakit --config "$(DSA_KIT_CONFIG)" --out dsa-kit.md
+dsa-kit-dryrun:
+	$(GO) run ./bench/dsakit --dry-run --samples bench/dsakit/testdata/samples --config bench/dsakit/testdata/kit.json
+
 ## run: start ovsplaned with $$CONFIG (default examples/quickstart.yaml), its state in
 ## $$OVSPLANE_RUN_DIR (default /tmp/ovsplane-run); Ctrl-C stops it. As root with Open vSwitch
 ## installed (ovsdb-server and ovs-vswitchd in $$PATH): --sandbox, a private real ovsdb-server +

@@ -70,6 +70,7 @@ var floors = map[string]int{
 	"examples":        side, // documentation only
 	"docs/...":        side, // the guides' code snippets, compiled and run by their tests
 	"examples/vdpa":   side, // the fixture capture script's test
+	"dsa/dpdksmoke":   side, // test only: DPDK's idxd bus on a simulated DSA tree
 	"internal/layers": side,
 }
 

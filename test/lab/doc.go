@@ -44,6 +44,10 @@
 //
 // Helpers that take a testing.TB must be called from the test's goroutine, as t.Fatalf
 // requires (they also work inside t.Cleanup functions). Those that take a context instead —
-// VsctlErr, AppctlErr, Netns.Exec, Netns.Command, Netns.Do, Ping, TCPTransfer, Iperf3 — return
-// errors and are safe to call from any goroutine.
+// VsctlErr, AppctlErr, Netns.Exec, Netns.Command, Netns.Do, Ping, TCPTransfer, Iperf3,
+// OSVIFPlug, OSVIFUnplug — return errors and are safe to call from any goroutine.
+//
+// OSVIFPlug and OSVIFUnplug plug a VIF the way Nova does on an OpenStack compute node: they run
+// os-vif's own OVS plugin (Debian's python3-os-vif, native ovsdbapp backend) under
+// /usr/bin/python3 against a lab OVSDB; Require(t, NeedOSVIF) checks the packages first.
 package lab

@@ -30,9 +30,10 @@ const (
 
 // Fixes Require suggests.
 const (
-	fixMake = "run `make test` as root; it installs the lab packages and reserves hugepages"
-	fixApt  = "apt-get install -y openvswitch-switch-dpdk dpdk iproute2 ethtool iputils-ping iperf3"
-	fixRoot = "run the tests as root, e.g. sudo -E go test …"
+	fixMake  = "run `make test` as root; it installs the lab packages and reserves hugepages"
+	fixApt   = "apt-get install -y openvswitch-switch-dpdk dpdk iproute2 ethtool iputils-ping iperf3"
+	fixOSVIF = "apt-get install -y python3-os-vif python3-ovsdbapp (Debian's /usr/bin/python3 must import them)"
+	fixRoot  = "run the tests as root, e.g. sudo -E go test …"
 )
 
 // Need names one precondition of a lab test.
@@ -53,6 +54,9 @@ const (
 	NeedNetns
 	// NeedTraffic: NeedNetns, ping and iperf3.
 	NeedTraffic
+	// NeedOSVIF: OSVIFPython can import os_vif, vif_plug_ovs and ovsdbapp (Debian's
+	// python3-os-vif and python3-ovsdbapp), for OSVIFPlug and OSVIFUnplug.
+	NeedOSVIF
 )
 
 // String returns the need's name.
@@ -68,6 +72,8 @@ func (n Need) String() string {
 		return "netns"
 	case NeedTraffic:
 		return "traffic"
+	case NeedOSVIF:
+		return "osvif"
 	}
 	return "Need(" + strconv.Itoa(int(n)) + ")"
 }
@@ -144,6 +150,8 @@ func check(t testing.TB, n Need) []string {
 		return missingPrograms("ip", "ethtool", "tc")
 	case NeedTraffic:
 		return missingPrograms("ping", "iperf3")
+	case NeedOSVIF:
+		return missingOSVIF(t)
 	}
 	return []string{fmt.Sprintf("unknown lab.Need %d", int(n))}
 }
@@ -197,4 +205,19 @@ func checkHugepages(t testing.TB) []string {
 	return []string{fmt.Sprintf("%d MiB of reserved hugepages for DPDK (have %d MiB; "+
 		"echo %d > /proc/sys/vm/nr_hugepages as root)",
 		DefaultSocketMemMB, reserved(), DPDKHugepages)}
+}
+
+// missingOSVIF reports what keeps OSVIFPython from importing os-vif's OVS plugin and ovsdbapp,
+// with the interpreter's own error.
+func missingOSVIF(t testing.TB) []string {
+	t.Helper()
+	ctx, cancel := testContext(t, cmdTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, OSVIFPython, "-I", "-c",
+		"import os_vif, vif_plug_ovs.ovs, ovsdbapp.schema.open_vswitch.impl_idl").CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("os-vif for %s (%v: %s; %s)", OSVIFPython, err,
+		lastLines(strings.TrimSpace(string(out)), 1), fixOSVIF)}
 }
