@@ -112,6 +112,25 @@ func (r *Root) WriteFile(p, value string) error {
 	return errors.Join(werr, cerr)
 }
 
+// Chown changes the owner and group of the file at p (following symbolic links, as chown(2)
+// does), for device nodes such as /dev/dsa/wq0.0 that another account must open.
+func (r *Root) Chown(p string, uid, gid int) error {
+	hp, err := r.Path(p)
+	if err != nil {
+		return err
+	}
+	return os.Chown(hp, uid, gid)
+}
+
+// Chmod changes the permission bits of the file at p (following symbolic links).
+func (r *Root) Chmod(p string, mode fs.FileMode) error {
+	hp, err := r.Path(p)
+	if err != nil {
+		return err
+	}
+	return os.Chmod(hp, mode)
+}
+
 // Resolve follows the symbolic link at p (relative targets are taken from its directory) and
 // returns the root-relative path it names. Only one level is followed.
 func (r *Root) Resolve(p string) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/ovsplane/ovsplane/internal/sysfs"
@@ -46,5 +47,59 @@ func TestRoot(t *testing.T) {
 	}
 	if names, err := r.ReadDir("sys"); err != nil || len(names) != 2 || names[0] != "bus" {
 		t.Errorf("ReadDir: %v %v", names, err)
+	}
+}
+
+func TestRootChownChmod(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "dev/dsa"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(dir, "dev/dsa/wq0.0")
+	if err := os.WriteFile(node, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := sysfs.New(dir)
+	if err := r.Chmod("dev/dsa/wq0.0", 0o660); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o660 {
+		t.Errorf("mode after Chmod: %v, want 0660", fi.Mode().Perm())
+	}
+	// Chown to the caller's own ids works for any user; the ids it sets must read back.
+	uid, gid := os.Getuid(), os.Getgid()
+	if err := r.Chown("dev/dsa/wq0.0", uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		t.Fatalf("no Stat_t from %T", fi.Sys())
+	}
+	if int(st.Uid) != uid || int(st.Gid) != gid {
+		t.Errorf("owner %d:%d, want %d:%d", st.Uid, st.Gid, uid, gid)
+	}
+	if os.Getuid() == 0 {
+		if err := r.Chown("dev/dsa/wq0.0", 4242, 4343); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(node)
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 4242 || st.Gid != 4343 {
+			t.Errorf("owner after Chown as root: %d:%d, want 4242:4343", st.Uid, st.Gid)
+		}
+	}
+	for _, bad := range []string{"/dev/dsa/wq0.0", "../wq0.0"} {
+		if err := r.Chmod(bad, 0o600); err == nil {
+			t.Errorf("Chmod %s: changed a file outside the root", bad)
+		}
+		if err := r.Chown(bad, uid, gid); err == nil {
+			t.Errorf("Chown %s: changed a file outside the root", bad)
+		}
+	}
+	if err := r.Chmod("dev/dsa/missing", 0o600); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Chmod of a missing node: %v", err)
 	}
 }
