@@ -132,9 +132,9 @@ var (
 	userRE    = regexp.MustCompile(`^([a-z_][a-z0-9_.-]{0,31}\$?|[0-9]{1,10}:[0-9]{1,10})$`)
 )
 
-// parseConfig decodes and checks a configuration, filling defaults; errors are *api.Error
+// ParseConfig decodes and checks a configuration, filling defaults; errors are *api.Error
 // InvalidArgument with one Problem per field ("config.devices[0].driver").
-func parseConfig(raw []byte) (Config, error) {
+func ParseConfig(raw []byte) (Config, error) {
 	if len(raw) > MaxConfigBytes {
 		return Config{}, sdk.Invalid(api.Problem{Field: "config",
 			Message: fmt.Sprintf("%d bytes, more than %d: list fewer devices", len(raw), MaxConfigBytes)})
@@ -223,9 +223,9 @@ func parseConfig(raw []byte) (Config, error) {
 	return c, nil
 }
 
-// request is the library's request for the configuration's devices, for the OVS user owner
+// Request is the library's request for the configuration's devices, for the OVS user owner
 // (nil: the library's default).
-func (c Config) request(owner *dsa.Owner) dsa.Request {
+func (c Config) Request(owner *dsa.Owner) dsa.Request {
 	req := dsa.Request{OVSUser: owner, AllowReconfigure: c.AllowReconfigure}
 	for _, d := range c.Devices {
 		req.Devices = append(req.Devices, dsa.DeviceRequest{

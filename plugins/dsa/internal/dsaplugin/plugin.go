@@ -22,10 +22,6 @@ const (
 	Version = "0.1.0"
 )
 
-// AsyncSupportKey is the Open_vSwitch other_config key that turns vhost async on in an
-// ovs-vswitchd built with it (read at start only); upstream OVS ignores it.
-const AsyncSupportKey = "vhost-async-support"
-
 // WatchedTypes are the interface types whose copies DSA can offload: vhost-user, both ways.
 func WatchedTypes() []string { return []string{"dpdkvhostuser", "dpdkvhostuserclient"} }
 
@@ -132,15 +128,16 @@ func (p *Plugin) ConfigSchema(context.Context) (api.ConfigSchema, error) {
 // alone); on a capable ovs-vswitchd the threshold is set and read back. An invalid
 // configuration or a refused Apply leaves the previous configuration in place.
 func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error {
-	cfg, err := parseConfig(req.Config)
+	cfg, err := ParseConfig(req.Config)
 	if err != nil {
 		return err
 	}
 	facts := req.Facts
 	mode := cfg.asyncMode()
 	ovs := dsa.ProbeOVS(facts.AppctlCommands, facts.OtherConfig, facts.OVSVersion, facts.DPDKVersion)
-	if mode == AsyncRequire && !ovs.VhostAsync {
-		return api.Errorf(api.FailedPrecondition, "%w", noVhostAsync(facts, ovs, mode))
+	warn, err := ovs.Check(dsa.AsyncMode(mode))
+	if err != nil {
+		return apiError("ovs", err)
 	}
 	owner, err := ovsOwner(cfg, facts.OVSRunDir)
 	if err != nil {
@@ -160,6 +157,9 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 		return err
 	}
 	v.mode, v.ovs = mode, ovs
+	if warn != nil {
+		v.warnings = append(v.warnings, *warn)
+	}
 	if mode != AsyncOff && ovs.VhostAsync && cfg.OVS.Threshold > 0 {
 		v.thresh = p.setThreshold(ctx, facts.OVSRunDir, ovs, cfg.OVS.Threshold)
 	}
@@ -215,7 +215,7 @@ func (p *Plugin) apply(ctx context.Context, m *Machine, cfg Config, facts api.Ho
 		p.log.Warn("cannot read --file-prefix from other_config:dpdk-extra; DPDK's default prefix assumed", "err", err)
 		prefix = ""
 	}
-	req := cfg.request(owner)
+	req := cfg.Request(owner)
 	if err := req.Normalize(prefix); err != nil {
 		return view{}, apiError("configuration", err)
 	}
@@ -316,16 +316,6 @@ func vfioExtra(plan *dsa.Plan, req dsa.Request, inv *dsa.Inventory) []string {
 	return out
 }
 
-// noVhostAsync is the OVS_NO_VHOST_ASYNC error for the running ovs-vswitchd.
-func noVhostAsync(facts api.HostFacts, ovs dsa.OVSCapability, mode string) *dsa.Error {
-	msg := fmt.Sprintf("ovs-vswitchd %s with %s has no vhost async DMA support (%s); upstream OVS never merged it, so the DSA devices stay prepared but unused",
-		orDash(facts.OVSVersion), orDash(facts.DPDKVersion), orDash(ovs.Reason))
-	if mode == AsyncRequire {
-		msg += ": run an ovs-vswitchd built with vhost async (netdev-dpdk/set-vhost-async-thresh among its commands), or set ovs.asyncMode to auto"
-	}
-	return dsa.Errorf(dsa.CodeOVSNoVhostAsync, "ovs-vswitchd", nil, "%s", msg)
-}
-
 // invalid is the InvalidArgument error of one configuration field.
 func invalid(field, msg string) error {
 	return &api.Error{Code: api.InvalidArgument, Message: field + ": " + msg, Problems: []api.Problem{{Field: field, Message: msg}}}
@@ -369,9 +359,9 @@ func (p *Plugin) Health(context.Context) (api.Health, error) {
 		msg = prepared + " prepared; ovs.asyncMode off: OVS is not asked to use them"
 	case !v.ovs.VhostAsync:
 		state, msg = api.HealthDegraded, prepared+" prepared, unused: this ovs-vswitchd has no vhost async support ("+
-			noVhostAsync(facts, v.ovs, v.mode).Error()+")"
-	case facts.OtherConfig[AsyncSupportKey] != "true":
-		state, msg = api.HealthDegraded, prepared+" prepared, unused until ovs-vswitchd restarts: "+AsyncSupportKey+"=true is contributed and read at start only"
+			string(dsa.CodeOVSNoVhostAsync)+": "+v.ovs.Reason+")"
+	case facts.OtherConfig[dsa.VhostAsyncSupportKey] != "true":
+		state, msg = api.HealthDegraded, prepared+" prepared, unused until ovs-vswitchd restarts: "+dsa.VhostAsyncSupportKey+"=true is contributed and read at start only"
 	case v.thresh.err != "":
 		state, msg = api.HealthDegraded, prepared+"; vhost async on, threshold not verified: "+v.thresh.err
 	default:
@@ -406,7 +396,7 @@ func (p *Plugin) Contribute(context.Context) (api.GlobalConfig, error) {
 		gc.DPDKExtra = slices.Clone(v.extra)
 	}
 	if v.mode != AsyncOff && v.ovs.VhostAsync {
-		gc.OtherConfig = map[string]string{AsyncSupportKey: "true"}
+		gc.OtherConfig = map[string]string{dsa.VhostAsyncSupportKey: "true"}
 	}
 	return gc, nil
 }

@@ -1,0 +1,76 @@
+package dsaplugin
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/ovsplane/ovsplane/dsa"
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
+)
+
+// PMDRxqShowCommand is the appctl command whose text tells which PMD thread polls which port.
+const PMDRxqShowCommand = "dpif-netdev/pmd-rxq-show"
+
+// unixctl sends one command to the ovs-vswitchd whose run directory is runDir, within the
+// plugin's unixctl timeout.
+func (p *Plugin) unixctl(ctx context.Context, runDir, method string, args ...string) (string, error) {
+	ctl, err := ovsproc.VswitchdCtl(runDir)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.ucTimeout)
+	defer cancel()
+	return ovsproc.Unixctl(ctx, ctl, method, args...)
+}
+
+// firstNumber finds the threshold in a get-vhost-async-thresh reply.
+var firstNumber = regexp.MustCompile(`[0-9]+`)
+
+// setThreshold sets the vhost async threshold of a capable ovs-vswitchd to n bytes through its
+// unixctl socket and reads it back; only a read-back equal to n counts as done.
+func (p *Plugin) setThreshold(ctx context.Context, runDir string, ovs dsa.OVSCapability, n int) threshold {
+	t := threshold{asked: n}
+	if _, err := p.unixctl(ctx, runDir, ovs.ThreshCommand, strconv.Itoa(n)); err != nil {
+		t.err = fmt.Sprintf("%s %d: %v", ovs.ThreshCommand, n, err)
+		p.log.Warn("vhost async threshold not set", "err", err)
+		return t
+	}
+	out, err := p.unixctl(ctx, runDir, dsa.VhostAsyncThreshGetCommand)
+	if err != nil {
+		t.err = fmt.Sprintf("%s: %v", dsa.VhostAsyncThreshGetCommand, err)
+		return t
+	}
+	got, err := strconv.Atoi(firstNumber.FindString(out))
+	if err != nil {
+		t.err = fmt.Sprintf("%s answered %.80q, no threshold in it", dsa.VhostAsyncThreshGetCommand, out)
+		return t
+	}
+	t.readBack = got
+	if got != n {
+		t.err = fmt.Sprintf("asked for %d bytes, ovs-vswitchd reads back %d", n, got)
+	}
+	return t
+}
+
+// ReadPMDs returns the PMD threads of the ovs-vswitchd whose unixctl socket is ctl, with the
+// rx queues each polls (dpif-netdev/pmd-rxq-show). ctx bounds the call.
+func ReadPMDs(ctx context.Context, ctl string) ([]dsa.PMD, error) {
+	out, err := ovsproc.Unixctl(ctx, ctl, PMDRxqShowCommand)
+	if err != nil {
+		return nil, err
+	}
+	return parsePMDs(out)
+}
+
+// readPMDs is ReadPMDs on the ovs-vswitchd of runDir, within the plugin's unixctl timeout.
+func (p *Plugin) readPMDs(ctx context.Context, runDir string) ([]dsa.PMD, error) {
+	ctl, err := ovsproc.VswitchdCtl(runDir)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.ucTimeout)
+	defer cancel()
+	return ReadPMDs(ctx, ctl)
+}
