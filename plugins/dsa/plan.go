@@ -100,7 +100,14 @@ func planText(p *dsa.Plan) string {
 		fmt.Fprintf(&b, "%s: %s — %s\n", d.Device, d.Action, d.Reason)
 		for _, s := range d.Steps {
 			changes++
-			fmt.Fprintf(&b, "  write %q to %s", s.Value, s.Path)
+			switch s.Op {
+			case dsa.OpChown:
+				fmt.Fprintf(&b, "  chown %s to %s", s.Path, s.Value)
+			case dsa.OpChmod:
+				fmt.Fprintf(&b, "  chmod %s to %s", s.Path, s.Value)
+			default:
+				fmt.Fprintf(&b, "  write %q to %s", s.Value, s.Path)
+			}
 			if s.Reason != "" {
 				fmt.Fprintf(&b, "  (%s)", s.Reason)
 			}

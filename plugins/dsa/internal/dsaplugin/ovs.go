@@ -2,6 +2,7 @@ package dsaplugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -55,13 +56,24 @@ func (p *Plugin) setThreshold(ctx context.Context, runDir string, ovs dsa.OVSCap
 }
 
 // ReadPMDs returns the PMD threads of the ovs-vswitchd whose unixctl socket is ctl, with the
-// rx queues each polls (dpif-netdev/pmd-rxq-show). ctx bounds the call.
+// rx queues each polls (dpif-netdev/pmd-rxq-show, read and parsed by ovsproc.PMDRxqShow within
+// its bounds). An ovs-vswitchd without a userspace datapath has none. ctx bounds the call.
 func ReadPMDs(ctx context.Context, ctl string) ([]dsa.PMD, error) {
-	out, err := ovsproc.Unixctl(ctx, ctl, PMDRxqShowCommand)
+	threads, err := ovsproc.PMDRxqShow(ctx, ctl)
+	if errors.Is(err, ovsproc.ErrNoDatapath) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return parsePMDs(out)
+	pmds := make([]dsa.PMD, len(threads))
+	for i, t := range threads {
+		pmds[i] = dsa.PMD{Core: t.Core, NUMA: t.NUMA, Isolated: t.Isolated, Rxqs: make([]dsa.PMDRxq, len(t.Rxqs))}
+		for j, q := range t.Rxqs {
+			pmds[i].Rxqs[j] = dsa.PMDRxq{Port: q.Port, Queue: q.Queue, Enabled: q.Enabled, UsagePct: q.UsagePct}
+		}
+	}
+	return pmds, nil
 }
 
 // readPMDs is ReadPMDs on the ovs-vswitchd of runDir, within the plugin's unixctl timeout.
