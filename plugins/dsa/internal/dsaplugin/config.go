@@ -1,7 +1,12 @@
 package dsaplugin
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -139,9 +144,12 @@ func ParseConfig(raw []byte) (Config, error) {
 		return Config{}, sdk.Invalid(api.Problem{Field: "config",
 			Message: fmt.Sprintf("%d bytes, more than %d: list fewer devices", len(raw), MaxConfigBytes)})
 	}
+	if err := unknownFields(raw); err != nil {
+		return Config{}, err
+	}
 	var c Config
 	if err := sdk.DecodeConfig(raw, &c); err != nil {
-		return Config{}, err
+		return Config{}, indexPaths(err)
 	}
 	var problems []api.Problem
 	add := func(field, format string, args ...any) {
@@ -254,4 +262,76 @@ func parseUser(root, user string) (*dsa.Owner, error) {
 	}
 	defer f.Close()
 	return lookupPasswd(f, user)
+}
+
+// indexPaths rewrites the list indices of an *api.Error's problem fields from the SDK's
+// "config.devices.0.wqs" to "config.devices[0].wqs", as the plugin's own checks name them.
+func indexPaths(err error) error {
+	var e *api.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	ps := slices.Clone(e.Problems)
+	for i := range ps {
+		ps[i].Field = dottedIndex.ReplaceAllString(ps[i].Field, "[$1]")
+	}
+	return sdk.Invalid(ps...)
+}
+
+var dottedIndex = regexp.MustCompile(`\.([0-9]+)\b`)
+
+// unknownFields refuses a configuration with a field Config does not have, naming its whole
+// path ("config.devices[0].wqs.colour") and the fields that exist there. Text that is not JSON
+// is left to the decoder, which says so.
+func unknownFields(raw []byte) error {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil
+	}
+	var problems []api.Problem
+	walkFields(v, reflect.TypeFor[Config](), "config", &problems)
+	if len(problems) > 0 {
+		return sdk.Invalid(problems...)
+	}
+	return nil
+}
+
+// walkFields checks the JSON value v against the Go type t (structs by their json tags).
+func walkFields(v any, t reflect.Type, path string, problems *[]api.Problem) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		fields := map[string]reflect.Type{}
+		var names []string
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name != "" && name != "-" {
+				fields[name] = t.Field(i).Type
+				names = append(names, name)
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			ft, ok := fields[k]
+			if !ok {
+				*problems = append(*problems, api.Problem{Field: path + "." + k,
+					Message: "unknown field (the fields here are " + strings.Join(names, ", ") + ")"})
+				continue
+			}
+			walkFields(obj[k], ft, path+"."+k, problems)
+		}
+	case reflect.Slice:
+		list, ok := v.([]any)
+		if !ok {
+			return
+		}
+		for i, e := range list {
+			walkFields(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), problems)
+		}
+	}
 }

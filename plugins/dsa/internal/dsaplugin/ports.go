@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/ovsplane/ovsplane/dsa"
@@ -182,15 +183,16 @@ func statusOf(iface string, v view, facts api.HostFacts, pv pmdView) api.Interfa
 }
 
 // bounded cuts a status to the contract's bounds (api.MaxStatusSummaryBytes and the details'
-// limits), at rune boundaries.
+// limits), at rune boundaries, with control characters (from errors quoted in it) turned into
+// spaces and NULs dropped.
 func bounded(s api.InterfaceStatus) api.InterfaceStatus {
-	s.Summary = cut(s.Summary, api.MaxStatusSummaryBytes)
+	s.Summary = cut(clean(s.Summary), api.MaxStatusSummaryBytes)
 	d := make(map[string]string, len(s.Details))
 	for _, k := range slices.Sorted(maps.Keys(s.Details)) {
 		if len(d) == api.MaxStatusDetails {
 			break
 		}
-		d[cut(k, api.MaxStatusKeyBytes)] = cut(s.Details[k], api.MaxStatusValueBytes)
+		d[cut(clean(k), api.MaxStatusKeyBytes)] = cut(clean(s.Details[k]), api.MaxStatusValueBytes)
 	}
 	s.Details = d
 	return s
@@ -207,4 +209,17 @@ func cut(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s + ell
+}
+
+// clean returns s as valid UTF-8 without control characters: NULs dropped, the others spaces.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == 0:
+			return -1
+		case unicode.IsControl(r):
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
 }
