@@ -33,24 +33,56 @@ func (h *Host) Apply(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Plan: plan, WQs: plan.WQs}
-	for _, dp := range plan.Devices {
-		for _, s := range dp.Steps {
-			if err := ctx.Err(); err != nil {
+	for i := range plan.Devices {
+		dp := &plan.Devices[i]
+		steps := dp.Steps
+		if dp.unbind > 0 {
+			if err := h.run(ctx, dp.Steps[:dp.unbind], res); err != nil {
 				return res, err
 			}
-			if err := h.do(s); err != nil {
+			// The unbind reset the configuration: plan the writes against what is there now.
+			inv, err := h.Discover(ctx)
+			if err != nil {
 				return res, err
 			}
-			res.Changed = true
+			dr := req.Devices[i]
+			dev, err := findDevice(inv, dr)
+			if err != nil {
+				return res, err
+			}
+			again, _, err := h.planIDXD(inv, dev, dr, req)
+			if err != nil {
+				return res, err
+			}
+			steps = again.Steps
+			dp.Steps = append(dp.Steps[:dp.unbind:dp.unbind], steps...)
+			dp.unbind = 0
+		}
+		if err := h.run(ctx, steps, res); err != nil {
+			return res, err
 		}
 		if len(dp.Steps) == 0 {
 			continue
 		}
-		if err := h.verify(ctx, dp, plan.WQs); err != nil {
+		if err := h.verify(ctx, *dp, plan.WQs); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
+}
+
+// run carries out steps in order, stopping at the first failure.
+func (h *Host) run(ctx context.Context, steps []Step, res *Result) error {
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := h.do(s); err != nil {
+			return err
+		}
+		res.Changed = true
+	}
+	return nil
 }
 
 // do carries out one step, turning the kernel's refusal into the catalogue's code.

@@ -181,19 +181,20 @@ func (h *Host) Discover(ctx context.Context) (*Inventory, error) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		n := 0
+		var devs []string
 		for _, name := range names {
-			m := reDevice.FindStringSubmatch(name)
-			if m == nil {
-				continue
+			if reDevice.MatchString(name) {
+				devs = append(devs, name)
 			}
-			if n++; n > maxDevices {
-				return nil, fmt.Errorf("dsa: %s: more than %d DSA devices", devicesDir, maxDevices)
-			}
+		}
+		if len(devs) > maxDevices {
+			return nil, fmt.Errorf("dsa: %s: %d DSA devices, more than the %d this library handles", devicesDir, len(devs), maxDevices)
+		}
+		for _, name := range devs {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			idx, _ := strconv.Atoi(m[1])
+			idx, _ := strconv.Atoi(reDevice.FindStringSubmatch(name)[1])
 			d, err := h.readDevice(name, idx)
 			if err != nil {
 				return nil, err

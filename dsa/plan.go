@@ -34,6 +34,8 @@ type DevicePlan struct {
 	Action string `json:"action"`
 	Steps  []Step `json:"steps,omitempty"`
 	Reason string `json:"reason"`
+	// unbind is how many leading steps disable an enabled device before a reconfiguration.
+	unbind int
 }
 
 // Step operations.
@@ -111,7 +113,10 @@ func (h *Host) plan(inv *Inventory, req Request) (*Plan, error) {
 		if dr.Driver == DriverVFIO {
 			dp, refs, err = h.planVFIO(dev, dr, req)
 			if err == nil {
-				p.DPDKExtra = append(p.DPDKExtra, fmt.Sprintf("-a %s,max_queues=%d", dev.BDF, dr.WQs.Count))
+				var allow string
+				if allow, err = AllowArgs(dev.BDF, dr.WQs.Count); err == nil {
+					p.DPDKExtra = append(p.DPDKExtra, allow)
+				}
 			}
 		} else {
 			dp, refs, err = h.planIDXD(inv, dev, dr, req)
@@ -185,9 +190,12 @@ func (h *Host) planIDXD(inv *Inventory, dev *Device, dr DeviceRequest, req Reque
 	if dev.MaxGroups < 1 || len(dev.Groups) < 1 {
 		return nil, nil, Errorf(CodeKernel, dev.Name, nil, "%s reports no groups (max_groups=%d); the idxd driver cannot configure it", dev.Name, dev.MaxGroups)
 	}
+	// The kernel checks max_batch_size rounded up to a power of two against the device's.
 	batch := w.MaxBatchSize
 	if batch == 0 || batch > dev.MaxBatchSize {
 		batch = dev.MaxBatchSize
+	} else {
+		batch = min(roundPow2(batch), dev.MaxBatchSize)
 	}
 	targets := make([]target, w.Count)
 	allMatch, allEnabled := true, true
@@ -276,8 +284,11 @@ func (h *Host) planIDXD(inv *Inventory, dev *Device, dr DeviceRequest, req Reque
 	if enabled {
 		dp.Reason = fmt.Sprintf("%s is enabled with another configuration and has no clients; allowReconfigure is set, so it is unbound and reconfigured", dev.Name)
 		dp.Steps = append(dp.Steps, unbindSteps(dev, compat)...)
+		dp.unbind = len(dp.Steps)
 	}
-	dp.Steps = append(dp.Steps, configSteps(dev, targets, engines)...)
+	// Unbinding resets the configuration; which attributes then differ is only known after it,
+	// so the plan lists every write and Apply re-plans once the device is disabled.
+	dp.Steps = append(dp.Steps, configSteps(dev, targets, engines, enabled)...)
 	dp.Steps = append(dp.Steps, Step{Op: OpWrite, Object: dev.Name, Path: idxdDriver(compat) + "/bind", Value: dev.Name,
 		Reason: "enable the device with this configuration", kind: kindBindDevice})
 	for _, t := range targets {
@@ -290,20 +301,32 @@ func (h *Host) planIDXD(inv *Inventory, dev *Device, dr DeviceRequest, req Reque
 	return dp, refs(targets), nil
 }
 
+func roundPow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
 func errNoSVA(dev *Device) *Error {
 	return Errorf(CodeNoSVA, dev.Name, nil, "%s has pasid_enabled=0: user work queues need shared virtual addressing; boot with intel_iommu=on,sm_on (IOMMU scalable mode) or use driver vfio-pci", dev.Name)
 }
 
 // configSteps writes the configuration of a disabled device: sizes that shrink first (the kernel
 // checks the sum against max_work_queues_size on every write), then engines, then each work
-// queue's attributes, only where they differ.
-func configSteps(dev *Device, targets []target, engines int) []Step {
+// queue's attributes, only where they differ — or all of them when all is set (the device is
+// still to be unbound, which resets its configuration to the boot defaults).
+func configSteps(dev *Device, targets []target, engines int, all bool) []Step {
 	var steps []Step
 	wqAttr := func(wq *WQ, attr, value, why string, kind stepKind) {
 		steps = append(steps, Step{Op: OpWrite, Object: wq.Name, Path: devicesDir + "/" + wq.Name + "/" + attr,
 			Value: value, Reason: why, kind: kind})
 	}
 	for i := range dev.WQs {
+		if all {
+			break
+		}
 		wq := &dev.WQs[i]
 		want := 0
 		if i < len(targets) {
@@ -313,44 +336,48 @@ func configSteps(dev *Device, targets []target, engines int) []Step {
 			wqAttr(wq, "size", strconv.Itoa(want), "free descriptors before the work queues grow (the sizes must fit max_work_queues_size)", kindSize)
 			wq.Size = want
 		}
+		// A work queue left in a group would be enabled with the device's default size.
+		if i >= len(targets) && wq.GroupID != -1 {
+			wqAttr(wq, "group_id", "-1", "the work queue is not requested: take it out of its group", kindAttr)
+		}
 	}
 	for i, e := range dev.Engines {
 		want := -1
 		if i < engines {
 			want = 0
 		}
-		if e.GroupID != want {
+		if e.GroupID != want || all {
 			steps = append(steps, Step{Op: OpWrite, Object: e.Name, Path: devicesDir + "/" + dev.Name + "/" + e.Name + "/group_id",
 				Value: strconv.Itoa(want), Reason: engineWhy(want), kind: kindAttr})
 		}
 	}
 	for _, t := range targets {
 		wq := t.cur
-		if wq.GroupID != 0 {
+		if wq.GroupID != 0 || all {
 			wqAttr(wq, "group_id", "0", "put the work queue in group 0 with the engines", kindAttr)
 		}
-		if wq.Type != "user" {
+		if wq.Type != "user" || all {
 			wqAttr(wq, "type", "user", "a user work queue is opened by DPDK through /dev/dsa", kindAttr)
 		}
-		if wq.Mode != t.mode {
+		if wq.Mode != t.mode || all {
 			wqAttr(wq, "mode", t.mode, "DPDK submits to dedicated work queues", kindAttr)
 		}
-		if wq.WQName != t.wqName {
+		if wq.WQName != t.wqName || all {
 			wqAttr(wq, "name", t.wqName, "DPDK only takes work queues named dpdk_… or <file-prefix>_…", kindAttr)
 		}
-		if wq.Priority != t.priority {
+		if wq.Priority != t.priority || all {
 			wqAttr(wq, "priority", strconv.Itoa(t.priority), "the requested priority", kindAttr)
 		}
-		if wq.MaxBatchSize != t.batch {
+		if wq.MaxBatchSize != t.batch || all {
 			wqAttr(wq, "max_batch_size", strconv.Itoa(t.batch), "the requested batch size, at most the device's", kindAttr)
 		}
-		if wq.hasATSDisable && wq.ATSDisable != t.ats {
+		if wq.hasATSDisable && (wq.ATSDisable != t.ats || all) {
 			wqAttr(wq, "ats_disable", boolAttr(t.ats), "the requested address translation service setting", kindAttr)
 		}
-		if wq.hasDriverName && wq.DriverName != "user" {
+		if wq.hasDriverName && (wq.DriverName != "user" || all) {
 			wqAttr(wq, "driver_name", "user", "this kernel binds a work queue only to the driver its driver_name names", kindDriverName)
 		}
-		if wq.Size != t.size {
+		if wq.Size != t.size || all {
 			wqAttr(wq, "size", strconv.Itoa(t.size), "the requested number of descriptors", kindSize)
 		}
 	}
@@ -494,6 +521,9 @@ func (h *Host) planVFIO(dev *Device, dr DeviceRequest, req Request) (*DevicePlan
 	refs := make([]WQRef, dr.WQs.Count)
 	for i := range refs {
 		refs[i] = WQRef{Name: fmt.Sprintf("%s-q%d", dev.BDF, i), Device: dev.BDF, NUMA: dev.NUMA}
+	}
+	if dev.Name != "" && dr.WQs.Count > dev.MaxWQs {
+		return nil, nil, Errorf(CodeWQSize, dev.BDF, nil, "%d queues requested; %s has max_work_queues=%d: lower wqs.count", dr.WQs.Count, dev.Name, dev.MaxWQs)
 	}
 	dp := &DevicePlan{Device: dev.BDF, Action: ActionNone, Reason: dev.BDF + " is bound to vfio-pci"}
 	if dev.PCIDriver == DriverVFIO {
