@@ -40,6 +40,8 @@ type Report struct {
 // OVSReport is the running ovs-vswitchd, read through its unixctl socket.
 type OVSReport struct {
 	RunDir string `json:"run_dir"`
+	// Socket is ovs-vswitchd's unixctl socket; "" when none was found.
+	Socket string `json:"socket,omitempty"`
 	// Running is false when no unixctl socket answers in RunDir; Error says what was tried.
 	Running bool   `json:"running"`
 	Error   string `json:"error,omitempty"`
@@ -167,6 +169,7 @@ func probeOVS(ctx context.Context, runDir string, wqs []dsa.WQRef) OVSReport {
 		r.Error = err.Error()
 		return r
 	}
+	r.Socket = ctl
 	cmds, err := ovsproc.AppctlCommands(ctx, ctl)
 	if err != nil {
 		r.Error = err.Error()
@@ -266,8 +269,11 @@ func dpdkVerdict(wq dsa.WQ) string {
 		return ": not enabled, DPDK will not see it"
 	case wq.Type != "user":
 		return ": not a user queue, DPDK will not see it"
-	case !strings.HasPrefix(wq.WQName, "dpdk_"):
-		return ": DPDK only takes it with --file-prefix " + strings.SplitN(wq.WQName, "_", 2)[0] + " (its name does not start with dpdk_)"
+	case !dsa.DPDKAcceptsName(wq.WQName, ""):
+		if prefix, _, ok := strings.Cut(wq.WQName, "_"); ok && prefix != "" {
+			return ": DPDK takes it only when run with --file-prefix " + prefix + " (its name does not start with dpdk_)"
+		}
+		return ": DPDK ignores it (names must start with dpdk_ or <file-prefix>_)"
 	case wq.DevNode == "":
 		return ": no device node, DPDK cannot open it"
 	}
@@ -276,7 +282,11 @@ func dpdkVerdict(wq dsa.WQ) string {
 
 func ovsText(b *strings.Builder, o OVSReport) {
 	if !o.Running {
-		fmt.Fprintf(b, "ovs: ovs-vswitchd is not running, or its unixctl socket is not in %s (%s)\n", o.RunDir, o.Error)
+		if o.Socket == "" {
+			fmt.Fprintf(b, "ovs: ovs-vswitchd is not running (no unixctl socket in %s; --ovs-rundir names another run directory)\n", o.RunDir)
+		} else {
+			fmt.Fprintf(b, "ovs: ovs-vswitchd's unixctl socket %s does not answer: %s\n", o.Socket, o.Error)
+		}
 		return
 	}
 	dpdk := "without DPDK"
