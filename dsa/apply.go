@@ -58,13 +58,22 @@ func (h *Host) Apply(ctx context.Context, req Request) (*Result, error) {
 			dp.Steps = append(dp.Steps[:dp.unbind:dp.unbind], steps...)
 			dp.unbind = 0
 		}
-		if err := h.run(ctx, steps, res); err != nil {
-			return res, err
-		}
-		if len(dp.Steps) == 0 {
+		if len(steps) == 0 {
 			continue
 		}
+		// The device and its work queues are checked before their nodes' owner changes, so a
+		// node that did not appear is reported as the kernel's failure, not as a chown's.
+		perms := len(steps)
+		for perms > 0 && (steps[perms-1].kind == kindChown || steps[perms-1].kind == kindChmod) {
+			perms--
+		}
+		if err := h.run(ctx, steps[:perms], res); err != nil {
+			return res, err
+		}
 		if err := h.verify(ctx, *dp, plan.WQs); err != nil {
+			return res, err
+		}
+		if err := h.run(ctx, steps[perms:], res); err != nil {
 			return res, err
 		}
 	}
@@ -102,7 +111,7 @@ func (h *Host) do(s Step) error {
 	}
 	switch s.kind {
 	case kindChown, kindChmod:
-		return Errorf(CodePerms, s.Object, err, "cannot %s %s to %s, so ovs-vswitchd's user cannot open it: run the plugin as root, or set the node's owner with a udev rule", s.Op, s.Path, s.Value)
+		return Errorf(CodePerms, s.Object, err, "cannot %s %s to %s (%s): run the plugin as root, or give the node to ovs-vswitchd's user with a udev rule", s.Op, s.Path, s.Value, s.Reason)
 	case kindDriverName:
 		return Errorf(CodeDriverName, s.Object, err, "the kernel refused driver_name=user on %s; its work queues cannot be bound to the user driver: update the kernel (idxd driver_name support, 6.7+) or unload the driver that claims it", s.Object)
 	case kindSize:
@@ -229,10 +238,7 @@ func (h *Host) Reset(ctx context.Context, device string) error {
 			return err
 		}
 	} else {
-		clients := dev.Clients
-		for _, wq := range dev.WQs {
-			clients += wq.Clients
-		}
+		clients := busyClients(dev)
 		if clients > 0 {
 			return Errorf(CodeBusy, dev.Name, nil, "%s has %d clients; resetting it would cut them off: stop its users (ovs-vswitchd, other DPDK or kernel users) first", dev.Name, clients)
 		}

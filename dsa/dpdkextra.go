@@ -27,7 +27,8 @@ const (
 // into words the way ovs-vswitchd does it (lib/svec.c svec_parse_words: white space separates
 // words; single and double quotes group, and are removed; a backslash outside single quotes
 // escapes the next byte), then read as DPDK's EAL does: "--file-prefix X" or
-// "--file-prefix=X", the last one winning. The value must be 1..MaxFilePrefixLen bytes of
+// "--file-prefix=X", the last one winning (an abbreviation getopt would also take, such as
+// "--file-pre=X", is not recognised). The value must be 1..MaxFilePrefixLen bytes of
 // letters, digits, '.', '_' and '-': it becomes a directory name and the prefix of
 // work-queue names DPDK accepts. Text longer than MaxDPDKExtraLen, more than
 // MaxDPDKExtraWords words, a trailing backslash, an unclosed quote, a missing or bad value

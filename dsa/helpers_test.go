@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/ovsplane/ovsplane/dsa"
@@ -177,5 +176,3 @@ func wantCode(t *testing.T, err error, code dsa.Code) *dsa.Error {
 	}
 	return e
 }
-
-var _ = syscall.EINVAL

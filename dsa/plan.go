@@ -262,10 +262,7 @@ func (h *Host) planIDXD(inv *Inventory, dev *Device, dr DeviceRequest, req Reque
 			dp.Steps = h.permSteps(ts, req.OVSUser)
 			return dp, refs(ts), nil
 		}
-		clients := dev.Clients
-		for _, wq := range dev.WQs {
-			clients += wq.Clients
-		}
+		clients := busyClients(dev)
 		if clients > 0 {
 			return nil, nil, Errorf(CodeBusy, dev.Name, nil, "%s is enabled with another configuration and has %d clients; reconfiguring it would cut them off: stop its users (close /dev/dsa/wq*, unload kernel users) or pick another device", dev.Name, clients)
 		}
@@ -307,6 +304,16 @@ func roundPow2(n int) int {
 		p <<= 1
 	}
 	return p
+}
+
+// busyClients is how many users a device has: its clients attribute (which the kernel sums over
+// its work queues) or the sum of its work queues' counts, whichever is larger.
+func busyClients(dev *Device) int {
+	sum := 0
+	for _, wq := range dev.WQs {
+		sum += wq.Clients
+	}
+	return max(dev.Clients, sum)
 }
 
 func errNoSVA(dev *Device) *Error {
@@ -541,10 +548,7 @@ func (h *Host) planVFIO(dev *Device, dr DeviceRequest, req Request) (*DevicePlan
 		return nil, nil, Errorf(CodeBusy, dev.BDF, nil, "%s is bound to PCI driver %q; unbind it from that driver first", dev.BDF, dev.PCIDriver)
 	}
 	if dev.Name != "" {
-		clients := dev.Clients
-		for _, wq := range dev.WQs {
-			clients += wq.Clients
-		}
+		clients := busyClients(dev)
 		if clients > 0 {
 			return nil, nil, Errorf(CodeBusy, dev.BDF, nil, "%s (%s) has %d clients under idxd; handing it to vfio-pci would cut them off: stop its users first", dev.BDF, dev.Name, clients)
 		}

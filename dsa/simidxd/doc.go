@@ -98,6 +98,15 @@
 // Stat reports them as character devices with their real permission bits. Chown and Chmod act on
 // the real files below dev/ and refuse other paths with EPERM.
 //
+// # Use
+//
+// Tests call Write (or Ensure, which writes only into an empty directory and otherwise reopens)
+// and use the *Sim as the dsa library's FS; SetClients stands for processes holding WQs open and
+// Listing gives the tree as canonical text for golden comparisons. DPDK's idxd bus can enumerate
+// the tree with DSA_SYSFS_PATH=<dir>/sys/bus/dsa/devices and DSA_DEV_PATH=<dir>/dev/dsa. Every
+// path the simulator is given stays inside its directory, lexically (internal/sysfs.Root) and
+// through links.
+//
 // The package is named sim*, not *test, because the dsa plugin's --simulate mode may use it in
 // product code; it touches nothing outside its directory.
 package simidxd

@@ -27,6 +27,12 @@ const (
 // to the root); value is the written bytes.
 func (s *Sim) store(rel, value string) syscall.Errno {
 	arg := strings.TrimSuffix(value, "\n")
+	switch {
+	case rel == stateDir || strings.HasPrefix(rel, stateDir+"/"):
+		return syscall.EACCES // the simulator's own files are not part of the machine
+	case strings.HasPrefix(rel, "dev/"):
+		return syscall.EINVAL // the idxd and vfio character devices have no write(2)
+	}
 	dir, attr := path.Split(rel)
 	dir = strings.TrimSuffix(dir, "/")
 	if drv, ok := strings.CutPrefix(dir, "sys/bus/dsa/drivers/"); ok && !strings.Contains(drv, "/") {

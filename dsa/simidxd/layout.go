@@ -76,6 +76,29 @@ func Write(dir string, v Variant) error {
 	return nil
 }
 
+// Ensure opens the simulated host in dir, writing variant v there first when dir is empty or
+// absent — what a --simulate mode run repeatedly over one directory wants, since the state of
+// earlier runs lives in the files. It fails when dir holds another variant or something else.
+func Ensure(dir string, v Variant) (*Sim, error) {
+	v, err := ParseVariant(string(v))
+	if err != nil {
+		return nil, err
+	}
+	if ents, err := os.ReadDir(dir); errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
+		if err := Write(dir, v); err != nil {
+			return nil, err
+		}
+	}
+	s, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if s.Variant() != v {
+		return nil, fmt.Errorf("simidxd: %s holds variant %q, not %q: use another directory or empty it", dir, s.Variant(), v)
+	}
+	return s, nil
+}
+
 // layout writes the machine-wide entries and every device bound to idxd.
 func (s *Sim) layout() error {
 	w := &treeWriter{s: s}

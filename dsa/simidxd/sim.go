@@ -40,8 +40,8 @@ func Open(dir string) (*Sim, error) {
 	if err := json.Unmarshal(b, &sp); err != nil {
 		return nil, fmt.Errorf("simidxd: %s: bad %s/spec.json: %w", dir, stateDir, err)
 	}
-	if _, err := ParseVariant(string(sp.Variant)); err != nil || len(sp.Devices) == 0 || len(sp.Devices) > 16 {
-		return nil, fmt.Errorf("simidxd: %s: %s/spec.json describes no valid host", dir, stateDir)
+	if err := sp.check(); err != nil {
+		return nil, fmt.Errorf("simidxd: %s: %s/spec.json: %w (rewrite the host with Write)", dir, stateDir, err)
 	}
 	return &Sim{root: root, dir: root.Dir(), spec: sp}, nil
 }
@@ -67,6 +67,9 @@ func (s *Sim) ReadFile(p string) (string, error) {
 		return "", err
 	}
 	defer unlock()
+	if err := s.inside("open", p, hp); err != nil {
+		return "", err
+	}
 	fi, err := os.Stat(hp)
 	if err != nil {
 		return "", err
@@ -119,6 +122,11 @@ func (s *Sim) ReadDir(p string) ([]string, error) {
 		return nil, err
 	}
 	defer unlock()
+	if hp, err := s.root.Path(p); err != nil {
+		return nil, err
+	} else if err := s.inside("open", p, hp); err != nil {
+		return nil, err
+	}
 	return s.root.ReadDir(p)
 }
 
@@ -130,6 +138,11 @@ func (s *Sim) Stat(p string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	defer unlock()
+	if hp, err := s.root.Path(p); err != nil {
+		return nil, err
+	} else if err := s.inside("stat", p, hp); err != nil {
+		return nil, err
+	}
 	fi, err := s.root.Stat(p)
 	if err != nil || !fi.Mode().IsRegular() {
 		return fi, err
@@ -203,6 +216,9 @@ func (s *Sim) Chown(p string, uid, gid int) error {
 		return err
 	}
 	defer unlock()
+	if err := s.inside("chown", p, hp); err != nil {
+		return err
+	}
 	return os.Chown(hp, uid, gid)
 }
 
@@ -217,6 +233,9 @@ func (s *Sim) Chmod(p string, mode fs.FileMode) error {
 		return err
 	}
 	defer unlock()
+	if err := s.inside("chmod", p, hp); err != nil {
+		return err
+	}
 	return os.Chmod(hp, mode.Perm())
 }
 
@@ -299,6 +318,18 @@ func (s *Sim) lock(how int) (func(), error) {
 		return nil, fmt.Errorf("simidxd: lock: %w", err)
 	}
 	return func() { _ = f.Close() }, nil
+}
+
+// inside refuses, with EACCES, a path whose links lead out of the root (a path that does not
+// resolve is left to the operation itself to report).
+func (s *Sim) inside(op, p, hp string) error {
+	if _, err := filepath.EvalSymlinks(hp); err != nil {
+		return nil
+	}
+	if _, ok := s.real(hp); !ok {
+		return &fs.PathError{Op: op, Path: p, Err: syscall.EACCES}
+	}
+	return nil
 }
 
 // real resolves a host path through its links and returns it relative to the root, or false

@@ -2,6 +2,7 @@ package simidxd
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -107,4 +108,36 @@ func specFor(v Variant) spec {
 		s.Devices = append(s.Devices, sprDevice(2, "0000:e7:01.0", 1, 2))
 	}
 	return s
+}
+
+// check bounds a spec read back from disk, so a damaged file cannot make the simulator loop
+// over absurd counts or build paths from arbitrary strings.
+func (s *spec) check() error {
+	if _, err := ParseVariant(string(s.Variant)); err != nil {
+		return err
+	}
+	if len(s.Devices) == 0 || len(s.Devices) > 16 {
+		return fmt.Errorf("%d devices, want 1..16", len(s.Devices))
+	}
+	bdf := regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+	hex := regexp.MustCompile(`^0x[0-9a-f]{4}$`)
+	ids := map[int]bool{}
+	for _, d := range s.Devices {
+		switch {
+		case d.ID < 0 || d.ID > 255 || ids[d.ID]:
+			return fmt.Errorf("device id %d: want a unique 0..255", d.ID)
+		case !bdf.MatchString(d.BDF) || d.PCIRoot != "pci"+d.BDF[:7]:
+			return fmt.Errorf("dsa%d: bad PCI address %q or root %q", d.ID, d.BDF, d.PCIRoot)
+		case !hex.MatchString(d.Vendor) || !hex.MatchString(d.Device):
+			return fmt.Errorf("dsa%d: bad PCI ID %q:%q", d.ID, d.Vendor, d.Device)
+		case d.MaxGroups < 1 || d.MaxGroups > 64 || d.MaxEngines < 1 || d.MaxEngines > 64 || d.MaxWQs < 1 || d.MaxWQs > 64:
+			return fmt.Errorf("dsa%d: groups/engines/WQs %d/%d/%d, want 1..64 each", d.ID, d.MaxGroups, d.MaxEngines, d.MaxWQs)
+		case d.MaxWQSize < 1 || d.MaxWQSize > 1<<16 || d.MaxBatch < 1 || d.MaxBatch > 1<<16 || d.MaxTransfer < 1 || d.MaxTransfer > 1<<40:
+			return fmt.Errorf("dsa%d: WQ size, batch or transfer limit out of range", d.ID)
+		case d.NUMA < -1 || d.NUMA > 1024 || d.IOMMUGroup < 0 || d.IOMMUGroup > 1<<20:
+			return fmt.Errorf("dsa%d: NUMA node %d or IOMMU group %d out of range", d.ID, d.NUMA, d.IOMMUGroup)
+		}
+		ids[d.ID] = true
+	}
+	return nil
 }

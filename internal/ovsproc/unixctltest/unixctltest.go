@@ -105,6 +105,7 @@ type Server struct {
 	threshOK bool // set-vhost-async-thresh was called
 	calls    []Call
 	conns    map[net.Conn]bool
+	closed   bool
 }
 
 // Start starts a fake ovs-vswitchd unixctl server and stops it at the end of the test.
@@ -136,6 +137,7 @@ func Start(tb testing.TB, opts Options) *Server {
 func (s *Server) Close() {
 	_ = s.ln.Close()
 	s.mu.Lock()
+	s.closed = true
 	for c := range s.conns {
 		_ = c.Close()
 	}
@@ -208,9 +210,14 @@ func (s *Server) accept() {
 			return
 		}
 		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = c.Close()
+			return
+		}
 		s.conns[c] = true
-		s.mu.Unlock()
 		s.wg.Add(1)
+		s.mu.Unlock()
 		go s.serve(c)
 	}
 }
