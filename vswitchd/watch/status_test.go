@@ -62,9 +62,9 @@ func (f *fakeFeed) remove(name string) {
 // fakeWatcher answers every batch with the statuses its answer function gives and counts the
 // batches (and snapshots) it answered.
 type fakeWatcher struct {
-	mu        sync.Mutex
-	answer    func(api.PortEvent) *api.InterfaceStatus
-	extra     []api.InterfaceChange // added to the next answer only
+	mu      sync.Mutex
+	answer  func(api.PortEvent) *api.InterfaceStatus
+	extra   []api.InterfaceChange // added to the next answer only
 	batches int
 	resyncs int
 }
@@ -165,7 +165,9 @@ func (r *statusRig) after(change func()) Stats {
 	return s
 }
 
-func warn(s string) *api.InterfaceStatus { return &api.InterfaceStatus{Level: api.StatusWarning, Summary: s} }
+func warn(s string) *api.InterfaceStatus {
+	return &api.InterfaceStatus{Level: api.StatusWarning, Summary: s}
+}
 
 // The status store: set from answers (with where the interface is), replaced, cleared by the
 // empty status, dropped when the interface goes away, refused for interfaces not in the
