@@ -184,7 +184,7 @@ func probeOVS(ctx context.Context, runDir string, wqs []dsa.WQRef) OVSReport {
 	r.DPDK = slices.ContainsFunc(cmds, func(c string) bool { return strings.HasPrefix(c, "dpdk/") })
 	dpdkVersion := ""
 	if r.DPDK {
-		dpdkVersion = "unknown" // unixctl does not tell it; ovs-vsctl get Open_vSwitch . dpdk_version does
+		dpdkVersion = "version-unknown" // unixctl does not tell it; ovs-vsctl get Open_vSwitch . dpdk_version does
 	}
 	c := dsa.ProbeOVS(cmds, nil, r.Version, dpdkVersion)
 	r.Capability = &c

@@ -83,7 +83,8 @@ type DeviceConfig struct {
 	WQs WQConfig `json:"wqs"`
 	// Engines is how many engines to put in the work queues' group (0: the library's default).
 	Engines int `json:"engines,omitempty"`
-	// NUMA, when set, is the NUMA node the device is expected on; a device elsewhere is refused.
+	// NUMA, when set, is the NUMA node the device is expected on; a device elsewhere is a
+	// DSA_NUMA warning (its DMA crosses sockets for that node's PMD threads).
 	NUMA *int `json:"numa,omitempty"`
 }
 

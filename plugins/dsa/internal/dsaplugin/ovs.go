@@ -86,3 +86,24 @@ func (p *Plugin) readPMDs(ctx context.Context, runDir string) ([]dsa.PMD, error)
 	defer cancel()
 	return ReadPMDs(ctx, ctl)
 }
+
+// CoverageCommand is the appctl command whose counters tell whether DMA copies happened.
+const CoverageCommand = "coverage/show"
+
+// dmaCopies reads ovs-vswitchd's coverage counters and says whether vhost async copies
+// happened: "seen (N vhost_async_* counters)", "none yet" (no copy offloaded since start, e.g.
+// no traffic or all below the threshold), or "unknown: <why>".
+func (p *Plugin) dmaCopies(ctx context.Context, runDir string) string {
+	out, err := p.unixctl(ctx, runDir, CoverageCommand)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	cov, err := dsa.ParseVhostAsyncCoverage(out)
+	switch {
+	case err != nil:
+		return "unknown: " + err.Error()
+	case cov.Active:
+		return fmt.Sprintf("seen (%d vhost_async counters)", len(cov.Counters))
+	}
+	return "none yet"
+}

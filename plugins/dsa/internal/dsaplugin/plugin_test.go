@@ -8,6 +8,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/dsa"
 	"github.com/ovsplane/ovsplane/dsa/simidxd"
+	"github.com/ovsplane/ovsplane/internal/ovsproc/unixctltest"
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
@@ -110,9 +111,15 @@ func TestCapableOVS(t *testing.T) {
 	for _, n := range []string{"vhu0", "vhu1"} {
 		s := st[n]
 		if s.Level != api.StatusInfo || !strings.Contains(s.Summary, "accelerated: PMD core 1 (NUMA 0) uses wq0.0") ||
-			s.Details["wq"] != "wq0.0" || s.Details["pmd_core"] != "1" || s.Details["numa"] != "0" || s.Details["threshold"] != "256" {
+			s.Details["wq"] != "wq0.0" || s.Details["pmd_core"] != "1" || s.Details["numa"] != "0" || s.Details["threshold"] != "256" ||
+			s.Details["dma_copies"] != "none yet" {
 			t.Errorf("%s: %+v", n, s)
 		}
+	}
+	// Once coverage/show counts vhost async copies, the statuses say so.
+	r.ovs.SetCoverage(unixctltest.StockCoverage() + "vhost_async_tx_submit      12.0/sec     10.000/sec        1.0000/sec   total: 4242\n")
+	if s := r.statuses(t, "vhu0")["vhu0"]; s.Details["dma_copies"] != "seen (1 vhost_async counters)" {
+		t.Errorf("vhu0 with DMA copies counted: %+v", s)
 	}
 
 	// Key not active yet: ovs-vswitchd must restart first.
@@ -241,10 +248,11 @@ func TestSimulateMode(t *testing.T) {
 		t.Errorf("empty simulate dir: %v", err)
 	}
 	sim := newSim(t, simidxd.TwoNUMA)
-	if err := h.Configure([]byte(`{"simulate": "` + sim + `", "devices": [{"dsa": "dsa0"}, {"dsa": "dsa2"}]}`)); err != nil {
+	if err := h.Configure([]byte(`{"simulate": "` + sim + `", "devices": [{"dsa": "dsa0"}, {"dsa": "dsa2", "numa": 0}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	if health, err := h.Health(); err != nil || !strings.HasPrefix(health.Message, "SIMULATION") || !strings.Contains(health.Message, "2 DSA devices") {
+	if health, err := h.Health(); err != nil || !strings.HasPrefix(health.Message, "SIMULATION") || !strings.Contains(health.Message, "2 DSA devices") ||
+		!strings.Contains(health.Message, "warnings: DSA_NUMA, OVS_NO_VHOST_ASYNC") {
 		t.Errorf("health %+v, %v", health, err)
 	}
 	changes, err := h.Events(api.PortEventBatch{Resync: true, ResyncDone: true, Events: []api.PortEvent{vhostEvent("vhu0")}})

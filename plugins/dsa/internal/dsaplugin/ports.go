@@ -46,6 +46,9 @@ func (p *Plugin) OnPortEvents(ctx context.Context, batch api.PortEventBatch) ([]
 		pv.pmds = pmds
 		pv.assign = dsa.AssignPMDs(pmds, v.wqs)
 	}
+	if v.mode != AsyncOff && v.ovs.VhostAsync && facts.OtherConfig[dsa.VhostAsyncSupportKey] == "true" {
+		pv.dma = p.dmaCopies(ctx, facts.OVSRunDir)
+	}
 	sim := ""
 	if m != nil && m.Simulated != "" {
 		sim = m.Simulated
@@ -69,6 +72,9 @@ type pmdView struct {
 	pmds   []dsa.PMD
 	assign dsa.Assignment
 	err    string
+	// dma is what coverage/show's vhost_async_* counters say on a capable build ("" when not
+	// read): DMA copies seen, none yet, or why it could not be read.
+	dma string
 }
 
 // polling returns the PMD threads (core ids, in order) with an rx queue of iface.
@@ -176,6 +182,9 @@ func statusOf(iface string, v view, facts api.HostFacts, pv pmdView) api.Interfa
 		prefix = "accelerated, with warnings: "
 	}
 	d["reason"] = reason
+	if pv.dma != "" {
+		d["dma_copies"] = pv.dma
+	}
 	if v.thresh.asked > 0 {
 		d["threshold"] = strconv.Itoa(v.thresh.readBack)
 	}

@@ -16,7 +16,7 @@ const configSchema = `{
           "driver": {"enum": ["idxd", "vfio-pci"], "default": "idxd",
             "description": "idxd: user work queues under /dev/dsa for DPDK's idxd bus; vfio-pci: the whole device to DPDK (dpdk-extra -a BDF,max_queues=N)"},
           "engines": {"type": "integer", "minimum": 0, "description": "engines in the work queues' group (0: the library's default)"},
-          "numa": {"type": "integer", "minimum": 0, "maximum": 1023, "description": "the NUMA node the device must be on"},
+          "numa": {"type": "integer", "minimum": 0, "maximum": 1023, "description": "the NUMA node the device is expected on (DSA_NUMA warning otherwise)"},
           "wqs": {"type": "object", "additionalProperties": false,
             "properties": {
               "count": {"type": "integer", "minimum": 0, "description": "work queues to configure (at least the PMD threads of the device's NUMA node)"},
@@ -48,7 +48,7 @@ const configSchema = `{
 // configDoc documents Config for humans.
 const configDoc = `devices: the DSA devices to provision, each {dsa: "dsa0" or "0000:6a:01.0", driver: idxd
 (default) or vfio-pci, wqs: {count, mode: dedicated, size, priority, maxBatchSize, atsDisable,
-namePrefix (default "dpdk"; DPDK ignores queues not named dpdk_ or <file-prefix>_)}, engines, numa}.
+namePrefix (default "dpdk"; DPDK ignores queues not named dpdk_ or <file-prefix>_)}, engines, numa (the node the device is expected on: a DSA_NUMA warning otherwise)}.
 ovs.asyncMode: auto (default) uses DSA when the running ovs-vswitchd has vhost async and otherwise
 keeps the devices prepared, saying so in its health and in every vhost-user port's status; require
 refuses the configuration on an ovs-vswitchd without it (OVS_NO_VHOST_ASYNC); off never asks OVS.
