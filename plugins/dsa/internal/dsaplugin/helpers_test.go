@@ -2,7 +2,6 @@ package dsaplugin
 
 import (
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -172,6 +171,3 @@ func (r *rig) statuses(t *testing.T, names ...string) map[string]api.InterfaceSt
 	}
 	return out
 }
-
-// asAPI is errors.As for *api.Error.
-func asAPI(err error, e **api.Error) bool { return errors.As(err, e) }

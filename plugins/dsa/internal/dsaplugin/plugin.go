@@ -400,10 +400,3 @@ func (p *Plugin) Contribute(context.Context) (api.GlobalConfig, error) {
 	}
 	return gc, nil
 }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
