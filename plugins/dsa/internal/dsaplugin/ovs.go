@@ -29,23 +29,23 @@ func (p *Plugin) unixctl(ctx context.Context, runDir, method string, args ...str
 // firstNumber finds the threshold in a get-vhost-async-thresh reply.
 var firstNumber = regexp.MustCompile(`[0-9]+`)
 
-// setThreshold sets the vhost async threshold of a capable ovs-vswitchd to n bytes through its
-// unixctl socket and reads it back; only a read-back equal to n counts as done.
+// setThreshold makes the vhost async threshold of a capable ovs-vswitchd n bytes through its
+// unixctl socket: it reads the threshold, sets it when it differs (ovs-vswitchd forgets it when
+// it restarts) and reads it back; only a read-back equal to n counts as done.
 func (p *Plugin) setThreshold(ctx context.Context, runDir string, ovs dsa.OVSCapability, n int) threshold {
 	t := threshold{asked: n}
+	if got, err := p.getThreshold(ctx, runDir); err == nil && got == n {
+		t.readBack = got
+		return t
+	}
 	if _, err := p.unixctl(ctx, runDir, ovs.ThreshCommand, strconv.Itoa(n)); err != nil {
 		t.err = fmt.Sprintf("%s %d: %v", ovs.ThreshCommand, n, err)
 		p.log.Warn("vhost async threshold not set", "err", err)
 		return t
 	}
-	out, err := p.unixctl(ctx, runDir, dsa.VhostAsyncThreshGetCommand)
+	got, err := p.getThreshold(ctx, runDir)
 	if err != nil {
-		t.err = fmt.Sprintf("%s: %v", dsa.VhostAsyncThreshGetCommand, err)
-		return t
-	}
-	got, err := strconv.Atoi(firstNumber.FindString(out))
-	if err != nil {
-		t.err = fmt.Sprintf("%s answered %.80q, no threshold in it", dsa.VhostAsyncThreshGetCommand, out)
+		t.err = err.Error()
 		return t
 	}
 	t.readBack = got
@@ -85,6 +85,19 @@ func (p *Plugin) readPMDs(ctx context.Context, runDir string) ([]dsa.PMD, error)
 	ctx, cancel := context.WithTimeout(ctx, p.ucTimeout)
 	defer cancel()
 	return ReadPMDs(ctx, ctl)
+}
+
+// getThreshold reads the vhost async threshold of a capable ovs-vswitchd.
+func (p *Plugin) getThreshold(ctx context.Context, runDir string) (int, error) {
+	out, err := p.unixctl(ctx, runDir, dsa.VhostAsyncThreshGetCommand)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", dsa.VhostAsyncThreshGetCommand, err)
+	}
+	got, err := strconv.Atoi(firstNumber.FindString(out))
+	if err != nil {
+		return 0, fmt.Errorf("%s answered %.80q, no threshold in it", dsa.VhostAsyncThreshGetCommand, out)
+	}
+	return got, nil
 }
 
 // CoverageCommand is the appctl command whose counters tell whether DMA copies happened.

@@ -57,7 +57,6 @@ type Plugin struct {
 	facts      api.HostFacts
 	machine    *Machine
 	view       view
-	ports      map[string]api.PortEvent // watched interfaces, by name
 }
 
 // view is what the last successful Configure established: what statuses, Health and
@@ -91,7 +90,7 @@ var (
 // ConfigSchema.
 func New(opts Options) *Plugin {
 	p := &Plugin{log: opts.Logger, openMachine: opts.OpenMachine, pause: opts.TestPause, ucTimeout: opts.UnixctlTimeout,
-		work: make(chan struct{}, 1), ports: map[string]api.PortEvent{}}
+		work: make(chan struct{}, 1)}
 	if p.log == nil {
 		p.log = slog.Default()
 	}

@@ -116,6 +116,15 @@ func TestCapableOVS(t *testing.T) {
 			t.Errorf("%s: %+v", n, s)
 		}
 	}
+	// A restarted ovs-vswitchd forgets the threshold: the next batch sets it again.
+	r.ovs.Close()
+	r.ovs = unixctltest.Start(t, unixctltest.Options{VhostAsync: true, PMDRxqShow: unixctltest.StockPMDRxqShow(), RunDir: r.ovs.RunDir})
+	if s := r.statuses(t, "vhu0")["vhu0"]; s.Level != api.StatusInfo || s.Details["threshold"] != "256" {
+		t.Errorf("vhu0 after an ovs-vswitchd restart: %+v", s)
+	}
+	if n, set := r.ovs.Thresh(); n != 256 || !set {
+		t.Errorf("threshold after the restart %d (set %v), want 256", n, set)
+	}
 	// Once coverage/show counts vhost async copies, the statuses say so.
 	r.ovs.SetCoverage(unixctltest.StockCoverage() + "vhost_async_tx_submit      12.0/sec     10.000/sec        1.0000/sec   total: 4242\n")
 	if s := r.statuses(t, "vhu0")["vhu0"]; s.Details["dma_copies"] != "seen (1 vhost_async counters)" {

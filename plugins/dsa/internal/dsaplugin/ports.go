@@ -19,23 +19,28 @@ import (
 // its unixctl socket), so a resync or any port change re-runs the PMD/WQ count and NUMA
 // checks. It never asks for other_config changes.
 func (p *Plugin) OnPortEvents(ctx context.Context, batch api.PortEventBatch) ([]api.InterfaceChange, error) {
-	p.mu.Lock()
-	if batch.Resync {
-		p.ports = map[string]api.PortEvent{}
-	}
+	// The daemon drops the status of a removed interface itself; the others get one each.
 	var live []api.PortEvent
 	for _, e := range batch.Events {
-		if e.Kind == api.EventRemoved {
-			delete(p.ports, e.Interface)
-			continue
+		if e.Kind != api.EventRemoved {
+			live = append(live, e)
 		}
-		p.ports[e.Interface] = e
-		live = append(live, e)
 	}
+	p.mu.Lock()
 	configured, facts, m, v := p.configured, p.facts, p.machine, p.view
 	p.mu.Unlock()
 	if !configured || len(live) == 0 {
 		return nil, ctx.Err()
+	}
+	active := v.mode != AsyncOff && v.ovs.VhostAsync && facts.OtherConfig[dsa.VhostAsyncSupportKey] == "true"
+	if active && v.thresh.asked > 0 {
+		// A restarted ovs-vswitchd has forgotten the threshold: check it, set it again if so.
+		v.thresh = p.setThreshold(ctx, facts.OVSRunDir, v.ovs, v.thresh.asked)
+		p.mu.Lock()
+		if p.view.thresh.asked == v.thresh.asked {
+			p.view.thresh = v.thresh
+		}
+		p.mu.Unlock()
 	}
 	pv := pmdView{}
 	if facts.OVSRunDir == "" {
@@ -46,7 +51,7 @@ func (p *Plugin) OnPortEvents(ctx context.Context, batch api.PortEventBatch) ([]
 		pv.pmds = pmds
 		pv.assign = dsa.AssignPMDs(pmds, v.wqs)
 	}
-	if v.mode != AsyncOff && v.ovs.VhostAsync && facts.OtherConfig[dsa.VhostAsyncSupportKey] == "true" {
+	if active {
 		pv.dma = p.dmaCopies(ctx, facts.OVSRunDir)
 	}
 	sim := ""
