@@ -69,7 +69,7 @@ func watchedOf(ctx context.Context, api *client.Client, iface string) (*ovsplane
 // would ignore it). A dpdkvhostuserclient port added with ovs-vsctl — foreign to the daemon,
 // tagged the way os-vif tags its ports — gets the plugin's honest status in ListStatus: CPU
 // copy, this ovs-vswitchd has no vhost async support, naming the real PMD thread and the work
-// queue it would use. A reload with the same configuration changes nothing on the host; one
+// queue it would use; --detect by hand says the same of the host and the running ovs-vswitchd. A reload with the same configuration changes nothing on the host; one
 // without the device resets dsa0 (disabled, no device nodes), one with it provisions it again.
 func TestDaemonEndToEnd(t *testing.T) {
 	lab.Require(t, lab.NeedDPDK)
@@ -146,6 +146,19 @@ func TestDaemonEndToEnd(t *testing.T) {
 		!strings.Contains(w.GetSummary(), "CPU copy: this ovs-vswitchd has no vhost async support (DSA prepared, unused)") ||
 		w.GetDetails()["reason"] != string(dsa.CodeOVSNoVhostAsync) || w.GetDetails()["wq"] != "wq0.0" || w.GetDetails()["mode"] != "auto" {
 		t.Errorf("vhu0's status %v", w)
+	}
+
+	// --detect by hand tells the same about the real ovs-vswitchd.
+	rc, out, errOut := run("--detect", "--simulate", sim, "--ovs-rundir", db.Dir)
+	if rc != 0 {
+		t.Fatalf("--detect: exit %d: %s", rc, errOut)
+	}
+	for _, want := range []string{"ovs: ovs-vswitchd 3.1.0 with DPDK", "vhost async (DMA copies): no\n    OVS_NO_VHOST_ASYNC: ",
+		"PMD core " + w.GetDetails()["pmd_core"] + " (NUMA ", "polls vhu0/0", "would use wq0.0 (dsa0, NUMA 0)",
+		"wq0.0: dedicated, type user, name dpdk_wq0.0", "enabled, /dev/dsa/wq0.0: DPDK takes it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--detect lacks %q:\n%s", want, out)
+		}
 	}
 
 	// 3. A reload with the same configuration changes nothing on the host.

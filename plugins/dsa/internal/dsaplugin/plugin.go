@@ -156,7 +156,7 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 		return err
 	}
 	v.mode, v.ovs = mode, ovs
-	if warn != nil {
+	if warn != nil && len(cfg.Devices) > 0 {
 		v.warnings = append(v.warnings, *warn)
 	}
 	if mode != AsyncOff && ovs.VhostAsync && cfg.OVS.Threshold > 0 {
@@ -369,11 +369,13 @@ func (p *Plugin) Health(context.Context) (api.Health, error) {
 			msg += fmt.Sprintf(" from %d bytes (read back from ovs-vswitchd)", v.thresh.readBack)
 		}
 	}
-	if len(v.warnings) > 0 {
-		var codes []string
-		for _, w := range v.warnings {
+	var codes []string
+	for _, w := range v.warnings {
+		if w.Code != dsa.CodeOVSNoVhostAsync { // the message says it already
 			codes = append(codes, string(w.Code))
 		}
+	}
+	if len(codes) > 0 {
 		msg += "; warnings: " + strings.Join(slices.Compact(slices.Sorted(slices.Values(codes))), ", ")
 	}
 	if m != nil && m.Simulated != "" {

@@ -2,6 +2,7 @@ package dsaplugin
 
 import (
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -261,7 +262,7 @@ func TestSimulateMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	if health, err := h.Health(); err != nil || !strings.HasPrefix(health.Message, "SIMULATION") || !strings.Contains(health.Message, "2 DSA devices") ||
-		!strings.Contains(health.Message, "warnings: DSA_NUMA, OVS_NO_VHOST_ASYNC") {
+		!strings.Contains(health.Message, "warnings: DSA_NUMA") {
 		t.Errorf("health %+v, %v", health, err)
 	}
 	changes, err := h.Events(api.PortEventBatch{Resync: true, ResyncDone: true, Events: []api.PortEvent{vhostEvent("vhu0")}})
@@ -287,5 +288,36 @@ func TestPauseHook(t *testing.T) {
 	simm := &Machine{FS: &countingFS{}, Simulated: "/sim"}
 	if m, err := withPause(simm, "1:/tmp/x", testkit.Logger(t, slog.LevelDebug)); err != nil || m == simm {
 		t.Errorf("the hook did not wrap a simulated machine: %v", err)
+	}
+}
+
+// TestNoDevicesOnThisHost: on this machine's real root (no DSA, no /sys/bus/dsa) a
+// configuration without devices is accepted and harmless: healthy, nothing contributed, and a
+// vhost-user port is told that no work queue is prepared; one naming dsa0 is refused with
+// DSA_ABSENT and the fix.
+func TestNoDevicesOnThisHost(t *testing.T) {
+	h := sdktest.NewFakeHost(t, New(Options{Logger: testkit.Logger(t, slog.LevelDebug)}))
+	h.Facts.DataDir = t.TempDir()
+	h.Facts.OVSRunDir = t.TempDir() // no ovs-vswitchd there
+	if err := h.Configure(nil); err != nil {
+		t.Fatal(err)
+	}
+	if health, err := h.Health(); err != nil || health.State != api.HealthOK || health.Message != "no DSA device configured" {
+		t.Errorf("health %+v, %v", health, err)
+	}
+	if gc, err := h.Contribute(); err != nil || len(gc.OtherConfig) != 0 || len(gc.DPDKExtra) != 0 {
+		t.Errorf("contribution %+v, %v", gc, err)
+	}
+	changes, err := h.Events(api.PortEventBatch{Resync: true, ResyncDone: true, Events: []api.PortEvent{vhostEvent("vhu0")}})
+	if err != nil || len(changes) != 1 || !strings.Contains(changes[0].Status.Summary, "no DSA work queue is prepared") ||
+		changes[0].Status.Details["pmds"] == "" {
+		t.Errorf("changes %+v, %v", changes, err)
+	}
+	if _, err := os.Stat("/sys/bus/dsa"); err == nil {
+		return // a host with DSA: the refusal below does not apply
+	}
+	err = h.Configure([]byte(`{"devices": [{"dsa": "dsa0"}]}`))
+	if api.CodeOf(err) != api.FailedPrecondition || !strings.Contains(err.Error(), "DSA_ABSENT") || !strings.Contains(err.Error(), "modprobe idxd") {
+		t.Errorf("dsa0 on a host without DSA: %v", err)
 	}
 }
