@@ -246,8 +246,24 @@ func (p *Plugin) apply(ctx context.Context, m *Machine, cfg Config, facts api.Ho
 			return view{}, api.Errorf(api.FailedPrecondition, "%w", err)
 		}
 	}
-	// Record before the first write, so that a plugin killed mid-way still owns the device.
-	owning := merge(prev, want...)
+	// Own the devices Apply is about to write to — recorded before the first write, so that a
+	// plugin killed mid-way still owns them. A device that already matches and was not ours (an
+	// accel-config setup adopted as it is) is never owned, so never reset by the plugin.
+	plan, err := h.Plan(ctx, req)
+	if err != nil {
+		return view{}, apiError("plan", err)
+	}
+	owning := prev
+	for _, dp := range plan.Devices {
+		if len(dp.Steps) == 0 {
+			continue
+		}
+		for _, w := range want {
+			if w.Config == dp.Device || w.Name == dp.Device || w.BDF == dp.Device {
+				owning = merge(owning, w)
+			}
+		}
+	}
 	if err := st.save(key, owning); err != nil {
 		return view{}, api.Errorf(api.FailedPrecondition, "%w", err)
 	}
@@ -264,11 +280,11 @@ func (p *Plugin) apply(ctx context.Context, m *Machine, cfg Config, facts api.Ho
 	}
 	v.extra = vfioExtra(res.Plan, req, inv)
 	if again, err := h.Discover(ctx); err == nil { // the names vfio-pci or idxd gave the devices now
-		for i := range want {
-			want[i] = merge([]owned{want[i]}, resolve(again, want[i].Config))[0]
+		for i, o := range owning {
+			owning[i] = merge([]owned{o}, resolve(again, o.Config))[0]
 		}
 	}
-	if err := st.save(key, merge(owning, want...)); err != nil {
+	if err := st.save(key, owning); err != nil {
 		return view{}, api.Errorf(api.FailedPrecondition, "%w", err)
 	}
 	return v, nil

@@ -321,3 +321,37 @@ func TestNoDevicesOnThisHost(t *testing.T) {
 		t.Errorf("dsa0 on a host without DSA: %v", err)
 	}
 }
+
+// TestAdoptedDeviceIsNotReset: a device configured before the plugin (by accel-config, here
+// the library) exactly as asked is adopted without a write, and dropping it from the
+// configuration leaves it alone: the plugin only resets devices it wrote to.
+func TestAdoptedDeviceIsNotReset(t *testing.T) {
+	r := newRig(t, simidxd.SPR, false)
+	sim, err := simidxd.Open(r.sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := dsa.New(dsa.Config{FS: sim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := dsa.Request{Devices: []dsa.DeviceRequest{{Device: "dsa0", WQs: dsa.WQRequest{Count: 2}}}}
+	if err := req.Normalize(""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Apply(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.host.Configure(r.config(t, map[string]any{"devices": dsa0(2)})); err != nil {
+		t.Fatal(err)
+	}
+	if ch := r.fs.Changes(); len(ch) != 0 {
+		t.Errorf("adopting a matching device changed %v", ch)
+	}
+	if err := r.host.Configure(r.config(t, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if ch := r.fs.Changes(); len(ch) != 0 || r.attr("sys/bus/dsa/devices/dsa0/state") != "enabled" {
+		t.Errorf("dropping an adopted device changed %v (state %q)", ch, r.attr("sys/bus/dsa/devices/dsa0/state"))
+	}
+}
