@@ -82,8 +82,8 @@ type Record struct {
 }
 
 type watchrec struct {
-	name   string
-	filter api.WatchFilter
+	name       string
+	filter     api.WatchFilter
 	mu         sync.Mutex
 	cfg        config
 	facts      api.HostFacts
