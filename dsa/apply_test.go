@@ -151,7 +151,13 @@ func TestBusyRefusalTouchesNothing(t *testing.T) {
 }
 
 func TestApplyResetApplyConverges(t *testing.T) {
-	sim, f, h := simHost(t, simidxd.SPR)
+	for _, v := range []simidxd.Variant{simidxd.SPR, simidxd.OldKernel} {
+		t.Run(string(v), func(t *testing.T) { applyResetApply(t, v) })
+	}
+}
+
+func applyResetApply(t *testing.T, v simidxd.Variant) {
+	sim, f, h := simHost(t, v)
 	req := request(t, "", twoWQs())
 	if _, err := h.Apply(t.Context(), req); err != nil {
 		t.Fatal(err)
@@ -179,7 +185,8 @@ func TestApplyResetApplyConverges(t *testing.T) {
 }
 
 // A crash after any number of changes, followed by a fresh Apply, ends in the same tree as an
-// uninterrupted Apply: from a disabled device, and when reconfiguring an enabled one.
+// uninterrupted Apply: from a disabled device, when reconfiguring an enabled one, and when
+// handing a device to vfio-pci.
 func TestCrashMidApplyConverges(t *testing.T) {
 	one := request(t, "", dsa.Request{Devices: []dsa.DeviceRequest{{Device: "dsa0", WQs: dsa.WQRequest{Count: 1}}}, OVSUser: ovsOwner()})
 	cases := []struct {
@@ -190,6 +197,7 @@ func TestCrashMidApplyConverges(t *testing.T) {
 		{"configure", nil, request(t, "", twoWQs())},
 		{"reconfigure", &one, request(t, "", dsa.Request{Devices: []dsa.DeviceRequest{{Device: "dsa0", WQs: dsa.WQRequest{Count: 2, Priority: 7}}},
 			OVSUser: ovsOwner(), AllowReconfigure: true})},
+		{"vfio", nil, request(t, "", dsa.Request{Devices: []dsa.DeviceRequest{{Device: "0000:6a:01.0", Driver: "vfio-pci", WQs: dsa.WQRequest{Count: 4}}}})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -200,7 +208,7 @@ func TestCrashMidApplyConverges(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			start := func() (*simidxd.Sim, *recFS, *dsa.Host) {
+			start := func(t *testing.T) (*simidxd.Sim, *recFS, *dsa.Host) {
 				dir := t.TempDir()
 				copyTree(t, template.Dir(), dir)
 				sim, err := simidxd.Open(dir)
@@ -210,28 +218,37 @@ func TestCrashMidApplyConverges(t *testing.T) {
 				f := wrap(sim)
 				return sim, f, newHost(t, f)
 			}
-			sim, f, h := start()
+			sim, f, h := start(t)
 			if _, err := h.Apply(t.Context(), c.req); err != nil {
 				t.Fatal(err)
 			}
-			checkProvisioned(t, sim, 2, c.req.Devices[0].WQs.Priority, "dpdk", c.req.OVSUser)
+			if c.req.Devices[0].Driver == dsa.DriverVFIO {
+				if drv, _ := sim.ReadLink("sys/bus/pci/devices/0000:6a:01.0/driver"); !strings.HasSuffix(drv, "/vfio-pci") {
+					t.Fatalf("driver %q", drv)
+				}
+			} else {
+				checkProvisioned(t, sim, 2, c.req.Devices[0].WQs.Priority, "dpdk", c.req.OVSUser)
+			}
 			want, total := listing(t, sim), f.count()
-			if total < 10 {
+			if total < 3 {
 				t.Fatalf("only %d changes: %v", total, f.changes)
 			}
 			for k := range total {
-				sim, f, h := start()
-				f.after = k
-				if _, err := h.Apply(t.Context(), c.req); !errors.Is(err, errCrash) {
-					t.Fatalf("crash after %d changes: %v", k, err)
-				}
-				f.after = -1
-				if _, err := h.Apply(t.Context(), c.req); err != nil {
-					t.Fatalf("re-run after a crash after %d changes (%v): %v", k, f.changes, err)
-				}
-				if got := listing(t, sim); got != want {
-					t.Fatalf("re-run after a crash after %d changes differs:\n%s", k, diffLines(want, got))
-				}
+				t.Run("after"+strconv.Itoa(k), func(t *testing.T) {
+					t.Parallel() // each crash point has its own tree
+					sim, f, h := start(t)
+					f.after = k
+					if _, err := h.Apply(t.Context(), c.req); !errors.Is(err, errCrash) {
+						t.Fatalf("crash after %d changes: %v", k, err)
+					}
+					f.after = -1
+					if _, err := h.Apply(t.Context(), c.req); err != nil {
+						t.Fatalf("re-run after a crash after %d changes (%v): %v", k, f.changes, err)
+					}
+					if got := listing(t, sim); got != want {
+						t.Fatalf("re-run after a crash after %d changes differs:\n%s", k, diffLines(want, got))
+					}
+				})
 			}
 		})
 	}
@@ -389,6 +406,15 @@ func TestVFIO(t *testing.T) {
 	}
 }
 
+func TestSameDeviceTwice(t *testing.T) {
+	_, f, h := simHost(t, simidxd.SPR)
+	req := request(t, "", dsa.Request{Devices: []dsa.DeviceRequest{{Device: "dsa0"}, {Device: "0000:6a:01.0"}}})
+	_, err := h.Apply(t.Context(), req)
+	if e := wantCode(t, err, dsa.CodeInvalidRequest); !strings.Contains(e.Msg, "twice") || f.count() != 0 {
+		t.Errorf("%v, %d changes", e, f.count())
+	}
+}
+
 func TestVFIODriverAbsent(t *testing.T) {
 	dir := t.TempDir()
 	tree(t, dir, sprFiles())
@@ -421,4 +447,71 @@ func diffLines(a, b string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// Nodes whose owner is wrong are the only thing fixed on an otherwise matching device.
+func TestPermissionsOnly(t *testing.T) {
+	sim, f, h := simHost(t, simidxd.SPR)
+	req := twoWQs()
+	req.OVSUser = nil
+	if _, err := h.Apply(t.Context(), request(t, "", req)); err != nil {
+		t.Fatal(err)
+	}
+	req.OVSUser = ovsOwner()
+	n := f.count()
+	p, err := h.Plan(t.Context(), request(t, "", req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := p.Devices[0]
+	if f.count() != n || dp.Action != dsa.ActionConfigure || len(dp.Steps) != 4 {
+		t.Fatalf("plan: %+v", dp)
+	}
+	for _, s := range dp.Steps {
+		if s.Op != dsa.OpChown && s.Op != dsa.OpChmod {
+			t.Errorf("step %+v is not a permission change", s)
+		}
+	}
+	if _, err := h.Apply(t.Context(), request(t, "", req)); err != nil {
+		t.Fatal(err)
+	}
+	checkProvisioned(t, sim, 2, 10, "dpdk", req.OVSUser)
+	if f.count() != n+4 {
+		t.Errorf("%d changes, want 4: %v", f.count()-n, f.changes[n:])
+	}
+}
+
+func TestDiscoverTwoNUMA(t *testing.T) {
+	_, f, h := simHost(t, simidxd.TwoNUMA)
+	inv, err := h.Discover(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Devices) != 2 {
+		t.Fatalf("devices %+v", inv.Devices)
+	}
+	for i, want := range []struct {
+		name, bdf string
+		numa      int
+	}{{"dsa0", "0000:6a:01.0", 0}, {"dsa2", "0000:e7:01.0", 1}} {
+		d := inv.Devices[i]
+		if d.Name != want.name || d.BDF != want.bdf || d.NUMA != want.numa || d.PCIID != "8086:0b25" || d.PCIDriver != "idxd" ||
+			len(d.WQs) != 8 || len(d.Engines) != 4 || len(d.Groups) != 4 || d.MaxWQSize != 128 {
+			t.Errorf("device %d: %+v", i, d)
+		}
+	}
+	// Both devices, one plan: work queues of each on its own node.
+	req := request(t, "", dsa.Request{Devices: []dsa.DeviceRequest{{Device: "dsa0"}, {Device: "dsa2"}}})
+	res, err := h.Apply(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []dsa.WQRef{{Name: "wq0.0", Device: "dsa0", NUMA: 0}, {Name: "wq2.0", Device: "dsa2", NUMA: 1}}
+	if len(res.WQs) != 2 || res.WQs[0] != want[0] || res.WQs[1] != want[1] || len(res.Plan.Warnings) != 0 {
+		t.Errorf("wqs %+v warnings %+v", res.WQs, res.Plan.Warnings)
+	}
+	n := f.count()
+	if res, err := h.Apply(t.Context(), req); err != nil || res.Changed || f.count() != n {
+		t.Errorf("second apply: %v", err)
+	}
 }

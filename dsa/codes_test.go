@@ -67,7 +67,7 @@ func codeCases() []codeCase {
 		{"chown refused", dsa.CodePerms, []string{"dev/dsa/wq0.0", "openvswitch"}, applyOn(simidxd.SPR, twoWQs(), func(f *recFS) {
 			f.fail = map[string]error{"dev/dsa/wq0.0": syscall.EPERM}
 		})},
-		{"device on another node", dsa.CodeNUMA, []string{"NUMA node 1", "crosses sockets"}, applyOn(simidxd.TwoNUMA, dev(dsa.DeviceRequest{Device: "dsa2", NUMA: &numa0}), nil)},
+		{"device on another node", dsa.CodeNUMA, []string{"NUMA node 1", "cross sockets"}, applyOn(simidxd.TwoNUMA, dev(dsa.DeviceRequest{Device: "dsa2", NUMA: &numa0}), nil)},
 		{"pmd on another node", dsa.CodeNUMA, nil, func(*testing.T) ([]dsa.Warning, error) {
 			a := dsa.AssignPMDs([]dsa.PMD{{Core: 2, NUMA: 1}}, []dsa.WQRef{{Name: "wq0.0", Device: "dsa0", NUMA: 0}})
 			return a.Warnings, nil

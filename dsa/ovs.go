@@ -165,8 +165,9 @@ type VhostAsyncCoverage struct {
 // ParseVhostAsyncCoverage reads the text of `ovs-appctl coverage/show` ("Event coverage, …"
 // and then one line a counter: name, three rates, "total: N") and returns the vhost_async_*
 // counters. Other lines ("N events never hit") are ignored; a counter line whose total is not
-// a number is an error naming the line. Text over MaxCoverageText bytes or MaxCoverageLines
-// lines, or without the "Event coverage" heading, is refused.
+// a number, or a vhost_async_* counter listed twice, is an error naming the line. Text over
+// MaxCoverageText bytes or MaxCoverageLines lines, or without the "Event coverage" heading,
+// is refused.
 func ParseVhostAsyncCoverage(text string) (VhostAsyncCoverage, error) {
 	cov := VhostAsyncCoverage{Counters: map[string]uint64{}}
 	if len(text) > MaxCoverageText {
@@ -196,6 +197,9 @@ func ParseVhostAsyncCoverage(text string) (VhostAsyncCoverage, error) {
 		total, err := strconv.ParseUint(f[len(f)-1], 10, 64)
 		if err != nil {
 			return cov, fmt.Errorf("coverage/show: line %d: counter %.60q: total %.30q is not a number", n+1, name, f[len(f)-1])
+		}
+		if _, dup := cov.Counters[name]; dup {
+			return cov, fmt.Errorf("coverage/show: line %d: counter %.60q is listed twice", n+1, name)
 		}
 		cov.Counters[name] = total
 		if total > 0 {

@@ -103,6 +103,7 @@ func TestParseVhostAsyncCoverage(t *testing.T) {
 		{"", "does not start with"},
 		{"Event coverage\nvhost_async_x 0.0/sec total: -1\n", `line 2: counter "vhost_async_x": total "-1" is not a number`},
 		{"Event coverage\nvhost_async_" + strings.Repeat("x", 200) + " total: 1\n", "counter name of 212 bytes"},
+		{"Event coverage\nvhost_async_a total: 1\nvhost_async_a total: 0\n", `line 3: counter "vhost_async_a" is listed twice`},
 		{"Event coverage" + strings.Repeat("\n", MaxCoverageLines+1), "lines (at most 8192)"},
 		{"Event coverage" + strings.Repeat(" ", MaxCoverageText), "bytes (at most 1048576)"},
 	} {

@@ -99,14 +99,26 @@ func (h *Host) Plan(ctx context.Context, req Request) (*Plan, error) {
 
 func (h *Host) plan(inv *Inventory, req Request) (*Plan, error) {
 	p := &Plan{}
+	seen := map[string]bool{}
 	for _, dr := range req.Devices {
 		dev, err := findDevice(inv, dr)
 		if err != nil {
 			return nil, err
 		}
+		key := dev.BDF
+		if seen[key] {
+			e := Errorf(CodeInvalidRequest, dr.Device, nil, "%s (%s) is requested twice, by name and by PCI address: list it once", dev.BDF, dev.Name)
+			e.Field = "devices"
+			return nil, e
+		}
+		seen[key] = true
 		if dr.NUMA != nil && *dr.NUMA != dev.NUMA {
+			where := fmt.Sprintf("is on NUMA node %d", dev.NUMA)
+			if dev.NUMA < 0 {
+				where = "has no known NUMA node (numa_node=-1)"
+			}
 			p.Warnings = append(p.Warnings, Warning{Code: CodeNUMA, Object: dr.Device,
-				Message: fmt.Sprintf("%s is on NUMA node %d, not %d as configured: DMA for PMD threads on node %d crosses sockets; use a device on node %d or correct numa", dr.Device, dev.NUMA, *dr.NUMA, *dr.NUMA, *dr.NUMA)})
+				Message: fmt.Sprintf("%s %s, not %d as configured: DMA for PMD threads on node %d may cross sockets; use a device on node %d or correct numa", dr.Device, where, *dr.NUMA, *dr.NUMA, *dr.NUMA)})
 		}
 		var dp *DevicePlan
 		var refs []WQRef
@@ -151,7 +163,6 @@ type target struct {
 	batch            int
 	ats              bool
 	mode             string
-	idx              int
 	cur              *WQ
 	attrsOK, enabled bool
 }
@@ -203,14 +214,14 @@ func (h *Host) planIDXD(inv *Inventory, dev *Device, dr DeviceRequest, req Reque
 		t := &targets[q]
 		cur := &dev.WQs[q]
 		*t = target{name: cur.Name, wqName: w.NamePrefix + "_" + cur.Name, size: size, priority: w.Priority,
-			batch: batch, ats: w.ATSDisable, mode: w.Mode, idx: q, cur: cur}
+			batch: batch, ats: w.ATSDisable, mode: w.Mode, cur: cur}
 		if cur.index != q {
 			return nil, nil, Errorf(CodeKernel, dev.Name, nil, "work queues of %s are not numbered from 0 (found %s at position %d)", dev.Name, cur.Name, q)
 		}
 		t.attrsOK = cur.GroupID == 0 && cur.Type == "user" && cur.Mode == t.mode && cur.WQName == t.wqName &&
 			cur.Priority == t.priority && cur.MaxBatchSize == t.batch && cur.Size == t.size &&
 			(!cur.hasATSDisable || cur.ATSDisable == t.ats) && (!cur.hasDriverName || cur.DriverName == "user")
-		t.enabled = cur.State == "enabled" && cur.DevNode != ""
+		t.enabled = cur.State == "enabled"
 		allMatch = allMatch && t.attrsOK
 		allEnabled = allEnabled && t.enabled
 	}
@@ -239,14 +250,24 @@ func (h *Host) planIDXD(inv *Inventory, dev *Device, dr DeviceRequest, req Reque
 				dp.Steps = append(dp.Steps, bindWQStep(dev, t.name, compat))
 			}
 		}
+		binds := len(dp.Steps)
 		dp.Steps = append(dp.Steps, h.permSteps(targets, req.OVSUser)...)
 		dp.Action, dp.Reason = ActionNone, fmt.Sprintf("%s is enabled with the requested %d work queues", dev.Name, w.Count)
-		if len(dp.Steps) > 0 {
+		switch {
+		case binds > 0:
 			dp.Action = ActionConfigure
-			dp.Reason = fmt.Sprintf("%s is configured as requested; enabling the work queues that are not yet and setting their device nodes' owner", dev.Name)
+			dp.Reason = fmt.Sprintf("%s is configured as requested but %d of its %d work queues are not enabled (an interrupted apply?); enabling them", dev.Name, binds, w.Count)
+		case len(dp.Steps) > 0:
+			dp.Action = ActionConfigure
+			dp.Reason = fmt.Sprintf("%s is enabled with the requested %d work queues; their device nodes get the OVS user's owner and mode", dev.Name, w.Count)
 		}
 		if !allEnabled && !dev.PASIDEnabled {
 			return nil, nil, errNoSVA(dev)
+		}
+		for _, t := range targets {
+			if t.enabled && t.cur.DevNode == "" {
+				return nil, nil, Errorf(CodeKernel, t.name, nil, "work queue %s is enabled but /dev/dsa/%s is missing: is devtmpfs mounted on /dev? (a udev rule that removes it?)", t.name, t.name)
+			}
 		}
 		return dp, refs(targets), nil
 	}

@@ -99,3 +99,34 @@ func TestNormalizeAcceptsDPDKNames(t *testing.T) {
 		t.Error("DPDKAcceptsName disagrees with DPDK's rule")
 	}
 }
+
+// Whatever Normalize accepts is within bounds, named for DPDK, and stays as it is when
+// normalized again; whatever it refuses is a catalogued error.
+func FuzzNormalize(f *testing.F) {
+	f.Add("dsa0", "", 0, 0, 0, "", "")
+	f.Add("0000:6a:01.0", "vfio-pci", 4, 3, 32, "dpdk_ovs", "vhost")
+	f.Add("dsa1", "idxd", 300, 16, -1, "ovs", "ovs")
+	f.Fuzz(func(t *testing.T, device, driver string, count, priority, size int, prefix, filePrefix string) {
+		r := dsa.Request{Devices: []dsa.DeviceRequest{{Device: device, Driver: driver,
+			WQs: dsa.WQRequest{Count: count, Priority: priority, Size: size, NamePrefix: prefix}}}}
+		err := r.Normalize(filePrefix)
+		if err != nil {
+			if c := dsa.CodeOf(err); c != dsa.CodeInvalidRequest && c != dsa.CodeNamePrefix {
+				t.Fatalf("uncatalogued refusal %v", err)
+			}
+			return
+		}
+		w := r.Devices[0].WQs
+		if w.Count < 1 || w.Count > 256 || w.Priority < 1 || w.Priority > 15 || w.Size < 0 || w.Mode != "dedicated" {
+			t.Fatalf("accepted out of bounds: %+v", w)
+		}
+		if name := w.NamePrefix + "_wq63.255"; len(name) > 63 || !dsa.DPDKAcceptsName(name, filePrefix) {
+			t.Fatalf("accepted name %q (file prefix %q)", name, filePrefix)
+		}
+		again := r
+		again.Devices = append([]dsa.DeviceRequest(nil), r.Devices...)
+		if err := again.Normalize(filePrefix); err != nil || again.Devices[0] != r.Devices[0] {
+			t.Fatalf("not stable: %+v vs %+v (%v)", again.Devices[0], r.Devices[0], err)
+		}
+	})
+}

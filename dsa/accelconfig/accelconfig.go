@@ -414,8 +414,14 @@ func stripTrailingCommas(data []byte) []byte {
 // Marshal writes c the way accel-config's save-config lays out its files (json-c's pretty
 // printing: two-space indents, "key":value), deterministically: the interpreted attributes in
 // accel-config's order, then Extra's in key order, then the children. Empty work queue and
-// engine lists are left out, as accel-config does.
+// engine lists are left out, as accel-config does. It refuses what Parse would not read back
+// as the same Config: an object name that is not accel-config's, a name listed twice, an
+// Extra key that is a field of the object ("dev", "size", "groups"…), an Extra value that is
+// not JSON.
 func Marshal(c Config) ([]byte, error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("accel-config: %w", err)
+	}
 	var b bytes.Buffer
 	w := &writer{b: &b}
 	w.open('[')
@@ -571,4 +577,74 @@ func (w *writer) extra(m map[string]json.RawMessage) {
 		}
 		w.b.Write(b.Bytes())
 	}
+}
+
+// check makes sure Parse reads c's rendering back as c.
+func (c Config) check() error {
+	devs := map[string]bool{}
+	for i := range c.Devices {
+		d := &c.Devices[i]
+		sm := reDevice.FindStringSubmatch(d.Dev)
+		if sm == nil {
+			return fmt.Errorf("device %d: %.40q is not an accelerator name (dsaN or iaxN)", i+1, d.Dev)
+		}
+		if devs[d.Dev] {
+			return fmt.Errorf("%s: listed twice", d.Dev)
+		}
+		devs[d.Dev] = true
+		if err := checkExtra(d.Extra, d.attrs(), d.Dev, "groups"); err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for j := range d.Groups {
+			g := &d.Groups[j]
+			if err := child(g.Dev, "group", sm[2], fmt.Sprintf("%s/group %d", d.Dev, j+1), seen); err != nil {
+				return err
+			}
+			path := d.Dev + "/" + g.Dev
+			if err := checkExtra(g.Extra, nil, path, "grouped_workqueues", "grouped_engines"); err != nil {
+				return err
+			}
+			for k := range g.WQs {
+				q := &g.WQs[k]
+				if err := child(q.Dev, "wq", sm[2], fmt.Sprintf("%s/work queue %d", path, k+1), seen); err != nil {
+					return err
+				}
+				if err := checkExtra(q.Extra, q.attrs(), path+"/"+q.Dev); err != nil {
+					return err
+				}
+			}
+			for k := range g.Engines {
+				e := &g.Engines[k]
+				if err := child(e.Dev, "engine", sm[2], fmt.Sprintf("%s/engine %d", path, k+1), seen); err != nil {
+					return err
+				}
+				if err := checkExtra(e.Extra, e.attrs(), path+"/"+e.Dev); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkExtra refuses Extra keys that are the object's own fields, too many keys, and values
+// that are not JSON.
+func checkExtra(m map[string]json.RawMessage, attrs []attr, path string, children ...string) error {
+	if len(m) > MaxExtra {
+		return fmt.Errorf("%s: %d extra attributes (at most %d)", path, len(m), MaxExtra)
+	}
+	reserved := append([]string{"dev"}, children...)
+	for _, a := range attrs {
+		reserved = append(reserved, a.key)
+	}
+	for k, v := range m {
+		if slices.Contains(reserved, k) {
+			return fmt.Errorf("%s: Extra holds %q, which is a field of its own: set the field instead", path, k)
+		}
+		if !json.Valid(v) {
+			return fmt.Errorf("%s: Extra %.40q is not JSON", path, k)
+		}
+	}
+	return nil
 }

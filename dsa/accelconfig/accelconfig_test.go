@@ -198,3 +198,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestMarshalRefuses: Marshal does not write what Parse would read back differently.
+func TestMarshalRefuses(t *testing.T) {
+	one := 1
+	for _, tc := range []struct {
+		name string
+		c    Config
+		want string
+	}{
+		{"bad device", Config{Devices: []Device{{Dev: "dsa"}}}, `device 1: "dsa" is not an accelerator name`},
+		{"device twice", Config{Devices: []Device{{Dev: "dsa0"}, {Dev: "dsa0"}}}, "dsa0: listed twice"},
+		{"group of another device", Config{Devices: []Device{{Dev: "dsa0", Groups: []Group{{Dev: "group1.0"}}}}}, "group1.0 belongs to device number 1"},
+		{"bad wq", Config{Devices: []Device{{Dev: "dsa0", Groups: []Group{{Dev: "group0.0", WQs: []WQ{{Dev: "wq0"}}}}}}}, `"wq0" is not a wq name`},
+		{"engine twice", Config{Devices: []Device{{Dev: "dsa0", Groups: []Group{{Dev: "group0.0", Engines: []Engine{{Dev: "engine0.0"}, {Dev: "engine0.0"}}}}}}}, "engine0.0 is listed twice"},
+		{"extra shadows a field", Config{Devices: []Device{{Dev: "dsa0", Groups: []Group{{Dev: "group0.0", WQs: []WQ{{Dev: "wq0.0", Size: &one, Extra: map[string]json.RawMessage{"size": json.RawMessage("2")}}}}}}}}, `dsa0/group0.0/wq0.0: Extra holds "size"`},
+		{"extra shadows groups", Config{Devices: []Device{{Dev: "dsa0", Extra: map[string]json.RawMessage{"groups": json.RawMessage("[]")}}}}, `dsa0: Extra holds "groups"`},
+		{"extra not JSON", Config{Devices: []Device{{Dev: "dsa0", Extra: map[string]json.RawMessage{"x": json.RawMessage("{")}}}}, `dsa0: Extra "x" is not JSON`},
+	} {
+		if _, err := Marshal(tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}

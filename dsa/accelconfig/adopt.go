@@ -79,30 +79,34 @@ func childIndex(name string) (int, bool) {
 // ToRequest returns the dsa.Request that adopts the configuration c describes, so that
 // dsa.Host.Plan finds it already satisfied on a host where it is loaded: nothing to write.
 // Each dsaN device with dedicated user work queues (the only ones DPDK's idxd driver opens)
-// becomes one idxd DeviceRequest; IAA devices (iaxN) are left out, and so are shared or kernel
-// work queues. When the device's DPDK work queues are exactly the ones the dsa library makes
+// becomes one idxd DeviceRequest; devices without any (unconfigured, or used by kernel or
+// shared work queues) and IAA devices (iaxN) are left out, and so are shared or kernel work
+// queues. When the device's DPDK work queues are exactly the ones the dsa library makes
 // (wqN.0…wqN.k-1 in group 0, one size, priority, batch size and ATS setting, named
 // "<prefix>_wqN.M", engines engineN.0…engineN.e-1 in group 0 and no other), the request
 // spells all of that out. Otherwise it asks for as many dedicated work queues (and their
 // common size, if they share one) and Plan adopts the enabled ones whose names DPDK takes
 // ("dpdk_…" or "<file-prefix>_…"); queues named otherwise (accel-config's profiles use
 // "app1"…) cannot be adopted, and Plan says so. The request is not normalized: the caller
-// calls Normalize with DPDK's --file-prefix. Errors are dsa *Error with CodeInvalidRequest
-// naming the device: no DSA device, or a device without a dedicated user work queue.
+// calls Normalize with DPDK's --file-prefix. When no device has a dedicated user work queue
+// the error is a dsa *Error with CodeInvalidRequest naming the devices looked at.
 func ToRequest(c Config) (dsa.Request, error) {
 	var req dsa.Request
+	var looked []string
 	for _, d := range c.Devices {
 		if !strings.HasPrefix(d.Dev, "dsa") {
 			continue
 		}
-		dr, err := deviceRequest(d)
-		if err != nil {
-			return dsa.Request{}, err
+		looked = append(looked, d.Dev)
+		if dr, ok := deviceRequest(d); ok {
+			req.Devices = append(req.Devices, dr)
 		}
-		req.Devices = append(req.Devices, dr)
 	}
 	if len(req.Devices) == 0 {
-		return dsa.Request{}, dsa.Errorf(dsa.CodeInvalidRequest, "accel-config", nil, "the configuration has no DSA device (dsaN) to adopt")
+		if len(looked) == 0 {
+			return dsa.Request{}, dsa.Errorf(dsa.CodeInvalidRequest, "accel-config", nil, "the configuration has no DSA device (dsaN) to adopt")
+		}
+		return dsa.Request{}, dsa.Errorf(dsa.CodeInvalidRequest, strings.Join(looked, ","), nil, "no dedicated user work queue to adopt: DPDK's idxd driver opens only work queues of type user and mode dedicated")
 	}
 	return req, nil
 }
@@ -113,7 +117,8 @@ type dpdkWQ struct {
 	index, group int
 }
 
-func deviceRequest(d Device) (dsa.DeviceRequest, error) {
+// deviceRequest returns the request adopting d's DPDK work queues, false when it has none.
+func deviceRequest(d Device) (dsa.DeviceRequest, bool) {
 	var wqs []dpdkWQ
 	engines := map[int][]int{} // group → engine indices
 	for _, g := range d.Groups {
@@ -139,7 +144,7 @@ func deviceRequest(d Device) (dsa.DeviceRequest, error) {
 		}
 	}
 	if len(wqs) == 0 {
-		return dsa.DeviceRequest{}, dsa.Errorf(dsa.CodeInvalidRequest, d.Dev, nil, "no dedicated user work queue to adopt: DPDK's idxd driver opens only work queues of type user and mode dedicated")
+		return dsa.DeviceRequest{}, false
 	}
 	slices.SortFunc(wqs, func(a, b dpdkWQ) int { return a.index - b.index })
 	dr := dsa.DeviceRequest{Device: d.Dev, Driver: dsa.DriverIDXD,
@@ -150,7 +155,7 @@ func deviceRequest(d Device) (dsa.DeviceRequest, error) {
 	if w, e, ok := exact(d.Dev, wqs, engines); ok {
 		dr.WQs, dr.Engines = w, e
 	}
-	return dr, nil
+	return dr, true
 }
 
 // common returns the value every work queue has for an attribute, if they all have the same.

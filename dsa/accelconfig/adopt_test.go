@@ -9,6 +9,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/dsa"
 	"github.com/ovsplane/ovsplane/dsa/accelconfig"
+	"github.com/ovsplane/ovsplane/dsa/simidxd"
 	"github.com/ovsplane/ovsplane/internal/sysfs"
 )
 
@@ -199,8 +200,17 @@ func TestToRequestFiles(t *testing.T) {
 		t.Errorf("app profile: %+v, %v", req, err)
 	}
 
+	// A device without DPDK work queues is left out of the request.
+	c, err := accelconfig.Parse([]byte(`[{"dev":"dsa0","groups":[{"dev":"group0.0"}]},{"dev":"dsa2","groups":[{"dev":"group2.0","grouped_workqueues":[{"dev":"wq2.0","mode":"dedicated","type":"user"}]}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req, err := accelconfig.ToRequest(c); err != nil || len(req.Devices) != 1 || req.Devices[0].Device != "dsa2" {
+		t.Errorf("dsa0 unconfigured, dsa2 with one WQ: %+v, %v", req, err)
+	}
 	for _, tc := range []struct{ conf, obj, want string }{
 		{`[{"dev":"iax1"}]`, "accel-config", "no DSA device"},
+		{`[{"dev":"dsa0"},{"dev":"dsa1","groups":[{"dev":"group1.0"}]}]`, "dsa0,dsa1", "no dedicated user work queue"},
 		{`[{"dev":"dsa0","groups":[{"dev":"group0.0","grouped_workqueues":[{"dev":"wq0.0","mode":"shared","type":"user"},{"dev":"wq0.1","mode":"dedicated","type":"kernel"}]}]}]`, "dsa0", "no dedicated user work queue"},
 	} {
 		c, err := accelconfig.Parse([]byte(tc.conf))
@@ -234,5 +244,65 @@ func TestFromInventoryLeavesOut(t *testing.T) {
 	}
 	if c := accelconfig.FromInventory(nil); len(c.Devices) != 0 {
 		t.Errorf("FromInventory(nil) = %+v", c)
+	}
+}
+
+// TestAdoptAppliedOnSimulator: on the simulated kernel (simidxd, every variant that can be
+// provisioned), a configuration the dsa library applied, exported through accel-config's format
+// and adopted, plans to nothing; Apply of it changes nothing.
+func TestAdoptAppliedOnSimulator(t *testing.T) {
+	for _, v := range []simidxd.Variant{simidxd.SPR, simidxd.OldKernel, simidxd.TwoNUMA} {
+		dir := t.TempDir()
+		if err := simidxd.Write(dir, v); err != nil {
+			t.Fatal(err)
+		}
+		sim, err := simidxd.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := dsa.New(dsa.Config{FS: sim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := dsa.Request{Devices: []dsa.DeviceRequest{{Device: "dsa0", WQs: dsa.WQRequest{Count: 2, ATSDisable: true}}}}
+		if err := first.Normalize(""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Apply(t.Context(), first); err != nil {
+			t.Fatalf("%s: Apply: %v", v, err)
+		}
+		inv, err := h.Discover(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := accelconfig.Marshal(accelconfig.FromInventory(inv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := accelconfig.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := accelconfig.ToRequest(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := req.Normalize(""); err != nil {
+			t.Fatal(err)
+		}
+		if len(req.Devices) != 1 || req.Devices[0].WQs.Count != 2 || !req.Devices[0].WQs.ATSDisable && v != simidxd.OldKernel {
+			t.Errorf("%s: request %+v", v, req)
+		}
+		p, err := h.Plan(t.Context(), req)
+		if err != nil {
+			t.Fatalf("%s: Plan: %v\n%s", v, err, data)
+		}
+		if dp := p.Devices[0]; dp.Action != dsa.ActionNone || len(dp.Steps) != 0 {
+			t.Errorf("%s: plan %s with %d steps: %s", v, dp.Action, len(dp.Steps), dp.Reason)
+		}
+		res, err := h.Apply(t.Context(), req)
+		if err != nil || res.Changed {
+			t.Errorf("%s: Apply of the adopted request: changed %v, %v", v, res != nil && res.Changed, err)
+		}
 	}
 }

@@ -26,6 +26,10 @@
 //     MaxAppctlCommands), VswitchdCtl finds ovs-vswitchd's socket in its run directory. The
 //     daemon (ovsplaned) reads ovs-vswitchd's commands with it for the plugins' host facts;
 //     Tools.Appctl runs the ovs-appctl program for the start-up waits and for tests.
+//     PMDRxqShow and ParsePMDRxqShow read `dpif-netdev/pmd-rxq-show` (which PMD thread, on
+//     which core and NUMA node, polls which port's queues; bounded by MaxPMDThreads and
+//     MaxPMDRxqs), ErrNoDatapath when there is no userspace datapath. The test-support package
+//     unixctltest is a fake ovs-vswitchd unixctl server speaking the same protocol.
 //   - DPDK: ProbeDPDK and DPDKHost.Missing say whether this host can start the DPDK build (the
 //     binary, root, free hugepages of the default size from /proc/meminfo); ParseMeminfo and
 //     SocketMemMB parse what that depends on. Reserving hugepages is host policy and not done
