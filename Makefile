@@ -27,14 +27,16 @@ build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/vsctl
 
 ## plugins: build the plugin binaries into bin/plugins/ — the reference plugin,
-## ovsplane-plugin-veth (examples/veth-reference), and ovsplane-plugin-vdpa (plugins/vdpa) — static and reproducible
+## ovsplane-plugin-veth (examples/veth-reference), ovsplane-plugin-vdpa (plugins/vdpa) and
+## ovsplane-plugin-dsa (plugins/dsa) — static and reproducible
 ## (same source, same SHA-256), and print the sha256 pins for the daemon's plugins: allow-list
 .PHONY: plugins
 plugins:
 	@mkdir -p $(BIN)/plugins
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-veth ./examples/veth-reference
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-vdpa ./plugins/vdpa
-	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-dsa ./plugins/dsa
+	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa ovsplane-plugin-dsa
 
 ## test: prepare the lab (as root: Debian packages, hugepages) and run every test with -race.
 ## As root the integration tests must run (OVSPLANE_REQUIRE_LAB=1 turns a missing lab into a

@@ -36,3 +36,32 @@ type Status struct {
 
 // Key identifies an object: "bridge/NAME", "port/NAME" or "interface/NAME".
 func (s Status) Key() string { return string(s.Kind) + "/" + s.Name }
+
+// WatchedStatus is a watcher plugin's status of one interface (plugins/api.InterfaceStatus):
+// the plugin's one-line view of an interface it watches, whoever created it. The daemon keeps
+// it in memory only (never in OVSDB) and drops it when the interface goes away, when the
+// plugin's next resync does not list the interface, and when the plugin stops.
+type WatchedStatus struct {
+	Plugin    string
+	Interface string
+	// Bridge and Port hold the interface now.
+	Bridge, Port string
+	// Owner is who created the interface's port: WatchedOwnerDaemon, WatchedOwnerPlugin or
+	// WatchedOwnerForeign.
+	Owner string
+	// Level is "info", "warning" or "error".
+	Level   string
+	Summary string
+	// Details are the plugin's key/value facts (at most 16 entries).
+	Details map[string]string
+}
+
+// Owners of a watched interface's port.
+const (
+	// WatchedOwnerDaemon: ovsplaned's, for its configuration or API.
+	WatchedOwnerDaemon = "daemon"
+	// WatchedOwnerPlugin: ovsplaned's, for a plugin's port type.
+	WatchedOwnerPlugin = "plugin"
+	// WatchedOwnerForeign: someone else's (ovs-vsctl, os-vif, an operator).
+	WatchedOwnerForeign = "foreign"
+)

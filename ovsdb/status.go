@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,6 +269,8 @@ type SwitchFacts struct {
 	DPDKInitialized bool
 	IfaceTypes      []string
 	DatapathTypes   []string
+	// OtherConfig is Open_vSwitch.other_config (a copy).
+	OtherConfig map[string]string
 }
 
 // Facts returns the SwitchFacts from the cache (zero before the first update).
@@ -276,7 +279,8 @@ func (c *Client) Facts() SwitchFacts {
 	if r == nil {
 		return SwitchFacts{}
 	}
-	f := SwitchFacts{DPDKInitialized: r.DpdkInitialized, IfaceTypes: slices.Clone(r.IfaceTypes), DatapathTypes: slices.Clone(r.DatapathTypes)}
+	f := SwitchFacts{DPDKInitialized: r.DpdkInitialized, IfaceTypes: slices.Clone(r.IfaceTypes), DatapathTypes: slices.Clone(r.DatapathTypes),
+		OtherConfig: maps.Clone(r.OtherConfig)}
 	if r.OVSVersion != nil {
 		f.OVSVersion = *r.OVSVersion
 	}

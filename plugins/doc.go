@@ -10,7 +10,9 @@
 //     SHA-256 pin, runs it, restarts it with backoff behind a circuit breaker, and replays the
 //     ports it owns;
 //   - plugins/vdpa: the binary ovsplane-plugin-vdpa, ports of type vdpa on mlx5 NICs
-//     (docs/vdpa.md).
+//     (docs/vdpa.md);
+//   - plugins/dsa: the binary ovsplane-plugin-dsa, Intel DSA work queues for OVS-DPDK's vhost
+//     async copies and a DSA status on every vhost-user port (docs/dsa.md).
 //
 // The package itself has no code. docs/plugins.md is the guide for plugin authors,
 // examples/plugin-sample the template to copy and examples/veth-reference a plugin using every

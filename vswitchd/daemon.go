@@ -88,6 +88,10 @@ type Options struct {
 	RefreshFacts FactsRefresher
 	// DataPaths runs the plugins' data-path jobs (plugins/host.Host); nil: no jobs run.
 	DataPaths jobs.DataPaths
+	// WatchedStatuses, if set, returns the watcher plugins' interface statuses
+	// (vswitchd/watch.Dispatcher.Statuses, which the caller runs): what WatchedStatuses and the
+	// API's ListStatus report. Nil: none.
+	WatchedStatuses func() []model.WatchedStatus
 	// JobStatsInterval is the sampling interval asked of the jobs' stats streams (default 1s).
 	JobStatsInterval time.Duration
 }

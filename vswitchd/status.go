@@ -222,3 +222,20 @@ func (d *Daemon) degraded(connected bool) []string {
 	}
 	return out
 }
+
+// WatchedStatuses returns the watcher plugins' statuses of the interfaces they watch, managed
+// or not (Options.WatchedStatuses), sorted by plugin then interface; none without it.
+func (d *Daemon) WatchedStatuses() []model.WatchedStatus {
+	if d.opts.WatchedStatuses == nil {
+		return nil
+	}
+	return d.opts.WatchedStatuses()
+}
+
+// KickFacts asks for the plugins' facts to be refreshed soon (Open_vSwitch.other_config
+// changed; see Options.RefreshFacts); without RefreshFacts it does nothing. It never blocks.
+func (d *Daemon) KickFacts() {
+	if d.facts != nil {
+		d.facts.Kick()
+	}
+}

@@ -101,6 +101,21 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("key = %q", k)
 		}
 	})
+	t.Run("watched", func(t *testing.T) {
+		for _, ws := range []model.WatchedStatus{
+			{Plugin: "dsa", Interface: "vhu1", Bridge: "br-int", Port: "vhu1", Owner: model.WatchedOwnerForeign,
+				Level: "warning", Summary: "CPU copy: no DMA queue on NUMA 1", Details: map[string]string{"numa": "1"}},
+			{Plugin: "dsa", Interface: "vhu2", Level: "info", Summary: "accelerated"},
+		} {
+			m := convert.WatchedStatusesToProto([]model.WatchedStatus{ws})
+			if len(m) != 1 || m[0].GetSummary() != ws.Summary || m[0].GetOwner() != ws.Owner {
+				t.Fatalf("to proto: %v", m)
+			}
+			if got := convert.WatchedStatusFromProto(m[0]); !reflect.DeepEqual(got, ws) {
+				t.Errorf("round trip:\n got %+v\nwant %+v", got, ws)
+			}
+		}
+	})
 	t.Run("removed", func(t *testing.T) {
 		m := convert.StatusToProto(model.Status{Kind: model.KindPort, Name: "p"})
 		if m.State != v1.State_STATE_REMOVED || convert.StateName(m.State) != "removed" {

@@ -204,3 +204,43 @@ func HealthFromProto(m *v1.HealthResponse) model.Health {
 	}
 	return h
 }
+
+// WatchedStatusToProto converts a watcher plugin's status of an interface.
+func WatchedStatusToProto(s model.WatchedStatus) *v1.WatchedStatus {
+	return &v1.WatchedStatus{
+		Plugin:    s.Plugin,
+		Interface: s.Interface,
+		Bridge:    s.Bridge,
+		Port:      s.Port,
+		Level:     s.Level,
+		Summary:   s.Summary,
+		Details:   maps.Clone(s.Details),
+		Owner:     s.Owner,
+	}
+}
+
+// WatchedStatusFromProto converts a watched-status message.
+func WatchedStatusFromProto(s *v1.WatchedStatus) model.WatchedStatus {
+	out := model.WatchedStatus{
+		Plugin:    s.GetPlugin(),
+		Interface: s.GetInterface(),
+		Bridge:    s.GetBridge(),
+		Port:      s.GetPort(),
+		Level:     s.GetLevel(),
+		Summary:   s.GetSummary(),
+		Owner:     s.GetOwner(),
+	}
+	if len(s.GetDetails()) > 0 {
+		out.Details = maps.Clone(s.GetDetails())
+	}
+	return out
+}
+
+// WatchedStatusesToProto converts a list of watched statuses, keeping the order.
+func WatchedStatusesToProto(ss []model.WatchedStatus) []*v1.WatchedStatus {
+	out := make([]*v1.WatchedStatus, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, WatchedStatusToProto(s))
+	}
+	return out
+}

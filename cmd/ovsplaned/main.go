@@ -210,7 +210,8 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 				freeOnce.Do(func() { go debug.FreeOSMemory() })
 			}
 		}},
-		RefreshFacts: plugins.h.RefreshFacts, // the plugins get a restarted ovs-vswitchd's facts
+		RefreshFacts:    plugins.h.RefreshFacts, // the plugins get a restarted ovs-vswitchd's facts
+		WatchedStatuses: plugins.watchedStatuses,
 	})
 	if err != nil {
 		return err
@@ -243,6 +244,10 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	}
 	stopWatch := startWatch(ctx, client, d, plugins, log)
 	defer stopWatch()
+	fctx, stopFollow := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	go func() { defer close(followed); followOtherConfig(fctx, client, d) }()
+	defer func() { stopFollow(); <-followed }()
 
 	api := apiserver.New(d, apiserver.Options{Logger: log, Audit: auditLogger(cfg.Log, stderr)})
 	var wg sync.WaitGroup

@@ -65,7 +65,7 @@ func newPluginHost(cfg *config.Config, c *ovsdb.Client, env []string, runDir str
 			f := c.Facts()
 			return api.HostFacts{OVSVersion: f.OVSVersion, DPDKVersion: f.DPDKVersion, DPDKInitialized: f.DPDKInitialized,
 				IfaceTypes: f.IfaceTypes, DatapathTypes: f.DatapathTypes, AppctlCommands: cmds.commands(ctx),
-				OVSRunDir: runDir, HostVersion: model.Version}, nil
+				OVSRunDir: runDir, HostVersion: model.Version, OtherConfig: f.OtherConfig}, nil // the host bounds OtherConfig
 		},
 		OnChange: func(st host.Status) {
 			if d := ph.d.Load(); d != nil {
@@ -73,6 +73,9 @@ func newPluginHost(cfg *config.Config, c *ovsdb.Client, env []string, runDir str
 			}
 			go ph.watchChanged()
 		},
+		// A plugin configured again (new config or facts) gets a fresh snapshot of its watch,
+		// so its interface statuses are computed again.
+		OnConfigured: func(host.Status) { go ph.watchChanged() },
 	})
 	if err != nil {
 		return nil, err

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"log/slog"
+	"maps"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/vswitchd"
 	"github.com/ovsplane/ovsplane/vswitchd/metrics"
 	"github.com/ovsplane/ovsplane/vswitchd/watch"
@@ -42,6 +45,36 @@ func (p *pluginHost) watchChanged() {
 	}
 }
 
+// watchedStatuses returns the watcher plugins' interface statuses (none before the
+// dispatcher runs or after it stopped): vswitchd.Options.WatchedStatuses.
+func (p *pluginHost) watchedStatuses() []model.WatchedStatus {
+	if disp := p.watch.Load(); disp != nil {
+		return disp.Statuses()
+	}
+	return nil
+}
+
+// followOtherConfig asks d for a refresh of the plugins' facts whenever
+// Open_vSwitch.other_config changes in c's cache (an operator's ovs-vsctl set Open_vSwitch .
+// other_config:pmd-cpu-mask=…, or the daemon's own writes: the plugin host tells those apart,
+// see plugins/host.Host.RefreshFacts), until ctx ends. The first value seen is the one the
+// plugins were started with and asks nothing.
+func followOtherConfig(ctx context.Context, c *ovsdb.Client, d *vswitchd.Daemon) {
+	last := c.Facts().OtherConfig
+	for {
+		ch := c.Changes()
+		if now := c.Facts().OtherConfig; !maps.Equal(now, last) {
+			last = now
+			d.KickFacts()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
+}
+
 // watchQueues returns the watcher plugins' queues for the metrics (none before the dispatcher
 // runs or after it stopped).
 func (p *pluginHost) watchQueues() []metrics.WatcherQueue {
@@ -53,7 +86,17 @@ func (p *pluginHost) watchQueues() []metrics.WatcherQueue {
 	for _, s := range disp.Stats() {
 		out = append(out, metrics.WatcherQueue{Plugin: s.Plugin, Pending: s.Pending, MaxPending: s.MaxPending,
 			Batches: s.Batches, Events: s.Events, Failures: s.Failures, Resyncs: s.Resyncs, Overflows: s.Overflows,
-			Dropped: s.Dropped, Coalesced: s.Coalesced, Changes: s.Changes, Ignored: s.Ignored})
+			Dropped: s.Dropped, Coalesced: s.Coalesced, Changes: s.Changes, Ignored: s.Ignored,
+			Statuses: statusCounts(s.Statuses), StatusesRefused: s.StatusesRefused})
+	}
+	return out
+}
+
+// statusCounts turns the dispatcher's status counts into the metrics' (by level name).
+func statusCounts(by map[api.StatusLevel]int) map[string]int {
+	out := make(map[string]int, len(by))
+	for l, n := range by {
+		out[string(l)] = n
 	}
 	return out
 }

@@ -3,8 +3,10 @@ package host
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 
+	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
 
@@ -12,7 +14,12 @@ import (
 // Options.Facts once, then calls Configure (with the plugin's current configuration, followed
 // by Contribute as at start) on every running plugin whose last Configure had other facts.
 // Facts are compared field by field, the type and command lists as sets; DataDir is the
-// plugin's own and not compared. Plugins that are not running get the facts at their next
+// plugin's own and not compared. OtherConfig is compared key by key, except that a key holding
+// the value the daemon writes for the plugins' GlobalConfig contributions (as the last
+// GlobalConfig merged them) is no news: a plugin's own contribution landing in
+// Open_vSwitch.other_config does not configure it again, so Configure → Contribute → write →
+// Configure cannot loop, whatever a plugin contributes. An operator's change of any key (or of
+// a contributed key to another value) does. Plugins that are not running get the facts at their next
 // start; a plugin starting while the facts change is caught by the next call. It returns the
 // plugins it configured again and, joined, the errors of those that refused (they keep
 // running, with the new facts recorded; the refusal is in their Status.LastError). Without
@@ -40,10 +47,14 @@ func (h *Host) RefreshFacts(ctx context.Context) (reconfigured []string, err err
 	if err != nil {
 		return nil, err
 	}
+	now, _ = boundFacts(now)
+	h.mu.Lock()
+	written := h.written
+	h.mu.Unlock()
 	var errs []error
 	for _, s := range sups {
 		s.mu.Lock()
-		same := sameFacts(s.facts, now)
+		same := sameFacts(s.facts, now, written)
 		s.mu.Unlock()
 		if same {
 			continue
@@ -67,12 +78,64 @@ func (s *sup) running() bool {
 	return s.st.State == StateRunning && s.inst != nil
 }
 
-// sameFacts reports whether a and b describe the same Open vSwitch for a plugin: every field
-// but DataDir equal, the lists equal as sets.
-func sameFacts(a, b api.HostFacts) bool {
+// sameFacts reports whether a (the facts a plugin was configured with) and b (the facts now)
+// describe the same Open vSwitch for the plugin: every field but DataDir equal, the lists
+// equal as sets, and OtherConfig equal but for the keys where b holds the value written
+// (the plugins' merged contribution) says.
+func sameFacts(a, b api.HostFacts, written map[string]string) bool {
 	return a.OVSVersion == b.OVSVersion && a.DPDKVersion == b.DPDKVersion && a.DPDKInitialized == b.DPDKInitialized &&
 		a.OVSRunDir == b.OVSRunDir && a.HostVersion == b.HostVersion &&
-		sameSet(a.IfaceTypes, b.IfaceTypes) && sameSet(a.DatapathTypes, b.DatapathTypes) && sameSet(a.AppctlCommands, b.AppctlCommands)
+		sameSet(a.IfaceTypes, b.IfaceTypes) && sameSet(a.DatapathTypes, b.DatapathTypes) && sameSet(a.AppctlCommands, b.AppctlCommands) &&
+		sameOtherConfig(a.OtherConfig, b.OtherConfig, written)
+}
+
+// sameOtherConfig reports whether other_config now is what the plugin was handed (was), not
+// counting keys now holds with the value the daemon writes for the plugins (written): those
+// are the plugins' own contribution. A key that went away counts (the plugins' keys go away
+// only when their contribution changed, which was a Configure already; one more Configure
+// settles it).
+func sameOtherConfig(was, now, written map[string]string) bool {
+	for k, v := range now {
+		if old, ok := was[k]; ok && old == v {
+			continue
+		}
+		if w, ok := written[k]; ok && w == v {
+			continue
+		}
+		return false
+	}
+	for k := range was {
+		if _, ok := now[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// boundFacts applies the map limits of package limits to f.OtherConfig, which comes from
+// OVSDB where anyone may have written anything: entries whose key or value fails
+// limits.CheckKey or CheckValue are left out, then, in key order, the entries past
+// limits.MaxMapEntries or past limits.MaxMapBytes in all. It returns f with a bounded copy
+// (the caller's map is never handed on) and how many entries were left out.
+func boundFacts(f api.HostFacts) (api.HostFacts, int) {
+	if f.OtherConfig == nil {
+		return f, 0
+	}
+	keys := slices.Sorted(maps.Keys(f.OtherConfig))
+	out := make(map[string]string, min(len(keys), limits.MaxMapEntries))
+	size, dropped := 0, 0
+	for _, k := range keys {
+		v := f.OtherConfig[k]
+		if len(out) >= limits.MaxMapEntries || size+len(k)+len(v) > limits.MaxMapBytes ||
+			limits.CheckKey("Open_vSwitch", "other_config", k) != nil || limits.CheckValue("Open_vSwitch", "other_config", k, v) != nil {
+			dropped++
+			continue
+		}
+		out[k] = v
+		size += len(k) + len(v)
+	}
+	f.OtherConfig = out
+	return f, dropped
 }
 
 func sameSet(a, b []string) bool {

@@ -8,9 +8,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"github.com/ovsplane/ovsplane/internal/ovsproc"
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -165,7 +169,7 @@ func TestSameFacts(t *testing.T) {
 	a := api.HostFacts{OVSVersion: "3.1.0", IfaceTypes: []string{"system", "internal"}, AppctlCommands: []string{"a", "b"}, DataDir: "/x"}
 	b := a
 	b.IfaceTypes, b.DataDir = []string{"internal", "system"}, "/y"
-	if !sameFacts(a, b) {
+	if !sameFacts(a, b, nil) {
 		t.Error("the same facts in another order, another DataDir: not the same")
 	}
 	for _, change := range []func(*api.HostFacts){
@@ -173,11 +177,144 @@ func TestSameFacts(t *testing.T) {
 		func(f *api.HostFacts) { f.DPDKInitialized = true },
 		func(f *api.HostFacts) { f.DatapathTypes = []string{"netdev"} },
 		func(f *api.HostFacts) { f.OVSVersion = "3.2.0" },
+		func(f *api.HostFacts) { f.OtherConfig = map[string]string{"pmd-cpu-mask": "0x6"} },
 	} {
 		c := a
 		change(&c)
-		if sameFacts(a, c) {
+		if sameFacts(a, c, nil) {
 			t.Errorf("%+v and %+v: the same", a, c)
 		}
+	}
+}
+
+func TestSameOtherConfig(t *testing.T) {
+	was := map[string]string{"pmd-cpu-mask": "0x6", "dpdk-init": "true"}
+	written := map[string]string{"vhost-async-support": "true", "dpdk-extra": "-a x"}
+	for _, c := range []struct {
+		now  map[string]string
+		same bool
+	}{
+		{map[string]string{"pmd-cpu-mask": "0x6", "dpdk-init": "true"}, true},
+		// The plugins' contribution landing: no news.
+		{map[string]string{"pmd-cpu-mask": "0x6", "dpdk-init": "true", "vhost-async-support": "true", "dpdk-extra": "-a x"}, true},
+		// A contributed key with another value (an operator's): news.
+		{map[string]string{"pmd-cpu-mask": "0x6", "dpdk-init": "true", "vhost-async-support": "false"}, false},
+		{map[string]string{"pmd-cpu-mask": "0x3", "dpdk-init": "true"}, false},
+		{map[string]string{"pmd-cpu-mask": "0x6"}, false},
+		{map[string]string{"pmd-cpu-mask": "0x6", "dpdk-init": "true", "other": "1"}, false},
+	} {
+		if got := sameOtherConfig(was, c.now, written); got != c.same {
+			t.Errorf("sameOtherConfig(%v, %v, %v) = %v", was, c.now, written, got)
+		}
+	}
+}
+
+func TestBoundFacts(t *testing.T) {
+	big := map[string]string{"bad\x00key": "v", "ok": "v", "ctl": "a\nb", "long": strings.Repeat("x", limits.MaxValueBytes+1)}
+	for i := range limits.MaxMapEntries + 10 {
+		big[fmt.Sprintf("k%04d", i)] = "v"
+	}
+	in := api.HostFacts{OtherConfig: big}
+	got, dropped := boundFacts(in)
+	if len(got.OtherConfig) != limits.MaxMapEntries {
+		t.Errorf("bounded other_config has %d entries, want %d", len(got.OtherConfig), limits.MaxMapEntries)
+	}
+	if dropped != len(big)-limits.MaxMapEntries {
+		t.Errorf("dropped %d, want %d", dropped, len(big)-limits.MaxMapEntries)
+	}
+	for _, k := range []string{"bad\x00key", "ctl", "long"} {
+		if _, ok := got.OtherConfig[k]; ok {
+			t.Errorf("%q passed the bounds", k)
+		}
+	}
+	if err := limits.CheckMap("Open_vSwitch", "other_config", got.OtherConfig); err != nil {
+		t.Errorf("bounded other_config fails the limits: %v", err)
+	}
+	if _, ok := big["k0000"]; !ok || len(big) != limits.MaxMapEntries+14 {
+		t.Error("boundFacts changed the caller's map")
+	}
+}
+
+// A plugin whose global config contribution changes with every Configure (the number of its
+// Configure calls, plus a fixed key and a dpdk-extra fragment) is configured once at start and
+// never again while the host's own writes of that contribution land in other_config (the
+// Facts function reads a simulated Open_vSwitch.other_config the test writes as the daemon
+// would, after every GlobalConfig): Configure → Contribute → write → Configure does not loop.
+// An operator's change of pmd-cpu-mask configures it again, exactly once, with the new value in
+// its facts; so does an operator's change of a contributed key to another value.
+func TestRefreshFactsOtherConfigNoLoop(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	ovsdbOC := map[string]string{"dpdk-init": "true", "pmd-cpu-mask": "0x2"}
+	f.opts.Facts = func(context.Context) (api.HostFacts, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return api.HostFacts{OVSVersion: "3.1.0", OtherConfig: maps.Clone(ovsdbOC)}, nil
+	}
+	var configured []Status
+	f.opts.OnConfigured = func(st Status) {
+		mu.Lock()
+		configured = append(configured, st)
+		mu.Unlock()
+	}
+	p := f.installFactsPlugin("facts")
+	p.Config = map[string]any{"contribute": map[string]any{"vhost-async-support": "true"}, "dpdk_extra": []any{"--no-telemetry"}, "count_key": "facts-configures"}
+	h := f.start(p)
+	if st := f.status("facts"); st.State != StateRunning || st.Configured != 1 {
+		t.Fatalf("plugin: %+v", st)
+	}
+	ctx := t.Context()
+	// The daemon's part: merge the contributions and write them.
+	write := func() {
+		g := h.GlobalConfig(ctx, map[string]string{"dpdk-extra": "--in-memory"})
+		mu.Lock()
+		maps.Copy(ovsdbOC, g.OtherConfig)
+		mu.Unlock()
+	}
+	for i := range 5 {
+		write()
+		if got, err := h.RefreshFacts(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("round %d: RefreshFacts after the host wrote the plugin's own contribution = %v, %v; want nothing configured", i, got, err)
+		}
+	}
+	mu.Lock()
+	if ovsdbOC["vhost-async-support"] != "true" || ovsdbOC["dpdk-extra"] != "--in-memory --no-telemetry" || ovsdbOC["facts-configures"] == "" {
+		t.Errorf("written other_config %v", ovsdbOC)
+	}
+	mu.Unlock()
+	if n := len(f.configured("facts")); n != 1 {
+		t.Fatalf("%d Configure calls, want the start's only", n)
+	}
+
+	// The operator changes pmd-cpu-mask (ovs-vsctl set Open_vSwitch . other_config:pmd-cpu-mask=0x6).
+	mu.Lock()
+	ovsdbOC["pmd-cpu-mask"] = "0x6"
+	mu.Unlock()
+	if got, err := h.RefreshFacts(ctx); err != nil || !slices.Equal(got, []string{"facts"}) {
+		t.Fatalf("RefreshFacts after pmd-cpu-mask changed = %v, %v; want [facts]", got, err)
+	}
+	for i := range 5 {
+		write() // the contribution changed (facts-configures is 2 now): written again
+		if got, err := h.RefreshFacts(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("round %d after the operator's change: RefreshFacts = %v, %v; want nothing configured", i, got, err)
+		}
+	}
+	recs := f.configured("facts")
+	if len(recs) != 2 || recs[1].Facts.OtherConfig["pmd-cpu-mask"] != "0x6" || recs[0].Facts.OtherConfig["pmd-cpu-mask"] != "0x2" {
+		t.Fatalf("Configure records %+v; want two, the second with pmd-cpu-mask 0x6", recs)
+	}
+	mu.Lock()
+	if len(configured) != 1 || configured[0].Configured != 2 || ovsdbOC["facts-configures"] != "2" {
+		t.Errorf("OnConfigured calls %+v, other_config %v; want one, Configured 2", configured, ovsdbOC)
+	}
+	// An operator sets a contributed key to another value: news for the plugin.
+	ovsdbOC["vhost-async-support"] = "false"
+	mu.Unlock()
+	if got, err := h.RefreshFacts(ctx); err != nil || !slices.Equal(got, []string{"facts"}) {
+		t.Fatalf("RefreshFacts after vhost-async-support was changed by hand = %v, %v; want [facts]", got, err)
+	}
+	write()
+	if got, err := h.RefreshFacts(ctx); err != nil || len(got) != 0 || len(f.configured("facts")) != 3 {
+		t.Errorf("after the host wrote its value back: RefreshFacts = %v, %v, %d Configure calls; want none, 3", got, err, len(f.configured("facts")))
 	}
 }

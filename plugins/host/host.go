@@ -65,6 +65,9 @@ type Status struct {
 	// Reattached is true for a plugin attached in debug mode (see Options.Reattach).
 	Reattached bool
 	Since      time.Time // when State was entered
+	// Configured counts the Configure calls the plugin accepted under this supervisor (each
+	// start's and each later one): a new value means a new configuration or new facts.
+	Configured uint64
 }
 
 // Info returns the summary of s the daemon reports (Health, the API's plugin list): the
@@ -95,6 +98,10 @@ type Host struct {
 	plugins map[string]*sup // by name
 	order   []string        // config order
 	closed  bool
+	// written is the plugins' merged other_config contribution GlobalConfig last returned:
+	// what the daemon writes on their behalf. RefreshFacts does not take those keys coming
+	// back with those values for new facts (see changedFacts).
+	written map[string]string
 }
 
 // New returns a Host; it starts nothing. It fails on relative paths or a malformed Reattach.

@@ -122,6 +122,9 @@ func (h *Host) GlobalConfig(ctx context.Context, daemon map[string]string) Globa
 		}
 		out.OtherConfig[DPDKExtraKey] = strings.Join(extra, " ")
 	}
+	h.mu.Lock()
+	h.written = maps.Clone(out.OtherConfig)
+	h.mu.Unlock()
 	return out
 }
 

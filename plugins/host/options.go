@@ -77,6 +77,12 @@ type Options struct {
 	// failed, was refused, …), so the daemon can refresh statuses and reconcile. It must not
 	// block or call back into the Host synchronously.
 	OnChange func(Status)
+	// OnConfigured is called after a running plugin accepted a Configure again (Reload with a
+	// new configuration, RefreshFacts with new facts); its Status.Configured has grown. The
+	// daemon resyncs the plugin's watch then, so statuses that depend on the configuration or
+	// the facts are computed again. Like OnChange, it must not block or call back into the
+	// Host synchronously.
+	OnConfigured func(Status)
 
 	// Reattach is the debug reattach line (the JSON of wire.Reattach), usually the value of
 	// ReattachEnv; empty means none. The plugin it names is not started: the host attaches to

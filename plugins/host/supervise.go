@@ -165,6 +165,11 @@ func (s *sup) configure(ctx context.Context, in *instance, p model.Plugin) error
 		}
 		facts = f
 	}
+	facts, dropped := boundFacts(facts)
+	if dropped > 0 {
+		s.log.Warn("Open_vSwitch.other_config holds entries past the map limits; the plugin gets it without them",
+			"left_out", dropped, "limits", "limits.MaxMapEntries, MaxMapBytes, MaxKeyBytes, MaxValueBytes")
+	}
 	facts.DataDir = filepath.Join(s.h.dataRoot, s.name)
 	cfg, err := p.ConfigJSON()
 	if err != nil {
@@ -193,6 +198,9 @@ func (s *sup) configure(ctx context.Context, in *instance, p model.Plugin) error
 		s.contrib = &g
 		s.mu.Unlock()
 	}
+	s.mu.Lock()
+	s.st.Configured++
+	s.mu.Unlock()
 	return nil
 }
 
@@ -457,8 +465,12 @@ func (s *sup) reconfigure(ctx context.Context, p model.Plugin) error {
 		s.mu.Lock()
 		s.st.LastError = err.Error()
 		s.mu.Unlock()
+		return err
 	}
-	return err
+	if s.h.opts.OnConfigured != nil {
+		s.h.opts.OnConfigured(s.status())
+	}
+	return nil
 }
 
 func (s *sup) entryNow() model.Plugin {

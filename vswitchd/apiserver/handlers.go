@@ -104,7 +104,8 @@ func (sv *service) DeletePort(ctx context.Context, req *connect.Request[v1.Delet
 }
 
 func (sv *service) ListStatus(context.Context, *connect.Request[v1.ListStatusRequest]) (*connect.Response[v1.ListStatusResponse], error) {
-	return connect.NewResponse(&v1.ListStatusResponse{Statuses: convert.StatusesToProto(sv.s.b.Status())}), nil
+	return connect.NewResponse(&v1.ListStatusResponse{Statuses: convert.StatusesToProto(sv.s.b.Status()),
+		Watched: convert.WatchedStatusesToProto(sv.s.b.WatchedStatuses())}), nil
 }
 
 // WaitReady also ends when the server stops (Unavailable). A Backend error that is none of the

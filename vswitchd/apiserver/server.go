@@ -41,6 +41,10 @@ type Backend interface {
 	Ports(bridge string) []model.PortInfo
 	// Status returns the status of every managed object.
 	Status() []model.Status
+	// WatchedStatuses returns the watcher plugins' statuses of the interfaces they watch
+	// (managed or not), sorted by plugin then interface. It calls no plugin: the daemon keeps
+	// them in memory from the plugins' answers.
+	WatchedStatuses() []model.WatchedStatus
 	// Subscribe returns the status of every object and a channel of later changes (removed
 	// objects with an empty State). The channel is closed when ctx ends or when the subscriber
 	// fell too far behind.

@@ -11,13 +11,23 @@ type WatcherQueue struct {
 	Pending, MaxPending int
 	// Counters since the daemon started.
 	Batches, Events, Failures, Resyncs, Overflows, Dropped, Coalesced, Changes, Ignored uint64
+	// Statuses counts the plugin's interface statuses by level ("info", "warning", "error");
+	// StatusesRefused counts the statuses refused since the daemon started.
+	Statuses        map[string]int
+	StatusesRefused uint64
 }
+
+// StatusLevels are the levels ovsplane_plugin_interface_status always has a series for (0
+// when the plugin has no status of that level).
+var statusLevels = [...]string{"info", "warning", "error"}
 
 // RegisterWatchers exports the watcher plugins' queues that queues returns, read at every
 // scrape, so an operator sees a slow watcher (pending near its bound, overflows growing):
 //   - ovsplane_watch_pending{plugin}, ovsplane_watch_pending_max{plugin} (gauges)
 //   - ovsplane_watch_{batches,events,failures,resyncs,overflows,dropped,coalesced,changes,
-//     ignored}_total{plugin} (counters)
+//     ignored,statuses_refused}_total{plugin} (counters)
+//   - ovsplane_plugin_interface_status{plugin,level} (gauge): how many interfaces have a
+//     status of that level from that plugin, for info, warning and error
 func (m *Metrics) RegisterWatchers(queues func() []WatcherQueue) {
 	c := &watchCollector{queues: queues, descs: map[string]*prometheus.Desc{}}
 	for _, n := range []struct{ name, help string }{
@@ -32,10 +42,14 @@ func (m *Metrics) RegisterWatchers(queues func() []WatcherQueue) {
 		{"coalesced_total", "States replaced by a newer one before delivery."},
 		{"changes_total", "other_config changes of the watcher plugin written to OVSDB."},
 		{"ignored_total", "other_config keys of the watcher plugin refused (foreign keys, interfaces not in the batch)."},
+		{"statuses_refused_total", "Interface statuses of the watcher plugin refused (interfaces not in the batch, past the bound of statuses per plugin)."},
 	} {
 		c.descs[n.name] = prometheus.NewDesc("ovsplane_watch_"+n.name, n.help, []string{"plugin"}, nil)
 		c.order = append(c.order, n.name)
 	}
+	c.status = prometheus.NewDesc("ovsplane_plugin_interface_status",
+		"Interfaces with a status of this level from this watcher plugin (kept in memory, shown by vsctl status).",
+		[]string{"plugin", "level"}, nil)
 	m.reg.MustRegister(c)
 }
 
@@ -43,12 +57,14 @@ type watchCollector struct {
 	queues func() []WatcherQueue
 	descs  map[string]*prometheus.Desc
 	order  []string
+	status *prometheus.Desc
 }
 
 func (c *watchCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, n := range c.order {
 		ch <- c.descs[n]
 	}
+	ch <- c.status
 }
 
 func (c *watchCollector) Collect(ch chan<- prometheus.Metric) {
@@ -59,7 +75,7 @@ func (c *watchCollector) Collect(ch chan<- prometheus.Metric) {
 			"failures_total": float64(q.Failures), "resyncs_total": float64(q.Resyncs),
 			"overflows_total": float64(q.Overflows), "dropped_total": float64(q.Dropped),
 			"coalesced_total": float64(q.Coalesced), "changes_total": float64(q.Changes),
-			"ignored_total": float64(q.Ignored),
+			"ignored_total": float64(q.Ignored), "statuses_refused_total": float64(q.StatusesRefused),
 		}
 		for _, n := range c.order {
 			vt := prometheus.CounterValue
@@ -68,6 +84,11 @@ func (c *watchCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			// A plugin name is a label value (checked at configuration); skip one that is not.
 			if metric, err := prometheus.NewConstMetric(c.descs[n], vt, values[n], q.Plugin); err == nil {
+				ch <- metric
+			}
+		}
+		for _, l := range statusLevels {
+			if metric, err := prometheus.NewConstMetric(c.status, prometheus.GaugeValue, float64(q.Statuses[l]), q.Plugin, l); err == nil {
 				ch <- metric
 			}
 		}

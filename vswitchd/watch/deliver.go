@@ -48,9 +48,19 @@ func (d *Dispatcher) deliver(ctx context.Context, p *plugin) {
 		}
 		changes, err := w.Watcher.OnPortEvents(ctx, b.PortEventBatch)
 		refused := refusedAnswer(err)
+		delivered := err == nil || refused
 		d.mu.Lock()
-		p.q.done(b, err == nil || refused)
+		completes := delivered && b.snap && b.ResyncDone && b.epoch == p.q.epoch
+		p.q.done(b, delivered)
+		var st statusOutcome
+		if delivered && d.plugins[w.Plugin] == p && p.w.Running {
+			st = d.settleStatuses(p, b, changes, err == nil, completes)
+		}
 		d.mu.Unlock()
+		if st.notLive+st.overLimit > 0 {
+			d.log.Warn("refused part of a watcher plugin's interface statuses", "plugin", w.Plugin, "not_live_in_batch", st.notLive,
+				"past_max_statuses", st.overLimit, "max_statuses", d.opts.MaxStatuses, "example", st.example)
+		}
 		if ctx.Err() != nil {
 			return
 		}

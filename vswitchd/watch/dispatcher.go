@@ -19,9 +19,14 @@ type Watcher struct {
 	Filter  api.WatchFilter
 	Watcher api.Watcher
 	// Running is true while the plugin serves calls. Instance identifies its process: a new
-	// Instance (a restart) or a new Filter gets a fresh snapshot.
+	// Instance (a restart) or a new Filter gets a fresh snapshot, and a new Instance starts
+	// with no statuses.
 	Running  bool
 	Instance string
+	// Configured counts the Configure calls the plugin accepted (host.Status.Configured): a
+	// new value (a new configuration or new facts, same process) gets a fresh snapshot, so the
+	// plugin computes its statuses again; they stay until the snapshot ends.
+	Configured uint64
 }
 
 // Feed is what the Dispatcher needs from the OVSDB client: *ovsdb.InterfaceWatch.
@@ -74,6 +79,10 @@ type Options struct {
 	RetryMin, RetryMax time.Duration
 	// ApplyTimeout bounds the write of one batch's other_config changes.
 	ApplyTimeout time.Duration
+	// MaxStatuses bounds, per plugin, the interfaces with a status (default
+	// DefaultMaxStatuses): past it a status for one more interface is refused (logged, counted
+	// in Stats.StatusesRefused) until the plugin clears one or an interface goes away.
+	MaxStatuses int
 }
 
 func (o *Options) defaults() {
@@ -88,6 +97,7 @@ func (o *Options) defaults() {
 	setDefault(&o.RetryMin, DefaultRetryMin)
 	setDefault(&o.RetryMax, max(o.RetryMin, DefaultRetryMax))
 	setDefault(&o.ApplyTimeout, DefaultApplyTimeout)
+	setDefault(&o.MaxStatuses, DefaultMaxStatuses)
 }
 
 func setDefault[T int | time.Duration](v *T, def T) {
@@ -115,6 +125,10 @@ type Stats struct {
 	// Changes are the interface changes written; Ignored the keys refused (foreign keys,
 	// interfaces not live in the batch).
 	Changes, Ignored uint64
+	// Statuses counts the plugin's interface statuses by level; StatusesRefused the statuses
+	// refused (an interface not live in the batch, or past Options.MaxStatuses).
+	Statuses        map[api.StatusLevel]int
+	StatusesRefused uint64
 }
 
 // Dispatcher delivers the interfaces OVSDB holds to the watcher plugins (see the package
@@ -143,6 +157,8 @@ type plugin struct {
 	restart chan struct{} // a fresh snapshot: retry now
 	stop    context.CancelFunc
 	done    chan struct{}
+	// statuses are the plugin's statuses by interface (api.InterfaceChange.Status).
+	statuses map[string]api.InterfaceStatus
 }
 
 // New returns a Dispatcher reading feed and writing other_config changes through apply.
@@ -173,6 +189,7 @@ func (d *Dispatcher) Stats() []Stats {
 	for name, p := range d.plugins {
 		s := p.q.snapshotStats()
 		s.Plugin = name
+		p.statusCounts(&s)
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Stats) int { return cmp.Compare(a.Plugin, b.Plugin) })
@@ -259,6 +276,7 @@ func (d *Dispatcher) collect(full bool) {
 			continue
 		}
 		delete(d.cur, name)
+		d.dropStatuses(name)
 		d.seq++
 		for _, p := range d.plugins {
 			if p.w.Running {
@@ -284,11 +302,15 @@ func (d *Dispatcher) syncWatchers(ctx context.Context) {
 		if p == nil {
 			pctx, cancel := context.WithCancel(ctx)
 			p = &plugin{q: newQueue(d.opts.MaxPending), kick: make(chan struct{}, 1), restart: make(chan struct{}, 1),
-				stop: cancel, done: make(chan struct{})}
+				stop: cancel, done: make(chan struct{}), statuses: map[string]api.InterfaceStatus{}}
 			d.plugins[w.Plugin] = p
 			go d.deliver(pctx, p)
 		}
-		fresh := w.Running && (!p.w.Running || p.w.Instance != w.Instance || !sameFilter(p.w.Filter, w.Filter))
+		restarted := !w.Running || p.w.Instance != w.Instance
+		fresh := w.Running && (!p.w.Running || restarted || !sameFilter(p.w.Filter, w.Filter) || p.w.Configured != w.Configured)
+		if restarted {
+			clear(p.statuses) // the process that set them is gone
+		}
 		p.w = w
 		if fresh {
 			d.log.Info("watcher plugin gets a snapshot", "plugin", w.Plugin, "instance", w.Instance)

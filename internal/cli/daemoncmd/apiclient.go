@@ -203,6 +203,18 @@ type wireStatus struct {
 	Key    string `json:"key"`
 }
 
+// wireWatched is a watcher plugin's status of an interface (ListStatusResponse.watched).
+type wireWatched struct {
+	Plugin    string            `json:"plugin"`
+	Interface string            `json:"interface"`
+	Bridge    string            `json:"bridge"`
+	Port      string            `json:"port"`
+	Level     string            `json:"level"`
+	Summary   string            `json:"summary"`
+	Details   map[string]string `json:"details"`
+	Owner     string            `json:"owner"`
+}
+
 type wirePortInfo struct {
 	Bridge     string       `json:"bridge"`
 	Spec       *wirePort    `json:"spec"`
@@ -258,14 +270,15 @@ func (c *apiClient) getPort(ctx context.Context, name string) (*wirePortInfo, er
 	return &resp.Port, nil
 }
 
-func (c *apiClient) listStatus(ctx context.Context) ([]wireStatus, error) {
+func (c *apiClient) listStatus(ctx context.Context) ([]wireStatus, []wireWatched, error) {
 	var resp struct {
-		Statuses []wireStatus `json:"statuses"`
+		Statuses []wireStatus  `json:"statuses"`
+		Watched  []wireWatched `json:"watched"`
 	}
 	if err := c.call(ctx, "ListStatus", struct{}{}, &resp); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return resp.Statuses, nil
+	return resp.Statuses, resp.Watched, nil
 }
 
 func (c *apiClient) listPlugins(ctx context.Context) ([]wirePluginInfo, error) {

@@ -145,6 +145,38 @@ func TestStatus(t *testing.T) {
 			t.Errorf("exit %d, rows %v", r.code, rows)
 		}
 	})
+	t.Run("watched statuses", func(t *testing.T) {
+		fake.SetWatched([]model.WatchedStatus{
+			{Plugin: "dsa", Interface: "p1", Bridge: "br0", Port: "p1", Owner: model.WatchedOwnerDaemon, Level: "info", Summary: "accelerated by wq0.1"},
+			{Plugin: "dsa", Interface: "vhu-os", Bridge: "br-int", Port: "vhu-os", Owner: model.WatchedOwnerForeign, Level: "warning",
+				Summary: "CPU copy: no DMA queue on NUMA 1", Details: map[string]string{"numa": "1"}},
+		})
+		defer fake.SetWatched(nil)
+		r := run(t, nil, false, daemon, "status", "br0", "p1")
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		// bridge, port and interface p1, a blank line, the watched header and p1's status.
+		if r.code != 0 || len(lines) != 7 || lines[4] != "" || !strings.HasPrefix(lines[5], "PLUGIN") ||
+			!strings.Contains(lines[6], "dsa") || !strings.Contains(lines[6], "accelerated by wq0.1") || strings.Contains(r.stdout, "vhu-os") {
+			t.Errorf("exit %d, stdout:\n%s", r.code, r.stdout)
+		}
+		// A foreign interface has no managed status, only the plugin's: named, it matches.
+		r = run(t, nil, false, daemon, "status", "vhu-os")
+		if r.code != 0 || !strings.Contains(r.stdout, "warning") || !strings.Contains(r.stdout, "CPU copy: no DMA queue on NUMA 1") || r.stderr != "" {
+			t.Errorf("status vhu-os: exit %d, stdout:\n%s\nstderr %q", r.code, r.stdout, r.stderr)
+		}
+		r = run(t, nil, false, daemon, "--format=json", "status", "interface/vhu-os", "interface/p1")
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+			t.Fatalf("%v: %s", err, r.stdout)
+		}
+		if r.code != 0 || len(rows) != 3 || rows[0]["state"] != "ready" || rows[1]["kind"] != "watched" || rows[2]["object"] != "interface/vhu-os" ||
+			rows[2]["level"] != "warning" || rows[2]["owner"] != "foreign" || rows[2]["plugin"] != "dsa" || rows[2]["state"] != nil {
+			t.Errorf("exit %d, rows %v", r.code, rows)
+		}
+		if d, _ := rows[2]["details"].(map[string]any); d["numa"] != "1" {
+			t.Errorf("details %v", rows[2]["details"])
+		}
+	})
 	t.Run("unknown object", func(t *testing.T) {
 		r := run(t, nil, false, daemon, "status", "port/nope")
 		if r.code != 1 || !strings.Contains(r.stderr, `"port/nope" is not an object ovsplaned manages`) {

@@ -9,21 +9,35 @@ import (
 	"text/tabwriter"
 )
 
-// statusRow is one line of `status` (and one element of its JSON array).
+// statusRow is one line of `status` (and one element of its JSON array). A watcher plugin's
+// status of an interface is a row of kind "watched" (object "interface/NAME") with Plugin,
+// Level, Summary, Details and Owner and no State.
 type statusRow struct {
-	Object string `json:"object"`
-	Kind   string `json:"kind"`
-	Name   string `json:"name"`
-	Bridge string `json:"bridge,omitempty"`
-	State  string `json:"state"`
-	Ofport int32  `json:"ofport,omitempty"`
-	Error  string `json:"error,omitempty"`
+	Object  string            `json:"object"`
+	Kind    string            `json:"kind"`
+	Name    string            `json:"name"`
+	Bridge  string            `json:"bridge,omitempty"`
+	State   string            `json:"state,omitempty"`
+	Ofport  int32             `json:"ofport,omitempty"`
+	Error   string            `json:"error,omitempty"`
+	Plugin  string            `json:"plugin,omitempty"`
+	Port    string            `json:"port,omitempty"`
+	Owner   string            `json:"owner,omitempty"`
+	Level   string            `json:"level,omitempty"`
+	Summary string            `json:"summary,omitempty"`
+	Details map[string]string `json:"details,omitempty"`
 }
 
-// status prints the managed objects (all, or those named by the arguments) and returns
-// errNotReady unless every one printed is ready and every argument matched.
+// kindWatched is the kind of a watched-status row.
+const kindWatched = "watched"
+
+// status prints the managed objects (all, or those named by the arguments), then the watcher
+// plugins' statuses of the interfaces (managed or not) they name, and returns errNotReady
+// unless every managed object printed is ready and every argument matched something. A
+// watched status, whatever its level, does not change the exit status: it is a plugin's view,
+// not the object's state.
 func (r *runner) status(ctx context.Context) error {
-	statuses, err := r.c.listStatus(ctx)
+	statuses, watched, err := r.c.listStatus(ctx)
 	if err != nil {
 		return err
 	}
@@ -43,7 +57,16 @@ func (r *runner) status(ctx context.Context) error {
 			Ofport: st.Ofport, Error: st.Error,
 		})
 	}
-	if err := r.printStatus(rows); err != nil {
+	var watchedRows []statusRow
+	for _, w := range watched {
+		key := wireStatus{Kind: "KIND_INTERFACE", Name: w.Interface, Key: "interface/" + w.Interface}
+		if len(r.o.args) > 0 && !matches(key, r.o.args, matched) {
+			continue
+		}
+		watchedRows = append(watchedRows, statusRow{Object: key.Key, Kind: kindWatched, Name: w.Interface, Bridge: w.Bridge,
+			Plugin: w.Plugin, Port: w.Port, Owner: w.Owner, Level: w.Level, Summary: w.Summary, Details: w.Details})
+	}
+	if err := r.printStatus(rows, watchedRows); err != nil {
 		return err
 	}
 	ok := true
@@ -74,14 +97,12 @@ func matches(st wireStatus, args []string, matched []bool) bool {
 	return hit
 }
 
-func (r *runner) printStatus(rows []statusRow) error {
+func (r *runner) printStatus(rows, watched []statusRow) error {
 	if r.o.format == "json" {
-		if rows == nil {
-			rows = []statusRow{}
-		}
+		all := append(append([]statusRow{}, rows...), watched...)
 		enc := json.NewEncoder(r.env.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return enc.Encode(all)
 	}
 	tw := tabwriter.NewWriter(r.env.Stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "OBJECT\tSTATE\tOFPORT\tERROR")
@@ -91,6 +112,19 @@ func (r *runner) printStatus(rows []statusRow) error {
 			ofport = strconv.Itoa(int(row.Ofport))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", row.Object, row.State, ofport, oneLine(row.Error))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(watched) == 0 {
+		return nil
+	}
+	// The watcher plugins' views, managed interfaces or not (a port ovs-vsctl or os-vif made).
+	fmt.Fprintln(r.env.Stdout)
+	tw = tabwriter.NewWriter(r.env.Stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLUGIN\tINTERFACE\tLEVEL\tSUMMARY")
+	for _, row := range watched {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", row.Plugin, row.Name, row.Level, oneLine(row.Summary))
 	}
 	return tw.Flush()
 }

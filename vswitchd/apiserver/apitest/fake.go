@@ -42,6 +42,7 @@ type Fake struct {
 	applying, maxApplying int
 	plugins               []model.PluginInfo
 	jobs                  map[string][]model.JobInfo // by plugin
+	watched               []model.WatchedStatus
 }
 
 // New returns an empty Fake.
@@ -111,6 +112,20 @@ func (f *Fake) Plugins() []model.PluginInfo {
 		out = append(out, p)
 	}
 	return out
+}
+
+// SetWatched sets what WatchedStatuses returns (in that order, as the daemon sorts them).
+func (f *Fake) SetWatched(ws []model.WatchedStatus) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.watched = slices.Clone(ws)
+}
+
+// WatchedStatuses implements apiserver.Backend.
+func (f *Fake) WatchedStatuses() []model.WatchedStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.watched)
 }
 
 // SetJobs sets what PluginStats returns for plugin (which SetPlugins must list).

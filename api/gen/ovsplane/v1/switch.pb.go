@@ -1742,8 +1742,11 @@ func (*ListStatusRequest) Descriptor() ([]byte, []int) {
 }
 
 type ListStatusResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Statuses      []*Status              `protobuf:"bytes,1,rep,name=statuses,proto3" json:"statuses,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Statuses []*Status              `protobuf:"bytes,1,rep,name=statuses,proto3" json:"statuses,omitempty"`
+	// watched: the watcher plugins' statuses of the interfaces they watch, managed or not (a
+	// vhost-user port ovs-vsctl or os-vif created included), sorted by plugin then interface.
+	Watched       []*WatchedStatus `protobuf:"bytes,2,rep,name=watched,proto3" json:"watched,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1785,6 +1788,122 @@ func (x *ListStatusResponse) GetStatuses() []*Status {
 	return nil
 }
 
+func (x *ListStatusResponse) GetWatched() []*WatchedStatus {
+	if x != nil {
+		return x.Watched
+	}
+	return nil
+}
+
+// WatchedStatus is a watcher plugin's one-line view of an interface it watches. The daemon
+// keeps it in memory only, never in OVSDB, and drops it when the interface goes away, when the
+// plugin's next resync no longer lists it, and when the plugin stops.
+type WatchedStatus struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Plugin    string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	Interface string                 `protobuf:"bytes,2,opt,name=interface,proto3" json:"interface,omitempty"`
+	// bridge and port hold the interface now.
+	Bridge string `protobuf:"bytes,3,opt,name=bridge,proto3" json:"bridge,omitempty"`
+	Port   string `protobuf:"bytes,4,opt,name=port,proto3" json:"port,omitempty"`
+	// level: "info", "warning" or "error".
+	Level string `protobuf:"bytes,5,opt,name=level,proto3" json:"level,omitempty"`
+	// summary: one line, at most 512 bytes.
+	Summary string `protobuf:"bytes,6,opt,name=summary,proto3" json:"summary,omitempty"`
+	// details: the plugin's key/value facts, at most 16 entries.
+	Details map[string]string `protobuf:"bytes,7,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// owner of the interface's port: "daemon" (ovsplaned's configuration or API), "plugin"
+	// (ovsplaned, for a plugin's port type) or "foreign" (ovs-vsctl, os-vif, an operator).
+	Owner         string `protobuf:"bytes,8,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchedStatus) Reset() {
+	*x = WatchedStatus{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchedStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchedStatus) ProtoMessage() {}
+
+func (x *WatchedStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchedStatus.ProtoReflect.Descriptor instead.
+func (*WatchedStatus) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *WatchedStatus) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *WatchedStatus) GetInterface() string {
+	if x != nil {
+		return x.Interface
+	}
+	return ""
+}
+
+func (x *WatchedStatus) GetBridge() string {
+	if x != nil {
+		return x.Bridge
+	}
+	return ""
+}
+
+func (x *WatchedStatus) GetPort() string {
+	if x != nil {
+		return x.Port
+	}
+	return ""
+}
+
+func (x *WatchedStatus) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
+func (x *WatchedStatus) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *WatchedStatus) GetDetails() map[string]string {
+	if x != nil {
+		return x.Details
+	}
+	return nil
+}
+
+func (x *WatchedStatus) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
 type WaitReadyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// keys like "port/vhu1" (see Status.key); at least one.
@@ -1795,7 +1914,7 @@ type WaitReadyRequest struct {
 
 func (x *WaitReadyRequest) Reset() {
 	*x = WaitReadyRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +1926,7 @@ func (x *WaitReadyRequest) String() string {
 func (*WaitReadyRequest) ProtoMessage() {}
 
 func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +1939,7 @@ func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyRequest.ProtoReflect.Descriptor instead.
 func (*WaitReadyRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WaitReadyRequest) GetKeys() []string {
@@ -1840,7 +1959,7 @@ type WaitReadyResponse struct {
 
 func (x *WaitReadyResponse) Reset() {
 	*x = WaitReadyResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +1971,7 @@ func (x *WaitReadyResponse) String() string {
 func (*WaitReadyResponse) ProtoMessage() {}
 
 func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +1984,7 @@ func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyResponse.ProtoReflect.Descriptor instead.
 func (*WaitReadyResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WaitReadyResponse) GetStatuses() []*Status {
@@ -1883,7 +2002,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2014,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2027,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
 }
 
 type WatchResponse struct {
@@ -1922,7 +2041,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1934,7 +2053,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1947,7 +2066,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchResponse) GetSnapshot() bool {
@@ -1972,7 +2091,7 @@ type ReloadRequest struct {
 
 func (x *ReloadRequest) Reset() {
 	*x = ReloadRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2103,7 @@ func (x *ReloadRequest) String() string {
 func (*ReloadRequest) ProtoMessage() {}
 
 func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2116,7 @@ func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadRequest.ProtoReflect.Descriptor instead.
 func (*ReloadRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
 }
 
 type ReloadResponse struct {
@@ -2008,7 +2127,7 @@ type ReloadResponse struct {
 
 func (x *ReloadResponse) Reset() {
 	*x = ReloadResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2139,7 @@ func (x *ReloadResponse) String() string {
 func (*ReloadResponse) ProtoMessage() {}
 
 func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2152,7 @@ func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadResponse.ProtoReflect.Descriptor instead.
 func (*ReloadResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
 }
 
 type HealthRequest struct {
@@ -2044,7 +2163,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2175,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2188,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
 }
 
 type HealthResponse struct {
@@ -2100,7 +2219,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2112,7 +2231,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2125,7 +2244,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *HealthResponse) GetVersion() string {
@@ -2218,7 +2337,7 @@ type PluginInfo struct {
 
 func (x *PluginInfo) Reset() {
 	*x = PluginInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2230,7 +2349,7 @@ func (x *PluginInfo) String() string {
 func (*PluginInfo) ProtoMessage() {}
 
 func (x *PluginInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2243,7 +2362,7 @@ func (x *PluginInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfo.ProtoReflect.Descriptor instead.
 func (*PluginInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PluginInfo) GetName() string {
@@ -2317,7 +2436,7 @@ type ListPluginsRequest struct {
 
 func (x *ListPluginsRequest) Reset() {
 	*x = ListPluginsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2329,7 +2448,7 @@ func (x *ListPluginsRequest) String() string {
 func (*ListPluginsRequest) ProtoMessage() {}
 
 func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2342,7 +2461,7 @@ func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsRequest.ProtoReflect.Descriptor instead.
 func (*ListPluginsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
 }
 
 type ListPluginsResponse struct {
@@ -2354,7 +2473,7 @@ type ListPluginsResponse struct {
 
 func (x *ListPluginsResponse) Reset() {
 	*x = ListPluginsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2366,7 +2485,7 @@ func (x *ListPluginsResponse) String() string {
 func (*ListPluginsResponse) ProtoMessage() {}
 
 func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2379,7 +2498,7 @@ func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsResponse.ProtoReflect.Descriptor instead.
 func (*ListPluginsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListPluginsResponse) GetPlugins() []*PluginInfo {
@@ -2402,7 +2521,7 @@ type JobMetric struct {
 
 func (x *JobMetric) Reset() {
 	*x = JobMetric{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +2533,7 @@ func (x *JobMetric) String() string {
 func (*JobMetric) ProtoMessage() {}
 
 func (x *JobMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +2546,7 @@ func (x *JobMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobMetric.ProtoReflect.Descriptor instead.
 func (*JobMetric) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *JobMetric) GetName() string {
@@ -2485,7 +2604,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2497,7 +2616,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2510,7 +2629,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *JobInfo) GetPlugin() string {
@@ -2592,7 +2711,7 @@ type PluginStatsRequest struct {
 
 func (x *PluginStatsRequest) Reset() {
 	*x = PluginStatsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2604,7 +2723,7 @@ func (x *PluginStatsRequest) String() string {
 func (*PluginStatsRequest) ProtoMessage() {}
 
 func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2617,7 +2736,7 @@ func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsRequest.ProtoReflect.Descriptor instead.
 func (*PluginStatsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PluginStatsRequest) GetPlugin() string {
@@ -2636,7 +2755,7 @@ type PluginStatsResponse struct {
 
 func (x *PluginStatsResponse) Reset() {
 	*x = PluginStatsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2767,7 @@ func (x *PluginStatsResponse) String() string {
 func (*PluginStatsResponse) ProtoMessage() {}
 
 func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +2780,7 @@ func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsResponse.ProtoReflect.Descriptor instead.
 func (*PluginStatsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PluginStatsResponse) GetJobs() []*JobInfo {
@@ -2789,9 +2908,22 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x11DeletePortRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x14\n" +
 	"\x12DeletePortResponse\"\x13\n" +
-	"\x11ListStatusRequest\"E\n" +
+	"\x11ListStatusRequest\"{\n" +
 	"\x12ListStatusResponse\x12/\n" +
-	"\bstatuses\x18\x01 \x03(\v2\x13.ovsplane.v1.StatusR\bstatuses\"&\n" +
+	"\bstatuses\x18\x01 \x03(\v2\x13.ovsplane.v1.StatusR\bstatuses\x124\n" +
+	"\awatched\x18\x02 \x03(\v2\x1a.ovsplane.v1.WatchedStatusR\awatched\"\xb6\x02\n" +
+	"\rWatchedStatus\x12\x16\n" +
+	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x1c\n" +
+	"\tinterface\x18\x02 \x01(\tR\tinterface\x12\x16\n" +
+	"\x06bridge\x18\x03 \x01(\tR\x06bridge\x12\x12\n" +
+	"\x04port\x18\x04 \x01(\tR\x04port\x12\x14\n" +
+	"\x05level\x18\x05 \x01(\tR\x05level\x12\x18\n" +
+	"\asummary\x18\x06 \x01(\tR\asummary\x12A\n" +
+	"\adetails\x18\a \x03(\v2'.ovsplane.v1.WatchedStatus.DetailsEntryR\adetails\x12\x14\n" +
+	"\x05owner\x18\b \x01(\tR\x05owner\x1a:\n" +
+	"\fDetailsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"&\n" +
 	"\x10WaitReadyRequest\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\"D\n" +
 	"\x11WaitReadyResponse\x12/\n" +
@@ -2929,7 +3061,7 @@ func file_ovsplane_v1_switch_proto_rawDescGZIP() []byte {
 }
 
 var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(Kind)(0),                    // 0: ovsplane.v1.Kind
 	(State)(0),                   // 1: ovsplane.v1.State
@@ -2962,41 +3094,43 @@ var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(*DeletePortResponse)(nil),   // 28: ovsplane.v1.DeletePortResponse
 	(*ListStatusRequest)(nil),    // 29: ovsplane.v1.ListStatusRequest
 	(*ListStatusResponse)(nil),   // 30: ovsplane.v1.ListStatusResponse
-	(*WaitReadyRequest)(nil),     // 31: ovsplane.v1.WaitReadyRequest
-	(*WaitReadyResponse)(nil),    // 32: ovsplane.v1.WaitReadyResponse
-	(*WatchRequest)(nil),         // 33: ovsplane.v1.WatchRequest
-	(*WatchResponse)(nil),        // 34: ovsplane.v1.WatchResponse
-	(*ReloadRequest)(nil),        // 35: ovsplane.v1.ReloadRequest
-	(*ReloadResponse)(nil),       // 36: ovsplane.v1.ReloadResponse
-	(*HealthRequest)(nil),        // 37: ovsplane.v1.HealthRequest
-	(*HealthResponse)(nil),       // 38: ovsplane.v1.HealthResponse
-	(*PluginInfo)(nil),           // 39: ovsplane.v1.PluginInfo
-	(*ListPluginsRequest)(nil),   // 40: ovsplane.v1.ListPluginsRequest
-	(*ListPluginsResponse)(nil),  // 41: ovsplane.v1.ListPluginsResponse
-	(*JobMetric)(nil),            // 42: ovsplane.v1.JobMetric
-	(*JobInfo)(nil),              // 43: ovsplane.v1.JobInfo
-	(*PluginStatsRequest)(nil),   // 44: ovsplane.v1.PluginStatsRequest
-	(*PluginStatsResponse)(nil),  // 45: ovsplane.v1.PluginStatsResponse
-	nil,                          // 46: ovsplane.v1.Bridge.OtherConfigEntry
-	nil,                          // 47: ovsplane.v1.Bridge.ExternalIdsEntry
-	nil,                          // 48: ovsplane.v1.Port.OtherConfigEntry
-	nil,                          // 49: ovsplane.v1.Port.ExternalIdsEntry
-	nil,                          // 50: ovsplane.v1.Interface.OptionsEntry
-	nil,                          // 51: ovsplane.v1.Interface.OtherConfigEntry
-	nil,                          // 52: ovsplane.v1.Interface.ExternalIdsEntry
-	nil,                          // 53: ovsplane.v1.PortInfo.EndpointsEntry
-	nil,                          // 54: ovsplane.v1.HealthResponse.ObjectsEntry
-	nil,                          // 55: ovsplane.v1.JobMetric.LabelsEntry
+	(*WatchedStatus)(nil),        // 31: ovsplane.v1.WatchedStatus
+	(*WaitReadyRequest)(nil),     // 32: ovsplane.v1.WaitReadyRequest
+	(*WaitReadyResponse)(nil),    // 33: ovsplane.v1.WaitReadyResponse
+	(*WatchRequest)(nil),         // 34: ovsplane.v1.WatchRequest
+	(*WatchResponse)(nil),        // 35: ovsplane.v1.WatchResponse
+	(*ReloadRequest)(nil),        // 36: ovsplane.v1.ReloadRequest
+	(*ReloadResponse)(nil),       // 37: ovsplane.v1.ReloadResponse
+	(*HealthRequest)(nil),        // 38: ovsplane.v1.HealthRequest
+	(*HealthResponse)(nil),       // 39: ovsplane.v1.HealthResponse
+	(*PluginInfo)(nil),           // 40: ovsplane.v1.PluginInfo
+	(*ListPluginsRequest)(nil),   // 41: ovsplane.v1.ListPluginsRequest
+	(*ListPluginsResponse)(nil),  // 42: ovsplane.v1.ListPluginsResponse
+	(*JobMetric)(nil),            // 43: ovsplane.v1.JobMetric
+	(*JobInfo)(nil),              // 44: ovsplane.v1.JobInfo
+	(*PluginStatsRequest)(nil),   // 45: ovsplane.v1.PluginStatsRequest
+	(*PluginStatsResponse)(nil),  // 46: ovsplane.v1.PluginStatsResponse
+	nil,                          // 47: ovsplane.v1.Bridge.OtherConfigEntry
+	nil,                          // 48: ovsplane.v1.Bridge.ExternalIdsEntry
+	nil,                          // 49: ovsplane.v1.Port.OtherConfigEntry
+	nil,                          // 50: ovsplane.v1.Port.ExternalIdsEntry
+	nil,                          // 51: ovsplane.v1.Interface.OptionsEntry
+	nil,                          // 52: ovsplane.v1.Interface.OtherConfigEntry
+	nil,                          // 53: ovsplane.v1.Interface.ExternalIdsEntry
+	nil,                          // 54: ovsplane.v1.PortInfo.EndpointsEntry
+	nil,                          // 55: ovsplane.v1.WatchedStatus.DetailsEntry
+	nil,                          // 56: ovsplane.v1.HealthResponse.ObjectsEntry
+	nil,                          // 57: ovsplane.v1.JobMetric.LabelsEntry
 }
 var file_ovsplane_v1_switch_proto_depIdxs = []int32{
-	46, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
-	47, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
-	48, // 2: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
-	49, // 3: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
+	47, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
+	48, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
+	49, // 2: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
+	50, // 3: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
 	9,  // 4: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
-	50, // 5: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
-	51, // 6: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
-	52, // 7: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
+	51, // 5: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
+	52, // 6: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
+	53, // 7: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
 	0,  // 8: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
 	1,  // 9: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
 	7,  // 10: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
@@ -3006,7 +3140,7 @@ var file_ovsplane_v1_switch_proto_depIdxs = []int32{
 	2,  // 14: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
 	10, // 15: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
 	10, // 16: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
-	53, // 17: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
+	54, // 17: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
 	8,  // 18: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
 	7,  // 19: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
 	11, // 20: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
@@ -3017,52 +3151,54 @@ var file_ovsplane_v1_switch_proto_depIdxs = []int32{
 	12, // 25: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
 	12, // 26: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
 	10, // 27: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
-	10, // 28: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
-	10, // 29: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
-	3,  // 30: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
-	54, // 31: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
-	4,  // 32: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
-	39, // 33: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
-	6,  // 34: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
-	55, // 35: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
-	5,  // 36: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
-	42, // 37: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
-	43, // 38: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
-	13, // 39: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
-	15, // 40: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
-	17, // 41: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
-	19, // 42: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
-	21, // 43: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
-	23, // 44: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
-	25, // 45: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
-	27, // 46: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
-	29, // 47: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
-	31, // 48: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
-	33, // 49: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
-	35, // 50: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
-	37, // 51: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
-	40, // 52: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
-	44, // 53: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
-	14, // 54: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
-	16, // 55: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
-	18, // 56: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
-	20, // 57: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
-	22, // 58: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
-	24, // 59: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
-	26, // 60: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
-	28, // 61: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
-	30, // 62: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
-	32, // 63: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
-	34, // 64: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
-	36, // 65: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
-	38, // 66: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
-	41, // 67: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
-	45, // 68: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
-	54, // [54:69] is the sub-list for method output_type
-	39, // [39:54] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	31, // 28: ovsplane.v1.ListStatusResponse.watched:type_name -> ovsplane.v1.WatchedStatus
+	55, // 29: ovsplane.v1.WatchedStatus.details:type_name -> ovsplane.v1.WatchedStatus.DetailsEntry
+	10, // 30: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
+	10, // 31: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
+	3,  // 32: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
+	56, // 33: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
+	4,  // 34: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
+	40, // 35: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
+	6,  // 36: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
+	57, // 37: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
+	5,  // 38: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
+	43, // 39: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
+	44, // 40: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
+	13, // 41: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
+	15, // 42: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
+	17, // 43: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
+	19, // 44: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
+	21, // 45: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
+	23, // 46: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
+	25, // 47: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
+	27, // 48: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
+	29, // 49: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
+	32, // 50: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
+	34, // 51: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
+	36, // 52: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
+	38, // 53: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
+	41, // 54: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
+	45, // 55: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
+	14, // 56: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
+	16, // 57: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
+	18, // 58: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
+	20, // 59: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
+	22, // 60: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
+	24, // 61: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
+	26, // 62: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
+	28, // 63: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
+	30, // 64: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
+	33, // 65: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
+	35, // 66: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
+	37, // 67: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
+	39, // 68: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
+	42, // 69: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
+	46, // 70: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
+	56, // [56:71] is the sub-list for method output_type
+	41, // [41:56] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_v1_switch_proto_init() }
@@ -3078,7 +3214,7 @@ func file_ovsplane_v1_switch_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_v1_switch_proto_rawDesc), len(file_ovsplane_v1_switch_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   49,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -8,9 +8,20 @@
 //	{"changes": [{"prefix": "ch", "set": {"k": "v"}, "remove": ["k2"]}]}
 //	                                asks, for every live event of an interface whose name starts
 //	                                with prefix, to set and remove those other_config keys
+//	{"statuses": [{"prefix": "vhu", "level": "warning", "summary": "CPU copy (mask {pmd-cpu-mask})",
+//	  "details": {"k": "v"}}]}
+//	                                sets, for every live event of an interface whose name starts
+//	                                with prefix, that status; {KEY} in the summary is replaced by
+//	                                other_config:KEY of the facts of its last Configure
+//	{"contribute": {"other_config": {"vhost-async-support": "true"}, "dpdk_extra": ["--x"],
+//	  "count_key": "watchrec-configures"}}
+//	                                its global config contribution; count_key, when set, is a key
+//	                                whose value is the number of Configure calls of the process (a
+//	                                contribution that changes with every Configure)
 //
 // It appends every batch it receives, as one JSON line (its pid, the time it arrived, the
-// batch), to ./events.log (its working directory is its data dir) before answering.
+// batch), to ./events.log (its working directory is its data dir) before answering, and every
+// Configure it accepts, as one JSON line (its pid, the facts), to ./configured.log.
 package main
 
 import (
@@ -20,6 +31,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,10 +46,31 @@ type change struct {
 	Remove []string          `json:"remove"`
 }
 
+type status struct {
+	Prefix  string            `json:"prefix"`
+	Level   api.StatusLevel   `json:"level"`
+	Summary string            `json:"summary"`
+	Details map[string]string `json:"details"`
+}
+
+type contribution struct {
+	OtherConfig map[string]string `json:"other_config"`
+	DPDKExtra   []string          `json:"dpdk_extra"`
+	CountKey    string            `json:"count_key"`
+}
+
 type config struct {
-	Block   bool     `json:"block"`
-	Fail    int      `json:"fail"`
-	Changes []change `json:"changes"`
+	Block      bool         `json:"block"`
+	Fail       int          `json:"fail"`
+	Changes    []change     `json:"changes"`
+	Statuses   []status     `json:"statuses"`
+	Contribute contribution `json:"contribute"`
+}
+
+// Configured is one line of configured.log.
+type Configured struct {
+	PID   int           `json:"pid"`
+	Facts api.HostFacts `json:"facts"`
 }
 
 // Record is one line of events.log.
@@ -49,12 +82,14 @@ type Record struct {
 }
 
 type watchrec struct {
-	name   string
-	filter api.WatchFilter
-	mu     sync.Mutex
-	cfg    config
-	failed int
-	out    *os.File
+	name       string
+	filter     api.WatchFilter
+	mu         sync.Mutex
+	cfg        config
+	facts      api.HostFacts
+	configures int
+	failed     int
+	out        *os.File
 }
 
 func (p *watchrec) Info(context.Context) (api.Info, error) {
@@ -70,10 +105,38 @@ func (p *watchrec) Configure(_ context.Context, req api.ConfigureRequest) error 
 	if err := json.Unmarshal(req.Config, &c); err != nil {
 		return api.Errorf(api.InvalidArgument, "config: %v", err)
 	}
+	line, err := json.Marshal(Configured{PID: os.Getpid(), Facts: req.Facts})
+	if err != nil {
+		return api.Errorf(api.Internal, "encoding the facts: %v", err)
+	}
 	p.mu.Lock()
-	p.cfg = c
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	f, err := os.OpenFile("configured.log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return api.Errorf(api.Internal, "configured.log: %v", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return api.Errorf(api.Internal, "configured.log: %v", err)
+	}
+	p.cfg, p.facts = c, req.Facts
+	p.configures++
 	return nil
+}
+
+// Contribute returns the configured contribution (see the package comment).
+func (p *watchrec) Contribute(context.Context) (api.GlobalConfig, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.cfg.Contribute
+	g := api.GlobalConfig{OtherConfig: map[string]string{}, DPDKExtra: c.DPDKExtra}
+	for k, v := range c.OtherConfig {
+		g.OtherConfig[k] = v
+	}
+	if c.CountKey != "" {
+		g.OtherConfig[c.CountKey] = strconv.Itoa(p.configures)
+	}
+	return g, nil
 }
 
 func (p *watchrec) Health(context.Context) (api.Health, error) {
@@ -83,7 +146,7 @@ func (p *watchrec) Health(context.Context) (api.Health, error) {
 func (p *watchrec) OnPortEvents(ctx context.Context, b api.PortEventBatch) ([]api.InterfaceChange, error) {
 	at := time.Now().UnixNano()
 	p.mu.Lock()
-	cfg := p.cfg
+	cfg, facts := p.cfg, p.facts
 	fail := p.failed < cfg.Fail
 	if fail {
 		p.failed++
@@ -114,6 +177,16 @@ func (p *watchrec) OnPortEvents(ctx context.Context, b api.PortEventBatch) ([]ap
 		for _, c := range cfg.Changes {
 			if strings.HasPrefix(ev.Interface, c.Prefix) {
 				out = append(out, api.InterfaceChange{Interface: ev.Interface, Set: c.Set, Remove: c.Remove})
+			}
+		}
+		for _, s := range cfg.Statuses {
+			if strings.HasPrefix(ev.Interface, s.Prefix) {
+				summary := s.Summary
+				for k, v := range facts.OtherConfig {
+					summary = strings.ReplaceAll(summary, "{"+k+"}", v)
+				}
+				out = append(out, api.InterfaceChange{Interface: ev.Interface,
+					Status: &api.InterfaceStatus{Level: s.Level, Summary: summary, Details: s.Details}})
 			}
 		}
 	}

@@ -1,0 +1,91 @@
+// Command ovsplane-plugin-dsa is ovsplane's plugin "dsa": Intel Data Streaming Accelerator
+// (DSA) devices provisioned for OVS-DPDK's vhost async copies, wired into Open vSwitch only when
+// the running ovs-vswitchd can use them, and a status on every vhost-user port saying whether
+// its copies are offloaded and why not (see docs/dsa.md). ovsplaned starts it; run by hand it
+// says so and exits, unless OVSPLANE_PLUGIN_DEBUG=1 is set (debug mode).
+//
+// It also answers two questions by hand, read-only:
+//
+//	ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR] [--ovs-rundir DIR]
+//
+// prints what this host (DSA devices, drivers, PASID, NUMA, clients, work queues) and the
+// running ovs-vswitchd (through its unixctl socket: vhost async or not, PMD threads) can do, in
+// plain words, and
+//
+//	ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR]
+//
+// prints what the plugin would write for a configuration (the plugin's config object, as a
+// file or inline JSON), without writing it. Exit status: 0 done, 1 the host could not be read
+// or the plan failed, 2 a usage error or an invalid configuration.
+//
+// The environment variable OVSPLANE_DSA_TEST_PAUSE (dsaplugin.PauseEnv) is a testing hook that
+// acts only on a simulated machine (config simulate); see dsaplugin.PauseEnv.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/ovsplane/ovsplane/plugins/dsa/internal/dsaplugin"
+	"github.com/ovsplane/ovsplane/plugins/sdk"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		os.Exit(runCLI(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	// Standard output belongs to go-plugin's handshake: log to standard error only.
+	level := slog.LevelInfo
+	if os.Getenv(sdk.DebugEnv) == "1" {
+		level = slog.LevelDebug
+	}
+	p := dsaplugin.New(dsaplugin.Options{Logger: sdk.NewLogger(os.Stderr, level), TestPause: os.Getenv(dsaplugin.PauseEnv)})
+	sdk.Serve(p)
+}
+
+// DefaultOVSRunDir is --ovs-rundir's default, where Debian's ovs-vswitchd keeps its pidfile and
+// unixctl socket.
+const DefaultOVSRunDir = "/var/run/openvswitch"
+
+// runCLI runs the command-line mode and returns the exit status: 0 on success, 1 when the host
+// cannot be read or the plan fails, 2 on a usage error or an invalid configuration.
+func runCLI(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ovsplane-plugin-dsa", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	detect := fs.Bool("detect", false, "print what this host and the running ovs-vswitchd can do with DSA (read-only)")
+	plan := fs.Bool("plan", false, "print what the plugin would write for --config (dry run, read-only)")
+	asJSON := fs.Bool("json", false, "with --detect or --plan: print JSON")
+	config := fs.String("config", "", "with --plan: the plugin's configuration, a file or inline JSON ({\"devices\": [...]})")
+	root := fs.String("root", "", `the directory holding sys/ and dev/ (default "/")`)
+	simulate := fs.String("simulate", "", "read the simulated idxd kernel in this directory (dsa/simidxd) instead of this host")
+	rundir := fs.String("ovs-rundir", DefaultOVSRunDir, "with --detect: ovs-vswitchd's run directory (pidfile and unixctl socket)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR] [--ovs-rundir DIR]")
+		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR]")
+		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *root != "" && *simulate != "" {
+		fmt.Fprintln(stderr, "ovsplane-plugin-dsa: --root and --simulate exclude each other: a simulation has its own root")
+		return 2
+	}
+	switch {
+	case *detect && !*plan && fs.NArg() == 0 && *config == "":
+		o := detectOptions{Root: *root, Simulate: *simulate, OVSRunDir: *rundir, JSON: *asJSON}
+		if err := runDetect(o, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "ovsplane-plugin-dsa: %v\n", err)
+			return 1
+		}
+		return 0
+	case *plan && !*detect && fs.NArg() == 0 && *config != "":
+		return runPlan(planOptions{Root: *root, Simulate: *simulate, Config: *config, JSON: *asJSON}, stdout, stderr)
+	}
+	fs.Usage()
+	return 2
+}
