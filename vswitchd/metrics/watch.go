@@ -17,7 +17,6 @@ type WatcherQueue struct {
 	StatusesRefused uint64
 }
 
-
 // RegisterWatchers exports the watcher plugins' queues that queues returns, read at every
 // scrape, so an operator sees a slow watcher (pending near its bound, overflows growing):
 //   - ovsplane_watch_pending{plugin}, ovsplane_watch_pending_max{plugin} (gauges)
