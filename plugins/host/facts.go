@@ -19,7 +19,8 @@ import (
 // GlobalConfig merged them) is no news: a plugin's own contribution landing in
 // Open_vSwitch.other_config does not configure it again, so Configure → Contribute → write →
 // Configure cannot loop, whatever a plugin contributes. An operator's change of any key (or of
-// a contributed key to another value) does. Plugins that are not running get the facts at their next
+// a contributed key to another value) does, and so does a change of the daemon's own part of a
+// dpdk-extra merged with the plugins' fragments (its configuration's dpdk-extra). Plugins that are not running get the facts at their next
 // start; a plugin starting while the facts change is caught by the next call. It returns the
 // plugins it configured again and, joined, the errors of those that refused (they keep
 // running, with the new facts recorded; the refusal is in their Status.LastError). Without
@@ -49,12 +50,18 @@ func (h *Host) RefreshFacts(ctx context.Context) (reconfigured []string, err err
 	}
 	now, _ = boundFacts(now)
 	h.mu.Lock()
-	written := h.written
+	written, ownExtra := h.written, h.ownExtra
 	h.mu.Unlock()
 	var errs []error
 	for _, s := range sups {
 		s.mu.Lock()
 		same := sameFacts(s.facts, now, written)
+		if _, merged := written[DPDKExtraKey]; merged && s.ownExtra != nil && ownExtra != nil && *s.ownExtra != *ownExtra {
+			same = false // the daemon's own part of the merged dpdk-extra changed
+		}
+		if s.ownExtra == nil {
+			s.ownExtra = ownExtra
+		}
 		s.mu.Unlock()
 		if same {
 			continue

@@ -307,6 +307,35 @@ func TestRefreshFactsOtherConfigNoLoop(t *testing.T) {
 	if len(configured) != 1 || configured[0].Configured != 2 || ovsdbOC["facts-configures"] != "2" {
 		t.Errorf("OnConfigured calls %+v, other_config %v; want one, Configured 2", configured, ovsdbOC)
 	}
+	mu.Unlock()
+	// The daemon's own dpdk-extra changes (its configuration reloaded): the merged value the
+	// host writes is news for the plugin, once.
+	g := h.GlobalConfig(ctx, map[string]string{"dpdk-extra": "--in-memory --file-prefix=ovs2"})
+	mu.Lock()
+	maps.Copy(ovsdbOC, g.OtherConfig)
+	mu.Unlock()
+	if got, err := h.RefreshFacts(ctx); err != nil || !slices.Equal(got, []string{"facts"}) {
+		t.Fatalf("RefreshFacts after the daemon's dpdk-extra changed = %v, %v; want [facts]", got, err)
+	}
+	recs = f.configured("facts")
+	if extra := recs[len(recs)-1].Facts.OtherConfig["dpdk-extra"]; extra != "--in-memory --file-prefix=ovs2 --no-telemetry" {
+		t.Errorf("dpdk-extra in the facts %q", extra)
+	}
+	for i := range 3 {
+		mu.Lock()
+		maps.Copy(ovsdbOC, h.GlobalConfig(ctx, map[string]string{"dpdk-extra": "--in-memory --file-prefix=ovs2"}).OtherConfig)
+		mu.Unlock()
+		if got, err := h.RefreshFacts(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("round %d after the daemon's dpdk-extra change: RefreshFacts = %v, %v; want nothing configured", i, got, err)
+		}
+	}
+	write = func() {
+		g := h.GlobalConfig(ctx, map[string]string{"dpdk-extra": "--in-memory --file-prefix=ovs2"})
+		mu.Lock()
+		maps.Copy(ovsdbOC, g.OtherConfig)
+		mu.Unlock()
+	}
+	mu.Lock()
 	// An operator sets a contributed key to another value: news for the plugin.
 	ovsdbOC["vhost-async-support"] = "false"
 	mu.Unlock()
@@ -314,7 +343,7 @@ func TestRefreshFactsOtherConfigNoLoop(t *testing.T) {
 		t.Fatalf("RefreshFacts after vhost-async-support was changed by hand = %v, %v; want [facts]", got, err)
 	}
 	write()
-	if got, err := h.RefreshFacts(ctx); err != nil || len(got) != 0 || len(f.configured("facts")) != 3 {
-		t.Errorf("after the host wrote its value back: RefreshFacts = %v, %v, %d Configure calls; want none, 3", got, err, len(f.configured("facts")))
+	if got, err := h.RefreshFacts(ctx); err != nil || len(got) != 0 || len(f.configured("facts")) != 4 {
+		t.Errorf("after the host wrote its value back: RefreshFacts = %v, %v, %d Configure calls; want none, 4", got, err, len(f.configured("facts")))
 	}
 }

@@ -100,8 +100,11 @@ type Host struct {
 	closed  bool
 	// written is the plugins' merged other_config contribution GlobalConfig last returned:
 	// what the daemon writes on their behalf. RefreshFacts does not take those keys coming
-	// back with those values for new facts (see changedFacts).
-	written map[string]string
+	// back with those values for new facts (see sameFacts). ownExtra is the daemon's own
+	// dpdk-extra GlobalConfig last merged the plugins' fragments after (nil before the first):
+	// a change of it is news even when the merged value is written.
+	written  map[string]string
+	ownExtra *string
 }
 
 // New returns a Host; it starts nothing. It fails on relative paths or a malformed Reattach.

@@ -122,8 +122,9 @@ func (h *Host) GlobalConfig(ctx context.Context, daemon map[string]string) Globa
 		}
 		out.OtherConfig[DPDKExtraKey] = strings.Join(extra, " ")
 	}
+	own := daemon[DPDKExtraKey]
 	h.mu.Lock()
-	h.written = maps.Clone(out.OtherConfig)
+	h.written, h.ownExtra = maps.Clone(out.OtherConfig), &own
 	h.mu.Unlock()
 	return out
 }

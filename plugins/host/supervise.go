@@ -58,6 +58,9 @@ type sup struct {
 	failing   int         // consecutive HealthFailing reports
 	contrib   *api.GlobalConfig
 	facts     api.HostFacts // as handed to the last Configure
+	// ownExtra is the daemon's own dpdk-extra (Host.ownExtra) when the plugin was last
+	// configured; nil when unknown then (adopted by the next RefreshFacts).
+	ownExtra *string
 }
 
 func newSup(h *Host, p model.Plugin, slot uint32) *sup {
@@ -176,8 +179,11 @@ func (s *sup) configure(ctx context.Context, in *instance, p model.Plugin) error
 		return &rejected{fmt.Errorf("plugin %q: config: %w", s.name, err)}
 	}
 	req := api.ConfigureRequest{Config: cfg, Facts: facts, APIVersion: in.version, Cookies: s.cookies, Groups: s.groups}
+	s.h.mu.Lock()
+	ownExtra := s.h.ownExtra
+	s.h.mu.Unlock()
 	s.mu.Lock()
-	s.facts = facts
+	s.facts, s.ownExtra = facts, ownExtra
 	s.mu.Unlock()
 	if err := in.base.Configure(ctx, req); err != nil {
 		err = s.callError(s.ctx, ctx, in, "Configure", err)

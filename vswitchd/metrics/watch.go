@@ -17,10 +17,6 @@ type WatcherQueue struct {
 	StatusesRefused uint64
 }
 
-// StatusLevels are the levels ovsplane_plugin_interface_status always has a series for (0
-// when the plugin has no status of that level).
-var statusLevels = [...]string{"info", "warning", "error"}
-
 // RegisterWatchers exports the watcher plugins' queues that queues returns, read at every
 // scrape, so an operator sees a slow watcher (pending near its bound, overflows growing):
 //   - ovsplane_watch_pending{plugin}, ovsplane_watch_pending_max{plugin} (gauges)
@@ -87,7 +83,8 @@ func (c *watchCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- metric
 			}
 		}
-		for _, l := range statusLevels {
+		// Every level has a series, 0 when the plugin has no status of that level.
+		for _, l := range []string{"info", "warning", "error"} {
 			if metric, err := prometheus.NewConstMetric(c.status, prometheus.GaugeValue, float64(q.Statuses[l]), q.Plugin, l); err == nil {
 				ch <- metric
 			}

@@ -114,6 +114,9 @@ func (d *Dispatcher) applyChanges(ctx context.Context, plugin string, b batch, c
 	}
 	d.mu.Lock()
 	for _, c := range changes {
+		if len(c.Set) == 0 && len(c.Remove) == 0 {
+			continue // a status only (settleStatuses)
+		}
 		s := d.cur[c.Interface]
 		if !live[c.Interface] || s == nil {
 			refuse(c.Interface, "*", "not a live interface of the batch")

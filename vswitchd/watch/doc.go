@@ -52,4 +52,16 @@
 // is; Remove removes only keys recorded for that plugin. Refusals are logged and counted
 // (Stats.Ignored), never errors: the next event shows the interface as it is. The daemon's own
 // writes keep recorded keys on the interfaces it owns (ovsdb keeps them through EnsurePort).
+//
+// # Statuses
+//
+// An answer's api.InterfaceChange.Status replaces the plugin's status of a live interface of
+// the batch (the empty status clears it). The Dispatcher keeps them per plugin, in memory only
+// (never in OVSDB), at most Options.MaxStatuses interfaces per plugin (past it a status for one
+// more interface is refused and counted), and Statuses reports them with where each interface
+// is now, for the API's ListStatus, vsctl status and the metrics. A status goes when its
+// interface leaves the cache, when the plugin is told it is removed (it left the filter), when
+// a snapshot ends without listing it, and all of a plugin's go when it stops, restarts (a new
+// Instance) or leaves the set of watchers. A new Watcher.Configured (the plugin accepted
+// another Configure) starts a snapshot, so the plugin computes its statuses again.
 package watch
