@@ -22,6 +22,7 @@ import (
 	"github.com/ovsplane/ovsplane/dsa"
 	"github.com/ovsplane/ovsplane/dsa/simidxd"
 	"github.com/ovsplane/ovsplane/internal/cli/daemoncmd"
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -164,6 +165,17 @@ func TestDaemonEndToEnd(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("--detect lacks %q:\n%s", want, out)
 		}
+	}
+	t.Logf("--detect:\n%s", out)
+	// Named by its path (--ovs-ctl, as for ZStack's --unixctl=PATH), the same socket says the same.
+	ctl, err := ovsproc.VswitchdCtl(db.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, byPath, errOut := run("--detect", "--simulate", sim, "--ovs-ctl", ctl)
+	if cut := func(s string) string { _, o, _ := strings.Cut(s, "\novs: "); _, o, _ = strings.Cut(o, "\n"); return o }; rc != 0 ||
+		!strings.Contains(byPath, "(unixctl "+ctl+")") || cut(byPath) != cut(out) {
+		t.Errorf("--detect --ovs-ctl %s: exit %d: %s\n%s", ctl, rc, errOut, byPath)
 	}
 
 	// 2b. os-vif plugs a vhost-user VIF and a plain OVS VIF onto the daemon's bridge through

@@ -292,7 +292,7 @@ func dpdkVerdict(wq dsa.WQ) string {
 func ovsText(b *strings.Builder, o OVSReport) {
 	if !o.Running {
 		if o.Socket == "" {
-			fmt.Fprintf(b, "ovs: ovs-vswitchd is not running (no unixctl socket in %s; --ovs-rundir names another run directory)\n", o.RunDir)
+			fmt.Fprintf(b, "ovs: ovs-vswitchd is not running (no unixctl socket in %s; --ovs-rundir names another run directory, --ovs-ctl a socket started with --unixctl=PATH)\n", o.RunDir)
 		} else {
 			fmt.Fprintf(b, "ovs: ovs-vswitchd's unixctl socket %s does not answer: %s\n", o.Socket, o.Error)
 		}
