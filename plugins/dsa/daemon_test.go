@@ -301,6 +301,12 @@ func osvif(ctx context.Context, t *testing.T, db *lab.OVSDB, api *client.Client,
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil || rc != 0 {
 		t.Fatalf("vsctl status %s: exit %d, %v:\n%s%s", vhu.PortName(), rc, err, out.String(), errOut.String())
 	}
+	out.Reset()
+	if rc := daemoncmd.Main(ctx, daemoncmd.Env{Args: []string{"vsctl", "--daemon", "unix:" + filepath.Join(dir, "ovsplaned.sock"), "status"},
+		Stdout: &out, Stderr: &errOut}); rc != 0 || !strings.Contains(out.String(), "dsa     "+vhu.PortName()+"  warning  SIMULATED DSA: CPU copy") {
+		t.Errorf("vsctl status: exit %d:\n%s%s", rc, out.String(), errOut.String())
+	}
+	t.Logf("vsctl status:\n%s", out.String())
 	if len(rows) != 1 || rows[0].Object != "interface/"+vhu.PortName() || rows[0].Kind != "watched" || rows[0].Plugin != "dsa" ||
 		rows[0].Owner != "foreign" || rows[0].Summary != w.GetSummary() || rows[0].Details["wq"] != d["wq"] {
 		t.Errorf("vsctl status %s: %s", vhu.PortName(), out.String())
