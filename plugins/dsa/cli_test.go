@@ -110,6 +110,42 @@ func TestDetectCommand(t *testing.T) {
 	}
 }
 
+// TestDetectOVSCtl: --ovs-ctl names ovs-vswitchd's unixctl socket for one started with
+// --unixctl=PATH (ZStack's ovs-vswitchd.zs.ctl), which --ovs-rundir's discovery does not find;
+// a wrong --ovs-ctl is reported as not answering, and a relative, oversized or misplaced one is
+// a usage error.
+func TestDetectOVSCtl(t *testing.T) {
+	capable := unixctltest.Start(t, unixctltest.Options{VhostAsync: true, PMDRxqShow: unixctltest.StockPMDRxqShow()})
+	zs := filepath.Join(capable.RunDir, "ovs-vswitchd.zs.ctl")
+	if err := os.Rename(capable.Path, zs); err != nil {
+		t.Fatal(err)
+	}
+	spr := newSim(t, simidxd.SPR)
+	if rc, out, _ := run("--detect", "--simulate", spr, "--ovs-rundir", capable.RunDir); rc != 0 || !strings.Contains(out, "ovs-vswitchd is not running") {
+		t.Fatalf("discovery found the renamed socket: exit %d:\n%s", rc, out)
+	}
+	rc, out, errOut := run("--detect", "--simulate", spr, "--ovs-ctl", zs)
+	if rc != 0 {
+		t.Fatalf("exit %d: %s", rc, errOut)
+	}
+	for _, want := range []string{"ovs: ovs-vswitchd 3.1.0 with DPDK (unixctl " + zs + ")", "vhost async (DMA copies): yes",
+		"PMD core 1 (NUMA 0): polls vhu0/0 vhu1/0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	gone := filepath.Join(capable.RunDir, "ovs-vswitchd.gone.ctl")
+	if rc, out, _ := run("--detect", "--simulate", spr, "--ovs-ctl", gone); rc != 0 || !strings.Contains(out, "unixctl socket "+gone+" does not answer") {
+		t.Errorf("--ovs-ctl to no socket: exit %d:\n%s", rc, out)
+	}
+	for _, args := range [][]string{{"--detect", "--ovs-ctl", "ovs-vswitchd.zs.ctl"}, {"--detect", "--ovs-ctl", "/" + strings.Repeat("s", 107)},
+		{"--detect", "--ovs-ctl", zs, "--ovs-rundir", capable.RunDir}, {"--plan", "--config", "{}", "--ovs-ctl", zs}} {
+		if rc, _, errOut := run(args...); rc != 2 || !strings.Contains(errOut, "--ovs-") {
+			t.Errorf("%v: exit %d (%s), want 2", args[:3], rc, errOut)
+		}
+	}
+}
+
 // runApply provisions a simulated host with a configuration through the library, as the
 // plugin would.
 func runApply(t *testing.T, sim, config string) (int, string, string) {

@@ -22,7 +22,10 @@ import (
 // detectOptions are the command line's --detect settings.
 type detectOptions struct {
 	Root, Simulate, OVSRunDir string
-	JSON                      bool
+	// OVSCtl, when set, is ovs-vswitchd's unixctl socket, used instead of finding one in
+	// OVSRunDir.
+	OVSCtl string
+	JSON   bool
 }
 
 // Report is what --detect prints (as JSON with --json).
@@ -39,7 +42,8 @@ type Report struct {
 
 // OVSReport is the running ovs-vswitchd, read through its unixctl socket.
 type OVSReport struct {
-	RunDir string `json:"run_dir"`
+	// RunDir is the run directory the socket was looked for in; "" when --ovs-ctl named it.
+	RunDir string `json:"run_dir,omitempty"`
 	// Socket is ovs-vswitchd's unixctl socket; "" when none was found.
 	Socket string `json:"socket,omitempty"`
 	// Running is false when no unixctl socket answers in RunDir; Error says what was tried.
@@ -103,7 +107,7 @@ func runDetect(o detectOptions, stdout, stderr io.Writer) error {
 		return fmt.Errorf("discover: %w", err)
 	}
 	r := Report{Simulated: m.Simulated, Host: inv, Problems: hostProblems(inv)}
-	r.OVS = probeOVS(ctx, o.OVSRunDir, userWQs(inv))
+	r.OVS = probeOVS(ctx, o.OVSRunDir, o.OVSCtl, userWQs(inv))
 	if o.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -160,14 +164,19 @@ func deviceName(d dsa.Device) string {
 	return d.BDF
 }
 
-// probeOVS reads the ovs-vswitchd of runDir through its unixctl socket: version, commands
-// (dsa.ProbeOVS), PMD threads and the work queue each would use among wqs.
-func probeOVS(ctx context.Context, runDir string, wqs []dsa.WQRef) OVSReport {
+// probeOVS reads the ovs-vswitchd of runDir through its unixctl socket (ctl when set, else the
+// one found in runDir): version, commands (dsa.ProbeOVS), PMD threads and the work queue each
+// would use among wqs.
+func probeOVS(ctx context.Context, runDir, ctl string, wqs []dsa.WQRef) OVSReport {
 	r := OVSReport{RunDir: runDir}
-	ctl, err := ovsproc.VswitchdCtl(runDir)
-	if err != nil {
-		r.Error = err.Error()
-		return r
+	if ctl != "" {
+		r.RunDir = ""
+	} else {
+		var err error
+		if ctl, err = ovsproc.VswitchdCtl(runDir); err != nil {
+			r.Error = err.Error()
+			return r
+		}
 	}
 	r.Socket = ctl
 	cmds, err := ovsproc.AppctlCommands(ctx, ctl)
@@ -283,7 +292,7 @@ func dpdkVerdict(wq dsa.WQ) string {
 func ovsText(b *strings.Builder, o OVSReport) {
 	if !o.Running {
 		if o.Socket == "" {
-			fmt.Fprintf(b, "ovs: ovs-vswitchd is not running (no unixctl socket in %s; --ovs-rundir names another run directory)\n", o.RunDir)
+			fmt.Fprintf(b, "ovs: ovs-vswitchd is not running (no unixctl socket in %s; --ovs-rundir names another run directory, --ovs-ctl a socket started with --unixctl=PATH)\n", o.RunDir)
 		} else {
 			fmt.Fprintf(b, "ovs: ovs-vswitchd's unixctl socket %s does not answer: %s\n", o.Socket, o.Error)
 		}
@@ -293,7 +302,11 @@ func ovsText(b *strings.Builder, o OVSReport) {
 	if o.DPDK {
 		dpdk = "with DPDK"
 	}
-	fmt.Fprintf(b, "ovs: ovs-vswitchd %s %s (unixctl in %s)\n", orDash(o.Version), dpdk, o.RunDir)
+	where := "unixctl in " + o.RunDir
+	if o.RunDir == "" {
+		where = "unixctl " + o.Socket
+	}
+	fmt.Fprintf(b, "ovs: ovs-vswitchd %s %s (%s)\n", orDash(o.Version), dpdk, where)
 	if c := o.Capability; c != nil {
 		if c.VhostAsync {
 			fmt.Fprintf(b, "  vhost async (DMA copies): yes — %s\n", c.Reason)

@@ -6,11 +6,12 @@
 //
 // It also answers two questions by hand, read-only:
 //
-//	ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR] [--ovs-rundir DIR]
+//	ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR] [--ovs-rundir DIR | --ovs-ctl PATH]
 //
 // prints what this host (DSA devices, drivers, PASID, NUMA, clients, work queues) and the
 // running ovs-vswitchd (through its unixctl socket: vhost async or not, PMD threads) can do, in
-// plain words, and
+// plain words — the socket found in --ovs-rundir, or the one --ovs-ctl names for an
+// ovs-vswitchd started with --unixctl=PATH (ZStack's ovs-vswitchd.zs.ctl) — and
 //
 //	ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR]
 //
@@ -28,6 +29,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/ovsplane/ovsplane/plugins/dsa/internal/dsaplugin"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
@@ -62,8 +64,9 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	root := fs.String("root", "", `the directory holding sys/ and dev/ (default "/")`)
 	simulate := fs.String("simulate", "", "read the simulated idxd kernel in this directory (dsa/simidxd) instead of this host")
 	rundir := fs.String("ovs-rundir", DefaultOVSRunDir, "with --detect: ovs-vswitchd's run directory (pidfile and unixctl socket)")
+	ctl := fs.String("ovs-ctl", "", "with --detect: ovs-vswitchd's unixctl socket, when it was started with --unixctl=PATH (instead of finding one in --ovs-rundir)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR] [--ovs-rundir DIR]")
+		fmt.Fprintln(stderr, "usage: ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR] [--ovs-rundir DIR | --ovs-ctl PATH]")
 		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR]")
 		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it.")
 		fs.PrintDefaults()
@@ -75,9 +78,24 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ovsplane-plugin-dsa: --root and --simulate exclude each other: a simulation has its own root")
 		return 2
 	}
+	rundirSet := false
+	fs.Visit(func(f *flag.Flag) { rundirSet = rundirSet || f.Name == "ovs-rundir" })
+	if *ctl != "" {
+		switch {
+		case rundirSet:
+			fmt.Fprintln(stderr, "ovsplane-plugin-dsa: --ovs-rundir and --ovs-ctl exclude each other: --ovs-ctl names the socket itself")
+			return 2
+		case !*detect:
+			fmt.Fprintln(stderr, "ovsplane-plugin-dsa: --ovs-ctl goes with --detect (a --plan does not talk to ovs-vswitchd)")
+			return 2
+		case len(*ctl) > dsaplugin.MaxSocketPath || !filepath.IsAbs(*ctl):
+			fmt.Fprintf(stderr, "ovsplane-plugin-dsa: --ovs-ctl %.120q: want the absolute path (at most %d bytes) of ovs-vswitchd's unixctl socket\n", *ctl, dsaplugin.MaxSocketPath)
+			return 2
+		}
+	}
 	switch {
 	case *detect && !*plan && fs.NArg() == 0 && *config == "":
-		o := detectOptions{Root: *root, Simulate: *simulate, OVSRunDir: *rundir, JSON: *asJSON}
+		o := detectOptions{Root: *root, Simulate: *simulate, OVSRunDir: *rundir, OVSCtl: *ctl, JSON: *asJSON}
 		if err := runDetect(o, stdout, stderr); err != nil {
 			fmt.Fprintf(stderr, "ovsplane-plugin-dsa: %v\n", err)
 			return 1

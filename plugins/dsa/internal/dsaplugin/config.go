@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/ovsplane/ovsplane/dsa"
 	"github.com/ovsplane/ovsplane/plugins/api"
@@ -28,6 +29,9 @@ const (
 	// MaxThreshold bounds ovs.threshold, in bytes (a jumbo frame is 9000; 64 KiB is a TSO
 	// segment).
 	MaxThreshold = 65536
+	// MaxSocketPath bounds ovs.unixctl: the longest unix socket path the kernel accepts
+	// (sun_path's 108 bytes less the terminating NUL).
+	MaxSocketPath = 107
 )
 
 // Async modes (Config.OVS.AsyncMode).
@@ -111,6 +115,12 @@ type OVSConfig struct {
 	// User is the user ovs-vswitchd runs as, who must be able to open /dev/dsa/wq*: a user
 	// name or "uid:gid". Default: the owner of ovs-vswitchd's pidfile in its run directory.
 	User string `json:"user,omitempty"`
+	// Unixctl, when set, is the absolute path of ovs-vswitchd's unixctl socket, used instead of
+	// finding ovs-vswitchd.<pid>.ctl or ovs-vswitchd.ctl in the daemon's OVS run directory: for
+	// an ovs-vswitchd started with --unixctl=PATH (ZStack's
+	// /var/run/openvswitch/ovs-vswitchd.zs.ctl). At most MaxSocketPath bytes. The plugin then
+	// also reads ovs-vswitchd's commands (its vhost async capability) through it.
+	Unixctl string `json:"unixctl,omitempty"`
 }
 
 // asyncMode returns AsyncMode with its default.
@@ -183,6 +193,14 @@ func ParseConfig(raw []byte) (Config, error) {
 	if c.OVS.User != "" && !userRE.MatchString(c.OVS.User) {
 		add("config.ovs.user", "%q: want a user name or uid:gid", c.OVS.User)
 	}
+	if u := c.OVS.Unixctl; u != "" {
+		switch {
+		case len(u) > MaxSocketPath:
+			add("config.ovs.unixctl", "%d bytes, more than %d (the longest unix socket path): give a shorter path or a symlink", len(u), MaxSocketPath)
+		case !filepath.IsAbs(u) || strings.ContainsFunc(u, unicode.IsControl):
+			add("config.ovs.unixctl", "%.120q: want the absolute path of ovs-vswitchd's unixctl socket (its --unixctl=PATH), like /var/run/openvswitch/ovs-vswitchd.zs.ctl", u)
+		}
+	}
 	if len(c.Devices) > MaxDevices {
 		add("config.devices", "%d devices, more than %d", len(c.Devices), MaxDevices)
 		return Config{}, sdk.Invalid(problems...)
@@ -228,6 +246,9 @@ func ParseConfig(raw []byte) (Config, error) {
 	c.Root = filepath.Clean(c.Root)
 	if c.Simulate != "" {
 		c.Simulate = filepath.Clean(c.Simulate)
+	}
+	if c.OVS.Unixctl != "" {
+		c.OVS.Unixctl = filepath.Clean(c.OVS.Unixctl)
 	}
 	return c, nil
 }

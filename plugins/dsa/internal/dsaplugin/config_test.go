@@ -23,12 +23,13 @@ func problemOn(err error, field string) bool {
 // anything is applied.
 func TestParseConfig(t *testing.T) {
 	c, err := ParseConfig([]byte(`{"devices": [{"dsa": "dsa0", "wqs": {"count": 4, "size": 32, "priority": 10, "maxBatchSize": 32, "atsDisable": true, "namePrefix": "dpdk"}, "numa": 0},
-		{"dsa": "0000:6a:02.0", "driver": "vfio-pci", "wqs": {"count": 2}}], "ovs": {"asyncMode": "require", "threshold": 256, "user": "openvswitch"}, "allowReconfigure": true}`))
+		{"dsa": "0000:6a:02.0", "driver": "vfio-pci", "wqs": {"count": 2}}], "ovs": {"asyncMode": "require", "threshold": 256, "user": "openvswitch", "unixctl": "/var/run/openvswitch//ovs-vswitchd.zs.ctl"}, "allowReconfigure": true}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Root != "/" || c.asyncMode() != AsyncRequire || c.OVS.Threshold != 256 || len(c.Devices) != 2 ||
-		c.Devices[0].driver() != DriverIDXD || c.Devices[1].driver() != DriverVFIO || *c.Devices[0].NUMA != 0 {
+		c.Devices[0].driver() != DriverIDXD || c.Devices[1].driver() != DriverVFIO || *c.Devices[0].NUMA != 0 ||
+		c.OVS.Unixctl != "/var/run/openvswitch/ovs-vswitchd.zs.ctl" {
 		t.Errorf("config %+v", c)
 	}
 	req := c.Request(nil)
@@ -41,26 +42,30 @@ func TestParseConfig(t *testing.T) {
 
 	many := `{"devices": [` + strings.Repeat(`{"dsa": "dsa1"},`, MaxDevices) + `{"dsa": "dsa2"}]}`
 	for cfg, field := range map[string]string{
-		`{"devices": [{"dsa": "dsa0", "driver": "uio"}]}`:       "config.devices[0].driver",
-		`{"devices": [{"dsa": "wq0.0"}]}`:                       "config.devices[0].dsa",
-		`{"devices": [{"dsa": ""}]}`:                            "config.devices[0].dsa",
-		`{"devices": [{"dsa": "dsa0"}, {"dsa": "dsa0"}]}`:       "config.devices[1].dsa",
-		`{"devices": [{"dsa": "dsa0", "wqs": {"count": -1}}]}`:  "config.devices[0].wqs.count",
-		`{"devices": [{"dsa": "dsa0", "wqs": {"count": "4"}}]}`: "config.devices[0].wqs.count",
-		`{"devices": [{"dsa": "dsa0", "wqs": {"colour": 4}}]}`:  "config.devices[0].wqs.colour",
-		`{"devices": [{"dsa": "dsa0", "numa": 5000}]}`:          "config.devices[0].numa",
-		`{"devices": [{"dsa": "dsa0", "engines": -2}]}`:         "config.devices[0].engines",
-		`{"ovs": {"asyncMode": "always"}}`:                      "config.ovs.asyncMode",
-		`{"ovs": {"threshold": 100000}}`:                        "config.ovs.threshold",
-		`{"ovs": {"user": "root; rm -rf /"}}`:                   "config.ovs.user",
-		`{"root": "sys"}`:                                       "config.root",
-		`{"root": "/nonexistent/ovsplane"}`:                     "config.root",
-		`{"simulate": "relative/dir"}`:                          "config.simulate",
-		`{"simulate": "/tmp/x", "root": "/tmp"}`:                "config.root",
-		`{"allowReconfigure": "yes"}`:                           "config.allowReconfigure",
-		`{"device": []}`:                                        "config.device",
-		many:                                                    "config.devices",
-		`{"ovs": {}} {"trailing": 1}`:                           "config",
+		`{"devices": [{"dsa": "dsa0", "driver": "uio"}]}`:                     "config.devices[0].driver",
+		`{"devices": [{"dsa": "wq0.0"}]}`:                                     "config.devices[0].dsa",
+		`{"devices": [{"dsa": ""}]}`:                                          "config.devices[0].dsa",
+		`{"devices": [{"dsa": "dsa0"}, {"dsa": "dsa0"}]}`:                     "config.devices[1].dsa",
+		`{"devices": [{"dsa": "dsa0", "wqs": {"count": -1}}]}`:                "config.devices[0].wqs.count",
+		`{"devices": [{"dsa": "dsa0", "wqs": {"count": "4"}}]}`:               "config.devices[0].wqs.count",
+		`{"devices": [{"dsa": "dsa0", "wqs": {"colour": 4}}]}`:                "config.devices[0].wqs.colour",
+		`{"devices": [{"dsa": "dsa0", "numa": 5000}]}`:                        "config.devices[0].numa",
+		`{"devices": [{"dsa": "dsa0", "engines": -2}]}`:                       "config.devices[0].engines",
+		`{"ovs": {"asyncMode": "always"}}`:                                    "config.ovs.asyncMode",
+		`{"ovs": {"threshold": 100000}}`:                                      "config.ovs.threshold",
+		`{"ovs": {"user": "root; rm -rf /"}}`:                                 "config.ovs.user",
+		`{"ovs": {"unixctl": "ovs-vswitchd.zs.ctl"}}`:                         "config.ovs.unixctl",
+		`{"ovs": {"unixctl": "/run/ovs\nctl"}}`:                               "config.ovs.unixctl",
+		`{"ovs": {"unixctl": "/` + strings.Repeat("s", MaxSocketPath) + `"}}`: "config.ovs.unixctl",
+		`{"ovs": {"unixctl": 7}}`:                                             "config.ovs.unixctl",
+		`{"root": "sys"}`:                                                     "config.root",
+		`{"root": "/nonexistent/ovsplane"}`:                                   "config.root",
+		`{"simulate": "relative/dir"}`:                                        "config.simulate",
+		`{"simulate": "/tmp/x", "root": "/tmp"}`:                              "config.root",
+		`{"allowReconfigure": "yes"}`:                                         "config.allowReconfigure",
+		`{"device": []}`:                                                      "config.device",
+		many:                                                                  "config.devices",
+		`{"ovs": {}} {"trailing": 1}`:                                         "config",
 		`{"devices": [{"dsa": "dsa0", "wqs": {"namePrefix": "` + strings.Repeat("d", 65) + `"}}]}`: "config.devices[0].wqs.namePrefix",
 	} {
 		if _, err := ParseConfig([]byte(cfg)); !problemOn(err, field) {
@@ -111,7 +116,7 @@ func TestConfigSchema(t *testing.T) {
 	n := 1
 	full := Config{Devices: []DeviceConfig{{DSA: "dsa0", Driver: "idxd", Engines: 1, NUMA: &n,
 		WQs: WQConfig{Count: 1, Mode: "m", Size: 1, Priority: 1, MaxBatchSize: 1, ATSDisable: true, NamePrefix: "p"}}},
-		OVS: OVSConfig{AsyncMode: "auto", Threshold: 1, User: "u"}, AllowReconfigure: true, Root: "/", Simulate: "/s"}
+		OVS: OVSConfig{AsyncMode: "auto", Threshold: 1, User: "u", Unixctl: "/c"}, AllowReconfigure: true, Root: "/", Simulate: "/s"}
 	var top []string
 	for k := range s.Properties {
 		top = append(top, k)

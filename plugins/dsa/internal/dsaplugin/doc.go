@@ -22,7 +22,9 @@
 //     copies are accelerated. It never asks for other_config changes.
 //
 // The plugin never writes OVSDB: the daemon does, from Contribute. It reads OVS only through
-// the daemon's facts and the unixctl socket in Facts.OVSRunDir.
+// the daemon's facts and ovs-vswitchd's unixctl socket: the one found in Facts.OVSRunDir, or the
+// path the configuration's ovs.unixctl names (an ovs-vswitchd started with --unixctl=PATH, as
+// ZStack's is), through which it then also reads the build's commands.
 //
 // The configuration names the machine: Root (the directory holding sys/ and dev/, "/" on a
 // host) or Simulate, the directory of a simulated idxd kernel (dsa/simidxd) — a clearly

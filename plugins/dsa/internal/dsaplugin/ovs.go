@@ -9,15 +9,46 @@ import (
 
 	"github.com/ovsplane/ovsplane/dsa"
 	"github.com/ovsplane/ovsplane/internal/ovsproc"
+	"github.com/ovsplane/ovsplane/plugins/api"
 )
 
 // PMDRxqShowCommand is the appctl command whose text tells which PMD thread polls which port.
 const PMDRxqShowCommand = "dpif-netdev/pmd-rxq-show"
 
-// unixctl sends one command to the ovs-vswitchd whose run directory is runDir, within the
-// plugin's unixctl timeout.
-func (p *Plugin) unixctl(ctx context.Context, runDir, method string, args ...string) (string, error) {
-	ctl, err := ovsproc.VswitchdCtl(runDir)
+// vswitchdSocket names the unixctl socket of the ovs-vswitchd the plugin talks to: path when
+// the configuration gives one (ovs.unixctl), else the one found in the daemon's OVS run
+// directory runDir.
+type vswitchdSocket struct{ path, runDir string }
+
+// socketOf is the socket cfg and facts name.
+func socketOf(cfg Config, facts api.HostFacts) vswitchdSocket {
+	return vswitchdSocket{path: cfg.OVS.Unixctl, runDir: facts.OVSRunDir}
+}
+
+// known reports whether s names a socket or a directory to find one in.
+func (s vswitchdSocket) known() bool { return s.path != "" || s.runDir != "" }
+
+// resolve returns the socket's path: the configured one as it is, else ovs-vswitchd.<pid>.ctl
+// or ovs-vswitchd.ctl in the run directory (ovsproc.VswitchdCtl).
+func (s vswitchdSocket) resolve() (string, error) {
+	if s.path != "" {
+		return s.path, nil
+	}
+	return ovsproc.VswitchdCtl(s.runDir)
+}
+
+// appctlCommands reads the commands of the ovs-vswitchd behind the configured socket (ovs.unixctl),
+// within the plugin's unixctl timeout.
+func (p *Plugin) appctlCommands(ctx context.Context, path string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.ucTimeout)
+	defer cancel()
+	return ovsproc.AppctlCommands(ctx, path)
+}
+
+// unixctl sends one command to the ovs-vswitchd behind sock, within the plugin's unixctl
+// timeout.
+func (p *Plugin) unixctl(ctx context.Context, sock vswitchdSocket, method string, args ...string) (string, error) {
+	ctl, err := sock.resolve()
 	if err != nil {
 		return "", err
 	}
@@ -32,18 +63,18 @@ var firstNumber = regexp.MustCompile(`[0-9]+`)
 // setThreshold makes the vhost async threshold of a capable ovs-vswitchd n bytes through its
 // unixctl socket: it reads the threshold, sets it when it differs (ovs-vswitchd forgets it when
 // it restarts) and reads it back; only a read-back equal to n counts as done.
-func (p *Plugin) setThreshold(ctx context.Context, runDir string, ovs dsa.OVSCapability, n int) threshold {
+func (p *Plugin) setThreshold(ctx context.Context, sock vswitchdSocket, ovs dsa.OVSCapability, n int) threshold {
 	t := threshold{asked: n}
-	if got, err := p.getThreshold(ctx, runDir); err == nil && got == n {
+	if got, err := p.getThreshold(ctx, sock); err == nil && got == n {
 		t.readBack = got
 		return t
 	}
-	if _, err := p.unixctl(ctx, runDir, ovs.ThreshCommand, strconv.Itoa(n)); err != nil {
+	if _, err := p.unixctl(ctx, sock, ovs.ThreshCommand, strconv.Itoa(n)); err != nil {
 		t.err = fmt.Sprintf("%s %d: %v", ovs.ThreshCommand, n, err)
 		p.log.Warn("vhost async threshold not set", "err", err)
 		return t
 	}
-	got, err := p.getThreshold(ctx, runDir)
+	got, err := p.getThreshold(ctx, sock)
 	if err != nil {
 		t.err = err.Error()
 		return t
@@ -76,9 +107,9 @@ func ReadPMDs(ctx context.Context, ctl string) ([]dsa.PMD, error) {
 	return pmds, nil
 }
 
-// readPMDs is ReadPMDs on the ovs-vswitchd of runDir, within the plugin's unixctl timeout.
-func (p *Plugin) readPMDs(ctx context.Context, runDir string) ([]dsa.PMD, error) {
-	ctl, err := ovsproc.VswitchdCtl(runDir)
+// readPMDs is ReadPMDs on the ovs-vswitchd behind sock, within the plugin's unixctl timeout.
+func (p *Plugin) readPMDs(ctx context.Context, sock vswitchdSocket) ([]dsa.PMD, error) {
+	ctl, err := sock.resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +119,8 @@ func (p *Plugin) readPMDs(ctx context.Context, runDir string) ([]dsa.PMD, error)
 }
 
 // getThreshold reads the vhost async threshold of a capable ovs-vswitchd.
-func (p *Plugin) getThreshold(ctx context.Context, runDir string) (int, error) {
-	out, err := p.unixctl(ctx, runDir, dsa.VhostAsyncThreshGetCommand)
+func (p *Plugin) getThreshold(ctx context.Context, sock vswitchdSocket) (int, error) {
+	out, err := p.unixctl(ctx, sock, dsa.VhostAsyncThreshGetCommand)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", dsa.VhostAsyncThreshGetCommand, err)
 	}
@@ -106,8 +137,8 @@ const CoverageCommand = "coverage/show"
 // dmaCopies reads ovs-vswitchd's coverage counters and says whether vhost async copies
 // happened: "seen (N vhost_async_* counters)", "none yet" (no copy offloaded since start, e.g.
 // no traffic or all below the threshold), or "unknown: <why>".
-func (p *Plugin) dmaCopies(ctx context.Context, runDir string) string {
-	out, err := p.unixctl(ctx, runDir, CoverageCommand)
+func (p *Plugin) dmaCopies(ctx context.Context, sock vswitchdSocket) string {
+	out, err := p.unixctl(ctx, sock, CoverageCommand)
 	if err != nil {
 		return "unknown: " + err.Error()
 	}

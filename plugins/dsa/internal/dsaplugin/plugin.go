@@ -132,6 +132,16 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 		return err
 	}
 	facts := req.Facts
+	sock := socketOf(cfg, facts)
+	if sock.path != "" {
+		// The daemon found its facts through the run directory; an ovs-vswitchd with its own
+		// --unixctl=PATH answers on the configured socket only: ask it for its commands.
+		if cmds, err := p.appctlCommands(ctx, sock.path); err != nil {
+			p.log.Warn("ovs.unixctl does not answer; judging OVS by the daemon's facts", "socket", sock.path, "err", err)
+		} else {
+			facts.AppctlCommands = cmds
+		}
+	}
 	mode := cfg.asyncMode()
 	ovs := dsa.ProbeOVS(facts.AppctlCommands, facts.OtherConfig, facts.OVSVersion, facts.DPDKVersion)
 	warn, err := ovs.Check(dsa.AsyncMode(mode))
@@ -160,7 +170,7 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 		v.warnings = append(v.warnings, *warn)
 	}
 	if mode != AsyncOff && ovs.VhostAsync && cfg.OVS.Threshold > 0 {
-		v.thresh = p.setThreshold(ctx, facts.OVSRunDir, ovs, cfg.OVS.Threshold)
+		v.thresh = p.setThreshold(ctx, sock, ovs, cfg.OVS.Threshold)
 	}
 	p.mu.Lock()
 	p.configured, p.cfg, p.facts, p.machine, p.view = true, cfg, facts, m, v

@@ -3,12 +3,14 @@ package dsaplugin
 import (
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ovsplane/ovsplane/dsa"
 	"github.com/ovsplane/ovsplane/dsa/simidxd"
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 	"github.com/ovsplane/ovsplane/internal/ovsproc/unixctltest"
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
@@ -353,5 +355,62 @@ func TestAdoptedDeviceIsNotReset(t *testing.T) {
 	}
 	if ch := r.fs.Changes(); len(ch) != 0 || r.attr("sys/bus/dsa/devices/dsa0/state") != "enabled" {
 		t.Errorf("dropping an adopted device changed %v (state %q)", ch, r.attr("sys/bus/dsa/devices/dsa0/state"))
+	}
+}
+
+// zstackSocket moves the fake ovs-vswitchd's socket to the name ZStack gives it
+// (--unixctl=…/ovs-vswitchd.zs.ctl), where the run-directory discovery cannot find it, and
+// returns its new path. A renamed unix socket still accepts connections under its new name.
+func zstackSocket(t *testing.T, s *unixctltest.Server) string {
+	t.Helper()
+	zs := filepath.Join(s.RunDir, "ovs-vswitchd.zs.ctl")
+	if err := os.Rename(s.Path, zs); err != nil {
+		t.Fatal(err)
+	}
+	if ctl, err := ovsproc.VswitchdCtl(s.RunDir); err == nil {
+		t.Fatalf("discovery still finds %s: the test would prove nothing", ctl)
+	}
+	return zs
+}
+
+// TestUnixctlOverride: on a ZStack host ovs-vswitchd answers only on its --unixctl socket
+// (ovs-vswitchd.zs.ctl), which the run-directory discovery does not find. Without ovs.unixctl
+// the statuses say the PMD threads cannot be read; with it, the plugin reads the capable
+// build's commands through that socket (the daemon's facts have none), sets and reads back the
+// threshold there, and every vhost-user port names its PMD thread and work queue.
+func TestUnixctlOverride(t *testing.T) {
+	r := newRig(t, simidxd.SPR, true)
+	zs := zstackSocket(t, r.ovs)
+	r.host.Facts.AppctlCommands = nil // the daemon found no socket to ask either
+
+	if err := r.host.Configure(r.config(t, map[string]any{"devices": dsa0(1), "ovs": map[string]any{"threshold": 256}})); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.statuses(t, "vhu0")["vhu0"]; s.Details["reason"] != string(dsa.CodeOVSNoVhostAsync) {
+		t.Errorf("vhu0 without ovs.unixctl (no commands known): %+v", s)
+	}
+
+	err := r.host.Configure(r.config(t, map[string]any{"devices": dsa0(1), "ovs": map[string]any{"threshold": 256, "unixctl": zs}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, set := r.ovs.Thresh(); n != 256 || !set {
+		t.Errorf("threshold through %s: %d (set %v), want 256", zs, n, set)
+	}
+	if gc, err := r.host.Contribute(); err != nil || gc.OtherConfig[dsa.VhostAsyncSupportKey] != "true" {
+		t.Errorf("contribution with the capable build read through ovs.unixctl: %+v, %v", gc, err)
+	}
+	s := r.statuses(t, "vhu0")["vhu0"]
+	if s.Level != api.StatusInfo || s.Details["pmd_core"] != "1" || s.Details["wq"] != "wq0.0" || s.Details["threshold"] != "256" ||
+		!strings.Contains(s.Summary, "accelerated: PMD core 1 (NUMA 0) uses wq0.0") {
+		t.Errorf("vhu0 with ovs.unixctl: %+v", s)
+	}
+
+	// A stock build behind a socket that the configuration names but that does not answer: the
+	// statuses say why, naming the socket.
+	r.ovs.Close()
+	s = r.statuses(t, "vhu0")["vhu0"]
+	if s.Details["reason"] != "pmds unreadable" || !strings.Contains(s.Details["pmds"], "ovs-vswitchd.zs.ctl") {
+		t.Errorf("vhu0 with ovs.unixctl not answering: %+v", s)
 	}
 }

@@ -27,15 +27,16 @@ func (p *Plugin) OnPortEvents(ctx context.Context, batch api.PortEventBatch) ([]
 		}
 	}
 	p.mu.Lock()
-	configured, facts, m, v := p.configured, p.facts, p.machine, p.view
+	configured, cfg, facts, m, v := p.configured, p.cfg, p.facts, p.machine, p.view
 	p.mu.Unlock()
 	if !configured || len(live) == 0 {
 		return nil, ctx.Err()
 	}
+	sock := socketOf(cfg, facts)
 	active := v.mode != AsyncOff && v.ovs.VhostAsync && facts.OtherConfig[dsa.VhostAsyncSupportKey] == "true"
 	if active && v.thresh.asked > 0 {
 		// A restarted ovs-vswitchd has forgotten the threshold: check it, set it again if so.
-		v.thresh = p.setThreshold(ctx, facts.OVSRunDir, v.ovs, v.thresh.asked)
+		v.thresh = p.setThreshold(ctx, sock, v.ovs, v.thresh.asked)
 		p.mu.Lock()
 		if p.view.thresh.asked == v.thresh.asked {
 			p.view.thresh = v.thresh
@@ -43,16 +44,16 @@ func (p *Plugin) OnPortEvents(ctx context.Context, batch api.PortEventBatch) ([]
 		p.mu.Unlock()
 	}
 	pv := pmdView{}
-	if facts.OVSRunDir == "" {
-		pv.err = "the daemon gave no OVS run directory"
-	} else if pmds, err := p.readPMDs(ctx, facts.OVSRunDir); err != nil {
+	if !sock.known() {
+		pv.err = "the daemon gave no OVS run directory (and ovs.unixctl is not set)"
+	} else if pmds, err := p.readPMDs(ctx, sock); err != nil {
 		pv.err = err.Error()
 	} else {
 		pv.pmds = pmds
 		pv.assign = dsa.AssignPMDs(pmds, v.wqs)
 	}
 	if active {
-		pv.dma = p.dmaCopies(ctx, facts.OVSRunDir)
+		pv.dma = p.dmaCopies(ctx, sock)
 	}
 	sim := ""
 	if m != nil && m.Simulated != "" {

@@ -35,7 +35,9 @@ const configSchema = `{
           "description": "auto: use DSA when this ovs-vswitchd has vhost async, else keep the devices prepared and say so; require: refuse without it (OVS_NO_VHOST_ASYNC); off: never ask OVS"},
         "threshold": {"type": "integer", "minimum": 0, "maximum": 65536,
           "description": "bytes from which copies go to DSA (netdev-dpdk/set-vhost-async-thresh); 0 keeps OVS's default (128)"},
-        "user": {"type": "string", "description": "the user ovs-vswitchd runs as (name or uid:gid), given /dev/dsa/wq*; default: the owner of its pidfile"}
+        "user": {"type": "string", "description": "the user ovs-vswitchd runs as (name or uid:gid), given /dev/dsa/wq*; default: the owner of its pidfile"},
+        "unixctl": {"type": "string", "pattern": "^/", "maxLength": 107,
+          "description": "absolute path of ovs-vswitchd's unixctl socket when it was started with --unixctl=PATH (ZStack: /var/run/openvswitch/ovs-vswitchd.zs.ctl); default: ovs-vswitchd.<pid>.ctl or ovs-vswitchd.ctl in the OVS run directory"}
       }},
     "allowReconfigure": {"type": "boolean", "default": false,
       "description": "reconfigure an enabled device whose configuration differs (default: refuse, so accel-config setups are adopted, not overwritten); a device with clients is never touched"},
@@ -54,7 +56,9 @@ keeps the devices prepared, saying so in its health and in every vhost-user port
 refuses the configuration on an ovs-vswitchd without it (OVS_NO_VHOST_ASYNC); off never asks OVS.
 ovs.threshold: the copy size in bytes from which a capable ovs-vswitchd uses DSA (set through its
 unixctl socket and read back). ovs.user: the user ovs-vswitchd runs as (default: its pidfile's
-owner). allowReconfigure: reconfigure enabled devices whose configuration differs (default false:
+owner). ovs.unixctl: the absolute path of ovs-vswitchd's unixctl socket when it was started with
+--unixctl=PATH (ZStack: /var/run/openvswitch/ovs-vswitchd.zs.ctl); default: found in the OVS run
+directory. allowReconfigure: reconfigure enabled devices whose configuration differs (default false:
 refused). A device the plugin configured and the configuration no longer lists is reset. root
 (default "/"): the directory holding sys/ and dev/. simulate: SIMULATION MODE, for tests: a
 simulated idxd kernel's directory (dsa/simidxd); no hardware is touched.`
