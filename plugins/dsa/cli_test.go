@@ -267,3 +267,31 @@ func listing(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestSimulateVariant: --simulate-variant lays out a simulated host in an empty directory, so a
+// newcomer can try --detect and --plan without a fixture; it keeps an existing host of the same
+// variant (its state is the files), refuses another variant or an unknown one, and needs
+// --simulate.
+func TestSimulateVariant(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sim")
+	rc, out, errOut := run("--detect", "--simulate", dir, "--simulate-variant", "two-numa")
+	if rc != 0 || !strings.Contains(out, "dsa2: PCI 0000:e7:01.0") || !strings.Contains(out, "SIMULATED host") {
+		t.Fatalf("rc %d, stdout:\n%s\nstderr:\n%s", rc, out, errOut)
+	}
+	if rc, out, errOut = run("--detect", "--simulate", dir, "--simulate-variant", "two-numa"); rc != 0 || !strings.Contains(out, "dsa2") {
+		t.Fatalf("second run on the same host: rc %d, stdout:\n%s\nstderr:\n%s", rc, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--detect", "--simulate", dir, "--simulate-variant", "spr"}, `holds variant "two-numa"`},
+		{[]string{"--detect", "--simulate", t.TempDir(), "--simulate-variant", "xeon9"}, "xeon9"},
+		{[]string{"--detect", "--simulate-variant", "spr"}, "goes with --simulate"},
+	} {
+		rc, _, errOut := run(c.args...)
+		if rc != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: rc %d, stderr %q, want 2 and %q", c.args, rc, errOut, c.want)
+		}
+	}
+}

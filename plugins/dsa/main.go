@@ -6,14 +6,14 @@
 //
 // It also answers two questions by hand, read-only:
 //
-//	ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR] [--ovs-rundir DIR | --ovs-ctl PATH]
+//	ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR [--simulate-variant V]] [--ovs-rundir DIR | --ovs-ctl PATH]
 //
 // prints what this host (DSA devices, drivers, PASID, NUMA, clients, work queues) and the
 // running ovs-vswitchd (through its unixctl socket: vhost async or not, PMD threads) can do, in
 // plain words — the socket found in --ovs-rundir, or the one --ovs-ctl names for an
 // ovs-vswitchd started with --unixctl=PATH (ZStack's ovs-vswitchd.zs.ctl) — and
 //
-//	ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR]
+//	ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR [--simulate-variant V]]
 //
 // prints what the plugin would write for a configuration (the plugin's config object, as a
 // file or inline JSON), without writing it. Exit status: 0 done, 1 the host could not be read
@@ -30,6 +30,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/ovsplane/ovsplane/dsa/simidxd"
 
 	"github.com/ovsplane/ovsplane/plugins/dsa/internal/dsaplugin"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
@@ -52,6 +55,15 @@ func main() {
 // unixctl socket.
 const DefaultOVSRunDir = "/var/run/openvswitch"
 
+// variantList names the simulated host variants, for the usage text.
+func variantList() string {
+	var names []string
+	for _, v := range simidxd.Variants() {
+		names = append(names, string(v))
+	}
+	return strings.Join(names, ", ")
+}
+
 // runCLI runs the command-line mode and returns the exit status: 0 on success, 1 when the host
 // cannot be read or the plan fails, 2 on a usage error or an invalid configuration.
 func runCLI(args []string, stdout, stderr io.Writer) int {
@@ -63,11 +75,12 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	config := fs.String("config", "", "with --plan: the plugin's configuration, a file or inline JSON ({\"devices\": [...]})")
 	root := fs.String("root", "", `the directory holding sys/ and dev/ (default "/")`)
 	simulate := fs.String("simulate", "", "read the simulated idxd kernel in this directory (dsa/simidxd) instead of this host")
+	variant := fs.String("simulate-variant", "", "with --simulate: lay out a simulated host of this variant ("+variantList()+") in the directory first when it is empty or absent")
 	rundir := fs.String("ovs-rundir", DefaultOVSRunDir, "with --detect: ovs-vswitchd's run directory (pidfile and unixctl socket)")
 	ctl := fs.String("ovs-ctl", "", "with --detect: ovs-vswitchd's unixctl socket, when it was started with --unixctl=PATH (instead of finding one in --ovs-rundir)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR] [--ovs-rundir DIR | --ovs-ctl PATH]")
-		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR]")
+		fmt.Fprintln(stderr, "usage: ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR [--simulate-variant V]] [--ovs-rundir DIR | --ovs-ctl PATH]")
+		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR [--simulate-variant V]]")
 		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it.")
 		fs.PrintDefaults()
 	}
@@ -77,6 +90,16 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	if *root != "" && *simulate != "" {
 		fmt.Fprintln(stderr, "ovsplane-plugin-dsa: --root and --simulate exclude each other: a simulation has its own root")
 		return 2
+	}
+	if *variant != "" {
+		if *simulate == "" {
+			fmt.Fprintln(stderr, "ovsplane-plugin-dsa: --simulate-variant goes with --simulate DIR (the directory the simulated host is laid out in)")
+			return 2
+		}
+		if _, err := simidxd.Ensure(*simulate, simidxd.Variant(*variant)); err != nil {
+			fmt.Fprintf(stderr, "ovsplane-plugin-dsa: --simulate-variant %.40q: %v\n", *variant, err)
+			return 2
+		}
 	}
 	rundirSet := false
 	fs.Visit(func(f *flag.Flag) { rundirSet = rundirSet || f.Name == "ovs-rundir" })
