@@ -107,7 +107,8 @@ func TestCapableOVS(t *testing.T) {
 	if err != nil || gc.OtherConfig[dsa.VhostAsyncSupportKey] != "true" || len(gc.OtherConfig) != 1 {
 		t.Errorf("contribution %+v, %v", gc, err)
 	}
-	if h, err := r.host.Health(); err != nil || h.State != api.HealthOK || !strings.Contains(h.Message, "accelerating vhost copies from 256 bytes") {
+	if h, err := r.host.Health(); err != nil || h.State != api.HealthOK || !strings.Contains(h.Message, "accelerating vhost copies from 256 bytes") ||
+		!strings.Contains(h.Message, "advice: set other_config:tx-flush-interval=50 (now unset") {
 		t.Errorf("health %+v, %v", h, err)
 	}
 	st := r.statuses(t, "vhu0", "vhu1")
@@ -412,5 +413,16 @@ func TestUnixctlOverride(t *testing.T) {
 	s = r.statuses(t, "vhu0")["vhu0"]
 	if s.Details["reason"] != "pmds unreadable" || !strings.Contains(s.Details["pmds"], "ovs-vswitchd.zs.ctl") {
 		t.Errorf("vhu0 with ovs.unixctl not answering: %+v", s)
+	}
+}
+
+// TestTxFlushAdvice: the health advice about tx-flush-interval appears while the key is unset,
+// zero, below the advised 50 µs or not a number, and not once it is at least 50.
+func TestTxFlushAdvice(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "0": true, "10": true, "x\n": true, "50": false, "200": false} {
+		got := txFlushAdvice(v)
+		if (got != "") != want || (want && (!strings.Contains(got, "tx-flush-interval=50") || strings.Contains(got, "\n"))) {
+			t.Errorf("txFlushAdvice(%q) = %q, want advice: %v", v, got, want)
+		}
 	}
 }
