@@ -21,8 +21,10 @@
 // Config.AckInterval in which frames of a connection arrived, it sends an ack control frame
 // (discovery.MsgAck) carrying the next sequence number it expects. The sender keeps every
 // unacknowledged frame, at most Config.Window per connection (Send blocks while the window is
-// full), and sends it again on another usable link when it has waited Config.RetransmitTimeout,
-// or at once when the link it went out on goes down. The receiver's reorder buffer drops the
+// full), and sends it again on another usable link when it has waited the retransmit timeout
+// (TCP's estimator over the measured ack delays, at least Config.RetransmitTimeout; doubling for
+// each further copy; only the oldest few hundred frames of a connection per pass), or at once
+// when the link it went out on goes down. The receiver's reorder buffer drops the
 // copies it already has, so nothing is delivered twice. Frames are declared lost only after
 // Config.LossTimeout (longer than the retransmit timeout): then the stream has a gap, counted in
 // Stats.Lost, and Receive's sequence numbers jump.
@@ -109,8 +111,9 @@ type Config struct {
 	// Window bounds each connection's unacknowledged frames and its reorder buffer
 	// (0: DefaultWindow; at most reorder.MaxWindow).
 	Window int
-	// RetransmitTimeout is how long a frame waits for its ack before it is sent again
-	// (0: DefaultRetransmitTimeout).
+	// RetransmitTimeout is the least time a frame waits for its ack before it is sent again
+	// (0: DefaultRetransmitTimeout); the timeout in use follows the measured ack delay (smoothed
+	// delay + 4 × its variation, as TCP's RTO) and is at most half the loss timeout.
 	RetransmitTimeout time.Duration
 	// LossTimeout is the reorder buffer's loss timeout (0: DefaultLossTimeout); more than
 	// RetransmitTimeout, at most reorder.MaxTimeout.

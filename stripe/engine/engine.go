@@ -56,8 +56,9 @@ type linkState struct {
 type pending struct {
 	used bool
 	b    []byte
-	link int       // the link it last went out on; −1 when not sent yet
+	link int       // the link it last went out on; −1 while not sent yet
 	sent time.Time // when it last went out
+	tries int      // times it was sent again
 }
 
 // sendFlow is a connection's sender state.
@@ -89,6 +90,11 @@ type Engine struct {
 	flows     map[Conn]*sendFlow
 	retrans   chan struct{}
 	retransRR int
+	ackRR     atomic.Uint64
+	// maxAckDelay is the longest time from a frame's last copy going out to its ack.
+	maxAckDelay time.Duration
+	// srtt and rttvar estimate the ack delay; rto is the retransmit timeout they give.
+	srtt, rttvar, rto time.Duration
 
 	rxMu   sync.Mutex
 	rflows map[Conn]*recvFlow
@@ -133,7 +139,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, table: table, pol: pol, tracker: tracker, flows: map[Conn]*sendFlow{},
 		rflows: map[Conn]*recvFlow{}, retrans: make(chan struct{}, 1), out: make(chan Delivery, 4096),
-		done: make(chan struct{}), maxPayload: frame.MaxPayload}
+		done: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
 	now := time.Now()
 	for i, l := range cfg.Links {
 		ls := &linkState{l: l}
@@ -286,7 +292,8 @@ func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, [
 			if err != nil {
 				return 0, nil, fmt.Errorf("engine: %w", err)
 			}
-			fl.slots[seq%uint64(len(fl.slots))] = pending{used: true, b: b, link: -1}
+			// sent now: the retransmitter leaves it to transmit for a timeout.
+			fl.slots[seq%uint64(len(fl.slots))] = pending{used: true, b: b, link: -1, sent: time.Now()}
 			fl.next++
 			return seq, b, nil
 		}
@@ -307,9 +314,11 @@ func (e *Engine) transmit(ctx context.Context, c Conn, seq uint64, b []byte) err
 	choice := e.pol.Choose(e.tuple(c))
 	e.sendMu.Unlock()
 	for range len(e.links) {
+		// A down error moves the frame to the next link; every link is tried at most once.
 		now := time.Now()
 		i, mac := e.usableFrom(now, choice)
 		if i < 0 {
+			e.mark(c, seq, -1, time.Time{}) // due for the retransmitter's next pass
 			return nil
 		}
 		if i != choice {
@@ -403,8 +412,17 @@ func (e *Engine) retransmitLoop(ctx context.Context) {
 	}
 }
 
-// maxRetransmitBatch bounds the frames one retransmit pass sends.
-const maxRetransmitBatch = 4096
+// Retransmission bounds: one pass sends at most maxRetransmitBatch frames in all; of a
+// connection, every frame whose link went down, and the run of frames whose ack is late that
+// starts at the lowest unacknowledged one, at most maxLateBatch (the cumulative ack says nothing
+// about the later ones, which mostly wait in the receiver's reorder buffer). A frame sent again
+// n times waits RetransmitTimeout·2^n (n ≤ maxBackoff) before the next time, so a stall of the
+// whole path (a busy CPU) costs a few copies, not a window of them.
+const (
+	maxRetransmitBatch = 4096
+	maxLateBatch       = 256
+	maxBackoff         = 4
+)
 
 type resend struct {
 	conn Conn
@@ -417,17 +435,28 @@ func (e *Engine) retransmit(ctx context.Context, now time.Time) {
 	var due []resend
 	e.sendMu.Lock()
 	for _, fl := range e.flows {
+		lateLeft := maxLateBatch
 		for seq := fl.base; seq < fl.next && len(due) < maxRetransmitBatch; seq++ {
 			p := &fl.slots[seq%uint64(len(fl.slots))]
 			if !p.used {
 				continue
 			}
-			late := now.Sub(p.sent) >= e.cfg.RetransmitTimeout
-			if p.link >= 0 && !late && e.links[p.link].usable.Load() {
+			downed := p.link >= 0 && !e.links[p.link].usable.Load()
+			late := lateLeft > 0 && now.Sub(p.sent) >= e.rto<<min(p.tries, maxBackoff)
+			if !late {
+				lateLeft = 0 // only the run of late frames from the oldest: the likely hole
+			}
+			if !downed && !late {
 				continue
+			}
+			if late {
+				lateLeft--
 			}
 			due = append(due, resend{fl.conn, seq, p.b})
 			p.sent = now // not again before the timeout, wherever it goes
+			if p.link >= 0 {
+				p.tries++
+			}
 		}
 	}
 	e.sendMu.Unlock()
@@ -459,14 +488,39 @@ func (e *Engine) onAck(a Ack) {
 	if fl == nil || a.Next <= fl.base || a.Next > fl.next {
 		return
 	}
+	now := time.Now()
+	if p := fl.slots[(a.Next-1)%uint64(len(fl.slots))]; p.link >= 0 && p.tries == 0 {
+		e.sampleRTT(now.Sub(p.sent)) // Karn: only frames sent once
+	}
 	for seq := fl.base; seq < a.Next; seq++ {
-		fl.slots[seq%uint64(len(fl.slots))] = pending{}
+		p := &fl.slots[seq%uint64(len(fl.slots))]
+		if p.link >= 0 {
+			e.maxAckDelay = max(e.maxAckDelay, now.Sub(p.sent))
+		}
+		*p = pending{}
 	}
 	fl.base = a.Next
 	select {
 	case fl.space <- struct{}{}:
 	default:
 	}
+}
+
+// sampleRTT feeds one ack delay into the smoothed RTT and its variation (RFC 6298's estimator)
+// and recomputes the retransmit timeout: srtt + 4·rttvar, at least Config.RetransmitTimeout,
+// at most half the loss timeout. Called with sendMu held.
+func (e *Engine) sampleRTT(r time.Duration) {
+	if e.srtt == 0 {
+		e.srtt, e.rttvar = r, r/2
+	} else {
+		d := e.srtt - r
+		if d < 0 {
+			d = -d
+		}
+		e.rttvar = (3*e.rttvar + d) / 4
+		e.srtt = (7*e.srtt + r) / 8
+	}
+	e.rto = min(max(e.cfg.RetransmitTimeout, e.srtt+4*e.rttvar), e.cfg.LossTimeout/2)
 }
 
 // sample reads every link's state and counters at now, feeds the tracker and the policy, and
@@ -539,21 +593,36 @@ func (e *Engine) acknowledge(ctx context.Context, now time.Time) {
 		}
 	}
 	e.rxMu.Unlock()
-	for k, a := range acks {
+	for _, a := range acks {
 		b, err := AppendAck(nil, a)
 		if err != nil {
 			continue
 		}
-		i, mac := e.usableFrom(now, k)
-		if i < 0 {
-			return
+		// Try the usable links in turn, starting one further each time, until one takes it.
+		start := int(e.ackRR.Add(1) % uint64(len(e.links)))
+		for k := range len(e.links) {
+			i, mac := e.usableFrom(now, start+k)
+			if i < 0 {
+				return
+			}
+			if e.sendControl(ctx, i, mac, b) == nil {
+				e.c.acksSent.Add(1)
+				break
+			}
 		}
-		sctx, cancel := context.WithTimeout(ctx, e.cfg.RetransmitTimeout)
-		if err := e.links[i].l.Send(sctx, mac, b); err == nil {
-			e.c.acksSent.Add(1)
-		}
-		cancel()
 	}
+}
+
+// controlSendWait bounds how long a control frame (ack, hello reply) waits for room in a link's
+// socket: a link full of data must not hold up the goroutine that sends it, which also
+// receives (replies) or acknowledges every connection (acks).
+const controlSendWait = 2 * time.Millisecond
+
+// sendControl sends control frame b on link i to mac, waiting at most controlSendWait.
+func (e *Engine) sendControl(ctx context.Context, i int, mac net.HardwareAddr, b []byte) error {
+	sctx, cancel := context.WithTimeout(ctx, controlSendWait)
+	defer cancel()
+	return e.links[i].l.Send(sctx, mac, b)
 }
 
 // deliver hands one in-order frame to Receive; false when ctx ended first.
@@ -682,11 +751,9 @@ func (e *Engine) control(ctx context.Context, i int, src net.HardwareAddr, h fra
 			if err != nil {
 				return
 			}
-			sctx, cancel := context.WithTimeout(ctx, e.cfg.HelloInterval)
-			if err := ls.l.Send(sctx, src, b); err == nil {
+			if e.sendControl(ctx, i, src, b) == nil {
 				e.c.hellosSent.Add(1)
 			}
-			cancel()
 		}
 	case discovery.MsgAck:
 		a, err := DecodeAck(h, payload)

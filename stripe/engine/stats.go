@@ -48,6 +48,11 @@ type Stats struct {
 	SendFlows, RecvFlows int
 	// Unacked is the number of frames sent and not yet acknowledged, over all connections.
 	Unacked uint64
+	// MaxAckDelay is the longest time from a frame's last copy going out to the ack covering
+	// it: the retransmit timeout should stay above it.
+	MaxAckDelay time.Duration
+	// SRTT is the smoothed ack delay and RTO the retransmit timeout it gives now.
+	SRTT, RTO time.Duration
 	// AcksSent and AcksReceived count ack control frames.
 	AcksSent, AcksReceived uint64
 	// HellosSent and HellosReceived count discovery frames (requests and replies).
@@ -88,6 +93,7 @@ func (e *Engine) Stats() Stats {
 	e.sendMu.Lock()
 	s.Policy = e.pol.Stats()
 	s.SendFlows = len(e.flows)
+	s.MaxAckDelay, s.SRTT, s.RTO = e.maxAckDelay, e.srtt, e.rto
 	for _, fl := range e.flows {
 		s.Unacked += fl.next - fl.base
 	}
