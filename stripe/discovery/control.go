@@ -65,11 +65,11 @@ func Broadcast() net.HardwareAddr { return net.HardwareAddr{0xff, 0xff, 0xff, 0x
 
 // Hello is a hello request or reply.
 type Hello struct {
-	Reply   bool             // a reply (MsgHelloReply), else a request
-	Node    uint32           // the sender's node id (header SrcNode), ≥ 1
-	To      uint32           // header DstNode: 0 for a request, the requester for a reply
-	Link    int              // the sender's link index, 0..MaxLinks−1
-	MAC     net.HardwareAddr // the sender link's MAC: 6 bytes, unicast, not zero
+	Reply bool             // a reply (MsgHelloReply), else a request
+	Node  uint32           // the sender's node id (header SrcNode), ≥ 1
+	To    uint32           // header DstNode: 0 for a request, the requester for a reply
+	Link  int              // the sender's link index, 0..MaxLinks−1
+	MAC   net.HardwareAddr // the sender link's MAC: 6 bytes, unicast, not zero
 }
 
 // Type returns the message type of a control frame's payload.

@@ -54,11 +54,11 @@ type linkState struct {
 
 // pending is one unacknowledged frame.
 type pending struct {
-	used bool
-	b    []byte
-	link int       // the link it last went out on; −1 while not sent yet
-	sent time.Time // when it last went out
-	tries int      // times it was sent again
+	used  bool
+	b     []byte
+	link  int       // the link it last went out on; −1 while not sent yet
+	sent  time.Time // when it last went out
+	tries int       // times it was sent again
 }
 
 // sendFlow is a connection's sender state.
