@@ -75,7 +75,7 @@ const (
 	DefaultPeerTTL           = time.Second
 	DefaultWindow            = 4096
 	DefaultRetransmitTimeout = 200 * time.Millisecond
-	DefaultLossTimeout       = 2 * time.Second
+	DefaultLossTimeout       = 5 * time.Second
 	DefaultAckInterval       = 5 * time.Millisecond
 	DefaultMaxFlows          = 256
 	MaxFlows                 = 1 << 16

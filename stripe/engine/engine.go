@@ -103,7 +103,8 @@ type Engine struct {
 	tracker  *load.Tracker
 
 	out     chan Delivery
-	running atomic.Bool
+	started atomic.Bool // Run was called
+	running atomic.Bool // Run is running
 	done    chan struct{}
 
 	c counters
@@ -162,9 +163,10 @@ func (e *Engine) MaxPayload() int { return e.maxPayload }
 // hello sender, the acknowledger and the retransmitter. It returns nil when ctx ends, and an
 // error at once when the engine is already running or has run.
 func (e *Engine) Run(ctx context.Context) error {
-	if !e.running.CompareAndSwap(false, true) {
+	if !e.started.CompareAndSwap(false, true) {
 		return fmt.Errorf("engine: Run called twice: build a new engine with New")
 	}
+	e.running.Store(true)
 	defer close(e.done)
 	// The first sample makes links usable before anything else runs.
 	e.sample(time.Now())
