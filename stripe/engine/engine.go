@@ -98,11 +98,17 @@ type Engine struct {
 
 	rxMu   sync.Mutex
 	rflows map[Conn]*recvFlow
+	// ready holds the in-order deliveries Receive has not taken yet, from readyHead on; the
+	// receivers stop reading their links while it holds readyMax or more.
+	ready     []Delivery
+	readyHead int
+	readyMax  int
+	readyCh   chan struct{} // signalled when deliveries are added
+	spaceCh   chan struct{} // signalled when Receive takes one
 
 	sampleMu sync.Mutex
 	tracker  *load.Tracker
 
-	out     chan Delivery
 	started atomic.Bool // Run was called
 	running atomic.Bool // Run is running
 	done    chan struct{}
@@ -118,7 +124,7 @@ type counters struct {
 	acksSent, acksReceived         atomic.Uint64
 	badFrames, foreign, refused    atomic.Uint64
 	hellosSent, hellosReceived     atomic.Uint64
-	rxErrors                       atomic.Uint64
+	rxErrors, paceWaits            atomic.Uint64
 }
 
 // New validates cfg and returns an engine; Run starts it.
@@ -139,7 +145,8 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e := &Engine{cfg: cfg, table: table, pol: pol, tracker: tracker, flows: map[Conn]*sendFlow{},
-		rflows: map[Conn]*recvFlow{}, retrans: make(chan struct{}, 1), out: make(chan Delivery, 4096),
+		rflows: map[Conn]*recvFlow{}, retrans: make(chan struct{}, 1),
+		readyCh: make(chan struct{}, 1), spaceCh: make(chan struct{}, 1), readyMax: cfg.Window,
 		done: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
 	now := time.Now()
 	for i, l := range cfg.Links {
@@ -368,6 +375,7 @@ func (e *Engine) pace(ctx context.Context, ls *linkState, n int) error {
 		if err != nil || wait == 0 {
 			return err
 		}
+		e.c.paceWaits.Add(1)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -584,11 +592,7 @@ func (e *Engine) acknowledge(ctx context.Context, now time.Time) {
 	var acks []Ack
 	e.rxMu.Lock()
 	for _, rf := range e.rflows {
-		for _, d := range rf.buf.Expire(now) {
-			if !e.deliver(ctx, rf.conn, d) {
-				break
-			}
-		}
+		e.queue(rf.conn, rf.buf.Expire(now))
 		if rf.dirty {
 			rf.dirty = false
 			acks = append(acks, Ack{From: e.cfg.Node, To: e.cfg.Peer, Conn: rf.conn, Next: rf.buf.Next()})
@@ -627,33 +631,61 @@ func (e *Engine) sendControl(ctx context.Context, i int, mac net.HardwareAddr, b
 	return e.links[i].l.Send(sctx, mac, b)
 }
 
-// deliver hands one in-order frame to Receive; false when ctx ended first.
-func (e *Engine) deliver(ctx context.Context, c Conn, d reorder.Delivery) bool {
-	select {
-	case e.out <- Delivery{Conn: c, Seq: d.Seq, Payload: d.Payload}:
+// queue appends in-order deliveries of connection c for Receive. Called with rxMu held.
+func (e *Engine) queue(c Conn, ds []reorder.Delivery) {
+	if len(ds) == 0 {
+		return
+	}
+	for _, d := range ds {
+		e.ready = append(e.ready, Delivery{Conn: c, Seq: d.Seq, Payload: d.Payload})
 		e.c.deliveredFrames.Add(1)
 		e.c.deliveredByte.Add(uint64(len(d.Payload)))
-		return true
-	case <-ctx.Done():
-		return false
+	}
+	signal(e.readyCh)
+}
+
+// signal wakes one waiter of ch without blocking.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
 // Receive returns the next frame delivered in order, of any connection, waiting until one
-// arrives or ctx ends. The payload is the caller's.
+// arrives or ctx ends. The payload is the caller's. After Run ended it returns what was
+// delivered before, then fails with ErrNotRunning.
 func (e *Engine) Receive(ctx context.Context) (Delivery, error) {
-	select {
-	case d := <-e.out:
-		return d, nil
-	default:
-	}
-	select {
-	case d := <-e.out:
-		return d, nil
-	case <-ctx.Done():
-		return Delivery{}, fmt.Errorf("engine: receive: %w", ctx.Err())
-	case <-e.done:
-		return Delivery{}, fmt.Errorf("engine: receive: %w", ErrNotRunning)
+	for {
+		e.rxMu.Lock()
+		if e.readyHead < len(e.ready) {
+			d := e.ready[e.readyHead]
+			e.ready[e.readyHead] = Delivery{}
+			e.readyHead++
+			more := e.readyHead < len(e.ready)
+			if !more {
+				e.ready, e.readyHead = e.ready[:0], 0
+			}
+			e.rxMu.Unlock()
+			signal(e.spaceCh)
+			if more {
+				signal(e.readyCh) // for another Receive waiting
+			}
+			return d, nil
+		}
+		e.rxMu.Unlock()
+		select {
+		case <-e.readyCh:
+		case <-ctx.Done():
+			return Delivery{}, fmt.Errorf("engine: receive: %w", ctx.Err())
+		case <-e.done:
+			e.rxMu.Lock()
+			empty := e.readyHead == len(e.ready)
+			e.rxMu.Unlock()
+			if empty {
+				return Delivery{}, fmt.Errorf("engine: receive: %w", ErrNotRunning)
+			}
+		}
 	}
 }
 
@@ -702,6 +734,16 @@ func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []
 	p := append([]byte(nil), payload...)
 	e.rxMu.Lock()
 	defer e.rxMu.Unlock()
+	for len(e.ready)-e.readyHead >= e.readyMax { // Receive is behind: stop reading
+		e.rxMu.Unlock()
+		select {
+		case <-e.spaceCh:
+		case <-ctx.Done():
+			e.rxMu.Lock()
+			return
+		}
+		e.rxMu.Lock()
+	}
 	rf := e.rflows[c]
 	if rf == nil {
 		if len(e.rflows) >= e.cfg.MaxFlows {
@@ -717,11 +759,7 @@ func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []
 		e.rflows[c] = rf
 	}
 	rf.dirty = true
-	for _, d := range rf.buf.Push(now, h.Seq, p) {
-		if !e.deliver(ctx, c, d) {
-			return
-		}
-	}
+	e.queue(c, rf.buf.Push(now, h.Seq, p))
 }
 
 // control handles a control frame from src on link i.

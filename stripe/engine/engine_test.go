@@ -87,18 +87,22 @@ type node struct {
 }
 
 // start builds and runs the engines of both nodes with the policy kind; they stop at cleanup.
-func (tb *testbed) start(t *testing.T, kind policy.Kind) (a, b node) {
+// With pace > 0, the engines pace each link to pace times its rate (its Vmax).
+func (tb *testbed) start(t *testing.T, kind policy.Kind, pace float64) (a, b node) {
 	t.Helper()
 	vmax := make([]float64, len(rates))
 	capa := make([]uint64, len(rates))
 	for i, r := range rates {
 		vmax[i] = float64(r) * 1e6 / 8
+		if pace > 0 {
+			vmax[i] *= pace
+		}
 		capa[i] = uint64(r)
 	}
 	mk := func(self, peer uint32, aSide bool) node {
 		links := tb.open(t, aSide)
 		e, err := engine.New(engine.Config{Node: self, Peer: peer, Links: links, Vmax: vmax,
-			Policy: policy.Config{Kind: kind, Delta: 0.1, Capacities: capa}})
+			Policy: policy.Config{Kind: kind, Delta: 0.1, Capacities: capa}, Pace: pace > 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,9 +222,21 @@ func transfer(t *testing.T, a, b node, conn engine.Conn, at func(off int)) {
 
 func TestBulkTransfer(t *testing.T) {
 	tb := newTestbed(t)
-	for _, kind := range []policy.Kind{policy.KindRoundRobin, policy.KindSeed} {
-		t.Run(string(kind), func(t *testing.T) {
-			a, b := tb.start(t, kind)
+	for _, arm := range []struct {
+		kind policy.Kind
+		pace float64
+	}{
+		{policy.KindRoundRobin, 0},
+		{policy.KindSeed, 0},
+		// Paced to an eighth of the rates (125 Mbit/s in all), so pacing is what limits.
+		{policy.KindWeighted, 0.125},
+	} {
+		name := string(arm.kind)
+		if arm.pace > 0 {
+			name += "+paced"
+		}
+		t.Run(name, func(t *testing.T) {
+			a, b := tb.start(t, arm.kind, arm.pace)
 			conn := engine.Conn{Service: 7, SrcPort: 1000, DstPort: 2000}
 			transfer(t, a, b, conn, nil)
 			s := a.e.Stats()
@@ -236,13 +252,19 @@ func TestBulkTransfer(t *testing.T) {
 			if used != len(rates) {
 				t.Fatalf("%d of %d links carried more than 5%% of the bytes: %+v", used, len(rates), s.Links)
 			}
+			if arm.pace > 0 && s.PaceWaits == 0 {
+				t.Fatalf("paced at the link rates, no send waited for tokens: %+v", s)
+			}
+			if arm.pace == 0 && s.PaceWaits != 0 {
+				t.Fatalf("not paced, yet %d sends waited for tokens", s.PaceWaits)
+			}
 		})
 	}
 }
 
 func TestLinkDownMidTransfer(t *testing.T) {
 	tb := newTestbed(t)
-	a, b := tb.start(t, policy.KindRoundRobin)
+	a, b := tb.start(t, policy.KindRoundRobin, 0)
 	const down = 1
 	dev := tb.pairs[down].A.Name
 	var atUp uint64

@@ -35,6 +35,8 @@ type Stats struct {
 	Retransmits uint64
 	// Skips counts policy choices moved to another link because the chosen one was unusable.
 	Skips uint64
+	// PaceWaits counts sends that waited for their link's token bucket (Config.Pace).
+	PaceWaits uint64
 	// SendErrors counts link sends that failed for another reason than a down link (the
 	// retransmitter recovers the frame).
 	SendErrors uint64
@@ -71,7 +73,7 @@ func (e *Engine) Stats() Stats {
 	s := Stats{
 		SentFrames: e.c.sentFrames.Load(), SentBytes: e.c.sentBytes.Load(),
 		DeliveredFrames: e.c.deliveredFrames.Load(), DeliveredBytes: e.c.deliveredByte.Load(),
-		Retransmits: e.c.retransmits.Load(), Skips: e.c.skips.Load(), SendErrors: e.c.sendErrors.Load(),
+		Retransmits: e.c.retransmits.Load(), Skips: e.c.skips.Load(), PaceWaits: e.c.paceWaits.Load(), SendErrors: e.c.sendErrors.Load(),
 		AcksSent: e.c.acksSent.Load(), AcksReceived: e.c.acksReceived.Load(),
 		HellosSent: e.c.hellosSent.Load(), HellosReceived: e.c.hellosReceived.Load(),
 		BadFrames: e.c.badFrames.Load(), Foreign: e.c.foreign.Load(), Refused: e.c.refused.Load(),
