@@ -1,4 +1,4 @@
-// Package stripe is the root of the stripe plugin's pure building blocks (issue 16): one
+// Package stripe is the root of the stripe plugin's packages (issue 16): one
 // application connection carried over several NICs at their summed speed, delivered in order,
 // with a load-aware choice of send NIC and fair per-application shares.
 //
