@@ -117,6 +117,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"ack above rto":   func(c *engine.Config) { c.AckInterval = time.Second },
 		"window":          func(c *engine.Config) { c.Window = 1 << 20 },
 		"flows":           func(c *engine.Config) { c.MaxFlows = -1 },
+		"in flight":       func(c *engine.Config) { c.MaxInFlight = engine.MaxInFlight + 1 },
 	} {
 		c := good()
 		mut(&c)
@@ -177,5 +178,42 @@ func TestSendAndReceiveNeedRun(t *testing.T) {
 	}
 	if _, err := e.Receive(t.Context()); !errors.Is(err, engine.ErrNotRunning) {
 		t.Fatalf("Receive after Run: %v, want ErrNotRunning", err)
+	}
+}
+
+func TestSendWaitsWhenInFlightIsFull(t *testing.T) {
+	e, err := engine.New(engine.Config{Node: 1, Peer: 2, Links: []link.Link{idleLink{1500}}, Vmax: []float64{1e6},
+		Policy: policy.Config{Kind: policy.KindRoundRobin}, MaxInFlight: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	// Two connections, one frame each, fill the engine-wide bound; a third frame waits.
+	for try, port := 0, uint16(1); port <= 2; try++ {
+		if try == 10000 {
+			t.Fatal("Run did not start within 10000 tries")
+		}
+		err := e.Send(t.Context(), engine.Message{Conn: engine.Conn{Service: 1, SrcPort: port}, Payload: []byte("x")})
+		if errors.Is(err, engine.ErrNotRunning) {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		port++
+	}
+	sctx, scancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer scancel()
+	err = e.Send(sctx, engine.Message{Conn: engine.Conn{Service: 1, SrcPort: 3}, Payload: []byte("x")})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Send beyond MaxInFlight: %v, want it to wait until its context ends", err)
+	}
+	if s := e.Stats(); s.Unacked != 2 || s.SentFrames != 2 {
+		t.Fatalf("stats %+v: want 2 frames sent and unacknowledged", s)
 	}
 }

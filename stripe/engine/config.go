@@ -77,7 +77,9 @@ const (
 	DefaultRetransmitTimeout = 200 * time.Millisecond
 	DefaultLossTimeout       = 5 * time.Second
 	DefaultAckInterval       = 5 * time.Millisecond
-	DefaultMaxFlows          = 256
+	DefaultMaxFlows          = 64
+	DefaultMaxInFlight       = 4 * DefaultWindow
+	MaxInFlight              = 1 << 22
 	MaxFlows                 = 1 << 16
 	MinInterval              = time.Millisecond
 	MaxInterval              = time.Minute
@@ -122,7 +124,12 @@ type Config struct {
 	// RetransmitTimeout.
 	AckInterval time.Duration
 	// MaxFlows bounds the connections, each direction (0: DefaultMaxFlows; at most MaxFlows).
+	// The receive side holds at most MaxFlows × Window frames in its reorder buffers.
 	MaxFlows int
+	// MaxInFlight bounds the unacknowledged frames of all connections together, which the
+	// sender keeps (0: DefaultMaxInFlight, about 24 MB of 1500-byte frames; at most
+	// MaxInFlight); Send waits while it is reached.
+	MaxInFlight int
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -205,6 +212,12 @@ func (c *Config) check() error {
 	}
 	if c.MaxFlows < 1 || c.MaxFlows > MaxFlows {
 		return fmt.Errorf("engine: at most %d connections: want 1 to %d", c.MaxFlows, MaxFlows)
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.MaxInFlight < 1 || c.MaxInFlight > MaxInFlight {
+		return fmt.Errorf("engine: at most %d frames in flight: want 1 to %d", c.MaxInFlight, MaxInFlight)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

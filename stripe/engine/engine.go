@@ -67,7 +67,6 @@ type sendFlow struct {
 	next  uint64 // the next sequence number to assign
 	base  uint64 // the lowest unacknowledged sequence number
 	slots []pending
-	space chan struct{} // signalled when acks free window slots
 }
 
 // recvFlow is a connection's receiver state.
@@ -91,6 +90,10 @@ type Engine struct {
 	retrans   chan struct{}
 	retransRR int
 	ackRR     atomic.Uint64
+	// inflight counts the unacknowledged frames of all connections (≤ Config.MaxInFlight);
+	// space is closed, and replaced, whenever acks free some.
+	inflight int
+	space    chan struct{}
 	// maxAckDelay is the longest time from a frame's last copy going out to its ack.
 	maxAckDelay time.Duration
 	// srtt and rttvar estimate the ack delay; rto is the retransmit timeout they give.
@@ -147,7 +150,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, table: table, pol: pol, tracker: tracker, flows: map[Conn]*sendFlow{},
 		rflows: map[Conn]*recvFlow{}, retrans: make(chan struct{}, 1),
 		readyCh: make(chan struct{}, 1), spaceCh: make(chan struct{}, 1), readyMax: cfg.Window,
-		done: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
+		done: make(chan struct{}), space: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
 	now := time.Now()
 	for i, l := range cfg.Links {
 		ls := &linkState{l: l}
@@ -291,10 +294,10 @@ func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, [
 			if len(e.flows) >= e.cfg.MaxFlows {
 				return 0, nil, fmt.Errorf("engine: connection %+v: already %d connections, the maximum (Config.MaxFlows)", c, e.cfg.MaxFlows)
 			}
-			fl = &sendFlow{conn: c, slots: make([]pending, e.cfg.Window), space: make(chan struct{}, 1)}
+			fl = &sendFlow{conn: c, slots: make([]pending, e.cfg.Window)}
 			e.flows[c] = fl
 		}
-		if fl.next-fl.base < uint64(len(fl.slots)) {
+		if fl.next-fl.base < uint64(len(fl.slots)) && e.inflight < e.cfg.MaxInFlight {
 			seq := fl.next
 			b, err := frame.Append(make([]byte, 0, frame.HeaderLen+len(payload)), frame.Header{Service: c.Service,
 				SrcNode: e.cfg.Node, DstNode: e.cfg.Peer, SrcPort: c.SrcPort, DstPort: c.DstPort, Seq: seq}, payload)
@@ -304,11 +307,13 @@ func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, [
 			// sent now: the retransmitter leaves it to transmit for a timeout.
 			fl.slots[seq%uint64(len(fl.slots))] = pending{used: true, b: b, link: -1, sent: time.Now()}
 			fl.next++
+			e.inflight++
 			return seq, b, nil
 		}
+		space := e.space
 		e.sendMu.Unlock()
 		select {
-		case <-fl.space:
+		case <-space:
 		case <-ctx.Done():
 		case <-e.done:
 		}
@@ -509,11 +514,10 @@ func (e *Engine) onAck(a Ack) {
 		}
 		*p = pending{}
 	}
+	e.inflight -= int(a.Next - fl.base)
 	fl.base = a.Next
-	select {
-	case fl.space <- struct{}{}:
-	default:
-	}
+	close(e.space) // wake every sender waiting for room
+	e.space = make(chan struct{})
 }
 
 // sampleRTT feeds one ack delay into the smoothed RTT and its variation (RFC 6298's estimator)
