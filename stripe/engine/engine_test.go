@@ -6,12 +6,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/stripe/discovery"
 	"github.com/ovsplane/ovsplane/stripe/engine"
+	"github.com/ovsplane/ovsplane/stripe/frame"
 	"github.com/ovsplane/ovsplane/stripe/link"
 	"github.com/ovsplane/ovsplane/stripe/policy"
 	"github.com/ovsplane/ovsplane/test/lab"
@@ -321,5 +324,72 @@ func TestLinkDownMidTransfer(t *testing.T) {
 	// Round robin gives the link a quarter of the last 8 MiB; demand at least an eighth.
 	if sent := l.TxBytes - atUp; sent < (totalBytes-12<<20)/8 {
 		t.Errorf("link %d sent %d bytes after it came back up, want at least %d", down, sent, (totalBytes-12<<20)/8)
+	}
+}
+
+func TestBadFramesAreCountedAndDropped(t *testing.T) {
+	tb := newTestbed(t)
+	a, b := tb.start(t, policy.KindRoundRobin, 0)
+	// A second socket on node b's end of link 0 forges frames towards node a.
+	var forger link.Link
+	if err := tb.b.Do(func() error {
+		var err error
+		forger, err = link.Open(t.Context(), link.Config{Interface: tb.pairs[0].B.Name})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer forger.Close()
+	data := func(h frame.Header, payload []byte) []byte {
+		b, err := frame.Append(nil, h, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	good := frame.Header{Service: 1, SrcNode: nodeB, DstNode: nodeA, SrcPort: 5, DstPort: 6}
+	version2 := data(good, []byte("x"))
+	version2[0] = 2
+	longer := data(good, make([]byte, 10))
+	longer[24], longer[25] = 0x03, 0xe8 // the length field says 1000 bytes
+	fromStranger, toStranger := good, good
+	fromStranger.SrcNode, toStranger.DstNode = 99, 5
+	unknownType := data(frame.Header{Flags: frame.FlagControl, Service: discovery.ControlService, SrcNode: nodeB, DstNode: nodeA}, []byte{77})
+	strangerAck, err := engine.AppendAck(nil, engine.Ack{From: 99, To: nodeA, Conn: engine.Conn{Service: 1}, Next: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgedHello, err := discovery.AppendHello(nil, discovery.Hello{Node: 42, MAC: net.HardwareAddr{2, 0, 0, 0, 0, 42}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := a.e.Stats()
+	for _, f := range [][]byte{
+		[]byte("garbage"), version2, longer, unknownType, // 4 bad
+		data(fromStranger, []byte("x")), data(toStranger, []byte("x")), strangerAck, // 3 foreign
+		forgedHello, // 1 refused by discovery: its MAC is not the sender's
+	} {
+		if err := forger.Send(t.Context(), a.links[0].MAC(), f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lab.WaitFor(t, 10*time.Second, "the forged frames counted", func(context.Context) error {
+		s := a.e.Stats()
+		if s.BadFrames-before.BadFrames != 4 || s.Foreign-before.Foreign != 3 || s.Discovery.Refused-before.Discovery.Refused != 1 {
+			return fmt.Errorf("bad %d, foreign %d, refused hellos %d", s.BadFrames-before.BadFrames,
+				s.Foreign-before.Foreign, s.Discovery.Refused-before.Discovery.Refused)
+		}
+		return nil
+	})
+	if s := a.e.Stats(); s.RecvFlows != 0 || s.DeliveredFrames != 0 || len(a.e.Peers()) != 1 {
+		t.Fatalf("forged frames reached a connection or the table: %+v, peers %+v", s, a.e.Peers())
+	}
+	// The engine still carries traffic.
+	conn := engine.Conn{Service: 3, SrcPort: 4, DstPort: 5}
+	if err := b.e.Send(t.Context(), engine.Message{Conn: conn, Payload: chunk(0, 10000)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receiveAll(t.Context(), a.e, conn, 10000); got.err != nil || got.bytes != 10000 {
+		t.Fatalf("after the forged frames: received %d bytes, %v", got.bytes, got.err)
 	}
 }
