@@ -51,7 +51,7 @@ func newTestbed(t *testing.T) *testbed {
 }
 
 // open opens one end of every pair (a or b side) inside its namespace.
-func (tb *testbed) open(t *testing.T, aSide bool) []link.Link {
+func (tb *testbed) open(t *testing.T, aSide, ring bool) []link.Link {
 	t.Helper()
 	ns := tb.b
 	if aSide {
@@ -64,7 +64,7 @@ func (tb *testbed) open(t *testing.T, aSide bool) []link.Link {
 			if aSide {
 				name = p.A.Name
 			}
-			l, err := link.Open(t.Context(), link.Config{Interface: name})
+			l, err := link.Open(t.Context(), link.Config{Interface: name, RxRing: ring})
 			if err != nil {
 				return err
 			}
@@ -89,23 +89,40 @@ type node struct {
 	links []link.Link
 }
 
-// start builds and runs the engines of both nodes with the policy kind; they stop at cleanup.
-// With pace > 0, the engines pace each link to pace times its rate (its Vmax).
-func (tb *testbed) start(t *testing.T, kind policy.Kind, pace float64) (a, b node) {
+// arm is one configuration of the engines under test.
+type arm struct {
+	kind policy.Kind
+	pace float64 // > 0: pace each link to pace times its rate (its Vmax)
+	ring bool    // receive through TPACKET_V3 rings
+}
+
+func (a arm) String() string {
+	s := string(a.kind)
+	if a.pace > 0 {
+		s += "+paced"
+	}
+	if a.ring {
+		s += "+rx-ring"
+	}
+	return s
+}
+
+// start builds and runs the engines of both nodes as arm says; they stop at cleanup.
+func (tb *testbed) start(t *testing.T, arm arm) (a, b node) {
 	t.Helper()
 	vmax := make([]float64, len(rates))
 	capa := make([]uint64, len(rates))
 	for i, r := range rates {
 		vmax[i] = float64(r) * 1e6 / 8
-		if pace > 0 {
-			vmax[i] *= pace
+		if arm.pace > 0 {
+			vmax[i] *= arm.pace
 		}
 		capa[i] = uint64(r)
 	}
 	mk := func(self, peer uint32, aSide bool) node {
-		links := tb.open(t, aSide)
+		links := tb.open(t, aSide, arm.ring)
 		e, err := engine.New(engine.Config{Node: self, Peer: peer, Links: links, Vmax: vmax,
-			Policy: policy.Config{Kind: kind, Delta: 0.1, Capacities: capa}, Pace: pace > 0})
+			Policy: policy.Config{Kind: arm.kind, Delta: 0.1, Capacities: capa}, Pace: arm.pace > 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,21 +242,14 @@ func transfer(t *testing.T, a, b node, conn engine.Conn, at func(off int)) {
 
 func TestBulkTransfer(t *testing.T) {
 	tb := newTestbed(t)
-	for _, arm := range []struct {
-		kind policy.Kind
-		pace float64
-	}{
-		{policy.KindRoundRobin, 0},
-		{policy.KindSeed, 0},
+	for _, arm := range []arm{
+		{kind: policy.KindRoundRobin},
+		{kind: policy.KindSeed, ring: true},
 		// Paced to an eighth of the rates (125 Mbit/s in all), so pacing is what limits.
-		{policy.KindWeighted, 0.125},
+		{kind: policy.KindWeighted, pace: 0.125},
 	} {
-		name := string(arm.kind)
-		if arm.pace > 0 {
-			name += "+paced"
-		}
-		t.Run(name, func(t *testing.T) {
-			a, b := tb.start(t, arm.kind, arm.pace)
+		t.Run(arm.String(), func(t *testing.T) {
+			a, b := tb.start(t, arm)
 			conn := engine.Conn{Service: 7, SrcPort: 1000, DstPort: 2000}
 			transfer(t, a, b, conn, nil)
 			s := a.e.Stats()
@@ -267,7 +277,7 @@ func TestBulkTransfer(t *testing.T) {
 
 func TestLinkDownMidTransfer(t *testing.T) {
 	tb := newTestbed(t)
-	a, b := tb.start(t, policy.KindRoundRobin, 0)
+	a, b := tb.start(t, arm{kind: policy.KindRoundRobin})
 	const down = 1
 	dev := tb.pairs[down].A.Name
 	var atUp uint64
@@ -329,7 +339,7 @@ func TestLinkDownMidTransfer(t *testing.T) {
 
 func TestBadFramesAreCountedAndDropped(t *testing.T) {
 	tb := newTestbed(t)
-	a, b := tb.start(t, policy.KindRoundRobin, 0)
+	a, b := tb.start(t, arm{kind: policy.KindRoundRobin})
 	// A second socket on node b's end of link 0 forges frames towards node a.
 	var forger link.Link
 	if err := tb.b.Do(func() error {

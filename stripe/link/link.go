@@ -23,8 +23,12 @@
 //
 // A packet socket keeps working across `ip link set down` / `up`: while the interface is down,
 // Send fails with an error for which IsDown is true, and State reports it down; once it is up
-// again both work as before. TPACKET rings (and AF_XDP) are not used yet: every frame is one
-// sendto or recvfrom.
+// again both work as before.
+//
+// Every sent frame is one sendto. Received frames are one recvfrom each, or, with
+// Config.RxRing, are read from a TPACKET_V3 ring the kernel fills in blocks: Recv makes a system
+// call only to wait when the ring is empty. A block is handed over when full or RingBlockTimeout
+// after its first frame, so a lone frame waits up to that long. AF_XDP is not used.
 package link
 
 import (
@@ -89,7 +93,9 @@ type Link interface {
 // State is an interface's state.
 type State struct {
 	Up      bool // administratively up (IFF_UP)
-	Running bool // operationally up: carrier present (IFF_RUNNING)
+	// Running says the carrier is present: the driver's answer to ETHTOOL_GLINK, immediate, or,
+	// for a driver without it, IFF_RUNNING (which lags the carrier by up to a second).
+	Running bool
 }
 
 // Usable reports whether frames can flow: up and running.
@@ -120,6 +126,9 @@ type Config struct {
 	// than a shaped link's queue, makes Send wait instead of the qdisc dropping), otherwise
 	// MinSocketBuffer..MaxSocketBuffer.
 	SendBuffer int
+	// RxRing receives through a TPACKET_V3 ring mapped into the process (RingBlocks blocks of
+	// RingBlockSize bytes) instead of one recvfrom per frame; RecvBuffer then does not apply.
+	RxRing bool
 }
 
 // check validates and fills the defaults of cfg.

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,6 +26,7 @@ type packetLink struct {
 	ethertype uint16
 	f         *os.File
 	rc        syscall.RawConn
+	ring      *rxRing // nil without Config.RxRing
 
 	mu     sync.Mutex
 	stats  Stats
@@ -84,28 +87,40 @@ func setup(fd int, cfg Config, proto uint16) (*packetLink, error) {
 			return nil, fmt.Errorf("link %s: set send buffer to %d bytes: %w", name, cfg.SendBuffer, err)
 		}
 	}
+	var ring *rxRing
+	if cfg.RxRing {
+		if ring, err = setupRing(fd); err != nil {
+			return nil, fmt.Errorf("link %s: %w", name, err)
+		}
+	}
+	fail := func(err error) (*packetLink, error) {
+		if ring != nil {
+			_ = ring.close()
+		}
+		return nil, err
+	}
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: ifindex}); err != nil {
-		return nil, fmt.Errorf("link %s: bind packet socket: %w", name, err)
+		return fail(fmt.Errorf("link %s: bind packet socket: %w", name, err))
 	}
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
-		return nil, fmt.Errorf("link %s: read hardware address: %w", name, err)
+		return fail(fmt.Errorf("link %s: read hardware address: %w", name, err))
 	}
 	ll, ok := sa.(*unix.SockaddrLinklayer)
 	if !ok || ll.Halen != 6 {
-		return nil, fmt.Errorf("link %s: not an Ethernet interface (hardware address of %d bytes)", name, addrLen(ll))
+		return fail(fmt.Errorf("link %s: not an Ethernet interface (hardware address of %d bytes)", name, addrLen(ll)))
 	}
 	// Drop what the statistics counted before the bind finished; the counters start now.
 	if _, err := unix.GetsockoptTpacketStats(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err != nil {
-		return nil, fmt.Errorf("link %s: read PACKET_STATISTICS: %w", name, err)
+		return fail(fmt.Errorf("link %s: read PACKET_STATISTICS: %w", name, err))
 	}
 	f := os.NewFile(uintptr(fd), "packet:"+name)
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return nil, fmt.Errorf("link %s: %w", name, err)
+		return fail(fmt.Errorf("link %s: %w", name, err))
 	}
 	return &packetLink{name: name, mac: net.HardwareAddr(append([]byte(nil), ll.Addr[:6]...)), mtu: mtu,
-		ifindex: ifindex, ethertype: cfg.EtherType, f: f, rc: rc}, nil
+		ifindex: ifindex, ethertype: cfg.EtherType, f: f, rc: rc, ring: ring}, nil
 }
 
 func addrLen(ll *unix.SockaddrLinklayer) int {
@@ -186,6 +201,9 @@ func (l *packetLink) Send(ctx context.Context, dst net.HardwareAddr, b []byte) e
 
 // Recv implements Link.
 func (l *packetLink) Recv(ctx context.Context, buf []byte) (int, net.HardwareAddr, error) {
+	if l.ring != nil {
+		return l.recvRing(ctx, buf)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, nil, fmt.Errorf("link %s: receive: %w", l.name, err)
@@ -228,6 +246,45 @@ func (l *packetLink) Recv(ctx context.Context, buf []byte) (int, net.HardwareAdd
 	}
 }
 
+// recvRing is Recv from the TPACKET_V3 ring: no system call while frames are waiting.
+func (l *packetLink) recvRing(ctx context.Context, buf []byte) (int, net.HardwareAddr, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, nil, fmt.Errorf("link %s: receive: %w", l.name, err)
+		}
+		f := l.ring.take(buf)
+		if f.ok {
+			if f.outgoing {
+				continue
+			}
+			l.mu.Lock()
+			if f.copied != f.n {
+				l.stats.RxOversize++
+				l.mu.Unlock()
+				continue
+			}
+			l.stats.RxFrames++
+			l.stats.RxBytes += uint64(f.n)
+			l.mu.Unlock()
+			return f.n, f.src, nil
+		}
+		if l.isClosed() {
+			return 0, nil, fmt.Errorf("link %s: receive: %w", l.name, ErrClosed)
+		}
+		stop := l.deadline(ctx, l.f.SetReadDeadline)
+		err := l.rc.Read(func(uintptr) bool { return l.ring.ready() })
+		stop()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue
+		case errors.Is(err, os.ErrClosed) || (err != nil && l.isClosed()):
+			return 0, nil, fmt.Errorf("link %s: receive: %w", l.name, ErrClosed)
+		case err != nil:
+			return 0, nil, fmt.Errorf("link %s: receive: %w", l.name, err)
+		}
+	}
+}
+
 // Stats implements Link: it adds the kernel's PACKET_STATISTICS since the last call.
 func (l *packetLink) Stats() Stats {
 	l.mu.Lock()
@@ -258,7 +315,36 @@ func (l *packetLink) State() (State, error) {
 		return State{}, fmt.Errorf("link %s: read state: %w", l.name, ierr)
 	}
 	flags := ifr.Uint16()
-	return State{Up: flags&unix.IFF_UP != 0, Running: flags&unix.IFF_RUNNING != 0}, nil
+	st := State{Up: flags&unix.IFF_UP != 0, Running: flags&unix.IFF_RUNNING != 0}
+	if !st.Up {
+		return st, nil
+	}
+	// IFF_RUNNING follows the operational state, which the kernel's linkwatch updates up to a
+	// second after the carrier changes; ETHTOOL_GLINK asks the driver for the carrier now.
+	var carrier bool
+	var gerr error
+	if err := l.rc.Control(func(fd uintptr) { carrier, gerr = ethtoolLink(int(fd), l.name) }); err == nil && gerr == nil {
+		st.Running = carrier
+	}
+	return st, nil
+}
+
+// ethtoolLink asks the driver of interface name whether it has carrier (ETHTOOL_GLINK).
+func ethtoolLink(fd int, name string) (bool, error) {
+	value := struct{ cmd, data uint32 }{cmd: unix.ETHTOOL_GLINK}
+	var ifr struct {
+		name [unix.IFNAMSIZ]byte
+		data uintptr
+		_    [16]byte
+	}
+	copy(ifr.name[:], name)
+	ifr.data = uintptr(unsafe.Pointer(&value))
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
+	runtime.KeepAlive(&value)
+	if errno != 0 {
+		return false, fmt.Errorf("ETHTOOL_GLINK on %s: %w", name, errno)
+	}
+	return value.data != 0, nil
 }
 
 func (l *packetLink) isClosed() bool {
@@ -272,7 +358,13 @@ func (l *packetLink) Close() error {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
-	if err := l.f.Close(); err != nil {
+	err := l.f.Close()
+	if l.ring != nil {
+		if rerr := l.ring.close(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("link %s: close: %w", l.name, err)
 	}
 	return nil

@@ -56,10 +56,20 @@ func TestOpenMissingInterface(t *testing.T) {
 }
 
 func TestSendRecvStatsAndDown(t *testing.T) {
+	for _, ring := range []bool{false, true} {
+		name := "recvfrom"
+		if ring {
+			name = "rx-ring"
+		}
+		t.Run(name, func(t *testing.T) { testSendRecvStatsAndDown(t, ring) })
+	}
+}
+
+func testSendRecvStatsAndDown(t *testing.T, ring bool) {
 	a, b := lab.NewNetns(t), lab.NewNetns(t)
 	p := lab.NewVethPair(t, lab.VethSpec{ANetns: a, BNetns: b})
-	la := openIn(t, a, link.Config{Interface: p.A.Name})
-	lb := openIn(t, b, link.Config{Interface: p.B.Name, RecvBuffer: link.MinSocketBuffer})
+	la := openIn(t, a, link.Config{Interface: p.A.Name, RxRing: ring})
+	lb := openIn(t, b, link.Config{Interface: p.B.Name, RecvBuffer: link.MinSocketBuffer, RxRing: ring})
 	if la.MTU() != 1500 || len(la.MAC()) != 6 || bytes.Equal(la.MAC(), lb.MAC()) {
 		t.Fatalf("link a: MTU %d MAC %v, link b MAC %v", la.MTU(), la.MAC(), lb.MAC())
 	}
@@ -100,8 +110,9 @@ func TestSendRecvStatsAndDown(t *testing.T) {
 		t.Fatalf("Recv with nothing to receive: %v, want the context's deadline", err)
 	}
 
-	// Kernel drops: flood the small receive buffer without reading.
-	for range 2000 {
+	// Kernel drops: flood the small receive buffer (or the 4 MiB ring) without reading.
+	const flood = 5000
+	for range flood {
 		if err := la.Send(ctx, lb.MAC(), make([]byte, 1400)); err != nil {
 			t.Fatal(err)
 		}
@@ -112,14 +123,18 @@ func TestSendRecvStatsAndDown(t *testing.T) {
 		}
 		return nil
 	})
-	if s := la.Stats(); s.TxFrames != 2003 || s.TxErrors != 0 {
-		t.Fatalf("sender stats %+v: want 2003 frames, no errors", s)
+	if s := la.Stats(); s.TxFrames != flood+3 || s.TxErrors != 0 {
+		t.Fatalf("sender stats %+v: want %d frames, no errors", s, flood+3)
 	}
 
 	// Down: Send fails with IsDown and State says so; up again: both work.
 	a.Run(t, "ip", "link", "set", "dev", p.A.Name, "down")
 	if st, err := la.State(); err != nil || st.Up || st.Usable() {
 		t.Fatalf("State after down: %+v, %v", st, err)
+	}
+	// The peer end loses its carrier at once (ETHTOOL_GLINK; IFF_RUNNING would lag).
+	if st, err := lb.State(); err != nil || !st.Up || st.Running {
+		t.Fatalf("peer State after down: %+v, %v; want up without carrier", st, err)
 	}
 	if err := la.Send(ctx, lb.MAC(), msg); !link.IsDown(err) {
 		t.Fatalf("Send on a down link: %v, want an error IsDown accepts", err)
@@ -134,22 +149,32 @@ func TestSendRecvStatsAndDown(t *testing.T) {
 		}
 		return nil
 	})
-	// Drain the flood, then a frame crosses again.
+	// Drain the flood, then a frame crosses again. The small receive buffer may still drop one
+	// under load, so send until one arrives, a bounded number of times.
 	drain(t, lb)
-	if err := la.Send(ctx, lb.MAC(), []byte("again")); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		n, _, err := lb.Recv(ctx, buf)
-		if link.IsDown(err) { // the socket reports the earlier down once
-			continue
-		}
-		if err != nil {
+	crossed := false
+	for try := 0; try < 20 && !crossed; try++ {
+		if err := la.Send(ctx, lb.MAC(), []byte("again")); err != nil {
 			t.Fatal(err)
 		}
-		if bytes.HasPrefix(buf[:n], []byte("again")) {
-			break
+		rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		for {
+			n, _, err := lb.Recv(rctx, buf)
+			if link.IsDown(err) { // the socket reports the earlier down once
+				continue
+			}
+			if err != nil {
+				break
+			}
+			if bytes.HasPrefix(buf[:n], []byte("again")) {
+				crossed = true
+				break
+			}
 		}
+		cancel()
+	}
+	if !crossed {
+		t.Fatal("no frame crossed the link after it came back up")
 	}
 	if err := la.Close(); err != nil {
 		t.Fatal(err)
@@ -159,11 +184,11 @@ func TestSendRecvStatsAndDown(t *testing.T) {
 	}
 }
 
-// drain reads frames until none arrives for 100 ms.
+// drain reads frames until none arrives for 100 ms (at most 100000 frames).
 func drain(t *testing.T, l link.Link) {
 	t.Helper()
 	buf := make([]byte, 2048)
-	for {
+	for range 100000 {
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		_, _, err := l.Recv(ctx, buf)
 		cancel()
