@@ -261,11 +261,11 @@ func (e *Engine) Send(ctx context.Context, m Message) error {
 		if err != nil {
 			return err
 		}
+		e.c.sentFrames.Add(1)
+		e.c.sentBytes.Add(uint64(len(chunk)))
 		if err := e.transmit(ctx, m.Conn, seq, b); err != nil {
 			return err
 		}
-		e.c.sentFrames.Add(1)
-		e.c.sentBytes.Add(uint64(len(chunk)))
 	}
 	return nil
 }
@@ -730,7 +730,11 @@ func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []
 		e.control(ctx, i, src, h, payload, now)
 		return
 	}
-	if h.SrcNode != e.cfg.Peer || h.DstNode != e.cfg.Node || h.Flags != 0 {
+	if h.Flags != 0 { // FlagReset: restart handling is still to come
+		e.c.badFrames.Add(1)
+		return
+	}
+	if h.SrcNode != e.cfg.Peer || h.DstNode != e.cfg.Node {
 		e.c.foreign.Add(1)
 		return
 	}

@@ -27,7 +27,8 @@ type LinkStats struct {
 // Stats are the engine's counters.
 type Stats struct {
 	Links []LinkStats
-	// SentFrames and SentBytes count the application frames and payload bytes Send took.
+	// SentFrames and SentBytes count the application frames and payload bytes Send took into
+	// the window (each once, however often it went out).
 	SentFrames, SentBytes uint64
 	// DeliveredFrames and DeliveredBytes count what Receive can return (in order).
 	DeliveredFrames, DeliveredBytes uint64
@@ -59,7 +60,8 @@ type Stats struct {
 	AcksSent, AcksReceived uint64
 	// HellosSent and HellosReceived count discovery frames (requests and replies).
 	HellosSent, HellosReceived uint64
-	// BadFrames counts frames dropped because they did not decode; Foreign those for another
+	// BadFrames counts frames dropped because they did not decode, were control frames of an
+	// unknown type, or data frames with FlagReset (not handled yet); Foreign those for another
 	// node or from a node that is not the peer; Refused data frames of a connection beyond
 	// Config.MaxFlows; RxErrors receive errors other than a down link.
 	BadFrames, Foreign, Refused, RxErrors uint64

@@ -92,7 +92,7 @@ type Link interface {
 
 // State is an interface's state.
 type State struct {
-	Up      bool // administratively up (IFF_UP)
+	Up bool // administratively up (IFF_UP)
 	// Running says the carrier is present: the driver's answer to ETHTOOL_GLINK, immediate, or,
 	// for a driver without it, IFF_RUNNING (which lags the carrier by up to a second).
 	Running bool
