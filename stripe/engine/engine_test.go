@@ -242,28 +242,34 @@ func transfer(t *testing.T, a, b node, conn engine.Conn, at func(off int)) {
 
 func TestBulkTransfer(t *testing.T) {
 	tb := newTestbed(t)
-	for _, arm := range []arm{
-		{kind: policy.KindRoundRobin},
-		{kind: policy.KindSeed, ring: true},
+	for _, arm := range []struct {
+		arm
+		// minSharePct is the share of the bytes every link must carry: round robin gives each
+		// 25 %, weighted at least 10 %; the seed policy's adjusts move the flow between links
+		// period by period (runs here gave the slowest link 6–9 %), so it only has to use all.
+		minSharePct int
+	}{
+		{arm{kind: policy.KindRoundRobin}, 20},
+		{arm{kind: policy.KindSeed, ring: true}, 1},
 		// Paced to an eighth of the rates (125 Mbit/s in all), so pacing is what limits.
-		{kind: policy.KindWeighted, pace: 0.125},
+		{arm{kind: policy.KindWeighted, pace: 0.125}, 8},
 	} {
 		t.Run(arm.String(), func(t *testing.T) {
-			a, b := tb.start(t, arm)
+			a, b := tb.start(t, arm.arm)
 			conn := engine.Conn{Service: 7, SrcPort: 1000, DstPort: 2000}
 			transfer(t, a, b, conn, nil)
 			s := a.e.Stats()
 			var used int
 			for i, l := range s.Links {
 				t.Logf("link %d (%d Mbit/s): %d frames, %d bytes, load %.2f, kernel drops %d", i, rates[i], l.TxFrames, l.TxBytes, l.TxLoad, l.KernelDrops)
-				if l.TxBytes > totalBytes/20 {
+				if l.TxBytes > totalBytes*uint64(arm.minSharePct)/100 {
 					used++
 				}
 			}
 			t.Logf("sender: max ack delay %v, srtt %v, rto %v, retransmits %d, skips %d, adjusts %d; receiver: max reorder depth %d, reordered %d, duplicates %d",
 				s.MaxAckDelay, s.SRTT, s.RTO, s.Retransmits, s.Skips, s.Policy.Adjusts, b.e.Stats().MaxReorderDepth, b.e.Stats().Reordered, b.e.Stats().Duplicates+b.e.Stats().TooOld)
 			if used != len(rates) {
-				t.Fatalf("%d of %d links carried more than 5%% of the bytes: %+v", used, len(rates), s.Links)
+				t.Fatalf("%d of %d links carried more than %d%% of the bytes: %+v", used, len(rates), arm.minSharePct, s.Links)
 			}
 			if arm.pace > 0 && s.PaceWaits == 0 {
 				t.Fatalf("paced at the link rates, no send waited for tokens: %+v", s)
