@@ -571,10 +571,10 @@ func (e *Engine) sample(now time.Time) {
 	}
 }
 
-// hello sends a hello request on every link whose interface is up.
+// hello sends a hello request on every link whose interface is up with carrier.
 func (e *Engine) hello(ctx context.Context) {
 	for i, ls := range e.links {
-		if st, err := ls.l.State(); err != nil || !st.Up {
+		if st, err := ls.l.State(); err != nil || !st.Usable() {
 			continue
 		}
 		b, err := discovery.AppendHello(nil, discovery.Hello{Node: e.cfg.Node, Link: i, MAC: ls.l.MAC()})

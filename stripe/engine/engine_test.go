@@ -282,10 +282,21 @@ func TestBulkTransfer(t *testing.T) {
 }
 
 func TestLinkDownMidTransfer(t *testing.T) {
+	// Down on the sender's end: its sends fail with ENETDOWN. Down on the receiver's end: the
+	// sender's end loses its carrier and the kernel drops what is sent to it without an error.
+	for _, side := range []string{"sender", "receiver"} {
+		t.Run("down at the "+side, func(t *testing.T) { testLinkDownMidTransfer(t, side == "sender") })
+	}
+}
+
+func testLinkDownMidTransfer(t *testing.T, senderSide bool) {
 	tb := newTestbed(t)
 	a, b := tb.start(t, arm{kind: policy.KindRoundRobin})
 	const down = 1
-	dev := tb.pairs[down].A.Name
+	ns, dev := tb.a, tb.pairs[down].A.Name
+	if !senderSide {
+		ns, dev = tb.b, tb.pairs[down].B.Name
+	}
 	var atUp uint64
 	downed := make(chan error, 1)
 	var atDown uint64
@@ -297,7 +308,7 @@ func TestLinkDownMidTransfer(t *testing.T) {
 			go func() {
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 				defer cancel()
-				if _, err := tb.a.Exec(ctx, "ip", "link", "set", "dev", dev, "down"); err != nil {
+				if _, err := ns.Exec(ctx, "ip", "link", "set", "dev", dev, "down"); err != nil {
 					downed <- err
 					return
 				}
@@ -319,7 +330,7 @@ func TestLinkDownMidTransfer(t *testing.T) {
 			if got := a.e.Stats().Links[down].TxBytes; got != atDown {
 				t.Errorf("link %d sent %d bytes while down", down, got-atDown)
 			}
-			tb.a.Run(t, "ip", "link", "set", "dev", dev, "up")
+			ns.Run(t, "ip", "link", "set", "dev", dev, "up")
 			lab.WaitFor(t, 10*time.Second, "link usable again", func(context.Context) error {
 				if l := a.e.Stats().Links[down]; !l.Usable || l.PeerMACs == 0 {
 					return fmt.Errorf("link %d: %+v", down, l)
