@@ -329,18 +329,16 @@ func (e *Engine) transmit(ctx context.Context, c Conn, seq uint64, b []byte) err
 	e.sendMu.Unlock()
 	for range len(e.links) {
 		// A down error moves the frame to the next link; every link is tried at most once.
-		now := time.Now()
-		i, mac := e.usableFrom(now, choice)
+		i, mac := e.usableFrom(time.Now(), choice)
 		if i < 0 {
-			e.mark(c, seq, -1, time.Time{}) // due for the retransmitter's next pass
-			return nil
+			break
 		}
 		if i != choice {
 			e.c.skips.Add(1)
 		}
 		err := e.sendOn(ctx, i, mac, b)
 		if err == nil || !link.IsDown(err) {
-			e.mark(c, seq, i, now)
+			e.mark(c, seq, i, time.Now())
 			if err != nil {
 				e.c.sendErrors.Add(1) // the retransmitter sends it again
 			}
@@ -348,6 +346,7 @@ func (e *Engine) transmit(ctx context.Context, c Conn, seq uint64, b []byte) err
 		}
 		choice = i + 1
 	}
+	e.mark(c, seq, -1, time.Time{}) // no usable link: due for the retransmitter's next pass
 	return nil
 }
 
