@@ -1,8 +1,8 @@
-// Package stripe is the root of the stripe plugin's pure building blocks (issue 16): one
+// Package stripe is the root of the stripe plugin's packages (issue 16): one
 // application connection carried over several NICs at their summed speed, delivered in order,
 // with a load-aware choice of send NIC and fair per-application shares.
 //
-// The packages below this one do no I/O and start no goroutines; every one that depends on time
+// The building blocks below do no I/O and start no goroutines; every one that depends on time
 // takes it from its caller, so tests drive them deterministically:
 //
 //   - stripe/toeplitz: the Microsoft RSS Toeplitz hash and the flow tuple's hash → NIC index;
@@ -11,8 +11,14 @@
 //   - stripe/fair: Jain's fairness index, max-min fair shares, a token bucket for pacing;
 //   - stripe/reorder: a bounded reorder buffer with a loss timeout;
 //   - stripe/policy: the send-NIC policies behind one interface (seed, round-robin, hash,
-//     weighted by capacity).
+//     weighted by capacity);
+//   - stripe/discovery: the hello control frames and the node → NICs table.
 //
-// The engine, discovery, application endpoints and benchmarks that use them are still to come;
-// docs/stripe.md describes the design.
+// On top of them, with I/O:
+//
+//   - stripe/link: a NIC carrying stripe frames (AF_PACKET, ethertype 0x88B5);
+//   - stripe/engine: one node's data path to a peer in kernel-NIC mode.
+//
+// The application endpoints, the OVS-DPDK link mode, the plugin and the benchmarks are still
+// to come; docs/stripe.md describes the design.
 package stripe

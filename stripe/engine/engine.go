@@ -1,0 +1,820 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ovsplane/ovsplane/stripe/discovery"
+	"github.com/ovsplane/ovsplane/stripe/fair"
+	"github.com/ovsplane/ovsplane/stripe/frame"
+	"github.com/ovsplane/ovsplane/stripe/link"
+	"github.com/ovsplane/ovsplane/stripe/load"
+	"github.com/ovsplane/ovsplane/stripe/policy"
+	"github.com/ovsplane/ovsplane/stripe/reorder"
+	"github.com/ovsplane/ovsplane/stripe/toeplitz"
+)
+
+// ErrNotRunning is wrapped by Send and Receive when Run is not running.
+var ErrNotRunning = errors.New("engine not running")
+
+// Message is what an application sends on a connection.
+type Message struct {
+	Conn    Conn
+	Payload []byte // at most MaxSend bytes; split into frames of at most MaxPayload bytes
+}
+
+// Delivery is one frame's payload delivered in order.
+type Delivery struct {
+	Conn    Conn
+	Seq     uint64
+	Payload []byte
+}
+
+// wallClock is the real clock of the load tracker.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// linkState is the engine's bookkeeping of one link.
+type linkState struct {
+	l      link.Link
+	usable atomic.Bool // interface up with carrier and no down error since
+	downs  atomic.Uint64
+	ups    atomic.Uint64
+	rr     atomic.Uint64 // receive-NIC round robin over the peer's MACs on this link
+
+	paceMu sync.Mutex
+	bucket *fair.TokenBucket // nil without pacing
+}
+
+// pending is one unacknowledged frame.
+type pending struct {
+	used  bool
+	b     []byte
+	link  int       // the link it last went out on; −1 while not sent yet
+	sent  time.Time // when it last went out
+	tries int       // times it was sent again
+}
+
+// sendFlow is a connection's sender state.
+type sendFlow struct {
+	conn  Conn
+	next  uint64 // the next sequence number to assign
+	base  uint64 // the lowest unacknowledged sequence number
+	slots []pending
+}
+
+// recvFlow is a connection's receiver state.
+type recvFlow struct {
+	conn  Conn
+	buf   *reorder.Buffer
+	dirty bool // frames arrived since the last ack
+}
+
+// Engine is the data path of one node towards one peer; see the package documentation. Its
+// methods are safe for concurrent use.
+type Engine struct {
+	cfg        Config
+	links      []*linkState
+	table      *discovery.Table
+	maxPayload int
+
+	sendMu    sync.Mutex
+	pol       policy.Policy
+	flows     map[Conn]*sendFlow
+	retrans   chan struct{}
+	retransRR int
+	ackRR     atomic.Uint64
+	// inflight counts the unacknowledged frames of all connections (≤ Config.MaxInFlight);
+	// space is closed, and replaced, whenever acks free some.
+	inflight int
+	space    chan struct{}
+	// maxAckDelay is the longest time from a frame's last copy going out to its ack.
+	maxAckDelay time.Duration
+	// srtt and rttvar estimate the ack delay; rto is the retransmit timeout they give.
+	srtt, rttvar, rto time.Duration
+
+	rxMu   sync.Mutex
+	rflows map[Conn]*recvFlow
+	// ready holds the in-order deliveries Receive has not taken yet, from readyHead on; the
+	// receivers stop reading their links while it holds readyMax or more.
+	ready     []Delivery
+	readyHead int
+	readyMax  int
+	readyCh   chan struct{} // signalled when deliveries are added
+	spaceCh   chan struct{} // signalled when Receive takes one
+
+	sampleMu sync.Mutex
+	tracker  *load.Tracker
+
+	started atomic.Bool // Run was called
+	running atomic.Bool // Run is running
+	done    chan struct{}
+
+	c counters
+}
+
+// counters are the engine-wide counters.
+type counters struct {
+	sentFrames, sentBytes          atomic.Uint64
+	deliveredFrames, deliveredByte atomic.Uint64
+	retransmits, skips, sendErrors atomic.Uint64
+	acksSent, acksReceived         atomic.Uint64
+	badFrames, foreign, refused    atomic.Uint64
+	hellosSent, hellosReceived     atomic.Uint64
+	rxErrors, paceWaits            atomic.Uint64
+}
+
+// New validates cfg and returns an engine; Run starts it.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	pol, err := policy.New(cfg.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	table, err := discovery.NewTable(discovery.Config{Self: cfg.Node, TTL: cfg.PeerTTL, LocalLinks: len(cfg.Links)})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	tracker, err := load.NewTracker(load.TrackerConfig{Clock: wallClock{}, Vmax: cfg.Vmax})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e := &Engine{cfg: cfg, table: table, pol: pol, tracker: tracker, flows: map[Conn]*sendFlow{},
+		rflows: map[Conn]*recvFlow{}, retrans: make(chan struct{}, 1),
+		readyCh: make(chan struct{}, 1), spaceCh: make(chan struct{}, 1), readyMax: cfg.Window,
+		done: make(chan struct{}), space: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
+	now := time.Now()
+	for i, l := range cfg.Links {
+		ls := &linkState{l: l}
+		if cfg.Pace {
+			burst := max(float64(l.MTU()), cfg.Vmax[i]*0.005)
+			if ls.bucket, err = fair.NewTokenBucket(cfg.Vmax[i], burst, now); err != nil {
+				return nil, fmt.Errorf("engine: link %d pacing: %w", i, err)
+			}
+		}
+		e.links = append(e.links, ls)
+		e.maxPayload = min(e.maxPayload, l.MTU()-frame.HeaderLen)
+	}
+	return e, nil
+}
+
+// MaxPayload is the largest payload of one frame: the smallest link MTU minus the header.
+func (e *Engine) MaxPayload() int { return e.maxPayload }
+
+// Run runs the engine until ctx ends: one receiver per link, the sampler (every Period), the
+// hello sender, the acknowledger and the retransmitter. It returns nil when ctx ends, and an
+// error at once when the engine is already running or has run.
+func (e *Engine) Run(ctx context.Context) error {
+	if !e.started.CompareAndSwap(false, true) {
+		return fmt.Errorf("engine: Run called twice: build a new engine with New")
+	}
+	e.running.Store(true)
+	defer close(e.done)
+	// The first sample makes links usable before anything else runs.
+	e.sample(time.Now())
+	var wg sync.WaitGroup
+	for i := range e.links {
+		wg.Go(func() { e.receive(ctx, i) })
+	}
+	wg.Go(func() { e.every(ctx, e.cfg.Period, e.sample) })
+	wg.Go(func() { e.every(ctx, e.cfg.HelloInterval, func(time.Time) { e.hello(ctx) }) })
+	wg.Go(func() { e.every(ctx, e.cfg.AckInterval, func(now time.Time) { e.acknowledge(ctx, now) }) })
+	wg.Go(func() { e.retransmitLoop(ctx) })
+	wg.Wait()
+	e.running.Store(false)
+	return nil
+}
+
+// every calls fn at once and then every d until ctx ends.
+func (e *Engine) every(ctx context.Context, d time.Duration, fn func(time.Time)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	fn(time.Now())
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			fn(now)
+		}
+	}
+}
+
+// Peers returns the discovery table: every node heard, with its NICs.
+func (e *Engine) Peers() []discovery.Node { return e.table.Snapshot(time.Now()) }
+
+// tuple is the policy's flow tuple of c.
+func (e *Engine) tuple(c Conn) toeplitz.Tuple {
+	return toeplitz.Tuple{Service: c.Service, SrcNode: e.cfg.Node, DstNode: e.cfg.Peer, SrcPort: c.SrcPort, DstPort: c.DstPort}
+}
+
+// peerMAC returns the peer MAC to send to on link i (round robin over the peer's MACs heard
+// on it), or nil when none is known.
+func (e *Engine) peerMAC(now time.Time, i int) net.HardwareAddr {
+	macs := e.table.MACs(now, e.cfg.Peer, i)
+	if len(macs) == 0 {
+		return nil
+	}
+	return macs[e.links[i].rr.Add(1)%uint64(len(macs))]
+}
+
+// usableFrom returns the first usable link at or after i (cyclically) with its peer MAC, or
+// −1.
+func (e *Engine) usableFrom(now time.Time, i int) (int, net.HardwareAddr) {
+	n := len(e.links)
+	for k := range n {
+		j := (i + k) % n
+		if !e.links[j].usable.Load() {
+			continue
+		}
+		if mac := e.peerMAC(now, j); mac != nil {
+			return j, mac
+		}
+	}
+	return -1, nil
+}
+
+// Send sends m on its connection: it splits the payload into frames, assigns each the
+// connection's next sequence number and transmits it on the link the policy picks. It blocks
+// while the connection's window is full or the chosen link's socket (or pacing) makes it wait,
+// until ctx ends. It fails on an empty or oversized payload, the reserved control service, too
+// many connections, or when the engine is not running. Frames already sent when it fails stay
+// in the window and are delivered.
+func (e *Engine) Send(ctx context.Context, m Message) error {
+	if m.Conn.Service == discovery.ControlService {
+		return fmt.Errorf("engine: service %#04x is reserved for control frames: use another", m.Conn.Service)
+	}
+	if len(m.Payload) == 0 || len(m.Payload) > MaxSend {
+		return fmt.Errorf("engine: message of %d bytes: want 1 to %d", len(m.Payload), MaxSend)
+	}
+	for off := 0; off < len(m.Payload); off += e.maxPayload {
+		chunk := m.Payload[off:min(len(m.Payload), off+e.maxPayload)]
+		seq, b, err := e.enqueue(ctx, m.Conn, chunk)
+		if err != nil {
+			return err
+		}
+		e.c.sentFrames.Add(1)
+		e.c.sentBytes.Add(uint64(len(chunk)))
+		if err := e.transmit(ctx, m.Conn, seq, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// alive fails when ctx ended or the engine is not running.
+func (e *Engine) alive(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	if !e.running.Load() {
+		return fmt.Errorf("engine: %w: call Run first", ErrNotRunning)
+	}
+	return nil
+}
+
+// enqueue waits for window space, assigns the next sequence number and keeps the frame.
+func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, []byte, error) {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	for {
+		if err := e.alive(ctx); err != nil {
+			return 0, nil, err
+		}
+		fl := e.flows[c]
+		if fl == nil {
+			if len(e.flows) >= e.cfg.MaxFlows {
+				return 0, nil, fmt.Errorf("engine: connection %+v: already %d connections, the maximum (Config.MaxFlows)", c, e.cfg.MaxFlows)
+			}
+			fl = &sendFlow{conn: c, slots: make([]pending, e.cfg.Window)}
+			e.flows[c] = fl
+		}
+		if fl.next-fl.base < uint64(len(fl.slots)) && e.inflight < e.cfg.MaxInFlight {
+			seq := fl.next
+			b, err := frame.Append(make([]byte, 0, frame.HeaderLen+len(payload)), frame.Header{Service: c.Service,
+				SrcNode: e.cfg.Node, DstNode: e.cfg.Peer, SrcPort: c.SrcPort, DstPort: c.DstPort, Seq: seq}, payload)
+			if err != nil {
+				return 0, nil, fmt.Errorf("engine: %w", err)
+			}
+			// sent now: the retransmitter leaves it to transmit for a timeout.
+			fl.slots[seq%uint64(len(fl.slots))] = pending{used: true, b: b, link: -1, sent: time.Now()}
+			fl.next++
+			e.inflight++
+			return seq, b, nil
+		}
+		space := e.space
+		e.sendMu.Unlock()
+		select {
+		case <-space:
+		case <-ctx.Done():
+		case <-e.done:
+		}
+		e.sendMu.Lock()
+	}
+}
+
+// transmit sends frame seq of connection c on the policy's link (or the next usable one) and
+// records where it went. With no usable link the frame stays for the retransmitter.
+func (e *Engine) transmit(ctx context.Context, c Conn, seq uint64, b []byte) error {
+	e.sendMu.Lock()
+	choice := e.pol.Choose(e.tuple(c))
+	e.sendMu.Unlock()
+	for range len(e.links) {
+		// A down error moves the frame to the next link; every link is tried at most once.
+		i, mac := e.usableFrom(time.Now(), choice)
+		if i < 0 {
+			break
+		}
+		if i != choice {
+			e.c.skips.Add(1)
+		}
+		err := e.sendOn(ctx, i, mac, b)
+		if err == nil || !link.IsDown(err) {
+			e.mark(c, seq, i, time.Now())
+			if err != nil {
+				e.c.sendErrors.Add(1) // the retransmitter sends it again
+			}
+			return e.alive(ctx)
+		}
+		choice = i + 1
+	}
+	e.mark(c, seq, -1, time.Time{}) // no usable link: due for the retransmitter's next pass
+	return nil
+}
+
+// sendOn paces and sends b on link i; a down error marks the link unusable.
+func (e *Engine) sendOn(ctx context.Context, i int, mac net.HardwareAddr, b []byte) error {
+	ls := e.links[i]
+	if ls.bucket != nil {
+		if err := e.pace(ctx, ls, len(b)); err != nil {
+			return err
+		}
+	}
+	err := ls.l.Send(ctx, mac, b)
+	if link.IsDown(err) && ls.usable.CompareAndSwap(true, false) {
+		ls.downs.Add(1)
+		e.kickRetransmit()
+	}
+	return err
+}
+
+// pace waits until link ls's bucket holds n bytes and takes them.
+func (e *Engine) pace(ctx context.Context, ls *linkState, n int) error {
+	for {
+		ls.paceMu.Lock()
+		now := time.Now()
+		wait, err := ls.bucket.Wait(now, float64(n))
+		if err == nil && wait == 0 {
+			ls.bucket.Take(now, float64(n))
+		}
+		ls.paceMu.Unlock()
+		if err != nil || wait == 0 {
+			return err
+		}
+		e.c.paceWaits.Add(1)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("engine: pacing: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// mark records that frame seq of c went out on link i at now.
+func (e *Engine) mark(c Conn, seq uint64, i int, now time.Time) {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	fl := e.flows[c]
+	if fl == nil || seq < fl.base {
+		return
+	}
+	if p := &fl.slots[seq%uint64(len(fl.slots))]; p.used {
+		p.link, p.sent = i, now
+	}
+}
+
+func (e *Engine) kickRetransmit() {
+	select {
+	case e.retrans <- struct{}{}:
+	default:
+	}
+}
+
+// retransmitLoop sends again the frames whose ack is late or whose link went down, every
+// quarter of the retransmit timeout and when a link goes down.
+func (e *Engine) retransmitLoop(ctx context.Context) {
+	t := time.NewTicker(e.cfg.RetransmitTimeout / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-e.retrans:
+		}
+		e.retransmit(ctx, time.Now())
+	}
+}
+
+// Retransmission bounds: one pass sends at most maxRetransmitBatch frames in all; of a
+// connection, every frame whose link went down, and the run of frames whose ack is late that
+// starts at the lowest unacknowledged one, at most maxLateBatch (the cumulative ack says nothing
+// about the later ones, which mostly wait in the receiver's reorder buffer). A frame sent again
+// n times waits RetransmitTimeout·2^n (n ≤ maxBackoff) before the next time, so a stall of the
+// whole path (a busy CPU) costs a few copies, not a window of them.
+const (
+	maxRetransmitBatch = 4096
+	maxLateBatch       = 256
+	maxBackoff         = 4
+)
+
+type resend struct {
+	conn Conn
+	seq  uint64
+	b    []byte
+}
+
+// retransmit sends the due frames once, round robin over the usable links.
+func (e *Engine) retransmit(ctx context.Context, now time.Time) {
+	var due []resend
+	e.sendMu.Lock()
+	for _, fl := range e.flows {
+		lateLeft := maxLateBatch
+		for seq := fl.base; seq < fl.next && len(due) < maxRetransmitBatch; seq++ {
+			p := &fl.slots[seq%uint64(len(fl.slots))]
+			if !p.used {
+				continue
+			}
+			downed := p.link >= 0 && !e.links[p.link].usable.Load()
+			late := lateLeft > 0 && now.Sub(p.sent) >= e.rto<<min(p.tries, maxBackoff)
+			if !late {
+				lateLeft = 0 // only the run of late frames from the oldest: the likely hole
+			}
+			if !downed && !late {
+				continue
+			}
+			if late {
+				lateLeft--
+			}
+			due = append(due, resend{fl.conn, seq, p.b})
+			p.sent = now // not again before the timeout, wherever it goes
+			if p.link >= 0 {
+				p.tries++
+			}
+		}
+	}
+	e.sendMu.Unlock()
+	for _, r := range due {
+		e.sendMu.Lock()
+		e.retransRR++
+		start := e.retransRR % len(e.links)
+		e.sendMu.Unlock()
+		i, mac := e.usableFrom(time.Now(), start)
+		if i < 0 {
+			return // nothing usable: the frames stay due for the next pass
+		}
+		if err := e.sendOn(ctx, i, mac, r.b); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		e.mark(r.conn, r.seq, i, time.Now())
+		e.c.retransmits.Add(1)
+	}
+}
+
+// onAck frees the acknowledged frames of a connection.
+func (e *Engine) onAck(a Ack) {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	fl := e.flows[a.Conn]
+	if fl == nil || a.Next <= fl.base || a.Next > fl.next {
+		return
+	}
+	now := time.Now()
+	if p := fl.slots[(a.Next-1)%uint64(len(fl.slots))]; p.link >= 0 && p.tries == 0 {
+		e.sampleRTT(now.Sub(p.sent)) // Karn: only frames sent once
+	}
+	for seq := fl.base; seq < a.Next; seq++ {
+		p := &fl.slots[seq%uint64(len(fl.slots))]
+		if p.link >= 0 {
+			e.maxAckDelay = max(e.maxAckDelay, now.Sub(p.sent))
+		}
+		*p = pending{}
+	}
+	e.inflight -= int(a.Next - fl.base)
+	fl.base = a.Next
+	close(e.space) // wake every sender waiting for room
+	e.space = make(chan struct{})
+}
+
+// sampleRTT feeds one ack delay into the smoothed RTT and its variation (RFC 6298's estimator)
+// and recomputes the retransmit timeout: srtt + 4·rttvar, at least Config.RetransmitTimeout,
+// at most half the loss timeout. Called with sendMu held.
+func (e *Engine) sampleRTT(r time.Duration) {
+	if e.srtt == 0 {
+		e.srtt, e.rttvar = r, r/2
+	} else {
+		d := e.srtt - r
+		if d < 0 {
+			d = -d
+		}
+		e.rttvar = (3*e.rttvar + d) / 4
+		e.srtt = (7*e.srtt + r) / 8
+	}
+	e.rto = min(max(e.cfg.RetransmitTimeout, e.srtt+4*e.rttvar), e.cfg.LossTimeout/2)
+}
+
+// sample reads every link's state and counters at now, feeds the tracker and the policy, and
+// expires the discovery table.
+func (e *Engine) sample(now time.Time) {
+	counters := make([]load.Counters, len(e.links))
+	for i, ls := range e.links {
+		st, err := ls.l.State()
+		usable := err == nil && st.Usable()
+		if usable && ls.usable.CompareAndSwap(false, true) {
+			ls.ups.Add(1)
+		} else if !usable && ls.usable.CompareAndSwap(true, false) {
+			ls.downs.Add(1)
+			e.kickRetransmit()
+		}
+		s := ls.l.Stats()
+		counters[i] = load.Counters{RxPackets: s.RxFrames, TxPackets: s.TxFrames, RxBytes: s.RxBytes,
+			TxBytes: s.TxBytes, RxMissed: s.KernelDrops, RxErrors: s.RxOversize}
+	}
+	e.table.Expire(now)
+	e.sampleMu.Lock()
+	err := e.tracker.Observe(counters)
+	loads := e.tracker.TxLoads()
+	e.sampleMu.Unlock()
+	if err != nil {
+		e.cfg.Logger.Warn("stripe engine: load sample skipped", "err", err)
+		return
+	}
+	e.sendMu.Lock()
+	err = e.pol.Observe(loads)
+	e.sendMu.Unlock()
+	if err != nil {
+		e.cfg.Logger.Warn("stripe engine: policy refused the loads", "err", err)
+	}
+}
+
+// hello sends a hello request on every link whose interface is up with carrier.
+func (e *Engine) hello(ctx context.Context) {
+	for i, ls := range e.links {
+		if st, err := ls.l.State(); err != nil || !st.Usable() {
+			continue
+		}
+		b, err := discovery.AppendHello(nil, discovery.Hello{Node: e.cfg.Node, Link: i, MAC: ls.l.MAC()})
+		if err != nil {
+			e.cfg.Logger.Warn("stripe engine: hello", "link", ls.l.Name(), "err", err)
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, e.cfg.HelloInterval)
+		if err := ls.l.Send(sctx, discovery.Broadcast(), b); err == nil {
+			e.c.hellosSent.Add(1)
+		}
+		cancel()
+	}
+}
+
+// acknowledge applies the loss timeout and sends an ack for every connection that received
+// frames since the last one.
+func (e *Engine) acknowledge(ctx context.Context, now time.Time) {
+	var acks []Ack
+	e.rxMu.Lock()
+	for _, rf := range e.rflows {
+		e.queue(rf.conn, rf.buf.Expire(now))
+		if rf.dirty {
+			rf.dirty = false
+			acks = append(acks, Ack{From: e.cfg.Node, To: e.cfg.Peer, Conn: rf.conn, Next: rf.buf.Next()})
+		}
+	}
+	e.rxMu.Unlock()
+	for _, a := range acks {
+		b, err := AppendAck(nil, a)
+		if err != nil {
+			continue
+		}
+		// Try the usable links in turn, starting one further each time, until one takes it.
+		start := int(e.ackRR.Add(1) % uint64(len(e.links)))
+		for k := range len(e.links) {
+			i, mac := e.usableFrom(now, start+k)
+			if i < 0 {
+				return
+			}
+			if e.sendControl(ctx, i, mac, b) == nil {
+				e.c.acksSent.Add(1)
+				break
+			}
+		}
+	}
+}
+
+// controlSendWait bounds how long a control frame (ack, hello reply) waits for room in a link's
+// socket: a link full of data must not hold up the goroutine that sends it, which also
+// receives (replies) or acknowledges every connection (acks).
+const controlSendWait = 2 * time.Millisecond
+
+// sendControl sends control frame b on link i to mac, waiting at most controlSendWait.
+func (e *Engine) sendControl(ctx context.Context, i int, mac net.HardwareAddr, b []byte) error {
+	sctx, cancel := context.WithTimeout(ctx, controlSendWait)
+	defer cancel()
+	return e.links[i].l.Send(sctx, mac, b)
+}
+
+// queue appends in-order deliveries of connection c for Receive. Called with rxMu held.
+func (e *Engine) queue(c Conn, ds []reorder.Delivery) {
+	if len(ds) == 0 {
+		return
+	}
+	for _, d := range ds {
+		e.ready = append(e.ready, Delivery{Conn: c, Seq: d.Seq, Payload: d.Payload})
+		e.c.deliveredFrames.Add(1)
+		e.c.deliveredByte.Add(uint64(len(d.Payload)))
+	}
+	signal(e.readyCh)
+}
+
+// signal wakes one waiter of ch without blocking.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Receive returns the next frame delivered in order, of any connection, waiting until one
+// arrives or ctx ends. The payload is the caller's. After Run ended it returns what was
+// delivered before, then fails with ErrNotRunning.
+func (e *Engine) Receive(ctx context.Context) (Delivery, error) {
+	for {
+		e.rxMu.Lock()
+		if e.readyHead < len(e.ready) {
+			d := e.ready[e.readyHead]
+			e.ready[e.readyHead] = Delivery{}
+			e.readyHead++
+			more := e.readyHead < len(e.ready)
+			if !more {
+				e.ready, e.readyHead = e.ready[:0], 0
+			}
+			e.rxMu.Unlock()
+			signal(e.spaceCh)
+			if more {
+				signal(e.readyCh) // for another Receive waiting
+			}
+			return d, nil
+		}
+		e.rxMu.Unlock()
+		select {
+		case <-e.readyCh:
+		case <-ctx.Done():
+			return Delivery{}, fmt.Errorf("engine: receive: %w", ctx.Err())
+		case <-e.done:
+			e.rxMu.Lock()
+			empty := e.readyHead == len(e.ready)
+			e.rxMu.Unlock()
+			if empty {
+				return Delivery{}, fmt.Errorf("engine: receive: %w", ErrNotRunning)
+			}
+		}
+	}
+}
+
+// receive reads link i until ctx ends and dispatches every frame.
+func (e *Engine) receive(ctx context.Context, i int) {
+	ls := e.links[i]
+	buf := make([]byte, ls.l.MTU())
+	for {
+		n, src, err := ls.l.Recv(ctx, buf)
+		switch {
+		case ctx.Err() != nil || errors.Is(err, link.ErrClosed):
+			return
+		case link.IsDown(err):
+			continue
+		case err != nil:
+			e.c.rxErrors.Add(1)
+			e.cfg.Logger.Warn("stripe engine: receive", "link", ls.l.Name(), "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(e.cfg.Period):
+			}
+			continue
+		}
+		e.dispatch(ctx, i, src, buf[:n])
+	}
+}
+
+// dispatch handles one received frame from src on link i; b is reused afterwards.
+func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []byte) {
+	h, payload, err := frame.Decode(b)
+	if err != nil {
+		e.c.badFrames.Add(1)
+		return
+	}
+	now := time.Now()
+	if h.Flags&frame.FlagControl != 0 {
+		e.control(ctx, i, src, h, payload, now)
+		return
+	}
+	if h.Flags != 0 { // FlagReset: restart handling is still to come
+		e.c.badFrames.Add(1)
+		return
+	}
+	if h.SrcNode != e.cfg.Peer || h.DstNode != e.cfg.Node {
+		e.c.foreign.Add(1)
+		return
+	}
+	c := Conn{Service: h.Service, SrcPort: h.SrcPort, DstPort: h.DstPort}
+	p := append([]byte(nil), payload...)
+	e.rxMu.Lock()
+	defer e.rxMu.Unlock()
+	for len(e.ready)-e.readyHead >= e.readyMax { // Receive is behind: stop reading
+		e.rxMu.Unlock()
+		select {
+		case <-e.spaceCh:
+		case <-ctx.Done():
+			e.rxMu.Lock()
+			return
+		}
+		e.rxMu.Lock()
+	}
+	rf := e.rflows[c]
+	if rf == nil {
+		if len(e.rflows) >= e.cfg.MaxFlows {
+			e.c.refused.Add(1)
+			return
+		}
+		buf, err := reorder.New(reorder.Config{Window: e.cfg.Window, Timeout: e.cfg.LossTimeout})
+		if err != nil {
+			e.c.refused.Add(1)
+			return
+		}
+		rf = &recvFlow{conn: c, buf: buf}
+		e.rflows[c] = rf
+	}
+	rf.dirty = true
+	e.queue(c, rf.buf.Push(now, h.Seq, p))
+}
+
+// control handles a control frame from src on link i.
+func (e *Engine) control(ctx context.Context, i int, src net.HardwareAddr, h frame.Header, payload []byte, now time.Time) {
+	t, err := discovery.Type(payload)
+	if err != nil {
+		e.c.badFrames.Add(1)
+		return
+	}
+	switch t {
+	case discovery.MsgHelloRequest, discovery.MsgHelloReply:
+		hello, err := discovery.DecodeHello(h, payload)
+		if err != nil {
+			e.c.badFrames.Add(1)
+			return
+		}
+		if hello.Reply && hello.To != e.cfg.Node {
+			e.c.foreign.Add(1)
+			return
+		}
+		e.c.hellosReceived.Add(1)
+		if err := e.table.Learn(now, i, src, hello); err != nil {
+			e.cfg.Logger.Warn("stripe engine: hello refused", "link", e.links[i].l.Name(), "err", err)
+			return
+		}
+		if !hello.Reply {
+			ls := e.links[i]
+			b, err := discovery.AppendHello(nil, discovery.Hello{Reply: true, Node: e.cfg.Node, To: hello.Node, Link: i, MAC: ls.l.MAC()})
+			if err != nil {
+				return
+			}
+			if e.sendControl(ctx, i, src, b) == nil {
+				e.c.hellosSent.Add(1)
+			}
+		}
+	case discovery.MsgAck:
+		a, err := DecodeAck(h, payload)
+		if err != nil {
+			e.c.badFrames.Add(1)
+			return
+		}
+		if a.From != e.cfg.Peer || a.To != e.cfg.Node {
+			e.c.foreign.Add(1)
+			return
+		}
+		e.c.acksReceived.Add(1)
+		e.onAck(a)
+	default:
+		e.c.badFrames.Add(1)
+	}
+}
