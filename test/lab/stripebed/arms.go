@@ -1,0 +1,286 @@
+//go:build linux
+
+package stripebed
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovsplane/ovsplane/test/lab"
+)
+
+// Load says how much each measurement moves.
+type Load struct {
+	// LinkSeconds is the time at link rate each link's solo measurement lasts.
+	LinkSeconds float64
+	// ArmSeconds is the time at the summed rate one arm's TCP transfer lasts, and the UDP stream's
+	// duration.
+	ArmSeconds float64
+	// CC is the congestion control pinned on every TCP socket: "cubic" if empty.
+	CC string
+}
+
+// normalize fills the defaults and checks the bounds.
+func (l Load) normalize() (Load, error) {
+	if l.CC == "" {
+		l.CC = "cubic"
+	}
+	if l.LinkSeconds <= 0 || l.LinkSeconds > 60 || l.ArmSeconds <= 0 || l.ArmSeconds > 60 {
+		return l, fmt.Errorf("stripebed load: LinkSeconds %v and ArmSeconds %v must be within (0, 60]", l.LinkSeconds, l.ArmSeconds)
+	}
+	return l, nil
+}
+
+// LinkRate is one link's solo measurement.
+type LinkRate struct {
+	// Index is the link; ConfiguredMbit its tbf rate.
+	Index, ConfiguredMbit int
+	// BitsPerSecond is one TCP connection's throughput on the link alone.
+	BitsPerSecond float64
+	// Retrans is the TCP segments retransmitted meanwhile.
+	Retrans int64
+}
+
+// Result is one arm's measurement of one protocol.
+type Result struct {
+	// Arm names the arm ("best single link", "MPTCP 4 subflows", "OVS balance-slb+LACP"…);
+	// Proto is "tcp" or "udp".
+	Arm, Proto string
+	// Bytes is what the receiver counted; Seconds over how long.
+	Bytes   int64
+	Seconds float64
+	// BitsPerSecond is the delivered throughput, PctOfSum the same as a percentage of the summed
+	// measured link rates.
+	BitsPerSecond, PctOfSum float64
+	// Retrans is TcpRetransSegs of the sending node during the arm.
+	Retrans int64
+	// LinkBytes is the bytes each link carried from A to B.
+	LinkBytes []int64
+	// LoadCoV and LoadJain are the CoV and Jain's index of the links' utilization (bytes over
+	// measured rate × Seconds).
+	LoadCoV, LoadJain float64
+	// UDP is the UDP stream's counts (Proto "udp" only).
+	UDP *UDPResult
+	// Note says what the arm pinned or found (congestion control, fallback…).
+	Note string
+}
+
+// Report is one run of the matrix.
+type Report struct {
+	// Started is when the run began; Links the solo measurements; SumBitsPerSecond their sum.
+	Started          time.Time
+	Kernel, CC       string
+	Links            []LinkRate
+	SumBitsPerSecond float64
+	Results          []Result
+}
+
+// MeasureLinks measures each link alone with one TCP connection moving LinkSeconds at its rate.
+func (b *Bed) MeasureLinks(ctx context.Context, load Load) ([]LinkRate, error) {
+	load, err := load.normalize()
+	if err != nil {
+		return nil, err
+	}
+	var out []LinkRate
+	for _, l := range b.Links {
+		before, err := b.Snapshot()
+		if err != nil {
+			return nil, err
+		}
+		n := int64(float64(l.RateMbit) * 1e6 / 8 * load.LinkSeconds)
+		r, err := TCPBulk(ctx, b.A, b.B, TCPSpec{Src: l.AAddr, Dst: l.BAddr, Bytes: n, CC: load.CC})
+		if err != nil {
+			return nil, fmt.Errorf("measure link %d: %w", l.Index, err)
+		}
+		after, err := b.Snapshot()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, LinkRate{Index: l.Index, ConfiguredMbit: l.RateMbit, BitsPerSecond: r.BitsPerSecond,
+			Retrans: after.Sub(before).RetransA})
+	}
+	return out, nil
+}
+
+// measure runs fn between two snapshots and fills the result's counters.
+func (b *Bed) measure(res *Result, rates []float64, fn func() error) error {
+	before, err := b.Snapshot()
+	if err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		return fmt.Errorf("%s %s: %w", res.Arm, res.Proto, err)
+	}
+	after, err := b.Snapshot()
+	if err != nil {
+		return err
+	}
+	d := after.Sub(before)
+	res.Retrans = d.RetransA
+	res.LinkBytes = d.LinkAB
+	var sum float64
+	for _, r := range rates {
+		sum += r
+	}
+	if sum > 0 {
+		res.PctOfSum = 100 * res.BitsPerSecond / sum
+	}
+	u := Utilization(d.LinkAB, rates, res.Seconds)
+	res.LoadCoV, res.LoadJain = CoV(u), Jain(u)
+	return nil
+}
+
+// pair runs one arm's TCP transfer and, when udp, its UDP stream between src and dst.
+func (b *Bed) pair(ctx context.Context, arm string, load Load, rates []float64, src, dst netip.Addr, mptcp, udp bool) ([]Result, error) {
+	var sum float64
+	for _, r := range rates {
+		sum += r
+	}
+	tcp := Result{Arm: arm, Proto: "tcp"}
+	err := b.measure(&tcp, rates, func() error {
+		r, err := TCPBulk(ctx, b.A, b.B, TCPSpec{Src: src, Dst: dst, Bytes: int64(sum / 8 * load.ArmSeconds), MPTCP: mptcp, CC: load.CC})
+		tcp.Bytes, tcp.Seconds, tcp.BitsPerSecond, tcp.Note = r.Bytes, r.Seconds, r.BitsPerSecond, "cc "+r.CC
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := []Result{tcp}
+	if !udp {
+		return out, nil
+	}
+	u := Result{Arm: arm, Proto: "udp"}
+	err = b.measure(&u, rates, func() error {
+		r, err := UDPStream(ctx, b.A, b.B, UDPSpec{Src: src, Dst: dst, RateBitsPerSec: sum,
+			Duration: time.Duration(load.ArmSeconds * float64(time.Second))})
+		u.UDP = &r
+		u.Bytes, u.Seconds, u.BitsPerSecond = r.Received*udpPayload, r.Seconds, r.DeliveredBitsPerSecond
+		u.Note = fmt.Sprintf("offered %.0f Mbit/s", r.OfferedBitsPerSecond/1e6)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(out, u), nil
+}
+
+// RunAlternatives runs the whole matrix of the alternatives on the bed: the solo link
+// measurements, then the best single link (TCP and UDP), MPTCP with one subflow per link (TCP;
+// MPTCP has no UDP form), and OVS bonds balance-slb and balance-tcp with LACP (TCP and UDP,
+// userspace datapath). The OVS arms come last: they turn the links' offloads off and leave
+// ovs-vswitchd running until the test's cleanup.
+func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
+	t.Helper()
+	load, err := load.normalize()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	ctx := t.Context()
+	rep := Report{Started: time.Now().UTC(), CC: load.CC}
+	if out, err := b.A.Exec(ctx, "uname", "-r"); err == nil {
+		rep.Kernel = out
+	}
+	if rep.Links, err = b.MeasureLinks(ctx, load); err != nil {
+		t.Fatalf("stripebed: %v", err)
+	}
+	rates := make([]float64, len(rep.Links))
+	for i, l := range rep.Links {
+		rates[i] = l.BitsPerSecond
+		rep.SumBitsPerSecond += l.BitsPerSecond
+	}
+	best := slices.IndexFunc(rates, func(r float64) bool { return r == slices.Max(rates) })
+	l := b.Links[best]
+	rs, err := b.pair(ctx, "best single link ("+strconv.Itoa(l.RateMbit)+" Mbit/s)", load, rates, l.AAddr, l.BAddr, false, true)
+	if err != nil {
+		t.Fatalf("stripebed: %v", err)
+	}
+	rep.Results = append(rep.Results, rs...)
+
+	if err := b.setupMPTCP(ctx); err != nil {
+		t.Fatalf("stripebed: %v", err)
+	}
+	l0 := b.Links[0]
+	rs, err = b.pair(ctx, fmt.Sprintf("MPTCP %d subflows", len(b.Links)), load, rates, l0.AAddr, l0.BAddr, true, false)
+	if err != nil {
+		t.Fatalf("stripebed: %v", err)
+	}
+	rep.Results = append(rep.Results, rs...)
+	if err := b.clearMPTCP(ctx); err != nil {
+		t.Fatalf("stripebed: %v", err)
+	}
+
+	o := b.StartOVSBond(t)
+	for _, mode := range []string{"balance-slb", "balance-tcp"} {
+		o.SetBondMode(t, mode)
+		rs, err = b.pair(ctx, "OVS "+mode+"+LACP", load, rates, o.AAddr, o.BAddr, false, true)
+		if err != nil {
+			t.Fatalf("stripebed: %v", err)
+		}
+		rep.Results = append(rep.Results, rs...)
+	}
+	return rep
+}
+
+// setupMPTCP lets both nodes use one subflow per link: limits on both, and on A a subflow
+// endpoint per link beyond the first, bound to its device (without dev every subflow would
+// take the route of the first link).
+func (b *Bed) setupMPTCP(ctx context.Context) error {
+	n := strconv.Itoa(len(b.Links))
+	for _, ns := range []*lab.Netns{b.A, b.B} {
+		if _, err := ns.Exec(ctx, "sysctl", "-q", "-w", "net.mptcp.enabled=1"); err != nil {
+			return fmt.Errorf("enable MPTCP: %w", err)
+		}
+		if _, err := ns.Exec(ctx, "ip", "mptcp", "limits", "set", "subflows", n, "add_addr_accepted", n); err != nil {
+			return fmt.Errorf("MPTCP limits: %w", err)
+		}
+	}
+	for _, l := range b.Links[1:] {
+		if _, err := b.A.Exec(ctx, "ip", "mptcp", "endpoint", "add", l.AAddr.String(), "dev", l.A.Name, "subflow"); err != nil {
+			return fmt.Errorf("MPTCP endpoint for link %d: %w", l.Index, err)
+		}
+	}
+	return nil
+}
+
+// clearMPTCP removes A's MPTCP endpoints.
+func (b *Bed) clearMPTCP(ctx context.Context) error {
+	if _, err := b.A.Exec(ctx, "ip", "mptcp", "endpoint", "flush"); err != nil {
+		return fmt.Errorf("flush MPTCP endpoints: %w", err)
+	}
+	return nil
+}
+
+// FormatMarkdown renders the report as the markdown of docs/benchmarks.md.
+func (rep Report) FormatMarkdown() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Run of %s, kernel %s, congestion control pinned per socket: %s.\n\n",
+		rep.Started.Format("2006-01-02 15:04 UTC"), rep.Kernel, rep.CC)
+	sb.WriteString("Links measured alone (one TCP connection each):\n\n| link | tbf rate | measured | retransmits |\n| --- | --- | --- | --- |\n")
+	for _, l := range rep.Links {
+		fmt.Fprintf(&sb, "| %d | %d Mbit/s | %.1f Mbit/s | %d |\n", l.Index, l.ConfiguredMbit, l.BitsPerSecond/1e6, l.Retrans)
+	}
+	fmt.Fprintf(&sb, "| sum | | %.1f Mbit/s | |\n\n", rep.SumBitsPerSecond/1e6)
+	sb.WriteString("| arm | proto | delivered | % of sum | retransmits (TcpRetransSegs) | UDP lost / reordered (max depth) | per-link MB A→B | load CoV | load Jain | note |\n")
+	sb.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range rep.Results {
+		udp, retrans := "–", strconv.FormatInt(r.Retrans, 10)
+		if r.UDP != nil {
+			udp = fmt.Sprintf("%d of %d (%.1f %%) / %d (%d)", r.UDP.Lost, r.UDP.Sent, 100*float64(r.UDP.Lost)/float64(max(r.UDP.Sent, 1)),
+				r.UDP.Reordered, r.UDP.MaxReorder)
+			retrans = "–"
+		}
+		mb := make([]string, len(r.LinkBytes))
+		for i, x := range r.LinkBytes {
+			mb[i] = strconv.FormatFloat(float64(x)/1e6, 'f', 1, 64)
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %.1f Mbit/s | %.1f | %s | %s | %s | %.2f | %.2f | %s |\n", r.Arm, r.Proto,
+			r.BitsPerSecond/1e6, r.PctOfSum, retrans, udp, strings.Join(mb, " / "), r.LoadCoV, r.LoadJain, r.Note)
+	}
+	return sb.String()
+}
