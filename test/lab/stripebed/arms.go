@@ -24,12 +24,18 @@ type Load struct {
 	ArmSeconds float64
 	// CC is the congestion control pinned on every TCP socket: "cubic" if empty.
 	CC string
+	// MoreMPTCPCC are further congestion controls the MPTCP arm is run with ("bbr", "reno"), at
+	// most 4.
+	MoreMPTCPCC []string
 }
 
 // normalize fills the defaults and checks the bounds.
 func (l Load) normalize() (Load, error) {
 	if l.CC == "" {
 		l.CC = "cubic"
+	}
+	if len(l.MoreMPTCPCC) > 4 {
+		return l, fmt.Errorf("stripebed load: %d more congestion controls for MPTCP, at most 4", len(l.MoreMPTCPCC))
 	}
 	if l.LinkSeconds <= 0 || l.LinkSeconds > 60 || l.ArmSeconds <= 0 || l.ArmSeconds > 60 {
 		return l, fmt.Errorf("stripebed load: LinkSeconds %v and ArmSeconds %v must be within (0, 60]", l.LinkSeconds, l.ArmSeconds)
@@ -136,15 +142,42 @@ func (b *Bed) measure(res *Result, rates []float64, fn func() error) error {
 	return nil
 }
 
-// pair runs one arm's TCP transfer and, when udp, its UDP stream between src and dst.
-func (b *Bed) pair(ctx context.Context, arm string, load Load, rates []float64, src, dst netip.Addr, mptcp, udp bool) ([]Result, error) {
+// Pair is what one arm moves: one TCP connection and, when UDP is set, one UDP stream, from
+// node A's Src to node B's Dst. An arm that carries the traffic by other means (a bond, an
+// overlay's tun device) names the addresses its own path uses; the links' counters still see
+// the bytes.
+type Pair struct {
+	// Arm names the arm in the results.
+	Arm string
+	// Src and Dst are the addresses in A and B.
+	Src, Dst netip.Addr
+	// MPTCP opens the TCP sockets with IPPROTO_MPTCP.
+	MPTCP bool
+	// UDP adds the UDP stream, paced to the summed link rate.
+	UDP bool
+}
+
+// RunPair measures one arm: the TCP transfer of ArmSeconds at the summed link rate (rates are
+// the links' measured bit/s) with load.CC pinned, then the UDP stream when p.UDP, each between
+// two counter snapshots.
+func (b *Bed) RunPair(ctx context.Context, load Load, rates []float64, p Pair) ([]Result, error) {
+	load, err := load.normalize()
+	if err != nil {
+		return nil, err
+	}
+	if len(rates) != len(b.Links) {
+		return nil, fmt.Errorf("%s: %d link rates for %d links", p.Arm, len(rates), len(b.Links))
+	}
 	var sum float64
 	for _, r := range rates {
 		sum += r
 	}
-	tcp := Result{Arm: arm, Proto: "tcp"}
-	err := b.measure(&tcp, rates, func() error {
-		r, err := TCPBulk(ctx, b.A, b.B, TCPSpec{Src: src, Dst: dst, Bytes: int64(sum / 8 * load.ArmSeconds), MPTCP: mptcp, CC: load.CC})
+	if sum <= 0 {
+		return nil, fmt.Errorf("%s: the links' measured rates sum to %v", p.Arm, sum)
+	}
+	tcp := Result{Arm: p.Arm, Proto: "tcp"}
+	err = b.measure(&tcp, rates, func() error {
+		r, err := TCPBulk(ctx, b.A, b.B, TCPSpec{Src: p.Src, Dst: p.Dst, Bytes: int64(sum / 8 * load.ArmSeconds), MPTCP: p.MPTCP, CC: load.CC})
 		tcp.Bytes, tcp.Seconds, tcp.BitsPerSecond, tcp.Note = r.Bytes, r.Seconds, r.BitsPerSecond, "cc "+r.CC
 		return err
 	})
@@ -152,12 +185,12 @@ func (b *Bed) pair(ctx context.Context, arm string, load Load, rates []float64, 
 		return nil, err
 	}
 	out := []Result{tcp}
-	if !udp {
+	if !p.UDP {
 		return out, nil
 	}
-	u := Result{Arm: arm, Proto: "udp"}
+	u := Result{Arm: p.Arm, Proto: "udp"}
 	err = b.measure(&u, rates, func() error {
-		r, err := UDPStream(ctx, b.A, b.B, UDPSpec{Src: src, Dst: dst, RateBitsPerSec: sum,
+		r, err := UDPStream(ctx, b.A, b.B, UDPSpec{Src: p.Src, Dst: p.Dst, RateBitsPerSec: sum,
 			Duration: time.Duration(load.ArmSeconds * float64(time.Second))})
 		u.UDP = &r
 		u.Bytes, u.Seconds, u.BitsPerSecond = r.Received*udpPayload, r.Seconds, r.DeliveredBitsPerSecond
@@ -168,6 +201,32 @@ func (b *Bed) pair(ctx context.Context, arm string, load Load, rates []float64, 
 		return nil, err
 	}
 	return append(out, u), nil
+}
+
+// Rates returns the links' measured rates in bit/s, in link order.
+func (rep Report) Rates() []float64 {
+	rates := make([]float64, len(rep.Links))
+	for i, l := range rep.Links {
+		rates[i] = l.BitsPerSecond
+	}
+	return rates
+}
+
+// MPTCP runs the MPTCP arm (one subflow per link, TCP only) with the congestion control of
+// load, and removes its endpoints afterwards.
+func (b *Bed) MPTCP(ctx context.Context, load Load, rates []float64) ([]Result, error) {
+	if len(b.Links) == 0 {
+		return nil, fmt.Errorf("MPTCP arm: the bed has no links")
+	}
+	if err := b.setupMPTCP(ctx); err != nil {
+		return nil, err
+	}
+	l0 := b.Links[0]
+	rs, err := b.RunPair(ctx, load, rates, Pair{Arm: fmt.Sprintf("MPTCP %d subflows", len(b.Links)), Src: l0.AAddr, Dst: l0.BAddr, MPTCP: true})
+	if cerr := b.clearMPTCP(ctx); err == nil {
+		err = cerr
+	}
+	return rs, err
 }
 
 // RunAlternatives runs the whole matrix of the alternatives on the bed: the solo link
@@ -181,6 +240,9 @@ func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
+	if len(b.Links) == 0 {
+		t.Fatalf("stripebed: the bed has no links: build it with New")
+	}
 	ctx := t.Context()
 	rep := Report{Started: time.Now().UTC(), CC: load.CC}
 	if out, err := b.A.Exec(ctx, "uname", "-r"); err == nil {
@@ -189,36 +251,34 @@ func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 	if rep.Links, err = b.MeasureLinks(ctx, load); err != nil {
 		t.Fatalf("stripebed: %v", err)
 	}
-	rates := make([]float64, len(rep.Links))
-	for i, l := range rep.Links {
-		rates[i] = l.BitsPerSecond
-		rep.SumBitsPerSecond += l.BitsPerSecond
+	rates := rep.Rates()
+	for _, r := range rates {
+		rep.SumBitsPerSecond += r
 	}
-	best := slices.IndexFunc(rates, func(r float64) bool { return r == slices.Max(rates) })
+	best := slices.Index(rates, slices.Max(rates))
 	l := b.Links[best]
-	rs, err := b.pair(ctx, "best single link ("+strconv.Itoa(l.RateMbit)+" Mbit/s)", load, rates, l.AAddr, l.BAddr, false, true)
+	rs, err := b.RunPair(ctx, load, rates, Pair{Arm: "best single link (" + strconv.Itoa(l.RateMbit) + " Mbit/s)",
+		Src: l.AAddr, Dst: l.BAddr, UDP: true})
 	if err != nil {
 		t.Fatalf("stripebed: %v", err)
 	}
 	rep.Results = append(rep.Results, rs...)
-
-	if err := b.setupMPTCP(ctx); err != nil {
-		t.Fatalf("stripebed: %v", err)
-	}
-	l0 := b.Links[0]
-	rs, err = b.pair(ctx, fmt.Sprintf("MPTCP %d subflows", len(b.Links)), load, rates, l0.AAddr, l0.BAddr, true, false)
-	if err != nil {
+	if rs, err = b.MPTCP(ctx, load, rates); err != nil {
 		t.Fatalf("stripebed: %v", err)
 	}
 	rep.Results = append(rep.Results, rs...)
-	if err := b.clearMPTCP(ctx); err != nil {
-		t.Fatalf("stripebed: %v", err)
+	for _, cc := range load.MoreMPTCPCC {
+		more := load
+		more.CC = cc
+		if rs, err = b.MPTCP(ctx, more, rates); err != nil {
+			t.Fatalf("stripebed: %v", err)
+		}
+		rep.Results = append(rep.Results, rs...)
 	}
-
 	o := b.StartOVSBond(t)
 	for _, mode := range []string{"balance-slb", "balance-tcp"} {
 		o.SetBondMode(t, mode)
-		rs, err = b.pair(ctx, "OVS "+mode+"+LACP", load, rates, o.AAddr, o.BAddr, false, true)
+		rs, err = b.RunPair(ctx, load, rates, Pair{Arm: "OVS " + mode + "+LACP", Src: o.AAddr, Dst: o.BAddr, UDP: true})
 		if err != nil {
 			t.Fatalf("stripebed: %v", err)
 		}
