@@ -293,7 +293,7 @@ func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 func (b *Bed) setupMPTCP(ctx context.Context) error {
 	n := strconv.Itoa(len(b.Links))
 	for _, ns := range []*lab.Netns{b.A, b.B} {
-		if _, err := ns.Exec(ctx, "sysctl", "-q", "-w", "net.mptcp.enabled=1"); err != nil {
+		if err := SetSysctl(ns, "net.mptcp.enabled", "1"); err != nil {
 			return fmt.Errorf("enable MPTCP: %w", err)
 		}
 		if _, err := ns.Exec(ctx, "ip", "mptcp", "limits", "set", "subflows", n, "add_addr_accepted", n); err != nil {

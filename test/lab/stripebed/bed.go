@@ -100,7 +100,11 @@ func New(t testing.TB, spec Spec) *Bed {
 	lab.Require(t, lab.NeedNetns)
 	b := &Bed{A: lab.NewNetns(t), B: lab.NewNetns(t), Queue: spec.Queue}
 	for _, ns := range []*lab.Netns{b.A, b.B} {
-		ns.Run(t, "sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0")
+		for _, key := range []string{"net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"} {
+			if err := SetSysctl(ns, key, "0"); err != nil {
+				t.Fatalf("stripebed: %v", err)
+			}
+		}
 	}
 	for i, rate := range spec.RatesMbit {
 		l := Link{

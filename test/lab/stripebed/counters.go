@@ -185,3 +185,18 @@ func (s Snapshot) Sub(before Snapshot) Delta {
 	}
 	return d
 }
+
+// SetSysctl writes value to /proc/sys/<key with dots as slashes> in ns (network sysctls are
+// per namespace: a thread inside ns sees ns's). key must be a net.* sysctl.
+func SetSysctl(ns *lab.Netns, key, value string) error {
+	if !strings.HasPrefix(key, "net.") || strings.Contains(key, "/") || strings.Contains(key, "..") || len(key) > 128 {
+		return fmt.Errorf("sysctl %q: want a net.* key of at most 128 characters without slashes", key)
+	}
+	err := ns.Do(func() error {
+		return os.WriteFile("/proc/sys/"+strings.ReplaceAll(key, ".", "/"), []byte(value), 0)
+	})
+	if err != nil {
+		return fmt.Errorf("sysctl %s=%s in %s: %w", key, value, ns, err)
+	}
+	return nil
+}

@@ -37,7 +37,11 @@ func (b *Bed) StartOVSBond(t testing.TB) *OVSBond {
 	t.Helper()
 	o := &OVSBond{AAddr: netip.MustParseAddr("10.78.0.1"), BAddr: netip.MustParseAddr("10.78.0.2")}
 	for i, ns := range []*lab.Netns{b.A, b.B} {
-		ns.Run(t, "sysctl", "-q", "-w", "net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2")
+		for key, val := range map[string]string{"net.ipv4.conf.all.arp_ignore": "1", "net.ipv4.conf.all.arp_announce": "2"} {
+			if err := SetSysctl(ns, key, val); err != nil {
+				t.Fatalf("stripebed: %v", err)
+			}
+		}
 		db := lab.StartOVSDB(t)
 		sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace, Netns: ns})
 		args := []string{"add-br", "br0", "--", "set", "Bridge", "br0", "datapath_type=netdev", "--", "add-bond", "br0", "bond0"}
