@@ -41,6 +41,9 @@ type Spec struct {
 	RatesMbit []int
 	// Queue is the tbf queue length as time at link rate (tbf's latency); 0: 50 ms, at most 1 s.
 	Queue time.Duration
+	// BurstBytes overrides the tbf bucket of every link (0: ~20 ms at the link's rate, at least
+	// 96 KiB); within [1600, 64 MiB]. For experiments with too small a bucket.
+	BurstBytes int
 }
 
 // normalize fills the defaults and checks the bounds.
@@ -58,6 +61,9 @@ func (s Spec) normalize() (Spec, error) {
 	}
 	if s.Queue == 0 {
 		s.Queue = defaultQueue
+	}
+	if s.BurstBytes != 0 && (s.BurstBytes < 1600 || s.BurstBytes > 64<<20) {
+		return s, fmt.Errorf("stripebed spec: burst %d bytes outside [1600, %d]", s.BurstBytes, 64<<20)
 	}
 	if s.Queue < time.Millisecond || s.Queue > time.Second {
 		return s, fmt.Errorf("stripebed spec: queue %v outside [1ms, 1s]", s.Queue)
@@ -113,6 +119,9 @@ func New(t testing.TB, spec Spec) *Bed {
 			BurstBytes: burstBytes(rate),
 			AAddr:      netip.AddrFrom4([4]byte{10, 77, byte(i), 1}),
 			BAddr:      netip.AddrFrom4([4]byte{10, 77, byte(i), 2}),
+		}
+		if spec.BurstBytes != 0 {
+			l.BurstBytes = spec.BurstBytes
 		}
 		p := lab.NewVethPair(t, lab.VethSpec{ANetns: b.A, BNetns: b.B,
 			AAddr: l.AAddr.String() + "/24", BAddr: l.BAddr.String() + "/24"})

@@ -50,7 +50,7 @@ func TestParsers(t *testing.T) {
 	if err != nil || m["lo"] != (IfBytes{RX: 100, TX: 200}) || len(m) != 1 {
 		t.Errorf("parseNetDev = %v, %v", m, err)
 	}
-	for _, s := range []Spec{{RatesMbit: make([]int, MaxLinks+1)}, {RatesMbit: []int{0}}, {RatesMbit: []int{100}, Queue: 2e9}} {
+	for _, s := range []Spec{{RatesMbit: make([]int, MaxLinks+1)}, {RatesMbit: []int{0}}, {RatesMbit: []int{100}, Queue: 2e9}, {BurstBytes: 100}} {
 		if _, err := s.normalize(); err == nil {
 			t.Errorf("Spec %+v: no error", s)
 		}
