@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +23,9 @@ type Load struct {
 	// ArmSeconds is the time at the summed rate one arm's TCP transfer lasts, and the UDP stream's
 	// duration.
 	ArmSeconds float64
-	// CC is the congestion control pinned on every TCP socket: "cubic" if empty.
+	// CC is the congestion control pinned on every TCP socket. Empty: cubic when the kernel
+	// lists it in net.ipv4.tcp_available_congestion_control (root may load its module), else
+	// reno; the Report's CC says which.
 	CC string
 	// MoreMPTCPCC are further congestion controls the MPTCP arm is run with ("bbr", "reno"), at
 	// most 4.
@@ -32,7 +35,10 @@ type Load struct {
 // normalize fills the defaults and checks the bounds.
 func (l Load) normalize() (Load, error) {
 	if l.CC == "" {
-		l.CC = "cubic"
+		l.CC = defaultCC()
+	}
+	if len(l.CC) > 15 {
+		return l, fmt.Errorf("stripebed load: congestion control %q longer than 15 characters", l.CC)
 	}
 	if len(l.MoreMPTCPCC) > 4 {
 		return l, fmt.Errorf("stripebed load: %d more congestion controls for MPTCP, at most 4", len(l.MoreMPTCPCC))
@@ -343,4 +349,13 @@ func (rep Report) FormatMarkdown() string {
 			r.BitsPerSecond/1e6, r.PctOfSum, retrans, udp, strings.Join(mb, " / "), r.LoadCoV, r.LoadJain, r.Note)
 	}
 	return sb.String()
+}
+
+// defaultCC is cubic when the kernel offers it, else reno (always built in).
+func defaultCC() string {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	if err == nil && slices.Contains(strings.Fields(string(data)), "cubic") {
+		return "cubic"
+	}
+	return "reno"
 }

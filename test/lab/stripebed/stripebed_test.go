@@ -87,6 +87,9 @@ func TestHarness(t *testing.T) {
 			t.Errorf("link %d measured %.0f bit/s, want within (0, %.0f]", l.Index, l.BitsPerSecond, limit)
 		}
 	}
+	if rep.CC != "cubic" && rep.CC != "reno" {
+		t.Errorf("default congestion control %q, want cubic or reno", rep.CC)
+	}
 	if len(rep.Results) != 7 {
 		t.Errorf("%d results, want 7 (single link tcp+udp, MPTCP tcp, 2 OVS bonds tcp+udp)", len(rep.Results))
 	}
@@ -108,8 +111,8 @@ func TestHarness(t *testing.T) {
 		if r.UDP != nil && (r.UDP.Received+r.UDP.Lost != r.UDP.Sent || r.UDP.Received == 0) {
 			t.Errorf("%s udp: sent %d, received %d, lost %d", r.Arm, r.UDP.Sent, r.UDP.Received, r.UDP.Lost)
 		}
-		if r.Proto == "tcp" && r.Note != "cc cubic" {
-			t.Errorf("%s tcp: %q, want the pinned congestion control cubic", r.Arm, r.Note)
+		if r.Proto == "tcp" && r.Note != "cc "+rep.CC {
+			t.Errorf("%s tcp: %q, want the pinned congestion control %s", r.Arm, r.Note, rep.CC)
 		}
 	}
 	if len(rep.Results) > 2 && strings.HasPrefix(rep.Results[2].Arm, "MPTCP") {
