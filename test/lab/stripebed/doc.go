@@ -16,5 +16,12 @@
 // /proc/net/snmp (TcpRetransSegs, which counts every MPTCP subflow), per-link bytes from the
 // links' interface counters.
 //
+// The matrix: New builds the bed, RunAlternatives measures the links alone and then each
+// alternative, returning a Report (FormatMarkdown renders docs/benchmarks.md's table). Another
+// arm, such as the stripe engine's, sets up its path (a tun device, an OVS bridge…) and calls
+// Bed.RunPair with the addresses that path uses and the Report's measured rates; its Result has
+// the same columns. TestHarness is the short form `make test` runs (correctness of the harness,
+// no timed assertion); BenchmarkAlternatives is the full run of `make bench-stripe`.
+//
 // The package is Linux-only; elsewhere it holds nothing but this documentation.
 package stripebed
