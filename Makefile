@@ -108,6 +108,15 @@ bench-vsctl:
 	set -o pipefail; $(GO) test -run '^$$' -bench 'BenchmarkVsctl' -benchtime 1x -timeout 90m ./bench/ | tee bench-vsctl.out
 	scripts/bench-vsctl-table.py bench-vsctl.out docs/benchmarks.md
 
+## bench-stripe: the stripe testbed's full matrix of the alternatives (issue 16; as root, needs
+## the lab): links alone, best single link, MPTCP 4 subflows (cubic, bbr, reno), OVS bonds
+## balance-slb and balance-tcp with LACP; rewrites the generated table of docs/benchmarks.md's
+## "stripe testbed: alternatives"
+.PHONY: bench-stripe
+bench-stripe:
+	@scripts/lab-setup.sh
+	STRIPEBED_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench 'BenchmarkAlternatives' -benchtime 1x -timeout 20m -v ./test/lab/stripebed/
+
 ## dsa-kit: the DSA vhost offload measurement (issue 15) on a host with DSA hardware, as root:
 ## 64..9000 B x {PVP, VM-to-VM same node} x DSA off/on, driven by $$DSA_KIT_CONFIG (JSON; see
 ## docs/dsa.md "Hardware measurement kit" and bench/dsakit/testdata/kit.json), report in dsa-kit.md
