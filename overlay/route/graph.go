@@ -19,6 +19,8 @@ const (
 	MaxLinks = 4_000_000
 	// MaxAttachments bounds the number of super nodes one ordinary node is linked to.
 	MaxAttachments = 16
+	// MaxPhase2Entries bounds ordinary nodes × super nodes: phase 2 keeps one byte per pair.
+	MaxPhase2Entries = 200_000_000
 	// MaxIDLen bounds the length of a node ID in bytes.
 	MaxIDLen = 64
 
@@ -178,6 +180,10 @@ func newGraph(nodes []Node, links []Link) (*graph, error) {
 	}
 	if len(g.superIDs) > MaxSupers {
 		return nil, fmt.Errorf("%d super nodes exceed the bound of %d", len(g.superIDs), MaxSupers)
+	}
+	if e := len(g.superIDs) * len(g.ordIDs); e > MaxPhase2Entries {
+		return nil, fmt.Errorf("%d ordinary × %d super nodes = %d phase 2 entries exceed the bound of %d: split the fabric or use fewer super nodes",
+			len(g.ordIDs), len(g.superIDs), e, MaxPhase2Entries)
 	}
 	slices.Sort(g.superIDs)
 	slices.Sort(g.ordIDs)

@@ -42,7 +42,7 @@ func New(nodes []Node, links []Link) (*Router, error) {
 	return r, nil
 }
 
-// Supers returns the number of super nodes; Ordinaries the number of ordinary nodes.
+// Supers returns the number of super nodes.
 func (r *Router) Supers() int { return len(r.g.superIDs) }
 
 // Ordinaries returns the number of ordinary nodes.

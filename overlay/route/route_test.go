@@ -162,6 +162,13 @@ func TestNewRefusesBadInput(t *testing.T) {
 	ok := mt(1000, 1)
 	long := strings.Repeat("x", MaxIDLen+1)
 	tooMany := make([]Node, MaxNodes+1)
+	var bigNodes []Node // 1,100 supers × 198,900 ordinary nodes
+	for i := range 1100 {
+		bigNodes = append(bigNodes, Node{fmt.Sprintf("s%d", i), Super})
+	}
+	for i := range MaxNodes - 1100 {
+		bigNodes = append(bigNodes, Node{fmt.Sprintf("o%d", i), Ordinary})
+	}
 	attNodes := []Node{{"o", Ordinary}}
 	var attLinks []Link
 	for i := range MaxAttachments + 1 {
@@ -187,6 +194,7 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"duplicate super link", []Node{{"a", Super}, {"b", Super}}, []Link{{"a", "b", ok}, {"b", "a", ok}}, "listed twice"},
 		{"duplicate attachment", []Node{{"a", Super}, {"o", Ordinary}}, []Link{{"a", "o", ok}, {"o", "a", ok}}, "listed twice"},
 		{"zero bandwidth", []Node{{"a", Super}, {"b", Super}}, []Link{{"a", "b", Metrics{}}}, "bandwidth 0 bit/s is outside"},
+		{"too many phase 2 entries", bigNodes, nil, "phase 2 entries exceed"},
 		{"too many attachments", attNodes, attLinks, "more than 16 super nodes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
