@@ -81,25 +81,49 @@ func (r *Router) phase1() {
 // Every hop therefore lies on a shortest path and forwarding hop by hop is loop-free (costs are
 // at least 1).
 func (r *Router) nextHops() {
+	for s := range r.g.superIDs {
+		r.nextHopsRow(s)
+	}
+}
+
+// nextHopsRow recomputes super s's next hops towards every super.
+func (r *Router) nextHopsRow(s int) {
+	m := len(r.g.superIDs)
+	row := r.next[s*m : (s+1)*m]
+	for d := range row {
+		row[d] = -1
+	}
+	row[s] = int32(s)
+	rowS := r.dist[s*m : (s+1)*m]
+	for _, u := range r.g.nbrs[s] {
+		w := r.g.w[s*m+int(u)]
+		rowU := r.dist[int(u)*m : (int(u)+1)*m]
+		rowU = rowU[:len(rowS)]
+		row = row[:len(rowS)]
+		for d, du := range rowU {
+			if row[d] == -1 && w+du == rowS[d] {
+				row[d] = u
+			}
+		}
+	}
+}
+
+// nextHopsCol recomputes every super's next hop towards super d.
+func (r *Router) nextHopsCol(d int) {
 	m := len(r.g.superIDs)
 	for s := range m {
-		row := r.next[s*m : (s+1)*m]
-		for d := range row {
-			row[d] = -1
-		}
-		row[s] = int32(s)
-		rowS := r.dist[s*m : (s+1)*m]
-		for _, u := range r.g.nbrs[s] {
-			w := r.g.w[s*m+int(u)]
-			rowU := r.dist[int(u)*m : (int(u)+1)*m]
-			rowU = rowU[:len(rowS)]
-			row = row[:len(rowS)]
-			for d, du := range rowU {
-				if row[d] == -1 && w+du == rowS[d] {
-					row[d] = u
+		nh := int32(-1)
+		if s == d {
+			nh = int32(s)
+		} else if ds := r.dist[s*m+d]; ds < inf {
+			for _, u := range r.g.nbrs[s] {
+				if r.g.w[s*m+int(u)]+r.dist[int(u)*m+d] == ds {
+					nh = u
+					break
 				}
 			}
 		}
+		r.next[s*m+d] = nh
 	}
 }
 
@@ -161,8 +185,9 @@ type Update struct {
 }
 
 // SetLink changes the metrics of the existing link between a and b (either order) and re-routes
-// incrementally: a super–super change recomputes phase 1 (O(m³)) and then phase 2 only for the
-// ordinary nodes and destinations whose inputs changed; an ordinary–super change recomputes only
+// incrementally: a super–super change updates phase 1 (O(m²) for a cheaper link, O(m²) per
+// affected source for a dearer one) and then phase 2 only for the ordinary nodes and
+// destinations whose inputs changed; an ordinary–super change recomputes only
 // that ordinary node's phase 2 row (O(m·attachments)). The result equals a full [New] on the
 // changed graph. On error (unknown node, no such link, metrics out of range) nothing changes.
 // Adding or removing links needs a new Router.
@@ -186,8 +211,7 @@ func (r *Router) SetLink(a, b string, metrics Metrics) (Update, error) {
 		if i == j || g.w[i*m+j] >= inf {
 			return Update{}, fmt.Errorf("set link %q–%q: no such link: links are added by building a new router", a, b)
 		}
-		g.w[i*m+j], g.w[j*m+i] = c, c
-		return r.rerouteSupers(), nil
+		return r.setSuperLink(i, j, c), nil
 	}
 	if ra.kind == Ordinary && rb.kind == Ordinary {
 		return Update{}, fmt.Errorf("set link %q–%q: no such link: ordinary nodes never talk directly", a, b)
@@ -206,21 +230,72 @@ func (r *Router) SetLink(a, b string, metrics Metrics) (Update, error) {
 	return Update{OrdinaryNodesTouched: 1, OrdinaryEntriesRecomputed: m}, nil
 }
 
-// rerouteSupers recomputes phase 1 after a super–super change and phase 2 where it can differ:
-// for ordinary node o and destination d, only when dist(s,d) changed for one of o's supers s.
-func (r *Router) rerouteSupers() Update {
+// setSuperLink sets the cost of super link i–j to c and re-routes incrementally. Phase 1: a
+// cheaper link relaxes every pair through it (O(m²): a new shortest path uses the link at most
+// once); a dearer link re-runs Dijkstra only from the sources for which the link was on a
+// shortest path (the others' distances cannot move); next hops are re-derived for rows i and j
+// (their link changed) and for the destination columns whose distances moved. Phase 2: only the
+// entries (o, d) where dist(s, d) moved for one of o's supers s.
+func (r *Router) setSuperLink(i, j int, c Cost) Update {
 	g := r.g
 	m := len(g.superIDs)
-	old := slices.Clone(r.dist)
-	r.phase1()
-	u := Update{Phase1: true}
+	old := g.w[i*m+j]
+	g.w[i*m+j], g.w[j*m+i] = c, c
+	d := r.dist
 	changed := make([]bool, m*m)
-	rowChanged := make([]bool, m)
-	for i, v := range r.dist {
-		if v != old[i] {
-			changed[i] = true
-			rowChanged[i/m] = true
+	u := Update{Phase1: true}
+	mark := func(s, t int, v Cost) {
+		d[s*m+t] = v
+		if !changed[s*m+t] {
+			changed[s*m+t] = true
 			u.SuperPairsChanged++
+		}
+	}
+	switch {
+	case c < old:
+		rowI := slices.Clone(d[i*m : (i+1)*m])
+		rowJ := slices.Clone(d[j*m : (j+1)*m])
+		for s := range m {
+			dsi, dsj := rowI[s], rowJ[s] // symmetric: dist(s,i) == dist(i,s)
+			row := d[s*m : (s+1)*m]
+			for t := range row {
+				if v := min(dsi+c+rowJ[t], dsj+c+rowI[t]); v < row[t] {
+					mark(s, t, v)
+				}
+			}
+		}
+	case c > old:
+		scratch := make([]Cost, m)
+		done := make([]bool, m)
+		var sources []int
+		for s := range m {
+			dsi, dsj := d[s*m+i], d[s*m+j]
+			if dsi < inf && (dsj == dsi+old || dsi == dsj+old) {
+				sources = append(sources, s)
+			}
+		}
+		for _, s := range sources {
+			r.dijkstraRow(s, scratch, done)
+			for t, v := range scratch {
+				if v != d[s*m+t] {
+					mark(s, t, v)
+				}
+			}
+		}
+	}
+	r.nextHopsRow(i)
+	r.nextHopsRow(j)
+	colChanged := make([]bool, m)
+	rowChanged := make([]bool, m)
+	for k, ch := range changed {
+		if ch {
+			colChanged[k%m] = true
+			rowChanged[k/m] = true
+		}
+	}
+	for t, ch := range colChanged {
+		if ch {
+			r.nextHopsCol(t)
 		}
 	}
 	if u.SuperPairsChanged == 0 {
@@ -237,10 +312,10 @@ func (r *Router) rerouteSupers() Update {
 			continue
 		}
 		cols = cols[:0]
-		for d := range m {
+		for t := range m {
 			for _, a := range as {
-				if changed[int(a.super)*m+d] {
-					cols = append(cols, int32(d))
+				if changed[int(a.super)*m+t] {
+					cols = append(cols, int32(t))
 					break
 				}
 			}
@@ -250,4 +325,33 @@ func (r *Router) rerouteSupers() Update {
 		u.OrdinaryEntriesRecomputed += len(cols)
 	}
 	return u
+}
+
+// dijkstraRow writes the distances from super s over the super links into out (dense
+// Dijkstra, O(m²)); done is scratch of length m.
+func (r *Router) dijkstraRow(s int, out []Cost, done []bool) {
+	g := r.g
+	m := len(g.superIDs)
+	for v := range out {
+		out[v] = inf
+		done[v] = false
+	}
+	out[s] = 0
+	for range m {
+		u, du := -1, inf
+		for v, dv := range out {
+			if !done[v] && dv < du {
+				u, du = v, dv
+			}
+		}
+		if u < 0 {
+			return
+		}
+		done[u] = true
+		for _, v := range g.nbrs[u] {
+			if nd := du + g.w[u*m+int(v)]; nd < out[v] {
+				out[v] = nd
+			}
+		}
+	}
 }
