@@ -117,6 +117,14 @@ bench-stripe:
 	@scripts/lab-setup.sh
 	STRIPEBED_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench 'BenchmarkAlternatives' -benchtime 1x -timeout 20m -v ./test/lab/stripebed/
 
+## bench-overlay-route: the overlay routing core (issue 17) at 1k/2k/10k/100k nodes, incremental
+## link changes, side by side with gonum's DijkstraAllPaths (1k, 2k) and a plain two-phase
+## all-pairs (1k..10k), each arm in its own process (peak RSS); no root, no lab. ~5 min.
+## OVERLAY_ROUTE_ARMS=route,incr runs only those arms.
+.PHONY: bench-overlay-route
+bench-overlay-route:
+	set -o pipefail; $(GO) test -run '^$$' -bench BenchmarkOverlayRoute -benchtime 1x -timeout 60m ./bench/overlayroute/ | tee bench-overlay-route.out
+
 ## dsa-kit: the DSA vhost offload measurement (issue 15) on a host with DSA hardware, as root:
 ## 64..9000 B x {PVP, VM-to-VM same node} x DSA off/on, driven by $$DSA_KIT_CONFIG (JSON; see
 ## docs/dsa.md "Hardware measurement kit" and bench/dsakit/testdata/kit.json), report in dsa-kit.md
