@@ -131,7 +131,9 @@ const (
 )
 
 // metricsOf is the size of a job's stats sample.
-func metricsOf(links, peers int) int { return peers*(metricsPerPeer+links*metricsPerLink) + metricsPerJob }
+func metricsOf(links, peers int) int {
+	return peers*(metricsPerPeer+links*metricsPerLink) + metricsPerJob
+}
 
 // problem is a field-level configuration error.
 func problem(field, format string, args ...any) error {
