@@ -65,7 +65,8 @@ func (r statsRow) value(name string, labels map[string]string) (float64, bool) {
 // TestDaemonRunsStripeJobs runs the real ovsplaned with the real stripe plugin (built, pinned
 // by SHA-256) and two stripe jobs from its configuration file, node 1 and node 2, each in its
 // own namespace, joined by four veth pairs: `vsctl plugin stats stripe` shows both jobs
-// running, each knowing its peer on all four links with hellos on every link's counters.
+// running, each knowing its peer on all four links with hellos on every link's counters, and
+// the plugin's --top view (one frame) says the same.
 func TestDaemonRunsStripeJobs(t *testing.T) {
 	a, b := lab.NewNetns(t), lab.NewNetns(t)
 	var linksA, linksB []string
@@ -162,6 +163,17 @@ plugins:
 	for _, want := range []string{"node1", "node2", `stripe_link_tx_load{link="` + linksA[0] + `",peer="2"}`, "stripe_link_balance_degree{", "stripe_reorder_depth{peer=\"1\"}"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("vsctl plugin stats stripe lacks %q", want)
+		}
+	}
+
+	var out, errOut bytes.Buffer
+	if rc := runCLI([]string{"--top", "--once", "--daemon", sock}, &out, &errOut); rc != 0 {
+		t.Fatalf("--top --once: exit %d: %s", rc, errOut.String())
+	}
+	t.Logf("--top --once:\n%s", out.String())
+	for _, want := range []string{"JOB node1  PEER 2  running  known yes", "JOB node2  PEER 1  running  known yes", "  " + linksA[3] + "  yes     1 ", "  " + linksB[0] + "  yes     1 "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--top --once lacks %q", want)
 		}
 	}
 }

@@ -9,8 +9,16 @@
 //
 //	ovsplane-plugin-stripe --check FILE|JSON
 //
-// prints the configuration with its defaults, or what is wrong with it. Exit status: 0 valid,
-// 2 a usage error or an invalid configuration.
+// prints the configuration with its defaults, or what is wrong with it, and
+//
+//	ovsplane-plugin-stripe --top [--daemon ADDR] [--job NAME] [--interval 1s] [--once]
+//
+// is a live terminal view of the running jobs, from the daemon's API (the samples `vsctl plugin
+// stats stripe` shows): per job and peer the bytes sent and delivered, retransmits, adjusts,
+// reorder depth and losses; per link usability, peer MACs, the measured rates, the EWMA loads,
+// the balance degree, the policy's choices, drops and downs. It refreshes every interval
+// until interrupted (--once: one frame, no screen clearing). Exit status: 0 done, 1 the daemon
+// could not be asked, 2 a usage error or an invalid configuration.
 package main
 
 import (
@@ -20,9 +28,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/ovsplane/ovsplane/api/client"
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 	"github.com/ovsplane/ovsplane/plugins/stripe/internal/stripeplugin"
 )
@@ -57,17 +69,36 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ovsplane-plugin-stripe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	check := fs.String("check", "", "check a stripe job's configuration, a file or inline JSON ({\"node\": 1, ...}), and print it with its defaults")
+	topView := fs.Bool("top", false, "live view of the stripe jobs' stats, from the daemon")
+	daemon := fs.String("daemon", defaultAddr(), "with --top: the daemon's API address (unix:PATH or tcp:HOST:PORT; $"+client.EnvAddr+")")
+	job := fs.String("job", "", "with --top: show only this job")
+	interval := fs.Duration("interval", time.Second, "with --top: the refresh interval")
+	once := fs.Bool("once", false, "with --top: draw one frame and exit")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ovsplane-plugin-stripe --check FILE|JSON")
+		fmt.Fprintln(stderr, "       ovsplane-plugin-stripe --top [--daemon ADDR] [--job NAME] [--interval 1s] [--once]")
 		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it; `vsctl plugin stats stripe` shows its jobs' stats.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 || *check == "" {
+	if fs.NArg() > 0 || (*check == "") == !*topView {
 		fs.Usage()
 		return 2
+	}
+	if *topView {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		o := topOptions{addr: *daemon, job: *job, interval: *interval, clear: !*once}
+		if *once {
+			o.frames = 1
+		}
+		if err := top(ctx, stdout, o); err != nil {
+			fmt.Fprintln(stderr, "ovsplane-plugin-stripe --top:", err)
+			return 1
+		}
+		return 0
 	}
 	data, err := readConfig(*check)
 	if err != nil {
@@ -81,6 +112,14 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, cfg.Describe())
 	return 0
+}
+
+// defaultAddr is the daemon's API address: $OVSPLANE_API, else the default data dir's socket.
+func defaultAddr() string {
+	if a := os.Getenv(client.EnvAddr); a != "" {
+		return a
+	}
+	return model.DefaultAPIAddr()
 }
 
 // readConfig returns inline JSON as is, or reads the file it names (bounded).
