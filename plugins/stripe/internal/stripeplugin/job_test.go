@@ -277,7 +277,8 @@ func TestJobDiscoversAndStreamsStats(t *testing.T) {
 
 // TestStartRefusesMissingNIC: a job naming a NIC that does not exist is FailedPrecondition
 // naming the field, the packet socket opened before it is closed again (the namespace's
-// /proc/net/packet), no job is left behind, and the job starts once the NIC is named right.
+// /proc/net/packet), no job is left behind, the job starts once the NIC is named right, and
+// starting it with another configuration restarts it, closing its old sockets.
 func TestStartRefusesMissingNIC(t *testing.T) {
 	ns := lab.NewNetns(t)
 	p := lab.NewVethPair(t, lab.VethSpec{ANetns: ns, BNetns: ns})
@@ -315,6 +316,21 @@ func TestStartRefusesMissingNIC(t *testing.T) {
 	}
 	if n := sockets(); n != before+2 {
 		t.Errorf("%d packet sockets with the job running, want %d", n, before+2)
+	}
+	// Another configuration: the job restarts with it, its old sockets closed.
+	first := s.engineOf(t, "j")
+	cfg.Policy = "hash"
+	if data, err = json.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.h.StartJob(api.Job{Name: "j", Type: JobType, Config: data}); err != nil {
+		t.Fatal(err)
+	}
+	if s.engineOf(t, "j") == first {
+		t.Error("Start with another configuration kept the old engine")
+	}
+	if n := sockets(); n != before+2 {
+		t.Errorf("%d packet sockets after the restart, want %d", n, before+2)
 	}
 	// Alone, with no peer: Health says the peer is unknown.
 	h, err := s.h.Health()
