@@ -12,7 +12,9 @@
 //   - plugins/vdpa: the binary ovsplane-plugin-vdpa, ports of type vdpa on mlx5 NICs
 //     (docs/vdpa.md);
 //   - plugins/dsa: the binary ovsplane-plugin-dsa, Intel DSA work queues for OVS-DPDK's vhost
-//     async copies and a DSA status on every vhost-user port (docs/dsa.md).
+//     async copies and a DSA status on every vhost-user port (docs/dsa.md);
+//   - plugins/stripe: the binary ovsplane-plugin-stripe, data-path jobs of type stripe that
+//     carry traffic over several kernel NICs to peer nodes (docs/stripe.md).
 //
 // The package itself has no code. docs/plugins.md is the guide for plugin authors,
 // examples/plugin-sample the template to copy and examples/veth-reference a plugin using every

@@ -37,6 +37,7 @@ var floors = map[string]int{
 	"cmd/...":                               programs,
 	"plugins/vdpa":                          programs,
 	"plugins/dsa":                           programs,
+	"plugins/stripe":                        programs,
 	"examples/plugin-sample":                programs,
 	"examples/veth-reference":               programs,
 	"internal/cli/vsctl/internal/genschema": programs,
@@ -45,6 +46,7 @@ var floors = map[string]int{
 	"internal/cli/...":                     core,
 	"plugins/vdpa/internal/...":            core,
 	"plugins/dsa/internal/...":             core,
+	"plugins/stripe/internal/...":          core,
 	"examples/veth-reference/internal/...": core,
 
 	"ovsdb/...":             services,

@@ -103,6 +103,8 @@ type Config struct {
 	Policy policy.Config
 	// Pace paces every link to its Vmax with a token bucket.
 	Pace bool
+	// Smoothing is the load EWMA's factor r, 0 < r ≤ 1 (0: load.DefaultSmoothing).
+	Smoothing float64
 	// Period is T, how often link state and counters are sampled (0: DefaultPeriod).
 	Period time.Duration
 	// HelloInterval is how often hellos go out on every link (0: DefaultHelloInterval).

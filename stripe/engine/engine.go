@@ -143,7 +143,7 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	tracker, err := load.NewTracker(load.TrackerConfig{Clock: wallClock{}, Vmax: cfg.Vmax})
+	tracker, err := load.NewTracker(load.TrackerConfig{Clock: wallClock{}, Vmax: cfg.Vmax, Smoothing: cfg.Smoothing})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

@@ -1,0 +1,396 @@
+package stripeplugin
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ovsplane/ovsplane/model/limits"
+	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/plugins/sdk"
+	"github.com/ovsplane/ovsplane/stripe/engine"
+	"github.com/ovsplane/ovsplane/stripe/link"
+	"github.com/ovsplane/ovsplane/stripe/load"
+	"github.com/ovsplane/ovsplane/stripe/policy"
+	"github.com/ovsplane/ovsplane/stripe/toeplitz"
+)
+
+// Bounds and defaults of a stripe job's configuration.
+const (
+	// MaxLinks bounds a job's links.
+	MaxLinks = 16
+	// MaxPeers bounds a job's peers; the metrics bound (limits.MaxMetricsPerSample) may allow
+	// fewer for many links (see Config.check).
+	MaxPeers = 16
+	// MaxCapacityMbit bounds a link's capacity: 1 Tbit/s, the engine's bound.
+	MaxCapacityMbit = engine.MaxVmax * 8 / 1e6
+	// DefaultCapacityMbit is a link's capacity when the configuration gives none.
+	DefaultCapacityMbit = 1000
+	// DefaultDelta is the seed policy's balance-degree threshold δ.
+	DefaultDelta = 0.1
+	// MaxConfigBytes bounds a job's configuration, as the daemon does.
+	MaxConfigBytes = limits.MaxJobConfigBytes
+)
+
+// reNetns is a named network namespace (a file under /run/netns).
+var reNetns = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// LinkConfig is one link of a job: a kernel NIC towards the peers.
+type LinkConfig struct {
+	// Interface is the NIC's name in the job's namespace.
+	Interface string `json:"interface"`
+	// CapacityMbit is the link's capacity in Mbit/s (Vmax of the load model and, with Pace, the
+	// pacing rate; the weights of the weighted policy); 0 means DefaultCapacityMbit.
+	CapacityMbit float64 `json:"capacity_mbit,omitempty"`
+}
+
+// PeerConfig is one peer node of a job.
+type PeerConfig struct {
+	// Node is the peer's node id, ≥ 1 and not the job's own.
+	Node uint32 `json:"node"`
+}
+
+// Config is a stripe job's configuration, the JSON object of api.Job.Config.
+type Config struct {
+	// Node is this node's id, ≥ 1.
+	Node uint32 `json:"node"`
+	// Netns is the named network namespace (under /run/netns) holding the links; "" is the
+	// plugin's own.
+	Netns string `json:"netns,omitempty"`
+	// Links are the kernel NICs the stripe uses, 1..MaxLinks, each named once.
+	Links []LinkConfig `json:"links"`
+	// Peers are the nodes reached over the links, 1..MaxPeers; the job runs one engine per peer.
+	Peers []PeerConfig `json:"peers"`
+	// Policy is the send policy: seed (default), round-robin, hash or weighted.
+	Policy string `json:"policy,omitempty"`
+	// PeriodMillis is T, the sampling period of the link counters (0: the engine's 20 ms).
+	PeriodMillis int `json:"period_ms,omitempty"`
+	// Delta is the seed policy's balance-degree threshold δ, 0..1 (absent: DefaultDelta).
+	Delta *float64 `json:"delta,omitempty"`
+	// Smoothing is the load EWMA's factor r, 0 < r ≤ 1 (absent: 0.8).
+	Smoothing *float64 `json:"smoothing,omitempty"`
+	// ToeplitzKey is the hash key in hex, 40..256 bytes ("": the Microsoft RSS key).
+	ToeplitzKey string `json:"toeplitz_key,omitempty"`
+	// Pace paces every link to its capacity.
+	Pace bool `json:"pace,omitempty"`
+	// RxRing receives through TPACKET_V3 rings instead of one recvfrom per frame.
+	RxRing bool `json:"rx_ring,omitempty"`
+}
+
+// configSchema is the JSON schema of Config (the stripe job type's options).
+const configSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "stripe job",
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["node", "links", "peers"],
+  "properties": {
+    "node": {"type": "integer", "minimum": 1, "maximum": 4294967295, "description": "this node's id"},
+    "netns": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "description": "named network namespace holding the links; absent: the plugin's own"},
+    "links": {"type": "array", "minItems": 1, "maxItems": 16, "items": {
+      "type": "object", "additionalProperties": false, "required": ["interface"],
+      "properties": {
+        "interface": {"type": "string", "minLength": 1, "maxLength": 15, "description": "kernel NIC name"},
+        "capacity_mbit": {"type": "number", "minimum": 0, "maximum": 1000000, "description": "capacity in Mbit/s (0 or absent: 1000)"}
+      }}},
+    "peers": {"type": "array", "minItems": 1, "maxItems": 16, "items": {
+      "type": "object", "additionalProperties": false, "required": ["node"],
+      "properties": {"node": {"type": "integer", "minimum": 1, "maximum": 4294967295}}}},
+    "policy": {"enum": ["seed", "round-robin", "hash", "weighted"], "description": "send policy (default seed)"},
+    "period_ms": {"type": "integer", "minimum": 1, "maximum": 60000, "description": "T, the load sampling period (default 20)"},
+    "delta": {"type": "number", "minimum": 0, "maximum": 1, "description": "δ, the seed policy's balance-degree threshold (default 0.1)"},
+    "smoothing": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "r, the load EWMA factor (default 0.8)"},
+    "toeplitz_key": {"type": "string", "pattern": "^([0-9a-fA-F]{2}){40,256}$", "description": "Toeplitz hash key in hex (default: the Microsoft RSS key)"},
+    "pace": {"type": "boolean", "description": "pace every link to its capacity"},
+    "rx_ring": {"type": "boolean", "description": "receive through TPACKET_V3 rings"}
+  }
+}`
+
+// configDoc documents the job type for humans.
+const configDoc = `A stripe job carries traffic between this node and its peers over several kernel NICs
+(AF_PACKET, ethertype 0x88B5), one engine per peer (stripe/engine): node ids, links with their
+capacities, peers, the send policy (seed, round-robin, hash, weighted), T (period_ms), δ (delta),
+r (smoothing), an optional Toeplitz key, pacing. Discovery learns each peer's MACs on every link.
+Stats: per peer and link the bytes, EWMA loads, balance degree, usability and kernel drops; per peer
+the sent and delivered bytes, retransmits, adjusts, reorder depth, losses and discovery state.`
+
+// metricsPerLink and metricsPerPeer are the metrics a sample holds per peer link and per
+// peer; metricsPerJob those of the job itself.
+const (
+	metricsPerLink = 12
+	metricsPerPeer = 20
+	metricsPerJob  = 2
+)
+
+// metricsOf is the size of a job's stats sample.
+func metricsOf(links, peers int) int {
+	return peers*(metricsPerPeer+links*metricsPerLink) + metricsPerJob
+}
+
+// problem is a field-level configuration error.
+func problem(field, format string, args ...any) error {
+	return sdk.Invalid(api.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// ParseConfig decodes a job's configuration strictly (unknown fields, trailing data and more
+// than MaxConfigBytes are refused) and checks it. Errors are InvalidArgument whose problem
+// names the field ("config.links[1].interface") and says what to change.
+func ParseConfig(data []byte) (Config, error) {
+	var c Config
+	if len(data) > MaxConfigBytes {
+		return c, problem("config", "%d bytes, more than %d: a stripe job's configuration is a small JSON object", len(data), MaxConfigBytes)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || string(data) == "null" {
+		return c, problem("config", "empty: give at least node, links and peers, e.g. {\"node\": 1, \"links\": [{\"interface\": \"eth1\"}], \"peers\": [{\"node\": 2}]}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, decodeProblem(data, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return c, problem("config", "trailing data after the JSON object: give one object")
+	}
+	return c, c.check()
+}
+
+// decodeProblem turns a JSON decoding error of data into a problem naming the field.
+func decodeProblem(data []byte, err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := "config"
+		if typeErr.Field != "" {
+			field += "." + typeErr.Field
+		}
+		want := "a number"
+		switch typeErr.Type.Kind().String() {
+		case "string":
+			want = "a string"
+		case "bool":
+			want = "true or false"
+		case "slice":
+			want = "a list"
+		case "struct":
+			want = "an object"
+		}
+		return problem(field, "is %s: want %s (see the stripe job's schema)", typeErr.Value, want)
+	case errors.As(err, &syntaxErr):
+		return problem("config", "not JSON: %v", syntaxErr)
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name = strings.Trim(name, `"`)
+		if f, ok := nestedUnknown(data); ok {
+			return problem(f+"."+name, "unknown field: a link takes interface and capacity_mbit, a peer takes node")
+		}
+		return problem("config."+name, "unknown field: the stripe job takes node, netns, links, peers, policy, period_ms, delta, smoothing, toeplitz_key, pace and rx_ring")
+	}
+	return problem("config", "%v", err)
+}
+
+// nestedUnknown finds the link or peer with an unknown field, which encoding/json does not
+// name: "config.links[1]".
+func nestedUnknown(data []byte) (string, bool) {
+	var lists struct {
+		Links []json.RawMessage `json:"links"`
+		Peers []json.RawMessage `json:"peers"`
+	}
+	if json.Unmarshal(data, &lists) != nil {
+		return "", false
+	}
+	strict := func(raw json.RawMessage, dst any) bool {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		return dec.Decode(dst) != nil
+	}
+	for i, raw := range lists.Links {
+		if strict(raw, &LinkConfig{}) {
+			return fmt.Sprintf("config.links[%d]", i), true
+		}
+	}
+	for i, raw := range lists.Peers {
+		if strict(raw, &PeerConfig{}) {
+			return fmt.Sprintf("config.peers[%d]", i), true
+		}
+	}
+	return "", false
+}
+
+// check validates c; it changes nothing (defaults are applied by the accessors).
+func (c *Config) check() error {
+	if c.Node == 0 {
+		return problem("config.node", "missing or 0: give this node's id, 1 to 4294967295, unique among the nodes the links join")
+	}
+	if c.Netns != "" && !reNetns.MatchString(c.Netns) {
+		return problem("config.netns", "%q: want a namespace name as `ip netns` lists it (a letter or digit, then up to 63 letters, digits, '_', '.' or '-')", clip(c.Netns))
+	}
+	if len(c.Links) < 1 || len(c.Links) > MaxLinks {
+		return problem("config.links", "%d links: give 1 to %d kernel NICs", len(c.Links), MaxLinks)
+	}
+	seen := map[string]int{}
+	for i, l := range c.Links {
+		f := fmt.Sprintf("config.links[%d]", i)
+		if err := link.CheckInterfaceName(l.Interface); err != nil {
+			return problem(f+".interface", "%q: %v", clip(l.Interface), err)
+		}
+		if j, dup := seen[l.Interface]; dup {
+			return problem(f+".interface", "%s is also links[%d]: name each NIC once", l.Interface, j)
+		}
+		seen[l.Interface] = i
+		if l.CapacityMbit < 0 || l.CapacityMbit > MaxCapacityMbit || math.IsNaN(l.CapacityMbit) {
+			return problem(f+".capacity_mbit", "%v: want more than 0 and at most %v Mbit/s (or leave it out for %d)", l.CapacityMbit, MaxCapacityMbit, DefaultCapacityMbit)
+		}
+	}
+	if len(c.Peers) < 1 || len(c.Peers) > MaxPeers {
+		return problem("config.peers", "%d peers: give 1 to %d peer node ids", len(c.Peers), MaxPeers)
+	}
+	if n := metricsOf(len(c.Links), len(c.Peers)); n > limits.MaxMetricsPerSample {
+		return problem("config.peers", "%d peers over %d links make %d metrics a sample, more than %d (limits.MaxMetricsPerSample): split the peers over several jobs", len(c.Peers), len(c.Links), n, limits.MaxMetricsPerSample)
+	}
+	peers := map[uint32]int{}
+	for i, p := range c.Peers {
+		f := fmt.Sprintf("config.peers[%d].node", i)
+		switch j, dup := peers[p.Node]; {
+		case p.Node == 0:
+			return problem(f, "missing or 0: give the peer's node id, 1 to 4294967295")
+		case p.Node == c.Node:
+			return problem(f, "%d is this node's own id: give another node's id", p.Node)
+		case dup:
+			return problem(f, "%d is also peers[%d]: name each peer once", p.Node, j)
+		}
+		peers[p.Node] = i
+	}
+	if !slices.Contains([]string{"", string(policy.KindSeed), string(policy.KindRoundRobin), string(policy.KindHash), string(policy.KindWeighted)}, c.Policy) {
+		return problem("config.policy", "%q: want seed, round-robin, hash or weighted", clip(c.Policy))
+	}
+	if d := time.Duration(c.PeriodMillis) * time.Millisecond; c.PeriodMillis < 0 || c.PeriodMillis > int(engine.MaxInterval/time.Millisecond) ||
+		(c.PeriodMillis > 0 && d < engine.MinInterval) {
+		return problem("config.period_ms", "%d: want 1 to %d milliseconds (or leave it out for %d)", c.PeriodMillis, engine.MaxInterval/time.Millisecond, engine.DefaultPeriod/time.Millisecond)
+	}
+	if c.Delta != nil && !(*c.Delta >= 0 && *c.Delta <= 1) {
+		return problem("config.delta", "%v: want 0 to 1 (load-rate units: 0.1 is ten points of capacity above the other links' mean)", *c.Delta)
+	}
+	if c.Smoothing != nil && !(*c.Smoothing > 0 && *c.Smoothing <= 1) {
+		return problem("config.smoothing", "%v: want more than 0 and at most 1 (or leave it out for %v)", *c.Smoothing, load.DefaultSmoothing)
+	}
+	if _, err := c.hasher(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// hasher returns the Toeplitz hasher of ToeplitzKey; nil for the default key.
+func (c *Config) hasher() (*toeplitz.Hasher, error) {
+	if c.ToeplitzKey == "" {
+		return nil, nil
+	}
+	if len(c.ToeplitzKey) > 2*toeplitz.MaxKeyLen {
+		return nil, problem("config.toeplitz_key", "%d hex digits: want %d to %d bytes (%d to %d hex digits)", len(c.ToeplitzKey), toeplitz.MinKeyLen, toeplitz.MaxKeyLen, 2*toeplitz.MinKeyLen, 2*toeplitz.MaxKeyLen)
+	}
+	key, err := hex.DecodeString(c.ToeplitzKey)
+	if err != nil {
+		return nil, problem("config.toeplitz_key", "not hex (%v): give the key as hex digits, two per byte, without separators", err)
+	}
+	h, err := toeplitz.New(key)
+	if err != nil {
+		return nil, problem("config.toeplitz_key", "%v", err)
+	}
+	return h, nil
+}
+
+// capacityMbit is link i's capacity in Mbit/s, its default applied.
+func (c *Config) capacityMbit(i int) float64 {
+	if v := c.Links[i].CapacityMbit; v > 0 {
+		return v
+	}
+	return DefaultCapacityMbit
+}
+
+// engineConfig is the engine configuration towards peer, without its links.
+func (c *Config) engineConfig(peer uint32) (engine.Config, error) {
+	h, err := c.hasher()
+	if err != nil {
+		return engine.Config{}, err
+	}
+	kind := policy.Kind(c.Policy)
+	if kind == "" {
+		kind = policy.KindSeed
+	}
+	delta := DefaultDelta
+	if c.Delta != nil {
+		delta = *c.Delta
+	}
+	ec := engine.Config{Node: c.Node, Peer: peer, Pace: c.Pace,
+		Period: time.Duration(c.PeriodMillis) * time.Millisecond,
+		Policy: policy.Config{Kind: kind, Hasher: h, Delta: delta}}
+	if c.Smoothing != nil {
+		ec.Smoothing = *c.Smoothing
+	}
+	for i := range c.Links {
+		mbit := c.capacityMbit(i)
+		ec.Vmax = append(ec.Vmax, mbit*1e6/8)
+		ec.Policy.Capacities = append(ec.Policy.Capacities, max(1, uint64(math.Round(mbit))))
+	}
+	return ec, nil
+}
+
+// clip shortens a value quoted in an error.
+func clip(s string) string {
+	const n = 64
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// Describe is the configuration with its defaults applied, for humans, one setting a line.
+func (c *Config) Describe() string {
+	var b strings.Builder
+	ec, err := c.engineConfig(c.peerOrZero())
+	if err != nil {
+		return "invalid: " + err.Error() + "\n"
+	}
+	fmt.Fprintf(&b, "node %d\n", c.Node)
+	if c.Netns != "" {
+		fmt.Fprintf(&b, "netns %s\n", c.Netns)
+	}
+	for i, l := range c.Links {
+		fmt.Fprintf(&b, "link %d: %s, %v Mbit/s\n", i, l.Interface, c.capacityMbit(i))
+	}
+	for _, p := range c.Peers {
+		fmt.Fprintf(&b, "peer %d\n", p.Node)
+	}
+	period := ec.Period
+	if period == 0 {
+		period = engine.DefaultPeriod
+	}
+	r := ec.Smoothing
+	if r == 0 {
+		r = load.DefaultSmoothing
+	}
+	key := "Microsoft RSS key"
+	if c.ToeplitzKey != "" {
+		key = fmt.Sprintf("%d-byte key", len(c.ToeplitzKey)/2)
+	}
+	fmt.Fprintf(&b, "policy %s, T %v, δ %v, r %v, toeplitz %s, pace %t, rx ring %t\n",
+		ec.Policy.Kind, period, ec.Policy.Delta, r, key, c.Pace, c.RxRing)
+	return b.String()
+}
+
+// peerOrZero is the first peer's id (0 without peers).
+func (c *Config) peerOrZero() uint32 {
+	if len(c.Peers) == 0 {
+		return 0
+	}
+	return c.Peers[0].Node
+}

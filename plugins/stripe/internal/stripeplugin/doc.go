@@ -1,0 +1,24 @@
+// Package stripeplugin is ovsplane's plugin "stripe" (issue 16): a data-path job type "stripe"
+// that carries traffic between this node and its peers over several kernel NICs, one
+// stripe/engine per peer (AF_PACKET links, discovery of the peers' MACs, a send policy fed with
+// the links' EWMA loads, acks, retransmission and in-order delivery), and streams its numbers
+// as stats samples, which `vsctl plugin stats stripe` shows.
+//
+// The plugin takes no plugin-level configuration; each job's configuration (Config, the job's
+// JSON object) names the node, the links, the peers and the policy's parameters. A job is
+// started by the daemon from the plugin entry's jobs in the configuration file:
+//
+//	plugins:
+//	  - name: stripe
+//	    path: ovsplane-plugin-stripe
+//	    sha256: …
+//	    jobs:
+//	      - name: stripe0
+//	        type: stripe
+//	        config: {node: 1, links: [{interface: eth1, capacity_mbit: 1000}], peers: [{node: 2}]}
+//
+// Health is Degraded while a peer is unknown (no hello heard) or a link is unusable, Failing
+// when an engine stopped. Still to come: the application endpoints (a job carries discovery,
+// acks and the traffic Send is given, but no application can reach it yet) and the OVS-DPDK
+// link mode.
+package stripeplugin

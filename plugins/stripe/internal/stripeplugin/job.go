@@ -1,0 +1,193 @@
+package stripeplugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/stripe/discovery"
+	"github.com/ovsplane/ovsplane/stripe/engine"
+	"github.com/ovsplane/ovsplane/stripe/link"
+)
+
+// peerEngine is the engine of a job towards one peer, over its own sockets on the job's links.
+type peerEngine struct {
+	peer  uint32
+	e     *engine.Engine
+	links []link.Link
+	done  chan struct{} // closed when Run returned
+	err   error         // Run's error, set before done is closed
+}
+
+// job is one running stripe job: an engine per peer.
+type job struct {
+	name    string
+	cfg     Config
+	started time.Time
+	cancel  context.CancelFunc
+	peers   []*peerEngine
+}
+
+// closeLinks closes links, logging failures.
+func closeLinks(log *slog.Logger, job string, links []link.Link) {
+	for _, l := range links {
+		if err := l.Close(); err != nil {
+			log.Warn("closing a link", "job", job, "link", l.Name(), "err", err)
+		}
+	}
+}
+
+// openLinks opens the configured links inside the job's namespace, all or none.
+func openLinks(ctx context.Context, log *slog.Logger, name string, cfg Config) ([]link.Link, error) {
+	var links []link.Link
+	err := inNetns(cfg.Netns, func() error {
+		for i, lc := range cfg.Links {
+			l, err := link.Open(ctx, link.Config{Interface: lc.Interface, RxRing: cfg.RxRing})
+			if err != nil {
+				where := "this namespace"
+				if cfg.Netns != "" {
+					where = "netns " + cfg.Netns
+				}
+				return api.Errorf(api.FailedPrecondition, "job %s: config.links[%d].interface %s: %v: name a kernel NIC that exists in %s (ip link show)", name, i, lc.Interface, err, where)
+			}
+			links = append(links, l)
+		}
+		return nil
+	})
+	if err != nil {
+		closeLinks(log, name, links)
+		var ae *api.Error
+		if !errors.As(err, &ae) {
+			err = api.Errorf(api.FailedPrecondition, "job %s: config.netns: %v", name, err)
+		}
+		return nil, err
+	}
+	return links, nil
+}
+
+// startJob opens the links and builds the engines of a job (nothing stays open when it fails),
+// then runs them until life ends or stop.
+func startJob(ctx, life context.Context, log *slog.Logger, name string, cfg Config) (*job, error) {
+	j := &job{name: name, cfg: cfg, started: time.Now()}
+	fail := func(err error) (*job, error) {
+		for _, p := range j.peers {
+			closeLinks(log, name, p.links)
+		}
+		return nil, err
+	}
+	for _, pc := range cfg.Peers {
+		links, err := openLinks(ctx, log, name, cfg)
+		if err != nil {
+			return fail(err)
+		}
+		p := &peerEngine{peer: pc.Node, links: links, done: make(chan struct{})}
+		j.peers = append(j.peers, p)
+		ec, err := cfg.engineConfig(pc.Node)
+		if err != nil {
+			return fail(err)
+		}
+		ec.Links = links
+		ec.Logger = log.With("job", name, "peer", pc.Node)
+		if p.e, err = engine.New(ec); err != nil {
+			return fail(api.Errorf(api.FailedPrecondition, "job %s: peer %d: %v", name, pc.Node, err))
+		}
+	}
+	jctx, cancel := context.WithCancel(life)
+	j.cancel = cancel
+	for _, p := range j.peers {
+		go func() {
+			defer close(p.done)
+			p.err = p.e.Run(jctx)
+			if p.err != nil {
+				log.Error("engine stopped", "job", name, "peer", p.peer, "err", p.err)
+			}
+		}()
+	}
+	log.Info("stripe job started", "job", name, "node", cfg.Node, "links", len(cfg.Links), "peers", len(cfg.Peers), "netns", cfg.Netns)
+	return j, nil
+}
+
+// stop stops the engines and closes the links. When ctx ends first it returns its error; the
+// links are then closed once the engines have returned.
+func (j *job) stop(ctx context.Context, log *slog.Logger) error {
+	j.cancel()
+	for _, p := range j.peers {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			go func() {
+				for _, p := range j.peers {
+					<-p.done
+					closeLinks(log, j.name, p.links)
+				}
+			}()
+			return fmt.Errorf("job %s: stop: %w", j.name, ctx.Err())
+		}
+	}
+	for _, p := range j.peers {
+		closeLinks(log, j.name, p.links)
+	}
+	log.Info("stripe job stopped", "job", j.name)
+	return nil
+}
+
+// running reports whether every engine still runs.
+func (p *peerEngine) running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// known reports whether discovery knows the peer on at least one link now.
+func (p *peerEngine) known() bool {
+	return slices.ContainsFunc(p.e.Peers(), func(n discovery.Node) bool { return n.ID == p.peer && len(n.NICs) > 0 })
+}
+
+// problems describes, for Health, what is wrong with the job now: engines that stopped, peers
+// not discovered, links unusable. Empty when all is well.
+func (j *job) problems() []string {
+	var out []string
+	for _, p := range j.peers {
+		if !p.running() {
+			out = append(out, fmt.Sprintf("job %s: engine towards peer %d stopped: %v", j.name, p.peer, p.err))
+			continue
+		}
+		if !p.known() {
+			out = append(out, fmt.Sprintf("job %s: peer %d unknown: no hello heard on any link (is its stripe job running, and are the links cabled to it?)", j.name, p.peer))
+			continue
+		}
+		var down []string
+		for _, l := range p.e.Stats().Links {
+			if !l.Usable {
+				down = append(down, l.Name)
+			}
+		}
+		if len(down) > 0 {
+			out = append(out, fmt.Sprintf("job %s: peer %d: %d of %d links unusable (down, no carrier or the peer's MAC unknown): %s",
+				j.name, p.peer, len(down), len(p.links), strings.Join(down, ", ")))
+		}
+	}
+	return out
+}
+
+// status is Start's status for humans.
+func (j *job) status() string {
+	var peers []string
+	for _, p := range j.peers {
+		peers = append(peers, fmt.Sprint(p.peer))
+	}
+	var links []string
+	for _, l := range j.cfg.Links {
+		links = append(links, l.Interface)
+	}
+	return fmt.Sprintf("node %d striping over %s to peers %s since %s", j.cfg.Node, strings.Join(links, ","),
+		strings.Join(peers, ","), j.started.UTC().Format(time.RFC3339))
+}
