@@ -766,3 +766,10 @@ func (e *Endpoint) Stats() Stats {
 	slices.SortFunc(s.Peers, func(x, y PeerStats) int { return int(x.Node) - int(y.Node) })
 	return s
 }
+
+// Running reports whether Run is running (applications can register).
+func (e *Endpoint) Running() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.base != nil
+}
