@@ -158,3 +158,6 @@ func (c *Client) Next(ctx context.Context) (Msg, error) {
 	}
 	return c.read(ctx)
 }
+
+// Conn returns the client's connection.
+func (c *Client) Conn() net.Conn { return c.c }

@@ -283,10 +283,10 @@ func (e *Endpoint) Run(ctx context.Context) error {
 
 // registration is a validated Register request.
 type registration struct {
-	name                       string
-	service, local, peerPort   uint16
-	peerNode                   uint32
-	demand                     float64
+	name                     string
+	service, local, peerPort uint16
+	peerNode                 uint32
+	demand                   float64
 }
 
 // register adds an application owned by o.
@@ -700,11 +700,11 @@ func trimText(s string) string {
 
 // AppStats are one registered application's share and counters.
 type AppStats struct {
-	ID                  uint32
-	Name                string
-	Service, LocalPort  uint16
-	PeerNode            uint32
-	PeerPort            uint16
+	ID                 uint32
+	Name               string
+	Service, LocalPort uint16
+	PeerNode           uint32
+	PeerPort           uint16
 	// Demand is the demanded rate in bytes per second (+Inf: none); Share the rate it is
 	// paced to now.
 	Demand, Share float64
