@@ -281,14 +281,6 @@ func (e *Endpoint) Run(ctx context.Context) error {
 	return nil
 }
 
-// registration is a validated Register request.
-type registration struct {
-	name                     string
-	service, local, peerPort uint16
-	peerNode                 uint32
-	demand                   float64
-}
-
 // register adds an application owned by o.
 func (e *Endpoint) register(m Msg, o *owner) (*app, *Error) {
 	refuse := func(err *Error) (*app, *Error) {
@@ -315,7 +307,7 @@ func (e *Endpoint) register(m Msg, o *owner) (*app, *Error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.base == nil {
-		return refuse(errorf(CodeSendFailed, "application %q: %v", m.Name, ErrNotRunning))
+		return refuse(errorf(CodeNotRunning, "application %q: %v: the stripe plugin is starting or stopping, retry", m.Name, ErrNotRunning))
 	}
 	if e.byName[m.Name] != nil {
 		return refuse(errorf(CodeAlreadyRegistered, "application %q is already registered: deregister it first or pick another name", m.Name))
@@ -488,7 +480,7 @@ func (e *Endpoint) pump(ctx context.Context, a *app) {
 			return
 		}
 		p := it.payload
-		first := true
+		first, failed := true, false
 		for first || len(p) > 0 {
 			hdr := fragHeader
 			if first {
@@ -515,13 +507,16 @@ func (e *Endpoint) pump(ctx context.Context, a *app) {
 				e.cfg.Logger.Warn("stripe endpoint: send", "app", a.name, "err", err)
 				e.reply(a.owner, a, Msg{Type: TypeError, Tag: it.tag, Code: CodeSendFailed,
 					Text: trimText(fmt.Sprintf("application %q: message of %d bytes: %v", a.name, len(it.payload), err))})
+				failed = true
 				break
 			}
 			a.peer.wire.Add(uint64(len(piece) + frame.HeaderLen))
 			p, first = p[n:], false
 		}
-		a.sentMsgs.Add(1)
-		a.sentBytes.Add(uint64(len(it.payload)))
+		if !failed {
+			a.sentMsgs.Add(1)
+			a.sentBytes.Add(uint64(len(it.payload)))
+		}
 	}
 }
 

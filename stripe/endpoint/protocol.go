@@ -57,6 +57,7 @@ const (
 	CodeQueueFull         Code = 8  // the application's send queue is full (datagram clients)
 	CodeSendFailed        Code = 9  // the engine refused the message
 	CodeUnexpected        Code = 10 // a reply or delivery type sent by a client
+	CodeNotRunning        Code = 11 // the endpoint is not running (starting or stopping)
 )
 
 func (c Code) String() string {
@@ -81,6 +82,8 @@ func (c Code) String() string {
 		return "SEND_FAILED"
 	case CodeUnexpected:
 		return "UNEXPECTED"
+	case CodeNotRunning:
+		return "NOT_RUNNING"
 	}
 	return fmt.Sprintf("CODE_%d", uint16(c))
 }
