@@ -132,23 +132,25 @@ func serve(t *testing.T, ep *endpoint.Endpoint, kind string) func(t *testing.T) 
 	var addr string
 	switch kind {
 	case "unix", "tcp":
-		network, where := "tcp", "127.0.0.1:0"
+		var ln net.Listener
+		var err error
 		if kind == "unix" {
-			dir, err := os.MkdirTemp("", "ep")
-			if err != nil {
-				t.Fatal(err)
+			dir, derr := os.MkdirTemp("", "ep")
+			if derr != nil {
+				t.Fatal(derr)
 			}
 			t.Cleanup(func() { _ = os.RemoveAll(dir) })
-			network, where = "unix", filepath.Join(dir, "s")
+			ln, err = endpoint.ListenUnix(t.Context(), filepath.Join(dir, "s"))
+		} else {
+			ln, err = endpoint.ListenTCP(t.Context(), "127.0.0.1:0", false)
 		}
-		ln, err := net.Listen(network, where)
 		if err != nil {
 			t.Fatal(err)
 		}
 		addr = ln.Addr().String()
 		go func() { done <- ep.ServeStream(ctx, ln) }()
 	case "udp":
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		pc, err := endpoint.ListenUDP(t.Context(), "127.0.0.1:0", false)
 		if err != nil {
 			t.Fatal(err)
 		}
