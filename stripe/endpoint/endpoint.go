@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -700,8 +701,8 @@ type AppStats struct {
 	Service, LocalPort uint16
 	PeerNode           uint32
 	PeerPort           uint16
-	// Demand is the demanded rate in bytes per second (+Inf: none); Share the rate it is
-	// paced to now.
+	// Demand is the demanded rate in bytes per second (0: none, as much as the share gives);
+	// Share the rate it is paced to now.
 	Demand, Share float64
 	// SentMessages and SentBytes count the messages handed to the transport; ReceivedMessages
 	// and ReceivedBytes those written to the client.
@@ -743,14 +744,18 @@ func (e *Endpoint) Stats() Stats {
 	count := map[*peerState]int{}
 	for _, a := range e.apps {
 		count[a.peer]++
+		demand := a.demand
+		if math.IsInf(demand, 1) {
+			demand = 0
+		}
 		s.Apps = append(s.Apps, AppStats{ID: a.id, Name: a.name, Service: a.service, LocalPort: a.local,
-			PeerNode: a.peer.Node, PeerPort: a.peerPort, Demand: a.demand, Share: math.Float64frombits(a.share.Load()),
+			PeerNode: a.peer.Node, PeerPort: a.peerPort, Demand: demand, Share: math.Float64frombits(a.share.Load()),
 			SentMessages: a.sentMsgs.Load(), SentBytes: a.sentBytes.Load(),
 			ReceivedMessages: a.recvMsgs.Load(), ReceivedBytes: a.recvBytes.Load(),
 			SendDrops: a.sendDrops.Load(), Backpressure: a.backpressure.Load(), ReceiveDrops: a.recvDrop.Load(),
 			SendErrors: a.sendErrors.Load()})
 	}
-	slices.SortFunc(s.Apps, func(x, y AppStats) int { return int(x.ID) - int(y.ID) })
+	slices.SortFunc(s.Apps, func(x, y AppStats) int { return cmp.Compare(x.ID, y.ID) })
 	for _, ps := range e.peers {
 		p := PeerStats{Node: ps.Node, Capacity: ps.capacity, AppRate: ps.appRate, Apps: count[ps]}
 		if p.Apps > 0 {
@@ -758,7 +763,7 @@ func (e *Endpoint) Stats() Stats {
 		}
 		s.Peers = append(s.Peers, p)
 	}
-	slices.SortFunc(s.Peers, func(x, y PeerStats) int { return int(x.Node) - int(y.Node) })
+	slices.SortFunc(s.Peers, func(x, y PeerStats) int { return cmp.Compare(x.Node, y.Node) })
 	return s
 }
 
