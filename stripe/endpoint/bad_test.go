@@ -97,7 +97,11 @@ func TestBadInputIsRefusedWithoutDisturbingOthers(t *testing.T) {
 			if err := bad.Send(ctx, bid, 41, make([]byte, 5001)); err != nil {
 				t.Fatal(err)
 			}
-			expect("oversize message", 0, endpoint.CodeTooLarge)
+			if kind == "udp" {
+				expect("oversize message", 0, endpoint.CodeTooLarge)
+			} else {
+				expect("oversize message", 41, endpoint.CodeTooLarge)
+			}
 			if err := bad.Send(ctx, 999, 42, []byte("x")); err != nil {
 				t.Fatal(err)
 			}

@@ -24,9 +24,10 @@
 // client can stream); a refused one gets an error reply with its tag. Deliveries arrive at
 // any time. Error codes are the Code constants (MALFORMED, TOO_LARGE, UNKNOWN_APP,
 // ALREADY_REGISTERED, TOO_MANY_APPS, UNKNOWN_PEER, INVALID, QUEUE_FULL, SEND_FAILED,
-// UNEXPECTED, NOT_RUNNING); the text says what was wrong and how to fix it. A message that does not decode
-// is answered with MALFORMED and the connection goes on; a stream message whose length prefix
-// is above the bound is answered with TOO_LARGE and its bytes are skipped.
+// UNEXPECTED, NOT_RUNNING); the text says what was wrong and how to fix it. A message that
+// does not decode is answered with MALFORMED and the connection goes on; a stream message
+// whose length prefix is above the bound is answered with TOO_LARGE (with its tag) and its
+// bytes are skipped.
 //
 // An application is (name, service, local port, peer node, peer port): the name and the
 // (service, local port) pair are unique on the endpoint. Its messages travel on the engine

@@ -245,10 +245,20 @@ func (e *Endpoint) serveConn(ctx context.Context, c net.Conn) {
 			if n == 0 {
 				code = CodeMalformed
 			}
-			if e.replyTo(o, Msg{Type: TypeError, Code: code, Text: fmt.Sprintf("message of %d bytes after the length prefix: want 1 to %d (payload at most %d)", n, e.maxWire()-LenSize, e.cfg.MaxMessage)}) != nil {
+			// The type and tag come first: the refusal carries the tag when there is one.
+			var head [5]byte
+			k := min(int(n), len(head))
+			if _, err := io.ReadFull(r, head[:k]); err != nil {
 				return
 			}
-			if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
+			var tag uint32
+			if k == len(head) && Type(head[0]) != TypeDeliver {
+				tag = binary.BigEndian.Uint32(head[1:])
+			}
+			if e.replyTo(o, Msg{Type: TypeError, Tag: tag, Code: code, Text: fmt.Sprintf("message of %d bytes after the length prefix: want 1 to %d (payload at most %d)", n, e.maxWire()-LenSize, e.cfg.MaxMessage)}) != nil {
+				return
+			}
+			if _, err := io.CopyN(io.Discard, r, int64(n)-int64(k)); err != nil {
 				return
 			}
 			continue
