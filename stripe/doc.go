@@ -17,8 +17,10 @@
 // On top of them, with I/O:
 //
 //   - stripe/link: a NIC carrying stripe frames (AF_PACKET, ethertype 0x88B5);
-//   - stripe/engine: one node's data path to a peer in kernel-NIC mode.
+//   - stripe/engine: one node's data path to a peer in kernel-NIC mode;
+//   - stripe/endpoint: the local endpoint for applications (unix, TCP, UDP sockets) with fair
+//     shares and pacing.
 //
-// The application endpoints, the OVS-DPDK link mode, the plugin and the benchmarks are still
-// to come; docs/stripe.md describes the design.
+// The OVS-DPDK link mode, the plugin and the benchmarks are still to come; docs/stripe.md
+// describes the design.
 package stripe
