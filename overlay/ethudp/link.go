@@ -250,21 +250,18 @@ func (l *Link) Send(ctx context.Context, frame []byte) error {
 		l.drop(DropOversize)
 		return dropf(DropOversize, "frame of %d bytes: an Ethernet frame here is %d-%d bytes", len(frame), MinFrameSize, MaxFrameSize)
 	}
-	if err := l.sendPayload(frame); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	l.c.FramesSent++
-	l.mu.Unlock()
-	return nil
+	return l.sendPayload(frame, &l.c.FramesSent)
 }
 
-// sendPayload encodes and writes one payload (frame or control message) to the peer.
-func (l *Link) sendPayload(payload []byte) error {
+// sendPayload encodes and writes one payload (frame or control message) to the peer; it
+// increments *sent (a field of l.c) once the payload is encoded and a peer is known, before the
+// write, so that a peer that saw the datagram never sees a counter that lags behind.
+func (l *Link) sendPayload(payload []byte, sent *uint64) error {
 	l.mu.Lock()
 	peer, has := l.peer, l.hasPeer
 	out, err := l.enc.Encode(payload)
 	if err == nil && has {
+		*sent++
 		if out.Compressed {
 			l.c.Compressed++
 		}
@@ -330,17 +327,11 @@ func (l *Link) tickLoop(ctx context.Context, ticks <-chan time.Time) {
 // then the state evaluation.
 func (l *Link) tick() {
 	if l.cfg.Password != "" && !l.nat {
-		if pw, err := PasswordPayload(l.cfg.Password); err == nil && l.sendPayload(pw) == nil {
-			l.mu.Lock()
-			l.c.PasswordsSent++
-			l.mu.Unlock()
+		if pw, err := PasswordPayload(l.cfg.Password); err == nil {
+			_ = l.sendPayload(pw, &l.c.PasswordsSent) // failures are counted
 		}
 	}
-	if l.sendPayload([]byte(PingMessage)) == nil {
-		l.mu.Lock()
-		l.c.PingsSent++
-		l.mu.Unlock()
-	}
+	_ = l.sendPayload([]byte(PingMessage), &l.c.PingsSent)
 	l.mu.Lock()
 	up, changed := l.mon.Tick()
 	if changed {
@@ -434,25 +425,21 @@ func (l *Link) handle(dec *Decoder, src netip.AddrPort, datagram []byte) {
 		l.mu.Lock()
 		l.c.PingsReceived++
 		l.mu.Unlock()
-		if l.sendPayload([]byte(PongMessage)) == nil {
-			l.mu.Lock()
-			l.c.PongsSent++
-			l.mu.Unlock()
-		}
+		_ = l.sendPayload([]byte(PongMessage), &l.c.PongsSent)
 	case KindPong:
 		l.mu.Lock()
 		l.c.PongsReceived++
 		l.mon.Pong()
 		l.mu.Unlock()
 	case KindFrame:
+		l.mu.Lock()
 		select {
 		case l.frames <- msg.Payload:
-			l.mu.Lock()
 			l.c.FramesReceived++
-			l.mu.Unlock()
 		default:
-			l.drop(DropQueueFull)
+			l.drops[DropQueueFull]++
 		}
+		l.mu.Unlock()
 	}
 }
 
