@@ -207,9 +207,6 @@ func NewCodec(opts Options, warn func(msg string)) (*Codec, error) {
 // Options returns the options in effect, after the defaults of NewCodec.
 func (c *Codec) Options() Options { return c.opts }
 
-// transformed reports whether payloads pass through do_encrypt/do_decrypt in the reference.
-func (c *Codec) transformed() bool { return c.opts.LZ4 > 0 || c.opts.Cipher != CipherNone }
-
 // Seal applies LZ4 (with its flag byte) and then the cipher to payload, as the reference does
 // before fragmentation. compressed reports whether the LZ4 block was used. payload must hold
 // 1–MaxPlainSize bytes; Seal does not modify it.
