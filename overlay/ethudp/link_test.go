@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 )
@@ -268,5 +269,68 @@ func TestLinkStopsWithContext(t *testing.T) {
 	}
 	if _, err := Open(t.Context(), Config{Local: loopback, RecvQueue: MaxRecvQueue + 1}); err == nil {
 		t.Fatal("huge queue accepted")
+	}
+}
+
+// fakeClock is a settable clock for Config.Now.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// TestLinkReassembly sends UDPFRG halves by hand: second half first (joined), then a pair whose
+// halves are 1.5 s apart on the receiver's clock (the first is dropped as stale, counted).
+func TestLinkReassembly(t *testing.T) {
+	o := Options{LZ4: 1, Cipher: CipherAES256, Key: "k", MTU: 1100}
+	clock := &fakeClock{t: time.Unix(5000, 0)}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bAddr := pc.LocalAddr().(*net.UDPAddr).AddrPort()
+	_ = pc.Close()
+	a := openLink(t, Config{Remote: bAddr, Codec: o, Now: clock.now})
+	b := openLink(t, Config{Local: bAddr, Remote: a.LocalAddr(), Codec: o})
+
+	enc := mustCodec(t, o).NewEncoder(100)
+	f := matrixPayloads()["incompressible"]
+	out, err := enc.Encode(f)
+	if err != nil || !out.Fragmented {
+		t.Fatalf("encode: fragmented=%v err=%v", out.Fragmented, err)
+	}
+	if err := b.sendRaw(out.Datagrams[1]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "second half received", func() bool { return a.Counters().DatagramsReceived == 1 })
+	if err := b.sendRaw(out.Datagrams[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := recvFrame(t, a); !bytes.Equal(got, f) {
+		t.Fatalf("joined frame differs (%d bytes)", len(got))
+	}
+
+	out, err = enc.Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.sendRaw(out.Datagrams[0]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "first half received", func() bool { return a.Counters().DatagramsReceived == 3 })
+	clock.add(1500 * time.Millisecond)
+	if err := b.sendRaw(out.Datagrams[1]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "stale half counted", func() bool { return a.Counters().Dropped["stale-half"] == 1 })
+	c := a.Counters()
+	if c.Reassembled != 1 || c.FramesReceived != 1 {
+		t.Fatalf("counters %+v", c)
 	}
 }
