@@ -126,6 +126,16 @@ bench-stripe:
 bench-overlay-route:
 	set -o pipefail; $(GO) test -run '^$$' -bench BenchmarkOverlayRoute -benchtime 1x -timeout 60m ./bench/overlayroute/ | tee bench-overlay-route.out
 
+## ethudp-interop: our overlay/ethudp Link against the reference C EthUDP (commit c45a8c2), every
+## mode in both directions, as root. Needs network access to clone github.com/bg6cq/ethudp (it has
+## no licence, so it is not vendored) and gcc liblz4-dev libssl-dev libpcap-dev; not part of CI.
+.PHONY: ethudp-interop
+ethudp-interop:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	  git clone -q https://github.com/bg6cq/ethudp $$tmp/ethudp && git -C $$tmp/ethudp checkout -q c45a8c2 && \
+	  gcc -O2 -D_GNU_SOURCE -DVERSION='"c45a8c2"' -o $$tmp/EthUDP $$tmp/ethudp/EthUDP.c -lpthread -lssl -llz4 -lcrypto -lpcap && \
+	  OVSPLANE_REQUIRE_LAB=1 ETHUDP_BIN=$$tmp/EthUDP $(GO) test -count=1 -tags ethudp_interop -run Interop -v ./overlay/ethudp/
+
 ## dsa-kit: the DSA vhost offload measurement (issue 15) on a host with DSA hardware, as root:
 ## 64..9000 B x {PVP, VM-to-VM same node} x DSA off/on, driven by $$DSA_KIT_CONFIG (JSON; see
 ## docs/dsa.md "Hardware measurement kit" and bench/dsakit/testdata/kit.json), report in dsa-kit.md

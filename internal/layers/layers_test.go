@@ -56,7 +56,7 @@ var floors = map[string]int{
 	"vdpa/...":              services,
 	"dsa/...":               services,
 	"stripe/...":            services, // the stripe plugin's pure building blocks (issue 16)
-	"overlay/...":           services, // the overlay plugin's building blocks (issue 17): route
+	"overlay/...":           services, // the overlay plugin's building blocks (issue 17): route, ethudp
 
 	"internal/desired":      services,
 	"internal/apitransport": services, // the API's HTTP/2 transport, shared by api/client and vsctl // the desired-state file format, shared by the daemon and vsctl
