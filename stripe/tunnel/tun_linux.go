@@ -115,12 +115,6 @@ func (t *Tunnel) configure() error {
 	return nil
 }
 
-// netmask is the IPv4 netmask of a prefix length.
-func netmask(bits int) [4]byte {
-	m := ^uint32(0) << (32 - bits)
-	return [4]byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}
-}
-
 // Name is the device's name.
 func (t *Tunnel) Name() string { return t.cfg.Name }
 
@@ -132,6 +126,9 @@ func (t *Tunnel) MTU() int { return t.cfg.MTU }
 // wrapping ErrClosed after Close, or the engine's or device's error.
 func (t *Tunnel) Run(ctx context.Context) error {
 	if err := t.f.SetReadDeadline(time.Time{}); err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
+		}
 		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -215,3 +215,9 @@ func connOf(p []byte, n int) (int, bool) {
 	}
 	return int(h.Sum32() % uint32(n)), true
 }
+
+// netmask is the IPv4 netmask of a prefix length.
+func netmask(bits int) [4]byte {
+	m := ^uint32(0) << (32 - bits)
+	return [4]byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}
+}
