@@ -18,10 +18,11 @@ import (
 
 // Tunnel is one tun device carried by an engine. Its methods are safe for concurrent use.
 type Tunnel struct {
-	cfg  Config
-	f    *os.File
-	c    counters
-	once sync.Once
+	cfg    Config
+	f      *os.File
+	c      counters
+	once   sync.Once
+	closed atomic.Bool
 }
 
 // Open creates the tun device cfg.Name (IFF_TUN, no packet information) in the calling
@@ -125,10 +126,10 @@ func (t *Tunnel) MTU() int { return t.cfg.MTU }
 // on the packet's connection, engine.Receive → device. It returns nil when ctx ended, an error
 // wrapping ErrClosed after Close, or the engine's or device's error.
 func (t *Tunnel) Run(ctx context.Context) error {
+	if t.closed.Load() {
+		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
+	}
 	if err := t.f.SetReadDeadline(time.Time{}); err != nil {
-		if errors.Is(err, os.ErrClosed) {
-			return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
-		}
 		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -159,7 +160,7 @@ func (t *Tunnel) toEngine(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if errors.Is(err, os.ErrClosed) {
+			if t.closed.Load() {
 				return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
 			}
 			return fmt.Errorf("tunnel %s: read: %w", t.cfg.Name, err)
@@ -202,7 +203,7 @@ func (t *Tunnel) fromEngine(ctx context.Context) error {
 			continue
 		}
 		if _, err := t.f.Write(d.Payload); err != nil {
-			if errors.Is(err, os.ErrClosed) {
+			if t.closed.Load() {
 				return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
 			}
 			// the kernel refuses a packet it cannot parse; the next may pass.
@@ -232,7 +233,10 @@ func (t *Tunnel) Stats() Stats {
 // Close removes the device and ends Run. Closing twice is harmless.
 func (t *Tunnel) Close() error {
 	var err error
-	t.once.Do(func() { err = t.f.Close() })
+	t.once.Do(func() {
+		t.closed.Store(true)
+		err = t.f.Close()
+	})
 	if err != nil {
 		return fmt.Errorf("tunnel %s: close: %w", t.cfg.Name, err)
 	}
