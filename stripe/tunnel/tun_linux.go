@@ -124,7 +124,8 @@ func (t *Tunnel) MTU() int { return t.cfg.MTU }
 
 // Run carries packets both ways until ctx ends or the tunnel is closed: device → engine.Send
 // on the packet's connection, engine.Receive → device. It returns nil when ctx ended, an error
-// wrapping ErrClosed after Close, or the engine's or device's error.
+// wrapping ErrClosed after Close, or the engine's or device's error. Call it once at a time: two Runs
+// would split the device's packets between them.
 func (t *Tunnel) Run(ctx context.Context) error {
 	if t.closed.Load() {
 		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
