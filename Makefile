@@ -110,7 +110,8 @@ bench-vsctl:
 	scripts/bench-vsctl-table.py bench-vsctl.out docs/benchmarks.md
 
 ## bench-stripe: the stripe testbed's full matrix of the alternatives (issue 16; as root, needs
-## the lab): links alone, best single link, MPTCP 4 subflows (cubic, bbr, reno), OVS bonds
+## the lab): links alone, best single link, MPTCP 4 subflows (cubic, bbr, reno), stripe seed and
+## round-robin through tun devices (kernel-NIC mode), OVS bonds
 ## balance-slb and balance-tcp with LACP; rewrites the generated table of docs/benchmarks.md's
 ## "stripe testbed: alternatives"
 .PHONY: bench-stripe

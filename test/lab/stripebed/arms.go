@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/stripe/policy"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -237,7 +238,8 @@ func (b *Bed) MPTCP(ctx context.Context, load Load, rates []float64) ([]Result, 
 
 // RunAlternatives runs the whole matrix of the alternatives on the bed: the solo link
 // measurements, then the best single link (TCP and UDP), MPTCP with one subflow per link (TCP;
-// MPTCP has no UDP form), and OVS bonds balance-slb and balance-tcp with LACP (TCP and UDP,
+// MPTCP has no UDP form), the stripe engine in kernel-NIC mode through tun devices with the seed
+// and the round-robin policy (TCP and UDP), and OVS bonds balance-slb and balance-tcp with LACP (TCP and UDP,
 // userspace datapath). The OVS arms come last: they turn the links' offloads off and leave
 // ovs-vswitchd running until the test's cleanup.
 func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
@@ -277,6 +279,12 @@ func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 		more := load
 		more.CC = cc
 		if rs, err = b.MPTCP(ctx, more, rates); err != nil {
+			t.Fatalf("stripebed: %v", err)
+		}
+		rep.Results = append(rep.Results, rs...)
+	}
+	for _, kind := range []policy.Kind{policy.KindSeed, policy.KindRoundRobin} {
+		if rs, err = b.StripeArm(t, load, rates, kind); err != nil {
 			t.Fatalf("stripebed: %v", err)
 		}
 		rep.Results = append(rep.Results, rs...)

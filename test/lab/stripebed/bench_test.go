@@ -25,7 +25,7 @@ const (
 
 // BenchmarkAlternatives runs the full matrix of the alternatives once (whatever b.N is): links
 // measured alone for 5 s each, then every arm for 10 s at the summed rate, MPTCP also with bbr
-// and reno.
+// and reno, the stripe engine with the seed and the round-robin policy through tun devices.
 func BenchmarkAlternatives(b *testing.B) {
 	lab.Require(b, lab.NeedNetns, lab.NeedOVS)
 	bed := New(b, Spec{})
@@ -33,7 +33,7 @@ func BenchmarkAlternatives(b *testing.B) {
 	md := rep.FormatMarkdown()
 	b.Logf("\n%s", md)
 	for _, r := range rep.Results {
-		if r.Proto == "tcp" && r.Note == "cc cubic" {
+		if r.Proto == "tcp" && (r.Note == "cc cubic" || strings.HasPrefix(r.Note, "cc cubic;")) {
 			b.ReportMetric(r.PctOfSum, "pct-"+metricName(r.Arm))
 		}
 	}

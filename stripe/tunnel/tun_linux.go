@@ -1,0 +1,245 @@
+//go:build linux
+
+package tunnel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ovsplane/ovsplane/stripe/engine"
+)
+
+// Tunnel is one tun device carried by an engine. Its methods are safe for concurrent use.
+type Tunnel struct {
+	cfg    Config
+	f      *os.File
+	c      counters
+	once   sync.Once
+	closed atomic.Bool
+}
+
+// Open creates the tun device cfg.Name (IFF_TUN, no packet information) in the calling
+// thread's network namespace, sets its MTU, transmit queue and address (which routes
+// cfg.Addr's prefix through it) and brings it up. The device lives until Close. It needs
+// CAP_NET_ADMIN.
+func Open(ctx context.Context, cfg Config) (*Tunnel, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("tunnel %s: %w", cfg.Name, err)
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("tunnel %s: open /dev/net/tun: %w (load the tun module, run as root)", cfg.Name, err)
+	}
+	ifr, err := unix.NewIfreq(cfg.Name)
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("tunnel %s: %w", cfg.Name, err)
+	}
+	ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
+	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("tunnel %s: TUNSETIFF: %w (a device of that name that is not a tun, or no CAP_NET_ADMIN)", cfg.Name, err)
+	}
+	t := &Tunnel{cfg: cfg, f: os.NewFile(uintptr(fd), "/dev/net/tun:"+cfg.Name)}
+	t.c.perConn = make([]atomic.Uint64, cfg.Conns)
+	if err := t.configure(); err != nil {
+		_ = t.f.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// configure sets the device's MTU, queue, address and netmask and brings it up.
+func (t *Tunnel) configure() error {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("tunnel %s: configuration socket: %w", t.cfg.Name, err)
+	}
+	defer unix.Close(s)
+	name := t.cfg.Name
+	do := func(what string, req uint, set func(*unix.Ifreq) error) error {
+		ifr, err := unix.NewIfreq(name)
+		if err != nil {
+			return fmt.Errorf("tunnel %s: %w", name, err)
+		}
+		if err := set(ifr); err != nil {
+			return fmt.Errorf("tunnel %s: %s: %w", name, what, err)
+		}
+		if err := unix.IoctlIfreq(s, req, ifr); err != nil {
+			return fmt.Errorf("tunnel %s: %s: %w", name, what, err)
+		}
+		return nil
+	}
+	mask := netmask(t.cfg.Addr.Bits())
+	steps := []struct {
+		what string
+		req  uint
+		set  func(*unix.Ifreq) error
+	}{
+		{"set MTU", unix.SIOCSIFMTU, func(r *unix.Ifreq) error { r.SetUint32(uint32(t.cfg.MTU)); return nil }},
+		{"set address", unix.SIOCSIFADDR, func(r *unix.Ifreq) error { return r.SetInet4Addr(t.cfg.Addr.Addr().AsSlice()) }},
+		{"set netmask", unix.SIOCSIFNETMASK, func(r *unix.Ifreq) error { return r.SetInet4Addr(mask[:]) }},
+	}
+	if t.cfg.TxQueueLen > 0 {
+		steps = append(steps, struct {
+			what string
+			req  uint
+			set  func(*unix.Ifreq) error
+		}{"set transmit queue", unix.SIOCSIFTXQLEN, func(r *unix.Ifreq) error { r.SetUint32(uint32(t.cfg.TxQueueLen)); return nil }})
+	}
+	for _, st := range steps {
+		if err := do(st.what, st.req, st.set); err != nil {
+			return err
+		}
+	}
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return fmt.Errorf("tunnel %s: %w", name, err)
+	}
+	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("tunnel %s: read flags: %w", name, err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("tunnel %s: bring up: %w", name, err)
+	}
+	return nil
+}
+
+// Name is the device's name.
+func (t *Tunnel) Name() string { return t.cfg.Name }
+
+// MTU is the device's MTU.
+func (t *Tunnel) MTU() int { return t.cfg.MTU }
+
+// Run carries packets both ways until ctx ends or the tunnel is closed: device → engine.Send
+// on the packet's connection, engine.Receive → device. It returns nil when ctx ended, an error
+// wrapping ErrClosed after Close, or the engine's or device's error. Call it once at a time: two Runs
+// would split the device's packets between them.
+func (t *Tunnel) Run(ctx context.Context) error {
+	if t.closed.Load() {
+		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
+	}
+	if err := t.f.SetReadDeadline(time.Time{}); err != nil {
+		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() { errc <- t.toEngine(ctx) }()
+	go func() { errc <- t.fromEngine(ctx) }()
+	// the device read does not watch ctx: a deadline in the past wakes it.
+	stop := context.AfterFunc(ctx, func() { _ = t.f.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	errs := []error{<-errc}
+	cancel()
+	errs = append(errs, <-errc)
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+	}
+	return nil
+}
+
+// toEngine reads the device and sends every packet to the peer.
+func (t *Tunnel) toEngine(ctx context.Context) error {
+	buf := make([]byte, t.cfg.MTU+1)
+	for {
+		n, err := t.f.Read(buf)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if t.closed.Load() {
+				return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
+			}
+			return fmt.Errorf("tunnel %s: read: %w", t.cfg.Name, err)
+		}
+		i, ok := connOf(buf[:n], t.cfg.Conns)
+		if !ok || n > t.cfg.MTU {
+			t.c.malformed.Add(1)
+			continue
+		}
+		c := engine.Conn{Service: t.cfg.Service, SrcPort: uint16(i), DstPort: uint16(i)}
+		// the engine copies the payload into its frame before Send returns.
+		if err := t.cfg.Engine.Send(ctx, engine.Message{Conn: c, Payload: buf[:n]}); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
+		}
+		t.c.txPackets.Add(1)
+		t.c.txBytes.Add(uint64(n))
+		t.c.perConn[i].Add(1)
+	}
+}
+
+// fromEngine writes every packet from the peer to the device.
+func (t *Tunnel) fromEngine(ctx context.Context) error {
+	for {
+		d, err := t.cfg.Engine.Receive(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
+		}
+		if d.Conn.Service != t.cfg.Service {
+			t.c.foreign.Add(1)
+			continue
+		}
+		if _, ok := connOf(d.Payload, 1); !ok || len(d.Payload) > t.cfg.MTU {
+			t.c.malformed.Add(1)
+			continue
+		}
+		if _, err := t.f.Write(d.Payload); err != nil {
+			if t.closed.Load() {
+				return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
+			}
+			// the kernel refuses a packet it cannot parse; the next may pass.
+			t.c.writeErrors.Add(1)
+			t.cfg.Logger.Warn("tunnel: write to device failed", "device", t.cfg.Name, "bytes", len(d.Payload), "err", err)
+			continue
+		}
+		t.c.rxPackets.Add(1)
+		t.c.rxBytes.Add(uint64(len(d.Payload)))
+	}
+}
+
+// Stats returns a snapshot of the counters.
+func (t *Tunnel) Stats() Stats {
+	s := Stats{
+		TxPackets: t.c.txPackets.Load(), TxBytes: t.c.txBytes.Load(),
+		RxPackets: t.c.rxPackets.Load(), RxBytes: t.c.rxBytes.Load(),
+		Malformed: t.c.malformed.Load(), Foreign: t.c.foreign.Load(), WriteErrors: t.c.writeErrors.Load(),
+		PerConn: make([]uint64, len(t.c.perConn)),
+	}
+	for i := range t.c.perConn {
+		s.PerConn[i] = t.c.perConn[i].Load()
+	}
+	return s
+}
+
+// Close removes the device and ends Run. Closing twice is harmless.
+func (t *Tunnel) Close() error {
+	var err error
+	t.once.Do(func() {
+		t.closed.Store(true)
+		err = t.f.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("tunnel %s: close: %w", t.cfg.Name, err)
+	}
+	return nil
+}

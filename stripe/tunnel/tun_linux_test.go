@@ -1,0 +1,141 @@
+//go:build linux
+
+package tunnel_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/ovsplane/ovsplane/stripe/engine"
+	"github.com/ovsplane/ovsplane/stripe/tunnel"
+	"github.com/ovsplane/ovsplane/test/lab"
+)
+
+// pipe is a loopback engine: what one end sends, the other receives, in order.
+type pipe struct {
+	out, in chan engine.Delivery
+}
+
+func newPipes() (a, b *pipe) {
+	ab, ba := make(chan engine.Delivery, 1024), make(chan engine.Delivery, 1024)
+	return &pipe{out: ab, in: ba}, &pipe{out: ba, in: ab}
+}
+
+func (p *pipe) Send(ctx context.Context, m engine.Message) error {
+	d := engine.Delivery{Conn: m.Conn, Payload: bytes.Clone(m.Payload)}
+	select {
+	case p.out <- d:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *pipe) Receive(ctx context.Context) (engine.Delivery, error) {
+	select {
+	case d := <-p.in:
+		return d, nil
+	case <-ctx.Done():
+		return engine.Delivery{}, ctx.Err()
+	}
+}
+
+func (p *pipe) MaxPayload() int { return 1400 }
+
+// TestTunnelCarriesTCP opens a tunnel in each of two namespaces over a loopback engine and
+// moves a TCP stream between the tunnel addresses; then Run ends with its context.
+func TestTunnelCarriesTCP(t *testing.T) {
+	lab.Require(t, lab.NeedNetns)
+	nsA, nsB := lab.NewNetns(t), lab.NewNetns(t)
+	pa, pb := newPipes()
+	open := func(ns *lab.Netns, addr string, e tunnel.Engine) *tunnel.Tunnel {
+		var tun *tunnel.Tunnel
+		err := ns.Do(func() (err error) {
+			tun, err = tunnel.Open(t.Context(), tunnel.Config{Name: "st0", Addr: netip.MustParsePrefix(addr), Engine: e})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tun.Close() })
+		return tun
+	}
+	ta, tb := open(nsA, "10.79.0.1/24", pa), open(nsB, "10.79.0.2/24", pb)
+	if ta.MTU() != 1400 || ta.Name() != "st0" {
+		t.Errorf("tunnel %s MTU %d, want st0 with the engine's MaxPayload 1400", ta.Name(), ta.MTU())
+	}
+	if out := nsA.Run(t, "ip", "-o", "link", "show", "st0"); !bytes.Contains([]byte(out), []byte("mtu 1400")) {
+		t.Errorf("ip link: %s, want mtu 1400", out)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 2)
+	for _, tun := range []*tunnel.Tunnel{ta, tb} {
+		go func() { done <- tun.Run(ctx) }()
+	}
+	var ln net.Listener
+	if err := nsB.Do(func() (err error) { ln, err = net.Listen("tcp", "10.79.0.2:0"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	want := make([]byte, 4<<20)
+	for i := range want {
+		want[i] = byte(i * 7 >> 3)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c)
+		got <- b
+	}()
+	err := nsA.Do(func() error {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if _, err := c.Write(want); err != nil {
+			return err
+		}
+		return c.(*net.TCPConn).CloseWrite()
+	})
+	if err != nil {
+		t.Fatalf("send over the tunnel: %v", err)
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Errorf("received %d bytes, want the %d sent, equal", len(b), len(want))
+	}
+	sa, sb := ta.Stats(), tb.Stats()
+	if sa.TxPackets < uint64(len(want)/1400) || sb.RxPackets != sa.TxPackets || sa.Malformed != 0 {
+		t.Errorf("stats A %+v B %+v: want A's packets all written by B", sa, sb)
+	}
+	var perConn uint64
+	for _, n := range sa.PerConn {
+		perConn += n
+	}
+	if len(sa.PerConn) != tunnel.DefaultConns || perConn != sa.TxPackets {
+		t.Errorf("per-connection counts %v do not sum to %d", sa.PerConn, sa.TxPackets)
+	}
+	cancel()
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Errorf("Run after cancel: %v, want nil", err)
+		}
+	}
+	// after Close, Run fails with ErrClosed.
+	if err := ta.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ta.Run(t.Context()); !errors.Is(err, tunnel.ErrClosed) {
+		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+}
