@@ -156,8 +156,12 @@ func (c *Client) transact(ctx context.Context, ops ...ovsdb.Operation) ([]ovsdb.
 	if err != nil {
 		return nil, fmt.Errorf("fabric: transact: %w", err)
 	}
-	if _, err := ovsdb.CheckOperationResults(res, ops); err != nil {
-		return nil, fmt.Errorf("fabric: transaction failed: %w", err)
+	if opErrs, err := ovsdb.CheckOperationResults(res, ops); err != nil {
+		details := make([]string, 0, len(opErrs))
+		for _, e := range opErrs {
+			details = append(details, e.Error())
+		}
+		return nil, fmt.Errorf("fabric: transaction failed: %w: %s", err, strings.Join(details, "; "))
 	}
 	return res, nil
 }

@@ -108,8 +108,11 @@ func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64,
 		ops := []ovsdb.Operation{waitGlobal(g, fence != nil),
 			{Op: ovsdb.OperationUpdate, Table: tableGlobal, Where: allGlobal(),
 				Row: ovsdb.Row{"route_version": version, "min_applied_version": minApplied}},
-			{Op: ovsdb.OperationDelete, Table: tableRoutes,
-				Where: []ovsdb.Condition{ovsdb.NewCondition("version", ovsdb.ConditionLessThan, min(minApplied, g.routeVersion))}},
+		}
+		// Tables of versions below every running node's are garbage (the current one stays).
+		if drop := min(minApplied, g.routeVersion); drop > 1 {
+			ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationDelete, Table: tableRoutes,
+				Where: []ovsdb.Condition{ovsdb.NewCondition("version", ovsdb.ConditionLessThan, drop)}})
 		}
 		created := msOf(c.now())
 		for node, routes := range tables {

@@ -69,6 +69,9 @@ func StartOVSDBCluster(t testing.TB, schemaPath string) *OVSDBCluster {
 		t.Fatalf("lab: create cluster directory: %v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	if schemaPath, err = filepath.Abs(schemaPath); err != nil {
+		t.Fatalf("lab: schema path: %v", err)
+	}
 	ctx, cancel := testContext(t, cmdTimeout)
 	defer cancel()
 	name, _, err := ovsproc.Run(ctx, nil, "ovsdb-tool", "schema-name", schemaPath)
@@ -77,7 +80,11 @@ func StartOVSDBCluster(t testing.TB, schemaPath string) *OVSDBCluster {
 	}
 	c := &OVSDBCluster{Dir: dir, DBName: strings.TrimSpace(name)}
 	for i := range ClusterSize {
-		c.Members = append(c.Members, newClusterMember(dir, i, c.DBName))
+		m := newClusterMember(dir, i, c.DBName)
+		if err := os.Mkdir(m.Dir, 0o700); err != nil {
+			t.Fatalf("lab: create member directory: %v", err)
+		}
+		c.Members = append(c.Members, m)
 	}
 	t.Cleanup(func() { c.cleanup(t) })
 
