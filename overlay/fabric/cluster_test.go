@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,7 @@ func open(t *testing.T, cfg fabric.Config) *fabric.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
+	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), nil))
 	c, err := fabric.Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("open %v: %v", cfg.Endpoints, err)
@@ -31,7 +33,7 @@ func open(t *testing.T, cfg fabric.Config) *fabric.Client {
 // clock is a settable clock shared by the lease test's controllers.
 type clock struct{ ms atomic.Int64 }
 
-func (c *clock) now() time.Time       { return time.UnixMilli(c.ms.Load()) }
+func (c *clock) now() time.Time      { return time.UnixMilli(c.ms.Load()) }
 func (c *clock) add(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
 // TestEachMemberReadsAndWrites writes through every member (followers forward to the leader)
@@ -208,7 +210,6 @@ func TestLeaseContention(t *testing.T) {
 		if leases[l].Holder != names[w] || leases[w].Epoch <= prevEpoch {
 			t.Fatalf("round %d: loser sees holder %q, winner epoch %d after %d", round, leases[l].Holder, leases[w].Epoch, prevEpoch)
 		}
-		prevEpoch = leases[w].Epoch
 		// Renewal keeps the epoch; the loser still cannot take it.
 		clk.add(ttl / 2)
 		renewed, err := ctls[w].AcquireLease(ctx, names[w], ttl)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -51,6 +52,7 @@ type ClusterMember struct {
 
 	dbName string
 	d      *ovsproc.Daemon
+	killed atomic.Int64 // pid of the process Kill ended on purpose
 }
 
 // StartOVSDBCluster creates a 3-member clustered database from schemaPath in a new temporary
@@ -238,6 +240,7 @@ func (m *ClusterMember) Kill(t testing.TB) {
 	if p == nil {
 		return
 	}
+	m.killed.Store(int64(p.PID()))
 	if err := syscall.Kill(p.PID(), syscall.SIGKILL); err != nil {
 		t.Fatalf("lab: kill member %d (pid %d): %v", m.Index, p.PID(), err)
 	}
@@ -252,7 +255,7 @@ func (m *ClusterMember) Kill(t testing.TB) {
 // tails of the logs.
 func (c *OVSDBCluster) cleanup(t testing.TB) {
 	for _, m := range c.Members {
-		if p := m.d.Current(); p != nil && p.Exited() && !p.StoppedOnPurpose() {
+		if p := m.d.Current(); p != nil && p.Exited() && !p.StoppedOnPurpose() && int64(p.PID()) != m.killed.Load() {
 			t.Logf("lab: member %d died during the test: %v", m.Index, p.Err())
 		}
 		m.Stop(t)
