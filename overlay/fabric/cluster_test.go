@@ -100,38 +100,31 @@ func TestLeaderKillDuringPublish(t *testing.T) {
 	}
 	const versions, killAt = 30, 10
 	leader := cl.Leader(t, 10*time.Second, lab.ClusterSize)
-	var killed sync.WaitGroup
-	for v := int64(1); v <= versions; v++ {
-		if v == killAt {
-			killed.Go(func() { leader.Kill(t) })
-		}
-		tables := fabric.Tables{"a": {"b": fmt.Sprintf("via-%d", v)}, "b": {"a": fmt.Sprintf("via-%d", v)}}
-		pub, err := ctl.PublishRoutes(ctx, nil, v, tables)
-		if err != nil {
-			t.Fatalf("publish version %d: %v", v, err)
-		}
-		if pub.Version != v || !pub.Wrote {
-			t.Fatalf("publish version %d: got %+v, want it written", v, pub)
-		}
-		got, err := node.Routes(ctx, v)
-		if err != nil || got["a"]["b"] != fmt.Sprintf("via-%d", v) {
-			t.Fatalf("routes of version %d: %v, %v", v, got, err)
-		}
-		adv, err := node.AckVersion(ctx, "a", v)
-		if err != nil || !adv {
-			t.Fatalf("a acks version %d: advanced %v, %v", v, adv, err)
-		}
-		if v <= 5 {
-			if adv, err := node.AckVersion(ctx, "b", v); err != nil || !adv {
-				t.Fatalf("b acks version %d: advanced %v, %v", v, adv, err)
+	// The loop runs in its own goroutine so that the kill, from the test goroutine, lands
+	// while publishes and acknowledgements are in flight.
+	reached := make(chan struct{})
+	loopDone := make(chan error, 1)
+	go func() {
+		for v := int64(1); v <= versions; v++ {
+			if v == killAt {
+				close(reached)
+			}
+			if err := publishAndAck(ctx, ctl, node, v); err != nil {
+				loopDone <- err
+				return
 			}
 		}
-		// A second acknowledgement of the same version changes nothing.
-		if adv, err := node.AckVersion(ctx, "a", v); err != nil || adv {
-			t.Fatalf("a acks version %d twice: advanced %v, %v", v, adv, err)
-		}
+		loopDone <- nil
+	}()
+	select {
+	case <-reached:
+		leader.Kill(t)
+	case err := <-loopDone:
+		t.Fatalf("publish loop ended before version %d: %v", killAt, err)
 	}
-	killed.Wait()
+	if err := <-loopDone; err != nil {
+		t.Fatal(err)
+	}
 	newLeader := cl.Leader(t, 10*time.Second, lab.ClusterSize)
 	if newLeader == leader {
 		t.Fatalf("member %d, killed, is still reported leader", leader.Index)
@@ -244,4 +237,34 @@ func TestLeaseContention(t *testing.T) {
 		}
 		prevEpoch = taken.Epoch
 	}
+}
+
+// publishAndAck publishes version v, reads it back, and acknowledges it from node a (and from
+// b up to version 5), checking that each call did its write exactly once.
+func publishAndAck(ctx context.Context, ctl, node *fabric.Client, v int64) error {
+	tables := fabric.Tables{"a": {"b": fmt.Sprintf("via-%d", v)}, "b": {"a": fmt.Sprintf("via-%d", v)}}
+	pub, err := ctl.PublishRoutes(ctx, nil, v, tables)
+	if err != nil {
+		return fmt.Errorf("publish version %d: %w", v, err)
+	}
+	if pub.Version != v || !pub.Wrote {
+		return fmt.Errorf("publish version %d: got %+v, want it written", v, pub)
+	}
+	got, err := node.Routes(ctx, v)
+	if err != nil || got["a"]["b"] != fmt.Sprintf("via-%d", v) {
+		return fmt.Errorf("routes of version %d: %v, %v", v, got, err)
+	}
+	if adv, err := node.AckVersion(ctx, "a", v); err != nil || !adv {
+		return fmt.Errorf("a acks version %d: advanced %v, %v", v, adv, err)
+	}
+	if v <= 5 {
+		if adv, err := node.AckVersion(ctx, "b", v); err != nil || !adv {
+			return fmt.Errorf("b acks version %d: advanced %v, %v", v, adv, err)
+		}
+	}
+	// A second acknowledgement of the same version changes nothing.
+	if adv, err := node.AckVersion(ctx, "a", v); err != nil || adv {
+		return fmt.Errorf("a acks version %d twice: advanced %v, %v", v, adv, err)
+	}
+	return nil
 }
