@@ -163,6 +163,22 @@ func TestLeaderKillDuringPublish(t *testing.T) {
 	if old, err := node.Routes(ctx, 2); err != nil || len(old) != 0 {
 		t.Errorf("routes of version 2 after b applied 5: %v, %v; want dropped", old, err)
 	}
+	// A node marked down no longer holds MinApplied back; acknowledging marks it up again.
+	if err := node.SetHealth(ctx, "b", fabric.HealthDown); err != nil {
+		t.Fatal(err)
+	}
+	if minV, _, err := node.MinApplied(ctx); err != nil || minV != versions {
+		t.Errorf("MinApplied with b down = %d, %v; want %d", minV, err, versions)
+	}
+	if _, err := node.AckVersion(ctx, "b", 6); err != nil {
+		t.Fatal(err)
+	}
+	if minV, _, err := node.MinApplied(ctx); err != nil || minV != 6 {
+		t.Errorf("MinApplied after b acked 6 = %d, %v; want 6", minV, err)
+	}
+	if err := node.SetHealth(ctx, "ghost", fabric.HealthDown); !errors.Is(err, fabric.ErrUnknownNode) {
+		t.Errorf("health of an unregistered node: got %v, want ErrUnknownNode", err)
+	}
 }
 
 // TestLeaseContention: two controllers race for the lease; exactly one holds it at any time,

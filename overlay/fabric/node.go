@@ -104,7 +104,7 @@ func (c *Client) RegisterNode(ctx context.Context, spec NodeSpec) error {
 	}
 	return c.retry(ctx, "register node "+spec.Name, func(ctx context.Context, _ bool) (bool, error) {
 		row := ovsdb.Row{"kind": string(spec.Kind), "carriers": carriers, "underlay": underlay,
-			"health": "up", "last_seen_ms": msOf(c.now())}
+			"health": HealthUp, "last_seen_ms": msOf(c.now())}
 		res, err := c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
 			Where: []ovsdb.Condition{eq("name", spec.Name)}, Row: row})
 		if err != nil {
@@ -183,4 +183,34 @@ func sortedCopy(s []string) []string {
 		out = []string{}
 	}
 	return out
+}
+
+// Node health values (the schema's enum).
+const (
+	HealthUp       = "up"
+	HealthDegraded = "degraded"
+	HealthDown     = "down"
+)
+
+// SetHealth sets a registered node's health. A node marked HealthDown no longer holds
+// MinApplied back (a dead node must not keep old route tables alive); its next registration
+// or acknowledgement marks it up again.
+func (c *Client) SetHealth(ctx context.Context, node, health string) error {
+	if err := checkName("node name", node); err != nil {
+		return err
+	}
+	if health != HealthUp && health != HealthDegraded && health != HealthDown {
+		return fmt.Errorf("%w: node %s: health %q: use %q, %q or %q", ErrInvalid, node, health, HealthUp, HealthDegraded, HealthDown)
+	}
+	return c.retry(ctx, "set health of node "+node, func(ctx context.Context, _ bool) (bool, error) {
+		res, err := c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: []ovsdb.Condition{eq("name", node)}, Row: ovsdb.Row{"health": health}})
+		if err != nil {
+			return false, err
+		}
+		if res[0].Count == 0 {
+			return false, fmt.Errorf("%w: set health of node %s: register it first", ErrUnknownNode, node)
+		}
+		return true, nil
+	})
 }

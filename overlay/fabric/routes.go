@@ -197,7 +197,7 @@ func (c *Client) AckVersion(ctx context.Context, node string, version int64) (bo
 		}
 		res, err := c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
 			Where: []ovsdb.Condition{eq("name", node), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)},
-			Row:   ovsdb.Row{"applied_version": version, "health": "up", "last_seen_ms": msOf(c.now())}})
+			Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": msOf(c.now())}})
 		if err != nil {
 			return false, err
 		}
@@ -238,7 +238,7 @@ func (c *Client) versions(ctx context.Context, routeVersion int64) (int64, map[s
 	minV, per := routeVersion, make(map[string]int64, len(nodes))
 	for _, n := range nodes {
 		per[n.Name] = n.AppliedVersion
-		if n.Health != "down" {
+		if n.Health != HealthDown {
 			minV = min(minV, n.AppliedVersion)
 		}
 	}
