@@ -13,6 +13,7 @@ GOTEST_FLAGS    ?= -race -count=1 -timeout 25m
 PKGS            ?= ./...
 BIN             := bin
 SCHEMA          := ovsdb/vswitch/schema/vswitch.ovsschema
+FABRIC_SCHEMA   := overlay/fabric/schema/fabric.ovsschema
 IS_ROOT         := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 
 .PHONY: all build test unit generate check-generated proto lint bench run clean
@@ -53,7 +54,7 @@ unit:
 
 ## generate: regenerate the OVSDB models from the pinned schema
 generate:
-	$(GO) generate ./ovsdb/vswitch/
+	$(GO) generate ./ovsdb/vswitch/ ./overlay/fabric/model/
 
 ## proto: regenerate the API's Go code (api/gen) from api/proto and the plugin contract's
 ## (plugins/api/gen) from plugins/api/proto with Debian's protoc and the protoc-gen-go /
@@ -72,6 +73,14 @@ check-generated:
 	  extra=$$(cd ovsdb/vswitch && ls *.go | grep -v '^doc.go$$' | while read f; do [ -e $$tmp/$$f ] || echo $$f; done); \
 	  [ -z "$$extra" ] || { echo "check-generated: not produced by the generator: $$extra"; exit 1; }; \
 	  echo "check-generated: models match $(SCHEMA) (schema $$(python3 -c 'import json;print(json.load(open("$(SCHEMA)"))["version"])'))"
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	  $(GO) tool modelgen -extended -p model -o $$tmp $(FABRIC_SCHEMA) && \
+	  for f in $$tmp/*.go; do \
+	    diff -u overlay/fabric/model/$$(basename $$f) $$f || { echo "check-generated: fabric $$(basename $$f) is stale; run 'make generate'"; exit 1; }; \
+	  done; \
+	  extra=$$(cd overlay/fabric/model && ls *.go | grep -v '^doc.go$$' | while read f; do [ -e $$tmp/$$f ] || echo $$f; done); \
+	  [ -z "$$extra" ] || { echo "check-generated: not produced by the generator: $$extra"; exit 1; }; \
+	  echo "check-generated: models match $(FABRIC_SCHEMA)"
 
 ## lint: gofmt, go vet, staticcheck (pinned), go mod tidy
 lint:

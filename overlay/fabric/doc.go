@@ -1,0 +1,23 @@
+// Package fabric is the overlay's shared database client (issue 17): every node registers
+// itself and reports measured links into a clustered (Raft) OVSDB holding the Overlay_Fabric
+// schema (schema/fabric.ovsschema, models in fabric/model), the controller publishes
+// versioned route tables there, and each node acknowledges the version it has applied.
+//
+// The version handshake follows OVN's nb_cfg/hv_cfg pattern: Fabric_Global.route_version is the
+// newest published version, Node.applied_version what each node runs, and MinApplied the
+// slowest running node's version (stored as min_applied_version at each publish), so the
+// controller knows when a version is in effect everywhere and old tables can be dropped.
+//
+// Every write is a compare-and-swap: the transaction carries an OVSDB "wait" on the state it was
+// computed from, so a retry after a lost reply (the leader died mid-commit) either finds its
+// own earlier commit and reports success, or recomputes from the new state; a version is never
+// written twice and never skipped. The client connects to all cluster members, talks only to
+// the leader and reconnects by itself (libovsdb's leader-only and reconnect options).
+//
+// At most one controller publishes: the controller lease in Fabric_Global (holder, expiry,
+// epoch) is taken and renewed with a compare-and-swap on all three columns, and PublishRoutes
+// given the lease checks in the same transaction that the epoch is still the holder's. Lease
+// expiry compares the callers' clocks, so controllers' clocks must agree to well within the
+// lease time; the epoch fence keeps a controller whose lease was taken over from writing
+// even when its clock is wrong.
+package fabric
