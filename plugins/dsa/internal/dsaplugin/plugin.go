@@ -126,7 +126,9 @@ func (p *Plugin) ConfigSchema(context.Context) (api.ConfigSchema, error) {
 // write); then devices the plugin configured earlier and the configuration no longer names
 // are reset, and the configured ones applied (idempotent: a device that matches is left
 // alone); on a capable ovs-vswitchd the threshold is set and read back. An invalid
-// configuration or a refused Apply leaves the previous configuration in place.
+// configuration or a refused Plan leaves the previous configuration in place (nothing is reset
+// before the whole new request is planned); after any failure the view is narrowed to what a
+// fresh Discover finds, so Health and the statuses never claim devices the host lacks.
 func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error {
 	cfg, err := ParseConfig(req.Config)
 	if err != nil {
@@ -160,10 +162,12 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 	defer release()
 	m, err := p.machineFor(cfg)
 	if err != nil {
+		p.refresh(ctx)
 		return err
 	}
 	v, err := p.apply(ctx, m, cfg, facts, owner)
 	if err != nil {
+		p.refresh(ctx)
 		return err
 	}
 	v.mode, v.ovs = mode, ovs
@@ -243,6 +247,11 @@ func (p *Plugin) apply(ctx context.Context, m *Machine, cfg Config, facts api.Ho
 	for i, d := range cfg.Devices {
 		want[i] = resolve(inv, d.DSA)
 	}
+	// Judge the whole new request before any reset: a refused request changes nothing.
+	plan, err := h.Plan(ctx, req)
+	if err != nil {
+		return view{}, apiError("plan", err)
+	}
 	// Reset what the configuration dropped, one device at a time, keeping the record true.
 	for _, o := range slices.Clone(prev) {
 		if slices.ContainsFunc(want, func(w owned) bool { return o.names(w.Config) || o.names(w.Name) || o.names(w.BDF) }) {
@@ -260,10 +269,6 @@ func (p *Plugin) apply(ctx context.Context, m *Machine, cfg Config, facts api.Ho
 	// Own the devices Apply is about to write to — recorded before the first write, so that a
 	// plugin killed mid-way still owns them. A device that already matches and was not ours (an
 	// accel-config setup adopted as it is) is never owned, so never reset by the plugin.
-	plan, err := h.Plan(ctx, req)
-	if err != nil {
-		return view{}, apiError("plan", err)
-	}
 	owning := prev
 	for _, dp := range plan.Devices {
 		if len(dp.Steps) == 0 {
@@ -299,6 +304,68 @@ func (p *Plugin) apply(ctx context.Context, m *Machine, cfg Config, facts api.Ho
 		return view{}, api.Errorf(api.FailedPrecondition, "%w", err)
 	}
 	return v, nil
+}
+
+// refresh narrows the plugin's view to what a fresh Discover of its machine finds: after a
+// failed Configure, devices and work queues the host no longer has ready are not claimed by
+// Health or the statuses. When Discover fails, nothing is claimed.
+func (p *Plugin) refresh(ctx context.Context) {
+	p.mu.Lock()
+	configured, m := p.configured, p.machine
+	p.mu.Unlock()
+	if !configured {
+		return
+	}
+	var inv *dsa.Inventory
+	if m != nil {
+		if h, err := dsa.New(dsa.Config{FS: m.FS, Logger: p.log}); err == nil {
+			if got, err := h.Discover(ctx); err == nil {
+				inv = got
+			} else {
+				p.log.Warn("rediscover after a refused configuration", "err", err)
+			}
+		}
+	}
+	p.mu.Lock()
+	p.view = narrow(p.view, inv)
+	p.mu.Unlock()
+}
+
+// narrow returns v keeping only the devices and work queues inv shows ready: a device enabled
+// under idxd or bound to vfio-pci, an idxd work queue enabled. A nil inv keeps none.
+func narrow(v view, inv *dsa.Inventory) view {
+	ready := func(name string) (dsa.Device, bool) {
+		if inv == nil {
+			return dsa.Device{}, false
+		}
+		for _, d := range inv.Devices {
+			if (d.Name == name || d.BDF == name) && (d.State == "enabled" || d.PCIDriver == DriverVFIO) {
+				return d, true
+			}
+		}
+		return dsa.Device{}, false
+	}
+	var devs []string
+	for _, n := range v.devices {
+		if _, ok := ready(n); ok {
+			devs = append(devs, n)
+		}
+	}
+	var wqs []dsa.WQRef
+	for _, w := range v.wqs {
+		d, ok := ready(w.Device)
+		if !ok {
+			continue
+		}
+		if d.PCIDriver == DriverVFIO || slices.ContainsFunc(d.WQs, func(q dsa.WQ) bool { return q.Name == w.Name && q.State == "enabled" }) {
+			wqs = append(wqs, w)
+		}
+	}
+	v.devices, v.wqs = devs, wqs
+	if len(devs) == 0 {
+		v.extra = nil
+	}
+	return v
 }
 
 // resolve returns the owned record of the device a configuration names as name, with its idxd

@@ -426,3 +426,42 @@ func TestTxFlushAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedConfigureChangesNothing: a Configure naming an absent device is refused with
+// DSA_ABSENT before any reset: dsa0, configured earlier, stays enabled and is still claimed.
+// When the host loses the device behind the plugin's back, a refused Configure makes Health
+// and the statuses stop claiming it.
+func TestRefusedConfigureChangesNothing(t *testing.T) {
+	r := newRig(t, simidxd.SPR, false)
+	if err := r.host.Configure(r.config(t, map[string]any{"devices": dsa0(2)})); err != nil {
+		t.Fatal(err)
+	}
+	r.fs.Changes()
+	err := r.host.Configure(r.config(t, map[string]any{"devices": []any{map[string]any{"dsa": "dsa7"}}}))
+	if err == nil || !strings.Contains(err.Error(), string(dsa.CodeAbsent)) {
+		t.Fatalf("configure dsa7: %v; want %s", err, dsa.CodeAbsent)
+	}
+	if c := r.fs.Changes(); len(c) != 0 || r.attr("sys/bus/dsa/devices/dsa0/state") != "enabled" {
+		t.Errorf("a refused Configure changed the host: %v, dsa0 %q", c, r.attr("sys/bus/dsa/devices/dsa0/state"))
+	}
+	if h, err := r.host.Health(); err != nil || !strings.Contains(h.Message, "1 DSA devices, 2 work queues") {
+		t.Errorf("health after a refused Configure: %+v, %v; want dsa0 still claimed", h, err)
+	}
+	// The host loses dsa0 (someone else disabled it); the next refused Configure notices.
+	h, err := dsa.New(dsa.Config{FS: r.fs.FS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Reset(t.Context(), "dsa0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.host.Configure(r.config(t, map[string]any{"devices": []any{map[string]any{"dsa": "dsa7"}}})); err == nil {
+		t.Fatal("configure dsa7 succeeded")
+	}
+	if hl, err := r.host.Health(); err != nil || !strings.Contains(hl.Message, "0 DSA devices, 0 work queues") {
+		t.Errorf("health after dsa0 went away: %+v, %v; want nothing claimed", hl, err)
+	}
+	if s := r.statuses(t, "vhu0")["vhu0"]; s.Details["wq"] != "" {
+		t.Errorf("status still names a work queue: %+v", s)
+	}
+}
