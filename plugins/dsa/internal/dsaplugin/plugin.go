@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/dsa"
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
 
@@ -71,6 +72,11 @@ type view struct {
 	extra    []string // dpdk-extra fragments of the vfio-pci devices
 	changed  bool     // the last Apply wrote to the kernel
 	thresh   threshold
+	// pending: vhost-async-support=true was contributed while the running ovs-vswitchd
+	// (process startPID, 0 when its pidfile was unreadable) had started without it; it clears
+	// once the pidfile names another process.
+	pending  bool
+	startPID int
 }
 
 // threshold is the outcome of setting the vhost async threshold on a capable ovs-vswitchd.
@@ -173,6 +179,10 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 	v.mode, v.ovs = mode, ovs
 	if warn != nil && len(cfg.Devices) > 0 {
 		v.warnings = append(v.warnings, *warn)
+	}
+	if mode != AsyncOff && ovs.VhostAsync && len(cfg.Devices) > 0 && facts.OtherConfig[dsa.VhostAsyncSupportKey] != "true" {
+		v.pending = true
+		v.startPID, _ = ovsproc.VswitchdPID(facts.OVSRunDir)
 	}
 	if mode != AsyncOff && ovs.VhostAsync && cfg.OVS.Threshold > 0 {
 		v.thresh = p.setThreshold(ctx, sock, ovs, cfg.OVS.Threshold)
@@ -436,12 +446,21 @@ func (p *Plugin) current() (Config, api.HostFacts, *Machine, view, error) {
 }
 
 // Health tells whether the DSA devices do what they were configured for: OK while they
-// accelerate (or asyncMode is off, or none is configured), Degraded when they are prepared but
-// unused (no vhost async in this ovs-vswitchd, a restart pending, a threshold not verified).
-func (p *Plugin) Health(context.Context) (api.Health, error) {
+// accelerate (or asyncMode is off, or none is configured, or vhost async is enabled and no DMA
+// copy was observed yet), Degraded when they are prepared but unused (no vhost async in this
+// ovs-vswitchd, a restart pending, the running ovs-vswitchd not answering for its threshold).
+// It asks the running ovs-vswitchd (bounded unixctl calls): its pidfile for a restart, its
+// threshold and its vhost_async_* counters; "accelerating" needs both.
+func (p *Plugin) Health(ctx context.Context) (api.Health, error) {
 	cfg, facts, m, v, err := p.current()
 	if err != nil {
 		return api.Health{State: api.HealthOK, Message: "waiting for the configuration"}, nil
+	}
+	pending := p.stillPending(v, facts.OVSRunDir)
+	copies := false
+	if len(cfg.Devices) > 0 && v.mode != AsyncOff && v.ovs.VhostAsync && !pending {
+		v.thresh = p.observeThreshold(ctx, socketOf(cfg, facts), v)
+		_, copies = p.dmaCopies(ctx, socketOf(cfg, facts))
 	}
 	state, msg := api.HealthOK, ""
 	prepared := fmt.Sprintf("%d DSA devices, %d work queues", len(v.devices), len(v.wqs))
@@ -453,10 +472,12 @@ func (p *Plugin) Health(context.Context) (api.Health, error) {
 	case !v.ovs.VhostAsync:
 		state, msg = api.HealthDegraded, prepared+" prepared, unused: this ovs-vswitchd has no vhost async support ("+
 			string(dsa.CodeOVSNoVhostAsync)+": "+v.ovs.Reason+")"
-	case facts.OtherConfig[dsa.VhostAsyncSupportKey] != "true":
+	case pending:
 		state, msg = api.HealthDegraded, prepared+" prepared, unused until ovs-vswitchd restarts: "+dsa.VhostAsyncSupportKey+"=true is contributed and read at start only"
 	case v.thresh.err != "":
 		state, msg = api.HealthDegraded, prepared+"; vhost async on, threshold not verified: "+v.thresh.err
+	case !copies:
+		msg = prepared + "; vhost async enabled, no DMA copies observed yet"
 	default:
 		msg = prepared + " accelerating vhost copies"
 		if v.thresh.asked > 0 {
@@ -521,4 +542,45 @@ func txFlushAdvice(v string) string {
 	}
 	return fmt.Sprintf("; advice: set other_config:%s=%d (now %s) so PMD threads batch vhost copies for DSA, at the cost of up to %d µs of added latency",
 		TxFlushIntervalKey, AdvisedTxFlushInterval, now, AdvisedTxFlushInterval)
+}
+
+// stillPending reports whether v's restart is still pending: the pidfile in runDir names the
+// process that ran when the key was contributed (or cannot be read). When it names another
+// process, ovs-vswitchd restarted and read the key; the plugin's view forgets the pending state.
+func (p *Plugin) stillPending(v view, runDir string) bool {
+	if !v.pending {
+		return false
+	}
+	pid, err := ovsproc.VswitchdPID(runDir)
+	if err != nil || pid == v.startPID {
+		return true
+	}
+	p.mu.Lock()
+	if p.view.pending && p.view.startPID == v.startPID {
+		p.view.pending = false
+	}
+	p.mu.Unlock()
+	p.log.Info("ovs-vswitchd restarted: vhost-async-support is read", "old_pid", v.startPID, "pid", pid)
+	return false
+}
+
+// observeThreshold asks the running ovs-vswitchd for its vhost async threshold: set again and
+// read back when the configuration asks for one (a restarted process forgot it, and the view
+// keeps the outcome), else only read. An error in the result means the running process did
+// not confirm it.
+func (p *Plugin) observeThreshold(ctx context.Context, sock vswitchdSocket, v view) threshold {
+	if v.thresh.asked > 0 {
+		t := p.setThreshold(ctx, sock, v.ovs, v.thresh.asked)
+		p.mu.Lock()
+		if p.view.thresh.asked == t.asked {
+			p.view.thresh = t
+		}
+		p.mu.Unlock()
+		return t
+	}
+	got, err := p.getThreshold(ctx, sock)
+	if err != nil {
+		return threshold{err: err.Error()}
+	}
+	return threshold{readBack: got}
 }
