@@ -503,10 +503,10 @@ func (p *Plugin) Health(ctx context.Context) (api.Health, error) {
 }
 
 // Contribute returns the dpdk-extra fragments of the vfio-pci devices and, only when the
-// running ovs-vswitchd has vhost async and asyncMode is not off, other_config
-// vhost-async-support=true; nothing else.
+// running ovs-vswitchd has vhost async, asyncMode is not off and at least one device is
+// configured, other_config vhost-async-support=true; nothing else.
 func (p *Plugin) Contribute(context.Context) (api.GlobalConfig, error) {
-	_, _, _, v, err := p.current()
+	cfg, _, _, v, err := p.current()
 	if err != nil {
 		return api.GlobalConfig{}, err
 	}
@@ -514,7 +514,7 @@ func (p *Plugin) Contribute(context.Context) (api.GlobalConfig, error) {
 	if len(v.extra) > 0 {
 		gc.DPDKExtra = slices.Clone(v.extra)
 	}
-	if v.mode != AsyncOff && v.ovs.VhostAsync {
+	if v.mode != AsyncOff && v.ovs.VhostAsync && len(cfg.Devices) > 0 {
 		gc.OtherConfig = map[string]string{dsa.VhostAsyncSupportKey: "true"}
 	}
 	return gc, nil

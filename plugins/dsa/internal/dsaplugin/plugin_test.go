@@ -493,3 +493,15 @@ func TestRefusedConfigureChangesNothing(t *testing.T) {
 		t.Errorf("status still names a work queue: %+v", s)
 	}
 }
+
+// TestZeroDevicesContributeNothing: with no device configured, a capable ovs-vswitchd is not
+// asked to turn vhost async on: there is no work queue to copy with.
+func TestZeroDevicesContributeNothing(t *testing.T) {
+	r := newRig(t, simidxd.SPR, true)
+	if err := r.host.Configure(r.config(t, map[string]any{"devices": []any{}, "ovs": map[string]any{"asyncMode": "auto"}})); err != nil {
+		t.Fatal(err)
+	}
+	if gc, err := r.host.Contribute(); err != nil || len(gc.OtherConfig) != 0 || len(gc.DPDKExtra) != 0 {
+		t.Errorf("contribution with no device: %+v, %v; want none", gc, err)
+	}
+}
