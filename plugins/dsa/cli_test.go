@@ -335,3 +335,44 @@ func TestPlanPermissions(t *testing.T) {
 		t.Errorf("plan without an OVS user: exit %d:\n%s", rc, out)
 	}
 }
+
+// TestAccelConfigExportImport: --export-accel-config prints a provisioned simulated host as an
+// accel-config file; --plan --import-accel-config of that file on the same host plans nothing
+// (adopting a matching setup is a no-op), and on a fresh host plans the configuration.
+func TestAccelConfigExportImport(t *testing.T) {
+	spr := newSim(t, simidxd.SPR)
+	if rc, _, errOut := runApply(t, spr, `{"devices": [{"dsa": "dsa0", "wqs": {"count": 2, "size": 32}}]}`); rc != 0 {
+		t.Fatal(errOut)
+	}
+	rc, out, errOut := run("--export-accel-config", "--simulate", spr)
+	if rc != 0 || !strings.Contains(out, `"dev":"dsa0"`) || !strings.Contains(out, "dpdk_wq0.0") {
+		t.Fatalf("export: exit %d: %s\n%s", rc, errOut, out)
+	}
+	file := filepath.Join(t.TempDir(), "accel.conf")
+	if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	rc, out, errOut = run("--plan", "--import-accel-config", file, "--simulate", spr, "--ovs-rundir", empty)
+	if rc != 0 || !strings.Contains(out, "nothing to write: the host already matches") {
+		t.Errorf("import on the same host: exit %d: %s\n%s", rc, errOut, out)
+	}
+	fresh := newSim(t, simidxd.SPR)
+	rc, out, errOut = run("--plan", "--json", "--import-accel-config", file, "--simulate", fresh, "--ovs-rundir", empty)
+	var p dsa.Plan
+	if rc != 0 || json.Unmarshal([]byte(out), &p) != nil || len(p.Devices) != 1 || p.Devices[0].Action != dsa.ActionConfigure || len(p.WQs) != 2 {
+		t.Errorf("import on a fresh host: exit %d: %s\n%s", rc, errOut, out)
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--plan", "--import-accel-config", filepath.Join(empty, "none"), "--simulate", spr}, "--import-accel-config"},
+		{[]string{"--plan", "--import-accel-config", file, "--config", "{}", "--simulate", spr}, "usage"},
+		{[]string{"--import-accel-config", file, "--simulate", spr}, "usage"},
+	} {
+		if rc, _, errOut := run(c.args...); rc != 2 || !strings.Contains(errOut, c.says) {
+			t.Errorf("%v: exit %d: %s", c.args, rc, errOut)
+		}
+	}
+}

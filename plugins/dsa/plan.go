@@ -21,7 +21,9 @@ type planOptions struct {
 	OVSRunDir string
 	// DPDKExtra is other_config:dpdk-extra, for its --file-prefix (work queue name prefix).
 	DPDKExtra string
-	JSON      bool
+	// Import is an accel-config file to adopt instead of Config (--import-accel-config).
+	Import string
+	JSON   bool
 }
 
 // readConfig returns the configuration text o names, at most dsaplugin.MaxConfigBytes.
@@ -89,21 +91,25 @@ func runPlan(o planOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(1, fmt.Errorf("plan: %w", err))
 	}
-	if o.JSON {
+	if err := printPlan(plan, m, o.JSON, stdout); err != nil {
+		return fail(1, err)
+	}
+	return 0
+}
+
+// printPlan writes plan to stdout: JSON when asJSON, else planText after a line saying when
+// the machine m is simulated.
+func printPlan(plan *dsa.Plan, m *dsaplugin.Machine, asJSON bool, stdout io.Writer) error {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(plan); err != nil {
-			return fail(1, err)
-		}
-		return 0
+		return enc.Encode(plan)
 	}
 	if m.Simulated != "" {
 		fmt.Fprintf(stdout, "SIMULATED host: the simulated idxd kernel in %s (nothing is written)\n", m.Simulated)
 	}
-	if _, err := io.WriteString(stdout, planText(plan)); err != nil {
-		return fail(1, err)
-	}
-	return 0
+	_, err := io.WriteString(stdout, planText(plan))
+	return err
 }
 
 // planText renders a plan for people: per device its action, reason and writes in order; the
