@@ -1,6 +1,12 @@
 package dsa_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,4 +141,74 @@ func TestEveryCodeHasACase(t *testing.T) {
 	if len(have) != len(dsa.Codes) {
 		t.Errorf("codeCases covers %d codes, the catalogue has %d", len(have), len(dsa.Codes))
 	}
+	// Codes is kept by hand: every Code constant of the package's source must be in it.
+	declared := declaredCodes(t)
+	if len(declared) == 0 {
+		t.Fatal("no Code constant found in the package's source: the parse below is broken")
+	}
+	for name, code := range declared {
+		if !slices.Contains(dsa.Codes, code) {
+			t.Errorf("constant %s (%s) is not in dsa.Codes: add it there and give it a case in codeCases", name, code)
+		}
+	}
+}
+
+// declaredCodes parses the package's non-test Go files (errors.go and any other) and returns
+// every constant declared with type Code (or as Code("…")), by name, with its value.
+func declaredCodes(t *testing.T) map[string]dsa.Code {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]dsa.Code{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range file.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				typed := isIdent(vs.Type, "Code")
+				for i, name := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					v := vs.Values[i]
+					if call, ok := v.(*ast.CallExpr); ok && isIdent(call.Fun, "Code") && len(call.Args) == 1 {
+						typed, v = true, call.Args[0]
+					}
+					if !typed {
+						continue
+					}
+					lit, ok := v.(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						t.Errorf("%s: Code constant %s is not a string literal; this test cannot check it", f, name.Name)
+						continue
+					}
+					s, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out[name.Name] = dsa.Code(s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// isIdent reports whether e is the identifier name.
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
 }

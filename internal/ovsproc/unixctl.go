@@ -289,3 +289,12 @@ func isSocket(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().Type() == fs.ModeSocket
 }
+
+// VswitchdPID returns the process id in <runDir>/ovs-vswitchd.pid: the ovs-vswitchd running
+// now, so that a caller can tell a restart (the id changed) from the same process.
+func VswitchdPID(runDir string) (int, error) {
+	if runDir == "" {
+		return 0, errors.New("ovs-vswitchd's pidfile: no run directory")
+	}
+	return readPidfile(filepath.Join(runDir, VswitchdName+".pid"))
+}

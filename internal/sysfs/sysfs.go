@@ -10,6 +10,7 @@ package sysfs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -47,15 +48,29 @@ func (r *Root) Path(p string) (string, error) {
 	return filepath.Join(r.dir, filepath.FromSlash(c)), nil
 }
 
-// ReadFile returns an attribute's content with trailing newlines and spaces removed.
+// MaxFileBytes bounds the file ReadFile reads. A sysfs attribute is at most one page (4 KiB on
+// x86); the bound leaves room for larger pages and refuses a regular file that is not one.
+const MaxFileBytes = 64 << 10
+
+// ReadFile returns an attribute's content with trailing newlines and spaces removed. It reads
+// at most MaxFileBytes+1 bytes and refuses a longer file with an error naming it; it never
+// reads a whole large file into memory first.
 func (r *Root) ReadFile(p string) (string, error) {
 	hp, err := r.Path(p)
 	if err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(hp)
+	f, err := os.Open(hp)
 	if err != nil {
 		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > MaxFileBytes {
+		return "", fmt.Errorf("sysfs: %q: larger than %d bytes, not a sysfs attribute (is the root %s the right directory?)", p, MaxFileBytes, r.dir)
 	}
 	return strings.TrimRight(string(b), "\n "), nil
 }

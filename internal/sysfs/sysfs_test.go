@@ -1,10 +1,12 @@
 package sysfs_test
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -101,5 +103,24 @@ func TestRootChownChmod(t *testing.T) {
 	}
 	if err := r.Chmod("dev/dsa/missing", 0o600); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Chmod of a missing node: %v", err)
+	}
+}
+
+// TestReadFileBound: ReadFile reads a file of MaxFileBytes and refuses a longer one with an
+// error naming it, reading no more than the bound past it.
+func TestReadFileBound(t *testing.T) {
+	dir := t.TempDir()
+	r := sysfs.New(dir)
+	if err := os.WriteFile(filepath.Join(dir, "fits"), bytes.Repeat([]byte("a"), sysfs.MaxFileBytes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.ReadFile("fits"); err != nil || len(got) != sysfs.MaxFileBytes {
+		t.Errorf("ReadFile(fits) = %d bytes, %v; want %d", len(got), err, sysfs.MaxFileBytes)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big"), bytes.Repeat([]byte("a"), sysfs.MaxFileBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.ReadFile("big"); err == nil || !strings.Contains(err.Error(), `"big"`) || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("ReadFile(big) = %d bytes, %v; want an error naming the file", len(got), err)
 	}
 }

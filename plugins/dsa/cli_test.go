@@ -295,3 +295,84 @@ func TestSimulateVariant(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanPermissions: --plan shows the permission steps the plugin would make for the OVS
+// user — the configuration's ovs.user, else the owner of ovs-vswitchd's pidfile in
+// --ovs-rundir — and names the work queues for the --file-prefix of --dpdk-extra.
+func TestPlanPermissions(t *testing.T) {
+	spr := newSim(t, simidxd.SPR)
+	empty := t.TempDir()
+	cfg := `{"devices": [{"dsa": "dsa0", "wqs": {"count": 1}}], "ovs": {"user": "123:456"}}`
+	rc, out, errOut := run("--plan", "--simulate", spr, "--ovs-rundir", empty, "--config", cfg)
+	if rc != 0 || !strings.Contains(out, "chown dev/dsa/wq0.0 to 123:456") || !strings.Contains(out, "chmod dev/dsa/wq0.0 to 0660") {
+		t.Errorf("plan with ovs.user: exit %d: %s\n%s", rc, errOut, out)
+	}
+	rundir := t.TempDir()
+	pidfile := filepath.Join(rundir, "ovs-vswitchd.pid")
+	if err := os.WriteFile(pidfile, []byte("4242\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(pidfile, 4242, 4343); err != nil {
+		t.Fatalf("chown the test pidfile (the test runs as root, as CI does): %v", err)
+	}
+	noUser := `{"devices": [{"dsa": "dsa0", "wqs": {"count": 1}}]}`
+	rc, out, errOut = run("--plan", "--simulate", spr, "--ovs-rundir", rundir, "--config", noUser)
+	if rc != 0 || !strings.Contains(out, "chown dev/dsa/wq0.0 to 4242:4343") {
+		t.Errorf("plan with the pidfile's owner: exit %d: %s\n%s", rc, errOut, out)
+	}
+	// A work queue name prefix is DPDK's --file-prefix: refused without it, taken with it.
+	ovs1 := `{"devices": [{"dsa": "dsa0", "wqs": {"count": 1, "namePrefix": "ovs1"}}]}`
+	if rc, _, errOut := run("--plan", "--simulate", spr, "--ovs-rundir", empty, "--config", ovs1); rc != 2 || !strings.Contains(errOut, "DSA_NAME_PREFIX") {
+		t.Errorf("namePrefix ovs1 without --dpdk-extra: exit %d: %s", rc, errOut)
+	}
+	rc, out, errOut = run("--plan", "--simulate", spr, "--ovs-rundir", empty, "--dpdk-extra", "--file-prefix=ovs1 --no-pci", "--config", ovs1)
+	if rc != 0 || !strings.Contains(out, `write "ovs1_wq0.0"`) {
+		t.Errorf("plan with --file-prefix=ovs1: exit %d: %s\n%s", rc, errOut, out)
+	}
+	// No user anywhere: no permission step (the nodes keep the kernel's owner and mode).
+	rc, out, _ = run("--plan", "--simulate", spr, "--ovs-rundir", empty, "--config", noUser)
+	if rc != 0 || strings.Contains(out, "chown") {
+		t.Errorf("plan without an OVS user: exit %d:\n%s", rc, out)
+	}
+}
+
+// TestAccelConfigExportImport: --export-accel-config prints a provisioned simulated host as an
+// accel-config file; --plan --import-accel-config of that file on the same host plans nothing
+// (adopting a matching setup is a no-op), and on a fresh host plans the configuration.
+func TestAccelConfigExportImport(t *testing.T) {
+	spr := newSim(t, simidxd.SPR)
+	if rc, _, errOut := runApply(t, spr, `{"devices": [{"dsa": "dsa0", "wqs": {"count": 2, "size": 32}}]}`); rc != 0 {
+		t.Fatal(errOut)
+	}
+	rc, out, errOut := run("--export-accel-config", "--simulate", spr)
+	if rc != 0 || !strings.Contains(out, `"dev":"dsa0"`) || !strings.Contains(out, "dpdk_wq0.0") {
+		t.Fatalf("export: exit %d: %s\n%s", rc, errOut, out)
+	}
+	file := filepath.Join(t.TempDir(), "accel.conf")
+	if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	rc, out, errOut = run("--plan", "--import-accel-config", file, "--simulate", spr, "--ovs-rundir", empty)
+	if rc != 0 || !strings.Contains(out, "nothing to write: the host already matches") {
+		t.Errorf("import on the same host: exit %d: %s\n%s", rc, errOut, out)
+	}
+	fresh := newSim(t, simidxd.SPR)
+	rc, out, errOut = run("--plan", "--json", "--import-accel-config", file, "--simulate", fresh, "--ovs-rundir", empty)
+	var p dsa.Plan
+	if rc != 0 || json.Unmarshal([]byte(out), &p) != nil || len(p.Devices) != 1 || p.Devices[0].Action != dsa.ActionConfigure || len(p.WQs) != 2 {
+		t.Errorf("import on a fresh host: exit %d: %s\n%s", rc, errOut, out)
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--plan", "--import-accel-config", filepath.Join(empty, "none"), "--simulate", spr}, "--import-accel-config"},
+		{[]string{"--plan", "--import-accel-config", file, "--config", "{}", "--simulate", spr}, "usage"},
+		{[]string{"--import-accel-config", file, "--simulate", spr}, "usage"},
+	} {
+		if rc, _, errOut := run(c.args...); rc != 2 || !strings.Contains(errOut, c.says) {
+			t.Errorf("%v: exit %d: %s", c.args, rc, errOut)
+		}
+	}
+}

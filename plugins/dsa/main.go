@@ -13,10 +13,20 @@
 // plain words — the socket found in --ovs-rundir, or the one --ovs-ctl names for an
 // ovs-vswitchd started with --unixctl=PATH (ZStack's ovs-vswitchd.zs.ctl) — and
 //
-//	ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR [--simulate-variant V]]
+//	ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR [--simulate-variant V]] [--ovs-rundir DIR] [--dpdk-extra ARGS]
 //
 // prints what the plugin would write for a configuration (the plugin's config object, as a
-// file or inline JSON), without writing it. Exit status: 0 done, 1 the host could not be read
+// file or inline JSON), without writing it: the permission steps for the OVS user (ovs.user,
+// else the owner of ovs-vswitchd's pidfile in --ovs-rundir) and the work queue names for the
+// --file-prefix in --dpdk-extra, as the plugin would;
+//
+//	ovsplane-plugin-dsa --export-accel-config [--root DIR | --simulate DIR [--simulate-variant V]]
+//
+// prints the host's DSA configuration as an accel-config JSON file, and
+//
+//	ovsplane-plugin-dsa --plan [--json] --import-accel-config FILE [--root DIR | --simulate DIR] [--ovs-rundir DIR] [--dpdk-extra ARGS]
+//
+// plans adopting an accel-config file (a host already set up as it says plans nothing). Exit status: 0 done, 1 the host could not be read
 // or the plan failed, 2 a usage error or an invalid configuration.
 //
 // The environment variable OVSPLANE_DSA_TEST_PAUSE (dsaplugin.PauseEnv) is a testing hook that
@@ -76,11 +86,16 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	root := fs.String("root", "", `the directory holding sys/ and dev/ (default "/")`)
 	simulate := fs.String("simulate", "", "read the simulated idxd kernel in this directory (dsa/simidxd) instead of this host")
 	variant := fs.String("simulate-variant", "", "with --simulate: lay out a simulated host of this variant ("+variantList()+") in the directory first when it is empty or absent")
-	rundir := fs.String("ovs-rundir", DefaultOVSRunDir, "with --detect: ovs-vswitchd's run directory (pidfile and unixctl socket)")
+	rundir := fs.String("ovs-rundir", DefaultOVSRunDir, "with --detect: ovs-vswitchd's run directory (pidfile and unixctl socket); with --plan: where its pidfile tells the OVS user when the configuration has no ovs.user")
+	export := fs.Bool("export-accel-config", false, "print this host's DSA configuration (or --simulate's) as an accel-config JSON file (read-only)")
+	importFile := fs.String("import-accel-config", "", "with --plan: plan adopting this accel-config JSON file instead of --config")
+	dpdkExtra := fs.String("dpdk-extra", "", "with --plan: OVS's other_config:dpdk-extra, for its --file-prefix (the work queue name prefix)")
 	ctl := fs.String("ovs-ctl", "", "with --detect: ovs-vswitchd's unixctl socket, when it was started with --unixctl=PATH (instead of finding one in --ovs-rundir)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR [--simulate-variant V]] [--ovs-rundir DIR | --ovs-ctl PATH]")
-		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR [--simulate-variant V]]")
+		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR [--simulate-variant V]] [--ovs-rundir DIR] [--dpdk-extra ARGS]")
+		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --plan [--json] --import-accel-config FILE [--root DIR | --simulate DIR] [--ovs-rundir DIR] [--dpdk-extra ARGS]")
+		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --export-accel-config [--root DIR | --simulate DIR]")
 		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it.")
 		fs.PrintDefaults()
 	}
@@ -117,15 +132,19 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	switch {
-	case *detect && !*plan && fs.NArg() == 0 && *config == "":
+	case *detect && !*plan && !*export && fs.NArg() == 0 && *config == "" && *dpdkExtra == "" && *importFile == "":
 		o := detectOptions{Root: *root, Simulate: *simulate, OVSRunDir: *rundir, OVSCtl: *ctl, JSON: *asJSON}
 		if err := runDetect(o, stdout, stderr); err != nil {
 			fmt.Fprintf(stderr, "ovsplane-plugin-dsa: %v\n", err)
 			return 1
 		}
 		return 0
-	case *plan && !*detect && fs.NArg() == 0 && *config != "":
-		return runPlan(planOptions{Root: *root, Simulate: *simulate, Config: *config, JSON: *asJSON}, stdout, stderr)
+	case *export && !*plan && !*detect && fs.NArg() == 0 && *config == "" && *importFile == "" && *dpdkExtra == "":
+		return runExportAccelConfig(*root, *simulate, stdout, stderr)
+	case *plan && !*detect && !*export && fs.NArg() == 0 && *config == "" && *importFile != "":
+		return runImportPlan(planOptions{Root: *root, Simulate: *simulate, Import: *importFile, OVSRunDir: *rundir, DPDKExtra: *dpdkExtra, JSON: *asJSON}, stdout, stderr)
+	case *plan && !*detect && !*export && *importFile == "" && fs.NArg() == 0 && *config != "":
+		return runPlan(planOptions{Root: *root, Simulate: *simulate, Config: *config, OVSRunDir: *rundir, DPDKExtra: *dpdkExtra, JSON: *asJSON}, stdout, stderr)
 	}
 	fs.Usage()
 	return 2

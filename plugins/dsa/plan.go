@@ -16,7 +16,14 @@ import (
 // configuration's own root and simulate.
 type planOptions struct {
 	Root, Simulate, Config string
-	JSON                   bool
+	// OVSRunDir is where ovs-vswitchd's pidfile is: its owner is the OVS user when the
+	// configuration names none (ovs.user), as in the plugin.
+	OVSRunDir string
+	// DPDKExtra is other_config:dpdk-extra, for its --file-prefix (work queue name prefix).
+	DPDKExtra string
+	// Import is an accel-config file to adopt instead of Config (--import-accel-config).
+	Import string
+	JSON   bool
 }
 
 // readConfig returns the configuration text o names, at most dsaplugin.MaxConfigBytes.
@@ -38,8 +45,10 @@ func readConfig(arg string) ([]byte, error) {
 
 // runPlan prints what the plugin would write for o's configuration, without writing it, and
 // returns the exit status: 2 for an unreadable or invalid configuration, 1 when the host cannot
-// be read or the library refuses the plan. Run by hand it knows nothing of OVS: DPDK's
-// --file-prefix is taken as the default and the OVS user as the library's default.
+// be read or the library refuses the plan. The OVS user is the configuration's ovs.user, else
+// the owner of ovs-vswitchd's pidfile in o.OVSRunDir, else none (then no chown/chmod steps: the
+// device nodes keep the kernel's owner and mode); DPDK's --file-prefix is read from
+// o.DPDKExtra (DPDK's default when it has none).
 func runPlan(o planOptions, stdout, stderr io.Writer) int {
 	fail := func(rc int, err error) int {
 		fmt.Fprintf(stderr, "ovsplane-plugin-dsa: %v\n", err)
@@ -60,8 +69,16 @@ func runPlan(o planOptions, stdout, stderr io.Writer) int {
 	if simulate != "" {
 		root = ""
 	}
-	req := cfg.Request(nil)
-	if err := req.Normalize(""); err != nil {
+	owner, err := dsaplugin.OVSOwner(cfg, o.OVSRunDir)
+	if err != nil {
+		return fail(2, fmt.Errorf("invalid configuration: ovs.user: %w", err))
+	}
+	prefix, err := dsa.FilePrefix(o.DPDKExtra)
+	if err != nil {
+		return fail(2, fmt.Errorf("--dpdk-extra: %w", err))
+	}
+	req := cfg.Request(owner)
+	if err := req.Normalize(prefix); err != nil {
 		return fail(2, fmt.Errorf("invalid configuration: %w", err))
 	}
 	ctx, done := cliContext()
@@ -74,21 +91,25 @@ func runPlan(o planOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(1, fmt.Errorf("plan: %w", err))
 	}
-	if o.JSON {
+	if err := printPlan(plan, m, o.JSON, stdout); err != nil {
+		return fail(1, err)
+	}
+	return 0
+}
+
+// printPlan writes plan to stdout: JSON when asJSON, else planText after a line saying when
+// the machine m is simulated.
+func printPlan(plan *dsa.Plan, m *dsaplugin.Machine, asJSON bool, stdout io.Writer) error {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(plan); err != nil {
-			return fail(1, err)
-		}
-		return 0
+		return enc.Encode(plan)
 	}
 	if m.Simulated != "" {
 		fmt.Fprintf(stdout, "SIMULATED host: the simulated idxd kernel in %s (nothing is written)\n", m.Simulated)
 	}
-	if _, err := io.WriteString(stdout, planText(plan)); err != nil {
-		return fail(1, err)
-	}
-	return 0
+	_, err := io.WriteString(stdout, planText(plan))
+	return err
 }
 
 // planText renders a plan for people: per device its action, reason and writes in order; the

@@ -254,7 +254,7 @@ func ParseConfig(raw []byte) (Config, error) {
 }
 
 // Request is the library's request for the configuration's devices, for the OVS user owner
-// (nil: the library's default).
+// (nil: no permission steps; the device nodes keep the kernel's owner and mode).
 func (c Config) Request(owner *dsa.Owner) dsa.Request {
 	req := dsa.Request{OVSUser: owner, AllowReconfigure: c.AllowReconfigure}
 	for _, d := range c.Devices {

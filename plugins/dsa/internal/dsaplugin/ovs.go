@@ -135,19 +135,19 @@ func (p *Plugin) getThreshold(ctx context.Context, sock vswitchdSocket) (int, er
 const CoverageCommand = "coverage/show"
 
 // dmaCopies reads ovs-vswitchd's coverage counters and says whether vhost async copies
-// happened: "seen (N vhost_async_* counters)", "none yet" (no copy offloaded since start, e.g.
+// happened (true only when a vhost_async_* counter is nonzero): "seen (N vhost_async_* counters)", "none yet" (no copy offloaded since start, e.g.
 // no traffic or all below the threshold), or "unknown: <why>".
-func (p *Plugin) dmaCopies(ctx context.Context, sock vswitchdSocket) string {
+func (p *Plugin) dmaCopies(ctx context.Context, sock vswitchdSocket) (string, bool) {
 	out, err := p.unixctl(ctx, sock, CoverageCommand)
 	if err != nil {
-		return "unknown: " + err.Error()
+		return "unknown: " + err.Error(), false
 	}
 	cov, err := dsa.ParseVhostAsyncCoverage(out)
 	switch {
 	case err != nil:
-		return "unknown: " + err.Error()
+		return "unknown: " + err.Error(), false
 	case cov.Active:
-		return fmt.Sprintf("seen (%d vhost_async counters)", len(cov.Counters))
+		return fmt.Sprintf("seen (%d vhost_async counters)", len(cov.Counters)), true
 	}
-	return "none yet"
+	return "none yet", false
 }

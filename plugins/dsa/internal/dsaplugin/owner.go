@@ -55,8 +55,13 @@ func vswitchdOwner(runDir string) *dsa.Owner {
 	return &dsa.Owner{UID: int(st.Uid), GID: int(st.Gid), Name: fmt.Sprintf("%d:%d", st.Uid, st.Gid)}
 }
 
-// ovsOwner is the OVS user the configuration names, else the one ovs-vswitchd's pidfile in
-// runDir tells, else nil (the library's default).
+// OVSOwner is the OVS user the configuration names (ovs.user), else the one ovs-vswitchd's
+// pidfile in runDir tells, else nil: then the work queues' device nodes are not chowned or
+// chmodded at all and keep the owner and mode the kernel gave them (root, 0600 on stock
+// kernels), which a non-root ovs-vswitchd cannot open. The plugin and --plan both use it.
+func OVSOwner(cfg Config, runDir string) (*dsa.Owner, error) { return ovsOwner(cfg, runDir) }
+
+// ovsOwner is OVSOwner.
 func ovsOwner(cfg Config, runDir string) (*dsa.Owner, error) {
 	if cfg.OVS.User != "" {
 		return parseUser(cfg.Root, cfg.OVS.User)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/dsa"
+	"github.com/ovsplane/ovsplane/internal/ovsproc"
 	"github.com/ovsplane/ovsplane/plugins/api"
 )
 
@@ -71,6 +72,11 @@ type view struct {
 	extra    []string // dpdk-extra fragments of the vfio-pci devices
 	changed  bool     // the last Apply wrote to the kernel
 	thresh   threshold
+	// pending: vhost-async-support=true was contributed while the running ovs-vswitchd
+	// (process startPID, 0 when its pidfile was unreadable) had started without it; it clears
+	// once the pidfile names another process.
+	pending  bool
+	startPID int
 }
 
 // threshold is the outcome of setting the vhost async threshold on a capable ovs-vswitchd.
@@ -126,7 +132,9 @@ func (p *Plugin) ConfigSchema(context.Context) (api.ConfigSchema, error) {
 // write); then devices the plugin configured earlier and the configuration no longer names
 // are reset, and the configured ones applied (idempotent: a device that matches is left
 // alone); on a capable ovs-vswitchd the threshold is set and read back. An invalid
-// configuration or a refused Apply leaves the previous configuration in place.
+// configuration or a refused Plan leaves the previous configuration in place (nothing is reset
+// before the whole new request is planned); after any failure the view is narrowed to what a
+// fresh Discover finds, so Health and the statuses never claim devices the host lacks.
 func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error {
 	cfg, err := ParseConfig(req.Config)
 	if err != nil {
@@ -160,15 +168,21 @@ func (p *Plugin) Configure(ctx context.Context, req api.ConfigureRequest) error 
 	defer release()
 	m, err := p.machineFor(cfg)
 	if err != nil {
+		p.refresh(ctx)
 		return err
 	}
 	v, err := p.apply(ctx, m, cfg, facts, owner)
 	if err != nil {
+		p.refresh(ctx)
 		return err
 	}
 	v.mode, v.ovs = mode, ovs
 	if warn != nil && len(cfg.Devices) > 0 {
 		v.warnings = append(v.warnings, *warn)
+	}
+	if mode != AsyncOff && ovs.VhostAsync && len(cfg.Devices) > 0 && facts.OtherConfig[dsa.VhostAsyncSupportKey] != "true" {
+		v.pending = true
+		v.startPID, _ = ovsproc.VswitchdPID(facts.OVSRunDir)
 	}
 	if mode != AsyncOff && ovs.VhostAsync && cfg.OVS.Threshold > 0 {
 		v.thresh = p.setThreshold(ctx, sock, ovs, cfg.OVS.Threshold)
@@ -243,6 +257,11 @@ func (p *Plugin) apply(ctx context.Context, m *Machine, cfg Config, facts api.Ho
 	for i, d := range cfg.Devices {
 		want[i] = resolve(inv, d.DSA)
 	}
+	// Judge the whole new request before any reset: a refused request changes nothing.
+	plan, err := h.Plan(ctx, req)
+	if err != nil {
+		return view{}, apiError("plan", err)
+	}
 	// Reset what the configuration dropped, one device at a time, keeping the record true.
 	for _, o := range slices.Clone(prev) {
 		if slices.ContainsFunc(want, func(w owned) bool { return o.names(w.Config) || o.names(w.Name) || o.names(w.BDF) }) {
@@ -260,10 +279,6 @@ func (p *Plugin) apply(ctx context.Context, m *Machine, cfg Config, facts api.Ho
 	// Own the devices Apply is about to write to — recorded before the first write, so that a
 	// plugin killed mid-way still owns them. A device that already matches and was not ours (an
 	// accel-config setup adopted as it is) is never owned, so never reset by the plugin.
-	plan, err := h.Plan(ctx, req)
-	if err != nil {
-		return view{}, apiError("plan", err)
-	}
 	owning := prev
 	for _, dp := range plan.Devices {
 		if len(dp.Steps) == 0 {
@@ -299,6 +314,68 @@ func (p *Plugin) apply(ctx context.Context, m *Machine, cfg Config, facts api.Ho
 		return view{}, api.Errorf(api.FailedPrecondition, "%w", err)
 	}
 	return v, nil
+}
+
+// refresh narrows the plugin's view to what a fresh Discover of its machine finds: after a
+// failed Configure, devices and work queues the host no longer has ready are not claimed by
+// Health or the statuses. When Discover fails, nothing is claimed.
+func (p *Plugin) refresh(ctx context.Context) {
+	p.mu.Lock()
+	configured, m := p.configured, p.machine
+	p.mu.Unlock()
+	if !configured {
+		return
+	}
+	var inv *dsa.Inventory
+	if m != nil {
+		if h, err := dsa.New(dsa.Config{FS: m.FS, Logger: p.log}); err == nil {
+			if got, err := h.Discover(ctx); err == nil {
+				inv = got
+			} else {
+				p.log.Warn("rediscover after a refused configuration", "err", err)
+			}
+		}
+	}
+	p.mu.Lock()
+	p.view = narrow(p.view, inv)
+	p.mu.Unlock()
+}
+
+// narrow returns v keeping only the devices and work queues inv shows ready: a device enabled
+// under idxd or bound to vfio-pci, an idxd work queue enabled. A nil inv keeps none.
+func narrow(v view, inv *dsa.Inventory) view {
+	ready := func(name string) (dsa.Device, bool) {
+		if inv == nil {
+			return dsa.Device{}, false
+		}
+		for _, d := range inv.Devices {
+			if (d.Name == name || d.BDF == name) && (d.State == "enabled" || d.PCIDriver == DriverVFIO) {
+				return d, true
+			}
+		}
+		return dsa.Device{}, false
+	}
+	var devs []string
+	for _, n := range v.devices {
+		if _, ok := ready(n); ok {
+			devs = append(devs, n)
+		}
+	}
+	var wqs []dsa.WQRef
+	for _, w := range v.wqs {
+		d, ok := ready(w.Device)
+		if !ok {
+			continue
+		}
+		if d.PCIDriver == DriverVFIO || slices.ContainsFunc(d.WQs, func(q dsa.WQ) bool { return q.Name == w.Name && q.State == "enabled" }) {
+			wqs = append(wqs, w)
+		}
+	}
+	v.devices, v.wqs = devs, wqs
+	if len(devs) == 0 {
+		v.extra = nil
+	}
+	return v
 }
 
 // resolve returns the owned record of the device a configuration names as name, with its idxd
@@ -369,12 +446,21 @@ func (p *Plugin) current() (Config, api.HostFacts, *Machine, view, error) {
 }
 
 // Health tells whether the DSA devices do what they were configured for: OK while they
-// accelerate (or asyncMode is off, or none is configured), Degraded when they are prepared but
-// unused (no vhost async in this ovs-vswitchd, a restart pending, a threshold not verified).
-func (p *Plugin) Health(context.Context) (api.Health, error) {
+// accelerate (or asyncMode is off, or none is configured, or vhost async is enabled and no DMA
+// copy was observed yet), Degraded when they are prepared but unused (no vhost async in this
+// ovs-vswitchd, a restart pending, the running ovs-vswitchd not answering for its threshold).
+// It asks the running ovs-vswitchd (bounded unixctl calls): its pidfile for a restart, its
+// threshold and its vhost_async_* counters; "accelerating" needs both.
+func (p *Plugin) Health(ctx context.Context) (api.Health, error) {
 	cfg, facts, m, v, err := p.current()
 	if err != nil {
 		return api.Health{State: api.HealthOK, Message: "waiting for the configuration"}, nil
+	}
+	pending := p.stillPending(v, facts.OVSRunDir)
+	copies := false
+	if len(cfg.Devices) > 0 && v.mode != AsyncOff && v.ovs.VhostAsync && !pending {
+		v.thresh = p.observeThreshold(ctx, socketOf(cfg, facts), v)
+		_, copies = p.dmaCopies(ctx, socketOf(cfg, facts))
 	}
 	state, msg := api.HealthOK, ""
 	prepared := fmt.Sprintf("%d DSA devices, %d work queues", len(v.devices), len(v.wqs))
@@ -386,10 +472,12 @@ func (p *Plugin) Health(context.Context) (api.Health, error) {
 	case !v.ovs.VhostAsync:
 		state, msg = api.HealthDegraded, prepared+" prepared, unused: this ovs-vswitchd has no vhost async support ("+
 			string(dsa.CodeOVSNoVhostAsync)+": "+v.ovs.Reason+")"
-	case facts.OtherConfig[dsa.VhostAsyncSupportKey] != "true":
+	case pending:
 		state, msg = api.HealthDegraded, prepared+" prepared, unused until ovs-vswitchd restarts: "+dsa.VhostAsyncSupportKey+"=true is contributed and read at start only"
 	case v.thresh.err != "":
 		state, msg = api.HealthDegraded, prepared+"; vhost async on, threshold not verified: "+v.thresh.err
+	case !copies:
+		msg = prepared + "; vhost async enabled, no DMA copies observed yet"
 	default:
 		msg = prepared + " accelerating vhost copies"
 		if v.thresh.asked > 0 {
@@ -415,10 +503,10 @@ func (p *Plugin) Health(context.Context) (api.Health, error) {
 }
 
 // Contribute returns the dpdk-extra fragments of the vfio-pci devices and, only when the
-// running ovs-vswitchd has vhost async and asyncMode is not off, other_config
-// vhost-async-support=true; nothing else.
+// running ovs-vswitchd has vhost async, asyncMode is not off and at least one device is
+// configured, other_config vhost-async-support=true; nothing else.
 func (p *Plugin) Contribute(context.Context) (api.GlobalConfig, error) {
-	_, _, _, v, err := p.current()
+	cfg, _, _, v, err := p.current()
 	if err != nil {
 		return api.GlobalConfig{}, err
 	}
@@ -426,7 +514,7 @@ func (p *Plugin) Contribute(context.Context) (api.GlobalConfig, error) {
 	if len(v.extra) > 0 {
 		gc.DPDKExtra = slices.Clone(v.extra)
 	}
-	if v.mode != AsyncOff && v.ovs.VhostAsync {
+	if v.mode != AsyncOff && v.ovs.VhostAsync && len(cfg.Devices) > 0 {
 		gc.OtherConfig = map[string]string{dsa.VhostAsyncSupportKey: "true"}
 	}
 	return gc, nil
@@ -454,4 +542,45 @@ func txFlushAdvice(v string) string {
 	}
 	return fmt.Sprintf("; advice: set other_config:%s=%d (now %s) so PMD threads batch vhost copies for DSA, at the cost of up to %d µs of added latency",
 		TxFlushIntervalKey, AdvisedTxFlushInterval, now, AdvisedTxFlushInterval)
+}
+
+// stillPending reports whether v's restart is still pending: the pidfile in runDir names the
+// process that ran when the key was contributed (or cannot be read). When it names another
+// process, ovs-vswitchd restarted and read the key; the plugin's view forgets the pending state.
+func (p *Plugin) stillPending(v view, runDir string) bool {
+	if !v.pending {
+		return false
+	}
+	pid, err := ovsproc.VswitchdPID(runDir)
+	if err != nil || pid == v.startPID {
+		return true
+	}
+	p.mu.Lock()
+	if p.view.pending && p.view.startPID == v.startPID {
+		p.view.pending = false
+	}
+	p.mu.Unlock()
+	p.log.Info("ovs-vswitchd restarted: vhost-async-support is read", "old_pid", v.startPID, "pid", pid)
+	return false
+}
+
+// observeThreshold asks the running ovs-vswitchd for its vhost async threshold: set again and
+// read back when the configuration asks for one (a restarted process forgot it, and the view
+// keeps the outcome), else only read. An error in the result means the running process did
+// not confirm it.
+func (p *Plugin) observeThreshold(ctx context.Context, sock vswitchdSocket, v view) threshold {
+	if v.thresh.asked > 0 {
+		t := p.setThreshold(ctx, sock, v.ovs, v.thresh.asked)
+		p.mu.Lock()
+		if p.view.thresh.asked == t.asked {
+			p.view.thresh = t
+		}
+		p.mu.Unlock()
+		return t
+	}
+	got, err := p.getThreshold(ctx, sock)
+	if err != nil {
+		return threshold{err: err.Error()}
+	}
+	return threshold{readBack: got}
 }

@@ -107,14 +107,17 @@ func TestCapableOVS(t *testing.T) {
 	if err != nil || gc.OtherConfig[dsa.VhostAsyncSupportKey] != "true" || len(gc.OtherConfig) != 1 {
 		t.Errorf("contribution %+v, %v", gc, err)
 	}
-	if h, err := r.host.Health(); err != nil || h.State != api.HealthOK || !strings.Contains(h.Message, "accelerating vhost copies from 256 bytes") ||
-		!strings.Contains(h.Message, "advice: set other_config:tx-flush-interval=50 (now unset") {
+	// The key is in OVSDB and the running process answers for its threshold, but no DMA copy
+	// was counted: enabled, not "accelerated".
+	if h, err := r.host.Health(); err != nil || h.State != api.HealthOK || !strings.Contains(h.Message, "vhost async enabled, no DMA copies observed yet") ||
+		strings.Contains(h.Message, "accelerating") || !strings.Contains(h.Message, "advice: set other_config:tx-flush-interval=50 (now unset") {
 		t.Errorf("health %+v, %v", h, err)
 	}
 	st := r.statuses(t, "vhu0", "vhu1")
 	for _, n := range []string{"vhu0", "vhu1"} {
 		s := st[n]
-		if s.Level != api.StatusInfo || !strings.Contains(s.Summary, "accelerated: PMD core 1 (NUMA 0) uses wq0.0") ||
+		if s.Level != api.StatusInfo || !strings.HasSuffix(s.Summary, "vhost async enabled, no DMA copies observed yet: PMD core 1 (NUMA 0) uses wq0.0") ||
+			s.Details["reason"] != "no DMA copies yet" ||
 			s.Details["wq"] != "wq0.0" || s.Details["pmd_core"] != "1" || s.Details["numa"] != "0" || s.Details["threshold"] != "256" ||
 			s.Details["dma_copies"] != "none yet" {
 			t.Errorf("%s: %+v", n, s)
@@ -129,13 +132,27 @@ func TestCapableOVS(t *testing.T) {
 	if n, set := r.ovs.Thresh(); n != 256 || !set {
 		t.Errorf("threshold after the restart %d (set %v), want 256", n, set)
 	}
-	// Once coverage/show counts vhost async copies, the statuses say so.
+	// Once coverage/show counts vhost async copies, the statuses say accelerated.
 	r.ovs.SetCoverage(unixctltest.StockCoverage() + "vhost_async_tx_submit      12.0/sec     10.000/sec        1.0000/sec   total: 4242\n")
-	if s := r.statuses(t, "vhu0")["vhu0"]; s.Details["dma_copies"] != "seen (1 vhost_async counters)" {
+	if s := r.statuses(t, "vhu0")["vhu0"]; s.Details["dma_copies"] != "seen (1 vhost_async counters)" || s.Details["reason"] != "accelerated" ||
+		!strings.Contains(s.Summary, "accelerated: PMD core 1 (NUMA 0) uses wq0.0") {
 		t.Errorf("vhu0 with DMA copies counted: %+v", s)
 	}
+	if h, err := r.host.Health(); err != nil || h.State != api.HealthOK || !strings.Contains(h.Message, "accelerating vhost copies from 256 bytes") {
+		t.Errorf("health with DMA copies counted: %+v, %v", h, err)
+	}
+	// An ovs-vswitchd that does not answer for its threshold is no evidence: not accelerated.
+	r.ovs.Close()
+	if s := r.statuses(t, "vhu0")["vhu0"]; s.Level != api.StatusWarning || s.Details["reason"] == "accelerated" {
+		t.Errorf("vhu0 with ovs-vswitchd gone: %+v", s)
+	}
+	r.ovs = unixctltest.Start(t, unixctltest.Options{VhostAsync: true, PMDRxqShow: unixctltest.StockPMDRxqShow(), RunDir: r.ovs.RunDir})
 
-	// Key not active yet: ovs-vswitchd must restart first.
+	// Key not active yet: ovs-vswitchd (pid 100) must restart first.
+	pidfile := filepath.Join(r.ovs.RunDir, "ovs-vswitchd.pid")
+	if err := os.WriteFile(pidfile, []byte("100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	delete(r.host.Facts.OtherConfig, dsa.VhostAsyncSupportKey)
 	if err := r.host.Configure(cfg); err != nil {
 		t.Fatal(err)
@@ -148,6 +165,17 @@ func TestCapableOVS(t *testing.T) {
 	}
 	if h, _ := r.host.Health(); h.State != api.HealthDegraded || !strings.Contains(h.Message, "restarts") {
 		t.Errorf("health before the restart: %+v", h)
+	}
+	// ovs-vswitchd restarts (pid 101) and read the key; the daemon does not reconfigure the
+	// plugin for its own key, yet the pending restart clears.
+	if err := os.WriteFile(pidfile, []byte("101\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.statuses(t, "vhu0")["vhu0"]; s.Details["reason"] != "no DMA copies yet" {
+		t.Errorf("vhu0 after the restart: %+v", s)
+	}
+	if h, _ := r.host.Health(); h.State != api.HealthOK || strings.Contains(h.Message, "restarts") {
+		t.Errorf("health after the restart: %+v", h)
 	}
 }
 
@@ -403,7 +431,7 @@ func TestUnixctlOverride(t *testing.T) {
 	}
 	s := r.statuses(t, "vhu0")["vhu0"]
 	if s.Level != api.StatusInfo || s.Details["pmd_core"] != "1" || s.Details["wq"] != "wq0.0" || s.Details["threshold"] != "256" ||
-		!strings.Contains(s.Summary, "accelerated: PMD core 1 (NUMA 0) uses wq0.0") {
+		!strings.Contains(s.Summary, "vhost async enabled, no DMA copies observed yet: PMD core 1 (NUMA 0) uses wq0.0") {
 		t.Errorf("vhu0 with ovs.unixctl: %+v", s)
 	}
 
@@ -424,5 +452,56 @@ func TestTxFlushAdvice(t *testing.T) {
 		if (got != "") != want || (want && (!strings.Contains(got, "tx-flush-interval=50") || strings.Contains(got, "\n"))) {
 			t.Errorf("txFlushAdvice(%q) = %q, want advice: %v", v, got, want)
 		}
+	}
+}
+
+// TestRefusedConfigureChangesNothing: a Configure naming an absent device is refused with
+// DSA_ABSENT before any reset: dsa0, configured earlier, stays enabled and is still claimed.
+// When the host loses the device behind the plugin's back, a refused Configure makes Health
+// and the statuses stop claiming it.
+func TestRefusedConfigureChangesNothing(t *testing.T) {
+	r := newRig(t, simidxd.SPR, false)
+	if err := r.host.Configure(r.config(t, map[string]any{"devices": dsa0(2)})); err != nil {
+		t.Fatal(err)
+	}
+	r.fs.Changes()
+	err := r.host.Configure(r.config(t, map[string]any{"devices": []any{map[string]any{"dsa": "dsa7"}}}))
+	if err == nil || !strings.Contains(err.Error(), string(dsa.CodeAbsent)) {
+		t.Fatalf("configure dsa7: %v; want %s", err, dsa.CodeAbsent)
+	}
+	if c := r.fs.Changes(); len(c) != 0 || r.attr("sys/bus/dsa/devices/dsa0/state") != "enabled" {
+		t.Errorf("a refused Configure changed the host: %v, dsa0 %q", c, r.attr("sys/bus/dsa/devices/dsa0/state"))
+	}
+	if h, err := r.host.Health(); err != nil || !strings.Contains(h.Message, "1 DSA devices, 2 work queues") {
+		t.Errorf("health after a refused Configure: %+v, %v; want dsa0 still claimed", h, err)
+	}
+	// The host loses dsa0 (someone else disabled it); the next refused Configure notices.
+	h, err := dsa.New(dsa.Config{FS: r.fs.FS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Reset(t.Context(), "dsa0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.host.Configure(r.config(t, map[string]any{"devices": []any{map[string]any{"dsa": "dsa7"}}})); err == nil {
+		t.Fatal("configure dsa7 succeeded")
+	}
+	if hl, err := r.host.Health(); err != nil || !strings.Contains(hl.Message, "0 DSA devices, 0 work queues") {
+		t.Errorf("health after dsa0 went away: %+v, %v; want nothing claimed", hl, err)
+	}
+	if s := r.statuses(t, "vhu0")["vhu0"]; s.Details["wq"] != "" {
+		t.Errorf("status still names a work queue: %+v", s)
+	}
+}
+
+// TestZeroDevicesContributeNothing: with no device configured, a capable ovs-vswitchd is not
+// asked to turn vhost async on: there is no work queue to copy with.
+func TestZeroDevicesContributeNothing(t *testing.T) {
+	r := newRig(t, simidxd.SPR, true)
+	if err := r.host.Configure(r.config(t, map[string]any{"devices": []any{}, "ovs": map[string]any{"asyncMode": "auto"}})); err != nil {
+		t.Fatal(err)
+	}
+	if gc, err := r.host.Contribute(); err != nil || len(gc.OtherConfig) != 0 || len(gc.DPDKExtra) != 0 {
+		t.Errorf("contribution with no device: %+v, %v; want none", gc, err)
 	}
 }

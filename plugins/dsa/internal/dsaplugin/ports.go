@@ -33,17 +33,13 @@ func (p *Plugin) OnPortEvents(ctx context.Context, batch api.PortEventBatch) ([]
 		return nil, ctx.Err()
 	}
 	sock := socketOf(cfg, facts)
-	active := v.mode != AsyncOff && v.ovs.VhostAsync && facts.OtherConfig[dsa.VhostAsyncSupportKey] == "true"
-	if active && v.thresh.asked > 0 {
-		// A restarted ovs-vswitchd has forgotten the threshold: check it, set it again if so.
-		v.thresh = p.setThreshold(ctx, sock, v.ovs, v.thresh.asked)
-		p.mu.Lock()
-		if p.view.thresh.asked == v.thresh.asked {
-			p.view.thresh = v.thresh
-		}
-		p.mu.Unlock()
+	pv := pmdView{pending: p.stillPending(v, facts.OVSRunDir)}
+	active := v.mode != AsyncOff && v.ovs.VhostAsync && !pv.pending
+	if active {
+		// Evidence from the running process: its threshold (set again when a restarted
+		// ovs-vswitchd forgot it) and, below, its vhost_async_* counters.
+		v.thresh = p.observeThreshold(ctx, sock, v)
 	}
-	pv := pmdView{}
 	if !sock.known() {
 		pv.err = "the daemon gave no OVS run directory (and ovs.unixctl is not set)"
 	} else if pmds, err := p.readPMDs(ctx, sock); err != nil {
@@ -53,7 +49,7 @@ func (p *Plugin) OnPortEvents(ctx context.Context, batch api.PortEventBatch) ([]
 		pv.assign = dsa.AssignPMDs(pmds, v.wqs)
 	}
 	if active {
-		pv.dma = p.dmaCopies(ctx, sock)
+		pv.dma, pv.copies = p.dmaCopies(ctx, sock)
 	}
 	sim := ""
 	if m != nil && m.Simulated != "" {
@@ -81,6 +77,11 @@ type pmdView struct {
 	// dma is what coverage/show's vhost_async_* counters say on a capable build ("" when not
 	// read): DMA copies seen, none yet, or why it could not be read.
 	dma string
+	// copies: the running ovs-vswitchd's vhost_async_* counters are nonzero.
+	copies bool
+	// pending: vhost-async-support=true is contributed and the ovs-vswitchd that runs started
+	// before it (same pid).
+	pending bool
 }
 
 // polling returns the PMD threads (core ids, in order) with an rx queue of iface.
@@ -148,7 +149,7 @@ func statusOf(iface string, v view, facts api.HostFacts, pv pmdView) api.Interfa
 	case !v.ovs.VhostAsync:
 		return cpu(api.StatusWarning, string(dsa.CodeOVSNoVhostAsync),
 			"CPU copy: this ovs-vswitchd has no vhost async support (DSA prepared, unused)"+would)
-	case facts.OtherConfig[dsa.VhostAsyncSupportKey] != "true":
+	case pv.pending:
 		return cpu(api.StatusWarning, "restart pending",
 			"CPU copy until ovs-vswitchd restarts: "+dsa.VhostAsyncSupportKey+"=true is contributed and read at start only"+would)
 	case pv.err != "":
@@ -159,7 +160,7 @@ func statusOf(iface string, v view, facts api.HostFacts, pv pmdView) api.Interfa
 			"no PMD thread polls this port yet (not in "+PMDRxqShowCommand+"), so no work queue serves it")
 	case v.thresh.err != "":
 		return cpu(api.StatusWarning, "threshold not verified",
-			"DMA copy not verified: the vhost async threshold could not be confirmed: "+v.thresh.err)
+			"DMA copy not verified: the running ovs-vswitchd did not confirm its vhost async threshold: "+v.thresh.err)
 	}
 	level, reason := api.StatusInfo, "accelerated"
 	var parts []string
@@ -182,9 +183,17 @@ func statusOf(iface string, v view, facts api.HostFacts, pv pmdView) api.Interfa
 		}
 	}
 	prefix := "accelerated: "
-	if allCPU {
+	switch {
+	case allCPU:
 		prefix = ""
-	} else if level == api.StatusWarning {
+	case !pv.copies:
+		// The running process has vhost async and answers for its threshold, but no DMA copy
+		// was counted yet: not "accelerated" until its counters move.
+		prefix = "vhost async enabled, no DMA copies observed yet: "
+		if reason == "accelerated" {
+			reason = "no DMA copies yet"
+		}
+	case level == api.StatusWarning:
 		prefix = "accelerated, with warnings: "
 	}
 	d["reason"] = reason

@@ -30,6 +30,10 @@ func TestStatusOf(t *testing.T) {
 	capable := dsa.ProbeOVS([]string{"dpif-netdev/pmd-rxq-show", dsa.VhostAsyncThreshCommand, "version"}, nil, "3.1.0", "DPDK 22.11.1")
 	on := api.HostFacts{OtherConfig: map[string]string{dsa.VhostAsyncSupportKey: "true"}}
 	two := pmdsView(wqs, pmd(2, 0, "vhu0"), pmd(4, 0, "vhu1"))
+	// copying is pv with DMA copies counted by the running ovs-vswitchd.
+	copying := func(pv pmdView) pmdView { pv.copies, pv.dma = true, "seen (1 vhost_async counters)"; return pv }
+	pending := two
+	pending.pending = true
 	cases := []struct {
 		name  string
 		iface string
@@ -49,7 +53,7 @@ func TestStatusOf(t *testing.T) {
 			map[string]string{"reason": "OVS_NO_VHOST_ASYNC", "pmd_core": "4", "wq": "wq0.1", "numa": "0", "mode": "auto"}},
 		{"stock, pmds unreadable", "vhu1", view{mode: AsyncAuto, wqs: wqs, ovs: stock}, api.HostFacts{}, pmdView{err: "connection refused"}, api.StatusWarning,
 			[]string{"CPU copy: this ovs-vswitchd has no vhost async support"}, map[string]string{"pmds": "unreadable: connection refused"}},
-		{"restart pending", "vhu0", view{mode: AsyncAuto, wqs: wqs, ovs: capable}, api.HostFacts{}, two, api.StatusWarning,
+		{"restart pending", "vhu0", view{mode: AsyncAuto, wqs: wqs, ovs: capable}, on, pending, api.StatusWarning,
 			[]string{"CPU copy until ovs-vswitchd restarts", "PMD core 2 would use wq0.0"}, map[string]string{"reason": "restart pending"}},
 		{"pmds unreadable", "vhu0", view{mode: AsyncAuto, wqs: wqs, ovs: capable}, on, pmdView{err: "no socket"}, api.StatusWarning,
 			[]string{"cannot read the PMD threads", "no socket"}, map[string]string{"reason": "pmds unreadable"}},
@@ -57,13 +61,15 @@ func TestStatusOf(t *testing.T) {
 			[]string{"no PMD thread polls this port yet"}, map[string]string{"reason": "not polled"}},
 		{"threshold unverified", "vhu0", view{mode: AsyncAuto, wqs: wqs, ovs: capable, thresh: threshold{asked: 256, err: "read back 128"}}, on, two, api.StatusWarning,
 			[]string{"DMA copy not verified", "read back 128"}, map[string]string{"reason": "threshold not verified"}},
-		{"accelerated", "vhu1", view{mode: AsyncAuto, wqs: wqs, ovs: capable, thresh: threshold{asked: 256, readBack: 256}}, on, two, api.StatusInfo,
+		{"accelerated", "vhu1", view{mode: AsyncAuto, wqs: wqs, ovs: capable, thresh: threshold{asked: 256, readBack: 256}}, on, copying(two), api.StatusInfo,
 			[]string{"accelerated: PMD core 4 (NUMA 0) uses wq0.1"}, map[string]string{"reason": "accelerated", "wq": "wq0.1", "pmd_core": "4", "numa": "0", "threshold": "256"}},
-		{"two pmds", "vhu0", view{mode: AsyncRequire, wqs: wqs, ovs: capable}, on, pmdsView(wqs, pmd(2, 0, "vhu0"), pmd(4, 0, "vhu0")), api.StatusInfo,
+		{"enabled, no copies yet", "vhu1", view{mode: AsyncAuto, wqs: wqs, ovs: capable, thresh: threshold{asked: 256, readBack: 256}}, on, two, api.StatusInfo,
+			[]string{"vhost async enabled, no DMA copies observed yet: PMD core 4 (NUMA 0) uses wq0.1"}, map[string]string{"reason": "no DMA copies yet"}},
+		{"two pmds", "vhu0", view{mode: AsyncRequire, wqs: wqs, ovs: capable}, on, copying(pmdsView(wqs, pmd(2, 0, "vhu0"), pmd(4, 0, "vhu0"))), api.StatusInfo,
 			[]string{"accelerated: PMD core 2 (NUMA 0) uses wq0.0; PMD core 4 (NUMA 0) uses wq0.1"}, map[string]string{"wq": "wq0.0,wq0.1", "pmd_core": "2,4"}},
 		{"too few wqs", "vhu2", view{mode: AsyncAuto, wqs: wqs, ovs: capable}, on, pmdsView(wqs, pmd(2, 0, "vhu0"), pmd(4, 0, "vhu1"), pmd(6, 0, "vhu2")), api.StatusWarning,
 			[]string{"CPU copy on PMD core 6 (NUMA 0): no work queue left", "DSA_TOO_FEW_WQS: 3 PMD threads, 2 work queues"}, map[string]string{"reason": "DSA_TOO_FEW_WQS"}},
-		{"numa", "vhu1", view{mode: AsyncAuto, wqs: wqs[:1], ovs: capable}, on, pmdsView(wqs[:1], pmd(3, 1, "vhu1")), api.StatusWarning,
+		{"numa", "vhu1", view{mode: AsyncAuto, wqs: wqs[:1], ovs: capable}, on, copying(pmdsView(wqs[:1], pmd(3, 1, "vhu1"))), api.StatusWarning,
 			[]string{"accelerated, with warnings: PMD core 3 (NUMA 1) uses wq0.0 of dsa0 on NUMA 0, across sockets (DSA_NUMA)"}, map[string]string{"reason": "DSA_NUMA", "numa": "1"}},
 	}
 	for _, c := range cases {
