@@ -14,7 +14,8 @@ import (
 )
 
 // policiesEnv selects the policies BenchmarkStripeTunnel measures: a comma-separated list of
-// policy kinds; unset, weighted and round-robin.
+// policy kinds, each optionally with "+pace" (links paced to their rates); unset,
+// weighted+pace, weighted and round-robin.
 const policiesEnv = "STRIPEBED_POLICIES"
 
 // BenchmarkStripeTunnel is the focused measurement of the transparent mode alone: per policy,
@@ -31,16 +32,14 @@ func BenchmarkStripeTunnel(b *testing.B) {
 		rates[i] = float64(l.RateMbit) * 1e6
 		sum += rates[i]
 	}
-	kinds := []policy.Kind{policy.KindWeighted, policy.KindRoundRobin}
+	kinds := []string{"weighted+pace", "weighted", "round-robin"}
 	if v := os.Getenv(policiesEnv); v != "" {
-		kinds = nil
-		for _, k := range strings.Split(v, ",") {
-			kinds = append(kinds, policy.Kind(strings.TrimSpace(k)))
-		}
+		kinds = strings.Split(v, ",")
 	}
 	for _, kind := range kinds {
-		b.Run(string(kind), func(b *testing.B) {
-			s := bed.StartStripe(b, kind, rates)
+		b.Run(kind, func(b *testing.B) {
+			k, pace := strings.CutSuffix(strings.TrimSpace(kind), "+pace")
+			s := bed.StartStripeWith(b, StripeOptions{Policy: policy.Kind(k), Pace: pace}, rates)
 			const n = 64 << 20
 			cpu0 := cpuTime(b)
 			r, err := TCPBulk(b.Context(), bed.A, bed.B, TCPSpec{Src: s.AAddr, Dst: s.BAddr, Bytes: n, CC: defaultCC()})
