@@ -68,6 +68,8 @@ type StripeOptions struct {
 	Policy policy.Kind
 	// Pace paces every link to its measured rate (engine.Config.Pace).
 	Pace bool
+	// RxRing receives through TPACKET_V3 rings (link.Config.RxRing).
+	RxRing bool
 }
 
 // StartStripeWith is StartStripe with the engine options o.
@@ -132,7 +134,7 @@ func (s *Stripe) startNode(ctx context.Context, ns *lab.Netns, self, peer uint32
 	var n StripeNode
 	err := ns.Do(func() error {
 		for _, name := range ends {
-			l, err := link.Open(ctx, link.Config{Interface: name})
+			l, err := link.Open(ctx, link.Config{Interface: name, RxRing: o.RxRing})
 			if err != nil {
 				return err
 			}

@@ -14,7 +14,8 @@ import (
 )
 
 // policiesEnv selects the policies BenchmarkStripeTunnel measures: a comma-separated list of
-// policy kinds, each optionally with "+pace" (links paced to their rates); unset,
+// policy kinds, each optionally followed by "+ring" (links receive through TPACKET_V3 rings)
+// and then "+pace" (links paced to their rates); unset,
 // weighted+pace, weighted and round-robin.
 const policiesEnv = "STRIPEBED_POLICIES"
 
@@ -39,7 +40,8 @@ func BenchmarkStripeTunnel(b *testing.B) {
 	for _, kind := range kinds {
 		b.Run(kind, func(b *testing.B) {
 			k, pace := strings.CutSuffix(strings.TrimSpace(kind), "+pace")
-			s := bed.StartStripeWith(b, StripeOptions{Policy: policy.Kind(k), Pace: pace}, rates)
+			k, ring := strings.CutSuffix(k, "+ring")
+			s := bed.StartStripeWith(b, StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring}, rates)
 			const n = 64 << 20
 			cpu0 := cpuTime(b)
 			r, err := TCPBulk(b.Context(), bed.A, bed.B, TCPSpec{Src: s.AAddr, Dst: s.BAddr, Bytes: n, CC: defaultCC()})
