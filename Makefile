@@ -119,7 +119,7 @@ bench-vsctl:
 	scripts/bench-vsctl-table.py bench-vsctl.out docs/benchmarks.md
 
 ## bench-stripe: the stripe testbed's full matrix of the alternatives (issue 16; as root, needs
-## the lab): links alone, best single link, MPTCP 4 subflows (cubic, bbr, reno), stripe seed and
+## the lab): links alone, best single link, MPTCP 4 subflows (cubic, bbr, reno), stripe weighted, seed and
 ## round-robin through tun devices (kernel-NIC mode), OVS bonds
 ## balance-slb and balance-tcp with LACP; rewrites the generated table of docs/benchmarks.md's
 ## "stripe testbed: alternatives"

@@ -146,6 +146,9 @@ func (l *packetLink) deadline(ctx context.Context, set func(time.Time) error) (s
 	return context.AfterFunc(ctx, func() { _ = set(time.Unix(1, 0)) })
 }
 
+// noStop stands in for the deadline's stop function when none was armed.
+func noStop() bool { return false }
+
 // Send implements Link.
 func (l *packetLink) Send(ctx context.Context, dst net.HardwareAddr, b []byte) error {
 	if len(dst) != 6 {
@@ -157,19 +160,30 @@ func (l *packetLink) Send(ctx context.Context, dst net.HardwareAddr, b []byte) e
 	sa := &unix.SockaddrLinklayer{Protocol: htons(l.ethertype), Ifindex: l.ifindex, Halen: 6}
 	copy(sa.Addr[:], dst)
 	staleDown := false
+	// The first attempt does not arm ctx's deadline on the file (a timer and two poller calls
+	// per frame): it only sends when the socket has room. EAGAIN, or a deadline left by another
+	// caller, arms it and waits.
+	armed := false
 	for {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("link %s: send: %w", l.name, err)
 		}
-		stop := l.deadline(ctx, l.f.SetWriteDeadline)
+		stop := noStop
+		if armed {
+			stop = l.deadline(ctx, l.f.SetWriteDeadline)
+		}
 		var serr error
 		err := l.rc.Write(func(fd uintptr) bool {
 			serr = unix.Sendto(int(fd), b, 0, sa)
-			return serr != unix.EAGAIN
+			return serr != unix.EAGAIN || !armed
 		})
 		stop()
 		switch {
+		case err == nil && serr == unix.EAGAIN:
+			armed = true
+			continue // the socket is full: wait with the deadline armed
 		case errors.Is(err, os.ErrDeadlineExceeded):
+			armed = true
 			continue // ctx ended (checked above) or another caller's deadline fired: retry
 		case errors.Is(err, os.ErrClosed) || (err != nil && l.isClosed()):
 			return fmt.Errorf("link %s: send: %w", l.name, ErrClosed)
@@ -204,11 +218,15 @@ func (l *packetLink) Recv(ctx context.Context, buf []byte) (int, net.HardwareAdd
 	if l.ring != nil {
 		return l.recvRing(ctx, buf)
 	}
+	armed := false // as in Send: try once before arming ctx's deadline
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, nil, fmt.Errorf("link %s: receive: %w", l.name, err)
 		}
-		stop := l.deadline(ctx, l.f.SetReadDeadline)
+		stop := noStop
+		if armed {
+			stop = l.deadline(ctx, l.f.SetReadDeadline)
+		}
 		var (
 			n    int
 			from unix.Sockaddr
@@ -216,11 +234,15 @@ func (l *packetLink) Recv(ctx context.Context, buf []byte) (int, net.HardwareAdd
 		)
 		err := l.rc.Read(func(fd uintptr) bool {
 			n, from, rerr = unix.Recvfrom(int(fd), buf, unix.MSG_TRUNC)
-			return rerr != unix.EAGAIN
+			return rerr != unix.EAGAIN || !armed
 		})
 		stop()
 		switch {
+		case err == nil && rerr == unix.EAGAIN:
+			armed = true
+			continue // nothing waiting: wait with the deadline armed
 		case errors.Is(err, os.ErrDeadlineExceeded):
+			armed = true
 			continue
 		case errors.Is(err, os.ErrClosed) || (err != nil && l.isClosed()):
 			return 0, nil, fmt.Errorf("link %s: receive: %w", l.name, ErrClosed)

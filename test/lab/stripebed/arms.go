@@ -283,7 +283,7 @@ func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 		}
 		rep.Results = append(rep.Results, rs...)
 	}
-	for _, kind := range []policy.Kind{policy.KindSeed, policy.KindRoundRobin} {
+	for _, kind := range []policy.Kind{policy.KindWeighted, policy.KindSeed, policy.KindRoundRobin} {
 		if rs, err = b.StripeArm(t, load, rates, kind); err != nil {
 			t.Fatalf("stripebed: %v", err)
 		}

@@ -25,7 +25,8 @@ const (
 
 // BenchmarkAlternatives runs the full matrix of the alternatives once (whatever b.N is): links
 // measured alone for 5 s each, then every arm for 10 s at the summed rate, MPTCP also with bbr
-// and reno, the stripe engine with the seed and the round-robin policy through tun devices.
+// and reno, the stripe engine with the weighted (unpaced: it measured better than paced in
+// BenchmarkStripeTunnel), the seed and the round-robin policy through tun devices.
 func BenchmarkAlternatives(b *testing.B) {
 	lab.Require(b, lab.NeedNetns, lab.NeedOVS)
 	bed := New(b, Spec{})

@@ -59,6 +59,22 @@ type Stripe struct {
 // until each engine knows its peer on every link. Stop (or the test's cleanup) ends it.
 func (b *Bed) StartStripe(t testing.TB, kind policy.Kind, rates []float64) *Stripe {
 	t.Helper()
+	return b.StartStripeWith(t, StripeOptions{Policy: kind}, rates)
+}
+
+// StripeOptions choose how StartStripeWith runs the engines.
+type StripeOptions struct {
+	// Policy is the send-NIC policy.
+	Policy policy.Kind
+	// Pace paces every link to its measured rate (engine.Config.Pace).
+	Pace bool
+	// RxRing receives through TPACKET_V3 rings (link.Config.RxRing).
+	RxRing bool
+}
+
+// StartStripeWith is StartStripe with the engine options o.
+func (b *Bed) StartStripeWith(t testing.TB, o StripeOptions, rates []float64) *Stripe {
+	t.Helper()
 	if len(rates) != len(b.Links) || len(b.Links) == 0 {
 		t.Fatalf("stripebed: %d rates for %d links", len(rates), len(b.Links))
 	}
@@ -79,10 +95,10 @@ func (b *Bed) StartStripe(t testing.TB, kind policy.Kind, rates []float64) *Stri
 		}
 	})
 	var err error
-	if s.A, err = s.startNode(ctx, b.A, 1, 2, b.ends(true), vmax, capa, kind, stripePrefix(1)); err != nil {
+	if s.A, err = s.startNode(ctx, b.A, 1, 2, b.ends(true), vmax, capa, o, stripePrefix(1)); err != nil {
 		t.Fatalf("stripebed: node A: %v", err)
 	}
-	if s.B, err = s.startNode(ctx, b.B, 2, 1, b.ends(false), vmax, capa, kind, stripePrefix(2)); err != nil {
+	if s.B, err = s.startNode(ctx, b.B, 2, 1, b.ends(false), vmax, capa, o, stripePrefix(2)); err != nil {
 		t.Fatalf("stripebed: node B: %v", err)
 	}
 	for _, n := range []struct {
@@ -114,19 +130,19 @@ func (b *Bed) ends(a bool) []string {
 
 // startNode opens the links and the tun device in ns and runs the engine and the tunnel.
 func (s *Stripe) startNode(ctx context.Context, ns *lab.Netns, self, peer uint32, ends []string, vmax []float64,
-	capa []uint64, kind policy.Kind, addr netip.Prefix) (StripeNode, error) {
+	capa []uint64, o StripeOptions, addr netip.Prefix) (StripeNode, error) {
 	var n StripeNode
 	err := ns.Do(func() error {
 		for _, name := range ends {
-			l, err := link.Open(ctx, link.Config{Interface: name})
+			l, err := link.Open(ctx, link.Config{Interface: name, RxRing: o.RxRing})
 			if err != nil {
 				return err
 			}
 			n.Links = append(n.Links, l)
 			s.closes = append(s.closes, l.Close)
 		}
-		e, err := engine.New(engine.Config{Node: self, Peer: peer, Links: n.Links, Vmax: vmax,
-			Policy: policy.Config{Kind: kind, Delta: 0.1, Capacities: capa}})
+		e, err := engine.New(engine.Config{Node: self, Peer: peer, Links: n.Links, Vmax: vmax, Pace: o.Pace,
+			Policy: policy.Config{Kind: o.Policy, Delta: 0.1, Capacities: capa}})
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,8 @@ import (
 
 // TestStripeTunnel checks the stripe arms' path for correctness only: through the tun devices
 // one TCP connection delivers every byte, a slow UDP stream arrives complete and in order, and
-// (round-robin) every link carries bytes. No timing is asserted.
+// (round-robin, weighted) every link carries bytes, for the weighted, round-robin and seed policies. No
+// timing is asserted.
 func TestStripeTunnel(t *testing.T) {
 	lab.Require(t, lab.NeedNetns)
 	b := New(t, Spec{})
@@ -20,7 +21,7 @@ func TestStripeTunnel(t *testing.T) {
 	for i, l := range b.Links {
 		rates[i] = float64(l.RateMbit) * 1e6
 	}
-	for _, kind := range []policy.Kind{policy.KindRoundRobin, policy.KindSeed} {
+	for _, kind := range []policy.Kind{policy.KindWeighted, policy.KindRoundRobin, policy.KindSeed} {
 		t.Run(string(kind), func(t *testing.T) {
 			s := b.StartStripe(t, kind, rates)
 			ctx := t.Context()
@@ -47,10 +48,10 @@ func TestStripeTunnel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if kind == policy.KindRoundRobin {
+			if kind == policy.KindRoundRobin || kind == policy.KindWeighted {
 				for i, x := range after.Sub(before).LinkAB {
 					if x < 100<<10 {
-						t.Errorf("link %d carried %d bytes A→B, want every link used by round-robin", i, x)
+						t.Errorf("link %d carried %d bytes A→B, want every link used by %s", i, x, kind)
 					}
 				}
 			}

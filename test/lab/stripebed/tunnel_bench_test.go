@@ -1,0 +1,72 @@
+//go:build linux
+
+package stripebed
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ovsplane/ovsplane/stripe/policy"
+	"github.com/ovsplane/ovsplane/test/lab"
+)
+
+// policiesEnv selects the policies BenchmarkStripeTunnel measures: a comma-separated list of
+// policy kinds, each optionally followed by "+ring" (links receive through TPACKET_V3 rings)
+// and then "+pace" (links paced to their rates); unset,
+// weighted+pace, weighted and round-robin.
+const policiesEnv = "STRIPEBED_POLICIES"
+
+// BenchmarkStripeTunnel is the focused measurement of the transparent mode alone: per policy,
+// one TCP transfer of 64 MiB through the tunnels on the default bed, reporting the throughput,
+// its share of the summed link rates and the whole process's CPU time per tunnel packet
+// (both nodes' engines and tunnels and the traffic sockets, from getrusage). Run it with
+// -benchtime 1x; the policies run back to back so they see the same host load.
+func BenchmarkStripeTunnel(b *testing.B) {
+	lab.Require(b, lab.NeedNetns)
+	bed := New(b, Spec{})
+	rates := make([]float64, len(bed.Links))
+	sum := 0.0
+	for i, l := range bed.Links {
+		rates[i] = float64(l.RateMbit) * 1e6
+		sum += rates[i]
+	}
+	kinds := []string{"weighted+pace", "weighted", "round-robin"}
+	if v := os.Getenv(policiesEnv); v != "" {
+		kinds = strings.Split(v, ",")
+	}
+	for _, kind := range kinds {
+		b.Run(kind, func(b *testing.B) {
+			k, pace := strings.CutSuffix(strings.TrimSpace(kind), "+pace")
+			k, ring := strings.CutSuffix(k, "+ring")
+			s := bed.StartStripeWith(b, StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring}, rates)
+			const n = 64 << 20
+			cpu0 := cpuTime(b)
+			r, err := TCPBulk(b.Context(), bed.A, bed.B, TCPSpec{Src: s.AAddr, Dst: s.BAddr, Bytes: n, CC: defaultCC()})
+			cpu := cpuTime(b) - cpu0
+			if err != nil {
+				b.Fatalf("TCP over the tunnel: %v", err)
+			}
+			pkts := s.A.Tunnel.Stats().TxPackets + s.B.Tunnel.Stats().TxPackets
+			if err := s.Stop(); err != nil {
+				b.Fatalf("stop: %v", err)
+			}
+			b.ReportMetric(r.BitsPerSecond/1e6, "Mbit/s")
+			b.ReportMetric(100*r.BitsPerSecond/sum, "pct-of-sum")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(max(1, pkts)), "cpu-µs/pkt")
+			b.Logf("%s: %d bytes in %.2f s, %.0f Mbit/s (%.1f %% of %.0f), %d tunnel packets both ways, CPU %v",
+				kind, r.Bytes, r.Seconds, r.BitsPerSecond/1e6, 100*r.BitsPerSecond/sum, sum/1e6, pkts, cpu)
+		})
+	}
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
