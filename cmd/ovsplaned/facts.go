@@ -14,6 +14,7 @@ import (
 // socket VswitchdCtl finds in Open vSwitch's run directory.
 type vswitchdCommands struct {
 	runDir string // "" (the embedded OVSDB): no ovs-vswitchd, no commands
+	ctl    string // ovs-vswitchd's unixctl socket when configured (ovsdb.vswitchd_unixctl), else found in runDir
 	log    *slog.Logger
 
 	mu      sync.Mutex
@@ -44,9 +45,12 @@ func (v *vswitchdCommands) commands(ctx context.Context) []string {
 }
 
 func (v *vswitchdCommands) read(ctx context.Context) ([]string, error) {
-	ctl, err := ovsproc.VswitchdCtl(v.runDir)
-	if err != nil {
-		return nil, err
+	ctl := v.ctl
+	if ctl == "" {
+		var err error
+		if ctl, err = ovsproc.VswitchdCtl(v.runDir); err != nil {
+			return nil, err
+		}
 	}
 	return ovsproc.AppctlCommands(ctx, ctl)
 }

@@ -4,10 +4,13 @@ package main
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/internal/ovsproc/unixctltest"
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -38,5 +41,24 @@ func TestVswitchdCommandsKeepsTheLastSet(t *testing.T) {
 	}
 	if got := (&vswitchdCommands{log: slog.New(slog.DiscardHandler)}).commands(ctx); got != nil {
 		t.Errorf("commands without a run directory: %q", got)
+	}
+}
+
+// TestVswitchdCommandsConfiguredSocket: with ovsdb.vswitchd_unixctl set (an ovs-vswitchd
+// started with --unixctl=PATH, as on a ZStack host) the commands come from that socket, which
+// the run directory's discovery does not find.
+func TestVswitchdCommandsConfiguredSocket(t *testing.T) {
+	srv := unixctltest.Start(t, unixctltest.Options{})
+	zs := filepath.Join(srv.RunDir, "ovs-vswitchd.zs.ctl")
+	if err := os.Rename(srv.Path, zs); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	if got := (&vswitchdCommands{runDir: srv.RunDir, log: quiet}).commands(t.Context()); got != nil {
+		t.Fatalf("discovery found commands without the configured socket: %d", len(got))
+	}
+	got := (&vswitchdCommands{runDir: srv.RunDir, ctl: zs, log: quiet}).commands(t.Context())
+	if !slices.Contains(got, "list-commands") || !slices.Contains(got, "dpif-netdev/pmd-rxq-show") {
+		t.Errorf("commands through %s: %q", zs, got)
 	}
 }

@@ -37,7 +37,7 @@ func newPluginHost(cfg *config.Config, c *ovsdb.Client, env []string, runDir str
 		return nil, fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
 	}
 	ph := &pluginHost{}
-	cmds := &vswitchdCommands{runDir: runDir, log: log}
+	cmds := &vswitchdCommands{runDir: runDir, ctl: cfg.OVSDB.VswitchdUnixctl, log: log}
 	reattach := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, host.ReattachEnv+"="); ok {

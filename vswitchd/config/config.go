@@ -56,7 +56,17 @@ type OVSDB struct {
 	// default (vswitchd.DefaultReconnectWait, 5 s); Validate accepts 0 and 0 < d ≤
 	// MaxReconnectWait, and Load refuses an explicit 0. Read at start: a change needs a restart.
 	ReconnectWait Duration `mapstructure:"reconnect_wait" yaml:"reconnect_wait,omitempty"`
+	// VswitchdUnixctl is ovs-vswitchd's unixctl socket when it was started with
+	// --unixctl=PATH (a ZStack host: /var/run/openvswitch/ovs-vswitchd.zs.ctl), which the
+	// daemon then reads the plugins' facts (the appctl command set) from instead of the
+	// ovs-vswitchd.<pid>.ctl it finds in Open vSwitch's run directory. An absolute path of at
+	// most MaxUnixctlPath bytes; empty: found in the run directory. Read at start.
+	VswitchdUnixctl string `mapstructure:"vswitchd_unixctl" yaml:"vswitchd_unixctl,omitempty"`
 }
+
+// MaxUnixctlPath is the longest ovsdb.vswitchd_unixctl Validate accepts: what fits in a unix
+// socket address (sun_path, 108 bytes with its terminating NUL).
+const MaxUnixctlPath = 107
 
 // API configures the daemon's API listeners.
 type API struct {

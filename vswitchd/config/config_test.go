@@ -147,7 +147,7 @@ func TestErrorMessagesOfParse(t *testing.T) {
 		"log:\n  level: info\n  level: debug\n": "line 3: log.level: duplicate key",
 		"x: &a {y: 1}\nlog:\n  <<: *a\n":        "line 3: log: merge keys (<<) are not supported",
 		"- a\n":                                 "line 1: the document must be a mapping of keys to values",
-		"env":                                   `environment OVSPLANE_LOGLEVEL: unknown variable (known: OVSPLANE_OVSDB_ENDPOINTS, OVSPLANE_OVSDB_TLS_PRIVATE_KEY, OVSPLANE_OVSDB_TLS_CERTIFICATE, OVSPLANE_OVSDB_TLS_CA_CERT, OVSPLANE_OVSDB_RECONNECT_WAIT, OVSPLANE_DATA_DIR, OVSPLANE_API_LISTEN, OVSPLANE_API_SOCKET_MODE, OVSPLANE_API_SOCKET_GROUP, OVSPLANE_API_TLS_PRIVATE_KEY, OVSPLANE_API_TLS_CERTIFICATE, OVSPLANE_API_TLS_CA_CERT, OVSPLANE_API_AUTH_ADMINS_UIDS, OVSPLANE_API_AUTH_ADMINS_GIDS, OVSPLANE_API_AUTH_ADMINS_GROUPS, OVSPLANE_API_AUTH_ADMINS_SUBJECTS, OVSPLANE_API_AUTH_READERS_UIDS, OVSPLANE_API_AUTH_READERS_GIDS, OVSPLANE_API_AUTH_READERS_GROUPS, OVSPLANE_API_AUTH_READERS_SUBJECTS, OVSPLANE_LOG_LEVEL, OVSPLANE_LOG_FORMAT, OVSPLANE_METRICS_ADDRESS, OVSPLANE_METRICS_PPROF, OVSPLANE_METRICS_PPROF_ANY_ADDRESS, OVSPLANE_PLUGIN_DIR)`,
+		"env":                                   `environment OVSPLANE_LOGLEVEL: unknown variable (known: OVSPLANE_OVSDB_ENDPOINTS, OVSPLANE_OVSDB_TLS_PRIVATE_KEY, OVSPLANE_OVSDB_TLS_CERTIFICATE, OVSPLANE_OVSDB_TLS_CA_CERT, OVSPLANE_OVSDB_RECONNECT_WAIT, OVSPLANE_OVSDB_VSWITCHD_UNIXCTL, OVSPLANE_DATA_DIR, OVSPLANE_API_LISTEN, OVSPLANE_API_SOCKET_MODE, OVSPLANE_API_SOCKET_GROUP, OVSPLANE_API_TLS_PRIVATE_KEY, OVSPLANE_API_TLS_CERTIFICATE, OVSPLANE_API_TLS_CA_CERT, OVSPLANE_API_AUTH_ADMINS_UIDS, OVSPLANE_API_AUTH_ADMINS_GIDS, OVSPLANE_API_AUTH_ADMINS_GROUPS, OVSPLANE_API_AUTH_ADMINS_SUBJECTS, OVSPLANE_API_AUTH_READERS_UIDS, OVSPLANE_API_AUTH_READERS_GIDS, OVSPLANE_API_AUTH_READERS_GROUPS, OVSPLANE_API_AUTH_READERS_SUBJECTS, OVSPLANE_LOG_LEVEL, OVSPLANE_LOG_FORMAT, OVSPLANE_METRICS_ADDRESS, OVSPLANE_METRICS_PPROF, OVSPLANE_METRICS_PPROF_ANY_ADDRESS, OVSPLANE_PLUGIN_DIR)`,
 		"bridges:\n  - name: br0\n    ports:\n      - name: p0\n        tag: ten\n        interfaces: [{name: p0}]\n": `bridges[0].ports[0].tag: cannot parse value as 'int': strconv.ParseInt: invalid syntax`,
 	}
 	for doc, want := range tests {
@@ -217,6 +217,11 @@ func TestValidate(t *testing.T) {
 			c.OVSDB.Endpoints = []string{"ssl:[::1]:6640"}
 			c.OVSDB.TLS = model.TLS{PrivateKey: "/k", Certificate: "/c", CACert: "/ca"}
 		}, nil},
+		{"vswitchd unixctl", func(c *Config) { c.OVSDB.VswitchdUnixctl = "/var/run/openvswitch/ovs-vswitchd.zs.ctl" }, nil},
+		{"vswitchd unixctl relative", func(c *Config) { c.OVSDB.VswitchdUnixctl = "ovs-vswitchd.zs.ctl" },
+			[]string{`ovsdb.vswitchd_unixctl: "ovs-vswitchd.zs.ctl": want the absolute path (at most 107 bytes, no control characters) of the socket ovs-vswitchd was started with --unixctl=PATH, e.g. /var/run/openvswitch/ovs-vswitchd.zs.ctl`}},
+		{"vswitchd unixctl newline", func(c *Config) { c.OVSDB.VswitchdUnixctl = "/run/x\n.ctl" },
+			[]string{`ovsdb.vswitchd_unixctl: "/run/x\n.ctl": want the absolute path (at most 107 bytes, no control characters) of the socket ovs-vswitchd was started with --unixctl=PATH, e.g. /var/run/openvswitch/ovs-vswitchd.zs.ctl`}},
 		{"relative data dir", func(c *Config) { c.DataDir = "var/lib" }, []string{`data_dir: "var/lib" must be an absolute path`}},
 		{"relative plugin dir", func(c *Config) { c.PluginDir = "plugins" }, []string{`plugin_dir: "plugins" must be an absolute path`}},
 		{"listen scheme", func(c *Config) { c.API.Listen = []string{"/run/x.sock"} },

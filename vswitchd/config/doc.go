@@ -33,6 +33,7 @@
 //	log.format        text   (text, json → slog.TextHandler, slog.JSONHandler)
 //	ovsdb.endpoints   none: the local /var/run/openvswitch/db.sock if present, else the embedded OVSDB
 //	ovsdb.reconnect_wait  5s (vswitchd.DefaultReconnectWait; unset loads as 0, which the daemon reads as 5s)
+//	ovsdb.vswitchd_unixctl  none: ovs-vswitchd's unixctl socket is found in Open vSwitch's run directory
 //	metrics.address   none: no /metrics
 //
 // # File format

@@ -60,6 +60,7 @@ var settings = []setting{
 	{"ovsdb.tls.certificate", false, "certificate (PEM) for ssl: OVSDB endpoints"},
 	{"ovsdb.tls.ca_cert", false, "CA certificate (PEM) for ssl: OVSDB endpoints"},
 	{"ovsdb.reconnect_wait", false, "how long a write waits for a lost OVSDB connection before failing Unavailable, like 5s (default 5s, at most 10m; needs a restart)"},
+	{"ovsdb.vswitchd_unixctl", false, "ovs-vswitchd's unixctl socket when it was started with --unixctl=PATH (a ZStack host), like /var/run/openvswitch/ovs-vswitchd.zs.ctl; default: found in the run directory; needs a restart"},
 	{"data_dir", false, "data directory (default " + model.DefaultDataDir + ")"},
 	{"api.listen", true, "API listen addresses (unix:PATH, tcp:HOST:PORT; default unix:<data_dir>/" + model.SocketName + ")"},
 	{"api.socket_mode", false, "octal mode of API unix sockets (default " + DefaultSocketMode + ")"},

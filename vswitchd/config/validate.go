@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/ovsplane/ovsplane/internal/desired"
 	"github.com/ovsplane/ovsplane/model"
@@ -63,6 +64,11 @@ func (c *Config) validateSettings(v *desired.Validator) {
 	if w := c.OVSDB.ReconnectWait; w != 0 { // 0: unset, the daemon's default
 		if p := reconnectWaitProblem(w); p != "" {
 			v.Add("ovsdb.reconnect_wait", "%s", p)
+		}
+	}
+	if p := c.OVSDB.VswitchdUnixctl; p != "" {
+		if !filepath.IsAbs(p) || len(p) > MaxUnixctlPath || strings.ContainsFunc(p, unicode.IsControl) {
+			v.Add("ovsdb.vswitchd_unixctl", "%.120q: want the absolute path (at most %d bytes, no control characters) of the socket ovs-vswitchd was started with --unixctl=PATH, e.g. /var/run/openvswitch/ovs-vswitchd.zs.ctl", p, MaxUnixctlPath)
 		}
 	}
 	if !filepath.IsAbs(c.DataDir) {
