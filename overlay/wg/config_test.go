@@ -83,7 +83,7 @@ func TestConfigValidate(t *testing.T) {
 		"to peers 0 and 1": func(c *Config) {
 			c.Peers = append(c.Peers, Peer{PublicKey: mustPub(t, mustKey(t)), AllowedIPs: c.Peers[0].AllowedIPs})
 		},
-		"whole seconds": func(c *Config) { c.Peers[0].PersistentKeepalive = 1500 * time.Millisecond },
+		"whole seconds":  func(c *Config) { c.Peers[0].PersistentKeepalive = 1500 * time.Millisecond },
 		"peers: at most": func(c *Config) { c.Peers = make([]Peer, MaxPeers+1) },
 	}
 	for want, mutate := range cases {

@@ -88,4 +88,3 @@ func TestLinkBetweenNamespaces(t *testing.T) {
 		t.Error("Stats after Close succeeded")
 	}
 }
-
