@@ -136,6 +136,17 @@ bench-stripe:
 bench-overlay-route:
 	set -o pipefail; $(GO) test -run '^$$' -bench BenchmarkOverlayRoute -benchtime 1x -timeout 60m ./bench/overlayroute/ | tee bench-overlay-route.out
 
+## bench-overlay-tunnels: the overlay's tunnels side by side on one two-netns bed over one veth
+## (issue 17; as root, needs the lab): OVS vxlan and geneve (userspace datapath, br-phy/br-int),
+## the EthUDP engine plain and LZ4 through a tap port of br-int, WireGuard in userspace, EthUDP
+## inside WireGuard. iperf3 TCP throughput and CPU seconds per Gbit (ovs-vswitchd, the in-process
+## engine, iperf3); prints a markdown table (bench-overlay-tunnels.out) for docs/benchmarks.md.
+## OVERLAY_TUNNELS_BYTES sets the bytes per arm (default 512 MiB).
+.PHONY: bench-overlay-tunnels
+bench-overlay-tunnels:
+	@scripts/lab-setup.sh
+	set -o pipefail; OVSPLANE_REQUIRE_LAB=1 $(GO) test -run '^$$' -bench BenchmarkOverlayTunnels -benchtime 1x -timeout 30m -v ./bench/overlaytunnels/ | tee bench-overlay-tunnels.out
+
 ## ethudp-interop: our overlay/ethudp Link against the reference C EthUDP (commit c45a8c2), every
 ## mode in both directions, as root. Needs network access to clone github.com/bg6cq/ethudp (it has
 ## no licence, so it is not vendored) and gcc liblz4-dev libssl-dev libpcap-dev; not part of CI.

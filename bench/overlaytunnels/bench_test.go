@@ -20,7 +20,7 @@ const (
 )
 
 // Command is the command that reproduces the table (the make target runs it).
-const command = "go test -run '^$' -bench BenchmarkOverlayTunnels -benchtime 1x -timeout 30m -v ./bench/overlaytunnels/"
+const command = "make bench-overlay-tunnels (go test -run '^$' -bench BenchmarkOverlayTunnels -benchtime 1x -timeout 30m -v ./bench/overlaytunnels/)"
 
 // row is one arm's measurement.
 type row struct {
