@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"sync"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -26,7 +25,6 @@ type Device struct {
 	dev    *device.Device
 	cancel context.CancelFunc
 	done   chan struct{}
-	once   sync.Once
 }
 
 // Open validates cfg, creates the tun interface, applies the keys and peers, brings the device
@@ -84,7 +82,7 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 	d := &Device{name: cfg.Name, pub: pub, dev: dev, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		<-ctx.Done()
-		d.once.Do(dev.Close)
+		dev.Close()
 		close(d.done)
 	}()
 	return d, nil
