@@ -110,7 +110,7 @@ func TestUnknownKeys(t *testing.T) {
 		want []string
 	}{
 		{"top level", "dat_dir: /x\n", nil,
-			[]string{"dat_dir: unknown key (known keys: api, bridges, data_dir, log, metrics, other_config, ovsdb, plugin_dir, plugins)"}},
+			[]string{"dat_dir: unknown key (known keys: api, bridges, data_dir, log, metrics, other_config, overlay, ovsdb, plugin_dir, plugins)"}},
 		{"settings section", "api:\n  sock_mode: \"0600\"\n", nil,
 			[]string{"api.sock_mode: unknown key (known keys: auth, listen, socket_group, socket_mode, tls)"}},
 		{"nested section", "ovsdb:\n  tls:\n    key: /k\n", nil,
@@ -147,7 +147,7 @@ func TestErrorMessagesOfParse(t *testing.T) {
 		"log:\n  level: info\n  level: debug\n": "line 3: log.level: duplicate key",
 		"x: &a {y: 1}\nlog:\n  <<: *a\n":        "line 3: log: merge keys (<<) are not supported",
 		"- a\n":                                 "line 1: the document must be a mapping of keys to values",
-		"env":                                   `environment OVSPLANE_LOGLEVEL: unknown variable (known: OVSPLANE_OVSDB_ENDPOINTS, OVSPLANE_OVSDB_TLS_PRIVATE_KEY, OVSPLANE_OVSDB_TLS_CERTIFICATE, OVSPLANE_OVSDB_TLS_CA_CERT, OVSPLANE_OVSDB_RECONNECT_WAIT, OVSPLANE_OVSDB_VSWITCHD_UNIXCTL, OVSPLANE_DATA_DIR, OVSPLANE_API_LISTEN, OVSPLANE_API_SOCKET_MODE, OVSPLANE_API_SOCKET_GROUP, OVSPLANE_API_TLS_PRIVATE_KEY, OVSPLANE_API_TLS_CERTIFICATE, OVSPLANE_API_TLS_CA_CERT, OVSPLANE_API_AUTH_ADMINS_UIDS, OVSPLANE_API_AUTH_ADMINS_GIDS, OVSPLANE_API_AUTH_ADMINS_GROUPS, OVSPLANE_API_AUTH_ADMINS_SUBJECTS, OVSPLANE_API_AUTH_READERS_UIDS, OVSPLANE_API_AUTH_READERS_GIDS, OVSPLANE_API_AUTH_READERS_GROUPS, OVSPLANE_API_AUTH_READERS_SUBJECTS, OVSPLANE_LOG_LEVEL, OVSPLANE_LOG_FORMAT, OVSPLANE_METRICS_ADDRESS, OVSPLANE_METRICS_PPROF, OVSPLANE_METRICS_PPROF_ANY_ADDRESS, OVSPLANE_PLUGIN_DIR)`,
+		"env":                                   `environment OVSPLANE_LOGLEVEL: unknown variable (known: OVSPLANE_OVSDB_ENDPOINTS, OVSPLANE_OVSDB_TLS_PRIVATE_KEY, OVSPLANE_OVSDB_TLS_CERTIFICATE, OVSPLANE_OVSDB_TLS_CA_CERT, OVSPLANE_OVSDB_RECONNECT_WAIT, OVSPLANE_OVSDB_VSWITCHD_UNIXCTL, OVSPLANE_DATA_DIR, OVSPLANE_API_LISTEN, OVSPLANE_API_SOCKET_MODE, OVSPLANE_API_SOCKET_GROUP, OVSPLANE_API_TLS_PRIVATE_KEY, OVSPLANE_API_TLS_CERTIFICATE, OVSPLANE_API_TLS_CA_CERT, OVSPLANE_API_AUTH_ADMINS_UIDS, OVSPLANE_API_AUTH_ADMINS_GIDS, OVSPLANE_API_AUTH_ADMINS_GROUPS, OVSPLANE_API_AUTH_ADMINS_SUBJECTS, OVSPLANE_API_AUTH_READERS_UIDS, OVSPLANE_API_AUTH_READERS_GIDS, OVSPLANE_API_AUTH_READERS_GROUPS, OVSPLANE_API_AUTH_READERS_SUBJECTS, OVSPLANE_LOG_LEVEL, OVSPLANE_LOG_FORMAT, OVSPLANE_METRICS_ADDRESS, OVSPLANE_METRICS_PPROF, OVSPLANE_METRICS_PPROF_ANY_ADDRESS, OVSPLANE_OVERLAY_FABRIC_REMOTES, OVSPLANE_PLUGIN_DIR)`,
 		"bridges:\n  - name: br0\n    ports:\n      - name: p0\n        tag: ten\n        interfaces: [{name: p0}]\n": `bridges[0].ports[0].tag: cannot parse value as 'int': strconv.ParseInt: invalid syntax`,
 	}
 	for doc, want := range tests {
