@@ -61,9 +61,11 @@ const OverlayPrefix = "/overlay/"
 
 // IsWrite reports whether procedure ("/ovsplane.v1.SwitchService/ApplyPort") may change
 // something and therefore needs RoleAdmin. Unknown procedures are writes (fail closed); paths
-// under OverlayPrefix are reads, unless cleaning them ("..") leaves the prefix.
+// under OverlayPrefix (and the prefix without its slash) are reads, unless cleaning them
+// ("..") leaves the prefix.
 func IsWrite(procedure string) bool {
-	overlay := strings.HasPrefix(procedure, OverlayPrefix) && strings.HasPrefix(path.Clean(procedure)+"/", OverlayPrefix)
+	overlay := procedure == strings.TrimSuffix(OverlayPrefix, "/") || // redirected to the prefix
+		strings.HasPrefix(procedure, OverlayPrefix) && strings.HasPrefix(path.Clean(procedure)+"/", OverlayPrefix)
 	return !overlay && !slices.Contains(readProcedures, procedure)
 }
 

@@ -486,25 +486,27 @@ func (h *Handler) routes(ctx context.Context, q url.Values) (*RoutesAnswer, erro
 	if err != nil {
 		return nil, read(fmt.Sprintf("route version %d", version), err)
 	}
-	t, ok := tables[node]
-	if !ok {
-		ns, err := f.Nodes(ctx)
-		if err != nil {
-			return nil, read("the nodes", err)
-		}
-		if !slices.ContainsFunc(ns, func(n fabric.NodeState) bool { return n.Name == node }) {
-			return nil, errNotFound("node %s is not in the overlay fabric (vsctl overlay nodes lists them)", node)
-		}
-		if version > 0 && len(tables) == 0 {
-			return nil, errNotFound("route version %d has been dropped: every node runs a newer one (the newest is %d)", version, g.RouteVersion)
-		}
+	ns, err := f.Nodes(ctx)
+	if err != nil {
+		return nil, read("the nodes", err)
 	}
-	return &RoutesAnswer{Node: node, Version: version, RouteVersion: g.RouteVersion, Routes: parseTable(t)}, nil
+	ordinary := make(map[string]bool, len(ns))
+	for _, n := range ns {
+		ordinary[n.Name] = n.Kind != fabric.KindSuper
+	}
+	if _, ok := ordinary[node]; !ok {
+		return nil, errNotFound("node %s is not in the overlay fabric (vsctl overlay nodes lists them)", node)
+	}
+	if version > 0 && len(tables) == 0 {
+		return nil, errNotFound("route version %d has been dropped: every node runs a newer one (the newest is %d)", version, g.RouteVersion)
+	}
+	return &RoutesAnswer{Node: node, Version: version, RouteVersion: g.RouteVersion, Routes: parseTable(tables[node], ordinary)}, nil
 }
 
-// parseTable turns a stored table (the controller's format: D → "NEXTHOP COST") into routes
-// sorted by kind then destination.
-func parseTable(t map[string]string) []Route {
+// parseTable turns a stored table (the controller's format: D → "NEXTHOP COST", "att.S" →
+// "S COST") into routes sorted by kind then destination; ordinary tells ordinary nodes (a
+// super's direct delivery) from super nodes.
+func parseTable(t map[string]string, ordinary map[string]bool) []Route {
 	out := make([]Route, 0, len(t))
 	for _, dst := range slices.Sorted(maps.Keys(t)) {
 		hop, costText, _ := strings.Cut(t[dst], " ")
@@ -516,7 +518,7 @@ func parseTable(t map[string]string) []Route {
 		switch {
 		case strings.HasPrefix(dst, "att."):
 			r.Kind, r.Dest = "attachment", strings.TrimPrefix(dst, "att.")
-		case hop == dst:
+		case ordinary[dst]:
 			r.Kind = "attached"
 		}
 		out = append(out, r)
