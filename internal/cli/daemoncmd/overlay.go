@@ -261,7 +261,11 @@ func (r *runner) overlayVersions(ctx context.Context) error {
 			held = "held"
 		}
 		fmt.Fprintf(tw, "route version %d, slowest node %d (stored %d)\n", a.RouteVersion, a.MinApplied, a.StoredMinApplied)
-		fmt.Fprintf(tw, "controller %s, epoch %d, %s until %s\n", dash(a.Lease.Holder), a.Lease.Epoch, held, dash(a.Lease.Expires))
+		if a.Lease.Holder == "" {
+			fmt.Fprintln(tw, "controller lease: none taken yet")
+		} else {
+			fmt.Fprintf(tw, "controller lease: %s, epoch %d, %s (expiry %s)\n", a.Lease.Holder, a.Lease.Epoch, held, dash(a.Lease.Expires))
+		}
 		fmt.Fprintln(tw, "NODE\tAPPLIED\tHEALTH\tCURRENT")
 		for _, n := range a.Nodes {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", n.Name, n.AppliedVersion, n.Health, yesNo(n.Current))
