@@ -575,7 +575,8 @@ func (h *Handler) versions(ctx context.Context, q url.Values) (*VersionsAnswer, 
 		return nil, read("the nodes", err)
 	}
 	out := &VersionsAnswer{RouteVersion: g.RouteVersion, MinApplied: g.RouteVersion, StoredMinApplied: g.MinApplied,
-		Lease: Lease{Holder: g.Lease.Holder, Expires: stamp(g.Lease.Expires), Epoch: g.Lease.Epoch, Held: g.Lease.Held},
+		Lease: Lease{Holder: g.Lease.Holder, Expires: stamp(g.Lease.Expires), Epoch: g.Lease.Epoch,
+			Held: g.Lease.Holder != "" && g.Lease.Expires.After(time.Now())},
 		Nodes: make([]NodeVersion, 0, len(ns))}
 	for _, n := range ns {
 		if n.Health != fabric.HealthDown {
