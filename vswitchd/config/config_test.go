@@ -218,6 +218,20 @@ func TestValidate(t *testing.T) {
 			c.OVSDB.TLS = model.TLS{PrivateKey: "/k", Certificate: "/c", CACert: "/ca"}
 		}, nil},
 		{"vswitchd unixctl", func(c *Config) { c.OVSDB.VswitchdUnixctl = "/var/run/openvswitch/ovs-vswitchd.zs.ctl" }, nil},
+		{"overlay fabric remotes", func(c *Config) {
+			c.Overlay.FabricRemotes = []string{"tcp:10.0.0.1:6641", "tcp:[2001:db8::1]:6641", "unix:/run/ovsplane/fabric.sock"}
+		}, nil},
+		{"overlay fabric remotes bad", func(c *Config) {
+			c.Overlay.FabricRemotes = []string{"ssl:10.0.0.1:6641", "tcp:10.0.0.1", "unix:fabric.sock", "tcp:10.0.0.2:6641", "tcp:10.0.0.2:6641"}
+		}, []string{
+			`overlay.fabric_remotes[0]: "ssl:10.0.0.1:6641" must start with unix: or tcp: (ssl: is not supported by the fabric view yet)`,
+			`overlay.fabric_remotes[1]: "tcp:10.0.0.1" is not tcp:HOST:PORT (IPv6 hosts in brackets)`,
+			`overlay.fabric_remotes[2]: "unix:fabric.sock" needs an absolute socket path of at most 107 bytes (unix:/run/ovsplane/fabric1.sock)`,
+			`overlay.fabric_remotes[4]: "tcp:10.0.0.2:6641" is listed twice`,
+		}},
+		{"overlay fabric remotes too many", func(c *Config) {
+			c.Overlay.FabricRemotes = strings.Split("tcp:a:1,tcp:a:2,tcp:a:3,tcp:a:4,tcp:a:5,tcp:a:6,tcp:a:7,tcp:a:8", ",")
+		}, []string{`overlay.fabric_remotes: 8 remotes: give at most 7 cluster members`}},
 		{"vswitchd unixctl relative", func(c *Config) { c.OVSDB.VswitchdUnixctl = "ovs-vswitchd.zs.ctl" },
 			[]string{`ovsdb.vswitchd_unixctl: "ovs-vswitchd.zs.ctl": want the absolute path (at most 107 bytes, no control characters) of the socket ovs-vswitchd was started with --unixctl=PATH, e.g. /var/run/openvswitch/ovs-vswitchd.zs.ctl`}},
 		{"vswitchd unixctl newline", func(c *Config) { c.OVSDB.VswitchdUnixctl = "/run/x\n.ctl" },
