@@ -127,8 +127,8 @@ func forward(t *testing.T, sock string) string {
 // route lookup through the page's form, and checks that the path's nodes and links are
 // highlighted, the path is listed in order, and the route version is shown.
 func TestOverlayPageInChromium(t *testing.T) {
+	f := overlayapitest.Start(t) // the lab's rules first: it requires Open vSwitch
 	chrome := chromium(t)
-	f := overlayapitest.Start(t)
 	addr := forward(t, startDaemon(t, f.Cluster.Endpoints()))
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
