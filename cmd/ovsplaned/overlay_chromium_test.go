@@ -125,7 +125,8 @@ func forward(t *testing.T, sock string) string {
 // TestOverlayPageInChromium loads the overlay page from a live ovsplaned reading a 3-member
 // fabric cluster, in headless Chromium: it checks the drawing (every node and link), drives a
 // route lookup through the page's form, and checks that the path's nodes and links are
-// highlighted, the path is listed in order, and the route version is shown.
+// highlighted, the path is listed in order, the route version is shown, and the source's
+// stored route table of that version is listed.
 func TestOverlayPageInChromium(t *testing.T) {
 	f := overlayapitest.Start(t) // the lab's rules first: it requires Open vSwitch
 	chrome := chromium(t)
@@ -185,6 +186,12 @@ func TestOverlayPageInChromium(t *testing.T) {
 	version := eval[string](ctx, t, `document.getElementById("lookup-result").dataset.version`)
 	if version != "1" || summary != fmt.Sprintf("o1 → o2: cost %d, route version 1 (in effect)", overlayapitest.LookupCost) {
 		t.Errorf("lookup summary %q, data-version %q", summary, version)
+	}
+	// The source's active route table of that version: its attachment and a route to each super.
+	routes := eval[[]string](ctx, t, `[...document.querySelectorAll("#route-table tbody tr")].map(tr => [...tr.cells].map(c => c.textContent).join(" "))`)
+	want := []string{"attachment s1 s1 15000", "super s1 s1 15000", "super s2 s1 21000"}
+	if title := eval[string](ctx, t, `document.getElementById("routes-title").textContent`); title != "Routes of o1, version 1" || !reflect.DeepEqual(routes, want) {
+		t.Errorf("route table %q: %q, want %q", title, routes, want)
 	}
 }
 

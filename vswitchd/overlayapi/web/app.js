@@ -119,6 +119,21 @@ function highlight(path) {
   document.querySelectorAll("line.link").forEach(l => l.classList.toggle("on-path", pairs.has(l.dataset.a + "\n" + l.dataset.b)));
 }
 
+// showRoutes lists node's stored route table of the newest version: the next hops it runs.
+async function showRoutes(node) {
+  const t = await get(`v1/routes?node=${encodeURIComponent(node)}`);
+  document.getElementById("routes-title").textContent = `Routes of ${t.node}, version ${t.version}`;
+  document.querySelector("#route-table tbody").replaceChildren(...t.routes.map(rt => {
+    const tr = document.createElement("tr");
+    for (const v of [rt.kind, rt.dest, rt.next_hop, String(rt.cost)]) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    return tr;
+  }));
+}
+
 async function lookup(ev) {
   ev.preventDefault();
   document.getElementById("error").hidden = true;
@@ -136,6 +151,7 @@ async function lookup(ev) {
       return li;
     }));
     document.getElementById("lookup-note").textContent = r.note || "";
+    await showRoutes(r.src);
     box.dataset.version = String(r.version);
     box.dataset.path = r.path.join(" ");
     box.hidden = false;
