@@ -14,6 +14,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/overlay/fabric"
 	"github.com/ovsplane/ovsplane/vswitchd/apiserver"
+	"github.com/ovsplane/ovsplane/vswitchd/apiserver/apitest"
 	"github.com/ovsplane/ovsplane/vswitchd/overlayapi"
 	"github.com/ovsplane/ovsplane/vswitchd/overlayapi/overlayapitest"
 )
@@ -214,6 +215,32 @@ func TestOverlayPathsAreReads(t *testing.T) {
 	} {
 		if got := apiserver.IsWrite(p); got != write {
 			t.Errorf("IsWrite(%q) = %v, want %v", p, got, write)
+		}
+	}
+}
+
+// TestServedByAPIServerAsReads mounts the view in the API server: a reader gets the page and
+// the view's own answers, a caller with no role is refused before the view runs, and the
+// view refuses writes even for an admin.
+func TestServedByAPIServerAsReads(t *testing.T) {
+	for _, tc := range []struct {
+		role         apiserver.Role
+		method, path string
+		status       int
+		want         string
+	}{
+		{apiserver.RoleReader, "GET", "/overlay/", 200, `<script src="app.js"`},
+		{apiserver.RoleReader, "GET", "/overlay/v1/nodes", 400, "overlay.fabric_remotes"},
+		{apiserver.RoleReader, "GET", "/overlay/app.js", 200, "v1/lookup"},
+		{apiserver.RoleNone, "GET", "/overlay/v1/nodes", 403, "permission_denied"},
+		{apiserver.RoleAdmin, "POST", "/overlay/v1/nodes", 405, "read-only"},
+	} {
+		srv := httptest.NewServer(apiserver.New(apitest.New(), apiserver.Options{Unidentified: tc.role,
+			Overlay: overlayapi.New(overlayapi.Options{})}))
+		code, body := get(t, tc.method, srv.URL+tc.path)
+		srv.Close()
+		if code != tc.status || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s %s as %s: %d %.200s, want %d with %q", tc.method, tc.path, tc.role, code, body, tc.status, tc.want)
 		}
 	}
 }
