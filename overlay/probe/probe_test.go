@@ -35,15 +35,15 @@ func TestPacketRoundTripAndRefusals(t *testing.T) {
 	good, _ := Packet{Type: TypeTrain, Seq: 1, Index: 1, Count: 4, Len: 64}.Marshal(buf[:])
 	mut := func(f func(b []byte) []byte) []byte { return f(slices.Clone(good)) }
 	for name, b := range map[string][]byte{
-		"short":          good[:HeaderLen-1],
-		"long":           make([]byte, MaxPacketLen+1),
-		"magic":          mut(func(b []byte) []byte { b[0] = 'X'; return b }),
-		"version":        mut(func(b []byte) []byte { b[4] = 2; return b }),
-		"type 0":         mut(func(b []byte) []byte { b[5] = 0; return b }),
-		"type 5":         mut(func(b []byte) []byte { b[5] = 5; return b }),
-		"reserved":       mut(func(b []byte) []byte { b[20] = 1; return b }),
-		"index ≥ count":  mut(func(b []byte) []byte { b[7] = 4; return b }),
-		"train count 1":  mut(func(b []byte) []byte { b[17], b[7] = 1, 0; return b }),
+		"short":           good[:HeaderLen-1],
+		"long":            make([]byte, MaxPacketLen+1),
+		"magic":           mut(func(b []byte) []byte { b[0] = 'X'; return b }),
+		"version":         mut(func(b []byte) []byte { b[4] = 2; return b }),
+		"type 0":          mut(func(b []byte) []byte { b[5] = 0; return b }),
+		"type 5":          mut(func(b []byte) []byte { b[5] = 5; return b }),
+		"reserved":        mut(func(b []byte) []byte { b[20] = 1; return b }),
+		"index ≥ count":   mut(func(b []byte) []byte { b[7] = 4; return b }),
+		"train count 1":   mut(func(b []byte) []byte { b[17], b[7] = 1, 0; return b }),
 		"echo with count": mut(func(b []byte) []byte { b[5] = TypeEcho; return b }),
 	} {
 		if _, err := Parse(b); err == nil {
