@@ -234,3 +234,34 @@ func TestProbeLoopback(t *testing.T) {
 		t.Errorf("super s1 measures %+v, want only s2", s.Links)
 	}
 }
+
+func TestSignificant(t *testing.T) {
+	base := fabric.LinkReport{A: "a", B: "s", BandwidthKbps: 100_000, LatencyUs: 20_000, LossPPM: 0}
+	with := func(f func(r *fabric.LinkReport)) fabric.LinkReport { r := base; f(&r); return r }
+	for _, c := range []struct {
+		name string
+		now  fabric.LinkReport
+		want bool
+	}{
+		{"same", base, false},
+		{"latency +5 %", with(func(r *fabric.LinkReport) { r.LatencyUs = 21_000 }), false},
+		{"latency +15 %", with(func(r *fabric.LinkReport) { r.LatencyUs = 23_000 }), true},
+		{"bandwidth −10 %", with(func(r *fabric.LinkReport) { r.BandwidthKbps = 90_000 }), false},
+		{"bandwidth −30 %", with(func(r *fabric.LinkReport) { r.BandwidthKbps = 70_000 }), true},
+		{"loss 0.5 %", with(func(r *fabric.LinkReport) { r.LossPPM = 5_000 }), false},
+		{"loss 2 %", with(func(r *fabric.LinkReport) { r.LossPPM = 20_000 }), true},
+		{"dead", with(func(r *fabric.LinkReport) { r.BandwidthKbps = 0 }), true},
+	} {
+		if got := Significant(base, c.now, true); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if !Significant(fabric.LinkReport{}, base, false) {
+		t.Error("first report not significant")
+	}
+	// A tiny latency change on a fast link (0.5 ms on 1 ms) is below the 1 ms floor.
+	fast := with(func(r *fabric.LinkReport) { r.LatencyUs = 1_000 })
+	if Significant(fast, with(func(r *fabric.LinkReport) { r.LatencyUs = 1_500 }), true) {
+		t.Error("0.5 ms change written")
+	}
+}
