@@ -3,17 +3,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/cli/daemoncmd"
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/overlay/fabric"
 	"github.com/ovsplane/ovsplane/test/lab"
@@ -34,7 +39,10 @@ const fabricSchema = "../../overlay/fabric/schema/fabric.ovsschema"
 // plugin's job) publishes version 1, that its flows land in ovs-vswitchd with a's next hop
 // towards b (s1's underlay address) and the version in their cookie, and that a acks version
 // 1 in the fabric. Then a–s1 degrades: the controller publishes version 2, whose flows send
-// b's traffic to s2 instead and replace every flow of version 1, and a acks version 2.
+// b's traffic to s2 instead and replace every flow of version 1, and a acks version 2. Last,
+// the whole fabric cluster stops and the plugin is killed (SIGKILL): the daemon restarts it,
+// the new process (no install, no fabric) serves version 2 from the table it stored, and the
+// bridge's flows stay exactly version 2's.
 func TestDaemonInstallsOverlayRoutes(t *testing.T) {
 	lab.Require(t, lab.NeedRoot, lab.NeedOVS, lab.NeedNetns)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
@@ -245,6 +253,73 @@ bridges:
 	if len(flows2) != len(flows1) {
 		t.Errorf("version 2 has %d flows, version 1 had %d", len(flows2), len(flows1))
 	}
+
+	// The whole fabric goes away, and the plugin is killed: the daemon restarts it, and the new
+	// process, which cannot reach the fabric, serves the table it stored: version 2's flows stay.
+	for _, m := range cluster.Members {
+		m.Stop(t)
+	}
+	old := pluginPID(t, daemon.Out.String())
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the plugin (pid %d): %v", old, err)
+	}
+	sock := "unix:" + filepath.Join(dir, "ovsplaned.sock")
+	lab.WaitFor(t, time.Minute, "the restarted plugin serving version 2 without the fabric", remember(func(ctx context.Context) error {
+		if pid := pluginPID(t, daemon.Out.String()); pid == old {
+			return fmt.Errorf("plugin not restarted yet (pid %d)", pid)
+		}
+		var out, errOut bytes.Buffer
+		if rc := daemoncmd.Main(ctx, daemoncmd.Env{Args: []string{"vsctl", "--daemon", sock, "--format", "json", "plugin", "stats", "overlay"},
+			Stdout: &out, Stderr: &errOut}); rc != 0 {
+			return fmt.Errorf("vsctl plugin stats overlay: exit %d: %s", rc, errOut.String())
+		}
+		var rows []struct {
+			Name    string
+			Metrics []struct {
+				Name  string
+				Value json.Number
+			}
+		}
+		if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+			return fmt.Errorf("vsctl plugin stats overlay: %v: %s", err, out.String())
+		}
+		want := map[string]string{"overlay_served_version": "2", "overlay_installs": "0", "overlay_fabric_connected": "0"}
+		for _, r := range rows {
+			if r.Name != "agent" {
+				continue
+			}
+			for _, m := range r.Metrics {
+				if w, ok := want[m.Name]; ok && m.Value.String() == w {
+					delete(want, m.Name)
+				}
+			}
+		}
+		if len(want) > 0 {
+			return fmt.Errorf("agent stats lack %v: %s", want, out.String())
+		}
+		return nil
+	}))
+	dump, err := ofctl(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ours(dump); strings.Join(got, "\n") != strings.Join(flows2, "\n") {
+		t.Errorf("after the plugin's restart without the fabric the flows changed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(flows2, "\n"))
+	}
+}
+
+// pluginPID returns the pid of the overlay plugin's latest start in the daemon's log.
+func pluginPID(t *testing.T, log string) int {
+	t.Helper()
+	m := regexp.MustCompile(`msg="plugin running" plugin=overlay version=\S+ pid=(\d+)`).FindAllStringSubmatch(log, -1)
+	if len(m) == 0 {
+		t.Fatalf("no plugin start in the daemon's log")
+	}
+	pid, err := strconv.Atoi(m[len(m)-1][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
 }
 
 // containsLine reports whether some line contains s.
