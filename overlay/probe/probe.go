@@ -208,7 +208,7 @@ func peerAddr(c Config, n fabric.NodeState) (netip.AddrPort, bool) {
 	var cands []netip.Addr
 	for _, s := range n.Underlay {
 		a, port, err := parseUnderlay(s)
-		if err != nil {
+		if err != nil || a.IsUnspecified() || a.IsMulticast() || a.Zone() != "" {
 			continue
 		}
 		cands = append(cands, a)
