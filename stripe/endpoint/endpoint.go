@@ -219,6 +219,7 @@ type Endpoint struct {
 	c struct {
 		registered, refused, malformed atomic.Uint64
 		unroutable, gaps, broken       atomic.Uint64
+		resets                         atomic.Uint64
 	}
 }
 
@@ -585,6 +586,14 @@ func (e *Endpoint) dispatch(ctx context.Context, ps *peerState) {
 			continue
 		}
 		s := asm[d.Conn]
+		if d.Reset && s != nil {
+			// The peer restarted the connection: a message in pieces is gone with it.
+			e.c.resets.Add(1)
+			if s.started {
+				e.c.broken.Add(1)
+			}
+			s = nil
+		}
 		if s == nil {
 			if len(asm) > e.cfg.MaxApps {
 				clear(asm) // stale connections of deregistered applications
@@ -731,14 +740,16 @@ type Stats struct {
 	Peers []PeerStats
 	// Registered counts registrations, Refused refused ones; Malformed messages that did not
 	// decode; Unroutable deliveries no registered application takes; Gaps sequence gaps in a
-	// connection (frames the engine declared lost); Broken messages whose pieces did not fit.
-	Registered, Refused, Malformed, Unroutable, Gaps, Broken uint64
+	// connection (frames the engine declared lost); Broken messages whose pieces did not fit;
+	// Resets connections the peer restarted (engine.Delivery.Reset) while a message of theirs
+	// was being put together or had been.
+	Registered, Refused, Malformed, Unroutable, Gaps, Broken, Resets uint64
 }
 
 // Stats returns a snapshot of the shares and counters.
 func (e *Endpoint) Stats() Stats {
 	s := Stats{Registered: e.c.registered.Load(), Refused: e.c.refused.Load(), Malformed: e.c.malformed.Load(),
-		Unroutable: e.c.unroutable.Load(), Gaps: e.c.gaps.Load(), Broken: e.c.broken.Load()}
+		Unroutable: e.c.unroutable.Load(), Gaps: e.c.gaps.Load(), Broken: e.c.broken.Load(), Resets: e.c.resets.Load()}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	count := map[*peerState]int{}
