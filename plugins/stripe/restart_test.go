@@ -375,6 +375,28 @@ func TestKillPluginMidTransfer(t *testing.T) {
 	t.Logf("node 1 after the kill: stripe_resets %v, stripe_restarts > %v; a1 received %v messages per incarnation of a2, a2 received %d",
 		resets, restarts0, at1.counts, at2.count(1))
 
+	// vsctl's text form and --top show the application.
+	var out, errOut bytes.Buffer
+	if rc := daemoncmd.Main(ctx, daemoncmd.Env{Args: []string{"vsctl", "--daemon", n1.sock, "plugin", "stats", "stripe"},
+		Stdout: &out, Stderr: &errOut}); rc != 0 {
+		t.Fatalf("vsctl plugin stats stripe: exit %d: %s", rc, errOut.String())
+	}
+	for _, want := range []string{`stripe_app_share_bytes_per_second{app="a1",peer="2"}`, `stripe_app_pacing_drops{app="a1",peer="2"}`, `stripe_resets{peer="2"}`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("vsctl plugin stats stripe lacks %s:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if rc := runCLI([]string{"--top", "--once", "--daemon", n1.sock}, &out, &errOut); rc != 0 {
+		t.Fatalf("--top --once: exit %d: %s", rc, errOut.String())
+	}
+	t.Logf("--top --once on node 1:\n%s", out.String())
+	for _, want := range []string{"APP", "  a1  ", "fair share"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--top --once lacks %q", want)
+		}
+	}
+
 	// The per-application metrics reach Prometheus through the daemon's job metrics.
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n1.metrics+"/metrics", nil)
 	if err != nil {

@@ -125,11 +125,6 @@ func startJob(ctx, life context.Context, log *slog.Logger, name, dir string, cfg
 // first it returns its error; the links are then closed once the engines have returned.
 func (j *job) stop(ctx context.Context, log *slog.Logger) error {
 	j.cancel()
-	select {
-	case <-j.apps.done:
-	case <-ctx.Done():
-		return fmt.Errorf("job %s: stop: %w", j.name, ctx.Err())
-	}
 	for _, p := range j.peers {
 		select {
 		case <-p.done:
@@ -145,6 +140,13 @@ func (j *job) stop(ctx context.Context, log *slog.Logger) error {
 	}
 	for _, p := range j.peers {
 		closeLinks(log, j.name, p.links)
+	}
+	// The endpoint's sockets close themselves as their context ended; wait for it, so that a
+	// job started again finds its unix socket path free.
+	select {
+	case <-j.apps.done:
+	case <-ctx.Done():
+		return fmt.Errorf("job %s: stop: the endpoint: %w", j.name, ctx.Err())
 	}
 	log.Info("stripe job stopped", "job", j.name)
 	return nil
