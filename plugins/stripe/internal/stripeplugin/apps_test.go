@@ -199,3 +199,51 @@ func TestJobServesApplications(t *testing.T) {
 	}
 
 }
+
+// TestStartRefusesEndpointInUse: a job whose unix socket path is served by another job, or
+// whose TCP address is taken, is refused with FailedPrecondition naming the field, and
+// nothing stays open: no packet socket in the namespace, the other job's socket still
+// answers, and the job starts once the endpoint names a free place.
+func TestStartRefusesEndpointInUse(t *testing.T) {
+	ns := lab.NewNetns(t)
+	p := lab.NewVethPair(t, lab.VethSpec{ANetns: ns, BNetns: ns})
+	s := newSide(t)
+	start := func(name string, cfg Config) error {
+		t.Helper()
+		data, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.h.StartJob(api.Job{Name: name, Type: JobType, Config: data})
+		return err
+	}
+	first := Config{Node: 1, Netns: ns.Name, Peers: []PeerConfig{{Node: 2}}, Links: []LinkConfig{{Interface: p.A.Name}},
+		Endpoint: EndpointConfig{TCP: appsTCP}}
+	if err := start("first", first); err != nil {
+		t.Fatal(err)
+	}
+	sockets := func() int { return strings.Count(ns.Run(t, "cat", "/proc/net/packet"), "\n") }
+	before := sockets()
+	second := Config{Node: 3, Netns: ns.Name, Peers: []PeerConfig{{Node: 2}}, Links: []LinkConfig{{Interface: p.B.Name}},
+		Endpoint: EndpointConfig{Unix: filepath.Join(s.h.Facts.DataDir, "first.sock")}}
+	err := start("second", second)
+	if api.CodeOf(err) != api.FailedPrecondition || !strings.Contains(err.Error(), "config.endpoint.unix") || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("Start on another job's socket: %v, want FailedPrecondition naming config.endpoint.unix in use", err)
+	}
+	second.Endpoint = EndpointConfig{TCP: appsTCP}
+	if err := start("second", second); api.CodeOf(err) != api.FailedPrecondition || !strings.Contains(err.Error(), "config.endpoint.tcp") {
+		t.Errorf("Start on a taken TCP address: %v, want FailedPrecondition naming config.endpoint.tcp", err)
+	}
+	if n := sockets(); n != before {
+		t.Errorf("%d packet sockets after the refused Starts, %d before", n, before)
+	}
+	ctx := t.Context()
+	c := s.client(t, ctx, "first")
+	if _, err := c.Register(ctx, endpoint.Registration{Name: "x", Service: 1, LocalPort: 1, PeerNode: 2, PeerPort: 1}); err != nil {
+		t.Errorf("the first job's endpoint after the refused Starts: %v", err)
+	}
+	second.Endpoint = EndpointConfig{}
+	if err := start("second", second); err != nil {
+		t.Errorf("Start with its own socket: %v", err)
+	}
+}
