@@ -8,10 +8,10 @@
 // # Connections and sequence numbers
 //
 // A connection is (service, source port, destination port) from this node to the peer. Its
-// frames carry sequence numbers 0, 1, 2, … in the stripe/frame header. Send splits a message
-// into frames of at most MaxPayload bytes (the smallest link MTU minus the header), so a
-// connection is a byte stream: Receive returns the frames' payloads in order, not the
-// messages Send was given.
+// frames carry consecutive sequence numbers in the stripe/frame header, from a start taken
+// from the clock (see Restarts). Send splits a message into frames of at most MaxPayload
+// bytes (the smallest link MTU minus the header), so a connection is a byte stream: Receive
+// returns the frames' payloads in order, not the messages Send was given.
 //
 // # Reliability
 //
