@@ -130,6 +130,13 @@ bench-stripe:
 	@scripts/lab-setup.sh
 	STRIPEBED_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench 'BenchmarkAlternatives' -benchtime 1x -timeout 20m -v ./test/lab/stripebed/
 
+## bench-stripe-apps: five applications through the stripe engines and endpoints (issue 16; as
+## root): per-application Mbit/s and Jain's index, Vmax at and at a quarter of the link rates
+.PHONY: bench-stripe-apps
+bench-stripe-apps:
+	@scripts/lab-setup.sh
+	$(GO) test -run '^$$' -bench 'BenchmarkStripeApps' -benchtime 1x -timeout 10m -v ./test/lab/stripebed/
+
 ## bench-overlay-route: the overlay routing core (issue 17) at 1k/2k/10k/100k nodes, incremental
 ## link changes, side by side with gonum's DijkstraAllPaths (1k, 2k) and a plain two-phase
 ## all-pairs (1k..10k), each arm in its own process (peak RSS); no root, no lab. ~5 min.
