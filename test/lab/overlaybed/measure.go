@@ -1,0 +1,144 @@
+//go:build linux
+
+package overlaybed
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovsplane/ovsplane/test/lab"
+)
+
+// Load sizes a measurement.
+type Load struct {
+	// Pings is the number of echo requests per arm (200 ms apart); 1 to 1000.
+	Pings int
+	// TCPBytes is what each TCP transfer (iperf3 -n) moves; 0 skips the throughput; at most 4 GiB.
+	TCPBytes int64
+}
+
+// check validates the load.
+func (l Load) check() error {
+	if l.Pings < 1 || l.Pings > 1000 {
+		return fmt.Errorf("overlaybed load: %d pings, want 1 to 1000", l.Pings)
+	}
+	if l.TCPBytes < 0 || l.TCPBytes > 4<<30 {
+		return fmt.Errorf("overlaybed load: %d TCP bytes, want 0 to 4 GiB", l.TCPBytes)
+	}
+	return nil
+}
+
+// ArmResult is one arm's measurement between two sites.
+type ArmResult struct {
+	// Arm names the path ("direct", "via s1") and Builder who installed its routes ("bed
+	// flows" or "overlay plugin").
+	Arm, Builder string
+	// Src and Dst are the sites; Path lists the sites the packets cross, Src first.
+	Src, Dst string
+	Path     []string
+	// Ping is the round trip from Src to Dst's overlay address.
+	Ping lab.PingStats
+	// Forward and Reverse are the TCP transfers Src→Dst and Dst→Src (zero when skipped).
+	Forward, Reverse lab.TransferStats
+}
+
+// Report is a run of arms with the conditions it ran in.
+type Report struct {
+	// Sites is the number of sites in the bed; Delays the spec's one-way delays.
+	Sites                               int
+	IntraDelay, CrossDelay, SuperDelay time.Duration
+	// LoadAvg is /proc/loadavg before and after the run (the machine is shared; numbers are noisy).
+	LoadAvgBefore, LoadAvgAfter string
+	// Results are the arms, in run order.
+	Results []ArmResult
+}
+
+// NewReport starts a report for b, reading the load average.
+func (b *Bed) NewReport() *Report {
+	return &Report{Sites: len(b.Sites), IntraDelay: b.Spec.IntraDelay, CrossDelay: b.Spec.CrossDelay,
+		SuperDelay: b.Spec.SuperDelay, LoadAvgBefore: loadAvg()}
+}
+
+// loadAvg returns the first three fields of /proc/loadavg, or "?".
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// MeasureArm measures the current routes between src and dst (set by the caller: SetRoutes or
+// the plugin) and appends the result: a warm-up, load.Pings echo requests, then one TCP
+// transfer each way. It fails the test when a ping gets no reply or a transfer fails.
+func (b *Bed) MeasureArm(t testing.TB, rep *Report, arm, builder, src, dst string, path []string, load Load) ArmResult {
+	t.Helper()
+	if err := load.check(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	s, d := b.Site(src), b.Site(dst)
+	if s == nil || d == nil {
+		t.Fatalf("overlaybed: measure %s→%s: unknown site", src, dst)
+	}
+	if err := b.Warm(t.Context(), src, dst); err != nil {
+		t.Fatalf("%v", err)
+	}
+	r := ArmResult{Arm: arm, Builder: builder, Src: src, Dst: dst, Path: path}
+	var err error
+	if r.Ping, err = b.Ping(t.Context(), src, dst, load.Pings); err != nil {
+		t.Fatalf("%s: %v", arm, err)
+	}
+	if load.TCPBytes > 0 {
+		if r.Forward, err = lab.Iperf3(t.Context(), s.NS, d.NS, d.Overlay.String(), load.TCPBytes); err != nil {
+			t.Fatalf("%s: %v", arm, err)
+		}
+		if r.Reverse, err = lab.Iperf3(t.Context(), d.NS, s.NS, s.Overlay.String(), load.TCPBytes); err != nil {
+			t.Fatalf("%s: %v", arm, err)
+		}
+	}
+	t.Logf("%s (%s) %s→%s: rtt %v (%d/%d), tcp %.1f / %.1f Mbit/s", arm, builder, src, dst, r.Ping.AvgRTT,
+		r.Ping.Received, r.Ping.Transmitted, r.Forward.BitsPerSecond/1e6, r.Reverse.BitsPerSecond/1e6)
+	rep.Results = append(rep.Results, r)
+	return r
+}
+
+// FormatMarkdown renders the report as docs/benchmarks.md's table: one row per arm, and the
+// relayed arms' change against the first direct arm of the same pair.
+func (rep *Report) FormatMarkdown() string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "%d sites; one-way underlay delays (udprelay): %v inside a carrier, %v to the super node, %v directly across carriers. "+
+		"loadavg before %s, after %s (2 vCPU shared: throughput is noisy).\n\n",
+		rep.Sites, rep.IntraDelay, rep.SuperDelay, rep.CrossDelay, rep.LoadAvgBefore, rep.LoadAvgAfter)
+	w.WriteString("| arm | routes installed by | path | ping RTT (ms) | RTT vs direct | TCP → (Mbit/s) | TCP ← (Mbit/s) | TCP → / ← vs direct | retrans → / ← |\n")
+	w.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	direct := map[[2]string]ArmResult{}
+	for _, r := range rep.Results {
+		key := [2]string{r.Src, r.Dst}
+		base, haveBase := direct[key]
+		if !haveBase && r.Arm == "direct" {
+			direct[key] = r
+		}
+		rttCmp, tcpCmp := "—", "—"
+		if haveBase && base.Ping.AvgRTT > 0 {
+			rttCmp = fmt.Sprintf("%+.0f %%", 100*(float64(r.Ping.AvgRTT)/float64(base.Ping.AvgRTT)-1))
+			if base.Forward.BitsPerSecond > 0 && base.Reverse.BitsPerSecond > 0 {
+				tcpCmp = fmt.Sprintf("%.1f× / %.1f×", r.Forward.BitsPerSecond/base.Forward.BitsPerSecond,
+					r.Reverse.BitsPerSecond/base.Reverse.BitsPerSecond)
+			}
+		}
+		fmt.Fprintf(&w, "| %s | %s | %s | %.1f | %s | %.1f | %.1f | %s | %d / %d |\n",
+			r.Arm, r.Builder, strings.Join(r.Path, " → "), float64(r.Ping.AvgRTT)/float64(time.Millisecond), rttCmp,
+			r.Forward.BitsPerSecond/1e6, r.Reverse.BitsPerSecond/1e6, tcpCmp, r.Forward.Retransmits, r.Reverse.Retransmits)
+	}
+	return w.String()
+}
+
+// Finish records the load average after the run.
+func (rep *Report) Finish() { rep.LoadAvgAfter = loadAvg() }
