@@ -48,7 +48,7 @@ type ArmResult struct {
 // Report is a run of arms with the conditions it ran in.
 type Report struct {
 	// Sites is the number of sites in the bed; Delays the spec's one-way delays.
-	Sites                               int
+	Sites                              int
 	IntraDelay, CrossDelay, SuperDelay time.Duration
 	// LoadAvg is /proc/loadavg before and after the run (the machine is shared; numbers are noisy).
 	LoadAvgBefore, LoadAvgAfter string
