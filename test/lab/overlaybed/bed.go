@@ -25,6 +25,9 @@ const (
 	MinSites = 3
 	// VXLANPort is the UDP port the sites' tunnels and the relays use.
 	VXLANPort = 4789
+	// ProbePort is the overlay plugin's link-probe port (overlay/probe's default), relayed
+	// like the tunnels so that probes measure the paths' delays.
+	ProbePort = 7471
 	// VNI is the VXLAN key of every tunnel.
 	VNI = 42
 	// OverlayMTU is the MTU of the sites' overlay interfaces: 1500 minus VXLAN's 50 bytes.
@@ -62,14 +65,20 @@ type Spec struct {
 	CrossDelay time.Duration
 	// SuperDelay is the one-way delay between a super node and any other site (0: 5 ms).
 	SuperDelay time.Duration
+	// Ports are the UDP ports the relays carry between sites, 1 to 8 distinct non-zero ports
+	// (empty: VXLANPort and ProbePort).
+	Ports []uint16
+	// PluginRoutes leaves br-int without the bed's tunnel ports, flows and static neighbours:
+	// the overlay plugin installs the data path.
+	PluginRoutes bool
 }
 
-// DefaultSites is the full testbed: three ordinary sites on carrier A, two on carrier B, and one
-// super node on both.
+// DefaultSites is the full testbed: three ordinary sites on carrier A, two on carrier B, and two
+// super nodes on both (the second gives routes somewhere to move when a super's link degrades).
 var DefaultSites = []SiteSpec{
 	{Name: "a1", Carriers: []string{"A"}}, {Name: "a2", Carriers: []string{"A"}}, {Name: "a3", Carriers: []string{"A"}},
 	{Name: "b1", Carriers: []string{"B"}}, {Name: "b2", Carriers: []string{"B"}},
-	{Name: "s1", Carriers: []string{"A", "B"}, Super: true},
+	{Name: "s1", Carriers: []string{"A", "B"}, Super: true}, {Name: "s2", Carriers: []string{"A", "B"}, Super: true},
 }
 
 // ShortSites is the CI form: one ordinary site per carrier and the super node.
@@ -108,6 +117,17 @@ func (s Spec) normalize() (Spec, error) {
 			return s, fmt.Errorf("overlaybed spec: delay %v outside [0, %v]", *d, udprelay.MaxDelay)
 		}
 	}
+	if len(s.Ports) == 0 {
+		s.Ports = []uint16{VXLANPort, ProbePort}
+	}
+	if len(s.Ports) > 8 {
+		return s, fmt.Errorf("overlaybed spec: %d relayed ports, at most 8", len(s.Ports))
+	}
+	for i, p := range s.Ports {
+		if p == 0 || slices.Contains(s.Ports[:i], p) {
+			return s, fmt.Errorf("overlaybed spec: relayed port %d is zero or repeated", p)
+		}
+	}
 	if s.IntraDelay == 0 {
 		s.IntraDelay = DefaultIntraDelay
 	}
@@ -122,8 +142,8 @@ func (s Spec) normalize() (Spec, error) {
 
 // Site is one site: a network namespace with its own ovsdb-server and ovs-vswitchd
 // (userspace datapath), bridge br-phy holding the uplink and the underlay address, bridge
-// br-int holding one VXLAN tunnel port per other site and the internal port OverlayPort with
-// the overlay address.
+// br-int holding the internal port OverlayPort with the overlay address and, unless the spec
+// leaves routing to the overlay plugin, one VXLAN tunnel port per other site.
 type Site struct {
 	SiteSpec
 	// Index is the site's position in the Spec, 1-based; it numbers its addresses.
@@ -132,44 +152,45 @@ type Site struct {
 	NS *lab.Netns
 	DB *lab.OVSDB
 	Sw *lab.OVSVswitchd
-	// Uplink is the site's veth end toward the WAN namespace (a port of br-phy); HubEnd is its
-	// peer in the WAN namespace.
-	Uplink, HubEnd lab.VethEnd
-	// Underlay is the site's underlay address 10.80.<Index>.1/24, on br-phy.
+	// Edge is the site's side of the WAN: a namespace holding the relays' sockets that face
+	// the site, each bound to another site's underlay address, so the site reaches every
+	// peer at the peer's own address, through the path's relay. It does not route.
+	Edge *lab.Netns
+	// Uplink is the site's veth end toward Edge (a port of br-phy); EdgeEnd its peer in Edge.
+	Uplink, EdgeEnd lab.VethEnd
+	// Underlay is the site's underlay address 10.80.0.<Index>/16, on br-phy.
 	Underlay netip.Addr
 	// Overlay is the site's overlay address 10.90.0.<Index>/24, on OverlayPort.
 	Overlay netip.Addr
 	// MAC is OverlayPort's Ethernet address, 02:0b:ed:00:00:<Index>.
 	MAC net.HardwareAddr
-	// Tunnels maps a peer site's name to the OpenFlow port number of the tunnel toward it.
+	// Tunnels maps a peer site's name to the OpenFlow port number of the bed's tunnel toward
+	// it (empty when the plugin routes).
 	Tunnels map[string]int
 	// OverlayOFPort is OverlayPort's OpenFlow port number.
 	OverlayOFPort int
 
-	hubMAC string // HubEnd's Ethernet address
+	edgeMAC string // EdgeEnd's Ethernet address
 }
 
-// Path is the underlay between two sites: a relay in the WAN namespace with one socket facing
-// each site. Site X's tunnel toward Y sends to the relay's address facing X (10.80.<X>.<100+Y>),
-// and the relay delivers from its address facing Y (10.80.<Y>.<100+X>), so Y sees the tunnel's
-// datagrams come from the address its own tunnel toward X names.
+// Path is the underlay between two sites X and Y: for each relayed UDP port, a relay with one
+// socket in X's edge bound to Y's underlay address (X sends there) and one in Y's edge bound to
+// X's underlay address (Y sends there). Each site reaches the other at the other's real address
+// and sees its datagrams come from it; the relay adds the path's delay in between.
 type Path struct {
-	// X and Y are the two sites, X first in the Spec; the relay's A side faces X.
+	// X and Y are the two sites, X first in the Spec; each relay's A side faces X.
 	X, Y *Site
-	// Relay is the path's relay; its AToB direction carries X→Y.
-	Relay *udprelay.Relay
+	// Relays are the path's relays, one per relayed port (Spec.Ports order); AToB carries X→Y.
+	Relays []*udprelay.Relay
 	// Base is the shape the bed gave the path in both directions.
 	Base udprelay.Shape
 	// Cross tells whether the path joins ordinary sites on different carriers.
 	Cross bool
 }
 
-// Bed is the testbed: a WAN namespace holding the relays, and the sites, each joined to the WAN
-// namespace by one veth pair. The WAN namespace does not route: sites reach each other only
-// through the relays.
+// Bed is the testbed: the sites, each joined to its edge namespace by one veth pair; the
+// paths' relays join the edges.
 type Bed struct {
-	// WAN is the namespace of the relays.
-	WAN *lab.Netns
 	// Sites are the sites in Spec order.
 	Sites []*Site
 	// Spec is the normalized spec the bed was built from.
@@ -178,11 +199,11 @@ type Bed struct {
 	paths map[[2]string]*Path
 }
 
-// New builds a bed: namespaces, veths, one OVS per site with br-phy and br-int, a relay and a
-// pair of tunnel ports for every pair of sites, and br-int's base flows (frames for the site's
-// own MAC go to OverlayPort; nothing else is forwarded until a route is set). Everything is
-// torn down at test cleanup, in reverse order, also when the test fails half way. It fails the
-// test on a bad spec or any error.
+// New builds a bed: namespaces, veths, one OVS per site with br-phy and br-int, the relays of
+// every pair of sites and, unless Spec.PluginRoutes, a pair of tunnel ports per pair of sites and
+// br-int's base flows (frames for the site's own MAC go to OverlayPort; nothing else is
+// forwarded until a route is set). Everything is torn down at test cleanup, in reverse order,
+// also when the test fails half way. It fails the test on a bad spec or any error.
 func New(t testing.TB, spec Spec) *Bed {
 	t.Helper()
 	spec, err := spec.normalize()
@@ -190,14 +211,24 @@ func New(t testing.TB, spec Spec) *Bed {
 		t.Fatalf("%v", err)
 	}
 	lab.Require(t, lab.NeedNetns, lab.NeedOVS)
-	b := &Bed{WAN: lab.NewNetns(t), Spec: spec, paths: map[[2]string]*Path{}}
+	b := &Bed{Spec: spec, paths: map[[2]string]*Path{}}
 	for i, ss := range spec.Sites {
 		b.Sites = append(b.Sites, b.newSite(t, ss, i+1))
+	}
+	for _, x := range b.Sites {
+		for _, y := range b.Sites {
+			if x != y { // the edge answers for every other site's address
+				x.Edge.Run(t, "ip", "addr", "add", y.Underlay.String()+"/32", "dev", x.EdgeEnd.Name)
+			}
+		}
 	}
 	for i, x := range b.Sites {
 		for _, y := range b.Sites[i+1:] {
 			b.connect(t, x, y)
 		}
+	}
+	if spec.PluginRoutes {
+		return b
 	}
 	for _, s := range b.Sites {
 		s.baseFlows(t)
@@ -211,18 +242,18 @@ func New(t testing.TB, spec Spec) *Bed {
 	return b
 }
 
-// newSite creates a site's namespace, uplink and OVS.
+// newSite creates a site's namespaces, uplink and OVS.
 func (b *Bed) newSite(t testing.TB, ss SiteSpec, idx int) *Site {
 	t.Helper()
-	s := &Site{SiteSpec: ss, Index: idx, NS: lab.NewNetns(t),
-		Underlay: netip.AddrFrom4([4]byte{10, 80, byte(idx), 1}),
+	s := &Site{SiteSpec: ss, Index: idx, NS: lab.NewNetns(t), Edge: lab.NewNetns(t),
+		Underlay: netip.AddrFrom4([4]byte{10, 80, 0, byte(idx)}),
 		Overlay:  netip.AddrFrom4([4]byte{10, 90, 0, byte(idx)}),
 		MAC:      net.HardwareAddr{0x02, 0x0b, 0xed, 0, 0, byte(idx)},
 		Tunnels:  map[string]int{}}
-	v := lab.NewVethPair(t, lab.VethSpec{ANetns: s.NS, BNetns: b.WAN,
-		BAddr: netip.AddrFrom4([4]byte{10, 80, byte(idx), 254}).String() + "/24", DisableOffloads: true})
-	s.Uplink, s.HubEnd = v.A, v.B
-	s.hubMAC = b.WAN.Run(t, "cat", "/sys/class/net/"+s.HubEnd.Name+"/address")
+	v := lab.NewVethPair(t, lab.VethSpec{ANetns: s.NS, BNetns: s.Edge, DisableOffloads: true})
+	s.Uplink, s.EdgeEnd = v.A, v.B
+	s.edgeMAC = s.Edge.Run(t, "cat", "/sys/class/net/"+s.EdgeEnd.Name+"/address")
+	s.Edge.Run(t, "ip", "route", "add", s.Underlay.String()+"/32", "dev", s.EdgeEnd.Name)
 	s.DB = lab.StartOVSDB(t)
 	s.Sw = s.DB.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace, Netns: s.NS})
 	s.DB.Vsctl(t, "add-br", "br-phy", "--", "set", "Bridge", "br-phy", "datapath_type=netdev",
@@ -230,7 +261,7 @@ func (b *Bed) newSite(t testing.TB, ss SiteSpec, idx int) *Site {
 		"--", "add-br", "br-int", "--", "set", "Bridge", "br-int", "datapath_type=netdev", "fail_mode=secure",
 		"--", "add-port", "br-int", OverlayPort, "--", "set", "Interface", OverlayPort, "type=internal",
 		"mac="+strconv.Quote(s.MAC.String()))
-	s.NS.Run(t, "ip", "addr", "add", s.Underlay.String()+"/24", "dev", "br-phy")
+	s.NS.Run(t, "ip", "addr", "add", s.Underlay.String()+"/16", "dev", "br-phy")
 	s.NS.Run(t, "ip", "link", "set", "br-phy", "up")
 	s.NS.Run(t, "ip", "link", "set", OverlayPort, "mtu", strconv.Itoa(OverlayMTU))
 	s.NS.Run(t, "ip", "addr", "add", s.Overlay.String()+"/24", "dev", OverlayPort)
@@ -239,12 +270,7 @@ func (b *Bed) newSite(t testing.TB, ss SiteSpec, idx int) *Site {
 	return s
 }
 
-// relayAddr is the relay's address on site's subnet facing it for the path to peer.
-func relayAddr(site, peer *Site) netip.Addr {
-	return netip.AddrFrom4([4]byte{10, 80, byte(site.Index), byte(100 + peer.Index)})
-}
-
-// TunnelName is the name of the tunnel port toward peer.
+// TunnelName is the name of the bed's tunnel port toward peer.
 func TunnelName(peer string) string { return "t-" + peer }
 
 // baseShape is the path's delay as the spec says.
@@ -258,57 +284,76 @@ func (b *Bed) baseShape(x, y *Site) (udprelay.Shape, bool) {
 	return udprelay.Shape{Delay: b.Spec.CrossDelay}, true
 }
 
-// connect builds the path between x and y: the relay's addresses and sockets in the WAN
-// namespace, the relay, and a tunnel port at each end.
+// listenIn opens a UDP socket bound to addr inside ns.
+func listenIn(ns *lab.Netns, addr netip.AddrPort) (*net.UDPConn, error) {
+	var c *net.UDPConn
+	err := ns.Do(func() error {
+		var err error
+		c, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(addr))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listen on %v in %s: %w", addr, ns, err)
+	}
+	_ = c.SetReadBuffer(4 << 20)
+	_ = c.SetWriteBuffer(4 << 20)
+	return c, nil
+}
+
+// connect builds the path between x and y: a relay per relayed port and, unless the plugin
+// routes, a tunnel port at each end.
 func (b *Bed) connect(t testing.TB, x, y *Site) {
 	t.Helper()
-	ax, ay := relayAddr(x, y), relayAddr(y, x)
-	b.WAN.Run(t, "ip", "addr", "add", ax.String()+"/24", "dev", x.HubEnd.Name)
-	b.WAN.Run(t, "ip", "addr", "add", ay.String()+"/24", "dev", y.HubEnd.Name)
-	var cx, cy *net.UDPConn
-	err := b.WAN.Do(func() error {
-		var err error
-		if cx, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(ax, VXLANPort))); err != nil {
-			return err
-		}
-		if cy, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(ay, VXLANPort))); err != nil {
-			cx.Close()
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("overlaybed: relay sockets for %s-%s: %v", x.Name, y.Name, err)
-	}
-	for _, c := range []*net.UDPConn{cx, cy} {
-		_ = c.SetReadBuffer(4 << 20)
-		_ = c.SetWriteBuffer(4 << 20)
-	}
 	shape, cross := b.baseShape(x, y)
-	r, err := udprelay.Start(context.WithoutCancel(t.Context()), udprelay.Config{
-		A: cx, B: cy,
-		APeer: netip.AddrPortFrom(x.Underlay, VXLANPort), BPeer: netip.AddrPortFrom(y.Underlay, VXLANPort),
-		AToB: shape, BToA: shape,
-	})
-	if err != nil {
-		cx.Close()
-		cy.Close()
-		t.Fatalf("overlaybed: relay %s-%s: %v", x.Name, y.Name, err)
+	p := &Path{X: x, Y: y, Base: shape, Cross: cross}
+	b.paths[[2]string{x.Name, y.Name}] = p
+	for _, port := range b.Spec.Ports {
+		cx, err := listenIn(x.Edge, netip.AddrPortFrom(y.Underlay, port))
+		if err != nil {
+			t.Fatalf("overlaybed: relay %s-%s: %v", x.Name, y.Name, err)
+		}
+		cy, err := listenIn(y.Edge, netip.AddrPortFrom(x.Underlay, port))
+		if err != nil {
+			cx.Close()
+			t.Fatalf("overlaybed: relay %s-%s: %v", x.Name, y.Name, err)
+		}
+		r, err := udprelay.Start(context.WithoutCancel(t.Context()), udprelay.Config{
+			A: cx, B: cy,
+			APeer: netip.AddrPortFrom(x.Underlay, port), BPeer: netip.AddrPortFrom(y.Underlay, port),
+			AToB: shape, BToA: shape,
+		})
+		if err != nil {
+			cx.Close()
+			cy.Close()
+			t.Fatalf("overlaybed: relay %s-%s port %d: %v", x.Name, y.Name, port, err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		p.Relays = append(p.Relays, r)
 	}
-	t.Cleanup(func() { _ = r.Close() })
-	b.paths[[2]string{x.Name, y.Name}] = &Path{X: x, Y: y, Relay: r, Base: shape, Cross: cross}
-	for _, e := range []struct {
-		site, peer *Site
-		remote     netip.Addr
-	}{{x, y, ax}, {y, x, ay}} {
-		name := TunnelName(e.peer.Name)
-		e.site.DB.Vsctl(t, "add-port", "br-int", name, "--", "set", "Interface", name, "type=vxlan",
-			"options:remote_ip="+e.remote.String(), "options:key="+strconv.Itoa(VNI))
-		e.site.Tunnels[e.peer.Name] = ofport(t, e.site.DB, name)
-		// The relay's address is the WAN end's: tell OVS its MAC, so that no first datagram
-		// is dropped while OVS resolves it.
-		e.site.Sw.Appctl(t, "tnl/neigh/set", "br-phy", e.remote.String(), e.site.hubMAC)
+	if b.Spec.PluginRoutes {
+		return
 	}
+	for _, e := range [][2]*Site{{x, y}, {y, x}} {
+		site, peer := e[0], e[1]
+		name := TunnelName(peer.Name)
+		site.DB.Vsctl(t, "add-port", "br-int", name, "--", "set", "Interface", name, "type=vxlan",
+			"options:remote_ip="+peer.Underlay.String(), "options:key="+strconv.Itoa(VNI))
+		site.Tunnels[peer.Name] = ofport(t, site.DB, name)
+		// Every peer address lives behind the edge: tell OVS its MAC, so that no first
+		// datagram is dropped while OVS resolves it.
+		site.Sw.Appctl(t, "tnl/neigh/set", "br-phy", peer.Underlay.String(), site.edgeMAC)
+	}
+}
+
+// SetShape sets the path's shape in both directions on every relayed port (link degradation,
+// or back to Base).
+func (p *Path) SetShape(s udprelay.Shape) error {
+	for _, r := range p.Relays {
+		if err := r.SetShapes(s); err != nil {
+			return fmt.Errorf("path %s-%s: %w", p.X.Name, p.Y.Name, err)
+		}
+	}
+	return nil
 }
 
 // ofport reads an interface's OpenFlow port number, failing the test when it has none.
@@ -375,6 +420,8 @@ func (b *Bed) SetRoute(t testing.TB, src, dst, via string) {
 		t.Fatalf("overlaybed: route %s→%s: same site", src, dst)
 	case v != d && (!v.Super || v == s):
 		t.Fatalf("overlaybed: route %s→%s via %s: only another site's super node relays", src, dst, via)
+	case b.Spec.PluginRoutes:
+		t.Fatalf("overlaybed: route %s→%s: this bed leaves routing to the overlay plugin", src, dst)
 	}
 	s.routeFlow(t, d, v.Name)
 	if v != d {
@@ -414,18 +461,26 @@ func (b *Bed) Ping(ctx context.Context, src, dst string, count int) (lab.PingSta
 	return lab.Ping(ctx, s.NS, d.Overlay.String(), count)
 }
 
-// Forwarded returns how many datagrams the path's relay forwarded, both directions together.
+// Forwarded returns how many datagrams the path's relays forwarded, both directions together.
 func (p *Path) Forwarded() uint64 {
-	return p.Relay.Counters(udprelay.AToB).Forwarded + p.Relay.Counters(udprelay.BToA).Forwarded
+	var n uint64
+	for _, r := range p.Relays {
+		n += r.Counters(udprelay.AToB).Forwarded + r.Counters(udprelay.BToA).Forwarded
+	}
+	return n
 }
 
-// Names returns the sites' names.
-func (b *Bed) Names() []string {
-	var n []string
-	for _, s := range b.Sites {
-		n = append(n, s.Name)
+// Dropped returns the datagrams the path's relays dropped (loss draws, full queues, failed
+// sends), both directions together.
+func (p *Path) Dropped() uint64 {
+	var n uint64
+	for _, r := range p.Relays {
+		for _, d := range []udprelay.Direction{udprelay.AToB, udprelay.BToA} {
+			c := r.Counters(d)
+			n += c.Lost + c.QueueDrops + c.SendErrors + c.Oversize
+		}
 	}
-	return slices.Clip(n)
+	return n
 }
 
 // Warm pings dst's overlay address from src until a reply comes back, at most 10 times, so

@@ -20,9 +20,8 @@ func TestShortBed(t *testing.T) {
 	var names []string
 	t.Run("bed", func(t *testing.T) {
 		b := New(t, Spec{Sites: ShortSites})
-		names = append(names, b.WAN.Name)
 		for _, s := range b.Sites {
-			names = append(names, s.NS.Name, s.HubEnd.Name)
+			names = append(names, s.NS.Name, s.Edge.Name, s.Uplink.Name)
 		}
 		direct, as, sb := b.Path("a1", "b1"), b.Path("a1", "s1"), b.Path("s1", "b1")
 		if !direct.Cross || as.Cross || sb.Cross {

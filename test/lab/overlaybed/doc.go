@@ -5,12 +5,13 @@
 // (test/lab/udprelay) that adds the path's one-way delay: 5 ms inside a carrier and to a super
 // node, 130 ms directly across carriers, changeable at run time to degrade a link.
 //
-// Addressing: site i (1-based) has underlay 10.80.i.1/24 on br-phy and overlay 10.90.0.i/24 on
-// br-int's internal port ovl0 (MAC 02:0b:ed:00:00:i). The sites' uplinks end in one WAN
-// namespace, which does not route: the relay of the path between sites x and y listens on
-// 10.80.x.(100+y) and 10.80.y.(100+x), port 4789, and each site's VXLAN tunnel toward the other
-// names the relay address on its own subnet as remote_ip. Overlay neighbours are static, so no
-// ARP crosses the overlay.
+// Addressing: site i (1-based) has underlay 10.80.0.i/16 on br-phy and overlay 10.90.0.i/24 on
+// br-int's internal port ovl0 (MAC 02:0b:ed:00:00:i). Each site's uplink ends in the site's own
+// edge namespace, which holds every other site's underlay address and does not route. The path
+// between sites x and y is a relay per relayed UDP port (VXLAN's 4789 and the plugin's probe
+// port 7471): one socket in x's edge bound to y's address, one in y's edge bound to x's. So a
+// site reaches every peer at the peer's real address (as a flow-based tunnel with tun_dst does)
+// and sees its datagrams come from there, and every pair of sites has its own delay.
 //
 // Routes: until the overlay plugin installs them, the bed installs its own: SetRoute writes
 // OpenFlow rules on br-int matching the destination's MAC and sending it out of the tunnel
