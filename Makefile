@@ -29,7 +29,8 @@ build:
 
 ## plugins: build the plugin binaries into bin/plugins/ — the reference plugin,
 ## ovsplane-plugin-veth (examples/veth-reference), ovsplane-plugin-vdpa (plugins/vdpa),
-## ovsplane-plugin-dsa (plugins/dsa) and ovsplane-plugin-stripe (plugins/stripe) — static and reproducible
+## ovsplane-plugin-dsa (plugins/dsa), ovsplane-plugin-stripe (plugins/stripe) and ovsplane-plugin-overlay
+## (plugins/overlay) — static and reproducible
 ## (same source, same SHA-256), and print the sha256 pins for the daemon's plugins: allow-list
 .PHONY: plugins
 plugins:
@@ -38,7 +39,8 @@ plugins:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-vdpa ./plugins/vdpa
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-dsa ./plugins/dsa
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-stripe ./plugins/stripe
-	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa ovsplane-plugin-dsa ovsplane-plugin-stripe
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-overlay ./plugins/overlay
+	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa ovsplane-plugin-dsa ovsplane-plugin-stripe ovsplane-plugin-overlay
 
 ## test: prepare the lab (as root: Debian packages, hugepages) and run every test with -race.
 ## As root the integration tests must run (OVSPLANE_REQUIRE_LAB=1 turns a missing lab into a
