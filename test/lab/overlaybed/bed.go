@@ -219,6 +219,9 @@ func New(t testing.TB, spec Spec) *Bed {
 		for _, y := range b.Sites {
 			if x != y { // the edge answers for every other site's address
 				x.Edge.Run(t, "ip", "addr", "add", y.Underlay.String()+"/32", "dev", x.EdgeEnd.Name)
+				// Tell OVS the edge's MAC for it, so that no first datagram is dropped while
+				// OVS resolves it.
+				x.Sw.Appctl(t, "tnl/neigh/set", "br-phy", y.Underlay.String(), x.edgeMAC)
 			}
 		}
 	}
@@ -257,12 +260,15 @@ func (b *Bed) newSite(t testing.TB, ss SiteSpec, idx int) *Site {
 	s.DB = lab.StartOVSDB(t)
 	s.Sw = s.DB.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace, Netns: s.NS})
 	s.DB.Vsctl(t, "add-br", "br-phy", "--", "set", "Bridge", "br-phy", "datapath_type=netdev",
-		"--", "add-port", "br-phy", s.Uplink.Name,
-		"--", "add-br", "br-int", "--", "set", "Bridge", "br-int", "datapath_type=netdev", "fail_mode=secure",
-		"--", "add-port", "br-int", OverlayPort, "--", "set", "Interface", OverlayPort, "type=internal",
-		"mac="+strconv.Quote(s.MAC.String()))
+		"--", "add-port", "br-phy", s.Uplink.Name)
 	s.NS.Run(t, "ip", "addr", "add", s.Underlay.String()+"/16", "dev", "br-phy")
 	s.NS.Run(t, "ip", "link", "set", "br-phy", "up")
+	if b.Spec.PluginRoutes { // br-int comes from the daemon's configuration (StartPlugin)
+		return s
+	}
+	s.DB.Vsctl(t, "add-br", "br-int", "--", "set", "Bridge", "br-int", "datapath_type=netdev", "fail_mode=secure",
+		"--", "add-port", "br-int", OverlayPort, "--", "set", "Interface", OverlayPort, "type=internal",
+		"mac="+strconv.Quote(s.MAC.String()))
 	s.NS.Run(t, "ip", "link", "set", OverlayPort, "mtu", strconv.Itoa(OverlayMTU))
 	s.NS.Run(t, "ip", "addr", "add", s.Overlay.String()+"/24", "dev", OverlayPort)
 	s.NS.Run(t, "ip", "link", "set", OverlayPort, "up")
@@ -339,9 +345,6 @@ func (b *Bed) connect(t testing.TB, x, y *Site) {
 		site.DB.Vsctl(t, "add-port", "br-int", name, "--", "set", "Interface", name, "type=vxlan",
 			"options:remote_ip="+peer.Underlay.String(), "options:key="+strconv.Itoa(VNI))
 		site.Tunnels[peer.Name] = ofport(t, site.DB, name)
-		// Every peer address lives behind the edge: tell OVS its MAC, so that no first
-		// datagram is dropped while OVS resolves it.
-		site.Sw.Appctl(t, "tnl/neigh/set", "br-phy", peer.Underlay.String(), site.edgeMAC)
 	}
 }
 
