@@ -52,6 +52,10 @@ type SiteSpec struct {
 	Carriers []string
 	// Super marks a super node: reachable from every carrier at SuperDelay.
 	Super bool
+	// Delay, for a super node, overrides Spec.SuperDelay on its paths (0: SuperDelay; at most
+	// udprelay.MaxDelay). Two supers at different delays are not tied, so measured jitter does
+	// not make routes flap between them.
+	Delay time.Duration
 }
 
 // Spec describes a bed. The zero value is the full testbed (DefaultSites, 5 ms inside a
@@ -78,8 +82,13 @@ type Spec struct {
 var DefaultSites = []SiteSpec{
 	{Name: "a1", Carriers: []string{"A"}}, {Name: "a2", Carriers: []string{"A"}}, {Name: "a3", Carriers: []string{"A"}},
 	{Name: "b1", Carriers: []string{"B"}}, {Name: "b2", Carriers: []string{"B"}},
-	{Name: "s1", Carriers: []string{"A", "B"}, Super: true}, {Name: "s2", Carriers: []string{"A", "B"}, Super: true},
+	{Name: "s1", Carriers: []string{"A", "B"}, Super: true},
+	{Name: "s2", Carriers: []string{"A", "B"}, Super: true, Delay: BackupSuperDelay},
 }
+
+// BackupSuperDelay is the one-way delay of the second super node's paths in DefaultSites:
+// worse than s1's, better than s1's after a 100 ms degradation.
+const BackupSuperDelay = 20 * time.Millisecond
 
 // ShortSites is the CI form: one ordinary site per carrier and the super node.
 var ShortSites = []SiteSpec{
@@ -107,6 +116,9 @@ func (s Spec) normalize() (Spec, error) {
 			return s, fmt.Errorf("overlaybed spec: site name %q used twice", site.Name)
 		}
 		seen[site.Name] = true
+		if site.Delay < 0 || site.Delay > udprelay.MaxDelay || (site.Delay != 0 && !site.Super) {
+			return s, fmt.Errorf("overlaybed spec: site %s delay %v: only a super node has one, within [0, %v]", site.Name, site.Delay, udprelay.MaxDelay)
+		}
 		if len(site.Carriers) == 0 || (!site.Super && len(site.Carriers) != 1) {
 			return s, fmt.Errorf("overlaybed spec: site %s has carriers %v: an ordinary site needs exactly one, a super node at least one",
 				site.Name, site.Carriers)
@@ -283,7 +295,11 @@ func TunnelName(peer string) string { return "t-" + peer }
 func (b *Bed) baseShape(x, y *Site) (udprelay.Shape, bool) {
 	switch {
 	case x.Super || y.Super:
-		return udprelay.Shape{Delay: b.Spec.SuperDelay}, false
+		d := max(x.Delay, y.Delay)
+		if d == 0 {
+			d = b.Spec.SuperDelay
+		}
+		return udprelay.Shape{Delay: d}, false
 	case x.Carriers[0] == y.Carriers[0]:
 		return udprelay.Shape{Delay: b.Spec.IntraDelay}, false
 	}

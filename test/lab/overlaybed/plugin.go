@@ -17,6 +17,7 @@ import (
 	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/overlay/fabric"
 	"github.com/ovsplane/ovsplane/test/lab"
+	"github.com/ovsplane/ovsplane/test/lab/udprelay"
 )
 
 // Packages the plugin arm builds.
@@ -275,51 +276,204 @@ func (p *Plugin) converged(ctx context.Context, b *Bed, after int64) (Converged,
 	return c, nil
 }
 
-// ObservePath pings dst from src count times and returns the sites the packets crossed, read
-// from the relays' counters: the paths that forwarded at least 2 datagrams per reply (the
-// request and the reply each cross a path once), chained from src. It returns an error when no
-// reply came back or the paths do not chain from src to dst. Other traffic (probes, another
-// test's pings) must not run meanwhile on the same paths for the result to be exact; probes
-// use their own relays (ProbePort), so only the VXLAN relays are read.
+// WaitLinks waits until the fabric holds a live measurement (bandwidth above 0) of every link
+// the probes measure (each pair of sites sharing a carrier with a super node at one end or
+// both), then until every site acked a version published after that, and returns the state:
+// routes computed from the whole graph. It fails the test after timeout.
+func (p *Plugin) WaitLinks(t testing.TB, b *Bed, timeout time.Duration) Converged {
+	t.Helper()
+	var want []string
+	for i, x := range b.Sites {
+		for _, y := range b.Sites[i+1:] {
+			shared := slices.ContainsFunc(x.Carriers, func(c string) bool { return slices.Contains(y.Carriers, c) })
+			if shared && (x.Super || y.Super) {
+				want = append(want, linkKey(x.Name, y.Name))
+			}
+		}
+	}
+	var version int64
+	lab.WaitFor(t, timeout, fmt.Sprintf("live measurements of the %d links %v", len(want), want), func(ctx context.Context) error {
+		links, err := p.Fabric.Links(ctx)
+		if err != nil {
+			return err
+		}
+		live := map[string]bool{}
+		for _, l := range links {
+			live[linkKey(l.A, l.B)] = l.BandwidthKbps > 0
+		}
+		var missing []string
+		for _, k := range want {
+			if !live[k] {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("not measured yet: %v", missing)
+		}
+		g, err := p.Fabric.Status(ctx)
+		version = g.RouteVersion
+		return err
+	})
+	return p.WaitConverged(t, b, version, timeout)
+}
+
+// linkKey names an undirected link by its ends in name order.
+func linkKey(a, b string) string {
+	if b < a {
+		a, b = b, a
+	}
+	return a + "-" + b
+}
+
+// ObservePath pings dst from src count times and returns the sites the echo requests crossed,
+// read from the VXLAN relays' counters: the directions of paths that forwarded at least one
+// datagram per reply, chained from src to dst (the replies may come back another way; that is
+// not part of the result). It returns an error when no reply came back or the directions do not
+// chain from src to dst. Other overlay traffic must not run meanwhile for the result to be
+// exact; the plugin's probes use their own relays (ProbePort).
 func (b *Bed) ObservePath(ctx context.Context, src, dst string, count int) ([]string, lab.PingStats, error) {
 	vx := slices.Index(b.Spec.Ports, VXLANPort)
 	if vx < 0 {
 		return nil, lab.PingStats{}, fmt.Errorf("overlaybed: the bed relays no VXLAN port")
 	}
-	before := map[*Path]uint64{}
+	type dir struct {
+		p *Path
+		d udprelay.Direction
+	}
+	before := map[dir]uint64{}
 	for _, p := range b.Paths() {
-		before[p] = p.forwardedOn(vx)
+		for _, d := range []udprelay.Direction{udprelay.AToB, udprelay.BToA} {
+			before[dir{p, d}] = p.Relays[vx].Counters(d).Forwarded
+		}
 	}
 	st, err := b.Ping(ctx, src, dst, count)
 	if err != nil {
 		return nil, st, err
 	}
-	used := map[string][]string{}
-	for _, p := range b.Paths() {
-		if p.forwardedOn(vx)-before[p] >= 2*uint64(st.Received) {
-			used[p.X.Name] = append(used[p.X.Name], p.Y.Name)
-			used[p.Y.Name] = append(used[p.Y.Name], p.X.Name)
+	next := map[string][]string{}
+	for k, n := range before {
+		if k.p.Relays[vx].Counters(k.d).Forwarded-n >= uint64(st.Received) {
+			from, to := k.p.X.Name, k.p.Y.Name
+			if k.d == udprelay.BToA {
+				from, to = to, from
+			}
+			next[from] = append(next[from], to)
 		}
 	}
 	path := []string{src}
-	for cur, prev := src, ""; cur != dst; {
-		var next []string
-		for _, n := range used[cur] {
-			if n != prev {
-				next = append(next, n)
+	for cur := src; cur != dst; {
+		var fresh []string // the replies' directions lead back into the path
+		for _, n := range next[cur] {
+			if !slices.Contains(path, n) {
+				fresh = append(fresh, n)
 			}
 		}
-		if len(next) != 1 || len(path) > len(b.Sites) {
-			return path, st, fmt.Errorf("overlaybed: path %s→%s does not chain at %s (used paths %v)", src, dst, cur, used)
+		if len(fresh) != 1 {
+			return path, st, fmt.Errorf("overlaybed: path %s→%s does not chain at %s (directions used: %v)", src, dst, cur, next)
 		}
-		prev, cur = cur, next[0]
+		cur = fresh[0]
 		path = append(path, cur)
 	}
 	return path, st, nil
 }
 
+// Move is what a link degradation did to the plugin's routes between two sites.
+type Move struct {
+	// Link names the degraded path ("a1-s1"); Shape is what its relays were set to.
+	Link  string
+	Shape udprelay.Shape
+	// Src and Dst are the observed sites; Before and After the paths their pings took.
+	Src, Dst      string
+	Before, After []string
+	// Moved is the time from the degradation until the first packet from Src took another
+	// first hop (pings every 20 ms, so it is at most 20 ms late).
+	Moved time.Duration
+	// Version is the fabric's route version when the move was seen; Acked the time from the
+	// degradation until every site had acknowledged it or a newer one.
+	Version int64
+	Acked   time.Duration
+	// Published counts the route versions published from the degradation until Acked.
+	Published int64
+}
+
+// MeasureMove degrades the path between x and y (both directions, every relayed port: the
+// probes see it too) to shape while Src pings Dst every 20 ms, and measures how long the
+// plugin took to move the route (the first datagram on another first hop of Src, read from
+// the relays) and until every site acked a version at least as new as the one in force then.
+// The path is set back to its base shape at the end. It fails the test when the route does not
+// move within timeout.
+func (b *Bed) MeasureMove(t testing.TB, p *Plugin, src, dst, x, y string, shape udprelay.Shape, timeout time.Duration) Move {
+	t.Helper()
+	deg := b.Path(x, y)
+	if deg == nil {
+		t.Fatalf("overlaybed: no path %s-%s", x, y)
+	}
+	vx := slices.Index(b.Spec.Ports, VXLANPort)
+	before, _, err := b.ObservePath(t.Context(), src, dst, 5)
+	if err != nil {
+		t.Fatalf("overlaybed: before degrading %s-%s: %v", x, y, err)
+	}
+	first := b.Path(before[0], before[1])
+	var others []*Path
+	for _, q := range b.Paths() {
+		if q != first && (q.X.Name == src || q.Y.Name == src) {
+			others = append(others, q)
+		}
+	}
+	base := map[*Path]uint64{}
+	for _, q := range others {
+		base[q] = q.forwardedOn(vx)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pinger := b.Site(src).NS.Command(ctx, "ping", "-n", "-q", "-i", "0.02", "-W", "1", b.Site(dst).Overlay.String())
+	if err := pinger.Start(); err != nil {
+		t.Fatalf("overlaybed: start ping: %v", err)
+	}
+	defer func() { cancel(); _ = pinger.Wait() }()
+	g0, err := p.Fabric.Status(t.Context())
+	if err != nil {
+		t.Fatalf("overlaybed: %v", err)
+	}
+	m := Move{Link: x + "-" + y, Shape: shape, Src: src, Dst: dst, Before: before}
+	start := time.Now()
+	if err := deg.SetShape(shape); err != nil {
+		t.Fatalf("overlaybed: %v", err)
+	}
+	defer func() {
+		if err := deg.SetShape(deg.Base); err != nil {
+			t.Errorf("overlaybed: %v", err)
+		}
+	}()
+	lab.WaitFor(t, timeout, fmt.Sprintf("%s's route toward %s leaving %s-%s", src, dst, first.X.Name, first.Y.Name), func(context.Context) error {
+		for _, q := range others {
+			if q.forwardedOn(vx) > base[q] {
+				return nil
+			}
+		}
+		return fmt.Errorf("still on %s-%s", first.X.Name, first.Y.Name)
+	})
+	m.Moved = time.Since(start)
+	g, err := p.Fabric.Status(t.Context())
+	if err != nil {
+		t.Fatalf("overlaybed: %v", err)
+	}
+	m.Version = g.RouteVersion
+	c := p.WaitConverged(t, b, m.Version-1, timeout)
+	m.Acked = time.Since(start)
+	m.Published = c.Version - g0.RouteVersion
+	cancel()
+	_ = pinger.Wait()
+	if m.After, _, err = b.ObservePath(t.Context(), src, dst, 5); err != nil {
+		t.Fatalf("overlaybed: after degrading %s-%s: %v", x, y, err)
+	}
+	t.Logf("degraded %s to %v: %s→%s moved from %v to %v in %v, all sites at version ≥ %d after %v (%d versions published)",
+		m.Link, shape.Delay, src, dst, m.Before, m.After, m.Moved, m.Version, m.Acked, m.Published)
+	return m
+}
+
 // forwardedOn is the datagrams the path's relay of port index i forwarded, both directions.
 func (p *Path) forwardedOn(i int) uint64 {
 	r := p.Relays[i]
-	return r.Counters(0).Forwarded + r.Counters(1).Forwarded
+	return r.Counters(udprelay.AToB).Forwarded + r.Counters(udprelay.BToA).Forwarded
 }
