@@ -7,8 +7,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ovsplane/ovsplane/test/lab"
+	"github.com/ovsplane/ovsplane/test/lab/udprelay"
 )
 
 // docEnv names the file BenchmarkOverlayBed writes its section into (make bench-overlay sets it
@@ -22,27 +24,51 @@ const (
 	docEnd     = "<!-- overlaybed:end -->"
 )
 
-// BenchmarkOverlayBed builds the full bed (DefaultSites) once, whatever b.N is, and measures
-// a1↔b1 (ordinary sites on different carriers): the direct tunnel over the 130 ms path, then
-// through the super node s1. Ping round trips (50 echo requests) and one 16 MiB iperf3 TCP
-// transfer each way per arm.
+// BenchmarkOverlayBed builds the full bed (DefaultSites) twice, whatever b.N is, and measures
+// a1↔b1 (ordinary sites on different carriers). With routes written by the bed: the direct
+// tunnel over the 130 ms path, then through the super node s1. With the real ovsplaned and
+// overlay plugin on every site: the route the controller computed, then the degradation of the
+// a1–s1 path by 100 ms (the route moves to s2). Each arm: 50 pings and one 16 MiB iperf3 TCP
+// transfer each way.
 func BenchmarkOverlayBed(b *testing.B) {
 	lab.Require(b, lab.NeedTraffic, lab.NeedOVS)
-	bed := New(b, Spec{})
-	rep := bed.NewReport()
+	var rep *Report
 	load := Load{Pings: 50, TCPBytes: 16 << 20}
-	bed.SetRoutes(b, "a1", "b1", "b1")
-	direct := bed.MeasureArm(b, rep, "direct", "bed flows", "a1", "b1", []string{"a1", "b1"}, load)
-	bed.SetRoutes(b, "a1", "b1", "s1")
-	relayed := bed.MeasureArm(b, rep, "via s1", "bed flows", "a1", "b1", []string{"a1", "s1", "b1"}, load)
+	b.Run("bed-flows", func(b *testing.B) {
+		bed := New(b, Spec{})
+		rep = bed.NewReport()
+		bed.SetRoutes(b, "a1", "b1", "b1")
+		bed.MeasureArm(b, rep, "direct", "bed flows", "a1", "b1", []string{"a1", "b1"}, load)
+		bed.SetRoutes(b, "a1", "b1", "s1")
+		bed.MeasureArm(b, rep, "via s1", "bed flows", "a1", "b1", []string{"a1", "s1", "b1"}, load)
+	})
+	if rep == nil {
+		b.Fatal("the bed-flows arms did not run")
+	}
+	b.Run("plugin", func(b *testing.B) {
+		bed := New(b, Spec{PluginRoutes: true})
+		p := bed.StartPlugin(b, PluginSpec{FabricSchema: "../../../overlay/fabric/schema/fabric.ovsschema"})
+		p.WaitLinks(b, bed, 3*time.Minute)
+		if err := bed.Warm(b.Context(), "a1", "b1"); err != nil {
+			b.Fatal(err)
+		}
+		path, _, err := bed.ObservePath(b.Context(), "a1", "b1", 5)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bed.MeasureArm(b, rep, "overlay routes", "overlay plugin", "a1", "b1", path, load)
+		rep.Moves = append(rep.Moves, bed.MeasureMove(b, p, "a1", "b1", "a1", "s1",
+			udprelay.Shape{Delay: DefaultSuperDelay + 100*time.Millisecond}, 2*time.Minute))
+	})
 	rep.Finish()
 	md := rep.FormatMarkdown()
 	b.Logf("\n%s", md)
-	if direct.Ping.AvgRTT > 0 {
+	if len(rep.Results) > 1 && rep.Results[0].Ping.AvgRTT > 0 {
+		direct, relayed := rep.Results[0], rep.Results[1]
 		b.ReportMetric(100*(float64(relayed.Ping.AvgRTT)/float64(direct.Ping.AvgRTT)-1), "rtt-change-pct")
-	}
-	if direct.Forward.BitsPerSecond > 0 {
-		b.ReportMetric(relayed.Forward.BitsPerSecond/direct.Forward.BitsPerSecond, "tcp-fwd-ratio")
+		if direct.Forward.BitsPerSecond > 0 {
+			b.ReportMetric(relayed.Forward.BitsPerSecond/direct.Forward.BitsPerSecond, "tcp-fwd-ratio")
+		}
 	}
 	if path := os.Getenv(docEnv); path != "" {
 		if err := updateDoc(path, md); err != nil {
