@@ -291,7 +291,9 @@ func randomGraph(rng *rand.Rand) ([]fabric.NodeState, []fabric.LinkReport) {
 		nodes = append(nodes, fabric.NodeState{NodeSpec: fabric.NodeSpec{Name: fmt.Sprintf("o%d", i), Kind: fabric.KindOrdinary,
 			Underlay: []string{fmt.Sprintf("10.1.%d.1", i)}}})
 	}
-	metric := func() (int64, int64) { return []int64{100_000, 1_000_000}[rng.IntN(2)], int64(1000 * (1 + rng.IntN(3))) }
+	metric := func() (int64, int64) {
+		return []int64{100_000, 1_000_000}[rng.IntN(2)], int64(1000 * (1 + rng.IntN(3)))
+	}
 	var links []fabric.LinkReport
 	for i := range m {
 		for j := i + 1; j < m; j++ {

@@ -52,7 +52,35 @@ const (
 	MaxTargets = 256
 	// smoothing is the weight of a new bandwidth estimate in the running one.
 	smoothing = 0.5
+	// RefreshWindows is how many windows pass at most between two reports of a link whose
+	// measurements do not change significantly (the report then repeats the last values
+	// with a new time, so the controller sees the link alive without a new route version).
+	RefreshWindows = 6
 )
+
+// Significant reports whether measurement now differs enough from the last one reported
+// (reported false: none yet) to be written: the first report, a link dying or coming back,
+// latency moving by more than 10 % and more than 1 ms, bandwidth by more than 20 %, or loss by
+// more than one point (10,000 ppm). Smaller changes are noise: writing them would make the
+// controller publish a new route version each window.
+func Significant(last, now fabric.LinkReport, reported bool) bool {
+	if !reported || (last.BandwidthKbps == 0) != (now.BandwidthKbps == 0) {
+		return true
+	}
+	dl := now.LatencyUs - last.LatencyUs
+	if dl < 0 {
+		dl = -dl
+	}
+	if dl > 1000 && float64(dl) > 0.1*float64(last.LatencyUs) {
+		return true
+	}
+	db := math.Abs(float64(now.BandwidthKbps - last.BandwidthKbps))
+	if db > 0.2*float64(last.BandwidthKbps) {
+		return true
+	}
+	dp := now.LossPPM - last.LossPPM
+	return dp > 10_000 || dp < -10_000
+}
 
 // Fabric is what the prober needs from the fabric database; *fabric.Client implements it.
 type Fabric interface {
@@ -253,8 +281,9 @@ type LinkStats struct {
 	Sent, Received int
 	// Last is the last report written (zero before the first).
 	Last fabric.LinkReport
-	// Reports counts reports written; ReportErrors those that failed.
-	Reports, ReportErrors int
+	// Reports counts reports written; ReportErrors those that failed; Unchanged windows whose
+	// measurement was too close to the last report to be written.
+	Reports, ReportErrors, Unchanged int
 }
 
 // Stats counts what a prober did.
@@ -276,6 +305,7 @@ type link struct {
 	trainAt     []time.Time // arrival of each train reply (zero: not arrived)
 	bandwidth   float64     // smoothed estimate, bit/s (0: none yet)
 	latency     time.Duration
+	stale       int // windows since the last report
 }
 
 // Prober measures and reports this node's links and answers other nodes' probes; create with
@@ -507,7 +537,22 @@ func (p *Prober) report(ctx context.Context) {
 	p.mu.Lock()
 	var reports []fabric.LinkReport
 	for _, l := range p.links {
-		reports = append(reports, p.measure(l))
+		m := p.measure(l)
+		switch {
+		case Significant(l.Last, m, l.Reports > 0):
+			l.stale = 0
+		case l.stale+1 < RefreshWindows:
+			l.stale++
+			l.Unchanged++
+			continue // nothing worth a new route version
+		default:
+			// Refresh the measurement time with the values last reported, so that costs (and
+			// route versions) do not follow the noise.
+			l.stale = 0
+			m = l.Last
+			m.MeasuredAt = time.Time{}
+		}
+		reports = append(reports, m)
 	}
 	p.mu.Unlock()
 	for _, r := range reports {
