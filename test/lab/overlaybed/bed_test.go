@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ovsplane/ovsplane/test/lab"
@@ -63,6 +64,17 @@ func TestShortBed(t *testing.T) {
 		}
 		if st.AvgRTT >= 2*DefaultCrossDelay {
 			t.Logf("note: relayed round trip %v not below the direct path's delay (a loaded machine)", st.AvgRTT)
+		}
+
+		// The benchmark's harness on the relayed arm: TCP both ways and the report.
+		rep := b.NewReport()
+		r := b.MeasureArm(t, rep, "via s1", "bed flows", "a1", "b1", []string{"a1", "s1", "b1"}, Load{Pings: 3, TCPBytes: 1 << 20})
+		rep.Finish()
+		if r.Forward.Bytes <= 0 || r.Reverse.Bytes <= 0 || r.Forward.BitsPerSecond <= 0 || r.Reverse.BitsPerSecond <= 0 {
+			t.Errorf("TCP through s1: forward %+v, reverse %+v: want bytes both ways", r.Forward, r.Reverse)
+		}
+		if md := rep.FormatMarkdown(); !strings.Contains(md, "| via s1 | bed flows | a1 → s1 → b1 |") {
+			t.Errorf("report lacks the arm's row:\n%s", md)
 		}
 	})
 	// The subtest's cleanup has run: nothing of it may be left.

@@ -43,6 +43,8 @@ type ArmResult struct {
 	Ping lab.PingStats
 	// Forward and Reverse are the TCP transfers Src→Dst and Dst→Src (zero when skipped).
 	Forward, Reverse lab.TransferStats
+	// Drops are the underlay's drops during the arm (all paths).
+	Drops Drops
 }
 
 // Report is a run of arms with the conditions it ran in.
@@ -93,7 +95,10 @@ func (b *Bed) MeasureArm(t testing.TB, rep *Report, arm, builder, src, dst strin
 		t.Fatalf("%v", err)
 	}
 	r := ArmResult{Arm: arm, Builder: builder, Src: src, Dst: dst, Path: path}
-	var err error
+	drops0, err := b.Drops(t.Context())
+	if err != nil {
+		t.Fatalf("%s: %v", arm, err)
+	}
 	if r.Ping, err = b.Ping(t.Context(), src, dst, load.Pings); err != nil {
 		t.Fatalf("%s: %v", arm, err)
 	}
@@ -105,8 +110,13 @@ func (b *Bed) MeasureArm(t testing.TB, rep *Report, arm, builder, src, dst strin
 			t.Fatalf("%s: %v", arm, err)
 		}
 	}
-	t.Logf("%s (%s) %s→%s: rtt %v (%d/%d), tcp %.1f / %.1f Mbit/s", arm, builder, src, dst, r.Ping.AvgRTT,
-		r.Ping.Received, r.Ping.Transmitted, r.Forward.BitsPerSecond/1e6, r.Reverse.BitsPerSecond/1e6)
+	drops, err := b.Drops(t.Context())
+	if err != nil {
+		t.Fatalf("%s: %v", arm, err)
+	}
+	r.Drops = drops.Sub(drops0)
+	t.Logf("%s (%s) %s→%s: rtt %v (%d/%d), tcp %.1f / %.1f Mbit/s, underlay drops %+v", arm, builder, src, dst, r.Ping.AvgRTT,
+		r.Ping.Received, r.Ping.Transmitted, r.Forward.BitsPerSecond/1e6, r.Reverse.BitsPerSecond/1e6, r.Drops)
 	rep.Results = append(rep.Results, r)
 	return r
 }
@@ -120,8 +130,8 @@ func (rep *Report) FormatMarkdown() string {
 		"(per-peer VXLAN ports, OpenFlow on br-int); \"overlay plugin\" rows: the real ovsplaned + ovsplane-plugin-overlay on every site, "+
 		"routes computed by overlay/controller from probed links in the 3-member fabric cluster, path read from the relays' counters. The seed reports −92 %% latency and 8.8× TCP one way for relaying.\n\n",
 		rep.Sites, rep.IntraDelay, rep.SuperDelay, BackupSuperDelay, rep.CrossDelay, rep.LoadAvgBefore, rep.LoadAvgAfter)
-	w.WriteString("| arm | routes installed by | path | ping RTT (ms) | RTT vs direct | TCP → (Mbit/s) | TCP ← (Mbit/s) | TCP → / ← vs direct | retrans → / ← |\n")
-	w.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w.WriteString("| arm | routes installed by | path | ping RTT (ms) | RTT vs direct | TCP → (Mbit/s) | TCP ← (Mbit/s) | TCP → / ← vs direct | retrans → / ← | relay drops / relay socket overflows |\n")
+	w.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	direct := map[[2]string]ArmResult{}
 	for _, r := range rep.Results {
 		key := [2]string{r.Src, r.Dst}
@@ -137,9 +147,10 @@ func (rep *Report) FormatMarkdown() string {
 					r.Reverse.BitsPerSecond/base.Reverse.BitsPerSecond)
 			}
 		}
-		fmt.Fprintf(&w, "| %s | %s | %s | %.1f | %s | %.1f | %.1f | %s | %d / %d |\n",
+		fmt.Fprintf(&w, "| %s | %s | %s | %.1f | %s | %.1f | %.1f | %s | %d / %d | %d / %d |\n",
 			r.Arm, r.Builder, strings.Join(r.Path, " → "), float64(r.Ping.AvgRTT)/float64(time.Millisecond), rttCmp,
-			r.Forward.BitsPerSecond/1e6, r.Reverse.BitsPerSecond/1e6, tcpCmp, r.Forward.Retransmits, r.Reverse.Retransmits)
+			r.Forward.BitsPerSecond/1e6, r.Reverse.BitsPerSecond/1e6, tcpCmp, r.Forward.Retransmits, r.Reverse.Retransmits,
+			r.Drops.Relay, r.Drops.EdgeRcvbuf)
 	}
 	rep.formatMoves(&w)
 	return w.String()
