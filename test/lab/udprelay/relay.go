@@ -113,7 +113,8 @@ type Config struct {
 type Counters struct {
 	// Received counts datagrams read from the input socket.
 	Received uint64
-	// Forwarded counts datagrams written to the peer; Bytes their payload bytes.
+	// Forwarded counts datagrams written to the peer; Bytes their payload bytes. Both count a
+	// datagram before its write returns, so a receiver that got it already finds it counted.
 	Forwarded, Bytes uint64
 	// Lost counts datagrams dropped by the loss draw.
 	Lost uint64
@@ -341,11 +342,14 @@ func (d *direction) send(ctx context.Context) {
 			case <-timer.C:
 			}
 		}
+		// Counted before the write, so that whoever received the datagram finds it counted;
+		// taken back if the write fails.
+		d.forwarded.Add(1)
+		d.bytes.Add(uint64(p.n))
 		if _, err := d.out.WriteTo((*p.buf)[:p.n], d.peer); err != nil {
+			d.forwarded.Add(^uint64(0))
+			d.bytes.Add(^uint64(p.n - 1))
 			d.sendErrors.Add(1)
-		} else {
-			d.forwarded.Add(1)
-			d.bytes.Add(uint64(p.n))
 		}
 		d.pool.Put(p.buf)
 	}
