@@ -56,7 +56,16 @@ func BenchmarkOverlayBed(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		v0, err := p.Version(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
 		bed.MeasureArm(b, rep, "overlay routes", "overlay plugin", "a1", "b1", path, load)
+		v1, err := p.Version(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep.Results[len(rep.Results)-1].Versions = v1 - v0
 		rep.Moves = append(rep.Moves, bed.MeasureMove(b, p, "a1", "b1", "a1", "s1",
 			udprelay.Shape{Delay: DefaultSuperDelay + 100*time.Millisecond}, 2*time.Minute))
 	})

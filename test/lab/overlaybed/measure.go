@@ -5,6 +5,7 @@ package overlaybed
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,9 @@ type ArmResult struct {
 	Forward, Reverse lab.TransferStats
 	// Drops are the underlay's drops during the arm (all paths).
 	Drops Drops
+	// Versions counts the route versions the plugin's controller published during the arm
+	// (-1: no plugin; set by the caller).
+	Versions int64
 }
 
 // Report is a run of arms with the conditions it ran in.
@@ -94,7 +98,7 @@ func (b *Bed) MeasureArm(t testing.TB, rep *Report, arm, builder, src, dst strin
 	if err := b.Warm(t.Context(), src, dst); err != nil {
 		t.Fatalf("%v", err)
 	}
-	r := ArmResult{Arm: arm, Builder: builder, Src: src, Dst: dst, Path: path}
+	r := ArmResult{Arm: arm, Builder: builder, Src: src, Dst: dst, Path: path, Versions: -1}
 	drops0, err := b.Drops(t.Context())
 	if err != nil {
 		t.Fatalf("%s: %v", arm, err)
@@ -130,8 +134,8 @@ func (rep *Report) FormatMarkdown() string {
 		"(per-peer VXLAN ports, OpenFlow on br-int); \"overlay plugin\" rows: the real ovsplaned + ovsplane-plugin-overlay on every site, "+
 		"routes computed by overlay/controller from probed links in the 3-member fabric cluster, path read from the relays' counters. The seed reports −92 %% latency and 8.8× TCP one way for relaying.\n\n",
 		rep.Sites, rep.IntraDelay, rep.SuperDelay, BackupSuperDelay, rep.CrossDelay, rep.LoadAvgBefore, rep.LoadAvgAfter)
-	w.WriteString("| arm | routes installed by | path | ping RTT (ms) | RTT vs direct | TCP → (Mbit/s) | TCP ← (Mbit/s) | TCP → / ← vs direct | retrans → / ← | relay drops / relay socket overflows |\n")
-	w.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w.WriteString("| arm | routes installed by | path | ping RTT (ms) | RTT vs direct | TCP → (Mbit/s) | TCP ← (Mbit/s) | TCP → / ← vs direct | retrans → / ← | relay drops / relay socket overflows | route versions during the arm |\n")
+	w.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	direct := map[[2]string]ArmResult{}
 	for _, r := range rep.Results {
 		key := [2]string{r.Src, r.Dst}
@@ -147,10 +151,14 @@ func (rep *Report) FormatMarkdown() string {
 					r.Reverse.BitsPerSecond/base.Reverse.BitsPerSecond)
 			}
 		}
-		fmt.Fprintf(&w, "| %s | %s | %s | %.1f | %s | %.1f | %.1f | %s | %d / %d | %d / %d |\n",
+		versions := "—"
+		if r.Versions >= 0 {
+			versions = strconv.FormatInt(r.Versions, 10)
+		}
+		fmt.Fprintf(&w, "| %s | %s | %s | %.1f | %s | %.1f | %.1f | %s | %d / %d | %d / %d | %s |\n",
 			r.Arm, r.Builder, strings.Join(r.Path, " → "), float64(r.Ping.AvgRTT)/float64(time.Millisecond), rttCmp,
 			r.Forward.BitsPerSecond/1e6, r.Reverse.BitsPerSecond/1e6, tcpCmp, r.Forward.Retransmits, r.Reverse.Retransmits,
-			r.Drops.Relay, r.Drops.EdgeRcvbuf)
+			r.Drops.Relay, r.Drops.EdgeRcvbuf, versions)
 	}
 	rep.formatMoves(&w)
 	return w.String()

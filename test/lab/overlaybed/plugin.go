@@ -218,6 +218,15 @@ plugins:
 	return pl
 }
 
+// Version returns the fabric's newest route version.
+func (p *Plugin) Version(ctx context.Context) (int64, error) {
+	g, err := p.Fabric.Status(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("overlaybed: fabric status: %w", err)
+	}
+	return g.RouteVersion, nil
+}
+
 // Converged is the fabric's state once every site acknowledged a route version.
 type Converged struct {
 	// Version is the newest route version at that moment; MinApplied the oldest version a
