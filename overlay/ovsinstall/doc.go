@@ -16,8 +16,9 @@
 //   - on a super node, traffic from the tunnel towards another node's prefix is relayed: tun_dst
 //     set to the next hop's address, out by in_port (back into the tunnel); priority
 //     PriorityRelay + prefix length;
-//   - everything else arriving from the tunnel is dropped (PriorityTunnelDrop): an ordinary
-//     node never relays, and a super never sends back what it cannot route.
+//   - everything else arriving from the tunnel, whatever its tun_id, is dropped
+//     (PriorityTunnelDrop): an ordinary node never relays, a super never sends back what it
+//     cannot route, and another VNI's traffic never reaches NORMAL.
 //
 // Everything in a flow is rendered from typed values (netip.Prefix, netip.Addr, ofport and VNI
 // integers); node names never reach a flow. Every flow carries the cookie

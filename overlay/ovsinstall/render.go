@@ -73,6 +73,7 @@ const (
 type rule struct {
 	priority   uint16
 	fromTunnel bool // in_port = the tunnel port, tun_id = the VNI
+	anyVNI     bool // with fromTunnel: any tun_id
 	kind       matchKind
 	prefix     netip.Prefix // invalid: no prefix match (then kind is ignored)
 	act        actionKind
@@ -107,7 +108,7 @@ func rules(t Table, p Params) []rule {
 			}
 		}
 	}
-	out = append(out, rule{priority: PriorityTunnelDrop, fromTunnel: true, act: actDrop})
+	out = append(out, rule{priority: PriorityTunnelDrop, fromTunnel: true, anyVNI: true, act: actDrop})
 	return out
 }
 
@@ -117,8 +118,10 @@ func (r rule) render(p Params, cookie uint64) api.Flow {
 	if r.fromTunnel {
 		m = append(m, "in_port="...)
 		m = strconv.AppendInt(m, p.TunnelOfport, 10)
-		m = append(m, ",tun_id="...)
-		m = strconv.AppendUint(m, uint64(p.VNI), 10)
+		if !r.anyVNI {
+			m = append(m, ",tun_id="...)
+			m = strconv.AppendUint(m, uint64(p.VNI), 10)
+		}
 	}
 	if r.prefix.IsValid() {
 		if len(m) > 0 {

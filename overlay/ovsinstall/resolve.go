@@ -291,6 +291,9 @@ func underlayOf(n fabric.NodeState, in Input) (netip.Addr, error) {
 		if err != nil {
 			return netip.Addr{}, fmt.Errorf("%w: next hop %s: %v", ErrBadTable, n.Name, err)
 		}
+		if a.IsUnspecified() || a.IsMulticast() || a.Zone() != "" {
+			continue // not a tunnel endpoint
+		}
 		cands = append(cands, a)
 	}
 	a, ok := SelectUnderlay(in.Local, cands)

@@ -208,7 +208,7 @@ func peerAddr(c Config, n fabric.NodeState) (netip.AddrPort, bool) {
 	var cands []netip.Addr
 	for _, s := range n.Underlay {
 		a, port, err := parseUnderlay(s)
-		if err != nil {
+		if err != nil || a.IsUnspecified() || a.IsMulticast() || a.Zone() != "" {
 			continue
 		}
 		cands = append(cands, a)
@@ -402,7 +402,7 @@ func (p *Prober) Run(ctx context.Context, conn *net.UDPConn) error {
 // refresh re-reads the nodes and updates the set of links (keeping the state of links that
 // stay).
 func (p *Prober) refresh(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, p.cfg.Interval)
+	rctx, cancel := context.WithTimeout(ctx, p.fabricTimeout())
 	defer cancel()
 	nodes, err := p.cfg.Fabric.Nodes(rctx)
 	if err != nil {
@@ -422,6 +422,12 @@ func (p *Prober) refresh(ctx context.Context) {
 		links[t.Peer], byAddr[t.Addr] = l, l
 	}
 	p.links, p.byAddr = links, byAddr
+}
+
+// fabricTimeout bounds one fabric read or report: a window, within 1 to 10 s (a short probe
+// interval must not starve the fabric calls of a loaded cluster).
+func (p *Prober) fabricTimeout() time.Duration {
+	return min(max(p.cfg.Interval*time.Duration(p.cfg.Window), time.Second), 10*time.Second)
 }
 
 // sendEchoes sends one echo on every link.
@@ -556,7 +562,7 @@ func (p *Prober) report(ctx context.Context) {
 	}
 	p.mu.Unlock()
 	for _, r := range reports {
-		rctx, cancel := context.WithTimeout(ctx, p.cfg.Interval*time.Duration(p.cfg.Window))
+		rctx, cancel := context.WithTimeout(ctx, p.fabricTimeout())
 		err := r.Validate()
 		if err == nil {
 			err = p.cfg.Fabric.ReportLink(rctx, r)

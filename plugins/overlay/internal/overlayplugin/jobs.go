@@ -145,7 +145,10 @@ func startAgent(life context.Context, log *slog.Logger, name string, raw []byte,
 		defer c.Close()
 		cache := ovsinstall.NewCache(c)
 		j.dir.set(cache)
-		a, err := agent.New(agent.Config{Fabric: cache, Node: s.spec, Installer: inst, Period: s.period, Logger: log})
+		// A step installs a version and waits for two of the daemon's Flows calls, which come
+		// every flow_refresh_ms (plus the daemon's debounce): give it time for a few.
+		step := max(agent.DefaultStepTimeout, 4*s.flowRefresh+2*time.Second)
+		a, err := agent.New(agent.Config{Fabric: cache, Node: s.spec, Installer: inst, Period: s.period, StepTimeout: step, Logger: log})
 		if err != nil {
 			log.Error("overlay agent cannot start", "err", err)
 			return

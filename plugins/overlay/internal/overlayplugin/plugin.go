@@ -403,14 +403,15 @@ func (j *job) metrics() []api.Metric {
 		s := pr.Stats()
 		m = append(m, c("overlay_probe_answered", float64(s.Answered)), c("overlay_probe_bad", float64(s.Bad)))
 		for _, l := range s.Links {
-			if len(m)+4 > limits.MaxMetricsPerSample {
+			if len(m)+5 > limits.MaxMetricsPerSample {
 				break
 			}
 			lb := map[string]string{"peer": l.Peer}
 			m = append(m, api.Metric{Name: "overlay_link_latency_us", Kind: api.MetricGauge, Value: float64(l.Last.LatencyUs), Labels: lb},
 				api.Metric{Name: "overlay_link_loss_ppm", Kind: api.MetricGauge, Value: float64(l.Last.LossPPM), Labels: lb},
 				api.Metric{Name: "overlay_link_bandwidth_kbps", Kind: api.MetricGauge, Value: float64(l.Last.BandwidthKbps), Labels: lb},
-				api.Metric{Name: "overlay_link_reports", Kind: api.MetricCounter, Value: float64(l.Reports), Labels: lb})
+				api.Metric{Name: "overlay_link_reports", Kind: api.MetricCounter, Value: float64(l.Reports), Labels: lb},
+				api.Metric{Name: "overlay_link_unchanged", Kind: api.MetricCounter, Value: float64(l.Unchanged), Labels: lb})
 		}
 	}
 	return m
