@@ -77,23 +77,27 @@ type Spec struct {
 	PluginRoutes bool
 }
 
-// DefaultSites is the full testbed: three ordinary sites on carrier A, two on carrier B, and two
+// DefaultSites returns the full testbed: three ordinary sites on carrier A, two on carrier B, and two
 // super nodes on both (the second gives routes somewhere to move when a super's link degrades).
-var DefaultSites = []SiteSpec{
-	{Name: "a1", Carriers: []string{"A"}}, {Name: "a2", Carriers: []string{"A"}}, {Name: "a3", Carriers: []string{"A"}},
-	{Name: "b1", Carriers: []string{"B"}}, {Name: "b2", Carriers: []string{"B"}},
-	{Name: "s1", Carriers: []string{"A", "B"}, Super: true},
-	{Name: "s2", Carriers: []string{"A", "B"}, Super: true, Delay: BackupSuperDelay},
+func DefaultSites() []SiteSpec {
+	return []SiteSpec{
+		{Name: "a1", Carriers: []string{"A"}}, {Name: "a2", Carriers: []string{"A"}}, {Name: "a3", Carriers: []string{"A"}},
+		{Name: "b1", Carriers: []string{"B"}}, {Name: "b2", Carriers: []string{"B"}},
+		{Name: "s1", Carriers: []string{"A", "B"}, Super: true},
+		{Name: "s2", Carriers: []string{"A", "B"}, Super: true, Delay: BackupSuperDelay},
+	}
 }
 
 // BackupSuperDelay is the one-way delay of the second super node's paths in DefaultSites:
 // worse than s1's, better than s1's after a 100 ms degradation.
 const BackupSuperDelay = 20 * time.Millisecond
 
-// ShortSites is the CI form: one ordinary site per carrier and the super node.
-var ShortSites = []SiteSpec{
-	{Name: "a1", Carriers: []string{"A"}}, {Name: "b1", Carriers: []string{"B"}},
-	{Name: "s1", Carriers: []string{"A", "B"}, Super: true},
+// ShortSites returns the CI form: one ordinary site per carrier and the super node.
+func ShortSites() []SiteSpec {
+	return []SiteSpec{
+		{Name: "a1", Carriers: []string{"A"}}, {Name: "b1", Carriers: []string{"B"}},
+		{Name: "s1", Carriers: []string{"A", "B"}, Super: true},
+	}
 }
 
 // siteName is what a site's name may look like.
@@ -102,7 +106,7 @@ var siteName = regexp.MustCompile(`^[a-z0-9]{1,10}$`)
 // normalize fills the defaults and checks the bounds.
 func (s Spec) normalize() (Spec, error) {
 	if len(s.Sites) == 0 {
-		s.Sites = DefaultSites
+		s.Sites = DefaultSites()
 	}
 	if len(s.Sites) < MinSites || len(s.Sites) > MaxSites {
 		return s, fmt.Errorf("overlaybed spec: %d sites, want %d to %d", len(s.Sites), MinSites, MaxSites)

@@ -20,7 +20,7 @@ func TestShortBed(t *testing.T) {
 	lab.Require(t, lab.NeedTraffic, lab.NeedOVS)
 	var names []string
 	t.Run("bed", func(t *testing.T) {
-		b := New(t, Spec{Sites: ShortSites})
+		b := New(t, Spec{Sites: ShortSites()})
 		for _, s := range b.Sites {
 			names = append(names, s.NS.Name, s.Edge.Name, s.Uplink.Name)
 		}

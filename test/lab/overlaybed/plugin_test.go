@@ -23,7 +23,7 @@ const fabricSchema = "../../../overlay/fabric/schema/fabric.ovsschema"
 // asserted beyond the relays' delay floor and generous timeouts.
 func TestPluginBed(t *testing.T) {
 	lab.Require(t, lab.NeedTraffic, lab.NeedOVS)
-	sites := append(slices.Clone(ShortSites), DefaultSites[len(DefaultSites)-1]) // s2, 20 ms
+	sites := append(ShortSites(), DefaultSites()[len(DefaultSites())-1]) // s2, 20 ms
 	b := New(t, Spec{Sites: sites, PluginRoutes: true})
 	p := b.StartPlugin(t, PluginSpec{FabricSchema: fabricSchema})
 	c := p.WaitLinks(t, b, 2*time.Minute)

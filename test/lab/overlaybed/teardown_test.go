@@ -28,7 +28,7 @@ func TestFailingBedHelper(t *testing.T) {
 	if os.Getenv(failHelperEnv) != "1" {
 		return
 	}
-	b := New(t, Spec{Sites: ShortSites})
+	b := New(t, Spec{Sites: ShortSites()})
 	var names, pids []string
 	for _, s := range b.Sites {
 		names = append(names, s.NS.Name, s.Edge.Name, s.Uplink.Name)
@@ -60,9 +60,9 @@ func TestTeardownAfterFailure(t *testing.T) {
 			pids = strings.Fields(rest)
 		}
 	}
-	if len(names) != 3*len(ShortSites) || len(pids) != 2*len(ShortSites) {
+	if len(names) != 3*len(ShortSites()) || len(pids) != 2*len(ShortSites()) {
 		t.Fatalf("the helper printed %d names and %d pids, want %d and %d:\n%s", len(names), len(pids),
-			3*len(ShortSites), 2*len(ShortSites), out)
+			3*len(ShortSites()), 2*len(ShortSites()), out)
 	}
 	for i, n := range names {
 		if i%3 == 2 {
