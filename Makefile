@@ -137,6 +137,14 @@ bench-stripe-apps:
 	@scripts/lab-setup.sh
 	$(GO) test -run '^$$' -bench 'BenchmarkStripeApps' -benchtime 1x -timeout 10m -v ./test/lab/stripebed/
 
+## bench-overlay: the overlay testbed (issue 17; as root, needs the lab): six sites in netns, each its
+## own userspace OVS, underlay through udprelay (5 ms / 130 ms); a1<->b1 direct vs through the super
+## node: ping RTT and iperf3 TCP both ways; rewrites docs/benchmarks.md's "overlay testbed" table. ~2 min.
+.PHONY: bench-overlay
+bench-overlay:
+	@scripts/lab-setup.sh
+	OVERLAYBED_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench 'BenchmarkOverlayBed' -benchtime 1x -timeout 20m -v ./test/lab/overlaybed/
+
 ## bench-overlay-route: the overlay routing core (issue 17) at 1k/2k/10k/100k nodes, incremental
 ## link changes, side by side with gonum's DijkstraAllPaths (1k, 2k) and a plain two-phase
 ## all-pairs (1k..10k), each arm in its own process (peak RSS); no root, no lab. ~5 min.
