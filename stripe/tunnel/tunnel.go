@@ -89,6 +89,9 @@ type Config struct {
 	// Service is the engine service of the connections (0: DefaultService). Deliveries of
 	// other services are dropped and counted in Stats.Foreign.
 	Service uint16
+	// NoOffload opens the device without IFF_VNET_HDR and segmentation offloads: one read and
+	// one write per packet (the comparison arm; see the package documentation).
+	NoOffload bool
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -163,11 +166,19 @@ type Stats struct {
 	WriteErrors uint64
 	// PerConn counts the packets sent on each engine connection, Conns entries.
 	PerConn []uint64
+	// Reads and Writes count the device reads and writes. With offloads, a read may return a
+	// super-packet that is sent as many packets, and a write may carry many received packets
+	// coalesced, so they are smaller than TxPackets and RxPackets.
+	Reads, Writes uint64
+	// Offload says the device carries super-packets (IFF_VNET_HDR with TCP segmentation
+	// offload); UDPOffload that UDP segmentation offload (USO) is on too.
+	Offload, UDPOffload bool
 }
 
 // counters are the live counters behind Stats.
 type counters struct {
 	txPackets, txBytes, rxPackets, rxBytes, malformed, foreign, writeErrors atomic.Uint64
+	reads, writes                                                           atomic.Uint64
 	perConn                                                                 []atomic.Uint64
 }
 
