@@ -208,6 +208,9 @@ func (t *Tunnel) toEngine(ctx context.Context) error {
 func (t *Tunnel) toEngineOffload(ctx context.Context) error {
 	buf := make([]byte, vnetHdrLen+maxIPPacket)
 	sp := &splitter{mtu: t.cfg.MTU}
+	bs, batch := t.cfg.Engine.(batchSender)
+	var ms []engine.Message
+	var conns []int
 	for {
 		n, err := t.f.Read(buf)
 		if err != nil {
@@ -225,12 +228,42 @@ func (t *Tunnel) toEngineOffload(ctx context.Context) error {
 			t.cfg.Logger.Warn("tunnel: packet from the device dropped", "device", t.cfg.Name, "err", err)
 			continue
 		}
-		for _, p := range segs {
-			if err := t.send(ctx, p); err != nil {
-				return err
+		if !batch {
+			for _, p := range segs {
+				if err := t.send(ctx, p); err != nil {
+					return err
+				}
 			}
+			continue
+		}
+		ms, conns = ms[:0], conns[:0]
+		for _, p := range segs {
+			i, ok := connOf(p, t.cfg.Conns)
+			if !ok {
+				t.c.malformed.Add(1)
+				continue
+			}
+			ms = append(ms, engine.Message{Conn: engine.Conn{Service: t.cfg.Service, SrcPort: uint16(i), DstPort: uint16(i)}, Payload: p})
+			conns = append(conns, i)
+		}
+		// the engine copies the payloads into its frames before SendBatch returns.
+		if err := bs.SendBatch(ctx, ms); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
+		}
+		for k, m := range ms {
+			t.c.txPackets.Add(1)
+			t.c.txBytes.Add(uint64(len(m.Payload)))
+			t.c.perConn[conns[k]].Add(1)
 		}
 	}
+}
+
+// batchSender is the engine's optional batch send (*engine.Engine has it).
+type batchSender interface {
+	SendBatch(ctx context.Context, ms []engine.Message) error
 }
 
 // readErr is toEngine's error for a failed device read.

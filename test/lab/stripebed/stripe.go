@@ -70,6 +70,8 @@ type StripeOptions struct {
 	Pace bool
 	// RxRing receives through TPACKET_V3 rings (link.Config.RxRing).
 	RxRing bool
+	// NoOffload opens the tun devices without segmentation offloads (tunnel.Config.NoOffload).
+	NoOffload bool
 }
 
 // StartStripeWith is StartStripe with the engine options o.
@@ -148,7 +150,7 @@ func (s *Stripe) startNode(ctx context.Context, ns *lab.Netns, self, peer uint32
 		}
 		n.Engine = e
 		s.run(func() error { return e.Run(ctx) })
-		n.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: 4096})
+		n.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: 4096, NoOffload: o.NoOffload})
 		if err != nil {
 			return err
 		}

@@ -14,8 +14,9 @@ import (
 )
 
 // policiesEnv selects the policies BenchmarkStripeTunnel measures: a comma-separated list of
-// policy kinds, each optionally followed by "+ring" (links receive through TPACKET_V3 rings)
-// and then "+pace" (links paced to their rates); unset,
+// policy kinds, each optionally followed by "+nooffload" (tun devices without offloads), then
+// "+ring" (links receive through TPACKET_V3 rings) and then "+pace" (links paced to their
+// rates); unset,
 // weighted+pace, weighted and round-robin.
 const policiesEnv = "STRIPEBED_POLICIES"
 
@@ -41,7 +42,8 @@ func BenchmarkStripeTunnel(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			k, pace := strings.CutSuffix(strings.TrimSpace(kind), "+pace")
 			k, ring := strings.CutSuffix(k, "+ring")
-			s := bed.StartStripeWith(b, StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring}, rates)
+			k, noOff := strings.CutSuffix(k, "+nooffload")
+			s := bed.StartStripeWith(b, StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring, NoOffload: noOff}, rates)
 			const n = 64 << 20
 			cpu0 := cpuTime(b)
 			r, err := TCPBulk(b.Context(), bed.A, bed.B, TCPSpec{Src: s.AAddr, Dst: s.BAddr, Bytes: n, CC: defaultCC()})
@@ -49,7 +51,11 @@ func BenchmarkStripeTunnel(b *testing.B) {
 			if err != nil {
 				b.Fatalf("TCP over the tunnel: %v", err)
 			}
-			pkts := s.A.Tunnel.Stats().TxPackets + s.B.Tunnel.Stats().TxPackets
+			ta, tb := s.A.Tunnel.Stats(), s.B.Tunnel.Stats()
+			pkts := ta.TxPackets + tb.TxPackets
+			ea, eb := s.A.Engine.Stats(), s.B.Engine.Stats()
+			b.Logf("%s: tunnel A read %d times for %d packets, B wrote %d times for %d; engine A resent %d, srtt %v, max ack delay %v; B reordered %d (max depth %d)",
+				kind, ta.Reads, ta.TxPackets, tb.Writes, tb.RxPackets, ea.Retransmits, ea.SRTT, ea.MaxAckDelay, eb.Reordered, eb.MaxReorderDepth)
 			if err := s.Stop(); err != nil {
 				b.Fatalf("stop: %v", err)
 			}
