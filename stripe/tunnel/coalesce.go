@@ -86,7 +86,7 @@ func (c *coalescer) startable(p []byte, x l4) bool {
 func (c *coalescer) find(p []byte, x l4) *bundle {
 	for _, b := range c.open {
 		q := b.buf[vnetHdrLen:]
-		if b.x != x {
+		if b.x.v6 != x.v6 || b.x.proto != x.proto {
 			continue
 		}
 		if x.v6 {
@@ -96,7 +96,7 @@ func (c *coalescer) find(p []byte, x l4) *bundle {
 		} else if !bytes.Equal(q[12:20], p[12:20]) {
 			continue
 		}
-		if bytes.Equal(q[x.ipLen:x.ipLen+4], p[x.ipLen:x.ipLen+4]) {
+		if bytes.Equal(q[b.x.ipLen:b.x.ipLen+4], p[x.ipLen:x.ipLen+4]) {
 			return b
 		}
 	}
@@ -129,7 +129,7 @@ func (c *coalescer) start(p []byte, x l4) {
 func (b *bundle) join(p []byte, x l4) bool {
 	q := b.buf[vnetHdrLen:]
 	n := len(p) - x.hdrLen
-	if b.closed || b.last != b.seg || n == 0 || n > b.seg || len(q)+n > maxIPPacket || b.segs >= maxSegments {
+	if b.x != x || b.closed || b.last != b.seg || n == 0 || n > b.seg || len(q)+n > maxIPPacket || b.segs >= maxSegments {
 		return false
 	}
 	if x.v6 {

@@ -214,6 +214,9 @@ type splitter struct {
 func (s *splitter) split(h vnetHdr, pkt []byte) ([][]byte, error) {
 	s.segs = s.segs[:0]
 	gso := h.gsoType &^ gsoECNBit
+	if gso == gsoNone && h.gsoType != gsoNone {
+		return nil, fmt.Errorf("%w: GSO type %#02x: the ECN bit without a type", errOffload, h.gsoType)
+	}
 	if gso == gsoNone {
 		if len(pkt) > s.mtu {
 			return nil, fmt.Errorf("%w: %d bytes without segmentation, MTU %d", errOffload, len(pkt), s.mtu)
