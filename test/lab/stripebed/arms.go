@@ -80,6 +80,14 @@ type Result struct {
 	LoadCoV, LoadJain float64
 	// UDP is the UDP stream's counts (Proto "udp" only).
 	UDP *UDPResult
+	// CPUSeconds is the test process's CPU time during the measurement (processCPU): the
+	// traffic endpoints and, in the stripe arms, both nodes' engines and tunnels. It misses work
+	// done in other processes (ovs-vswitchd: OutsideCPU) and softirq work the kernel charges to
+	// whatever ran.
+	CPUSeconds float64
+	// OutsideCPU says the arm's data path runs in other processes (OVS), so CPUSeconds is not
+	// its cost.
+	OutsideCPU bool
 	// Note says what the arm pinned or found (congestion control, fallback…).
 	Note string
 }
@@ -127,9 +135,11 @@ func (b *Bed) measure(res *Result, rates []float64, fn func() error) error {
 	if err != nil {
 		return err
 	}
+	cpu0 := processCPU()
 	if err := fn(); err != nil {
 		return fmt.Errorf("%s %s: %w", res.Arm, res.Proto, err)
 	}
+	res.CPUSeconds = (processCPU() - cpu0).Seconds()
 	after, err := b.Snapshot()
 	if err != nil {
 		return err
@@ -200,8 +210,8 @@ func (b *Bed) RunPair(ctx context.Context, load Load, rates []float64, p Pair) (
 		r, err := UDPStream(ctx, b.A, b.B, UDPSpec{Src: p.Src, Dst: p.Dst, RateBitsPerSec: sum,
 			Duration: time.Duration(load.ArmSeconds * float64(time.Second))})
 		u.UDP = &r
-		u.Bytes, u.Seconds, u.BitsPerSecond = r.Received*udpPayload, r.Seconds, r.DeliveredBitsPerSecond
-		u.Note = fmt.Sprintf("offered %.0f Mbit/s", r.OfferedBitsPerSecond/1e6)
+		u.Bytes, u.Seconds, u.BitsPerSecond = r.Received*int64(r.Payload), r.Seconds, r.DeliveredBitsPerSecond
+		u.Note = fmt.Sprintf("offered %.0f Mbit/s of %d-byte datagrams", r.OfferedBitsPerSecond/1e6, r.Payload)
 		return err
 	})
 	if err != nil {
@@ -296,6 +306,9 @@ func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 		if err != nil {
 			t.Fatalf("stripebed: %v", err)
 		}
+		for i := range rs {
+			rs[i].OutsideCPU = true
+		}
 		rep.Results = append(rep.Results, rs...)
 	}
 	return rep
@@ -340,8 +353,10 @@ func (rep Report) FormatMarkdown() string {
 		fmt.Fprintf(&sb, "| %d | %d Mbit/s | %.1f Mbit/s | %d |\n", l.Index, l.ConfiguredMbit, l.BitsPerSecond/1e6, l.Retrans)
 	}
 	fmt.Fprintf(&sb, "| sum | | %.1f Mbit/s | |\n\n", rep.SumBitsPerSecond/1e6)
-	sb.WriteString("| arm | proto | delivered | % of sum | retransmits (TcpRetransSegs) | UDP lost / reordered (max depth) | per-link MB A→B | load CoV | load Jain | note |\n")
-	sb.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	sb.WriteString("CPU s per Gbit: the test process's CPU time (getrusage: traffic endpoints, and the stripe arms' engines and tunnels on both nodes) " +
+		"over the gigabits delivered; \"–\" where the data path runs in ovs-vswitchd.\n\n")
+	sb.WriteString("| arm | proto | delivered | % of sum | retransmits (TcpRetransSegs) | UDP lost / reordered (max depth) | per-link MB A→B | load CoV | load Jain | CPU s per Gbit | note |\n")
+	sb.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rep.Results {
 		udp, retrans := "–", strconv.FormatInt(r.Retrans, 10)
 		if r.UDP != nil {
@@ -353,8 +368,12 @@ func (rep Report) FormatMarkdown() string {
 		for i, x := range r.LinkBytes {
 			mb[i] = strconv.FormatFloat(float64(x)/1e6, 'f', 1, 64)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %.1f Mbit/s | %.1f | %s | %s | %s | %.2f | %.2f | %s |\n", r.Arm, r.Proto,
-			r.BitsPerSecond/1e6, r.PctOfSum, retrans, udp, strings.Join(mb, " / "), r.LoadCoV, r.LoadJain, r.Note)
+		cpu := "–"
+		if gbit := r.BitsPerSecond * r.Seconds / 1e9; !r.OutsideCPU && gbit > 0 {
+			cpu = strconv.FormatFloat(r.CPUSeconds/gbit, 'f', 2, 64)
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %.1f Mbit/s | %.1f | %s | %s | %s | %.2f | %.2f | %s | %s |\n", r.Arm, r.Proto,
+			r.BitsPerSecond/1e6, r.PctOfSum, retrans, udp, strings.Join(mb, " / "), r.LoadCoV, r.LoadJain, cpu, r.Note)
 	}
 	return sb.String()
 }
