@@ -31,6 +31,10 @@ type Load struct {
 	// MoreMPTCPCC are further congestion controls the MPTCP arm is run with ("bbr", "reno"), at
 	// most 4.
 	MoreMPTCPCC []string
+	// LatencySeconds, when not 0, adds to every arm a latency measurement of that length (1.5 to
+	// 60 s): small UDP requests answered by B while one TCP connection carries half the summed
+	// link rate (Latency).
+	LatencySeconds float64
 }
 
 // normalize fills the defaults and checks the bounds.
@@ -43,6 +47,9 @@ func (l Load) normalize() (Load, error) {
 	}
 	if len(l.MoreMPTCPCC) > 4 {
 		return l, fmt.Errorf("stripebed load: %d more congestion controls for MPTCP, at most 4", len(l.MoreMPTCPCC))
+	}
+	if l.LatencySeconds != 0 && (l.LatencySeconds < 1.5 || l.LatencySeconds > 60) {
+		return l, fmt.Errorf("stripebed load: LatencySeconds %v: want 0 or 1.5 to 60", l.LatencySeconds)
 	}
 	if l.LinkSeconds <= 0 || l.LinkSeconds > 60 || l.ArmSeconds <= 0 || l.ArmSeconds > 60 {
 		return l, fmt.Errorf("stripebed load: LinkSeconds %v and ArmSeconds %v must be within (0, 60]", l.LinkSeconds, l.ArmSeconds)
@@ -88,6 +95,9 @@ type Result struct {
 	// OutsideCPU says the arm's data path runs in other processes (OVS), so CPUSeconds is not
 	// its cost.
 	OutsideCPU bool
+	// Latency is the arm's latency under half the summed load (Load.LatencySeconds; Proto "tcp"
+	// only), nil when not measured.
+	Latency *LatencyResult
 	// Note says what the arm pinned or found (congestion control, fallback…).
 	Note string
 }
@@ -200,6 +210,14 @@ func (b *Bed) RunPair(ctx context.Context, load Load, rates []float64, p Pair) (
 	})
 	if err != nil {
 		return nil, err
+	}
+	if load.LatencySeconds > 0 {
+		lr, err := Latency(ctx, b.A, b.B, LatencySpec{Src: p.Src, Dst: p.Dst, LoadBitsPerSec: sum / 2,
+			Duration: time.Duration(load.LatencySeconds * float64(time.Second)), MPTCP: p.MPTCP, CC: load.CC})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Arm, err)
+		}
+		tcp.Latency = &lr
 	}
 	out := []Result{tcp}
 	if !p.UDP {
@@ -355,8 +373,10 @@ func (rep Report) FormatMarkdown() string {
 	fmt.Fprintf(&sb, "| sum | | %.1f Mbit/s | |\n\n", rep.SumBitsPerSecond/1e6)
 	sb.WriteString("CPU s per Gbit: the test process's CPU time (getrusage: traffic endpoints, and the stripe arms' engines and tunnels on both nodes) " +
 		"over the gigabits delivered; \"–\" where the data path runs in ovs-vswitchd.\n\n")
-	sb.WriteString("| arm | proto | delivered | % of sum | retransmits (TcpRetransSegs) | UDP lost / reordered (max depth) | per-link MB A→B | load CoV | load Jain | CPU s per Gbit | note |\n")
-	sb.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	sb.WriteString("Latency: round trips of 64-byte UDP requests every 2 ms on the arm's path while one TCP connection is paced to half " +
+		"the summed link rates (first 0.5 s not sampled); a path that cannot carry that load runs saturated.\n\n")
+	sb.WriteString("| arm | proto | delivered | % of sum | retransmits (TcpRetransSegs) | UDP lost / reordered (max depth) | per-link MB A→B | load CoV | load Jain | CPU s per Gbit | latency p50 / p99 at 50 % load | note |\n")
+	sb.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rep.Results {
 		udp, retrans := "–", strconv.FormatInt(r.Retrans, 10)
 		if r.UDP != nil {
@@ -372,8 +392,13 @@ func (rep Report) FormatMarkdown() string {
 		if gbit := r.BitsPerSecond * r.Seconds / 1e9; !r.OutsideCPU && gbit > 0 {
 			cpu = strconv.FormatFloat(r.CPUSeconds/gbit, 'f', 2, 64)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %.1f Mbit/s | %.1f | %s | %s | %s | %.2f | %.2f | %s | %s |\n", r.Arm, r.Proto,
-			r.BitsPerSecond/1e6, r.PctOfSum, retrans, udp, strings.Join(mb, " / "), r.LoadCoV, r.LoadJain, cpu, r.Note)
+		lat := "–"
+		if r.Latency != nil {
+			lat = fmt.Sprintf("%.2f / %.2f ms (load %.0f Mbit/s)", float64(r.Latency.P50.Microseconds())/1e3,
+				float64(r.Latency.P99.Microseconds())/1e3, r.Latency.LoadBitsPerSecond/1e6)
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %.1f Mbit/s | %.1f | %s | %s | %s | %.2f | %.2f | %s | %s | %s |\n", r.Arm, r.Proto,
+			r.BitsPerSecond/1e6, r.PctOfSum, retrans, udp, strings.Join(mb, " / "), r.LoadCoV, r.LoadJain, cpu, lat, r.Note)
 	}
 	return sb.String()
 }
