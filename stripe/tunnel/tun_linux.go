@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -203,48 +204,70 @@ func (t *Tunnel) toEngine(ctx context.Context) error {
 	}
 }
 
+// readBatch bounds the device reads toEngineOffload gathers into one engine batch: the first
+// waits, the others take only what is already queued.
+const readBatch = 8
+
 // toEngineOffload reads the device with its virtio_net_hdr, splits super-packets and sends
-// every packet to the peer.
+// every packet to the peer. Reads that find packets already queued join the batch, up to
+// readBatch, so datagrams and small packets go to the engine (and its links) together too.
 func (t *Tunnel) toEngineOffload(ctx context.Context) error {
-	buf := make([]byte, vnetHdrLen+maxIPPacket)
-	sp := &splitter{mtu: t.cfg.MTU}
+	bufs := make([][]byte, readBatch)
+	sps := make([]*splitter, readBatch)
+	for i := range bufs {
+		bufs[i] = make([]byte, vnetHdrLen+maxIPPacket)
+		sps[i] = &splitter{mtu: t.cfg.MTU}
+	}
+	rc, err := t.f.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
+	}
 	bs, batch := t.cfg.Engine.(batchSender)
 	var ms []engine.Message
 	var conns []int
 	for {
-		n, err := t.f.Read(buf)
-		if err != nil {
-			return t.readErr(ctx, err)
-		}
-		t.c.reads.Add(1)
-		h, err := decodeVnetHdr(buf[:n])
-		if err != nil {
-			t.c.malformed.Add(1)
-			continue
-		}
-		segs, err := sp.split(h, buf[vnetHdrLen:n])
-		if err != nil {
-			t.c.malformed.Add(1)
-			t.cfg.Logger.Warn("tunnel: packet from the device dropped", "device", t.cfg.Name, "err", err)
-			continue
+		ms, conns = ms[:0], conns[:0]
+		for r := range readBatch {
+			var n int
+			if r == 0 {
+				if n, err = t.f.Read(bufs[0]); err != nil {
+					return t.readErr(ctx, err)
+				}
+			} else if n = t.tryRead(rc, bufs[r]); n == 0 {
+				break
+			}
+			t.c.reads.Add(1)
+			h, err := decodeVnetHdr(bufs[r][:n])
+			if err != nil {
+				t.c.malformed.Add(1)
+				continue
+			}
+			segs, err := sps[r].split(h, bufs[r][vnetHdrLen:n])
+			if err != nil {
+				t.c.malformed.Add(1)
+				t.cfg.Logger.Warn("tunnel: packet from the device dropped", "device", t.cfg.Name, "err", err)
+				continue
+			}
+			for _, p := range segs {
+				i, ok := connOf(p, t.cfg.Conns)
+				if !ok {
+					t.c.malformed.Add(1)
+					continue
+				}
+				ms = append(ms, engine.Message{Conn: engine.Conn{Service: t.cfg.Service, SrcPort: uint16(i), DstPort: uint16(i)}, Payload: p})
+				conns = append(conns, i)
+			}
+			if !batch {
+				break // one read at a time: Send per packet
+			}
 		}
 		if !batch {
-			for _, p := range segs {
-				if err := t.send(ctx, p); err != nil {
+			for _, m := range ms {
+				if err := t.send(ctx, m.Payload); err != nil {
 					return err
 				}
 			}
 			continue
-		}
-		ms, conns = ms[:0], conns[:0]
-		for _, p := range segs {
-			i, ok := connOf(p, t.cfg.Conns)
-			if !ok {
-				t.c.malformed.Add(1)
-				continue
-			}
-			ms = append(ms, engine.Message{Conn: engine.Conn{Service: t.cfg.Service, SrcPort: uint16(i), DstPort: uint16(i)}, Payload: p})
-			conns = append(conns, i)
 		}
 		// the engine copies the payloads into its frames before SendBatch returns.
 		if err := bs.SendBatch(ctx, ms); err != nil {
@@ -259,6 +282,20 @@ func (t *Tunnel) toEngineOffload(ctx context.Context) error {
 			t.c.perConn[conns[k]].Add(1)
 		}
 	}
+}
+
+// tryRead reads one packet into b when one is queued, without waiting; 0 when none is (or the
+// read failed: the next blocking read reports it).
+func (t *Tunnel) tryRead(rc syscall.RawConn, b []byte) int {
+	var n int
+	_ = rc.Read(func(fd uintptr) bool {
+		k, err := unix.Read(int(fd), b)
+		if err == nil && k > 0 {
+			n = k
+		}
+		return true
+	})
+	return n
 }
 
 // batchSender is the engine's optional batch send (*engine.Engine has it).

@@ -22,8 +22,9 @@ const policiesEnv = "STRIPEBED_POLICIES"
 
 // BenchmarkStripeTunnel is the focused measurement of the transparent mode alone: per policy,
 // one TCP transfer of 64 MiB through the tunnels on the default bed, reporting the throughput,
-// its share of the summed link rates and the whole process's CPU time per tunnel packet
-// (both nodes' engines and tunnels and the traffic sockets, from getrusage). Run it with
+// its share of the summed link rates and the whole process's CPU time per tunnel packet and
+// per Gbit (both nodes' engines and tunnels and the traffic sockets, from getrusage); then 2 s
+// of UDP datagrams that fit the tunnel's MTU, paced to the summed rates. Run it with
 // -benchtime 1x; the policies run back to back so they see the same host load.
 func BenchmarkStripeTunnel(b *testing.B) {
 	lab.Require(b, lab.NeedNetns)
@@ -56,9 +57,22 @@ func BenchmarkStripeTunnel(b *testing.B) {
 			ea, eb := s.A.Engine.Stats(), s.B.Engine.Stats()
 			b.Logf("%s: tunnel A read %d times for %d packets, B wrote %d times for %d; engine A resent %d, srtt %v, max ack delay %v; B reordered %d (max depth %d)",
 				kind, ta.Reads, ta.TxPackets, tb.Writes, tb.RxPackets, ea.Retransmits, ea.SRTT, ea.MaxAckDelay, eb.Reordered, eb.MaxReorderDepth)
+			// UDP: 2 s of datagrams that fit the tunnel's MTU, paced to the summed rates.
+			cpu1 := cpuTime(b)
+			u, err := UDPStream(b.Context(), bed.A, bed.B, UDPSpec{Src: s.AAddr, Dst: s.BAddr, RateBitsPerSec: sum, Duration: 2 * time.Second})
+			ucpu := cpuTime(b) - cpu1
+			if err != nil {
+				b.Fatalf("UDP over the tunnel: %v", err)
+			}
 			if err := s.Stop(); err != nil {
 				b.Fatalf("stop: %v", err)
 			}
+			b.ReportMetric(u.DeliveredBitsPerSecond/1e6, "udp-Mbit/s")
+			b.ReportMetric(100*float64(u.Lost)/float64(max(1, u.Sent)), "udp-loss-pct")
+			b.Logf("%s: UDP offered %.0f Mbit/s of %d-byte datagrams, delivered %.0f Mbit/s (%.1f %% of the sum), lost %d of %d, CPU %v (%.2f s per Gbit delivered)",
+				kind, u.OfferedBitsPerSecond/1e6, u.Payload, u.DeliveredBitsPerSecond/1e6, 100*u.DeliveredBitsPerSecond/sum, u.Lost, u.Sent, ucpu,
+				ucpu.Seconds()/max(1e-9, u.DeliveredBitsPerSecond*u.Seconds/1e9))
+			b.ReportMetric(cpu.Seconds()/(float64(r.Bytes)*8/1e9), "tcp-cpu-s/Gbit")
 			b.ReportMetric(r.BitsPerSecond/1e6, "Mbit/s")
 			b.ReportMetric(100*r.BitsPerSecond/sum, "pct-of-sum")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(max(1, pkts)), "cpu-µs/pkt")
