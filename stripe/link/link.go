@@ -25,7 +25,8 @@
 // Send fails with an error for which IsDown is true, and State reports it down; once it is up
 // again both work as before.
 //
-// Every sent frame is one sendto. Received frames are one recvfrom each, or, with
+// Send is one sendto per frame; SendBatch (the optional Batcher interface) hands up to MaxBatch
+// frames to the kernel with one sendmmsg. Received frames are one recvfrom each, or, with
 // Config.RxRing, are read from a TPACKET_V3 ring the kernel fills in blocks: Recv makes a system
 // call only to wait when the ring is empty. A block is handed over when full or RingBlockTimeout
 // after its first frame, so a lone frame waits up to that long. AF_XDP is not used.
