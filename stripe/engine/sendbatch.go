@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/ovsplane/ovsplane/stripe/discovery"
@@ -13,6 +14,41 @@ import (
 // maxSendBatch bounds the frames SendBatch gathers before handing them to the links: below any
 // window (a batch of unsent frames must never fill a window the sender then waits on).
 const maxSendBatch = 64
+
+// sendScratch is one SendBatch call's per-link lists and sendmmsg vector, reused through
+// batchPool.
+type sendScratch struct {
+	perLink [][]batchFrame
+	out     []link.Outgoing
+}
+
+// scratchPool keeps the sendScratch values of an engine's SendBatch calls (several may run at
+// once); its zero value is empty and ready.
+type scratchPool struct {
+	mu   sync.Mutex
+	free []*sendScratch
+}
+
+// get returns a free sendScratch or a new one.
+func (p *scratchPool) get() *sendScratch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		sc := p.free[n-1]
+		p.free = p.free[:n-1]
+		return sc
+	}
+	return new(sendScratch)
+}
+
+// put returns sc for reuse; at most 8 are kept.
+func (p *scratchPool) put(sc *sendScratch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < 8 {
+		p.free = append(p.free, sc)
+	}
+}
 
 // batchFrame is one frame gathered by SendBatch for its link.
 type batchFrame struct {
@@ -37,12 +73,23 @@ func (e *Engine) SendBatch(ctx context.Context, ms []Message) error {
 		}
 	}
 	limit := max(1, min(maxSendBatch, e.cfg.Window/2, e.cfg.MaxInFlight/2, link.MaxBatch))
-	perLink := make([][]batchFrame, len(e.links))
+	sc := e.scratch.get()
+	defer func() {
+		for i := range sc.perLink {
+			clear(sc.perLink[i][:cap(sc.perLink[i])]) // keep no frame alive
+			sc.perLink[i] = sc.perLink[i][:0]
+		}
+		e.scratch.put(sc)
+	}()
+	for len(sc.perLink) < len(e.links) {
+		sc.perLink = append(sc.perLink, make([]batchFrame, 0, limit))
+	}
+	perLink := sc.perLink[:len(e.links)]
 	gathered := 0
 	flush := func() error {
 		for i, fs := range perLink {
 			if len(fs) > 0 {
-				e.sendFrames(ctx, i, fs)
+				e.sendFrames(ctx, sc, i, fs)
 				perLink[i] = fs[:0]
 			}
 		}
@@ -83,7 +130,7 @@ func (e *Engine) SendBatch(ctx context.Context, ms []Message) error {
 
 // sendFrames sends the gathered frames on link i and records where they went. Frames the link
 // did not take are marked for the retransmitter (at once when the link went down).
-func (e *Engine) sendFrames(ctx context.Context, i int, fs []batchFrame) {
+func (e *Engine) sendFrames(ctx context.Context, sc *sendScratch, i int, fs []batchFrame) {
 	ls := e.links[i]
 	bl, ok := ls.l.(link.Batcher)
 	if !ok || ls.bucket != nil {
@@ -101,11 +148,13 @@ func (e *Engine) sendFrames(ctx context.Context, i int, fs []batchFrame) {
 		}
 		return
 	}
-	out := make([]link.Outgoing, len(fs))
-	for k, f := range fs {
-		out[k] = link.Outgoing{Dst: f.mac, B: f.b}
+	out := sc.out[:0]
+	for _, f := range fs {
+		out = append(out, link.Outgoing{Dst: f.mac, B: f.b})
 	}
 	n, err := bl.SendBatch(ctx, out)
+	clear(out)
+	sc.out = out[:0]
 	now := time.Now()
 	for _, f := range fs[:n] {
 		e.mark(f.conn, f.seq, i, now)
