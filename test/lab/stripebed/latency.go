@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"sync"
 	"syscall"
@@ -159,21 +160,33 @@ func Latency(ctx context.Context, a, b *lab.Netns, spec LatencySpec) (LatencyRes
 	return r, nil
 }
 
-// pacedWrite writes 16 KiB chunks to c at rate bit/s for d, then half-closes.
+// pacedWrite writes 16 KiB chunks to c at rate bit/s for d, then half-closes. Like an
+// application with a fixed rate, it does not catch up more than 100 ms it fell behind (a path
+// that cannot carry the rate stays saturated, not ever further behind), and a write still
+// blocked a second after d ends the load.
 func pacedWrite(ctx context.Context, c *net.TCPConn, rate float64, d time.Duration) error {
 	buf := make([]byte, 16<<10)
 	per := time.Duration(float64(len(buf)*8) / rate * float64(time.Second))
+	maxBehind := int64(100*time.Millisecond/per) + 1
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	start := time.Now()
+	if err := c.SetWriteDeadline(start.Add(d + time.Second)); err != nil {
+		return fmt.Errorf("paced load: %w", err)
+	}
 	var sent int64
 	for ctx.Err() == nil {
 		el := time.Since(start)
 		if el >= d {
 			break
 		}
-		for due := int64(el/per) + 1; sent < due; sent++ {
+		due := int64(el/per) + 1
+		sent = max(sent, due-maxBehind)
+		for ; sent < due && time.Since(start) < d; sent++ {
 			if _, err := c.Write(buf); err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					return nil // saturated to the end
+				}
 				return fmt.Errorf("paced load: %w", err)
 			}
 		}

@@ -72,6 +72,11 @@ type StripeOptions struct {
 	RxRing bool
 	// NoOffload opens the tun devices without segmentation offloads (tunnel.Config.NoOffload).
 	NoOffload bool
+	// SendBufferMs, when not 0, sizes every link's socket send buffer (link.Config.SendBuffer)
+	// to that many milliseconds at the link's rate, doubled for the kernel's per-frame overhead:
+	// the bytes queued in the socket and the tbf are then about the same time on every link,
+	// instead of the kernel default's 200 KiB (17 ms at 100 Mbit/s, 4 ms at 400).
+	SendBufferMs int
 }
 
 // StartStripeWith is StartStripe with the engine options o.
@@ -135,8 +140,12 @@ func (s *Stripe) startNode(ctx context.Context, ns *lab.Netns, self, peer uint32
 	capa []uint64, o StripeOptions, addr netip.Prefix) (StripeNode, error) {
 	var n StripeNode
 	err := ns.Do(func() error {
-		for _, name := range ends {
-			l, err := link.Open(ctx, link.Config{Interface: name, RxRing: o.RxRing})
+		for i, name := range ends {
+			sndbuf := 0
+			if o.SendBufferMs > 0 {
+				sndbuf = min(link.MaxSocketBuffer, max(link.MinSocketBuffer, int(2*vmax[i]*float64(o.SendBufferMs)/1000)))
+			}
+			l, err := link.Open(ctx, link.Config{Interface: name, RxRing: o.RxRing, SendBuffer: sndbuf})
 			if err != nil {
 				return err
 			}

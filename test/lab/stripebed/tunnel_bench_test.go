@@ -14,7 +14,8 @@ import (
 )
 
 // policiesEnv selects the policies BenchmarkStripeTunnel measures: a comma-separated list of
-// policy kinds, each optionally followed by "+nooffload" (tun devices without offloads), then
+// policy kinds, each optionally followed by "+nooffload" (tun devices without offloads),
+// "+sndbuf" (link send buffers of 5 ms at the link's rate, StripeOptions.SendBufferMs), then
 // "+ring" (links receive through TPACKET_V3 rings) and then "+pace" (links paced to their
 // rates); unset,
 // weighted+pace, weighted and round-robin.
@@ -43,8 +44,13 @@ func BenchmarkStripeTunnel(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			k, pace := strings.CutSuffix(strings.TrimSpace(kind), "+pace")
 			k, ring := strings.CutSuffix(k, "+ring")
+			k, sndbuf := strings.CutSuffix(k, "+sndbuf")
 			k, noOff := strings.CutSuffix(k, "+nooffload")
-			s := bed.StartStripeWith(b, StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring, NoOffload: noOff}, rates)
+			o := StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring, NoOffload: noOff}
+			if sndbuf {
+				o.SendBufferMs = 5
+			}
+			s := bed.StartStripeWith(b, o, rates)
 			const n = 64 << 20
 			cpu0 := cpuTime(b)
 			r, err := TCPBulk(b.Context(), bed.A, bed.B, TCPSpec{Src: s.AAddr, Dst: s.BAddr, Bytes: n, CC: defaultCC()})
@@ -64,9 +70,16 @@ func BenchmarkStripeTunnel(b *testing.B) {
 			if err != nil {
 				b.Fatalf("UDP over the tunnel: %v", err)
 			}
+			lat, err := Latency(b.Context(), bed.A, bed.B, LatencySpec{Src: s.AAddr, Dst: s.BAddr, LoadBitsPerSec: sum / 2, Duration: 3 * time.Second, CC: defaultCC()})
+			if err != nil {
+				b.Fatalf("latency over the tunnel: %v", err)
+			}
+			b.Logf("%s: latency at half the summed rate: p50 %v, p99 %v (%d samples, load delivered %.0f Mbit/s)", kind, lat.P50, lat.P99, lat.Samples, lat.LoadBitsPerSecond/1e6)
 			if err := s.Stop(); err != nil {
 				b.Fatalf("stop: %v", err)
 			}
+			b.ReportMetric(float64(lat.P50.Microseconds())/1e3, "p50-ms")
+			b.ReportMetric(float64(lat.P99.Microseconds())/1e3, "p99-ms")
 			b.ReportMetric(u.DeliveredBitsPerSecond/1e6, "udp-Mbit/s")
 			b.ReportMetric(100*float64(u.Lost)/float64(max(1, u.Sent)), "udp-loss-pct")
 			b.Logf("%s: UDP offered %.0f Mbit/s of %d-byte datagrams, delivered %.0f Mbit/s (%.1f %% of the sum), lost %d of %d, CPU %v (%.2f s per Gbit delivered)",
