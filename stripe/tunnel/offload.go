@@ -200,19 +200,27 @@ func setPseudo(p []byte, x l4) {
 	binary.BigEndian.PutUint16(p[x.ipLen+x.csumOffset():], fold(s))
 }
 
-// splitter cuts the device's packets into packets of at most mtu bytes. Its buffers are reused
-// by every call.
+// splitter cuts the device's packets into packets of at most mtu bytes. The packets of
+// several calls accumulate in its buffers until reset, which reuses them.
 type splitter struct {
 	mtu     int
 	scratch []byte
 	segs    [][]byte
 }
 
+// splitScratch is the least size of a splitter's segment buffer.
+const splitScratch = 256 << 10
+
+// reset forgets every packet split so far; the slices returned before are no longer valid.
+func (s *splitter) reset() {
+	s.scratch, s.segs = s.scratch[:0], s.segs[:0]
+}
+
 // split returns the packets that pkt (read from the device with header h) stands for, each
 // at most s.mtu bytes. A packet without GSO is returned as it is (it must fit the MTU). The
-// returned slices are valid until the next call.
+// returned slices are valid until reset.
 func (s *splitter) split(h vnetHdr, pkt []byte) ([][]byte, error) {
-	s.segs = s.segs[:0]
+	first := len(s.segs)
 	gso := h.gsoType &^ gsoECNBit
 	if gso == gsoNone && h.gsoType != gsoNone {
 		return nil, fmt.Errorf("%w: GSO type %#02x: the ECN bit without a type", errOffload, h.gsoType)
@@ -226,7 +234,8 @@ func (s *splitter) split(h vnetHdr, pkt []byte) ([][]byte, error) {
 				return nil, err
 			}
 		}
-		return append(s.segs, pkt), nil
+		s.segs = append(s.segs, pkt)
+		return s.segs[first:], nil
 	}
 	x, ok := parseL4(pkt)
 	if !ok && len(pkt) >= 20 && pkt[0]>>4 == 4 && len(pkt) <= maxIPPacket {
@@ -261,13 +270,17 @@ func (s *splitter) split(h vnetHdr, pkt []byte) ([][]byte, error) {
 	if n <= 1 {
 		setPseudo(pkt, x)
 		fixIP(pkt, x, ipID(pkt, x))
-		return append(s.segs, pkt), nil
+		s.segs = append(s.segs, pkt)
+		return s.segs[first:], nil
 	}
 	need := n*x.hdrLen + payload
-	if cap(s.scratch) < need {
-		s.scratch = make([]byte, need)
+	base := len(s.scratch)
+	if cap(s.scratch)-base < need {
+		// a new buffer: the packets already returned keep the old one
+		s.scratch, base = make([]byte, 0, max(need, splitScratch)), 0
 	}
-	buf := s.scratch[:need]
+	s.scratch = s.scratch[:base+need]
+	buf := s.scratch[base:]
 	id := ipID(pkt, x)
 	var seq uint32
 	var flags byte
@@ -298,7 +311,7 @@ func (s *splitter) split(h vnetHdr, pkt []byte) ([][]byte, error) {
 		fixIP(p, x, id+uint16(i))
 		s.segs = append(s.segs, p)
 	}
-	return s.segs, nil
+	return s.segs[first:], nil
 }
 
 // ipVersion is 4 or 6.

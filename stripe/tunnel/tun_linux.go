@@ -204,20 +204,20 @@ func (t *Tunnel) toEngine(ctx context.Context) error {
 	}
 }
 
-// readBatch bounds the device reads toEngineOffload gathers into one engine batch: the first
-// waits, the others take only what is already queued.
-const readBatch = 8
+// Read batching: the first read of a batch waits, the others take only what is already
+// queued, up to readBatch reads, into one arena of readArena bytes (a read needs room for a
+// whole super-packet).
+const (
+	readBatch = 64
+	readArena = 1 << 20
+)
 
 // toEngineOffload reads the device with its virtio_net_hdr, splits super-packets and sends
-// every packet to the peer. Reads that find packets already queued join the batch, up to
-// readBatch, so datagrams and small packets go to the engine (and its links) together too.
+// every packet to the peer. Reads that find packets already queued join the batch, so
+// datagrams and small packets go to the engine (and its links) together too.
 func (t *Tunnel) toEngineOffload(ctx context.Context) error {
-	bufs := make([][]byte, readBatch)
-	sps := make([]*splitter, readBatch)
-	for i := range bufs {
-		bufs[i] = make([]byte, vnetHdrLen+maxIPPacket)
-		sps[i] = &splitter{mtu: t.cfg.MTU}
-	}
+	arena := make([]byte, readArena)
+	sp := &splitter{mtu: t.cfg.MTU}
 	rc, err := t.f.SyscallConn()
 	if err != nil {
 		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
@@ -227,22 +227,26 @@ func (t *Tunnel) toEngineOffload(ctx context.Context) error {
 	var conns []int
 	for {
 		ms, conns = ms[:0], conns[:0]
-		for r := range readBatch {
+		sp.reset()
+		off := 0
+		for r := 0; r < readBatch && len(arena)-off >= vnetHdrLen+maxIPPacket; r++ {
+			buf := arena[off : off+vnetHdrLen+maxIPPacket]
 			var n int
 			if r == 0 {
-				if n, err = t.f.Read(bufs[0]); err != nil {
+				if n, err = t.f.Read(buf); err != nil {
 					return t.readErr(ctx, err)
 				}
-			} else if n = t.tryRead(rc, bufs[r]); n == 0 {
+			} else if n = t.tryRead(rc, buf); n == 0 {
 				break
 			}
+			off += n
 			t.c.reads.Add(1)
-			h, err := decodeVnetHdr(bufs[r][:n])
+			h, err := decodeVnetHdr(buf[:n])
 			if err != nil {
 				t.c.malformed.Add(1)
 				continue
 			}
-			segs, err := sps[r].split(h, bufs[r][vnetHdrLen:n])
+			segs, err := sp.split(h, buf[vnetHdrLen:n])
 			if err != nil {
 				t.c.malformed.Add(1)
 				t.cfg.Logger.Warn("tunnel: packet from the device dropped", "device", t.cfg.Name, "err", err)
