@@ -29,7 +29,8 @@ build:
 
 ## plugins: build the plugin binaries into bin/plugins/ — the reference plugin,
 ## ovsplane-plugin-veth (examples/veth-reference), ovsplane-plugin-vdpa (plugins/vdpa),
-## ovsplane-plugin-dsa (plugins/dsa) and ovsplane-plugin-stripe (plugins/stripe) — static and reproducible
+## ovsplane-plugin-dsa (plugins/dsa), ovsplane-plugin-stripe (plugins/stripe) and ovsplane-plugin-overlay
+## (plugins/overlay) — static and reproducible
 ## (same source, same SHA-256), and print the sha256 pins for the daemon's plugins: allow-list
 .PHONY: plugins
 plugins:
@@ -38,7 +39,8 @@ plugins:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-vdpa ./plugins/vdpa
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-dsa ./plugins/dsa
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-stripe ./plugins/stripe
-	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa ovsplane-plugin-dsa ovsplane-plugin-stripe
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-overlay ./plugins/overlay
+	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa ovsplane-plugin-dsa ovsplane-plugin-stripe ovsplane-plugin-overlay
 
 ## test: prepare the lab (as root: Debian packages, hugepages) and run every test with -race.
 ## As root the integration tests must run (OVSPLANE_REQUIRE_LAB=1 turns a missing lab into a
@@ -128,6 +130,13 @@ bench-stripe:
 	@scripts/lab-setup.sh
 	STRIPEBED_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench 'BenchmarkAlternatives' -benchtime 1x -timeout 20m -v ./test/lab/stripebed/
 
+## bench-stripe-apps: five applications through the stripe engines and endpoints (issue 16; as
+## root): per-application Mbit/s and Jain's index, Vmax at and at a quarter of the link rates
+.PHONY: bench-stripe-apps
+bench-stripe-apps:
+	@scripts/lab-setup.sh
+	$(GO) test -run '^$$' -bench 'BenchmarkStripeApps' -benchtime 1x -timeout 10m -v ./test/lab/stripebed/
+
 ## bench-overlay-route: the overlay routing core (issue 17) at 1k/2k/10k/100k nodes, incremental
 ## link changes, side by side with gonum's DijkstraAllPaths (1k, 2k) and a plain two-phase
 ## all-pairs (1k..10k), each arm in its own process (peak RSS); no root, no lab. ~5 min.
@@ -135,6 +144,17 @@ bench-stripe:
 .PHONY: bench-overlay-route
 bench-overlay-route:
 	set -o pipefail; $(GO) test -run '^$$' -bench BenchmarkOverlayRoute -benchtime 1x -timeout 60m ./bench/overlayroute/ | tee bench-overlay-route.out
+
+## bench-overlay-tunnels: the overlay's tunnels side by side on one two-netns bed over one veth
+## (issue 17; as root, needs the lab): OVS vxlan and geneve (userspace datapath, br-phy/br-int),
+## the EthUDP engine plain and LZ4 through a tap port of br-int, WireGuard in userspace, EthUDP
+## inside WireGuard. iperf3 TCP throughput and CPU seconds per Gbit (ovs-vswitchd, the in-process
+## engine, iperf3); prints a markdown table (bench-overlay-tunnels.out) for docs/benchmarks.md.
+## OVERLAY_TUNNELS_BYTES sets the bytes per arm (default 512 MiB).
+.PHONY: bench-overlay-tunnels
+bench-overlay-tunnels:
+	@scripts/lab-setup.sh
+	set -o pipefail; OVSPLANE_REQUIRE_LAB=1 $(GO) test -run '^$$' -bench BenchmarkOverlayTunnels -benchtime 1x -timeout 30m -v ./bench/overlaytunnels/ | tee bench-overlay-tunnels.out
 
 ## ethudp-interop: our overlay/ethudp Link against the reference C EthUDP (commit c45a8c2), every
 ## mode in both directions, as root. Needs network access to clone github.com/bg6cq/ethudp (it has

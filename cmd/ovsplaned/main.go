@@ -249,7 +249,9 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	go func() { defer close(followed); followOtherConfig(fctx, client, d) }()
 	defer func() { stopFollow(); <-followed }()
 
-	api := apiserver.New(d, apiserver.Options{Logger: log, Audit: auditLogger(cfg.Log, stderr)})
+	ov := overlayView(cfg, log)
+	defer ov.Close()
+	api := apiserver.New(d, apiserver.Options{Logger: log, Audit: auditLogger(cfg.Log, stderr), Overlay: ov})
 	var wg sync.WaitGroup
 	errc := make(chan error, 3)
 	srvCtx, stopServers := context.WithCancel(ctx)

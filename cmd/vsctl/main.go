@@ -2,12 +2,13 @@
 // errors and exit statuses, with much less work per invocation on big switches because it
 // reads only the rows each command needs. See internal/cli/vsctl.
 //
-// Three commands ovs-vsctl does not have talk to the ovsplaned daemon instead of OVSDB:
-// `vsctl status [OBJECT...]`, `vsctl apply -f FILE` and `vsctl plugin list|status [NAME]` (see
-// internal/cli/daemoncmd). A command line whose first non-option argument is one of them goes
-// there. So does `vsctl add-port BR P -- set Interface P type=T ...` when T is not an Open
-// vSwitch interface type (a plugin's port, added by the daemon; daemoncmd.RoutePort), or is
-// refused when no daemon is found; every other line is ovs-vsctl's. --daemon=ADDR, which
+// Four commands ovs-vsctl does not have talk to the ovsplaned daemon instead of OVSDB:
+// `vsctl status [OBJECT...]`, `vsctl apply -f FILE`, `vsctl plugin list|status [NAME]` and
+// `vsctl overlay nodes|links|routes|versions|lookup` (see internal/cli/daemoncmd). A command
+// line whose first non-option argument is one of them goes there. So does `vsctl add-port BR
+// P -- set Interface P type=T ...` when T is not an Open vSwitch interface type (a plugin's
+// port, added by the daemon; daemoncmd.RoutePort), or is refused when no daemon is found;
+// every other line is ovs-vsctl's. --daemon=ADDR, which
 // ovs-vsctl does not have, is accepted among the global options of every line and names the
 // daemon. `vsctl --help` prints ovs-vsctl's help, then theirs.
 package main

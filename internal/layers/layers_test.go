@@ -38,6 +38,7 @@ var floors = map[string]int{
 	"plugins/vdpa":                          programs,
 	"plugins/dsa":                           programs,
 	"plugins/stripe":                        programs,
+	"plugins/overlay":                       programs,
 	"examples/plugin-sample":                programs,
 	"examples/veth-reference":               programs,
 	"internal/cli/vsctl/internal/genschema": programs,
@@ -47,6 +48,7 @@ var floors = map[string]int{
 	"plugins/vdpa/internal/...":            core,
 	"plugins/dsa/internal/...":             core,
 	"plugins/stripe/internal/...":          core,
+	"plugins/overlay/internal/...":         core,
 	"examples/veth-reference/internal/...": core,
 
 	"ovsdb/...":             services,

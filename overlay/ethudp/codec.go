@@ -217,8 +217,9 @@ func (c *Codec) Seal(payload []byte) (body []byte, compressed bool, err error) {
 	body = payload
 	if c.opts.LZ4 > 0 {
 		dst := make([]byte, lz4.CompressBlockBound(len(payload))+1)
-		var comp lz4.Compressor
-		n, cerr := comp.CompressBlock(payload, dst[:len(dst)-1])
+		// lz4.CompressBlock reuses pooled compressors: a fresh lz4.Compressor is a 136 KiB
+		// hash table to zero for every frame.
+		n, cerr := lz4.CompressBlock(payload, dst[:len(dst)-1], nil)
 		if cerr == nil && n > 0 && n < len(payload) {
 			dst[n] = FlagCompressed
 			body, compressed = dst[:n+1], true

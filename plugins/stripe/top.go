@@ -46,7 +46,16 @@ type peerRow struct {
 	job, peer, state                          string
 	known, sent, delivered, retransmits       float64
 	adjusts, reorder, reorderMax, lost, drops float64
+	resets, available, fairShare              float64
 	links                                     []linkRow
+	apps                                      []appRow
+}
+
+// appRow is one application's numbers in a frame (bytes per second for the rates).
+type appRow struct {
+	name                                   string
+	share, sendRate, recvRate              float64
+	sent, received, pacingDrops, recvDrops float64
 }
 
 // previous keeps the last frame's byte counters, for the rates.
@@ -83,6 +92,15 @@ func frame(jobs []*ovsplanev1.JobInfo, jobFilter string, prev previous) []peerRo
 				continue
 			}
 			pr := peerOf(p)
+			if name := m.GetLabels()["app"]; name != "" {
+				i := slices.IndexFunc(pr.apps, func(a appRow) bool { return a.name == name })
+				if i < 0 {
+					pr.apps = append(pr.apps, appRow{name: name})
+					i = len(pr.apps) - 1
+				}
+				setApp(&pr.apps[i], m.GetName(), m.GetValue())
+				continue
+			}
 			if l := m.GetLabels()["link"]; l != "" {
 				k := linkKey{j.GetName(), p, l}
 				lr, ok := links[k]
@@ -123,6 +141,7 @@ func frame(jobs []*ovsplanev1.JobInfo, jobFilter string, prev previous) []peerRo
 				pr.links = append(pr.links, *lr)
 			}
 			slices.SortFunc(pr.links, func(a, b linkRow) int { return cmp.Compare(a.key.link, b.key.link) })
+			slices.SortFunc(pr.apps, func(a, b appRow) int { return cmp.Compare(a.name, b.name) })
 			rows = append(rows, *pr)
 		}
 	}
@@ -150,6 +169,32 @@ func setPeer(r *peerRow, name string, v float64) {
 		r.lost = v
 	case "stripe_bad_frames":
 		r.drops = v
+	case "stripe_resets":
+		r.resets = v
+	case "stripe_available_bytes_per_second":
+		r.available = v
+	case "stripe_fair_share_bytes_per_second":
+		r.fairShare = v
+	}
+}
+
+// setApp sets one application metric.
+func setApp(r *appRow, name string, v float64) {
+	switch name {
+	case "stripe_app_share_bytes_per_second":
+		r.share = v
+	case "stripe_app_send_bytes_per_second":
+		r.sendRate = v
+	case "stripe_app_receive_bytes_per_second":
+		r.recvRate = v
+	case "stripe_app_sent_bytes":
+		r.sent = v
+	case "stripe_app_received_bytes":
+		r.received = v
+	case "stripe_app_pacing_drops":
+		r.pacingDrops = v
+	case "stripe_app_receive_drops":
+		r.recvDrops = v
 	}
 }
 
@@ -217,14 +262,26 @@ func render(w io.Writer, now time.Time, rows []peerRow) error {
 		return nil
 	}
 	for _, r := range rows {
-		fmt.Fprintf(w, "JOB %s  PEER %s  %s  known %s  sent %s  delivered %s  retransmits %.0f  adjusts %.0f  reorder %.0f (max %.0f)  lost %.0f  bad %.0f\n",
-			r.job, r.peer, r.state, yesNo(r.known), bytesText(r.sent), bytesText(r.delivered), r.retransmits, r.adjusts, r.reorder, r.reorderMax, r.lost, r.drops)
+		fmt.Fprintf(w, "JOB %s  PEER %s  %s  known %s  sent %s  delivered %s  retransmits %.0f  adjusts %.0f  reorder %.0f (max %.0f)  lost %.0f  bad %.0f  resets %.0f\n",
+			r.job, r.peer, r.state, yesNo(r.known), bytesText(r.sent), bytesText(r.delivered), r.retransmits, r.adjusts, r.reorder, r.reorderMax, r.lost, r.drops, r.resets)
 		if len(r.links) > 0 {
 			tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "  LINK\tUSABLE\tMACS\tTX Mbit/s\tRX Mbit/s\tTX LOAD\tRX LOAD\tBALANCE\tCHOICES\tDROPS\tDOWNS")
 			for _, l := range r.links {
 				fmt.Fprintf(tw, "  %s\t%s\t%.0f\t%s\t%s\t%.3f\t%.3f\t%+.3f\t%.0f\t%.0f\t%.0f\n", l.key.link, yesNo(l.usable), l.macs,
 					rate(l.txRate), rate(l.rxRate), l.txLoad, l.rxLoad, l.balance, l.choices, l.drops, l.downs)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+		if len(r.apps) > 0 {
+			fmt.Fprintf(w, "  applications: available %s Mbit/s, fair share %s Mbit/s\n", rate(r.available*8/1e6), rate(r.fairShare*8/1e6))
+			tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "  APP\tSHARE Mbit/s\tTX Mbit/s\tRX Mbit/s\tSENT\tRECEIVED\tPACING DROPS\tRX DROPS")
+			for _, a := range r.apps {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\n", a.name, rate(a.share*8/1e6), rate(a.sendRate*8/1e6),
+					rate(a.recvRate*8/1e6), bytesText(a.sent), bytesText(a.received), a.pacingDrops, a.recvDrops)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -28,6 +28,10 @@ func jobInfo(at time.Time, txA, txB float64) *ovsplanev1.JobInfo {
 			{Name: "stripe_link_balance_degree", Value: -0.125, Labels: la},
 			{Name: "stripe_link_tx_bytes", Value: txB, Labels: lb},
 			{Name: "stripe_link_usable", Value: 0, Labels: lb},
+			{Name: "stripe_fair_share_bytes_per_second", Value: 25e6, Labels: peer},
+			{Name: "stripe_app_share_bytes_per_second", Value: 25e6, Labels: map[string]string{"peer": "2", "app": "video"}},
+			{Name: "stripe_app_send_bytes_per_second", Value: 12.5e6, Labels: map[string]string{"peer": "2", "app": "video"}},
+			{Name: "stripe_app_pacing_drops", Value: 3, Labels: map[string]string{"peer": "2", "app": "video"}},
 		}}
 }
 
@@ -56,7 +60,8 @@ func TestTopFrames(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{"JOB s0", "PEER 2", "running", "known yes", "sent 3.0 MiB", "retransmits 7", "reorder 0 (max 12)",
-		"eth1  yes     0     20.0", "0.250", "-0.125", "eth2  no"} {
+		"eth1  yes     0     20.0", "0.250", "-0.125", "eth2  no",
+		"fair share 200.0 Mbit/s", "video  200.0         100.0      0.0"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("frame lacks %q:\n%s", want, text)
 		}

@@ -196,6 +196,11 @@ type app struct {
 	sendDrops, recvDrop atomic.Uint64
 	backpressure        atomic.Uint64
 	sendErrors          atomic.Uint64
+	// guarded by Endpoint.mu: the counters at the last share computation and the smoothed
+	// rates (EWMA, the seed's r) of the bytes sent and received since, bytes per second.
+	lastSent, lastRecv uint64
+	sendRate, recvRate float64
+	rated              bool
 }
 
 func (a *app) conn() engine.Conn {
@@ -219,6 +224,7 @@ type Endpoint struct {
 	c struct {
 		registered, refused, malformed atomic.Uint64
 		unroutable, gaps, broken       atomic.Uint64
+		resets                         atomic.Uint64
 	}
 }
 
@@ -414,6 +420,15 @@ func (e *Endpoint) reshare(now time.Time, elapsed time.Duration) {
 			e.cfg.Logger.Warn("stripe endpoint: available bandwidth", "peer", ps.Node, "err", err)
 		}
 	}
+	secs := max(elapsed.Seconds(), 1e-3)
+	for _, a := range e.apps {
+		sent, recv := a.sentBytes.Load(), a.recvBytes.Load()
+		sr, rr := float64(sent-a.lastSent)/secs, float64(recv-a.lastRecv)/secs
+		if a.rated {
+			sr, rr = smoothing*sr+(1-smoothing)*a.sendRate, smoothing*rr+(1-smoothing)*a.recvRate
+		}
+		a.lastSent, a.lastRecv, a.sendRate, a.recvRate, a.rated = sent, recv, sr, rr, true
+	}
 	e.shareLocked(now)
 }
 
@@ -585,6 +600,14 @@ func (e *Endpoint) dispatch(ctx context.Context, ps *peerState) {
 			continue
 		}
 		s := asm[d.Conn]
+		if d.Reset && s != nil {
+			// The peer restarted the connection: a message in pieces is gone with it.
+			e.c.resets.Add(1)
+			if s.started {
+				e.c.broken.Add(1)
+			}
+			s = nil
+		}
 		if s == nil {
 			if len(asm) > e.cfg.MaxApps {
 				clear(asm) // stale connections of deregistered applications
@@ -704,6 +727,9 @@ type AppStats struct {
 	// Demand is the demanded rate in bytes per second (0: none, as much as the share gives);
 	// Share the rate it is paced to now.
 	Demand, Share float64
+	// SendRate and ReceiveRate are the smoothed rates (EWMA with r = 0.8, updated every
+	// Period) of the message bytes it sent and received, in bytes per second.
+	SendRate, ReceiveRate float64
 	// SentMessages and SentBytes count the messages handed to the transport; ReceivedMessages
 	// and ReceivedBytes those written to the client.
 	SentMessages, SentBytes         uint64
@@ -731,14 +757,16 @@ type Stats struct {
 	Peers []PeerStats
 	// Registered counts registrations, Refused refused ones; Malformed messages that did not
 	// decode; Unroutable deliveries no registered application takes; Gaps sequence gaps in a
-	// connection (frames the engine declared lost); Broken messages whose pieces did not fit.
-	Registered, Refused, Malformed, Unroutable, Gaps, Broken uint64
+	// connection (frames the engine declared lost); Broken messages whose pieces did not fit;
+	// Resets connections the peer restarted (engine.Delivery.Reset) while a message of theirs
+	// was being put together or had been.
+	Registered, Refused, Malformed, Unroutable, Gaps, Broken, Resets uint64
 }
 
 // Stats returns a snapshot of the shares and counters.
 func (e *Endpoint) Stats() Stats {
 	s := Stats{Registered: e.c.registered.Load(), Refused: e.c.refused.Load(), Malformed: e.c.malformed.Load(),
-		Unroutable: e.c.unroutable.Load(), Gaps: e.c.gaps.Load(), Broken: e.c.broken.Load()}
+		Unroutable: e.c.unroutable.Load(), Gaps: e.c.gaps.Load(), Broken: e.c.broken.Load(), Resets: e.c.resets.Load()}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	count := map[*peerState]int{}
@@ -750,6 +778,7 @@ func (e *Endpoint) Stats() Stats {
 		}
 		s.Apps = append(s.Apps, AppStats{ID: a.id, Name: a.name, Service: a.service, LocalPort: a.local,
 			PeerNode: a.peer.Node, PeerPort: a.peerPort, Demand: demand, Share: math.Float64frombits(a.share.Load()),
+			SendRate: a.sendRate, ReceiveRate: a.recvRate,
 			SentMessages: a.sentMsgs.Load(), SentBytes: a.sentBytes.Load(),
 			ReceivedMessages: a.recvMsgs.Load(), ReceivedBytes: a.recvBytes.Load(),
 			SendDrops: a.sendDrops.Load(), Backpressure: a.backpressure.Load(), ReceiveDrops: a.recvDrop.Load(),

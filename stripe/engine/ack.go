@@ -18,11 +18,14 @@ type Conn struct {
 }
 
 // Ack is a cumulative acknowledgement: the receiver From expects sequence number Next of
-// connection Conn from node To.
+// connection Conn from node To. With Reset it is a reset request instead: the receiver has no
+// state for Conn (it restarted since the sender's sequence space began) and Next is the
+// sequence number of the frame that showed it; the frame carries FlagControl|FlagReset.
 type Ack struct {
 	From, To uint32
 	Conn     Conn
 	Next     uint64
+	Reset    bool
 }
 
 // AppendAck appends the control frame of a to dst.
@@ -38,16 +41,21 @@ func AppendAck(dst []byte, a Ack) ([]byte, error) {
 	binary.BigEndian.PutUint16(p[2:], a.Conn.Service)
 	binary.BigEndian.PutUint16(p[4:], a.Conn.SrcPort)
 	binary.BigEndian.PutUint16(p[6:], a.Conn.DstPort)
-	return frame.Append(dst, frame.Header{Flags: frame.FlagControl, Service: discovery.ControlService,
+	flags := frame.FlagControl
+	if a.Reset {
+		flags |= frame.FlagReset
+	}
+	return frame.Append(dst, frame.Header{Flags: flags, Service: discovery.ControlService,
 		SrcNode: a.From, DstNode: a.To, Seq: a.Next}, p[:])
 }
 
-// DecodeAck decodes an ack from a decoded frame. It fails, wrapping discovery.ErrControl, when
-// the frame is not a control frame (FlagControl alone, discovery.ControlService), not an ack,
+// DecodeAck decodes an ack (or, with FlagReset, a reset request) from a decoded frame. It
+// fails, wrapping discovery.ErrControl, when the frame is not a control frame (FlagControl,
+// optionally with FlagReset, and discovery.ControlService), not an ack,
 // not AckLen bytes, has a non-zero reserved byte or port field, a node id of 0, or a sequence
 // number of 2^63 or more.
 func DecodeAck(h frame.Header, payload []byte) (Ack, error) {
-	if h.Flags != frame.FlagControl || h.Service != discovery.ControlService {
+	if (h.Flags != frame.FlagControl && h.Flags != frame.FlagControl|frame.FlagReset) || h.Service != discovery.ControlService {
 		return Ack{}, fmt.Errorf("engine: flags %#02x service %#04x: not a control frame: %w", uint8(h.Flags), h.Service, discovery.ErrControl)
 	}
 	if len(payload) != AckLen || payload[0] != byte(discovery.MsgAck) || payload[1] != 0 {
@@ -56,7 +64,7 @@ func DecodeAck(h frame.Header, payload []byte) (Ack, error) {
 	if h.SrcNode == 0 || h.DstNode == 0 || h.SrcPort != 0 || h.DstPort != 0 || h.Seq >= reorder.MaxSeq {
 		return Ack{}, fmt.Errorf("engine: ack from node %d to node %d, ports %d→%d, next %d: %w", h.SrcNode, h.DstNode, h.SrcPort, h.DstPort, h.Seq, discovery.ErrControl)
 	}
-	return Ack{From: h.SrcNode, To: h.DstNode, Next: h.Seq, Conn: Conn{
+	return Ack{From: h.SrcNode, To: h.DstNode, Next: h.Seq, Reset: h.Flags&frame.FlagReset != 0, Conn: Conn{
 		Service: binary.BigEndian.Uint16(payload[2:]),
 		SrcPort: binary.BigEndian.Uint16(payload[4:]),
 		DstPort: binary.BigEndian.Uint16(payload[6:]),

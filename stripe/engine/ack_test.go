@@ -28,6 +28,17 @@ func TestAckRoundTrip(t *testing.T) {
 	if got, err := engine.DecodeAck(h, p); err != nil || got != a {
 		t.Fatalf("DecodeAck(AppendAck(%+v)) = %+v, %v", a, got, err)
 	}
+	// A reset request travels with FlagControl|FlagReset and decodes back to itself.
+	r := engine.Ack{From: 2, To: 1, Conn: a.Conn, Next: 1 << 40, Reset: true}
+	rb, err := engine.AppendAck(nil, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, p, err := frame.Decode(rb); err != nil || h.Flags != frame.FlagControl|frame.FlagReset {
+		t.Fatalf("reset request header %+v, %v: want FlagControl|FlagReset", h, err)
+	} else if got, err := engine.DecodeAck(h, p); err != nil || got != r {
+		t.Fatalf("DecodeAck(AppendAck(%+v)) = %+v, %v", r, got, err)
+	}
 	for _, bad := range []engine.Ack{{From: 0, To: 1}, {From: 1, To: 0}, {From: 1, To: 2, Next: 1 << 63}} {
 		if _, err := engine.AppendAck(nil, bad); err == nil {
 			t.Errorf("AppendAck(%+v) succeeded", bad)
@@ -53,6 +64,10 @@ func TestAckRoundTrip(t *testing.T) {
 func FuzzDecodeAck(f *testing.F) {
 	b, err := engine.AppendAck(nil, engine.Ack{From: 2, To: 1, Conn: engine.Conn{Service: 1, SrcPort: 2, DstPort: 3}, Next: 9})
 	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	if b, err = engine.AppendAck(nil, engine.Ack{From: 2, To: 1, Conn: engine.Conn{Service: 1}, Next: 1 << 41, Reset: true}); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b)

@@ -8,10 +8,10 @@
 // # Connections and sequence numbers
 //
 // A connection is (service, source port, destination port) from this node to the peer. Its
-// frames carry sequence numbers 0, 1, 2, … in the stripe/frame header. Send splits a message
-// into frames of at most MaxPayload bytes (the smallest link MTU minus the header), so a
-// connection is a byte stream: Receive returns the frames' payloads in order, not the
-// messages Send was given.
+// frames carry consecutive sequence numbers in the stripe/frame header, from a start taken
+// from the clock (see Restarts). Send splits a message into frames of at most MaxPayload
+// bytes (the smallest link MTU minus the header), so a connection is a byte stream: Receive
+// returns the frames' payloads in order, not the messages Send was given.
 //
 // # Reliability
 //
@@ -52,8 +52,21 @@
 // destination port (2 bytes each, big endian, as the data frames carry them); the header's Seq
 // is the next sequence number expected, SrcNode the receiver, DstNode the sender.
 //
-// Still to come: restart handling (frame.FlagReset), several peers per engine, TPACKET rings,
-// the OVS-DPDK link mode, the application endpoints and the plugin around it.
+// # Restarts
+//
+// Every connection's sequence space starts at a number taken from the wall clock (initialSeq:
+// nanoseconds, aligned to reorder.MaxWindow), and its frames carry frame.FlagReset until the
+// first ack of that space arrives. A receiver that sees a flagged frame of a newer space than
+// the one it follows (the sender restarted) delivers what it holds of the old space and
+// follows the new one (Stats.Resets; the first delivery of the new space has Delivery.Reset);
+// flagged frames of an older space are dropped (Stats.StaleFrames). A receiver that has no
+// state for a connection and gets an unflagged frame (the receiver restarted) drops it and
+// sends a reset request, an ack with FlagReset (Stats.ResetRequests); the sender then discards
+// the connection's unacknowledged frames (Stats.Discarded: sending them again could hand the
+// restarted side's application a copy of what it had before) and starts a new space
+// (Stats.Restarts). Neither side hangs, and nothing is delivered twice or out of order.
+//
+// Still to come: several peers per engine, the OVS-DPDK link mode.
 package engine
 
 import (

@@ -33,6 +33,9 @@ type Delivery struct {
 	Conn    Conn
 	Seq     uint64
 	Payload []byte
+	// Reset marks the first delivery of a new sequence space of Conn: the peer restarted
+	// (FlagReset) and what follows does not continue what came before.
+	Reset bool
 }
 
 // wallClock is the real clock of the load tracker.
@@ -66,6 +69,9 @@ type sendFlow struct {
 	conn  Conn
 	next  uint64 // the next sequence number to assign
 	base  uint64 // the lowest unacknowledged sequence number
+	start uint64 // the first sequence number of the current sequence space
+	// fresh: no ack of the current sequence space arrived yet, so new frames carry FlagReset.
+	fresh bool
 	slots []pending
 }
 
@@ -73,7 +79,33 @@ type sendFlow struct {
 type recvFlow struct {
 	conn  Conn
 	buf   *reorder.Buffer
-	dirty bool // frames arrived since the last ack
+	start uint64 // the first sequence number of the sender's current sequence space
+	dirty bool   // frames arrived since the last ack
+	reset bool   // the next delivery is the first of a new sequence space
+}
+
+// seqAlign aligns the start of every sequence space: a connection's frames carry FlagReset
+// only while none of its current space was acknowledged, so within Window (at most
+// reorder.MaxWindow = seqAlign) of the start, and the receiver finds the start of a flagged
+// frame's space as seq &^ (seqAlign−1).
+const seqAlign = uint64(reorder.MaxWindow)
+
+// initialSeq is the first sequence number of a new sequence space: the wall clock in
+// nanoseconds, above after, rounded up to a multiple of seqAlign. A sender sends fewer than one
+// frame per nanosecond, so the space of an engine started later (the same node after a restart)
+// begins above every number an earlier one used, as long as the clock does not step back by
+// more than the time between the two starts; receivers compare the starts to tell a new space
+// from a stale frame of an old one.
+func initialSeq(now time.Time, after uint64) uint64 {
+	var s uint64
+	if ns := now.UnixNano(); ns > 0 {
+		s = uint64(ns)
+	}
+	s = (max(s, after)/seqAlign + 1) * seqAlign
+	if s >= reorder.MaxSeq { // not before the year 2262
+		s = 0
+	}
+	return s
 }
 
 // Engine is the data path of one node towards one peer; see the package documentation. Its
@@ -101,6 +133,10 @@ type Engine struct {
 
 	rxMu   sync.Mutex
 	rflows map[Conn]*recvFlow
+	// resetReq holds the connections (at most MaxFlows) whose data frames arrived without a
+	// receive state and without FlagReset: the acknowledger asks their sender to restart
+	// them, with the sequence number that showed it.
+	resetReq map[Conn]uint64
 	// ready holds the in-order deliveries Receive has not taken yet, from readyHead on; the
 	// receivers stop reading their links while it holds readyMax or more.
 	ready     []Delivery
@@ -130,6 +166,9 @@ type counters struct {
 	badFrames, foreign, refused    atomic.Uint64
 	hellosSent, hellosReceived     atomic.Uint64
 	rxErrors, paceWaits            atomic.Uint64
+	resets, staleFrames            atomic.Uint64
+	resetRequests, restarts        atomic.Uint64
+	discarded                      atomic.Uint64
 }
 
 // New validates cfg and returns an engine; Run starts it.
@@ -150,7 +189,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e := &Engine{cfg: cfg, table: table, pol: pol, tracker: tracker, flows: map[Conn]*sendFlow{},
-		rflows: map[Conn]*recvFlow{}, retrans: make(chan struct{}, 1),
+		rflows: map[Conn]*recvFlow{}, resetReq: map[Conn]uint64{}, retrans: make(chan struct{}, 1),
 		readyCh: make(chan struct{}, 1), spaceCh: make(chan struct{}, 1), readyMax: cfg.Window,
 		done: make(chan struct{}), space: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
 	now := time.Now()
@@ -296,12 +335,17 @@ func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, [
 			if len(e.flows) >= e.cfg.MaxFlows {
 				return 0, nil, fmt.Errorf("engine: connection %+v: already %d connections, the maximum (Config.MaxFlows)", c, e.cfg.MaxFlows)
 			}
-			fl = &sendFlow{conn: c, slots: make([]pending, e.cfg.Window)}
+			start := initialSeq(time.Now(), 0)
+			fl = &sendFlow{conn: c, next: start, base: start, start: start, fresh: true, slots: make([]pending, e.cfg.Window)}
 			e.flows[c] = fl
 		}
 		if fl.next-fl.base < uint64(len(fl.slots)) && e.inflight < e.cfg.MaxInFlight {
 			seq := fl.next
-			b, err := frame.Append(make([]byte, 0, frame.HeaderLen+len(payload)), frame.Header{Service: c.Service,
+			var flags frame.Flags
+			if fl.fresh {
+				flags = frame.FlagReset
+			}
+			b, err := frame.Append(make([]byte, 0, frame.HeaderLen+len(payload)), frame.Header{Flags: flags, Service: c.Service,
 				SrcNode: e.cfg.Node, DstNode: e.cfg.Peer, SrcPort: c.SrcPort, DstPort: c.DstPort, Seq: seq}, payload)
 			if err != nil {
 				return 0, nil, fmt.Errorf("engine: %w", err)
@@ -496,14 +540,19 @@ func (e *Engine) retransmit(ctx context.Context, now time.Time) {
 	}
 }
 
-// onAck frees the acknowledged frames of a connection.
+// onAck frees the acknowledged frames of a connection, or restarts it on a reset request.
 func (e *Engine) onAck(a Ack) {
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
 	fl := e.flows[a.Conn]
+	if a.Reset {
+		e.restartLocked(fl, a.Next)
+		return
+	}
 	if fl == nil || a.Next <= fl.base || a.Next > fl.next {
 		return
 	}
+	fl.fresh = false // the receiver follows the current sequence space
 	now := time.Now()
 	if p := fl.slots[(a.Next-1)%uint64(len(fl.slots))]; p.link >= 0 && p.tries == 0 {
 		e.sampleRTT(now.Sub(p.sent)) // Karn: only frames sent once
@@ -519,6 +568,31 @@ func (e *Engine) onAck(a Ack) {
 	fl.base = a.Next
 	close(e.space) // wake every sender waiting for room
 	e.space = make(chan struct{})
+}
+
+// restartLocked restarts connection fl in a new sequence space because its receiver asked
+// (it has no state for it: the peer restarted). The unacknowledged frames are discarded and
+// counted, not sent again: the receiver that lost them may have handed some to its
+// application already, and a copy in the new space would reach it twice. A request about an
+// older space (seq below the current start) or one arriving while the current space is not
+// acknowledged yet (its frames carry FlagReset and will start the receiver's state) changes
+// nothing. Called with sendMu held.
+func (e *Engine) restartLocked(fl *sendFlow, seq uint64) {
+	if fl == nil || fl.fresh || seq < fl.start {
+		return
+	}
+	for s := fl.base; s < fl.next; s++ {
+		fl.slots[s%uint64(len(fl.slots))] = pending{}
+	}
+	n := fl.next - fl.base
+	e.inflight -= int(n)
+	e.c.discarded.Add(n)
+	e.c.restarts.Add(1)
+	start := initialSeq(time.Now(), fl.next)
+	fl.next, fl.base, fl.start, fl.fresh = start, start, start, true
+	close(e.space) // wake every sender waiting for room
+	e.space = make(chan struct{})
+	e.cfg.Logger.Info("stripe engine: peer asked to restart a connection", "conn", fl.conn, "discarded", n)
 }
 
 // sampleRTT feeds one ack delay into the smoothed RTT and its variation (RFC 6298's estimator)
@@ -597,12 +671,16 @@ func (e *Engine) acknowledge(ctx context.Context, now time.Time) {
 	var acks []Ack
 	e.rxMu.Lock()
 	for _, rf := range e.rflows {
-		e.queue(rf.conn, rf.buf.Expire(now))
+		e.queue(rf, rf.buf.Expire(now))
 		if rf.dirty {
 			rf.dirty = false
 			acks = append(acks, Ack{From: e.cfg.Node, To: e.cfg.Peer, Conn: rf.conn, Next: rf.buf.Next()})
 		}
 	}
+	for c, seq := range e.resetReq {
+		acks = append(acks, Ack{From: e.cfg.Node, To: e.cfg.Peer, Conn: c, Next: seq, Reset: true})
+	}
+	clear(e.resetReq)
 	e.rxMu.Unlock()
 	for _, a := range acks {
 		b, err := AppendAck(nil, a)
@@ -617,7 +695,11 @@ func (e *Engine) acknowledge(ctx context.Context, now time.Time) {
 				return
 			}
 			if e.sendControl(ctx, i, mac, b) == nil {
-				e.c.acksSent.Add(1)
+				if a.Reset {
+					e.c.resetRequests.Add(1)
+				} else {
+					e.c.acksSent.Add(1)
+				}
 				break
 			}
 		}
@@ -636,13 +718,15 @@ func (e *Engine) sendControl(ctx context.Context, i int, mac net.HardwareAddr, b
 	return e.links[i].l.Send(sctx, mac, b)
 }
 
-// queue appends in-order deliveries of connection c for Receive. Called with rxMu held.
-func (e *Engine) queue(c Conn, ds []reorder.Delivery) {
+// queue appends in-order deliveries of connection rf for Receive, the first after a reset
+// marked. Called with rxMu held.
+func (e *Engine) queue(rf *recvFlow, ds []reorder.Delivery) {
 	if len(ds) == 0 {
 		return
 	}
 	for _, d := range ds {
-		e.ready = append(e.ready, Delivery{Conn: c, Seq: d.Seq, Payload: d.Payload})
+		e.ready = append(e.ready, Delivery{Conn: rf.conn, Seq: d.Seq, Payload: d.Payload, Reset: rf.reset})
+		rf.reset = false
 		e.c.deliveredFrames.Add(1)
 		e.c.deliveredByte.Add(uint64(len(d.Payload)))
 	}
@@ -731,10 +815,6 @@ func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []
 		e.control(ctx, i, src, h, payload, now)
 		return
 	}
-	if h.Flags != 0 { // FlagReset: restart handling is still to come
-		e.c.badFrames.Add(1)
-		return
-	}
 	if h.SrcNode != e.cfg.Peer || h.DstNode != e.cfg.Node {
 		e.c.foreign.Add(1)
 		return
@@ -753,22 +833,46 @@ func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []
 		}
 		e.rxMu.Lock()
 	}
+	reset := h.Flags&frame.FlagReset != 0
+	start := h.Seq &^ (seqAlign - 1)
 	rf := e.rflows[c]
-	if rf == nil {
-		if len(e.rflows) >= e.cfg.MaxFlows {
-			e.c.refused.Add(1)
-			return
+	switch {
+	case rf == nil && len(e.rflows) >= e.cfg.MaxFlows:
+		e.c.refused.Add(1)
+		return
+	case rf == nil && !reset:
+		// The sender's sequence space began before this engine (it restarted): ask the
+		// sender to restart the connection.
+		if len(e.resetReq) < e.cfg.MaxFlows {
+			e.resetReq[c] = h.Seq
 		}
-		buf, err := reorder.New(reorder.Config{Window: e.cfg.Window, Timeout: e.cfg.LossTimeout})
+		e.c.staleFrames.Add(1)
+		return
+	case rf == nil:
+		buf, err := reorder.New(reorder.Config{Window: e.cfg.Window, Timeout: e.cfg.LossTimeout, First: start})
 		if err != nil {
 			e.c.refused.Add(1)
 			return
 		}
-		rf = &recvFlow{conn: c, buf: buf}
+		rf = &recvFlow{conn: c, buf: buf, start: start}
 		e.rflows[c] = rf
+	case reset && start > rf.start:
+		// The sender restarted the connection: deliver what is held of the old space, then
+		// follow the new one.
+		held, err := rf.buf.Reset(start)
+		if err != nil {
+			e.c.badFrames.Add(1)
+			return
+		}
+		e.queue(rf, held)
+		rf.start, rf.reset = start, true
+		e.c.resets.Add(1)
+	case reset && start < rf.start:
+		e.c.staleFrames.Add(1) // a late copy from a space already replaced
+		return
 	}
 	rf.dirty = true
-	e.queue(c, rf.buf.Push(now, h.Seq, p))
+	e.queue(rf, rf.buf.Push(now, h.Seq, p))
 }
 
 // control handles a control frame from src on link i.

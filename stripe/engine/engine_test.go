@@ -177,10 +177,12 @@ type received struct {
 	err   error
 }
 
-// receiveAll reads total bytes from e and checks order, exactly-once and content.
+// receiveAll reads total bytes from e and checks order, exactly-once and content. The first
+// delivery starts a sequence space: its number is a multiple of 2^16 (the engine's
+// alignment); the following ones go up by one.
 func receiveAll(ctx context.Context, e *engine.Engine, conn engine.Conn, total int) received {
 	var r received
-	want := uint64(0)
+	want, first := uint64(0), true
 	for r.bytes < total {
 		d, err := e.Receive(ctx)
 		if err != nil {
@@ -190,6 +192,13 @@ func receiveAll(ctx context.Context, e *engine.Engine, conn engine.Conn, total i
 		if d.Conn != conn {
 			r.err = fmt.Errorf("delivery of connection %+v, want %+v", d.Conn, conn)
 			return r
+		}
+		if first {
+			if d.Seq%(1<<16) != 0 {
+				r.err = fmt.Errorf("first delivery of sequence number %d: not the start of a sequence space", d.Seq)
+				return r
+			}
+			want, first = d.Seq, false
 		}
 		if d.Seq != want {
 			r.err = fmt.Errorf("delivery of sequence number %d, want %d (out of order, duplicate or gap)", d.Seq, want)

@@ -60,11 +60,17 @@ type Stats struct {
 	AcksSent, AcksReceived uint64
 	// HellosSent and HellosReceived count discovery frames (requests and replies).
 	HellosSent, HellosReceived uint64
-	// BadFrames counts frames dropped because they did not decode, were control frames of an
-	// unknown type, or data frames with FlagReset (not handled yet); Foreign those for another
-	// node or from a node that is not the peer; Refused data frames of a connection beyond
-	// Config.MaxFlows; RxErrors receive errors other than a down link.
+	// BadFrames counts frames dropped because they did not decode or were control frames of an
+	// unknown type; Foreign those for another node or from a node that is not the peer;
+	// Refused data frames of a connection beyond Config.MaxFlows; RxErrors receive errors
+	// other than a down link.
 	BadFrames, Foreign, Refused, RxErrors uint64
+	// Resets counts receive connections the peer restarted (a FlagReset frame of a newer
+	// sequence space); StaleFrames data frames dropped because they belong to a sequence space
+	// this engine does not follow (one begun before it started, or one already replaced);
+	// ResetRequests the reset requests sent for the former. Restarts counts send connections
+	// restarted at the peer's request, and Discarded the unacknowledged frames they dropped.
+	Resets, StaleFrames, ResetRequests, Restarts, Discarded uint64
 	// Discovery are the discovery table's counters.
 	Discovery discovery.Stats
 }
@@ -80,6 +86,8 @@ func (e *Engine) Stats() Stats {
 		HellosSent: e.c.hellosSent.Load(), HellosReceived: e.c.hellosReceived.Load(),
 		BadFrames: e.c.badFrames.Load(), Foreign: e.c.foreign.Load(), Refused: e.c.refused.Load(),
 		RxErrors: e.c.rxErrors.Load(), Discovery: e.table.Stats(),
+		Resets: e.c.resets.Load(), StaleFrames: e.c.staleFrames.Load(), ResetRequests: e.c.resetRequests.Load(),
+		Restarts: e.c.restarts.Load(), Discarded: e.c.discarded.Load(),
 	}
 	e.sampleMu.Lock()
 	ports := e.tracker.Ports()

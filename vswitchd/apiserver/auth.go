@@ -55,9 +55,19 @@ var readProcedures = []string{
 	ovsplanev1connect.SwitchServicePluginStatsProcedure,
 }
 
+// OverlayPrefix is the path of the read-only overlay view (Options.Overlay): every path below
+// it is a read, as its handler answers GET only.
+const OverlayPrefix = "/overlay/"
+
 // IsWrite reports whether procedure ("/ovsplane.v1.SwitchService/ApplyPort") may change
-// something and therefore needs RoleAdmin. Unknown procedures are writes (fail closed).
-func IsWrite(procedure string) bool { return !slices.Contains(readProcedures, procedure) }
+// something and therefore needs RoleAdmin. Unknown procedures are writes (fail closed); paths
+// under OverlayPrefix (and the prefix without its slash) are reads, unless cleaning them
+// ("..") leaves the prefix.
+func IsWrite(procedure string) bool {
+	overlay := procedure == strings.TrimSuffix(OverlayPrefix, "/") || // redirected to the prefix
+		strings.HasPrefix(procedure, OverlayPrefix) && strings.HasPrefix(path.Clean(procedure)+"/", OverlayPrefix)
+	return !overlay && !slices.Contains(readProcedures, procedure)
+}
 
 // Peer is who is calling, as the transport proved it: the kernel for a unix socket
 // (SO_PEERCRED, SO_PEERGROUPS), the verified client certificate for TCP.

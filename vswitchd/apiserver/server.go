@@ -107,6 +107,10 @@ type Options struct {
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request's headers. Default DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
+	// Overlay, when not nil, serves the read-only overlay view under OverlayPrefix (GET
+	// only; see vswitchd/overlayapi), behind the same roles, audit and limits: its paths are
+	// reads (IsWrite).
+	Overlay http.Handler
 }
 
 // Defaults of Options' HTTP limits.
@@ -159,6 +163,9 @@ func New(b Backend, opts Options) *Server {
 	)
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
+	if opts.Overlay != nil {
+		mux.Handle(OverlayPrefix, opts.Overlay)
+	}
 	s.handler = s.authorizeHTTP(mux)
 	return s
 }

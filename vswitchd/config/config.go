@@ -30,6 +30,7 @@ type Config struct {
 	Log       Log     `mapstructure:"log" yaml:"log,omitempty"`
 	Metrics   Metrics `mapstructure:"metrics" yaml:"metrics,omitempty"`
 	PluginDir string  `mapstructure:"plugin_dir" yaml:"plugin_dir,omitempty"`
+	Overlay   Overlay `mapstructure:"overlay" yaml:"overlay,omitempty"`
 
 	// OtherConfig is the desired subset of Open_vSwitch.other_config (dpdk-init,
 	// dpdk-socket-mem, pmd-cpu-mask, ...). Keys not listed are left alone.
@@ -84,6 +85,18 @@ type API struct {
 	// Auth maps callers to roles (see Auth).
 	Auth Auth `mapstructure:"auth" yaml:"auth,omitempty"`
 }
+
+// Overlay configures the daemon's read-only view of the overlay fabric (issue 17).
+type Overlay struct {
+	// FabricRemotes are the fabric database's cluster members (Overlay_Fabric, see
+	// overlay/fabric), "unix:PATH" or "tcp:HOST:PORT", 1 to MaxFabricRemotes of them. Empty:
+	// no overlay view; the API's /overlay/ endpoints answer that none is configured. Read at
+	// start: a change needs a restart.
+	FabricRemotes []string `mapstructure:"fabric_remotes" yaml:"fabric_remotes,omitempty"`
+}
+
+// MaxFabricRemotes bounds overlay.fabric_remotes (overlay/fabric.MaxEndpoints).
+const MaxFabricRemotes = 7
 
 // Log configures log/slog output.
 type Log struct {

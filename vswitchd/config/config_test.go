@@ -110,7 +110,7 @@ func TestUnknownKeys(t *testing.T) {
 		want []string
 	}{
 		{"top level", "dat_dir: /x\n", nil,
-			[]string{"dat_dir: unknown key (known keys: api, bridges, data_dir, log, metrics, other_config, ovsdb, plugin_dir, plugins)"}},
+			[]string{"dat_dir: unknown key (known keys: api, bridges, data_dir, log, metrics, other_config, overlay, ovsdb, plugin_dir, plugins)"}},
 		{"settings section", "api:\n  sock_mode: \"0600\"\n", nil,
 			[]string{"api.sock_mode: unknown key (known keys: auth, listen, socket_group, socket_mode, tls)"}},
 		{"nested section", "ovsdb:\n  tls:\n    key: /k\n", nil,
@@ -147,7 +147,7 @@ func TestErrorMessagesOfParse(t *testing.T) {
 		"log:\n  level: info\n  level: debug\n": "line 3: log.level: duplicate key",
 		"x: &a {y: 1}\nlog:\n  <<: *a\n":        "line 3: log: merge keys (<<) are not supported",
 		"- a\n":                                 "line 1: the document must be a mapping of keys to values",
-		"env":                                   `environment OVSPLANE_LOGLEVEL: unknown variable (known: OVSPLANE_OVSDB_ENDPOINTS, OVSPLANE_OVSDB_TLS_PRIVATE_KEY, OVSPLANE_OVSDB_TLS_CERTIFICATE, OVSPLANE_OVSDB_TLS_CA_CERT, OVSPLANE_OVSDB_RECONNECT_WAIT, OVSPLANE_OVSDB_VSWITCHD_UNIXCTL, OVSPLANE_DATA_DIR, OVSPLANE_API_LISTEN, OVSPLANE_API_SOCKET_MODE, OVSPLANE_API_SOCKET_GROUP, OVSPLANE_API_TLS_PRIVATE_KEY, OVSPLANE_API_TLS_CERTIFICATE, OVSPLANE_API_TLS_CA_CERT, OVSPLANE_API_AUTH_ADMINS_UIDS, OVSPLANE_API_AUTH_ADMINS_GIDS, OVSPLANE_API_AUTH_ADMINS_GROUPS, OVSPLANE_API_AUTH_ADMINS_SUBJECTS, OVSPLANE_API_AUTH_READERS_UIDS, OVSPLANE_API_AUTH_READERS_GIDS, OVSPLANE_API_AUTH_READERS_GROUPS, OVSPLANE_API_AUTH_READERS_SUBJECTS, OVSPLANE_LOG_LEVEL, OVSPLANE_LOG_FORMAT, OVSPLANE_METRICS_ADDRESS, OVSPLANE_METRICS_PPROF, OVSPLANE_METRICS_PPROF_ANY_ADDRESS, OVSPLANE_PLUGIN_DIR)`,
+		"env":                                   `environment OVSPLANE_LOGLEVEL: unknown variable (known: OVSPLANE_OVSDB_ENDPOINTS, OVSPLANE_OVSDB_TLS_PRIVATE_KEY, OVSPLANE_OVSDB_TLS_CERTIFICATE, OVSPLANE_OVSDB_TLS_CA_CERT, OVSPLANE_OVSDB_RECONNECT_WAIT, OVSPLANE_OVSDB_VSWITCHD_UNIXCTL, OVSPLANE_DATA_DIR, OVSPLANE_API_LISTEN, OVSPLANE_API_SOCKET_MODE, OVSPLANE_API_SOCKET_GROUP, OVSPLANE_API_TLS_PRIVATE_KEY, OVSPLANE_API_TLS_CERTIFICATE, OVSPLANE_API_TLS_CA_CERT, OVSPLANE_API_AUTH_ADMINS_UIDS, OVSPLANE_API_AUTH_ADMINS_GIDS, OVSPLANE_API_AUTH_ADMINS_GROUPS, OVSPLANE_API_AUTH_ADMINS_SUBJECTS, OVSPLANE_API_AUTH_READERS_UIDS, OVSPLANE_API_AUTH_READERS_GIDS, OVSPLANE_API_AUTH_READERS_GROUPS, OVSPLANE_API_AUTH_READERS_SUBJECTS, OVSPLANE_LOG_LEVEL, OVSPLANE_LOG_FORMAT, OVSPLANE_METRICS_ADDRESS, OVSPLANE_METRICS_PPROF, OVSPLANE_METRICS_PPROF_ANY_ADDRESS, OVSPLANE_OVERLAY_FABRIC_REMOTES, OVSPLANE_PLUGIN_DIR)`,
 		"bridges:\n  - name: br0\n    ports:\n      - name: p0\n        tag: ten\n        interfaces: [{name: p0}]\n": `bridges[0].ports[0].tag: cannot parse value as 'int': strconv.ParseInt: invalid syntax`,
 	}
 	for doc, want := range tests {
@@ -218,6 +218,20 @@ func TestValidate(t *testing.T) {
 			c.OVSDB.TLS = model.TLS{PrivateKey: "/k", Certificate: "/c", CACert: "/ca"}
 		}, nil},
 		{"vswitchd unixctl", func(c *Config) { c.OVSDB.VswitchdUnixctl = "/var/run/openvswitch/ovs-vswitchd.zs.ctl" }, nil},
+		{"overlay fabric remotes", func(c *Config) {
+			c.Overlay.FabricRemotes = []string{"tcp:10.0.0.1:6641", "tcp:[2001:db8::1]:6641", "unix:/run/ovsplane/fabric.sock"}
+		}, nil},
+		{"overlay fabric remotes bad", func(c *Config) {
+			c.Overlay.FabricRemotes = []string{"ssl:10.0.0.1:6641", "tcp:10.0.0.1", "unix:fabric.sock", "tcp:10.0.0.2:6641", "tcp:10.0.0.2:6641"}
+		}, []string{
+			`overlay.fabric_remotes[0]: "ssl:10.0.0.1:6641" must start with unix: or tcp: (ssl: is not supported by the fabric view yet)`,
+			`overlay.fabric_remotes[1]: "tcp:10.0.0.1" is not tcp:HOST:PORT (IPv6 hosts in brackets)`,
+			`overlay.fabric_remotes[2]: "unix:fabric.sock" needs an absolute socket path of at most 107 bytes (unix:/run/ovsplane/fabric1.sock)`,
+			`overlay.fabric_remotes[4]: "tcp:10.0.0.2:6641" is listed twice`,
+		}},
+		{"overlay fabric remotes too many", func(c *Config) {
+			c.Overlay.FabricRemotes = strings.Split("tcp:a:1,tcp:a:2,tcp:a:3,tcp:a:4,tcp:a:5,tcp:a:6,tcp:a:7,tcp:a:8", ",")
+		}, []string{`overlay.fabric_remotes: 8 remotes: give at most 7 cluster members`}},
 		{"vswitchd unixctl relative", func(c *Config) { c.OVSDB.VswitchdUnixctl = "ovs-vswitchd.zs.ctl" },
 			[]string{`ovsdb.vswitchd_unixctl: "ovs-vswitchd.zs.ctl": want the absolute path (at most 107 bytes, no control characters) of the socket ovs-vswitchd was started with --unixctl=PATH, e.g. /var/run/openvswitch/ovs-vswitchd.zs.ctl`}},
 		{"vswitchd unixctl newline", func(c *Config) { c.OVSDB.VswitchdUnixctl = "/run/x\n.ctl" },

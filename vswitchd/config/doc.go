@@ -35,6 +35,7 @@
 //	ovsdb.reconnect_wait  5s (vswitchd.DefaultReconnectWait; unset loads as 0, which the daemon reads as 5s)
 //	ovsdb.vswitchd_unixctl  none: ovs-vswitchd's unixctl socket is found in Open vSwitch's run directory
 //	metrics.address   none: no /metrics
+//	overlay.fabric_remotes  none: the API's /overlay/ view answers that no fabric is configured
 //
 // # File format
 //
@@ -72,6 +73,8 @@
 //	  pprof: false                # true: Go's profiles at /debug/pprof too
 //	  pprof_any_address: false    # true: allow pprof on an address that is not loopback
 //	plugin_dir: /usr/libexec/ovsplane/plugins
+//	overlay:                      # read-only view of the overlay fabric (issue 17); needs a restart
+//	  fabric_remotes: [tcp:10.0.0.1:6641, tcp:10.0.0.2:6641, tcp:10.0.0.3:6641]  # unix:PATH or tcp:HOST:PORT, at most 7
 //
 //	other_config:                 # Open_vSwitch.other_config keys the daemon owns
 //	  dpdk-init: "true"           # true, false, try

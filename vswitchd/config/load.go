@@ -81,6 +81,7 @@ var settings = []setting{
 	{"metrics.address", false, "HOST:PORT for Prometheus /metrics (empty: off)"},
 	{"metrics.pprof", false, "true: also serve Go's profiles (/debug/pprof) on metrics.address (default false)"},
 	{"metrics.pprof_any_address", false, "true: allow metrics.pprof on a metrics.address that is not loopback (default false)"},
+	{"overlay.fabric_remotes", true, "overlay fabric database cluster members (unix:PATH, tcp:HOST:PORT) the API's /overlay/ view reads; default none; needs a restart"},
 	{"plugin_dir", false, "plugin directory (default <data_dir>/" + PluginDirName + ")"},
 }
 

@@ -102,6 +102,7 @@ func (c *Config) validateSettings(v *desired.Validator) {
 		v.Add("api.socket_mode", "%q is not an octal file mode (write it quoted, like \"0660\")", c.API.SocketMode)
 	}
 	c.validateAuth(v)
+	c.validateOverlay(v)
 	c.validatePprof(v)
 	if !slices.Contains(logLevels, c.Log.Level) {
 		v.Add("log.level", "unknown level %q (%s)", c.Log.Level, desired.OneOf(logLevels))
@@ -125,5 +126,35 @@ func checkTLS(v *desired.Validator, path string, t model.TLS, needCA bool, why s
 	}
 	if needCA && t.CACert == "" {
 		v.Add(path+".ca_cert", "required by %s", why)
+	}
+}
+
+// validateOverlay checks overlay.fabric_remotes: at most MaxFabricRemotes unix:PATH (absolute)
+// or tcp:HOST:PORT addresses, no duplicates. ssl: is refused: the fabric client takes no TLS
+// files yet.
+func (c *Config) validateOverlay(v *desired.Validator) {
+	rs := c.Overlay.FabricRemotes
+	if len(rs) > MaxFabricRemotes {
+		v.Add("overlay.fabric_remotes", "%d remotes: give at most %d cluster members", len(rs), MaxFabricRemotes)
+		return
+	}
+	for i, r := range rs {
+		path := fmt.Sprintf("overlay.fabric_remotes[%d]", i)
+		kind, rest, _ := strings.Cut(r, ":")
+		switch kind {
+		case "unix":
+			if !filepath.IsAbs(rest) || len(rest) > MaxUnixctlPath {
+				v.Add(path, "%.120q needs an absolute socket path of at most %d bytes (unix:/run/ovsplane/fabric1.sock)", r, MaxUnixctlPath)
+			}
+		case "tcp":
+			if _, port, err := net.SplitHostPort(rest); err != nil || port == "" {
+				v.Add(path, "%.120q is not tcp:HOST:PORT (IPv6 hosts in brackets)", r)
+			}
+		default:
+			v.Add(path, "%.120q must start with unix: or tcp: (ssl: is not supported by the fabric view yet)", r)
+		}
+		if slices.Contains(rs[:i], r) {
+			v.Add(path, "%.120q is listed twice", r)
+		}
 	}
 }

@@ -81,6 +81,12 @@ func (c *apiClient) call(ctx context.Context, method string, req, resp any) erro
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Connect-Protocol-Version", "1")
+	return c.do(ctx, method, hr, resp)
+}
+
+// do sends hr and decodes a 200 answer's JSON into resp, or returns the error the daemon
+// answered (an *apiError), an unreachable daemon's error, or ctx's.
+func (c *apiClient) do(ctx context.Context, method string, hr *http.Request, resp any) error {
 	res, err := c.hc.Do(hr)
 	if err != nil {
 		if ctx.Err() != nil {

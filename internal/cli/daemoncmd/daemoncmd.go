@@ -17,7 +17,7 @@ import (
 )
 
 // Commands lists the command names Main runs.
-var commands = []string{"status", "apply", "plugin"}
+var commands = []string{"status", "apply", "plugin", "overlay"}
 
 // Env is what the commands take from the process.
 type Env struct {
@@ -42,7 +42,8 @@ type Env struct {
 
 // Handles reports whether args (program name first) is a daemon command line: whether its
 // first argument that does not start with "-" (and is not the value of a daemon command's
-// option written "--name VALUE", like --daemon ADDR) is "status", "apply" or "plugin".
+// option written "--name VALUE", like --daemon ADDR) is "status", "apply", "plugin" or
+// "overlay".
 func Handles(args []string) bool {
 	rest := args[min(1, len(args)):]
 	for i := 0; i < len(rest); i++ {
@@ -96,7 +97,7 @@ func parse(env Env) (*opts, error) {
 	fs := pflag.NewFlagSet(o.progName, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.daemon, "daemon", "", "ovsplaned API address, unix:PATH or tcp:HOST:PORT (default $"+envAddr+", else "+model.DefaultAPIAddr()+")")
-	fs.StringVar(&o.format, "format", "table", "status and plugin output: table or json")
+	fs.StringVar(&o.format, "format", "table", "status, plugin and overlay output: table or json")
 	fs.StringVarP(&o.file, "file", "f", "", "apply: YAML file of bridges with their ports (- for standard input)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (like 30s; default: no limit)")
 	fs.IntVar(&o.jobs, "jobs", defaultJobs, "apply: ports applied concurrently")
@@ -112,7 +113,7 @@ func parse(env Env) (*opts, error) {
 	}
 	rest := fs.Args()
 	if len(rest) == 0 || !slices.Contains(commands, rest[0]) {
-		return nil, &usageError{"expected a command: status, apply or plugin"}
+		return nil, &usageError{"expected a command: status, apply, plugin or overlay"}
 	}
 	o.command, o.args = rest[0], rest[1:]
 	if o.daemon == "" && env.Getenv != nil {
@@ -155,12 +156,22 @@ const usage = `%[1]s daemon commands (they talk to ovsplaned, not to OVSDB):
                                    a port of a plugin's TYPE (one Open vSwitch does
                                    not have): added by ovsplaned; refused, writing
                                    nothing, when no ovsplaned is found
+  %[1]s [OPTIONS] overlay nodes        the overlay fabric's nodes: kind, health, applied
+                                   route version (through the daemon's read-only view)
+  %[1]s [OPTIONS] overlay links        measured links: bandwidth, latency, loss, cost
+  %[1]s [OPTIONS] overlay routes NODE [VERSION]
+                                   NODE's route table (default: the newest version)
+  %[1]s [OPTIONS] overlay versions     newest route version, slowest node, controller
+                                   lease; exit 0 when every node not down runs it
+  %[1]s [OPTIONS] overlay lookup SRC DST
+                                   the path forwarding takes, its cost and the route
+                                   version; exit 1 when there is no route
 Options:
   --daemon=ADDR        ovsplaned API: unix:PATH or tcp:HOST:PORT (default $%[2]s,
                        else %[3]s; a routed add-port uses
                        that default only when the socket exists). Accepted on
                        every line: ovs-vsctl's commands ignore it
-  --format=table|json  status and plugin output (default table)
+  --format=table|json  status, plugin and overlay output (default table)
   --timeout=DURATION   give up after this long (default: no limit)
   --jobs=N             apply: ports in flight at once (default %[4]d)
   --private-key=FILE --certificate=FILE --ca-cert=FILE   TLS files for a tcp: daemon
@@ -200,6 +211,8 @@ func Main(ctx context.Context, env Env) int {
 		err = r.status(ctx)
 	case "plugin":
 		err = r.plugin(ctx)
+	case "overlay":
+		err = r.overlay(ctx)
 	default:
 		err = r.apply(ctx)
 	}

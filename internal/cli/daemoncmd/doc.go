@@ -1,6 +1,7 @@
 // Package daemoncmd implements vsctl's commands that talk to ovsplaned's API instead of
-// OVSDB: `vsctl status [OBJECT...]`, `vsctl apply -f FILE` and `vsctl plugin list|status
-// [NAME]|stats NAME`. ovs-vsctl has no commands of these names, so cmd/vsctl hands a command line to Main
+// OVSDB: `vsctl status [OBJECT...]`, `vsctl apply -f FILE`, `vsctl plugin list|status
+// [NAME]|stats NAME` and `vsctl overlay nodes|links|routes NODE [VERSION]|versions|lookup SRC
+// DST` (the daemon's read-only overlay view, GET /overlay/v1/..., see vswitchd/overlayapi). ovs-vsctl has no commands of these names, so cmd/vsctl hands a command line to Main
 // when Handles says its first non-option argument is one of them.
 //
 // It also routes ovs-vsctl lines that name an interface type Open vSwitch does not have (a

@@ -16,6 +16,7 @@ import (
 	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
+	"github.com/ovsplane/ovsplane/stripe/endpoint"
 	"github.com/ovsplane/ovsplane/stripe/engine"
 	"github.com/ovsplane/ovsplane/stripe/link"
 	"github.com/ovsplane/ovsplane/stripe/load"
@@ -83,6 +84,8 @@ type Config struct {
 	Pace bool `json:"pace,omitempty"`
 	// RxRing receives through TPACKET_V3 rings instead of one recvfrom per frame.
 	RxRing bool `json:"rx_ring,omitempty"`
+	// Endpoint says where the job serves applications (stripe/endpoint).
+	Endpoint EndpointConfig `json:"endpoint,omitzero"`
 }
 
 // configSchema is the JSON schema of Config (the stripe job type's options).
@@ -110,7 +113,16 @@ const configSchema = `{
     "smoothing": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "r, the load EWMA factor (default 0.8)"},
     "toeplitz_key": {"type": "string", "pattern": "^([0-9a-fA-F]{2}){40,256}$", "description": "Toeplitz hash key in hex (default: the Microsoft RSS key)"},
     "pace": {"type": "boolean", "description": "pace every link to its capacity"},
-    "rx_ring": {"type": "boolean", "description": "receive through TPACKET_V3 rings"}
+    "rx_ring": {"type": "boolean", "description": "receive through TPACKET_V3 rings"},
+    "endpoint": {"type": "object", "additionalProperties": false, "description": "where applications reach the job (stripe/endpoint)",
+      "properties": {
+        "unix": {"type": "string", "maxLength": 107, "description": "unix socket path, absolute (default: <plugin data dir>/<job>.sock)"},
+        "tcp": {"type": "string", "maxLength": 64, "description": "TCP listen address IP:port in the job's namespace, loopback unless remote"},
+        "udp": {"type": "string", "maxLength": 64, "description": "UDP listen address IP:port in the job's namespace, loopback unless remote"},
+        "remote": {"type": "boolean", "description": "allow TCP/UDP addresses that are not loopback"},
+        "max_apps": {"type": "integer", "minimum": 0, "maximum": 4096, "description": "most applications registered at once (default 1024)"},
+        "period_ms": {"type": "integer", "minimum": 0, "maximum": 60000, "description": "how often fair shares are recomputed (default 100)"}
+      }}
   }
 }`
 
@@ -119,20 +131,37 @@ const configDoc = `A stripe job carries traffic between this node and its peers 
 (AF_PACKET, ethertype 0x88B5), one engine per peer (stripe/engine): node ids, links with their
 capacities, peers, the send policy (seed, round-robin, hash, weighted), T (period_ms), δ (delta),
 r (smoothing), an optional Toeplitz key, pacing. Discovery learns each peer's MACs on every link.
-Stats: per peer and link the bytes, EWMA loads, balance degree, usability and kernel drops; per peer
-the sent and delivered bytes, retransmits, adjusts, reorder depth, losses and discovery state.`
+Applications reach the job on its endpoint (a unix socket, by default <plugin data dir>/<job>.sock,
+and optional loopback TCP/UDP addresses): they register, send and receive in order, each paced to
+its fair share Σ(Vmax − V)/APP_NB. Stats: per peer and link the bytes, EWMA loads, balance degree,
+usability and kernel drops; per peer the sent and delivered bytes, retransmits, adjusts, reorder
+depth, losses, resets and discovery state; per application its share, rates and drops.`
 
 // metricsPerLink and metricsPerPeer are the metrics a sample holds per peer link and per
-// peer; metricsPerJob those of the job itself.
+// peer; metricsPerJob those of the job itself (the endpoint's included), metricsPerApp those of
+// one registered application.
 const (
 	metricsPerLink = 12
-	metricsPerPeer = 20
-	metricsPerJob  = 2
+	metricsPerPeer = 27
+	metricsPerJob  = 10
+	metricsPerApp  = 7
 )
 
-// metricsOf is the size of a job's stats sample.
-func metricsOf(links, peers int) int {
+// metricsFixed is the size of a job's stats sample without applications.
+func metricsFixed(links, peers int) int {
 	return peers*(metricsPerPeer+links*metricsPerLink) + metricsPerJob
+}
+
+// metricsOf is the size of a job's stats sample with one application: a configuration must
+// leave room for it.
+func metricsOf(links, peers int) int {
+	return metricsFixed(links, peers) + metricsPerApp
+}
+
+// appsShown is how many applications a sample has room for (the first by id; the sample's
+// stripe_apps says how many are registered).
+func appsShown(links, peers int) int {
+	return max(0, (limits.MaxMetricsPerSample-metricsFixed(links, peers))/metricsPerApp)
 }
 
 // problem is a field-level configuration error.
@@ -191,9 +220,13 @@ func decodeProblem(data []byte, err error) error {
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		name = strings.Trim(name, `"`)
 		if f, ok := nestedUnknown(data); ok {
-			return problem(f+"."+name, "unknown field: a link takes interface and capacity_mbit, a peer takes node")
+			hint := "a link takes interface and capacity_mbit, a peer takes node"
+			if f == "config.endpoint" {
+				hint = "the endpoint takes unix, tcp, udp, remote, max_apps and period_ms"
+			}
+			return problem(f+"."+name, "unknown field: %s", hint)
 		}
-		return problem("config."+name, "unknown field: the stripe job takes node, netns, links, peers, policy, period_ms, delta, smoothing, toeplitz_key, pace and rx_ring")
+		return problem("config."+name, "unknown field: the stripe job takes node, netns, links, peers, policy, period_ms, delta, smoothing, toeplitz_key, pace, rx_ring and endpoint")
 	}
 	return problem("config", "%v", err)
 }
@@ -202,8 +235,9 @@ func decodeProblem(data []byte, err error) error {
 // name: "config.links[1]".
 func nestedUnknown(data []byte) (string, bool) {
 	var lists struct {
-		Links []json.RawMessage `json:"links"`
-		Peers []json.RawMessage `json:"peers"`
+		Links    []json.RawMessage `json:"links"`
+		Peers    []json.RawMessage `json:"peers"`
+		Endpoint json.RawMessage   `json:"endpoint"`
 	}
 	if json.Unmarshal(data, &lists) != nil {
 		return "", false
@@ -222,6 +256,9 @@ func nestedUnknown(data []byte) (string, bool) {
 		if strict(raw, &PeerConfig{}) {
 			return fmt.Sprintf("config.peers[%d]", i), true
 		}
+	}
+	if len(lists.Endpoint) > 0 && strict(lists.Endpoint, &EndpointConfig{}) {
+		return "config.endpoint", true
 	}
 	return "", false
 }
@@ -286,7 +323,7 @@ func (c *Config) check() error {
 	if _, err := c.hasher(); err != nil {
 		return err
 	}
-	return nil
+	return c.Endpoint.check()
 }
 
 // hasher returns the Toeplitz hasher of ToeplitzKey; nil for the default key.
@@ -384,6 +421,22 @@ func (c *Config) Describe() string {
 	}
 	fmt.Fprintf(&b, "policy %s, T %v, δ %v, r %v, toeplitz %s, pace %t, rx ring %t\n",
 		ec.Policy.Kind, period, ec.Policy.Delta, r, key, c.Pace, c.RxRing)
+	unix := c.Endpoint.Unix
+	if unix == "" {
+		unix = "<plugin data dir>/<job>.sock"
+	}
+	fmt.Fprintf(&b, "applications: unix %s", unix)
+	if c.Endpoint.TCP != "" {
+		fmt.Fprintf(&b, ", tcp %s", c.Endpoint.TCP)
+	}
+	if c.Endpoint.UDP != "" {
+		fmt.Fprintf(&b, ", udp %s", c.Endpoint.UDP)
+	}
+	maxApps := c.Endpoint.MaxApps
+	if maxApps == 0 {
+		maxApps = endpoint.DefaultMaxApps
+	}
+	fmt.Fprintf(&b, "; at most %d, shares every %v\n", maxApps, c.Endpoint.period())
 	return b.String()
 }
 

@@ -38,7 +38,8 @@ func TestParseConfigDefaults(t *testing.T) {
 func TestParseConfigAllFields(t *testing.T) {
 	key := strings.Repeat("6d5a", 20) // 40 bytes
 	c, err := ParseConfig([]byte(`{"node": 7, "netns": "blue", "links": [{"interface": "a"}], "peers": [{"node": 8}, {"node": 9}],
-		"policy": "weighted", "period_ms": 5, "delta": 0.25, "smoothing": 0.5, "toeplitz_key": "` + key + `", "pace": true, "rx_ring": true}`))
+		"policy": "weighted", "period_ms": 5, "delta": 0.25, "smoothing": 0.5, "toeplitz_key": "` + key + `", "pace": true, "rx_ring": true,
+		"endpoint": {"unix": "/run/s.sock", "tcp": "127.0.0.1:7475", "udp": "[::1]:7476", "max_apps": 9, "period_ms": 50}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,8 @@ func TestParseConfigAllFields(t *testing.T) {
 		ec.Smoothing != 0.5 || ec.Policy.Hasher == nil || !ec.Pace || c.Netns != "blue" || !c.RxRing {
 		t.Errorf("engine config %+v from %+v", ec, c)
 	}
-	if d := c.Describe(); !strings.Contains(d, "policy weighted, T 5ms, δ 0.25, r 0.5, toeplitz 40-byte key, pace true") {
+	if d := c.Describe(); !strings.Contains(d, "policy weighted, T 5ms, δ 0.25, r 0.5, toeplitz 40-byte key, pace true") ||
+		!strings.Contains(d, "applications: unix /run/s.sock, tcp 127.0.0.1:7475, udp [::1]:7476; at most 9, shares every 50ms") {
 		t.Errorf("Describe:\n%s", d)
 	}
 }
@@ -95,6 +97,14 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"smoothing 0", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "smoothing": 0}`, "config.smoothing", "more than 0"},
 		{"key not hex", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "toeplitz_key": "zz"}`, "config.toeplitz_key", "not hex"},
 		{"key short", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "toeplitz_key": "0102"}`, "config.toeplitz_key", "40"},
+		{"endpoint unknown field", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"path": "/x"}}`, "config.endpoint.path", "the endpoint takes unix"},
+		{"endpoint relative unix", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"unix": "x.sock"}}`, "config.endpoint.unix", "absolute"},
+		{"endpoint long unix", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"unix": "/` + strings.Repeat("x", 120) + `"}}`, "config.endpoint.unix", "at most 107"},
+		{"endpoint tcp host name", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"tcp": "localhost:7475"}}`, "config.endpoint.tcp", "literal IP"},
+		{"endpoint tcp port 0", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"tcp": "127.0.0.1:0"}}`, "config.endpoint.tcp", "1 to 65535"},
+		{"endpoint udp remote", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"udp": "10.0.0.1:7475"}}`, "config.endpoint.udp", "endpoint.remote"},
+		{"endpoint max apps", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"max_apps": 5000}}`, "config.endpoint.max_apps", "1 to 4096"},
+		{"endpoint period", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"period_ms": -5}}`, "config.endpoint.period_ms", "1 to 60000"},
 		{"key long", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "toeplitz_key": "` + strings.Repeat("00", 257) + `"}`, "config.toeplitz_key", "256"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,6 +147,9 @@ func TestMetricsBound(t *testing.T) {
 		}
 		if _, err := ParseConfig(data); err != nil {
 			t.Errorf("%d links, %d peers: %v", links, peers, err)
+		}
+		if n := appsShown(links, peers); n < 1 || metricsFixed(links, peers)+n*metricsPerApp > limits.MaxMetricsPerSample {
+			t.Errorf("%d links, %d peers: room for %d applications", links, peers, n)
 		}
 	}
 }

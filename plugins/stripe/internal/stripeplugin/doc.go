@@ -17,8 +17,14 @@
 //	        type: stripe
 //	        config: {node: 1, links: [{interface: eth1, capacity_mbit: 1000}], peers: [{node: 2}]}
 //
+// Each job serves the application endpoint (stripe/endpoint) over its engines: a unix socket,
+// by default <plugin data dir>/<job>.sock, and optional TCP/UDP addresses in the job's
+// namespace (EndpointConfig). Applications register, send and receive in order, each paced to
+// its fair share; the samples carry every application's share, rates and drops (as many as
+// fit one sample). When a peer's plugin restarts, the engines reset the affected connections
+// cleanly (frame.FlagReset) and the samples count it.
+//
 // Health is Degraded while a peer is unknown (no hello heard) or a link is unusable, Failing
-// when an engine stopped. Still to come: the application endpoints (a job carries discovery,
-// acks and the traffic Send is given, but no application can reach it yet) and the OVS-DPDK
-// link mode.
+// when an engine stopped. Still to come: one engine (or one set of sockets) serving several
+// peers.
 package stripeplugin

@@ -31,6 +31,7 @@ type job struct {
 	started time.Time
 	cancel  context.CancelFunc
 	peers   []*peerEngine
+	apps    *appServer // the application endpoint
 }
 
 // closeLinks closes links, logging failures.
@@ -70,9 +71,10 @@ func openLinks(ctx context.Context, log *slog.Logger, name string, cfg Config) (
 	return links, nil
 }
 
-// startJob opens the links and builds the engines of a job (nothing stays open when it fails),
-// then runs them until life ends or stop.
-func startJob(ctx, life context.Context, log *slog.Logger, name string, cfg Config) (*job, error) {
+// startJob opens the links, builds the engines of a job and opens its application endpoint's
+// sockets (the default unix socket in dir; nothing stays open when it fails), then runs them
+// until life ends or stop.
+func startJob(ctx, life context.Context, log *slog.Logger, name, dir string, cfg Config) (*job, error) {
 	j := &job{name: name, cfg: cfg, started: time.Now()}
 	fail := func(err error) (*job, error) {
 		for _, p := range j.peers {
@@ -97,8 +99,14 @@ func startJob(ctx, life context.Context, log *slog.Logger, name string, cfg Conf
 			return fail(api.Errorf(api.FailedPrecondition, "job %s: peer %d: %v", name, pc.Node, err))
 		}
 	}
+	apps, err := openApps(ctx, name, dir, cfg, j.peers, log.With("job", name))
+	if err != nil {
+		return fail(err)
+	}
+	j.apps = apps
 	jctx, cancel := context.WithCancel(life)
 	j.cancel = cancel
+	j.apps.run(jctx, name, log)
 	for _, p := range j.peers {
 		go func() {
 			defer close(p.done)
@@ -108,12 +116,13 @@ func startJob(ctx, life context.Context, log *slog.Logger, name string, cfg Conf
 			}
 		}()
 	}
-	log.Info("stripe job started", "job", name, "node", cfg.Node, "links", len(cfg.Links), "peers", len(cfg.Peers), "netns", cfg.Netns)
+	log.Info("stripe job started", "job", name, "node", cfg.Node, "links", len(cfg.Links), "peers", len(cfg.Peers), "netns", cfg.Netns,
+		"unix", j.apps.unix, "tcp", cfg.Endpoint.TCP, "udp", cfg.Endpoint.UDP)
 	return j, nil
 }
 
-// stop stops the engines and closes the links. When ctx ends first it returns its error; the
-// links are then closed once the engines have returned.
+// stop stops the endpoint and the engines and closes the sockets and links. When ctx ends
+// first it returns its error; the links are then closed once the engines have returned.
 func (j *job) stop(ctx context.Context, log *slog.Logger) error {
 	j.cancel()
 	for _, p := range j.peers {
@@ -131,6 +140,13 @@ func (j *job) stop(ctx context.Context, log *slog.Logger) error {
 	}
 	for _, p := range j.peers {
 		closeLinks(log, j.name, p.links)
+	}
+	// The endpoint's sockets close themselves as their context ended; wait for it, so that a
+	// job started again finds its unix socket path free.
+	select {
+	case <-j.apps.done:
+	case <-ctx.Done():
+		return fmt.Errorf("job %s: stop: the endpoint: %w", j.name, ctx.Err())
 	}
 	log.Info("stripe job stopped", "job", j.name)
 	return nil
@@ -188,6 +204,6 @@ func (j *job) status() string {
 	for _, l := range j.cfg.Links {
 		links = append(links, l.Interface)
 	}
-	return fmt.Sprintf("node %d striping over %s to peers %s since %s", j.cfg.Node, strings.Join(links, ","),
-		strings.Join(peers, ","), j.started.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("node %d striping over %s to peers %s since %s; applications at unix:%s", j.cfg.Node, strings.Join(links, ","),
+		strings.Join(peers, ","), j.started.UTC().Format(time.RFC3339), j.apps.unix)
 }

@@ -8,13 +8,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/plugins/sdk/sdktest"
+	"github.com/ovsplane/ovsplane/stripe/endpoint"
 	"github.com/ovsplane/ovsplane/stripe/engine"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -82,6 +86,7 @@ func newSide(t *testing.T) side {
 		}
 	})
 	h := sdktest.NewFakeHost(t, p)
+	h.Facts.DataDir = testkit.ShortTempDir(t, "stripejob-") // the jobs' unix sockets go here
 	if err := h.Configure([]byte("{}")); err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +103,18 @@ func (s side) engineOf(t *testing.T, name string) *engine.Engine {
 		t.Fatalf("job %s is not running", name)
 	}
 	return j.peers[0].e
+}
+
+// client connects an application client to job name's unix socket.
+func (s side) client(t *testing.T, ctx context.Context, name string) *endpoint.Client {
+	t.Helper()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", filepath.Join(s.h.Facts.DataDir, name+".sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return endpoint.NewClient(c, false)
 }
 
 // sample is one stats sample of a job, its metrics by name and labels.
@@ -179,25 +196,43 @@ func TestJobDiscoversAndStreamsStats(t *testing.T) {
 		t.Error("Start with the same configuration restarted the job")
 	}
 
-	// Traffic: 4 MiB from a to b, round-robin over the four links.
-	const total = 4 << 20
-	ea, eb := a.engineOf(t, name), b.engineOf(t, name)
+	// Traffic: 4 MiB from an application on a to one on b, through the jobs' endpoints
+	// (their unix sockets), round-robin over the four links.
+	const total, msgSize = 4 << 20, 32 << 10
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	snd, rcv := a.client(t, ctx, name), b.client(t, ctx, name)
+	id, err := snd.Register(ctx, endpoint.Registration{Name: "tx", Service: 7, LocalPort: 1000, PeerNode: 2, PeerPort: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rcv.Register(ctx, endpoint.Registration{Name: "rx", Service: 7, LocalPort: 2000, PeerNode: 1, PeerPort: 1000}); err != nil {
+		t.Fatal(err)
+	}
 	payload := make([]byte, total)
 	for i := range payload {
 		payload[i] = byte(i ^ i>>8 ^ i>>16)
 	}
-	conn := engine.Conn{Service: 7, SrcPort: 1000, DstPort: 2000}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	sent := make(chan error, 1)
-	go func() { sent <- ea.Send(ctx, engine.Message{Conn: conn, Payload: payload}) }()
+	go func() {
+		for off := 0; off < total; off += msgSize {
+			if err := snd.Send(ctx, id, uint32(off/msgSize), payload[off:off+msgSize]); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
 	var got bytes.Buffer
 	for got.Len() < total {
-		d, err := eb.Receive(ctx)
+		m, err := rcv.Next(ctx)
 		if err != nil {
-			t.Fatalf("Receive after %d bytes: %v", got.Len(), err)
+			t.Fatalf("Next after %d bytes: %v", got.Len(), err)
 		}
-		got.Write(d.Payload)
+		if m.Type != endpoint.TypeDeliver {
+			t.Fatalf("after %d bytes: %v %s", got.Len(), m.Type, m.Text)
+		}
+		got.Write(m.Payload)
 	}
 	if err := <-sent; err != nil {
 		t.Fatal(err)
@@ -208,15 +243,16 @@ func TestJobDiscoversAndStreamsStats(t *testing.T) {
 
 	// Stats: the sender's sample shows the payload over every link, the receiver's delivered it.
 	sa := a.sample(t, name)
-	if n := len(sa); n != metricsOf(len(rates), 1) {
-		t.Errorf("%d metrics, want %d", n, metricsOf(len(rates), 1))
+	if n := len(sa); n != metricsFixed(len(rates), 1)+metricsPerApp {
+		t.Errorf("%d metrics, want %d (one application registered)", n, metricsFixed(len(rates), 1)+metricsPerApp)
 	}
 	peer := map[string]string{"peer": "2"}
 	if v := sa.value(t, "stripe_peer_known", peer); v != 1 {
 		t.Errorf("stripe_peer_known %v", v)
 	}
-	if v := sa.value(t, "stripe_sent_bytes", peer); v != total {
-		t.Errorf("stripe_sent_bytes %v, want %d", v, total)
+	// The engine carries the messages with the endpoint's piece headers: a little more.
+	if v := sa.value(t, "stripe_sent_bytes", peer); v < total || v > total*1.01 {
+		t.Errorf("stripe_sent_bytes %v, want %d and the pieces' headers", v, total)
 	}
 	if v := sa.value(t, "stripe_peers_known", nil); v != 1 {
 		t.Errorf("stripe_peers_known %v", v)
@@ -244,8 +280,8 @@ func TestJobDiscoversAndStreamsStats(t *testing.T) {
 		t.Errorf("links carried %v bytes, less than the %d sent", sum, total)
 	}
 	sb := b.sample(t, name)
-	if v := sb.value(t, "stripe_delivered_bytes", map[string]string{"peer": "1"}); v != total {
-		t.Errorf("receiver: stripe_delivered_bytes %v, want %d", v, total)
+	if v := sb.value(t, "stripe_delivered_bytes", map[string]string{"peer": "1"}); v < total || v > total*1.01 {
+		t.Errorf("receiver: stripe_delivered_bytes %v, want %d and the pieces' headers", v, total)
 	}
 	for _, p := range tb.pairs {
 		if v := sb.value(t, "stripe_link_rx_bytes", map[string]string{"peer": "1", "link": p.B.Name}); v < total/5 {

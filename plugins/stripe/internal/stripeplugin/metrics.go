@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
+	"github.com/ovsplane/ovsplane/stripe/endpoint"
 	"github.com/ovsplane/ovsplane/stripe/engine"
 )
 
@@ -32,11 +33,14 @@ func boolValue(b bool) float64 {
 	return 0
 }
 
-// metrics is the job's stats sample: metricsPerJob job metrics, then per peer
-// metricsPerPeer metrics labelled peer and metricsPerLink per link labelled peer and link (the
-// interface name). Counters count since the job started.
+// metrics is the job's stats sample: metricsPerJob job metrics (the endpoint's included),
+// per peer metricsPerPeer metrics labelled peer and metricsPerLink per link labelled peer and
+// link (the interface name), and metricsPerApp per application labelled app and peer, for as
+// many applications as the sample has room for (appsShown). Counters count since the job
+// started.
 func (j *job) metrics(now time.Time) []api.Metric {
-	s := metricSet{out: make([]api.Metric, 0, metricsOf(len(j.cfg.Links), len(j.peers)))}
+	shown := appsShown(len(j.cfg.Links), len(j.peers))
+	s := metricSet{out: make([]api.Metric, 0, metricsFixed(len(j.cfg.Links), len(j.peers))+shown*metricsPerApp)}
 	known := 0
 	for _, p := range j.peers {
 		if p.known() {
@@ -45,15 +49,23 @@ func (j *job) metrics(now time.Time) []api.Metric {
 	}
 	s.gauge("stripe_peers_known", float64(known), nil)
 	s.gauge("stripe_uptime_seconds", now.Sub(j.started).Seconds(), nil)
+	shares := j.apps.appMetrics(&s, shown)
 	for _, p := range j.peers {
-		peerMetrics(&s, strconv.FormatUint(uint64(p.peer), 10), p.known(), p.e.Stats())
+		peerMetrics(&s, strconv.FormatUint(uint64(p.peer), 10), p.known(), p.e.Stats(), shares[p.peer])
 	}
 	return s.out
 }
 
-// peerMetrics appends the metrics of one peer's engine.
-func peerMetrics(s *metricSet, peer string, known bool, st engine.Stats) {
+// peerMetrics appends the metrics of one peer's engine and of the endpoint towards it.
+func peerMetrics(s *metricSet, peer string, known bool, st engine.Stats, ep endpoint.PeerStats) {
 	l := map[string]string{"peer": peer}
+	s.gauge("stripe_available_bytes_per_second", ep.Capacity, l)
+	s.gauge("stripe_fair_share_bytes_per_second", ep.SeedShare, l)
+	s.counter("stripe_resets", st.Resets, l)
+	s.counter("stripe_restarts", st.Restarts, l)
+	s.counter("stripe_reset_requests", st.ResetRequests, l)
+	s.counter("stripe_stale_frames", st.StaleFrames, l)
+	s.counter("stripe_discarded_frames", st.Discarded, l)
 	s.gauge("stripe_peer_known", boolValue(known), l)
 	s.gauge("stripe_peer_nics", float64(st.Discovery.NICs), l)
 	s.counter("stripe_sent_frames", st.SentFrames, l)

@@ -136,7 +136,11 @@ func (p *Plugin) Start(ctx context.Context, j api.Job) (string, error) {
 			return "", err
 		}
 	}
-	nj, err := startJob(ctx, p.life, p.log, j.Name, cfg)
+	dir, err := p.socketDir()
+	if err != nil {
+		return "", api.Errorf(api.FailedPrecondition, "job %s: config.endpoint.unix: %v: set endpoint.unix", j.Name, err)
+	}
+	nj, err := startJob(ctx, p.life, p.log, j.Name, dir, cfg)
 	if err != nil {
 		return "", err
 	}
