@@ -39,8 +39,9 @@
 // tunnel therefore uses at most Config.Conns engine connections in each direction, which must
 // not exceed the engine's Config.MaxFlows.
 //
-// One reader goroutine calls Send, so a connection whose engine window is full holds back the
-// packets of the others until the peer acknowledges; the kernel's tun queue absorbs the wait
+// One reader goroutine calls the engine (SendBatch, or Send per packet for an engine without
+// it), so a connection whose engine window is full holds back the packets of the others until
+// the peer acknowledges; the kernel's tun queue absorbs the wait
 // and drops beyond it (counted by the kernel, not here), which TCP reads as congestion.
 package tunnel
 
