@@ -148,6 +148,8 @@ type Engine struct {
 	sampleMu sync.Mutex
 	tracker  *load.Tracker
 
+	scratch scratchPool // SendBatch's reusable buffers (sendbatch.go)
+
 	started atomic.Bool // Run was called
 	running atomic.Bool // Run is running
 	done    chan struct{}

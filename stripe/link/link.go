@@ -25,7 +25,8 @@
 // Send fails with an error for which IsDown is true, and State reports it down; once it is up
 // again both work as before.
 //
-// Every sent frame is one sendto. Received frames are one recvfrom each, or, with
+// Send is one sendto per frame; SendBatch (the optional Batcher interface) hands up to MaxBatch
+// frames to the kernel with one sendmmsg. Received frames are one recvfrom each, or, with
 // Config.RxRing, are read from a TPACKET_V3 ring the kernel fills in blocks: Recv makes a system
 // call only to wait when the ring is empty. A block is handed over when full or RingBlockTimeout
 // after its first frame, so a lone frame waits up to that long. AF_XDP is not used.
@@ -176,3 +177,22 @@ func CheckInterfaceName(name string) error {
 // IsDown reports whether err says the link's interface is down or gone (ENETDOWN, ENXIO,
 // ENODEV): the engine then skips the link until State reports it usable again.
 func IsDown(err error) bool { return isDown(err) }
+
+// Outgoing is one frame of a batch: the destination MAC and the whole stripe frame.
+type Outgoing struct {
+	Dst net.HardwareAddr
+	B   []byte
+}
+
+// MaxBatch bounds the frames of one SendBatch call.
+const MaxBatch = 256
+
+// Batcher is implemented by links that hand several frames to the kernel with one system call
+// (the AF_PACKET link: sendmmsg). The engine uses it when the link has it.
+type Batcher interface {
+	// SendBatch transmits the frames in order, as Send does each (same bounds and errors). It
+	// blocks while the socket's send buffer is full, until ctx ends, and returns how many frames
+	// the kernel took: on an error, the frames before the one that failed. At most MaxBatch
+	// frames per call.
+	SendBatch(ctx context.Context, frames []Outgoing) (int, error)
+}

@@ -31,6 +31,9 @@ type packetLink struct {
 	mu     sync.Mutex
 	stats  Stats
 	closed bool
+
+	batchMu sync.Mutex
+	batch   *batchScratch // SendBatch's vectors, allocated by the first call
 }
 
 // Open opens a packet socket on cfg.Interface for stripe frames of cfg.EtherType. It must run

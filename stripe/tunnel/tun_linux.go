@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,7 +24,20 @@ type Tunnel struct {
 	c      counters
 	once   sync.Once
 	closed atomic.Bool
+	// offload says the device was opened with IFF_VNET_HDR and took TUNSETOFFLOAD; uso that the
+	// offloads include UDP segmentation.
+	offload, uso bool
 }
+
+// Offload flags of TUNSETOFFLOAD (include/uapi/linux/if_tun.h) and the ioctl itself.
+const (
+	tunFCsum      = 0x01
+	tunFTSO4      = 0x02
+	tunFTSO6      = 0x04
+	tunFUSO4      = 0x20
+	tunFUSO6      = 0x40
+	tunSetOffload = 0x400454d0 // _IOW('T', 208, unsigned int)
+)
 
 // Open creates the tun device cfg.Name (IFF_TUN, no packet information) in the calling
 // thread's network namespace, sets its MTU, transmit queue and address (which routes
@@ -45,12 +59,28 @@ func Open(ctx context.Context, cfg Config) (*Tunnel, error) {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("tunnel %s: %w", cfg.Name, err)
 	}
-	ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
+	flags := uint16(unix.IFF_TUN | unix.IFF_NO_PI)
+	if !cfg.NoOffload {
+		flags |= unix.IFF_VNET_HDR
+	}
+	ifr.SetUint16(flags)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("tunnel %s: TUNSETIFF: %w (a device of that name that is not a tun, or no CAP_NET_ADMIN)", cfg.Name, err)
 	}
-	t := &Tunnel{cfg: cfg, f: os.NewFile(uintptr(fd), "/dev/net/tun:"+cfg.Name)}
+	t := &Tunnel{cfg: cfg}
+	if !cfg.NoOffload {
+		// TCP segmentation both ways and, where the kernel has it (6.2 and later), UDP's.
+		t.offload, t.uso = true, true
+		if err := unix.IoctlSetInt(fd, tunSetOffload, tunFCsum|tunFTSO4|tunFTSO6|tunFUSO4|tunFUSO6); err != nil {
+			t.uso = false
+			if err := unix.IoctlSetInt(fd, tunSetOffload, tunFCsum|tunFTSO4|tunFTSO6); err != nil {
+				_ = unix.Close(fd)
+				return nil, fmt.Errorf("tunnel %s: TUNSETOFFLOAD: %w (set Config.NoOffload on a kernel without tun offloads)", cfg.Name, err)
+			}
+		}
+	}
+	t.f = os.NewFile(uintptr(fd), "/dev/net/tun:"+cfg.Name)
 	t.c.perConn = make([]atomic.Uint64, cfg.Conns)
 	if err := t.configure(); err != nil {
 		_ = t.f.Close()
@@ -154,67 +184,245 @@ func (t *Tunnel) Run(ctx context.Context) error {
 
 // toEngine reads the device and sends every packet to the peer.
 func (t *Tunnel) toEngine(ctx context.Context) error {
+	if t.offload {
+		return t.toEngineOffload(ctx)
+	}
 	buf := make([]byte, t.cfg.MTU+1)
 	for {
 		n, err := t.f.Read(buf)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if t.closed.Load() {
-				return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
-			}
-			return fmt.Errorf("tunnel %s: read: %w", t.cfg.Name, err)
+			return t.readErr(ctx, err)
 		}
-		i, ok := connOf(buf[:n], t.cfg.Conns)
-		if !ok || n > t.cfg.MTU {
+		t.c.reads.Add(1)
+		if n > t.cfg.MTU {
 			t.c.malformed.Add(1)
 			continue
 		}
-		c := engine.Conn{Service: t.cfg.Service, SrcPort: uint16(i), DstPort: uint16(i)}
-		// the engine copies the payload into its frame before Send returns.
-		if err := t.cfg.Engine.Send(ctx, engine.Message{Conn: c, Payload: buf[:n]}); err != nil {
+		if err := t.send(ctx, buf[:n]); err != nil {
+			return err
+		}
+	}
+}
+
+// Read batching: the first read of a batch waits, the others take only what is already
+// queued, up to readBatch reads, into one arena of readArena bytes (a read needs room for a
+// whole super-packet).
+const (
+	readBatch = 64
+	readArena = 1 << 20
+)
+
+// toEngineOffload reads the device with its virtio_net_hdr, splits super-packets and sends
+// every packet to the peer. Reads that find packets already queued join the batch, so
+// datagrams and small packets go to the engine (and its links) together too.
+func (t *Tunnel) toEngineOffload(ctx context.Context) error {
+	arena := make([]byte, readArena)
+	sp := &splitter{mtu: t.cfg.MTU}
+	rc, err := t.f.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
+	}
+	bs, batch := t.cfg.Engine.(batchSender)
+	var ms []engine.Message
+	var conns []int
+	for {
+		ms, conns = ms[:0], conns[:0]
+		sp.reset()
+		off := 0
+		for r := 0; r < readBatch && len(arena)-off >= vnetHdrLen+maxIPPacket; r++ {
+			buf := arena[off : off+vnetHdrLen+maxIPPacket]
+			var n int
+			if r == 0 {
+				if n, err = t.f.Read(buf); err != nil {
+					return t.readErr(ctx, err)
+				}
+			} else if n = t.tryRead(rc, buf); n == 0 {
+				break
+			}
+			off += n
+			t.c.reads.Add(1)
+			h, err := decodeVnetHdr(buf[:n])
+			if err != nil {
+				t.c.malformed.Add(1)
+				continue
+			}
+			segs, err := sp.split(h, buf[vnetHdrLen:n])
+			if err != nil {
+				t.c.malformed.Add(1)
+				t.cfg.Logger.Warn("tunnel: packet from the device dropped", "device", t.cfg.Name, "err", err)
+				continue
+			}
+			for _, p := range segs {
+				i, ok := connOf(p, t.cfg.Conns)
+				if !ok {
+					t.c.malformed.Add(1)
+					continue
+				}
+				ms = append(ms, engine.Message{Conn: engine.Conn{Service: t.cfg.Service, SrcPort: uint16(i), DstPort: uint16(i)}, Payload: p})
+				conns = append(conns, i)
+			}
+			if !batch {
+				break // one read at a time: Send per packet
+			}
+		}
+		if !batch {
+			for _, m := range ms {
+				if err := t.send(ctx, m.Payload); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		// the engine copies the payloads into its frames before SendBatch returns.
+		if err := bs.SendBatch(ctx, ms); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
 		}
-		t.c.txPackets.Add(1)
-		t.c.txBytes.Add(uint64(n))
-		t.c.perConn[i].Add(1)
+		for k, m := range ms {
+			t.c.txPackets.Add(1)
+			t.c.txBytes.Add(uint64(len(m.Payload)))
+			t.c.perConn[conns[k]].Add(1)
+		}
 	}
 }
 
-// fromEngine writes every packet from the peer to the device.
+// tryRead reads one packet into b when one is queued, without waiting; 0 when none is (or the
+// read failed: the next blocking read reports it).
+func (t *Tunnel) tryRead(rc syscall.RawConn, b []byte) int {
+	var n int
+	_ = rc.Read(func(fd uintptr) bool {
+		k, err := unix.Read(int(fd), b)
+		if err == nil && k > 0 {
+			n = k
+		}
+		return true
+	})
+	return n
+}
+
+// batchSender is the engine's optional batch send (*engine.Engine has it).
+type batchSender interface {
+	SendBatch(ctx context.Context, ms []engine.Message) error
+}
+
+// readErr is toEngine's error for a failed device read.
+func (t *Tunnel) readErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if t.closed.Load() {
+		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
+	}
+	return fmt.Errorf("tunnel %s: read: %w", t.cfg.Name, err)
+}
+
+// send hands one packet of at most the MTU to the engine on its connection.
+func (t *Tunnel) send(ctx context.Context, p []byte) error {
+	i, ok := connOf(p, t.cfg.Conns)
+	if !ok {
+		t.c.malformed.Add(1)
+		return nil
+	}
+	c := engine.Conn{Service: t.cfg.Service, SrcPort: uint16(i), DstPort: uint16(i)}
+	// the engine copies the payload into its frame before Send returns.
+	if err := t.cfg.Engine.Send(ctx, engine.Message{Conn: c, Payload: p}); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
+	}
+	t.c.txPackets.Add(1)
+	t.c.txBytes.Add(uint64(len(p)))
+	t.c.perConn[i].Add(1)
+	return nil
+}
+
+// batchReceiver is the engine's optional batch receive (*engine.Engine has it).
+type batchReceiver interface {
+	ReceiveBatch(ctx context.Context, ds []engine.Delivery) (int, error)
+}
+
+// rxBatch bounds the deliveries fromEngine takes from the engine at once.
+const rxBatch = 256
+
+// fromEngine writes every packet from the peer to the device: with offloads, each batch of
+// deliveries through the coalescer.
 func (t *Tunnel) fromEngine(ctx context.Context) error {
+	ds := make([]engine.Delivery, rxBatch)
+	var co *coalescer
+	if t.offload {
+		co = newCoalescer(t.uso, func(b []byte) error {
+			_, err := t.f.Write(b)
+			if err == nil {
+				t.c.writes.Add(1)
+			}
+			return err
+		})
+	}
+	br, batch := t.cfg.Engine.(batchReceiver)
 	for {
-		d, err := t.cfg.Engine.Receive(ctx)
+		n := 1
+		var err error
+		if batch {
+			n, err = br.ReceiveBatch(ctx, ds)
+		} else {
+			ds[0], err = t.cfg.Engine.Receive(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
 		}
-		if d.Conn.Service != t.cfg.Service {
-			t.c.foreign.Add(1)
-			continue
-		}
-		if _, ok := connOf(d.Payload, 1); !ok || len(d.Payload) > t.cfg.MTU {
-			t.c.malformed.Add(1)
-			continue
-		}
-		if _, err := t.f.Write(d.Payload); err != nil {
-			if t.closed.Load() {
-				return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
+		for i := range ds[:n] {
+			d := ds[i]
+			ds[i] = engine.Delivery{}
+			if d.Conn.Service != t.cfg.Service {
+				t.c.foreign.Add(1)
+				continue
 			}
-			// the kernel refuses a packet it cannot parse; the next may pass.
-			t.c.writeErrors.Add(1)
-			t.cfg.Logger.Warn("tunnel: write to device failed", "device", t.cfg.Name, "bytes", len(d.Payload), "err", err)
-			continue
+			if _, ok := connOf(d.Payload, 1); !ok || len(d.Payload) > t.cfg.MTU {
+				t.c.malformed.Add(1)
+				continue
+			}
+			t.c.rxPackets.Add(1)
+			t.c.rxBytes.Add(uint64(len(d.Payload)))
+			if co == nil {
+				_, err := t.f.Write(d.Payload)
+				if err == nil {
+					t.c.writes.Add(1)
+				}
+				if err := t.writeErr(1, err); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := t.writeErr(co.add(d.Payload)); err != nil {
+				return err
+			}
 		}
-		t.c.rxPackets.Add(1)
-		t.c.rxBytes.Add(uint64(len(d.Payload)))
+		if co != nil {
+			if err := t.writeErr(co.flush()); err != nil {
+				return err
+			}
+		}
 	}
+}
+
+// writeErr counts failed device writes; it returns ErrClosed once the tunnel is closed. The
+// kernel refuses a packet it cannot parse; the next may pass.
+func (t *Tunnel) writeErr(failed int, err error) error {
+	if err == nil {
+		return nil
+	}
+	if t.closed.Load() {
+		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
+	}
+	t.c.writeErrors.Add(uint64(failed))
+	t.cfg.Logger.Warn("tunnel: write to device failed", "device", t.cfg.Name, "writes", failed, "err", err)
+	return nil
 }
 
 // Stats returns a snapshot of the counters.
@@ -223,6 +431,7 @@ func (t *Tunnel) Stats() Stats {
 		TxPackets: t.c.txPackets.Load(), TxBytes: t.c.txBytes.Load(),
 		RxPackets: t.c.rxPackets.Load(), RxBytes: t.c.rxBytes.Load(),
 		Malformed: t.c.malformed.Load(), Foreign: t.c.foreign.Load(), WriteErrors: t.c.writeErrors.Load(),
+		Reads: t.c.reads.Load(), Writes: t.c.writes.Load(), Offload: t.offload, UDPOffload: t.uso,
 		PerConn: make([]uint64, len(t.c.perConn)),
 	}
 	for i := range t.c.perConn {

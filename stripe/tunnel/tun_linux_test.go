@@ -45,18 +45,49 @@ func (p *pipe) Receive(ctx context.Context) (engine.Delivery, error) {
 	}
 }
 
+// ReceiveBatch waits for one delivery and adds those already waiting.
+func (p *pipe) ReceiveBatch(ctx context.Context, ds []engine.Delivery) (int, error) {
+	d, err := p.Receive(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ds[0] = d
+	n := 1
+	for n < len(ds) {
+		select {
+		case d := <-p.in:
+			ds[n] = d
+			n++
+		default:
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
 func (p *pipe) MaxPayload() int { return 1400 }
 
 // TestTunnelCarriesTCP opens a tunnel in each of two namespaces over a loopback engine and
-// moves a TCP stream between the tunnel addresses; then Run ends with its context.
+// moves a TCP stream between the tunnel addresses; then Run ends with its context. It runs
+// with the offloads (super-packets split on A, coalesced on B) and without.
 func TestTunnelCarriesTCP(t *testing.T) {
 	lab.Require(t, lab.NeedNetns)
+	for _, off := range []bool{false, true} {
+		name := "offload"
+		if off {
+			name = "no-offload"
+		}
+		t.Run(name, func(t *testing.T) { testTunnelCarriesTCP(t, off) })
+	}
+}
+
+func testTunnelCarriesTCP(t *testing.T, noOffload bool) {
 	nsA, nsB := lab.NewNetns(t), lab.NewNetns(t)
 	pa, pb := newPipes()
 	open := func(ns *lab.Netns, addr string, e tunnel.Engine) *tunnel.Tunnel {
 		var tun *tunnel.Tunnel
 		err := ns.Do(func() (err error) {
-			tun, err = tunnel.Open(t.Context(), tunnel.Config{Name: "st0", Addr: netip.MustParsePrefix(addr), Engine: e})
+			tun, err = tunnel.Open(t.Context(), tunnel.Config{Name: "st0", Addr: netip.MustParsePrefix(addr), Engine: e, NoOffload: noOffload})
 			return err
 		})
 		if err != nil {
@@ -117,6 +148,17 @@ func TestTunnelCarriesTCP(t *testing.T) {
 	sa, sb := ta.Stats(), tb.Stats()
 	if sa.TxPackets < uint64(len(want)/1400) || sb.RxPackets != sa.TxPackets || sa.Malformed != 0 {
 		t.Errorf("stats A %+v B %+v: want A's packets all written by B", sa, sb)
+	}
+	if sa.Offload == noOffload || sb.Offload == noOffload {
+		t.Errorf("offload A %v B %v, want %v", sa.Offload, sb.Offload, !noOffload)
+	}
+	if noOffload && (sa.Reads != sa.TxPackets || sb.Writes != sb.RxPackets) {
+		t.Errorf("without offloads: A read %d times for %d packets, B wrote %d times for %d: want one each", sa.Reads, sa.TxPackets, sb.Writes, sb.RxPackets)
+	}
+	// with offloads, the sending kernel hands over super-packets (4 MiB written at once), and
+	// the receiving tunnel coalesces consecutive segments of a batch.
+	if !noOffload && (sa.Reads >= sa.TxPackets || sb.Writes >= sb.RxPackets) {
+		t.Errorf("with offloads: A read %d times for %d packets, B wrote %d times for %d: want fewer reads and writes than packets", sa.Reads, sa.TxPackets, sb.Writes, sb.RxPackets)
 	}
 	var perConn uint64
 	for _, n := range sa.PerConn {

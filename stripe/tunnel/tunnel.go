@@ -4,14 +4,28 @@
 //
 // # Data path
 //
-// Run reads every IP packet the kernel routes into the tun device and hands it to the engine
-// with Send; on the peer, the engine's Receive returns it and Run writes it to that node's tun
-// device, where the kernel delivers it to the application. The tun device's MTU is at most the
-// engine's MaxPayload, so one IP packet is exactly one engine frame: the engine never splits a
-// packet, the receiver needs no reassembly, and a frame the engine gives up on (Stats.Lost) is
-// one lost IP packet, which TCP recovers as on any path, instead of a hole in a byte stream.
-// (The alternative, a 1500-byte tun MTU split into two frames each, doubles the per-frame cost
-// of the engine, and a lost frame would desynchronize the stream.)
+// Run reads every IP packet the kernel routes into the tun device and hands it to the engine;
+// on the peer, the engine delivers it and Run writes it to that node's tun device, where the
+// kernel delivers it to the application. The tun device's MTU is at most the engine's
+// MaxPayload, so one IP packet is exactly one engine frame: the engine never splits a packet,
+// the receiver needs no reassembly, and a frame the engine gives up on (Stats.Lost) is one lost
+// IP packet, which TCP recovers as on any path, instead of a hole in a byte stream.
+//
+// # Offloads
+//
+// The device is opened with IFF_VNET_HDR and TUNSETOFFLOAD (checksum, TSO for IPv4 and IPv6
+// and, where the kernel has it, USO), unless Config.NoOffload. The sending kernel then hands
+// over TCP (and UDP_SEGMENT) super-packets of up to 64 KiB with one read; the tunnel cuts them
+// into packets of the MTU (IP lengths, IPv4 identification and header checksum, TCP sequence
+// numbers and flags, UDP lengths) and sends them to the engine together (SendBatch, which
+// hands each link its frames with one sendmmsg). Reads that find more packets queued join the
+// batch. The receiving tunnel takes the engine's ready deliveries at once (ReceiveBatch),
+// coalesces consecutive in-order segments of one TCP flow (and datagrams of one UDP flow, with
+// USO) into one super-packet as GRO would, and writes it with a GSO header: one write and one
+// pass through the receiving kernel's stack instead of dozens. Inner TCP/UDP checksums are not
+// computed: packets are written with NEEDS_CSUM (CHECKSUM_PARTIAL), so the receiving kernel
+// trusts the payload, and completes the checksum itself if it forwards the packet; the frames'
+// integrity is the links' (Ethernet FCS), as between a virtio guest and its host.
 //
 // # Inner flows and engine connections
 //
@@ -25,8 +39,9 @@
 // tunnel therefore uses at most Config.Conns engine connections in each direction, which must
 // not exceed the engine's Config.MaxFlows.
 //
-// One reader goroutine calls Send, so a connection whose engine window is full holds back the
-// packets of the others until the peer acknowledges; the kernel's tun queue absorbs the wait
+// One reader goroutine calls the engine (SendBatch, or Send per packet for an engine without
+// it), so a connection whose engine window is full holds back the packets of the others until
+// the peer acknowledges; the kernel's tun queue absorbs the wait
 // and drops beyond it (counted by the kernel, not here), which TCP reads as congestion.
 package tunnel
 
@@ -89,6 +104,9 @@ type Config struct {
 	// Service is the engine service of the connections (0: DefaultService). Deliveries of
 	// other services are dropped and counted in Stats.Foreign.
 	Service uint16
+	// NoOffload opens the device without IFF_VNET_HDR and segmentation offloads: one read and
+	// one write per packet (the comparison arm; see the package documentation).
+	NoOffload bool
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -163,11 +181,19 @@ type Stats struct {
 	WriteErrors uint64
 	// PerConn counts the packets sent on each engine connection, Conns entries.
 	PerConn []uint64
+	// Reads and Writes count the device reads and writes. With offloads, a read may return a
+	// super-packet that is sent as many packets, and a write may carry many received packets
+	// coalesced, so they are smaller than TxPackets and RxPackets.
+	Reads, Writes uint64
+	// Offload says the device carries super-packets (IFF_VNET_HDR with TCP segmentation
+	// offload); UDPOffload that UDP segmentation offload (USO) is on too.
+	Offload, UDPOffload bool
 }
 
 // counters are the live counters behind Stats.
 type counters struct {
 	txPackets, txBytes, rxPackets, rxBytes, malformed, foreign, writeErrors atomic.Uint64
+	reads, writes                                                           atomic.Uint64
 	perConn                                                                 []atomic.Uint64
 }
 

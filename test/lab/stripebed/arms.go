@@ -31,6 +31,10 @@ type Load struct {
 	// MoreMPTCPCC are further congestion controls the MPTCP arm is run with ("bbr", "reno"), at
 	// most 4.
 	MoreMPTCPCC []string
+	// LatencySeconds, when not 0, adds to every arm a latency measurement of that length (1.5 to
+	// 60 s): small UDP requests answered by B while one TCP connection carries half the summed
+	// link rate (Latency).
+	LatencySeconds float64
 }
 
 // normalize fills the defaults and checks the bounds.
@@ -43,6 +47,9 @@ func (l Load) normalize() (Load, error) {
 	}
 	if len(l.MoreMPTCPCC) > 4 {
 		return l, fmt.Errorf("stripebed load: %d more congestion controls for MPTCP, at most 4", len(l.MoreMPTCPCC))
+	}
+	if l.LatencySeconds != 0 && (l.LatencySeconds < 1.5 || l.LatencySeconds > 60) {
+		return l, fmt.Errorf("stripebed load: LatencySeconds %v: want 0 or 1.5 to 60", l.LatencySeconds)
 	}
 	if l.LinkSeconds <= 0 || l.LinkSeconds > 60 || l.ArmSeconds <= 0 || l.ArmSeconds > 60 {
 		return l, fmt.Errorf("stripebed load: LinkSeconds %v and ArmSeconds %v must be within (0, 60]", l.LinkSeconds, l.ArmSeconds)
@@ -80,6 +87,17 @@ type Result struct {
 	LoadCoV, LoadJain float64
 	// UDP is the UDP stream's counts (Proto "udp" only).
 	UDP *UDPResult
+	// CPUSeconds is the test process's CPU time during the measurement (processCPU): the
+	// traffic endpoints and, in the stripe arms, both nodes' engines and tunnels. It misses work
+	// done in other processes (ovs-vswitchd: OutsideCPU) and softirq work the kernel charges to
+	// whatever ran.
+	CPUSeconds float64
+	// OutsideCPU says the arm's data path runs in other processes (OVS), so CPUSeconds is not
+	// its cost.
+	OutsideCPU bool
+	// Latency is the arm's latency under half the summed load (Load.LatencySeconds; Proto "tcp"
+	// only), nil when not measured.
+	Latency *LatencyResult
 	// Note says what the arm pinned or found (congestion control, fallback…).
 	Note string
 }
@@ -127,9 +145,11 @@ func (b *Bed) measure(res *Result, rates []float64, fn func() error) error {
 	if err != nil {
 		return err
 	}
+	cpu0 := processCPU()
 	if err := fn(); err != nil {
 		return fmt.Errorf("%s %s: %w", res.Arm, res.Proto, err)
 	}
+	res.CPUSeconds = (processCPU() - cpu0).Seconds()
 	after, err := b.Snapshot()
 	if err != nil {
 		return err
@@ -191,6 +211,14 @@ func (b *Bed) RunPair(ctx context.Context, load Load, rates []float64, p Pair) (
 	if err != nil {
 		return nil, err
 	}
+	if load.LatencySeconds > 0 {
+		lr, err := Latency(ctx, b.A, b.B, LatencySpec{Src: p.Src, Dst: p.Dst, LoadBitsPerSec: sum / 2,
+			Duration: time.Duration(load.LatencySeconds * float64(time.Second)), MPTCP: p.MPTCP, CC: load.CC})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Arm, err)
+		}
+		tcp.Latency = &lr
+	}
 	out := []Result{tcp}
 	if !p.UDP {
 		return out, nil
@@ -200,8 +228,8 @@ func (b *Bed) RunPair(ctx context.Context, load Load, rates []float64, p Pair) (
 		r, err := UDPStream(ctx, b.A, b.B, UDPSpec{Src: p.Src, Dst: p.Dst, RateBitsPerSec: sum,
 			Duration: time.Duration(load.ArmSeconds * float64(time.Second))})
 		u.UDP = &r
-		u.Bytes, u.Seconds, u.BitsPerSecond = r.Received*udpPayload, r.Seconds, r.DeliveredBitsPerSecond
-		u.Note = fmt.Sprintf("offered %.0f Mbit/s", r.OfferedBitsPerSecond/1e6)
+		u.Bytes, u.Seconds, u.BitsPerSecond = r.Received*int64(r.Payload), r.Seconds, r.DeliveredBitsPerSecond
+		u.Note = fmt.Sprintf("offered %.0f Mbit/s of %d-byte datagrams", r.OfferedBitsPerSecond/1e6, r.Payload)
 		return err
 	})
 	if err != nil {
@@ -296,6 +324,9 @@ func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 		if err != nil {
 			t.Fatalf("stripebed: %v", err)
 		}
+		for i := range rs {
+			rs[i].OutsideCPU = true
+		}
 		rep.Results = append(rep.Results, rs...)
 	}
 	return rep
@@ -340,8 +371,12 @@ func (rep Report) FormatMarkdown() string {
 		fmt.Fprintf(&sb, "| %d | %d Mbit/s | %.1f Mbit/s | %d |\n", l.Index, l.ConfiguredMbit, l.BitsPerSecond/1e6, l.Retrans)
 	}
 	fmt.Fprintf(&sb, "| sum | | %.1f Mbit/s | |\n\n", rep.SumBitsPerSecond/1e6)
-	sb.WriteString("| arm | proto | delivered | % of sum | retransmits (TcpRetransSegs) | UDP lost / reordered (max depth) | per-link MB A→B | load CoV | load Jain | note |\n")
-	sb.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	sb.WriteString("CPU s per Gbit: the test process's CPU time (getrusage: traffic endpoints, and the stripe arms' engines and tunnels on both nodes) " +
+		"over the gigabits delivered; \"–\" where the data path runs in ovs-vswitchd.\n\n")
+	sb.WriteString("Latency: round trips of 64-byte UDP requests every 2 ms on the arm's path while one TCP connection is paced to half " +
+		"the summed link rates (first 0.5 s not sampled); a path that cannot carry that load runs saturated.\n\n")
+	sb.WriteString("| arm | proto | delivered | % of sum | retransmits (TcpRetransSegs) | UDP lost / reordered (max depth) | per-link MB A→B | load CoV | load Jain | CPU s per Gbit | latency p50 / p99 at 50 % load | note |\n")
+	sb.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rep.Results {
 		udp, retrans := "–", strconv.FormatInt(r.Retrans, 10)
 		if r.UDP != nil {
@@ -353,8 +388,17 @@ func (rep Report) FormatMarkdown() string {
 		for i, x := range r.LinkBytes {
 			mb[i] = strconv.FormatFloat(float64(x)/1e6, 'f', 1, 64)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %.1f Mbit/s | %.1f | %s | %s | %s | %.2f | %.2f | %s |\n", r.Arm, r.Proto,
-			r.BitsPerSecond/1e6, r.PctOfSum, retrans, udp, strings.Join(mb, " / "), r.LoadCoV, r.LoadJain, r.Note)
+		cpu := "–"
+		if gbit := r.BitsPerSecond * r.Seconds / 1e9; !r.OutsideCPU && gbit > 0 {
+			cpu = strconv.FormatFloat(r.CPUSeconds/gbit, 'f', 2, 64)
+		}
+		lat := "–"
+		if r.Latency != nil {
+			lat = fmt.Sprintf("%.2f / %.2f ms (load %.0f Mbit/s)", float64(r.Latency.P50.Microseconds())/1e3,
+				float64(r.Latency.P99.Microseconds())/1e3, r.Latency.LoadBitsPerSecond/1e6)
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %.1f Mbit/s | %.1f | %s | %s | %s | %.2f | %.2f | %s | %s | %s |\n", r.Arm, r.Proto,
+			r.BitsPerSecond/1e6, r.PctOfSum, retrans, udp, strings.Join(mb, " / "), r.LoadCoV, r.LoadJain, cpu, lat, r.Note)
 	}
 	return sb.String()
 }

@@ -30,7 +30,7 @@ const (
 func BenchmarkAlternatives(b *testing.B) {
 	lab.Require(b, lab.NeedNetns, lab.NeedOVS)
 	bed := New(b, Spec{})
-	rep := RunAlternatives(b, bed, Load{LinkSeconds: 5, ArmSeconds: 10, MoreMPTCPCC: []string{"bbr", "reno"}})
+	rep := RunAlternatives(b, bed, Load{LinkSeconds: 5, ArmSeconds: 10, LatencySeconds: 3, MoreMPTCPCC: []string{"bbr", "reno"}})
 	md := rep.FormatMarkdown()
 	b.Logf("\n%s", md)
 	for _, r := range rep.Results {

@@ -44,6 +44,9 @@ func TestStripeTunnel(t *testing.T) {
 			if u.Sent == 0 || u.Lost != 0 || u.Reordered != 0 || u.Duplicates != 0 {
 				t.Errorf("UDP over the tunnel: %+v, want every datagram once and in order", u)
 			}
+			if want := s.A.Tunnel.MTU() - 28; u.Payload != want {
+				t.Errorf("UDP over the tunnel: %d-byte datagrams, want %d (the tun's MTU less the headers: no fragments)", u.Payload, want)
+			}
 			after, err := b.Snapshot()
 			if err != nil {
 				t.Fatal(err)
@@ -56,6 +59,9 @@ func TestStripeTunnel(t *testing.T) {
 				}
 			}
 			ta, tb := s.A.Tunnel.Stats(), s.B.Tunnel.Stats()
+			if !ta.Offload || ta.Reads >= ta.TxPackets {
+				t.Errorf("tunnel A: offload %v, %d reads for %d packets: want TCP super-packets read and split", ta.Offload, ta.Reads, ta.TxPackets)
+			}
 			if ta.TxPackets == 0 || tb.RxPackets < ta.TxPackets-ta.TxPackets/100 || ta.Malformed+tb.Malformed+tb.Foreign+tb.WriteErrors != 0 {
 				t.Errorf("tunnel counters A %+v, B %+v: want B to write what A read, nothing dropped", ta, tb)
 			}

@@ -79,7 +79,7 @@ func TestHarness(t *testing.T) {
 		if err := b.CheckShaping(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		rep = RunAlternatives(t, b, Load{LinkSeconds: 0.3, ArmSeconds: 0.5})
+		rep = RunAlternatives(t, b, Load{LinkSeconds: 0.3, ArmSeconds: 0.5, LatencySeconds: 1.5})
 		t.Logf("\n%s", rep.FormatMarkdown())
 	})
 	for _, l := range rep.Links {
@@ -110,6 +110,12 @@ func TestHarness(t *testing.T) {
 		}
 		if r.UDP != nil && (r.UDP.Received+r.UDP.Lost != r.UDP.Sent || r.UDP.Received == 0) {
 			t.Errorf("%s udp: sent %d, received %d, lost %d", r.Arm, r.UDP.Sent, r.UDP.Received, r.UDP.Lost)
+		}
+		if r.Proto == "tcp" && (r.Latency == nil || r.Latency.Samples == 0 || r.Latency.P50 <= 0 || r.Latency.P50 > r.Latency.P99) {
+			t.Errorf("%s tcp: latency %+v, want answered requests and p50 ≤ p99", r.Arm, r.Latency)
+		}
+		if !r.OutsideCPU && r.CPUSeconds <= 0 {
+			t.Errorf("%s %s: no CPU time measured", r.Arm, r.Proto)
 		}
 		if r.Proto == "tcp" && r.Note != "cc "+rep.CC && !strings.HasPrefix(r.Note, "cc "+rep.CC+"; ") {
 			t.Errorf("%s tcp: %q, want the pinned congestion control %s", r.Arm, r.Note, rep.CC)

@@ -242,6 +242,11 @@ type UDPSpec struct {
 	RateBitsPerSec float64
 	// Duration is how long the sender sends, up to MaxUDPDuration.
 	Duration time.Duration
+	// Payload is the datagram payload in bytes, 8 to 1472; 0: the largest that fits the path
+	// MTU without fragments (the connected socket's IP_MTU minus 28), at most 1472. An
+	// application that knows its path sends no fragments, so every arm sends what fits its own
+	// path: 1472 bytes over 1500-byte links, 1444 over the stripe's 1472-byte tun.
+	Payload int
 }
 
 // UDPResult is what one UDPStream measured. Loss and reordering are counted on sequence
@@ -256,6 +261,8 @@ type UDPResult struct {
 	// Reordered counts datagrams that arrived after one with a higher number; MaxReorder is the
 	// largest such distance in datagrams.
 	Reordered, MaxReorder int64
+	// Payload is the datagram payload in bytes.
+	Payload int
 	// Seconds is the sender's time; OfferedBitsPerSecond and DeliveredBitsPerSecond are the
 	// payload sent and received over it.
 	Seconds                                      float64
@@ -290,14 +297,18 @@ func UDPStream(ctx context.Context, a, b *lab.Netns, spec UDPSpec) (UDPResult, e
 		return UDPResult{}, fmt.Errorf("%s: connect: %w", what, err)
 	}
 	defer sc.Close()
-	maxSeq := int64(spec.RateBitsPerSec*spec.Duration.Seconds()/(udpPayload*8)) + 1024
+	payload, err := udpPayloadFor(sc, spec.Payload)
+	if err != nil {
+		return UDPResult{}, fmt.Errorf("%s: %w", what, err)
+	}
+	maxSeq := int64(spec.RateBitsPerSec*spec.Duration.Seconds()/float64(payload*8)) + 1024
 	type recvResult struct{ r UDPResult }
 	done := make(chan recvResult, 1)
 	go func() { done <- recvResult{udpReceive(rc, maxSeq)} }()
-	var r UDPResult
-	buf := make([]byte, udpPayload)
+	r := UDPResult{Payload: payload}
+	buf := make([]byte, payload)
 	start := time.Now()
-	perDatagram := float64(udpPayload*8) / spec.RateBitsPerSec // seconds
+	perDatagram := float64(payload*8) / spec.RateBitsPerSec // seconds
 	tick := time.NewTicker(time.Millisecond)
 	for ctx.Err() == nil {
 		el := time.Since(start)
@@ -331,8 +342,8 @@ func UDPStream(ctx context.Context, a, b *lab.Netns, spec UDPSpec) (UDPResult, e
 	r.Received, r.Duplicates, r.Reordered, r.MaxReorder = got.Received, got.Duplicates, got.Reordered, got.MaxReorder
 	r.Lost = r.Sent - r.Received
 	if r.Seconds > 0 {
-		r.OfferedBitsPerSecond = float64(r.Sent) * udpPayload * 8 / r.Seconds
-		r.DeliveredBitsPerSecond = float64(r.Received) * udpPayload * 8 / r.Seconds
+		r.OfferedBitsPerSecond = float64(r.Sent*int64(payload)) * 8 / r.Seconds
+		r.DeliveredBitsPerSecond = float64(r.Received*int64(payload)) * 8 / r.Seconds
 	}
 	return r, nil
 }

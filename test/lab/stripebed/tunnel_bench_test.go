@@ -14,15 +14,18 @@ import (
 )
 
 // policiesEnv selects the policies BenchmarkStripeTunnel measures: a comma-separated list of
-// policy kinds, each optionally followed by "+ring" (links receive through TPACKET_V3 rings)
-// and then "+pace" (links paced to their rates); unset,
+// policy kinds, each optionally followed by "+nooffload" (tun devices without offloads),
+// "+sndbuf" (link send buffers of 5 ms at the link's rate, StripeOptions.SendBufferMs), then
+// "+ring" (links receive through TPACKET_V3 rings) and then "+pace" (links paced to their
+// rates); unset,
 // weighted+pace, weighted and round-robin.
 const policiesEnv = "STRIPEBED_POLICIES"
 
 // BenchmarkStripeTunnel is the focused measurement of the transparent mode alone: per policy,
 // one TCP transfer of 64 MiB through the tunnels on the default bed, reporting the throughput,
-// its share of the summed link rates and the whole process's CPU time per tunnel packet
-// (both nodes' engines and tunnels and the traffic sockets, from getrusage). Run it with
+// its share of the summed link rates and the whole process's CPU time per tunnel packet and
+// per Gbit (both nodes' engines and tunnels and the traffic sockets, from getrusage); then 2 s
+// of UDP datagrams that fit the tunnel's MTU, paced to the summed rates. Run it with
 // -benchtime 1x; the policies run back to back so they see the same host load.
 func BenchmarkStripeTunnel(b *testing.B) {
 	lab.Require(b, lab.NeedNetns)
@@ -41,7 +44,13 @@ func BenchmarkStripeTunnel(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			k, pace := strings.CutSuffix(strings.TrimSpace(kind), "+pace")
 			k, ring := strings.CutSuffix(k, "+ring")
-			s := bed.StartStripeWith(b, StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring}, rates)
+			k, sndbuf := strings.CutSuffix(k, "+sndbuf")
+			k, noOff := strings.CutSuffix(k, "+nooffload")
+			o := StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring, NoOffload: noOff}
+			if sndbuf {
+				o.SendBufferMs = 5
+			}
+			s := bed.StartStripeWith(b, o, rates)
 			const n = 64 << 20
 			cpu0 := cpuTime(b)
 			r, err := TCPBulk(b.Context(), bed.A, bed.B, TCPSpec{Src: s.AAddr, Dst: s.BAddr, Bytes: n, CC: defaultCC()})
@@ -49,10 +58,34 @@ func BenchmarkStripeTunnel(b *testing.B) {
 			if err != nil {
 				b.Fatalf("TCP over the tunnel: %v", err)
 			}
-			pkts := s.A.Tunnel.Stats().TxPackets + s.B.Tunnel.Stats().TxPackets
+			ta, tb := s.A.Tunnel.Stats(), s.B.Tunnel.Stats()
+			pkts := ta.TxPackets + tb.TxPackets
+			ea, eb := s.A.Engine.Stats(), s.B.Engine.Stats()
+			b.Logf("%s: tunnel A read %d times for %d packets, B wrote %d times for %d; engine A resent %d, srtt %v, max ack delay %v; B reordered %d (max depth %d)",
+				kind, ta.Reads, ta.TxPackets, tb.Writes, tb.RxPackets, ea.Retransmits, ea.SRTT, ea.MaxAckDelay, eb.Reordered, eb.MaxReorderDepth)
+			// UDP: 2 s of datagrams that fit the tunnel's MTU, paced to the summed rates.
+			cpu1 := cpuTime(b)
+			u, err := UDPStream(b.Context(), bed.A, bed.B, UDPSpec{Src: s.AAddr, Dst: s.BAddr, RateBitsPerSec: sum, Duration: 2 * time.Second})
+			ucpu := cpuTime(b) - cpu1
+			if err != nil {
+				b.Fatalf("UDP over the tunnel: %v", err)
+			}
+			lat, err := Latency(b.Context(), bed.A, bed.B, LatencySpec{Src: s.AAddr, Dst: s.BAddr, LoadBitsPerSec: sum / 2, Duration: 3 * time.Second, CC: defaultCC()})
+			if err != nil {
+				b.Fatalf("latency over the tunnel: %v", err)
+			}
+			b.Logf("%s: latency at half the summed rate: p50 %v, p99 %v (%d samples, load delivered %.0f Mbit/s)", kind, lat.P50, lat.P99, lat.Samples, lat.LoadBitsPerSecond/1e6)
 			if err := s.Stop(); err != nil {
 				b.Fatalf("stop: %v", err)
 			}
+			b.ReportMetric(float64(lat.P50.Microseconds())/1e3, "p50-ms")
+			b.ReportMetric(float64(lat.P99.Microseconds())/1e3, "p99-ms")
+			b.ReportMetric(u.DeliveredBitsPerSecond/1e6, "udp-Mbit/s")
+			b.ReportMetric(100*float64(u.Lost)/float64(max(1, u.Sent)), "udp-loss-pct")
+			b.Logf("%s: UDP offered %.0f Mbit/s of %d-byte datagrams, delivered %.0f Mbit/s (%.1f %% of the sum), lost %d of %d, CPU %v (%.2f s per Gbit delivered)",
+				kind, u.OfferedBitsPerSecond/1e6, u.Payload, u.DeliveredBitsPerSecond/1e6, 100*u.DeliveredBitsPerSecond/sum, u.Lost, u.Sent, ucpu,
+				ucpu.Seconds()/max(1e-9, u.DeliveredBitsPerSecond*u.Seconds/1e9))
+			b.ReportMetric(cpu.Seconds()/(float64(r.Bytes)*8/1e9), "tcp-cpu-s/Gbit")
 			b.ReportMetric(r.BitsPerSecond/1e6, "Mbit/s")
 			b.ReportMetric(100*r.BitsPerSecond/sum, "pct-of-sum")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(max(1, pkts)), "cpu-µs/pkt")
