@@ -17,8 +17,13 @@
 //	        type: stripe
 //	        config: {node: 1, links: [{interface: eth1, capacity_mbit: 1000}], peers: [{node: 2}]}
 //
-// Health is Degraded while a peer is unknown (no hello heard) or a link is unusable, Failing
-// when an engine stopped. Still to come: the application endpoints (a job carries discovery,
-// acks and the traffic Send is given, but no application can reach it yet) and the OVS-DPDK
-// link mode.
+// In mode ovs-dpdk (ovsmode.go) the NICs stay ports of an OVS bridge: the job opens lanes,
+// internal ports of that bridge made by a port object of the plugin's type stripe-lanes
+// (lanes.go), paces every link to its pace_mbit, and the plugin's Flows binds lane i to NIC i
+// (stripe/ovslane).
+//
+// Health is Degraded while a peer is unknown (no hello heard), a link is unusable or an
+// ovs-dpdk job's rules are refused by its bridge, Failing when an engine stopped. Still to
+// come: the application endpoints (a job carries discovery, acks and the traffic Send is given,
+// but no application can reach it yet).
 package stripeplugin
