@@ -277,3 +277,34 @@ func (n *OVSLaneNode) LaneFlowPackets(ctx context.Context, ns *lab.Netns) (out, 
 	}
 	return out, in, nil
 }
+
+// StopSwitches stops the stripe (engines, tunnels, links) and then both nodes' ovs-vswitchd,
+// which releases the link ends (their databases stay until the test's cleanup), so another arm
+// can put the ends into a switch of its own. It returns the stripe's error.
+func (s *StripeOVS) StopSwitches(t testing.TB) error {
+	t.Helper()
+	err := s.Stop()
+	s.OA.Sw.Stop(t)
+	s.OB.Sw.Stop(t)
+	return err
+}
+
+// StripeOVSArm measures the stripe engine with the policy kind in OVS-DPDK link mode
+// (StartStripeOVS): one TCP connection and one UDP stream between the nodes' tunnel addresses,
+// as RunPair, rates being the links' measured bit/s. The note adds the engine's retransmits and
+// losses on A and the reordering on B. It stops the switches afterwards (StopSwitches), so the
+// OVS bond arms can follow in the same run.
+func (b *Bed) StripeOVSArm(t testing.TB, load Load, rates []float64, kind policy.Kind) ([]Result, error) {
+	t.Helper()
+	so := b.StartStripeOVS(t, OVSLaneOptions{Policy: kind})
+	rs, err := b.RunPair(t.Context(), load, rates, Pair{Arm: "stripe ovs-dpdk " + string(kind), Src: so.AAddr, Dst: so.BAddr, UDP: true})
+	a, bs := so.A.Engine.Stats(), so.B.Engine.Stats()
+	if serr := so.StopSwitches(t); err == nil && serr != nil {
+		err = serr
+	}
+	for i := range rs {
+		rs[i].Note += fmt.Sprintf("; engine (both protos): A resent %d frames, B lost %d, reordered %d (max depth %d)",
+			a.Retransmits, bs.Lost, bs.Reordered, bs.MaxReorderDepth)
+	}
+	return rs, err
+}
