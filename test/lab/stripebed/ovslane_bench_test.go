@@ -18,6 +18,10 @@ import (
 // (unset: weighted).
 const ovsPoliciesEnv = "STRIPEBED_OVS_POLICIES"
 
+// ovsPaceEnv sets the OVS-DPDK mode's pace factor, the share of each link's tbf rate its lane is
+// paced to (unset: DefaultPaceFactor).
+const ovsPaceEnv = "STRIPEBED_OVS_PACE"
+
 // BenchmarkStripeOVSDPDK measures what the OVS-DPDK link mode costs next to the kernel-NIC mode
 // on the same bed in one run: the links alone (3 s each), then per policy the stripe through
 // tun devices in kernel-NIC mode and in OVS-DPDK mode (node A ovs-vswitchd-dpdk with af_packet
@@ -25,7 +29,8 @@ const ovsPoliciesEnv = "STRIPEBED_OVS_POLICIES"
 // measured rate and one UDP stream at that rate for 10 s. It reports per arm the TCP throughput
 // as % of the summed measured link rates, the UDP delivery, and the CPU time per Gbit carried by
 // TCP: the test process (both engines, tunnels and the traffic sockets, getrusage) and, in OVS
-// mode, both ovs-vswitchd processes (/proc/PID/stat), separately. Run it with
+// mode, both ovs-vswitchd processes (/proc/PID/stat), separately. STRIPEBED_OVS_PACE sets the
+// OVS mode's pace factor (default DefaultPaceFactor). Run it with
 // `make bench-stripe-ovs` (or go test -run '^$' -bench BenchmarkStripeOVSDPDK -benchtime 1x
 // ./test/lab/stripebed/) and note /proc/loadavg, which the log prints.
 func BenchmarkStripeOVSDPDK(b *testing.B) {
@@ -43,6 +48,12 @@ func BenchmarkStripeOVSDPDK(b *testing.B) {
 		rates[i], sum = l.BitsPerSecond, sum+l.BitsPerSecond
 	}
 	b.Logf("links alone: %v bit/s, sum %.0f Mbit/s; loadavg %s", rates, sum/1e6, loadavg())
+	pace := DefaultPaceFactor
+	if v := os.Getenv(ovsPaceEnv); v != "" {
+		if pace, err = strconv.ParseFloat(v, 64); err != nil || !(pace > 0 && pace <= 1) {
+			b.Fatalf("%s=%q: want a factor in (0, 1]", ovsPaceEnv, v)
+		}
+	}
 	kinds := []string{string(policy.KindWeighted)}
 	if v := os.Getenv(ovsPoliciesEnv); v != "" {
 		kinds = strings.Split(v, ",")
@@ -56,7 +67,7 @@ func BenchmarkStripeOVSDPDK(b *testing.B) {
 				if mode == "kernel" {
 					s = bed.StartStripe(b, k, rates)
 				} else {
-					so := bed.StartStripeOVS(b, OVSLaneOptions{Policy: k})
+					so := bed.StartStripeOVS(b, OVSLaneOptions{Policy: k, PaceFactor: pace})
 					s, switches = so.Stripe, []int{so.OA.Sw.PID(), so.OB.Sw.PID()}
 				}
 				cpu0, sw0 := cpuTime(b), switchCPU(b, switches)
@@ -80,9 +91,9 @@ func BenchmarkStripeOVSDPDK(b *testing.B) {
 				b.ReportMetric(u.DeliveredBitsPerSecond/1e6, "udp-Mbit/s")
 				b.ReportMetric(cpu.Seconds()/gbit, "proc-cpu-s/Gbit")
 				b.ReportMetric(sw.Seconds()/gbit, "ovs-cpu-s/Gbit")
-				b.Logf("%s %s: TCP %.0f Mbit/s = %.1f %% of %.0f (retrans %d, link CoV %.2f); UDP offered %.0f, delivered %.0f Mbit/s, lost %d of %d; "+
+				b.Logf("%s %s (OVS pace factor %v): TCP %.0f Mbit/s = %.1f %% of %.0f (retrans %d, link CoV %.2f); UDP offered %.0f, delivered %.0f Mbit/s, lost %d of %d; "+
 					"CPU per Gbit of TCP: process %.2f s, ovs-vswitchd %.2f s; engine A resent %d, B lost %d, reordered %d (max depth %d); loadavg %s",
-					mode, kind, tcp.BitsPerSecond/1e6, tcp.PctOfSum, sum/1e6, tcp.Retrans, tcp.LoadCoV, u.OfferedBitsPerSecond/1e6,
+					mode, kind, pace, tcp.BitsPerSecond/1e6, tcp.PctOfSum, sum/1e6, tcp.Retrans, tcp.LoadCoV, u.OfferedBitsPerSecond/1e6,
 					u.DeliveredBitsPerSecond/1e6, u.Lost, u.Sent, cpu.Seconds()/gbit, sw.Seconds()/gbit, ea.Retransmits, eb.Lost,
 					eb.Reordered, eb.MaxReorderDepth, loadavg())
 			})
