@@ -145,6 +145,15 @@ bench-overlay:
 	@scripts/lab-setup.sh
 	OVERLAYBED_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench 'BenchmarkOverlayBed' -benchtime 1x -timeout 20m -v ./test/lab/overlaybed/
 
+## bench-stripe-ovs: what the stripe's OVS-DPDK link mode costs next to the kernel-NIC mode on
+## the stripe testbed (issue 16; as root, needs the lab and DPDK): TCP % of the summed link rates,
+## UDP delivery, CPU seconds per Gbit (process and ovs-vswitchd); STRIPEBED_OVS_POLICIES picks
+## the policies (default weighted). Prints the numbers; docs/stripe-plugin.md quotes a run.
+.PHONY: bench-stripe-ovs
+bench-stripe-ovs:
+	@scripts/lab-setup.sh
+	$(GO) test -run '^$$' -bench 'BenchmarkStripeOVSDPDK' -benchtime 1x -timeout 20m -v ./test/lab/stripebed/
+
 ## bench-overlay-route: the overlay routing core (issue 17) at 1k/2k/10k/100k nodes, incremental
 ## link changes, side by side with gonum's DijkstraAllPaths (1k, 2k) and a plain two-phase
 ## all-pairs (1k..10k), each arm in its own process (peak RSS); no root, no lab. ~5 min.

@@ -51,6 +51,12 @@ type LinkConfig struct {
 	// CapacityMbit is the link's capacity in Mbit/s (Vmax of the load model and, with Pace, the
 	// pacing rate; the weights of the weighted policy); 0 means DefaultCapacityMbit.
 	CapacityMbit float64 `json:"capacity_mbit,omitempty"`
+	// Lane is, in mode ovs-dpdk, the lane bound to the NIC Interface (an internal port of
+	// Config.Bridge, made by a port of type stripe-lanes); the engine opens the lane.
+	Lane string `json:"lane,omitempty"`
+	// PaceMbit paces the link to this rate in Mbit/s (0: no pacing in kernel mode, CapacityMbit
+	// in ovs-dpdk mode, where nothing gives the engine backpressure).
+	PaceMbit float64 `json:"pace_mbit,omitempty"`
 }
 
 // PeerConfig is one peer node of a job.
@@ -63,9 +69,13 @@ type PeerConfig struct {
 type Config struct {
 	// Node is this node's id, ≥ 1.
 	Node uint32 `json:"node"`
-	// Netns is the named network namespace (under /run/netns) holding the links; "" is the
-	// plugin's own.
+	// Netns is the named network namespace (under /run/netns) holding the links (the lanes in
+	// ovs-dpdk mode: ovs-vswitchd's namespace); "" is the plugin's own.
 	Netns string `json:"netns,omitempty"`
+	// Mode is the link mode: kernel ("" too) or ovs-dpdk (ovsmode.go).
+	Mode string `json:"mode,omitempty"`
+	// Bridge is, in ovs-dpdk mode, the OVS bridge holding the NICs and the lanes.
+	Bridge string `json:"bridge,omitempty"`
 	// Links are the kernel NICs the stripe uses, 1..MaxLinks, each named once.
 	Links []LinkConfig `json:"links"`
 	// Peers are the nodes reached over the links, 1..MaxPeers; the job runs one engine per peer.
@@ -97,12 +107,16 @@ const configSchema = `{
   "required": ["node", "links", "peers"],
   "properties": {
     "node": {"type": "integer", "minimum": 1, "maximum": 4294967295, "description": "this node's id"},
-    "netns": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "description": "named network namespace holding the links; absent: the plugin's own"},
+    "netns": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "description": "named network namespace holding the links (ovs-dpdk: the lanes); absent: the plugin's own"},
+    "mode": {"enum": ["kernel", "ovs-dpdk"], "description": "link mode: kernel NICs (default) or NICs of ovs-vswitchd reached through lanes"},
+    "bridge": {"type": "string", "minLength": 1, "maxLength": 15, "description": "ovs-dpdk: the bridge holding the NICs and the lanes"},
     "links": {"type": "array", "minItems": 1, "maxItems": 16, "items": {
       "type": "object", "additionalProperties": false, "required": ["interface"],
       "properties": {
         "interface": {"type": "string", "minLength": 1, "maxLength": 15, "description": "kernel NIC name"},
-        "capacity_mbit": {"type": "number", "minimum": 0, "maximum": 1000000, "description": "capacity in Mbit/s (0 or absent: 1000)"}
+        "capacity_mbit": {"type": "number", "minimum": 0, "maximum": 1000000, "description": "capacity in Mbit/s (0 or absent: 1000)"},
+        "lane": {"type": "string", "minLength": 1, "maxLength": 15, "description": "ovs-dpdk: the lane (internal port) bound to this NIC"},
+        "pace_mbit": {"type": "number", "minimum": 0, "maximum": 1000000, "description": "pace the link to this rate (absent: none in kernel mode, capacity_mbit in ovs-dpdk)"}
       }}},
     "peers": {"type": "array", "minItems": 1, "maxItems": 16, "items": {
       "type": "object", "additionalProperties": false, "required": ["node"],
@@ -220,13 +234,13 @@ func decodeProblem(data []byte, err error) error {
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		name = strings.Trim(name, `"`)
 		if f, ok := nestedUnknown(data); ok {
-			hint := "a link takes interface and capacity_mbit, a peer takes node"
+			hint := "a link takes interface, capacity_mbit, lane and pace_mbit, a peer takes node"
 			if f == "config.endpoint" {
 				hint = "the endpoint takes unix, tcp, udp, remote, max_apps and period_ms"
 			}
 			return problem(f+"."+name, "unknown field: %s", hint)
 		}
-		return problem("config."+name, "unknown field: the stripe job takes node, netns, links, peers, policy, period_ms, delta, smoothing, toeplitz_key, pace, rx_ring and endpoint")
+		return problem("config."+name, "unknown field: the stripe job takes node, netns, mode, bridge, links, peers, policy, period_ms, delta, smoothing, toeplitz_key, pace, rx_ring and endpoint")
 	}
 	return problem("config", "%v", err)
 }
@@ -323,7 +337,10 @@ func (c *Config) check() error {
 	if _, err := c.hasher(); err != nil {
 		return err
 	}
-	return c.Endpoint.check()
+	if err := c.Endpoint.check(); err != nil {
+		return err
+	}
+	return c.checkMode()
 }
 
 // hasher returns the Toeplitz hasher of ToeplitzKey; nil for the default key.
@@ -419,6 +436,7 @@ func (c *Config) Describe() string {
 	if c.ToeplitzKey != "" {
 		key = fmt.Sprintf("%d-byte key", len(c.ToeplitzKey)/2)
 	}
+	b.WriteString(c.describeMode())
 	fmt.Fprintf(&b, "policy %s, T %v, δ %v, r %v, toeplitz %s, pace %t, rx ring %t\n",
 		ec.Policy.Kind, period, ec.Policy.Delta, r, key, c.Pace, c.RxRing)
 	unix := c.Endpoint.Unix

@@ -24,7 +24,12 @@
 // fit one sample). When a peer's plugin restarts, the engines reset the affected connections
 // cleanly (frame.FlagReset) and the samples count it.
 //
-// Health is Degraded while a peer is unknown (no hello heard) or a link is unusable, Failing
-// when an engine stopped. Still to come: one engine (or one set of sockets) serving several
-// peers.
+// In mode ovs-dpdk (ovsmode.go) the NICs stay ports of an OVS bridge: the job opens lanes,
+// internal ports of that bridge made by a port object of the plugin's type stripe-lanes
+// (lanes.go), paces every link to its pace_mbit, and the plugin's Flows binds lane i to NIC i
+// (stripe/ovslane).
+//
+// Health is Degraded while a peer is unknown (no hello heard), a link is unusable or an
+// ovs-dpdk job's rules are refused by its bridge, Failing when an engine stopped. Still to
+// come: one engine (or one set of sockets) serving several peers.
 package stripeplugin

@@ -48,11 +48,14 @@ func openLinks(ctx context.Context, log *slog.Logger, name string, cfg Config) (
 	var links []link.Link
 	err := inNetns(cfg.Netns, func() error {
 		for i, lc := range cfg.Links {
-			l, err := link.Open(ctx, link.Config{Interface: lc.Interface, RxRing: cfg.RxRing})
+			l, err := openLink(ctx, cfg, i)
 			if err != nil {
 				where := "this namespace"
 				if cfg.Netns != "" {
 					where = "netns " + cfg.Netns
+				}
+				if cfg.ovsMode() {
+					return api.Errorf(api.FailedPrecondition, "job %s: config.links[%d].lane %s: %v: name a lane of bridge %s in %s (a port of type %s)", name, i, lc.Lane, err, cfg.Bridge, where, LanesType)
 				}
 				return api.Errorf(api.FailedPrecondition, "job %s: config.links[%d].interface %s: %v: name a kernel NIC that exists in %s (ip link show)", name, i, lc.Interface, err, where)
 			}

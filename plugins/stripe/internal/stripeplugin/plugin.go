@@ -53,6 +53,7 @@ type Plugin struct {
 	mu   sync.Mutex // guards jobs and closed
 	jobs map[string]*job
 	done bool
+	ovs  ovsState // the ovs-dpdk mode's bridges and flow problems, guarded by mu
 }
 
 // New returns a Plugin without jobs; Close stops them.
@@ -68,12 +69,16 @@ func New(opts Options) *Plugin {
 
 // Info describes the plugin: the job type stripe.
 func (p *Plugin) Info(context.Context) (api.Info, error) {
+	lanes, err := lanesType()
+	if err != nil {
+		return api.Info{}, err
+	}
 	return api.Info{
 		Name:        Name,
 		Version:     Version,
 		APIVersions: api.SupportedAPIVersions(),
-		Types:       []api.ObjectType{{Name: JobType, Kind: api.ObjectKindJob, OptionsSchema: configSchema, Doc: configDoc}},
-		Description: "stripe: one connection over several NICs (kernel NICs, AF_PACKET), load-balanced, in order",
+		Types:       []api.ObjectType{{Name: JobType, Kind: api.ObjectKindJob, OptionsSchema: configSchema, Doc: configDoc}, lanes},
+		Description: "stripe: one connection over several NICs (kernel NICs, or OVS-DPDK NICs through lanes), load-balanced, in order",
 	}, nil
 }
 
@@ -93,6 +98,7 @@ func (p *Plugin) Health(context.Context) (api.Health, error) {
 		}
 		probs = append(probs, j.problems()...)
 	}
+	probs = append(probs, p.ovsProblems()...)
 	switch {
 	case failing:
 		return api.Health{State: api.HealthFailing, Message: strings.Join(probs, "; ")}, nil
@@ -129,6 +135,9 @@ func (p *Plugin) Start(ctx context.Context, j api.Job) (string, error) {
 		return old.status(), nil
 	case old == nil && n >= MaxJobs:
 		return "", api.Errorf(api.FailedPrecondition, "job %s: %d stripe jobs already run, the most this plugin runs; stop one first", j.Name, n)
+	}
+	if err := p.checkOVS(j.Name, cfg); err != nil {
+		return "", err
 	}
 	if old != nil {
 		p.log.Info("stripe job: configuration changed, restarting", "job", j.Name)

@@ -1,0 +1,102 @@
+package ovslane
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ovsplane/ovsplane/stripe/fair"
+	"github.com/ovsplane/ovsplane/stripe/frame"
+	"github.com/ovsplane/ovsplane/stripe/link"
+)
+
+// Pacing bounds.
+const (
+	// EthernetOverhead is what a frame costs on the wire beyond the stripe frame: the Ethernet
+	// header the kernel adds, which a NIC's shaper (tbf) counts.
+	EthernetOverhead = 14
+	// PaceBurstTime is how much of its rate a paced link may send at once, at least one frame.
+	PaceBurstTime = 2 * time.Millisecond
+	// MaxPaceRate bounds a paced link's rate: 1 Tbit/s in bytes per second.
+	MaxPaceRate = 125e9
+)
+
+// PacedLink is a link.Link whose Send never offers the NIC more than Rate bytes per second
+// (frames counted with their Ethernet header). Data frames wait for their tokens; control
+// frames (acks, hellos: frame.FlagControl) take what tokens there are and never wait, so an ack
+// is not queued behind the data it acknowledges. Recv, Stats, State and Close are the wrapped
+// link's. Safe for concurrent use.
+type PacedLink struct {
+	link.Link
+	mu     sync.Mutex
+	bucket *fair.TokenBucket
+	waits  atomic.Uint64
+}
+
+// Pace wraps l so that it sends at most rate bytes per second (finite, > 0, ≤ MaxPaceRate),
+// in bursts of PaceBurstTime at that rate and at least one MTU-sized frame.
+func Pace(l link.Link, rate float64) (*PacedLink, error) {
+	if l == nil {
+		return nil, fmt.Errorf("ovslane: pace: nil link")
+	}
+	if !(rate > 0) || rate > MaxPaceRate || math.IsInf(rate, 0) {
+		return nil, fmt.Errorf("ovslane: pace %s at %v bytes/s: want more than 0 and at most %v", l.Name(), rate, float64(MaxPaceRate))
+	}
+	burst := max(float64(l.MTU()+EthernetOverhead), rate*PaceBurstTime.Seconds())
+	b, err := fair.NewTokenBucket(rate, burst, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("ovslane: pace %s: %w", l.Name(), err)
+	}
+	return &PacedLink{Link: l, bucket: b}, nil
+}
+
+// Rate is the pacing rate in bytes per second.
+func (p *PacedLink) Rate() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bucket.Rate()
+}
+
+// Waits counts the data frames that waited for tokens.
+func (p *PacedLink) Waits() uint64 { return p.waits.Load() }
+
+// Send waits for b's tokens (data frames only) and sends it on the wrapped link; it ends with
+// ctx's error when ctx ends first. A frame longer than the MTU goes to the wrapped link at once,
+// which refuses it.
+func (p *PacedLink) Send(ctx context.Context, dst net.HardwareAddr, b []byte) error {
+	n := float64(len(b) + EthernetOverhead)
+	control := len(b) > 1 && frame.Flags(b[1])&frame.FlagControl != 0
+	for len(b) <= p.MTU() {
+		p.mu.Lock()
+		now := time.Now()
+		if control {
+			p.bucket.Take(now, n) // charged when the tokens are there; never waits
+			p.mu.Unlock()
+			break
+		}
+		wait, err := p.bucket.Wait(now, n)
+		if err == nil && wait == 0 {
+			p.bucket.Take(now, n)
+		}
+		p.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("ovslane: pace %s: %w", p.Name(), err)
+		}
+		if wait == 0 {
+			break
+		}
+		p.waits.Add(1)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("ovslane: pace %s: %w", p.Name(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	return p.Link.Send(ctx, dst, b)
+}

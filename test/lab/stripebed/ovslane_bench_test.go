@@ -1,0 +1,138 @@
+//go:build linux
+
+package stripebed
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovsplane/ovsplane/stripe/policy"
+	"github.com/ovsplane/ovsplane/test/lab"
+)
+
+// ovsPoliciesEnv selects the policies BenchmarkStripeOVSDPDK runs in each mode, comma-separated
+// (unset: weighted).
+const ovsPoliciesEnv = "STRIPEBED_OVS_POLICIES"
+
+// ovsPaceEnv sets the OVS-DPDK mode's pace factor, the share of each link's tbf rate its lane is
+// paced to (unset: DefaultPaceFactor).
+const ovsPaceEnv = "STRIPEBED_OVS_PACE"
+
+// BenchmarkStripeOVSDPDK measures what the OVS-DPDK link mode costs next to the kernel-NIC mode
+// on the same bed in one run: the links alone (3 s each), then per policy the stripe through
+// tun devices in kernel-NIC mode and in OVS-DPDK mode (node A ovs-vswitchd-dpdk with af_packet
+// DPDK ports, node B the userspace datapath), each one TCP connection of 10 s at the summed
+// measured rate and one UDP stream at that rate for 10 s. It reports per arm the TCP throughput
+// as % of the summed measured link rates, the UDP delivery, and the CPU time per Gbit carried by
+// TCP: the test process (both engines, tunnels and the traffic sockets, getrusage) and, in OVS
+// mode, both ovs-vswitchd processes (/proc/PID/stat), separately. STRIPEBED_OVS_PACE sets the
+// OVS mode's pace factor (default DefaultPaceFactor). Run it with
+// `make bench-stripe-ovs` (or go test -run '^$' -bench BenchmarkStripeOVSDPDK -benchtime 1x
+// ./test/lab/stripebed/) and note /proc/loadavg, which the log prints.
+func BenchmarkStripeOVSDPDK(b *testing.B) {
+	lab.Require(b, lab.NeedNetns, lab.NeedDPDK)
+	bed := New(b, Spec{})
+	load := Load{LinkSeconds: 3, ArmSeconds: 10}
+	ctx := b.Context()
+	links, err := bed.MeasureLinks(ctx, load)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rates := make([]float64, len(links))
+	sum := 0.0
+	for i, l := range links {
+		rates[i], sum = l.BitsPerSecond, sum+l.BitsPerSecond
+	}
+	b.Logf("links alone: %v bit/s, sum %.0f Mbit/s; loadavg %s", rates, sum/1e6, loadavg())
+	pace := DefaultPaceFactor
+	if v := os.Getenv(ovsPaceEnv); v != "" {
+		if pace, err = strconv.ParseFloat(v, 64); err != nil || !(pace > 0 && pace <= 1) {
+			b.Fatalf("%s=%q: want a factor in (0, 1]", ovsPaceEnv, v)
+		}
+	}
+	kinds := []string{string(policy.KindWeighted)}
+	if v := os.Getenv(ovsPoliciesEnv); v != "" {
+		kinds = strings.Split(v, ",")
+	}
+	for _, mode := range []string{"kernel", "ovs-dpdk"} {
+		for _, kind := range kinds {
+			b.Run(mode+"/"+kind, func(b *testing.B) {
+				k := policy.Kind(strings.TrimSpace(kind))
+				var s *Stripe
+				var switches []int
+				if mode == "kernel" {
+					s = bed.StartStripe(b, k, rates)
+				} else {
+					so := bed.StartStripeOVS(b, OVSLaneOptions{Policy: k, PaceFactor: pace})
+					s, switches = so.Stripe, []int{so.OA.Sw.PID(), so.OB.Sw.PID()}
+				}
+				cpu0, sw0 := cpuTime(b), switchCPU(b, switches)
+				rs, err := bed.RunPair(b.Context(), load, rates, Pair{Arm: "stripe " + mode + " " + kind, Src: s.AAddr, Dst: s.BAddr})
+				cpu, sw := cpuTime(b)-cpu0, switchCPU(b, switches)-sw0
+				if err != nil {
+					b.Fatal(err)
+				}
+				tcp := rs[0]
+				u, err := UDPStream(b.Context(), bed.A, bed.B, UDPSpec{Src: s.AAddr, Dst: s.BAddr, RateBitsPerSec: sum,
+					Duration: time.Duration(load.ArmSeconds * float64(time.Second))})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ea, eb := s.A.Engine.Stats(), s.B.Engine.Stats()
+				if err := s.Stop(); err != nil {
+					b.Fatalf("stop: %v", err)
+				}
+				gbit := float64(tcp.Bytes) * 8 / 1e9
+				b.ReportMetric(tcp.PctOfSum, "tcp-pct-of-sum")
+				b.ReportMetric(u.DeliveredBitsPerSecond/1e6, "udp-Mbit/s")
+				b.ReportMetric(cpu.Seconds()/gbit, "proc-cpu-s/Gbit")
+				b.ReportMetric(sw.Seconds()/gbit, "ovs-cpu-s/Gbit")
+				b.Logf("%s %s (OVS pace factor %v): TCP %.0f Mbit/s = %.1f %% of %.0f (retrans %d, link CoV %.2f); UDP offered %.0f, delivered %.0f Mbit/s, lost %d of %d; "+
+					"CPU per Gbit of TCP: process %.2f s, ovs-vswitchd %.2f s; engine A resent %d, B lost %d, reordered %d (max depth %d); loadavg %s",
+					mode, kind, pace, tcp.BitsPerSecond/1e6, tcp.PctOfSum, sum/1e6, tcp.Retrans, tcp.LoadCoV, u.OfferedBitsPerSecond/1e6,
+					u.DeliveredBitsPerSecond/1e6, u.Lost, u.Sent, cpu.Seconds()/gbit, sw.Seconds()/gbit, ea.Retransmits, eb.Lost,
+					eb.Reordered, eb.MaxReorderDepth, loadavg())
+			})
+		}
+	}
+}
+
+// switchCPU is the user plus system CPU time of the processes pids so far (/proc/PID/stat).
+func switchCPU(b *testing.B, pids []int) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			b.Fatalf("CPU of ovs-vswitchd %d: %v", pid, err)
+		}
+		// The command is in parentheses and may hold spaces: fields count from the last ')'.
+		_, rest, ok := strings.Cut(string(data), ") ")
+		f := strings.Fields(rest)
+		if !ok || len(f) < 13 {
+			b.Fatalf("CPU of ovs-vswitchd %d: unexpected /proc stat %q", pid, data)
+		}
+		// utime and stime are fields 14 and 15 of stat, 12 and 13 after the command.
+		for _, s := range f[11:13] {
+			ticks, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				b.Fatalf("CPU of ovs-vswitchd %d: %v", pid, err)
+			}
+			total += time.Duration(ticks) * time.Second / 100 // USER_HZ
+		}
+	}
+	return total
+}
+
+// loadavg is the first three fields of /proc/loadavg.
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return fmt.Sprintf("unknown (%v)", err)
+	}
+	f := strings.Fields(string(data))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
