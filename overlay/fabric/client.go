@@ -33,7 +33,7 @@ const (
 	// MaxSetSize bounds a node's carriers and underlay addresses.
 	MaxSetSize = 16
 	// MaxNodes bounds the nodes of one route publish (the schema's Node maxRows).
-	MaxNodes = 4096
+	MaxNodes = 16384
 	// MaxRoutesPerNode bounds one node's route table.
 	MaxRoutesPerNode = 1024
 	// MaxNextHopLen bounds one next-hop value, in bytes.
