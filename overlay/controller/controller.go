@@ -90,7 +90,7 @@ type Stats struct {
 	// Full, Incremental and Unchanged count rounds, while holding, by how the routes were
 	// obtained (see Recompute); LastRecompute is the last round's.
 	Full, Incremental, Unchanged int
-	LastRecompute Recompute
+	LastRecompute                Recompute
 	// MarkedStale counts nodes this controller marked stale.
 	MarkedStale int
 	// MinApplied is the slowest running node's applied version as last recorded in
