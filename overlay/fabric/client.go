@@ -82,6 +82,7 @@ type Client struct {
 	c        client.Client
 	now      func() time.Time
 	attempts int
+	watch    watcher
 }
 
 // Open connects to the cluster (to its leader unless cfg.AnyMember) and returns a client that
