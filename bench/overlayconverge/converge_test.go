@@ -39,10 +39,15 @@ type arm struct {
 	Supers int
 	// Changes is the number of route changes measured after the first version.
 	Changes int
+	// ElectionMs is the Raft election timer set on the cluster before the run (0: the
+	// default 1000 ms). A version of 10,000 tables is one large transaction; on a loaded
+	// machine the leader then stalls past a 1 s timer and the followers depose it, so the
+	// 10k arms use 16 s, as large OVN deployments do.
+	ElectionMs int
 }
 
 func (a arm) String() string {
-	return fmt.Sprintf("agents=%d conns=%d batch=%d relays=%d supers=%d", a.Agents, a.Conns, a.Batch, a.Relays, a.Supers)
+	return fmt.Sprintf("agents=%d conns=%d batch=%d relays=%d supers=%d election-timer=%dms", a.Agents, a.Conns, a.Batch, a.Relays, a.Supers, a.ElectionMs)
 }
 
 // outcome is what one arm measured.
@@ -120,6 +125,30 @@ func startRelays(t testing.TB, cl *lab.OVSDBCluster, n int) ([]string, []int) {
 		eps, pids = append(eps, "unix:"+sock), append(pids, cmd.Process.Pid)
 	}
 	return eps, pids
+}
+
+// setElectionTimer raises the cluster's election timer to ms, doubling at most per step as
+// ovsdb-server requires, on the leader.
+func setElectionTimer(t testing.TB, cl *lab.OVSDBCluster, ms int) {
+	t.Helper()
+	for cur := 1000; cur < ms; {
+		cur = min(cur*2, ms)
+		leader := cl.Leader(t, 30*time.Second, lab.ClusterSize)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, _, err := ovsproc.Run(ctx, nil, "ovs-appctl", "-t", leader.CtlPath, "cluster/change-election-timer", cl.DBName, strconv.Itoa(cur))
+		cancel()
+		if err != nil {
+			t.Fatalf("election timer to %d ms: %v", cur, err)
+		}
+		// The change is a log entry: wait until it is committed before the next doubling.
+		lab.WaitFor(t, 30*time.Second, fmt.Sprintf("election timer %d ms", cur), func(ctx context.Context) error {
+			st, err := leader.Status(ctx)
+			if err != nil || !strings.Contains(st, "Election timer: "+strconv.Itoa(cur)) {
+				return fmt.Errorf("cluster/status: %v\n%s", err, st)
+			}
+			return nil
+		})
+	}
 }
 
 // cpuSec returns a process's user+system CPU time.
@@ -267,6 +296,9 @@ func runArm(t testing.TB, a arm, timeout time.Duration) outcome {
 	out := outcome{Arm: a}
 	cl := lab.StartOVSDBCluster(t, schema)
 	admin := open(t, cl.Endpoints())
+	if a.ElectionMs > 0 {
+		setElectionTimer(t, cl, a.ElectionMs)
+	}
 	var relayEps []string
 	var relayPIDs []int
 	if a.Relays > 0 {
@@ -436,7 +468,7 @@ func (o outcome) row() string {
 func TestConvergeShort(t *testing.T) {
 	for _, a := range []arm{
 		{Agents: 200, Conns: 4, Batch: 50, Supers: 10, Changes: 2},
-		{Agents: 200, Conns: 4, Batch: 1, Relays: 2, Supers: 10, Changes: 2},
+		{Agents: 200, Conns: 4, Batch: 1, Relays: 2, Supers: 10, Changes: 2, ElectionMs: 2000},
 	} {
 		t.Run(fmt.Sprintf("relays=%d", a.Relays), func(t *testing.T) {
 			o := runArm(t, a, 2*time.Minute)
@@ -477,7 +509,7 @@ func BenchmarkOverlayConverge(b *testing.B) {
 	}
 	var rows []string
 	for _, a := range arms {
-		a.Supers, a.Changes = min(100, max(a.Agents/100, 2)), 3
+		a.Supers, a.Changes, a.ElectionMs = min(100, max(a.Agents/100, 2)), 3, 16000
 		o := runArm(b, a, 10*time.Minute)
 		rows = append(rows, o.row())
 		b.Logf("%s: register %.1f s, %d read and %d ack transactions, %d agent rounds retried, %d route entries per version",
