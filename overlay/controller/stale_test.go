@@ -102,6 +102,24 @@ func TestStaleNodes(t *testing.T) {
 		}
 	}
 	v0, _, _ := route(t.Context(), "s1", "s2")
+	// One metric change goes through the incremental path and gives exactly one version.
+	before := ctl.Stats()
+	if err := fc.ReportLink(t.Context(), fabric.LinkReport{A: "s1", B: "s3", BandwidthKbps: 100_000, LatencyUs: 6000}); err != nil {
+		t.Fatal(err)
+	}
+	lab.WaitFor(t, 20*time.Second, "the metric change published", func(ctx context.Context) error {
+		v, hop, err := route(ctx, "s1", "s2")
+		if err != nil || v != v0+1 || hop != "s3 31000" {
+			return fmt.Errorf("version %d s1→s2 %q, %v; want %d via s3 at 31000", v, hop, err, v0+1)
+		}
+		return nil
+	})
+	time.Sleep(300 * time.Millisecond) // a few more rounds: nothing else to compute
+	if s := ctl.Stats(); s.Full != before.Full || s.Incremental != before.Incremental+1 || s.Published != before.Published+1 ||
+		s.Unchanged <= before.Unchanged {
+		t.Errorf("after one metric change: %+v, before %+v; want one incremental round, one publish, no full recompute", s, before)
+	}
+	v0++
 
 	stops["s3"]()
 	stops["o2"]()
