@@ -53,9 +53,9 @@ type Config struct {
 	// StaleAfter is the stale bound: a node whose last-seen time (set by its registration,
 	// acknowledgements and heartbeats) has not changed for this long, by this controller's
 	// clock, is marked fabric.HealthStale. It must exceed the agents' heartbeat interval
-	// (a few times over); at least 2×Period; 0 means DefaultStaleAfter. A controller that
-	// just took the lease starts counting then, so a node is never marked stale sooner than
-	// StaleAfter after a takeover.
+	// (a few times over); at least 2×Period; 0 means max(DefaultStaleAfter, 2×Period). A
+	// controller that just took the lease starts counting then, so a node is never marked
+	// stale sooner than StaleAfter after a takeover.
 	StaleAfter time.Duration
 	// Now is the clock used to check the lease before publishing and to time silences; nil
 	// means time.Now. It must agree with the fabric client's clock.
@@ -148,7 +148,7 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: Period %v: give %v to LeaseTTL/3 (%v)", cfg.Period, MinPeriod, cfg.LeaseTTL/3)
 	}
 	if cfg.StaleAfter == 0 {
-		cfg.StaleAfter = DefaultStaleAfter
+		cfg.StaleAfter = max(DefaultStaleAfter, 2*cfg.Period)
 	}
 	if cfg.StaleAfter < 2*cfg.Period {
 		return nil, fmt.Errorf("controller: StaleAfter %v: give at least 2×Period (%v), and more than the agents' heartbeat", cfg.StaleAfter, 2*cfg.Period)
