@@ -173,6 +173,13 @@ bench-overlay-tunnels:
 	@scripts/lab-setup.sh
 	set -o pipefail; OVSPLANE_REQUIRE_LAB=1 $(GO) test -run '^$$' -bench BenchmarkOverlayTunnels -benchtime 1x -timeout 30m -v ./bench/overlaytunnels/ | tee bench-overlay-tunnels.out
 
+## bench-overlay-converge: fabric convergence (issue 17): 10,000 simulated agents against the
+## 3-member clustered ovsdb-server, direct and through 3 OVSDB relays, batched and one
+## transaction per agent; prints the table for docs/benchmarks.md (OVERLAY_CONVERGE_ARMS overrides)
+.PHONY: bench-overlay-converge
+bench-overlay-converge:
+	set -o pipefail; OVSPLANE_REQUIRE_LAB=1 $(GO) test -run '^$$' -bench BenchmarkOverlayConverge -benchtime 1x -timeout 90m ./bench/overlayconverge/ | tee bench-overlay-converge.out
+
 ## ethudp-interop: our overlay/ethudp Link against the reference C EthUDP (commit c45a8c2), every
 ## mode in both directions, as root. Needs network access to clone github.com/bg6cq/ethudp (it has
 ## no licence, so it is not vendored) and gcc liblz4-dev libssl-dev libpcap-dev; not part of CI.

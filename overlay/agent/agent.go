@@ -4,7 +4,10 @@
 // unreachable it keeps the last installed table (it never installs anything it did not read)
 // and retries with exponential backoff; after a restart it resumes from the applied version
 // stored in the fabric (it reinstalls that version without acknowledging it again) and
-// catches up to the newest. Link probing and the OVS installer come later.
+// catches up to the newest. It reads only its own node's table (fabric.Client.RoutesFor), and
+// when it has had nothing to acknowledge for Config.Heartbeat it sends a heartbeat, so the
+// controller can tell a silent node (marked stale after its bound) from a quiet fabric. Link
+// probing and the OVS installer come later.
 package agent
 
 import (
@@ -31,8 +34,9 @@ type Fabric interface {
 	RegisterNode(ctx context.Context, spec fabric.NodeSpec) error
 	Nodes(ctx context.Context) ([]fabric.NodeState, error)
 	Status(ctx context.Context) (fabric.Global, error)
-	Routes(ctx context.Context, version int64) (fabric.Tables, error)
+	RoutesFor(ctx context.Context, version int64, nodes ...string) (fabric.Tables, error)
 	AckVersion(ctx context.Context, node string, version int64) (bool, error)
+	Heartbeat(ctx context.Context, node string) error
 }
 
 // Bounds of Config.
@@ -43,6 +47,8 @@ const (
 	DefaultPeriod = time.Second
 	// DefaultStepTimeout is Config.StepTimeout when zero.
 	DefaultStepTimeout = 10 * time.Second
+	// DefaultHeartbeat is Config.Heartbeat when zero (or Period, when that is longer).
+	DefaultHeartbeat = 5 * time.Second
 )
 
 // Config configures an agent.
@@ -59,6 +65,11 @@ type Config struct {
 	MaxBackoff time.Duration
 	// StepTimeout bounds one step; 0 means DefaultStepTimeout.
 	StepTimeout time.Duration
+	// Heartbeat is the longest time the agent stays silent: a step that finds nothing was
+	// reported (registration, acknowledgement, heartbeat) for that long sends a heartbeat. At
+	// least Period; 0 means max(DefaultHeartbeat, Period). The controller's stale bound must be
+	// a few heartbeats long.
+	Heartbeat time.Duration
 	// Logger receives step errors; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -74,8 +85,9 @@ type Stats struct {
 	Routes    map[string]string
 	// Applied is the version last acknowledged (or Resumed).
 	Applied int64
-	// Installs counts successful installs; Acks counts acknowledgements that advanced.
-	Installs, Acks int
+	// Installs counts successful installs; Acks counts acknowledgements that advanced;
+	// Heartbeats counts heartbeats sent.
+	Installs, Acks, Heartbeats int
 	// Errors counts failed steps; Reachable is false after a failed step until one succeeds.
 	Errors    int
 	Reachable bool
@@ -90,6 +102,9 @@ type Agent struct {
 
 	mu    sync.Mutex
 	stats Stats
+
+	// lastReport is when the agent last wrote to its node's row; owned by Step's caller.
+	lastReport time.Time
 }
 
 // New checks cfg and returns an agent. Errors name the field and the fix.
@@ -109,9 +124,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.StepTimeout == 0 {
 		cfg.StepTimeout = DefaultStepTimeout
 	}
-	if cfg.Period < MinPeriod || cfg.MaxBackoff < cfg.Period || cfg.StepTimeout < MinPeriod {
-		return nil, fmt.Errorf("agent %s: Period %v, MaxBackoff %v, StepTimeout %v: give Period ≥ %v, MaxBackoff ≥ Period, StepTimeout ≥ %v",
-			cfg.Node.Name, cfg.Period, cfg.MaxBackoff, cfg.StepTimeout, MinPeriod, MinPeriod)
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = max(DefaultHeartbeat, cfg.Period)
+	}
+	if cfg.Period < MinPeriod || cfg.MaxBackoff < cfg.Period || cfg.StepTimeout < MinPeriod || cfg.Heartbeat < cfg.Period {
+		return nil, fmt.Errorf("agent %s: Period %v, MaxBackoff %v, StepTimeout %v, Heartbeat %v: give Period ≥ %v, MaxBackoff ≥ Period, StepTimeout ≥ %v, Heartbeat ≥ Period",
+			cfg.Node.Name, cfg.Period, cfg.MaxBackoff, cfg.StepTimeout, cfg.Heartbeat, MinPeriod, MinPeriod)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -186,13 +204,14 @@ func (a *Agent) step(ctx context.Context) error {
 		a.stats.Registered, a.stats.Resumed, a.stats.Applied = true, stored, stored
 		a.mu.Unlock()
 		s.Applied = stored
+		a.lastReport = time.Now()
 	}
 	st, err := a.cfg.Fabric.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("agent %s: read route version: %w", name, err)
 	}
 	if v := st.RouteVersion; v > s.Installed {
-		tables, err := a.cfg.Fabric.Routes(ctx, v)
+		tables, err := a.cfg.Fabric.RoutesFor(ctx, v, name)
 		if err != nil {
 			return fmt.Errorf("agent %s: read routes of version %d: %w", name, v, err)
 		}
@@ -219,6 +238,16 @@ func (a *Agent) step(ctx context.Context) error {
 		if advanced {
 			a.stats.Acks++
 		}
+		a.mu.Unlock()
+		a.lastReport = time.Now()
+	}
+	if time.Since(a.lastReport) >= a.cfg.Heartbeat {
+		if err := a.cfg.Fabric.Heartbeat(ctx, name); err != nil {
+			return fmt.Errorf("agent %s: heartbeat: %w", name, err)
+		}
+		a.lastReport = time.Now()
+		a.mu.Lock()
+		a.stats.Heartbeats++
 		a.mu.Unlock()
 	}
 	return nil

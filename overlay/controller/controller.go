@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -23,6 +22,8 @@ type Fabric interface {
 	Status(ctx context.Context) (fabric.Global, error)
 	Routes(ctx context.Context, version int64) (fabric.Tables, error)
 	PublishRoutes(ctx context.Context, fence *fabric.Lease, version int64, tables fabric.Tables) (fabric.Published, error)
+	MarkStale(ctx context.Context, fence *fabric.Lease, node string, lastSeen time.Time) (bool, error)
+	RecordMinApplied(ctx context.Context, fence *fabric.Lease) (int64, error)
 }
 
 // Bounds and defaults of Config.
@@ -31,6 +32,9 @@ const (
 	DefaultLeaseTTL = 5 * time.Second
 	// MinPeriod bounds Config.Period from below.
 	MinPeriod = 10 * time.Millisecond
+	// DefaultStaleAfter is Config.StaleAfter when zero: six agent heartbeats at
+	// agent.DefaultHeartbeat.
+	DefaultStaleAfter = 30 * time.Second
 )
 
 // Config configures a controller.
@@ -46,8 +50,15 @@ type Config struct {
 	// MinPeriod and at most LeaseTTL/3 so that a healthy controller renews in time; 0 means
 	// LeaseTTL/5.
 	Period time.Duration
-	// Now is the clock used to check the lease before publishing; nil means time.Now. It must
-	// agree with the fabric client's clock.
+	// StaleAfter is the stale bound: a node whose last-seen time (set by its registration,
+	// acknowledgements and heartbeats) has not changed for this long, by this controller's
+	// clock, is marked fabric.HealthStale. It must exceed the agents' heartbeat interval
+	// (a few times over); at least 2×Period; 0 means max(DefaultStaleAfter, 2×Period). A
+	// controller that just took the lease starts counting then, so a node is never marked
+	// stale sooner than StaleAfter after a takeover.
+	StaleAfter time.Duration
+	// Now is the clock used to check the lease before publishing and to time silences; nil
+	// means time.Now. It must agree with the fabric client's clock.
 	Now func() time.Time
 	// Logger receives round errors and lease changes; nil means slog.Default().
 	Logger *slog.Logger
@@ -73,6 +84,18 @@ type Stats struct {
 	// LinksIgnored counts, in the last computed round, links left out of the graph (an end
 	// not registered, two ordinary ends, metrics outside overlay/route's ranges or a dead link).
 	LinksIgnored int
+	// LinksAvoided counts, in the last computed round, links left out because an end is a
+	// super node marked stale.
+	LinksAvoided int
+	// Full, Incremental and Unchanged count rounds, while holding, by how the routes were
+	// obtained (see Recompute); LastRecompute is the last round's.
+	Full, Incremental, Unchanged int
+	LastRecompute                Recompute
+	// MarkedStale counts nodes this controller marked stale.
+	MarkedStale int
+	// MinApplied is the slowest running node's applied version as last recorded in
+	// Fabric_Global.min_applied_version by this controller (OVN's hv_cfg).
+	MinApplied int64
 	// LastError is the last round's error text ("" when it succeeded).
 	LastError string
 }
@@ -90,6 +113,21 @@ type Controller struct {
 	epoch   int64 // epoch for which version/digest are known; 0: unknown
 	version int64
 	digest  [sha256.Size]byte
+	plan    planner
+	// planDigest is the digest of plan's current tables (valid when planned).
+	planDigest [sha256.Size]byte
+	planned    bool
+	// seen maps each node to its last-seen value and when (our clock) it was first seen so;
+	// reset when the lease is taken.
+	seen map[string]sighting
+	// recorded is the min applied version we last recorded (-1: unknown).
+	recorded int64
+}
+
+// sighting is a node's last-seen value and when this controller first observed it.
+type sighting struct {
+	lastSeen time.Time
+	since    time.Time
 }
 
 // New checks cfg and returns a controller. Errors name the field and the fix.
@@ -108,6 +146,12 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if cfg.Period < MinPeriod || cfg.Period > cfg.LeaseTTL/3 {
 		return nil, fmt.Errorf("controller: Period %v: give %v to LeaseTTL/3 (%v)", cfg.Period, MinPeriod, cfg.LeaseTTL/3)
+	}
+	if cfg.StaleAfter == 0 {
+		cfg.StaleAfter = max(DefaultStaleAfter, 2*cfg.Period)
+	}
+	if cfg.StaleAfter < 2*cfg.Period {
+		return nil, fmt.Errorf("controller: StaleAfter %v: give at least 2×Period (%v), and more than the agents' heartbeat", cfg.StaleAfter, 2*cfg.Period)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -186,15 +230,42 @@ func (c *Controller) round(ctx context.Context) error {
 	}
 	if c.epoch != lease.Epoch {
 		c.epoch = 0
+		c.seen, c.recorded = map[string]sighting{}, -1
 		c.update(func(s *Stats) { s.Holding, s.Epoch = true, lease.Epoch; s.Acquired++ })
 		c.log.Info("controller lease acquired", "epoch", lease.Epoch)
 	}
-	tables, ignored, err := c.compute(ctx)
+	nodes, links, err := c.read(ctx)
 	if err != nil {
 		return err
 	}
-	c.update(func(s *Stats) { s.LinksIgnored = ignored })
-	d := digest(tables)
+	for _, step := range []func(context.Context, *fabric.Lease, []fabric.NodeState) error{c.markStale, c.recordMin} {
+		if err := step(ctx, &lease, nodes); errors.Is(err, errLost) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	rn, rl, ignored, avoided := graphOf(nodes, links)
+	tables, how, err := c.plan.plan(rn, rl)
+	c.update(func(s *Stats) {
+		s.LinksIgnored, s.LinksAvoided, s.LastRecompute = ignored, avoided, how
+		switch how {
+		case Full:
+			s.Full++
+		case Incremental:
+			s.Incremental++
+		default:
+			s.Unchanged++
+		}
+	})
+	if err != nil {
+		c.planned = false
+		return err
+	}
+	if how != Unchanged || !c.planned {
+		c.planDigest, c.planned = digest(tables), true
+	}
+	d := c.planDigest
 	if c.epoch != lease.Epoch {
 		// New to the lease: learn the current version and its tables' digest.
 		st, err := c.cfg.Fabric.Status(ctx)
@@ -256,71 +327,100 @@ func (c *Controller) lose(why string) {
 	})
 }
 
-// compute reads nodes and links and returns every node's table and the number of links left
-// out.
-func (c *Controller) compute(ctx context.Context) (fabric.Tables, int, error) {
+// errLost tells round that a step found the lease taken over (already recorded by lose).
+var errLost = errors.New("controller: lease lost")
+
+// read reads nodes and links.
+func (c *Controller) read(ctx context.Context) ([]fabric.NodeState, []fabric.LinkReport, error) {
 	nodes, err := c.cfg.Fabric.Nodes(ctx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("controller %s: read nodes: %w", c.cfg.Holder, err)
+		return nil, nil, fmt.Errorf("controller %s: read nodes: %w", c.cfg.Holder, err)
 	}
 	links, err := c.cfg.Fabric.Links(ctx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("controller %s: read links: %w", c.cfg.Holder, err)
+		return nil, nil, fmt.Errorf("controller %s: read links: %w", c.cfg.Holder, err)
 	}
-	return Tables(nodes, links)
+	return nodes, links, nil
 }
 
-// Tables computes every node's route table from the fabric's nodes and links (the format is
-// in the package doc). Links that cannot enter the graph are left out and counted: an end
-// not among nodes, two ordinary ends, bandwidth 0 (dead) or metrics outside overlay/route's
-// ranges. Errors come from overlay/route refusing the graph (e.g. too many nodes).
-func Tables(nodes []fabric.NodeState, links []fabric.LinkReport) (fabric.Tables, int, error) {
-	kind := make(map[string]route.Kind, len(nodes))
-	rn := make([]route.Node, 0, len(nodes))
-	for _, n := range nodes {
-		k := route.Ordinary
-		if n.Kind == fabric.KindSuper {
-			k = route.Super
-		}
-		kind[n.Name] = k
-		rn = append(rn, route.Node{ID: n.Name, Kind: k})
-	}
-	ignored := 0
-	rl := make([]route.Link, 0, len(links))
-	for _, l := range links {
-		ka, okA := kind[l.A]
-		kb, okB := kind[l.B]
-		m := route.Metrics{Bandwidth: uint64(max(l.BandwidthKbps, 0)) * 1000, Latency: time.Duration(l.LatencyUs) * time.Microsecond}
-		if !okA || !okB || (ka == route.Ordinary && kb == route.Ordinary) || m.Validate() != nil {
-			ignored++
+// markStale marks stale every node whose last-seen time has not moved for StaleAfter by our
+// clock, updating nodes in place for the marked ones.
+func (c *Controller) markStale(ctx context.Context, lease *fabric.Lease, nodes []fabric.NodeState) error {
+	now := c.cfg.Now()
+	present := make(map[string]bool, len(nodes))
+	for i := range nodes {
+		n := &nodes[i]
+		present[n.Name] = true
+		st, ok := c.seen[n.Name]
+		if !ok || !st.lastSeen.Equal(n.LastSeen) {
+			c.seen[n.Name] = sighting{lastSeen: n.LastSeen, since: now}
 			continue
 		}
-		rl = append(rl, route.Link{A: l.A, B: l.B, Metrics: m})
+		if n.Health == fabric.HealthStale || n.Health == fabric.HealthDown || now.Sub(st.since) < c.cfg.StaleAfter {
+			continue
+		}
+		marked, err := c.cfg.Fabric.MarkStale(ctx, lease, n.Name, n.LastSeen)
+		if errors.Is(err, fabric.ErrFenced) {
+			c.update(func(s *Stats) { s.Fenced++ })
+			c.lose("mark stale fenced")
+			return errLost
+		}
+		if err != nil {
+			return fmt.Errorf("controller %s: mark node %s stale: %w", c.cfg.Holder, n.Name, err)
+		}
+		if marked {
+			n.Health = fabric.HealthStale
+			c.update(func(s *Stats) { s.MarkedStale++ })
+			c.log.Warn("node marked stale", "node", n.Name, "silent_for", now.Sub(st.since).Round(time.Millisecond))
+		}
 	}
+	for n := range c.seen {
+		if !present[n] {
+			delete(c.seen, n)
+		}
+	}
+	return nil
+}
+
+// recordMin stores the slowest running node's applied version when it moved since we last
+// recorded it.
+func (c *Controller) recordMin(ctx context.Context, lease *fabric.Lease, nodes []fabric.NodeState) error {
+	minV, found := int64(0), false
+	for _, n := range nodes {
+		if n.Health != fabric.HealthDown && n.Health != fabric.HealthStale && (!found || n.AppliedVersion < minV) {
+			minV, found = n.AppliedVersion, true
+		}
+	}
+	if found && minV == c.recorded {
+		return nil
+	}
+	got, err := c.cfg.Fabric.RecordMinApplied(ctx, lease)
+	if errors.Is(err, fabric.ErrFenced) {
+		c.update(func(s *Stats) { s.Fenced++ })
+		c.lose("record min applied fenced")
+		return errLost
+	}
+	if err != nil {
+		return fmt.Errorf("controller %s: record min applied: %w", c.cfg.Holder, err)
+	}
+	c.recorded = got
+	c.update(func(s *Stats) { s.MinApplied = got })
+	return nil
+}
+
+// Tables computes every node's route table from the fabric's nodes and links with a full
+// computation (the format is in the package doc). Links that cannot enter the graph are left
+// out and counted: an end not among nodes, two ordinary ends, bandwidth 0 (dead) or metrics
+// outside overlay/route's ranges. Links of super nodes marked stale are left out too, not
+// counted. Errors come from overlay/route refusing the graph (e.g. too many nodes).
+func Tables(nodes []fabric.NodeState, links []fabric.LinkReport) (fabric.Tables, int, error) {
+	rn, rl, ignored, _ := graphOf(nodes, links)
 	r, err := route.New(rn, rl)
 	if err != nil {
 		return nil, ignored, fmt.Errorf("controller: route graph of %d nodes, %d links: %w", len(rn), len(rl), err)
 	}
-	out := make(fabric.Tables, len(nodes))
-	for _, n := range rn {
-		t, err := r.Table(n.ID)
-		if err != nil {
-			return nil, ignored, fmt.Errorf("controller: table of %s: %w", n.ID, err)
-		}
-		m := make(map[string]string, len(t.Supers)+len(t.Attached))
-		for _, s := range t.Supers {
-			m[s.Dest] = s.NextHop + " " + strconv.FormatInt(int64(s.Cost), 10)
-		}
-		for _, a := range t.Attached {
-			if n.Kind == route.Super {
-				m[a.Ordinary] = a.Ordinary + " " + strconv.FormatInt(int64(a.Cost), 10)
-			} else {
-				m["att."+a.Super] = a.Super + " " + strconv.FormatInt(int64(a.Cost), 10)
-			}
-		}
-		out[n.ID] = m
-	}
-	return out, ignored, nil
+	t, err := tablesOf(r, rn)
+	return t, ignored, err
 }
 
 // digest hashes tables canonically (nodes with no routes are left out, as the fabric treats

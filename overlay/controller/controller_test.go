@@ -172,9 +172,14 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{Fabric: &fabric.Client{}, Holder: "bad name"},
 		{Fabric: &fabric.Client{}, Holder: "x", LeaseTTL: time.Millisecond},
 		{Fabric: &fabric.Client{}, Holder: "x", LeaseTTL: time.Second, Period: time.Second},
+		{Fabric: &fabric.Client{}, Holder: "x", LeaseTTL: time.Second, Period: 100 * time.Millisecond, StaleAfter: 150 * time.Millisecond},
 	} {
 		if _, err := controller.New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted", cfg)
 		}
+	}
+	// The default stale bound follows a long period.
+	if _, err := controller.New(controller.Config{Fabric: &fabric.Client{}, Holder: "x", LeaseTTL: 3 * time.Minute, Period: time.Minute}); err != nil {
+		t.Errorf("a 1 min period with the default stale bound: %v", err)
 	}
 }

@@ -6,6 +6,21 @@
 // lease), so an unchanged graph costs no publish attempt at all. When the lease is lost
 // (renewal fails, another holder, or a publish is fenced) it stops publishing at once.
 //
+// Routes are kept between rounds: when only link metrics changed (same nodes, kinds and
+// links), each changed link goes through overlay/route's incremental Router.SetLink instead of
+// a full recomputation, and when nothing changed no route is computed at all (Stats.Full,
+// Incremental, Unchanged).
+//
+// Liveness: a node whose last-seen time (moved by its registration, acknowledgements and
+// heartbeats) stays unchanged for Config.StaleAfter by the controller's own clock is marked
+// fabric.HealthStale (so clocks of nodes and controller need not agree). A stale node no
+// longer holds the minimum applied version back, and a stale super node is left out of the
+// route graph: it cannot install new versions, so it must not relay traffic routed by them.
+// A stale ordinary node keeps its routes (it relays nothing; the other nodes' routes to it
+// go through its supers either way). Its next heartbeat or acknowledgement marks it up.
+// Each round the controller also records the slowest running node's applied version in
+// Fabric_Global.min_applied_version when it moved (OVN's hv_cfg).
+//
 // Table format (fabric.Tables, node → destination → value): for every reachable super node
 // D other than the node itself, D → "NEXTHOP COST"; for a super node, each attached ordinary
 // node X → "X COST" (direct delivery); for an ordinary node, each of its supers S under the

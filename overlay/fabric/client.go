@@ -33,7 +33,7 @@ const (
 	// MaxSetSize bounds a node's carriers and underlay addresses.
 	MaxSetSize = 16
 	// MaxNodes bounds the nodes of one route publish (the schema's Node maxRows).
-	MaxNodes = 4096
+	MaxNodes = 16384
 	// MaxRoutesPerNode bounds one node's route table.
 	MaxRoutesPerNode = 1024
 	// MaxNextHopLen bounds one next-hop value, in bytes.
@@ -82,6 +82,7 @@ type Client struct {
 	c        client.Client
 	now      func() time.Time
 	attempts int
+	watch    watcher
 }
 
 // Open connects to the cluster (to its leader unless cfg.AnyMember) and returns a client that

@@ -20,4 +20,11 @@
 // expiry compares the callers' clocks, so controllers' clocks must agree to well within the
 // lease time; the epoch fence keeps a controller whose lease was taken over from writing
 // even when its clock is wrong.
+//
+// Liveness: nodes report by registering, acknowledging and, when otherwise silent, with
+// Heartbeat; the controller marks a node that stopped reporting HealthStale (MarkStale, a
+// compare-and-swap on the last-seen value it observed) and records the minimum applied version
+// as it moves (RecordMinApplied). For many agents: WaitRouteVersion learns of new versions from
+// an OVSDB monitor instead of polling, RoutesFor reads only the given nodes' tables, and
+// AckVersions acknowledges for up to MaxBatch nodes in one transaction.
 package fabric

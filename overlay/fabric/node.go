@@ -38,9 +38,11 @@ type NodeState struct {
 	NodeSpec
 	// AppliedVersion is the route version the node last acknowledged.
 	AppliedVersion int64
-	// Health is "up", "degraded" or "down".
+	// Health is "up", "degraded", "down" or "stale" (HealthStale: marked by the controller
+	// after the node stopped reporting).
 	Health string
-	// LastSeen is the time of its last registration or acknowledgement (its own clock).
+	// LastSeen is the time of its last registration, acknowledgement or heartbeat (its own
+	// clock).
 	LastSeen time.Time
 }
 
@@ -192,15 +194,15 @@ const (
 	HealthDown     = "down"
 )
 
-// SetHealth sets a registered node's health. A node marked HealthDown no longer holds
-// MinApplied back (a dead node must not keep old route tables alive); its next registration
+// SetHealth sets a registered node's health. A node marked HealthDown or HealthStale no longer
+// holds MinApplied back (a dead node must not keep old route tables alive); its next registration
 // or acknowledgement marks it up again.
 func (c *Client) SetHealth(ctx context.Context, node, health string) error {
 	if err := checkName("node name", node); err != nil {
 		return err
 	}
-	if health != HealthUp && health != HealthDegraded && health != HealthDown {
-		return fmt.Errorf("%w: node %s: health %q: use %q, %q or %q", ErrInvalid, node, health, HealthUp, HealthDegraded, HealthDown)
+	if health != HealthUp && health != HealthDegraded && health != HealthDown && health != HealthStale {
+		return fmt.Errorf("%w: node %s: health %q: use %q, %q, %q or %q", ErrInvalid, node, health, HealthUp, HealthDegraded, HealthDown, HealthStale)
 	}
 	return c.retry(ctx, "set health of node "+node, func(ctx context.Context, _ bool) (bool, error) {
 		res, err := c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,

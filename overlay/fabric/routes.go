@@ -219,7 +219,7 @@ func (c *Client) AckVersion(ctx context.Context, node string, version int64) (bo
 }
 
 // MinApplied returns the slowest node's applied route version (OVN's hv_cfg) over nodes not
-// marked down, and every node's applied version. With no such node it returns the current
+// marked down or stale, and every node's applied version. With no such node it returns the current
 // route version: nothing lags behind.
 func (c *Client) MinApplied(ctx context.Context) (int64, map[string]int64, error) {
 	g, err := c.readGlobal(ctx)
@@ -238,7 +238,7 @@ func (c *Client) versions(ctx context.Context, routeVersion int64) (int64, map[s
 	minV, per := routeVersion, make(map[string]int64, len(nodes))
 	for _, n := range nodes {
 		per[n.Name] = n.AppliedVersion
-		if n.Health != HealthDown {
+		if n.Health != HealthDown && n.Health != HealthStale {
 			minV = min(minV, n.AppliedVersion)
 		}
 	}

@@ -22,7 +22,7 @@ func FullDatabaseModel() (model.ClientDBModel, error) {
 
 var schema = `{
   "name": "Overlay_Fabric",
-  "version": "1.0.0",
+  "version": "1.1.0",
   "tables": {
     "Fabric_Global": {
       "columns": {
@@ -164,7 +164,8 @@ var schema = `{
                 [
                   "up",
                   "degraded",
-                  "down"
+                  "down",
+                  "stale"
                 ]
               ]
             }

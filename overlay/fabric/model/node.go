@@ -16,6 +16,7 @@ var (
 	NodeHealthUp       NodeHealth = "up"
 	NodeHealthDegraded NodeHealth = "degraded"
 	NodeHealthDown     NodeHealth = "down"
+	NodeHealthStale    NodeHealth = "stale"
 	NodeKindSuper      NodeKind   = "super"
 	NodeKindOrdinary   NodeKind   = "ordinary"
 )
@@ -25,7 +26,7 @@ type Node struct {
 	UUID           string     `ovsdb:"_uuid"`
 	AppliedVersion int        `ovsdb:"applied_version" validate:"min=0"`
 	Carriers       []string   `ovsdb:"carriers" validate:"max=16,dive,max=64"`
-	Health         NodeHealth `ovsdb:"health" validate:"oneof='up' 'degraded' 'down'"`
+	Health         NodeHealth `ovsdb:"health" validate:"oneof='up' 'degraded' 'down' 'stale'"`
 	Kind           NodeKind   `ovsdb:"kind" validate:"oneof='super' 'ordinary'"`
 	LastSeenMs     int        `ovsdb:"last_seen_ms" validate:"min=0"`
 	Name           string     `ovsdb:"name" validate:"max=64"`

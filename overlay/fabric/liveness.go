@@ -1,0 +1,205 @@
+package fabric
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ovn-kubernetes/libovsdb/ovsdb"
+)
+
+// HealthStale marks a node that stopped reporting (no registration, acknowledgement or
+// heartbeat) for longer than the controller's bound. Like HealthDown it no longer holds
+// MinApplied back; unlike HealthDown it is set by the controller, never by an operator, and the
+// node's next heartbeat, acknowledgement or registration marks it up again.
+const HealthStale = "stale"
+
+// MaxBatch bounds the nodes of one RoutesFor or AckVersions call (one transaction).
+const MaxBatch = 1024
+
+// Heartbeat records that node is alive: its last-seen time becomes now and, when the
+// controller had marked it stale, its health goes back to up (an operator's degraded or down
+// is kept). An unregistered node is ErrUnknownNode.
+func (c *Client) Heartbeat(ctx context.Context, node string) error {
+	if err := checkName("node name", node); err != nil {
+		return err
+	}
+	return c.retry(ctx, "heartbeat of node "+node, func(ctx context.Context, _ bool) (bool, error) {
+		res, err := c.transact(ctx,
+			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: []ovsdb.Condition{eq("name", node)},
+				Row: ovsdb.Row{"last_seen_ms": msOf(c.now())}},
+			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: []ovsdb.Condition{eq("name", node), eq("health", HealthStale)},
+				Row: ovsdb.Row{"health": HealthUp}})
+		if err != nil {
+			return false, err
+		}
+		if res[0].Count == 0 {
+			return false, fmt.Errorf("%w: heartbeat of node %s: register it first", ErrUnknownNode, node)
+		}
+		return true, nil
+	})
+}
+
+// MarkStale marks node stale, but only while its last-seen time is still lastSeen (the value
+// the caller observed unchanged for its bound: a heartbeat that lands first wins) and, when
+// fence is not nil, while the controller lease is still fence's (ErrFenced otherwise). It
+// reports whether this call marked the node (a retry after a lost reply reports false); a node
+// already stale, down, or seen again is left alone.
+func (c *Client) MarkStale(ctx context.Context, fence *Lease, node string, lastSeen time.Time) (bool, error) {
+	if err := checkName("node name", node); err != nil {
+		return false, err
+	}
+	if fence != nil && !fence.Held {
+		return false, fmt.Errorf("%w: mark node %s stale: the lease given is not held", ErrFenced, node)
+	}
+	var marked bool
+	err := c.retry(ctx, "mark node "+node+" stale", func(ctx context.Context, _ bool) (bool, error) {
+		ops := []ovsdb.Operation{}
+		if fence != nil {
+			ops = append(ops, waitLease(*fence))
+		}
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: []ovsdb.Condition{eq("name", node), eq("last_seen_ms", msOf(lastSeen)),
+				ovsdb.NewCondition("health", ovsdb.ConditionNotEqual, HealthStale),
+				ovsdb.NewCondition("health", ovsdb.ConditionNotEqual, HealthDown)},
+			Row: ovsdb.Row{"health": HealthStale}})
+		res, err := c.transact(ctx, ops...)
+		if err != nil {
+			if fence != nil {
+				if g, gerr := c.readGlobal(ctx); gerr == nil && (g.holder != fence.Holder || g.epoch != fence.Epoch) {
+					return false, fmt.Errorf("%w: mark node %s stale: lease is held by %q epoch %d", ErrFenced, node, g.holder, g.epoch)
+				}
+			}
+			return false, err
+		}
+		marked = res[len(res)-1].Count == 1
+		return true, nil
+	})
+	return marked, err
+}
+
+// waitLease asserts the lease holder and epoch are still fence's.
+func waitLease(fence Lease) ovsdb.Operation {
+	return waitEqual(tableGlobal, allGlobal(), []string{"lease_holder", "lease_epoch"},
+		[]ovsdb.Row{{"lease_holder": fence.Holder, "lease_epoch": fence.Epoch}})
+}
+
+// RecordMinApplied stores the slowest running node's applied version (MinApplied) in
+// Fabric_Global.min_applied_version, as OVN's northd keeps hv_cfg current between publishes,
+// and returns it. fence, when not nil, is the controller's lease (ErrFenced when taken over).
+// Nothing is written when the stored value is already current.
+func (c *Client) RecordMinApplied(ctx context.Context, fence *Lease) (int64, error) {
+	if fence != nil && !fence.Held {
+		return 0, fmt.Errorf("%w: record min applied: the lease given is not held", ErrFenced)
+	}
+	var out int64
+	err := c.retry(ctx, "record min applied version", func(ctx context.Context, _ bool) (bool, error) {
+		g, err := c.readGlobal(ctx)
+		if err != nil {
+			return false, err
+		}
+		if fence != nil && (g.holder != fence.Holder || g.epoch != fence.Epoch) {
+			return false, fmt.Errorf("%w: record min applied: lease is held by %q epoch %d, not %q epoch %d",
+				ErrFenced, g.holder, g.epoch, fence.Holder, fence.Epoch)
+		}
+		minV, _, err := c.versions(ctx, g.routeVersion)
+		if err != nil {
+			return false, err
+		}
+		out = minV
+		if minV == g.minApplied {
+			return true, nil
+		}
+		_, err = c.transact(ctx, waitGlobal(g, fence != nil),
+			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableGlobal, Where: allGlobal(),
+				Row: ovsdb.Row{"min_applied_version": minV}})
+		return err == nil, err
+	})
+	return out, err
+}
+
+// checkBatch validates the node names of a batched call.
+func checkBatch(what string, nodes []string) error {
+	if len(nodes) == 0 || len(nodes) > MaxBatch {
+		return fmt.Errorf("%w: %s for %d nodes: give 1 to %d", ErrInvalid, what, len(nodes), MaxBatch)
+	}
+	for _, n := range nodes {
+		if err := checkName("node name", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RoutesFor returns the tables of route version for the given nodes only (one select per node
+// in one transaction), so an agent reads its own table instead of every node's. A node with
+// no table in that version is absent from the result. At most MaxBatch nodes.
+func (c *Client) RoutesFor(ctx context.Context, version int64, nodes ...string) (Tables, error) {
+	if version < 0 || version > MaxVersion {
+		return nil, fmt.Errorf("%w: route version %d: give 0 to %d", ErrInvalid, version, int64(MaxVersion))
+	}
+	if err := checkBatch("read routes", nodes); err != nil {
+		return nil, err
+	}
+	t := Tables{}
+	if version == 0 {
+		return t, nil
+	}
+	ops := make([]ovsdb.Operation, len(nodes))
+	for i, n := range nodes {
+		ops[i] = ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableRoutes,
+			Where: []ovsdb.Condition{eq("version", version), eq("node", n)}, Columns: []string{"next_hops"}}
+	}
+	res, err := c.transact(ctx, ops...)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range res[:len(nodes)] {
+		if len(r.Rows) == 0 {
+			continue
+		}
+		if t[nodes[i]], err = rowMap(r.Rows[0], "next_hops"); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// AckVersions acknowledges version for several nodes in one transaction (each node's applied
+// version advances only when it is below version, as AckVersion), for a process that hosts
+// many nodes' agents. It returns how many nodes advanced; nodes already at version or later,
+// and unregistered nodes, do not count. A version not yet published is ErrConflict. It is not
+// retried: the caller's next round acknowledges again, which advances nothing twice.
+func (c *Client) AckVersions(ctx context.Context, version int64, nodes ...string) (int, error) {
+	if version < 1 || version > MaxVersion {
+		return 0, fmt.Errorf("%w: ack route version %d: give 1 to %d", ErrInvalid, version, int64(MaxVersion))
+	}
+	if err := checkBatch("ack", nodes); err != nil {
+		return 0, err
+	}
+	// The version must be published; route versions only grow, so a read before the write is
+	// enough.
+	g, err := c.readGlobal(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if g.routeVersion < version {
+		return 0, fmt.Errorf("%w: ack route version %d: only %d is published", ErrConflict, version, g.routeVersion)
+	}
+	now := msOf(c.now())
+	ops := make([]ovsdb.Operation, 0, len(nodes))
+	for _, n := range nodes {
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: []ovsdb.Condition{eq("name", n), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)},
+			Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}})
+	}
+	res, err := c.transact(ctx, ops...)
+	if err != nil {
+		return 0, err
+	}
+	advanced := 0
+	for _, r := range res[:len(nodes)] {
+		advanced += r.Count
+	}
+	return advanced, nil
+}
