@@ -14,7 +14,11 @@
 //   - plugins/dsa: the binary ovsplane-plugin-dsa, Intel DSA work queues for OVS-DPDK's vhost
 //     async copies and a DSA status on every vhost-user port (docs/dsa.md);
 //   - plugins/stripe: the binary ovsplane-plugin-stripe, data-path jobs of type stripe that
-//     carry traffic over several kernel NICs to peer nodes (docs/stripe.md).
+//     carry traffic over several kernel NICs, or over NICs ovs-vswitchd owns (port type
+//     stripe-lanes), to peer nodes and serve applications (docs/stripe-plugin.md);
+//   - plugins/overlay: the binary ovsplane-plugin-overlay, the overlay's node agent and
+//     controller as data-path jobs, a flow-based tunnel port type and the next-hop flows of the
+//     current route version (docs/overlay.md).
 //
 // The package itself has no code. docs/plugins.md is the guide for plugin authors,
 // examples/plugin-sample the template to copy and examples/veth-reference a plugin using every

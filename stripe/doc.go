@@ -21,6 +21,9 @@
 //   - stripe/endpoint: the local endpoint for applications (unix, TCP, UDP sockets) with fair
 //     shares and pacing.
 //
-// The OVS-DPDK link mode, the plugin and the benchmarks are still to come; docs/stripe.md
-// describes the design.
+//   - stripe/tunnel: the transparent mode, a tun device per peer carried by an engine;
+//   - stripe/ovslane: the OVS-DPDK link mode's OpenFlow rules and paced lanes.
+//
+// The plugin is plugins/stripe; docs/stripe.md describes the design, docs/stripe-plugin.md the
+// plugin and docs/benchmarks.md the testbed's numbers.
 package stripe

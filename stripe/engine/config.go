@@ -66,7 +66,8 @@
 // restarted side's application a copy of what it had before) and starts a new space
 // (Stats.Restarts). Neither side hangs, and nothing is delivered twice or out of order.
 //
-// Still to come: several peers per engine, the OVS-DPDK link mode.
+// Still to come: several peers per engine. The OVS-DPDK link mode reaches the NICs through
+// lanes (stripe/ovslane); the engine sees them as ordinary links.
 package engine
 
 import (
