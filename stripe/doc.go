@@ -19,8 +19,7 @@
 //   - stripe/link: a NIC carrying stripe frames (AF_PACKET, ethertype 0x88B5);
 //   - stripe/engine: one node's data path to a peer in kernel-NIC mode;
 //   - stripe/endpoint: the local endpoint for applications (unix, TCP, UDP sockets) with fair
-//     shares and pacing.
-//
+//     shares and pacing;
 //   - stripe/tunnel: the transparent mode, a tun device per peer carried by an engine;
 //   - stripe/ovslane: the OVS-DPDK link mode's OpenFlow rules and paced lanes.
 //
