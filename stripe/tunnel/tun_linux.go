@@ -362,6 +362,7 @@ func (t *Tunnel) fromEngine(ctx context.Context) error {
 		})
 	}
 	br, batch := t.cfg.Engine.(batchReceiver)
+	rel, _ := t.cfg.Engine.(releaser)
 	for {
 		n := 1
 		var err error
@@ -378,7 +379,6 @@ func (t *Tunnel) fromEngine(ctx context.Context) error {
 		}
 		for i := range ds[:n] {
 			d := ds[i]
-			ds[i] = engine.Delivery{}
 			if d.Conn.Service != t.cfg.Service {
 				t.c.foreign.Add(1)
 				continue
@@ -408,7 +408,17 @@ func (t *Tunnel) fromEngine(ctx context.Context) error {
 				return err
 			}
 		}
+		// written (the coalescer keeps nothing after its flush): the engine may reuse them.
+		if rel != nil {
+			rel.Release(ds[:n])
+		}
+		clear(ds[:n])
 	}
+}
+
+// releaser is the engine's optional reuse of delivered payloads (*engine.Engine has it).
+type releaser interface {
+	Release(ds []engine.Delivery)
 }
 
 // writeErr counts failed device writes; it returns ErrClosed once the tunnel is closed. The

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ovsplane/ovsplane/stripe/frame"
+)
+
+// TestFrameBufReusedOnlyAfterLastHolder: a frame held by its slot, its first sender and the
+// retransmitter goes back to the free list only when all three released it, and is then the
+// next frame handed out.
+func TestFrameBufReusedOnlyAfterLastHolder(t *testing.T) {
+	e := &Engine{maxPayload: 100}
+	fb := e.newFrameLocked()
+	if fb.refs != 2 || cap(fb.b) < frame.HeaderLen+100 {
+		t.Fatalf("new frame: %d holders, room %d: want 2 and at least %d", fb.refs, cap(fb.b), frame.HeaderLen+100)
+	}
+	fb.refs++           // the retransmitter takes it
+	e.releaseLocked(fb) // the ack frees the slot
+	e.releaseLocked(fb) // the first send returned
+	if len(e.txFree) != 0 {
+		t.Fatal("frame reused while the retransmitter still sends it")
+	}
+	if other := e.newFrameLocked(); other == fb {
+		t.Fatal("a held frame was handed out again")
+	}
+	e.releaseLocked(fb) // the retransmission returned
+	if len(e.txFree) != 1 || e.txFree[0] != fb {
+		t.Fatalf("free list %v after the last release: want the frame", e.txFree)
+	}
+	if again := e.newFrameLocked(); again != fb || again.refs != 2 || len(again.b) != 0 {
+		t.Fatalf("reuse: got %p with %d holders and %d bytes, want %p, 2, 0", again, again.refs, len(again.b), fb)
+	}
+	e.releaseLocked(nil) // ignored
+}
+
+// TestRxPoolReuse: a released payload buffer carries the next copy; a larger payload gets its
+// own buffer, and a buffer too small to hold any payload is not taken back.
+func TestRxPoolReuse(t *testing.T) {
+	p := &rxPool{size: 64}
+	a := p.copyOf([]byte("hello"))
+	if string(a) != "hello" || cap(a) < 64 {
+		t.Fatalf("copy %q room %d", a, cap(a))
+	}
+	p.put(a)
+	b := p.copyOf([]byte("world"))
+	if &b[0] != &a[0] || string(b) != "world" {
+		t.Fatalf("released buffer not reused: %q", b)
+	}
+	big := bytes.Repeat([]byte{7}, 100)
+	if c := p.copyOf(big); !bytes.Equal(c, big) {
+		t.Fatal("large payload copied wrong")
+	}
+	p.put(make([]byte, 10))
+	if len(p.free) != 0 {
+		t.Fatalf("a 10-byte buffer was pooled for payloads up to 64")
+	}
+}
