@@ -3,6 +3,7 @@
 package stripebed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,8 @@ type StripeOptions struct {
 	// the bytes queued in the socket and the tbf are then about the same time on every link,
 	// instead of the kernel default's 200 KiB (17 ms at 100 Mbit/s, 4 ms at 400).
 	SendBufferMs int
+	// TunQueueLen is the tun devices' transmit queue in packets (0: 4096).
+	TunQueueLen int
 }
 
 // StartStripeWith is StartStripe with the engine options o.
@@ -159,7 +162,7 @@ func (s *Stripe) startNode(ctx context.Context, ns *lab.Netns, self, peer uint32
 		}
 		n.Engine = e
 		s.run(func() error { return e.Run(ctx) })
-		n.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: 4096, NoOffload: o.NoOffload})
+		n.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: cmp.Or(o.TunQueueLen, 4096), NoOffload: o.NoOffload})
 		if err != nil {
 			return err
 		}

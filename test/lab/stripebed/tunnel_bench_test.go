@@ -3,7 +3,9 @@
 package stripebed
 
 import (
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,11 +16,11 @@ import (
 )
 
 // policiesEnv selects the policies BenchmarkStripeTunnel measures: a comma-separated list of
-// policy kinds, each optionally followed by "+nooffload" (tun devices without offloads),
-// "+sndbuf" (link send buffers of 5 ms at the link's rate, StripeOptions.SendBufferMs), then
-// "+ring" (links receive through TPACKET_V3 rings) and then "+pace" (links paced to their
-// rates); unset,
-// weighted+pace, weighted and round-robin.
+// policy kinds, each optionally followed, in any order, by "+nooffload" (tun devices without
+// offloads), "+sndbuf" (link send buffers of 5 ms at the link's rate,
+// StripeOptions.SendBufferMs), "+ring" (links receive through TPACKET_V3 rings), "+pace" (links
+// paced to their rates) and "+txqN" (tun transmit queues of N packets); unset, weighted+pace,
+// weighted and round-robin.
 const policiesEnv = "STRIPEBED_POLICIES"
 
 // BenchmarkStripeTunnel is the focused measurement of the transparent mode alone: per policy,
@@ -42,21 +44,25 @@ func BenchmarkStripeTunnel(b *testing.B) {
 	}
 	for _, kind := range kinds {
 		b.Run(kind, func(b *testing.B) {
-			k, pace := strings.CutSuffix(strings.TrimSpace(kind), "+pace")
-			k, ring := strings.CutSuffix(k, "+ring")
-			k, sndbuf := strings.CutSuffix(k, "+sndbuf")
-			k, noOff := strings.CutSuffix(k, "+nooffload")
-			o := StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring, NoOffload: noOff}
-			if sndbuf {
-				o.SendBufferMs = 5
+			o, err := parseVariant(kind)
+			if err != nil {
+				b.Fatal(err)
 			}
 			s := bed.StartStripeWith(b, o, rates)
 			const n = 64 << 20
+			d0, err := bed.dropCounters(b.Context(), s)
+			if err != nil {
+				b.Fatal(err)
+			}
 			cpu0 := cpuTime(b)
 			r, err := TCPBulk(b.Context(), bed.A, bed.B, TCPSpec{Src: s.AAddr, Dst: s.BAddr, Bytes: n, CC: defaultCC()})
 			cpu := cpuTime(b) - cpu0
 			if err != nil {
 				b.Fatalf("TCP over the tunnel: %v", err)
+			}
+			d1, err := bed.dropCounters(b.Context(), s)
+			if err != nil {
+				b.Fatal(err)
 			}
 			ta, tb := s.A.Tunnel.Stats(), s.B.Tunnel.Stats()
 			pkts := ta.TxPackets + tb.TxPackets
@@ -70,6 +76,11 @@ func BenchmarkStripeTunnel(b *testing.B) {
 			if err != nil {
 				b.Fatalf("UDP over the tunnel: %v", err)
 			}
+			d2, err := bed.dropCounters(b.Context(), s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("%s: drops during TCP %+v, during UDP %+v", kind, d1.Sub(d0), d2.Sub(d1))
 			lat, err := Latency(b.Context(), bed.A, bed.B, LatencySpec{Src: s.AAddr, Dst: s.BAddr, LoadBitsPerSec: sum / 2, Duration: 3 * time.Second, CC: defaultCC()})
 			if err != nil {
 				b.Fatalf("latency over the tunnel: %v", err)
@@ -93,6 +104,33 @@ func BenchmarkStripeTunnel(b *testing.B) {
 				kind, r.Bytes, r.Seconds, r.BitsPerSecond/1e6, 100*r.BitsPerSecond/sum, sum/1e6, pkts, cpu)
 		})
 	}
+}
+
+// parseVariant parses one entry of policiesEnv.
+func parseVariant(kind string) (StripeOptions, error) {
+	parts := strings.Split(strings.TrimSpace(kind), "+")
+	o := StripeOptions{Policy: policy.Kind(parts[0])}
+	for _, p := range parts[1:] {
+		switch {
+		case p == "pace":
+			o.Pace = true
+		case p == "ring":
+			o.RxRing = true
+		case p == "sndbuf":
+			o.SendBufferMs = 5
+		case p == "nooffload":
+			o.NoOffload = true
+		case strings.HasPrefix(p, "txq"):
+			n, err := strconv.Atoi(p[3:])
+			if err != nil || n < 1 || n > 1<<20 {
+				return o, fmt.Errorf("%s=%q: %q: want txq1 to txq%d", policiesEnv, kind, p, 1<<20)
+			}
+			o.TunQueueLen = n
+		default:
+			return o, fmt.Errorf("%s=%q: unknown option %q: want pace, ring, sndbuf, nooffload or txqN", policiesEnv, kind, p)
+		}
+	}
+	return o, nil
 }
 
 // cpuTime is the process's user plus system CPU time so far.
