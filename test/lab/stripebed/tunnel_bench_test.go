@@ -23,6 +23,10 @@ import (
 // weighted and round-robin.
 const policiesEnv = "STRIPEBED_POLICIES"
 
+// tcpMiBEnv sets BenchmarkStripeTunnel's TCP transfer in MiB (default 64; longer transfers
+// weigh TCP's start less).
+const tcpMiBEnv = "STRIPEBED_TCP_MIB"
+
 // BenchmarkStripeTunnel is the focused measurement of the transparent mode alone: per policy,
 // one TCP transfer of 64 MiB through the tunnels on the default bed, reporting the throughput,
 // its share of the summed link rates and the whole process's CPU time per tunnel packet and
@@ -49,7 +53,14 @@ func BenchmarkStripeTunnel(b *testing.B) {
 				b.Fatal(err)
 			}
 			s := bed.StartStripeWith(b, o, rates)
-			const n = 64 << 20
+			n := int64(64 << 20)
+			if v := os.Getenv(tcpMiBEnv); v != "" {
+				mib, err := strconv.Atoi(v)
+				if err != nil || mib < 1 || mib > 1<<14 {
+					b.Fatalf("%s=%q: want 1 to %d MiB", tcpMiBEnv, v, 1<<14)
+				}
+				n = int64(mib) << 20
+			}
 			d0, err := bed.dropCounters(b.Context(), s)
 			if err != nil {
 				b.Fatal(err)
