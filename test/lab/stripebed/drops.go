@@ -18,6 +18,9 @@ type Drops struct {
 	TunTx int64
 	// Qdisc is the packets the sending node's link qdiscs (tbf) dropped, summed over the links.
 	Qdisc int64
+	// RxKernel is the frames the receiving node's link sockets dropped (socket buffer or ring
+	// full: its receivers fell behind), summed over the links.
+	RxKernel uint64
 	// Resent is the sending engine's retransmitted frames; Lost the receiving engine's frames
 	// given up after the loss timeout.
 	Resent, Lost uint64
@@ -40,13 +43,18 @@ func (b *Bed) dropCounters(ctx context.Context, s *Stripe) (Drops, error) {
 		}
 		d.Qdisc += sumDropped(out)
 	}
-	d.Resent, d.Lost = s.A.Engine.Stats().Retransmits, s.B.Engine.Stats().Lost
+	sb := s.B.Engine.Stats()
+	d.Resent, d.Lost = s.A.Engine.Stats().Retransmits, sb.Lost
+	for _, l := range sb.Links {
+		d.RxKernel += l.KernelDrops
+	}
 	return d, nil
 }
 
 // Sub returns the change from before to d.
 func (d Drops) Sub(before Drops) Drops {
-	return Drops{TunTx: d.TunTx - before.TunTx, Qdisc: d.Qdisc - before.Qdisc, Resent: d.Resent - before.Resent, Lost: d.Lost - before.Lost}
+	return Drops{TunTx: d.TunTx - before.TunTx, Qdisc: d.Qdisc - before.Qdisc, RxKernel: d.RxKernel - before.RxKernel,
+		Resent: d.Resent - before.Resent, Lost: d.Lost - before.Lost}
 }
 
 // txDropped returns interface name's transmit drops from /proc/net/dev.
