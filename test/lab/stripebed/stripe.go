@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"sync"
 	"testing"
@@ -80,6 +81,22 @@ type StripeOptions struct {
 	SendBufferMs int
 	// TunQueueLen is the tun devices' transmit queue in packets (0: 4096).
 	TunQueueLen int
+	// RingMs, when not 0, sizes every link's receive ring (RxRing) to hold that many
+	// milliseconds at the link's rate, at least link.RingBlocks blocks (0: link.RingBlocks
+	// whatever the rate). A ring that fills while the receivers are kept from running (a busy
+	// host) drops frames, which the engine then retransmits after its timeout.
+	RingMs int
+}
+
+// ringBlocks is the receive ring for a link of vmax bytes/s under o (link.Config.RingBlocks).
+func (o StripeOptions) ringBlocks(vmax float64) int {
+	ms := o.RingMs
+	if ms <= 0 {
+		return 0
+	}
+	// a frame takes about 10 % more room in the ring than on the wire (its header, alignment)
+	need := int(math.Ceil(vmax * 1.1 * float64(ms) / 1000 / link.RingBlockSize))
+	return min(link.MaxRingBlocks, max(link.RingBlocks, need))
 }
 
 // StartStripeWith is StartStripe with the engine options o.
@@ -148,7 +165,7 @@ func (s *Stripe) startNode(ctx context.Context, ns *lab.Netns, self, peer uint32
 			if o.SendBufferMs > 0 {
 				sndbuf = min(link.MaxSocketBuffer, max(link.MinSocketBuffer, int(2*vmax[i]*float64(o.SendBufferMs)/1000)))
 			}
-			l, err := link.Open(ctx, link.Config{Interface: name, RxRing: o.RxRing, SendBuffer: sndbuf})
+			l, err := link.Open(ctx, link.Config{Interface: name, RxRing: o.RxRing, SendBuffer: sndbuf, RingBlocks: o.ringBlocks(vmax[i])})
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,8 @@ import (
 // policiesEnv selects the policies BenchmarkStripeTunnel measures: a comma-separated list of
 // policy kinds, each optionally followed, in any order, by "+nooffload" (tun devices without
 // offloads), "+sndbuf" (link send buffers of 5 ms at the link's rate,
-// StripeOptions.SendBufferMs), "+ring" (links receive through TPACKET_V3 rings), "+pace" (links
+// StripeOptions.SendBufferMs), "+ring" (links receive through TPACKET_V3 rings of
+// link.RingBlocks, 4 MiB), "+ringmsN" (rings holding N ms at the link's rate), "+pace" (links
 // paced to their rates) and "+txqN" (tun transmit queues of N packets); unset, weighted+pace,
 // weighted and round-robin.
 const policiesEnv = "STRIPEBED_POLICIES"
@@ -131,6 +132,12 @@ func parseVariant(kind string) (StripeOptions, error) {
 			o.SendBufferMs = 5
 		case p == "nooffload":
 			o.NoOffload = true
+		case strings.HasPrefix(p, "ringms"):
+			n, err := strconv.Atoi(p[6:])
+			if err != nil || n < 1 || n > 10000 {
+				return o, fmt.Errorf("%s=%q: %q: want ringms1 to ringms10000", policiesEnv, kind, p)
+			}
+			o.RxRing, o.RingMs = true, n
 		case strings.HasPrefix(p, "txq"):
 			n, err := strconv.Atoi(p[3:])
 			if err != nil || n < 1 || n > 1<<20 {
@@ -138,7 +145,7 @@ func parseVariant(kind string) (StripeOptions, error) {
 			}
 			o.TunQueueLen = n
 		default:
-			return o, fmt.Errorf("%s=%q: unknown option %q: want pace, ring, sndbuf, nooffload or txqN", policiesEnv, kind, p)
+			return o, fmt.Errorf("%s=%q: unknown option %q: want pace, ring, ringmsN, sndbuf, nooffload or txqN", policiesEnv, kind, p)
 		}
 	}
 	return o, nil
