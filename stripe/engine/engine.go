@@ -64,6 +64,7 @@ type pending struct {
 	link  int       // the link it last went out on; −1 while not sent yet
 	sent  time.Time // when it last went out
 	tries int       // times it was sent again
+	fast  bool      // repeated acks asked for it: due for the retransmitter now (fastretransmit.go)
 }
 
 // sendFlow is a connection's sender state.
@@ -75,6 +76,7 @@ type sendFlow struct {
 	// fresh: no ack of the current sequence space arrived yet, so new frames carry FlagReset.
 	fresh bool
 	slots []pending
+	dups  int // acks in a row that did not move base (fastretransmit.go)
 }
 
 // recvFlow is a connection's receiver state.
@@ -168,6 +170,7 @@ type counters struct {
 	sentFrames, sentBytes          atomic.Uint64
 	deliveredFrames, deliveredByte atomic.Uint64
 	retransmits, skips, sendErrors atomic.Uint64
+	fastRetransmits                atomic.Uint64
 	acksSent, acksReceived         atomic.Uint64
 	badFrames, foreign, refused    atomic.Uint64
 	hellosSent, hellosReceived     atomic.Uint64
@@ -515,7 +518,8 @@ func (e *Engine) retransmit(ctx context.Context, now time.Time) {
 				continue
 			}
 			downed := p.link >= 0 && !e.links[p.link].usable.Load()
-			late := lateLeft > 0 && now.Sub(p.sent) >= e.rto<<min(p.tries, maxBackoff)
+			late := p.fast || lateLeft > 0 && now.Sub(p.sent) >= e.rto<<min(p.tries, maxBackoff)
+			p.fast = false
 			if !late {
 				lateLeft = 0 // only the run of late frames from the oldest: the likely hole
 			}
@@ -575,10 +579,15 @@ func (e *Engine) onAck(a Ack) {
 		e.restartLocked(fl, a.Next)
 		return
 	}
+	if fl != nil && a.Next == fl.base && fl.next > fl.base {
+		e.dupAckLocked(fl, time.Now())
+		return
+	}
 	if fl == nil || a.Next <= fl.base || a.Next > fl.next {
 		return
 	}
 	fl.fresh = false // the receiver follows the current sequence space
+	fl.dups = 0
 	now := time.Now()
 	if p := fl.slots[(a.Next-1)%uint64(len(fl.slots))]; p.link >= 0 && p.tries == 0 {
 		e.sampleRTT(now.Sub(p.sent)) // Karn: only frames sent once

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/ovsplane/ovsplane/stripe/frame"
 )
@@ -55,5 +56,39 @@ func TestRxPoolReuse(t *testing.T) {
 	p.put(make([]byte, 10))
 	if len(p.free) != 0 {
 		t.Fatalf("a 10-byte buffer was pooled for payloads up to 64")
+	}
+}
+
+// TestDupAcksMarkTheBaseFrame: two acks that repeat a connection's base mark its frame for the
+// retransmitter when it went out longer ago than the ack delay estimate, not before, and a
+// frame the retransmitter takes is sent once and unmarked.
+func TestDupAcksMarkTheBaseFrame(t *testing.T) {
+	c := Conn{Service: 1, SrcPort: 2, DstPort: 3}
+	now := time.Now()
+	e := &Engine{cfg: Config{AckInterval: 5 * time.Millisecond, RetransmitTimeout: time.Second}, rto: time.Second,
+		srtt: 10 * time.Millisecond, rttvar: 2 * time.Millisecond, flows: map[Conn]*sendFlow{},
+		retrans: make(chan struct{}, 1), space: make(chan struct{})}
+	fl := &sendFlow{conn: c, base: 100, next: 103, slots: make([]pending, 8)}
+	for s := uint64(100); s < 103; s++ {
+		fl.slots[s%8] = pending{used: true, fb: &frameBuf{refs: 1}, link: 0, sent: now.Add(-10 * time.Millisecond)}
+	}
+	e.flows[c] = fl
+	base := &fl.slots[100%8]
+	e.onAck(Ack{Conn: c, Next: 100})
+	e.onAck(Ack{Conn: c, Next: 100})
+	if base.fast {
+		t.Fatal("base frame sent 10 ms ago marked with an ack delay estimate of 18 ms")
+	}
+	base.sent = now.Add(-30 * time.Millisecond)
+	e.onAck(Ack{Conn: c, Next: 100})
+	if !base.fast || e.c.fastRetransmits.Load() != 1 {
+		t.Fatalf("after repeated acks for a frame sent 30 ms ago: marked %v, %d fast retransmits; want true, 1", base.fast, e.c.fastRetransmits.Load())
+	}
+	if other := fl.slots[101%8]; other.fast {
+		t.Fatal("a frame after the base was marked")
+	}
+	e.onAck(Ack{Conn: c, Next: 102}) // progress frees 100 and 101 and resets the count
+	if fl.base != 102 || fl.dups != 0 || fl.slots[100%8].used {
+		t.Fatalf("after progress: base %d, dups %d, slot used %v; want 102, 0, false", fl.base, fl.dups, fl.slots[100%8].used)
 	}
 }

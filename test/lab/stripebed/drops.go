@@ -21,9 +21,9 @@ type Drops struct {
 	// RxKernel is the frames the receiving node's link sockets dropped (socket buffer or ring
 	// full: its receivers fell behind), summed over the links.
 	RxKernel uint64
-	// Resent is the sending engine's retransmitted frames; Lost the receiving engine's frames
-	// given up after the loss timeout.
-	Resent, Lost uint64
+	// Resent is the sending engine's retransmitted frames (FastResent of them marked by
+	// repeated acks); Lost the receiving engine's frames given up after the loss timeout.
+	Resent, FastResent, Lost uint64
 }
 
 // dropCounters reads the counters behind Drops on node A of s (the sending side).
@@ -43,8 +43,8 @@ func (b *Bed) dropCounters(ctx context.Context, s *Stripe) (Drops, error) {
 		}
 		d.Qdisc += sumDropped(out)
 	}
-	sb := s.B.Engine.Stats()
-	d.Resent, d.Lost = s.A.Engine.Stats().Retransmits, sb.Lost
+	sa, sb := s.A.Engine.Stats(), s.B.Engine.Stats()
+	d.Resent, d.FastResent, d.Lost = sa.Retransmits, sa.FastRetransmits, sb.Lost
 	for _, l := range sb.Links {
 		d.RxKernel += l.KernelDrops
 	}
@@ -54,7 +54,7 @@ func (b *Bed) dropCounters(ctx context.Context, s *Stripe) (Drops, error) {
 // Sub returns the change from before to d.
 func (d Drops) Sub(before Drops) Drops {
 	return Drops{TunTx: d.TunTx - before.TunTx, Qdisc: d.Qdisc - before.Qdisc, RxKernel: d.RxKernel - before.RxKernel,
-		Resent: d.Resent - before.Resent, Lost: d.Lost - before.Lost}
+		Resent: d.Resent - before.Resent, FastResent: d.FastResent - before.FastResent, Lost: d.Lost - before.Lost}
 }
 
 // txDropped returns interface name's transmit drops from /proc/net/dev.
