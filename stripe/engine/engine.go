@@ -473,18 +473,27 @@ func (e *Engine) kickRetransmit() {
 }
 
 // retransmitLoop sends again the frames whose ack is late or whose link went down, every
-// quarter of the retransmit timeout and when a link goes down.
+// quarter of the retransmit timeout, when a link goes down, and when repeated acks mark a frame
+// (checked every fastCheck too).
 func (e *Engine) retransmitLoop(ctx context.Context) {
-	t := time.NewTicker(e.cfg.RetransmitTimeout / 4)
+	period := e.cfg.RetransmitTimeout / 4
+	t := time.NewTicker(min(period, fastCheck))
 	defer t.Stop()
+	var last time.Time
 	for {
+		kicked := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-e.retrans:
+			kicked = true
 		}
-		e.retransmit(ctx, time.Now())
+		now := time.Now()
+		if e.fastDue(now) || kicked || now.Sub(last) >= period {
+			e.retransmit(ctx, now)
+			last = now
+		}
 	}
 }
 

@@ -10,24 +10,49 @@ import "time"
 // it again at once instead of after the retransmit timeout (at least Config.RetransmitTimeout,
 // 200 ms by default): one lost frame otherwise holds up the whole window, the reorder buffer
 // behind it, and the application, for that long. A frame still on its way over a slower link
-// is sent twice at worst; the receiver drops the second copy.
-const fastRetransmitDups = 2
+// is sent twice at worst; the receiver drops the second copy. The age is checked again every
+// fastCheck (retransmitLoop), because the acks stop once the window is full behind the hole.
+const (
+	fastRetransmitDups = 2
+	fastCheck          = 5 * time.Millisecond
+)
 
 // dupAckLocked counts an ack of connection fl that did not move its base, and marks the base
 // frame for the retransmitter when the rule above says so. Called with sendMu held.
 func (e *Engine) dupAckLocked(fl *sendFlow, now time.Time) {
-	if fl.dups++; fl.dups < fastRetransmitDups {
-		return
+	fl.dups++
+	e.fastLocked(fl, now)
+}
+
+// fastLocked marks fl's base frame for the retransmitter when enough acks repeated it and it
+// is old enough; it reports whether it did. Called with sendMu held.
+func (e *Engine) fastLocked(fl *sendFlow, now time.Time) bool {
+	if fl.dups < fastRetransmitDups || fl.next == fl.base {
+		return false
 	}
 	p := &fl.slots[fl.base%uint64(len(fl.slots))]
 	if !p.used || p.link < 0 || p.fast {
-		return // not sent yet, due already, or marked
+		return false // not sent yet, due already, or marked
 	}
 	if now.Sub(p.sent) < max(e.srtt+4*e.rttvar, 2*e.cfg.AckInterval) {
-		return
+		return false
 	}
 	fl.dups = 0
 	p.fast = true
 	e.c.fastRetransmits.Add(1)
 	e.kickRetransmit()
+	return true
+}
+
+// fastDue applies fastLocked to every connection at now; it reports whether it marked a frame.
+func (e *Engine) fastDue(now time.Time) bool {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	marked := false
+	for _, fl := range e.flows {
+		if e.fastLocked(fl, now) {
+			marked = true
+		}
+	}
+	return marked
 }
