@@ -12,6 +12,9 @@ import "time"
 // behind it, and the application, for that long. A frame still on its way over a slower link
 // is sent twice at worst; the receiver drops the second copy. The age is checked again every
 // fastCheck (retransmitLoop), because the acks stop once the window is full behind the hole.
+// When the frames after the hole were lost too (a receiver kept from running drops everything
+// its links bring meanwhile), no ack repeats the base at all: a base frame older than twice the
+// estimate is sent again without them (a tail-loss probe), still well before the timeout.
 const (
 	fastRetransmitDups = 2
 	fastCheck          = 5 * time.Millisecond
@@ -27,14 +30,15 @@ func (e *Engine) dupAckLocked(fl *sendFlow, now time.Time) {
 // fastLocked marks fl's base frame for the retransmitter when enough acks repeated it and it
 // is old enough; it reports whether it did. Called with sendMu held.
 func (e *Engine) fastLocked(fl *sendFlow, now time.Time) bool {
-	if fl.dups < fastRetransmitDups || fl.next == fl.base {
+	if fl.next == fl.base {
 		return false
 	}
 	p := &fl.slots[fl.base%uint64(len(fl.slots))]
 	if !p.used || p.link < 0 || p.fast {
 		return false // not sent yet, due already, or marked
 	}
-	if now.Sub(p.sent) < max(e.srtt+4*e.rttvar, 2*e.cfg.AckInterval) {
+	age, wait := now.Sub(p.sent), max(e.srtt+4*e.rttvar, 2*e.cfg.AckInterval)
+	if age < wait || fl.dups < fastRetransmitDups && age < 2*wait {
 		return false
 	}
 	fl.dups = 0

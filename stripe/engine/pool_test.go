@@ -61,7 +61,8 @@ func TestRxPoolReuse(t *testing.T) {
 
 // TestDupAcksMarkTheBaseFrame: after two acks that repeat a connection's base, its frame is
 // marked for the retransmitter once it went out longer ago than the ack delay estimate (found
-// by the periodic check without a further ack), not before; progress resets the count.
+// by the periodic check without a further ack), not before; progress resets the count; without
+// repeated acks, the base is marked once it is twice the estimate old (a tail-loss probe).
 func TestDupAcksMarkTheBaseFrame(t *testing.T) {
 	c := Conn{Service: 1, SrcPort: 2, DstPort: 3}
 	now := time.Now()
@@ -92,5 +93,14 @@ func TestDupAcksMarkTheBaseFrame(t *testing.T) {
 	e.onAck(Ack{Conn: c, Next: 102}) // progress frees 100 and 101 and resets the count
 	if fl.base != 102 || fl.dups != 0 || fl.slots[100%8].used {
 		t.Fatalf("after progress: base %d, dups %d, slot used %v; want 102, 0, false", fl.base, fl.dups, fl.slots[100%8].used)
+	}
+	tail := &fl.slots[102%8]
+	tail.sent = now.Add(-30 * time.Millisecond)
+	if e.fastDue(now) || tail.fast {
+		t.Fatal("without repeated acks, a frame 30 ms old was marked before twice the estimate (36 ms)")
+	}
+	tail.sent = now.Add(-40 * time.Millisecond)
+	if !e.fastDue(now) || !tail.fast {
+		t.Fatal("tail-loss probe: a frame 40 ms old without acks was not marked")
 	}
 }
