@@ -81,6 +81,8 @@ type StripeOptions struct {
 	SendBufferMs int
 	// TunQueueLen is the tun devices' transmit queue in packets (0: 4096).
 	TunQueueLen int
+	// RetransmitTimeout is the engines' least retransmit timeout (0: the engine's default).
+	RetransmitTimeout time.Duration
 	// RingMs, when not 0, sizes every link's receive ring (RxRing) to hold that many
 	// milliseconds at the link's rate, at least link.RingBlocks blocks (0: link.RingBlocks
 	// whatever the rate). A ring that fills while the receivers are kept from running (a busy
@@ -172,7 +174,7 @@ func (s *Stripe) startNode(ctx context.Context, ns *lab.Netns, self, peer uint32
 			n.Links = append(n.Links, l)
 			s.closes = append(s.closes, l.Close)
 		}
-		e, err := engine.New(engine.Config{Node: self, Peer: peer, Links: n.Links, Vmax: vmax, Pace: o.Pace,
+		e, err := engine.New(engine.Config{Node: self, Peer: peer, Links: n.Links, Vmax: vmax, Pace: o.Pace, RetransmitTimeout: o.RetransmitTimeout,
 			Policy: policy.Config{Kind: o.Policy, Delta: 0.1, Capacities: capa}})
 		if err != nil {
 			return err

@@ -20,7 +20,8 @@ import (
 // offloads), "+sndbuf" (link send buffers of 5 ms at the link's rate,
 // StripeOptions.SendBufferMs), "+ring" (links receive through TPACKET_V3 rings of
 // link.RingBlocks, 4 MiB), "+ringmsN" (rings holding N ms at the link's rate), "+pace" (links
-// paced to their rates) and "+txqN" (tun transmit queues of N packets); unset, weighted+pace,
+// paced to their rates), "+rtoN" (engines' least retransmit timeout N ms) and "+txqN" (tun
+// transmit queues of N packets); unset, weighted+pace,
 // weighted and round-robin.
 const policiesEnv = "STRIPEBED_POLICIES"
 
@@ -138,6 +139,12 @@ func parseVariant(kind string) (StripeOptions, error) {
 				return o, fmt.Errorf("%s=%q: %q: want ringms1 to ringms10000", policiesEnv, kind, p)
 			}
 			o.RxRing, o.RingMs = true, n
+		case strings.HasPrefix(p, "rto"):
+			n, err := strconv.Atoi(p[3:])
+			if err != nil || n < 1 || n > 10000 {
+				return o, fmt.Errorf("%s=%q: %q: want rto1 to rto10000 (ms)", policiesEnv, kind, p)
+			}
+			o.RetransmitTimeout = time.Duration(n) * time.Millisecond
 		case strings.HasPrefix(p, "txq"):
 			n, err := strconv.Atoi(p[3:])
 			if err != nil || n < 1 || n > 1<<20 {
@@ -145,7 +152,7 @@ func parseVariant(kind string) (StripeOptions, error) {
 			}
 			o.TunQueueLen = n
 		default:
-			return o, fmt.Errorf("%s=%q: unknown option %q: want pace, ring, ringmsN, sndbuf, nooffload or txqN", policiesEnv, kind, p)
+			return o, fmt.Errorf("%s=%q: unknown option %q: want pace, ring, ringmsN, sndbuf, nooffload, rtoN or txqN", policiesEnv, kind, p)
 		}
 	}
 	return o, nil
