@@ -15,8 +15,8 @@ import (
 
 // Receive ring geometry (TPACKET_V3): by default RingBlocks blocks of RingBlockSize bytes,
 // 4 MiB shared with the kernel (Config.RingBlocks sets another number). The kernel fills a
-// block with frames and hands it over when it is
-// full or RingBlockTimeout milliseconds after its first frame, whichever comes first.
+// block with frames and hands it over when it is full or RingBlockTimeout milliseconds after
+// its first frame, whichever comes first.
 const (
 	RingBlockSize    = 1 << 18
 	RingBlocks       = 16
