@@ -83,7 +83,7 @@ func sumDropped(out string) int64 {
 	var sum int64
 	f := strings.Fields(out)
 	for i := 0; i+1 < len(f); i++ {
-		if f[i] == "dropped" {
+		if strings.TrimPrefix(f[i], "(") == "dropped" {
 			v, err := strconv.ParseInt(strings.TrimSuffix(f[i+1], ","), 10, 64)
 			if err == nil {
 				sum += v
