@@ -53,15 +53,18 @@ type linkState struct {
 
 	paceMu sync.Mutex
 	bucket *fair.TokenBucket // nil without pacing
+
+	macs atomic.Pointer[macCache] // the peer MACs on this link, read recently (pool.go)
 }
 
 // pending is one unacknowledged frame.
 type pending struct {
 	used  bool
-	b     []byte
+	fb    *frameBuf // the frame; the slot is one of its holders
 	link  int       // the link it last went out on; −1 while not sent yet
 	sent  time.Time // when it last went out
 	tries int       // times it was sent again
+	fast  bool      // repeated acks asked for it: due for the retransmitter now (fastretransmit.go)
 }
 
 // sendFlow is a connection's sender state.
@@ -73,6 +76,7 @@ type sendFlow struct {
 	// fresh: no ack of the current sequence space arrived yet, so new frames carry FlagReset.
 	fresh bool
 	slots []pending
+	dups  int // acks in a row that did not move base (fastretransmit.go)
 }
 
 // recvFlow is a connection's receiver state.
@@ -130,6 +134,8 @@ type Engine struct {
 	maxAckDelay time.Duration
 	// srtt and rttvar estimate the ack delay; rto is the retransmit timeout they give.
 	srtt, rttvar, rto time.Duration
+	// txFree holds the frame buffers no one holds (pool.go).
+	txFree []*frameBuf
 
 	rxMu   sync.Mutex
 	rflows map[Conn]*recvFlow
@@ -142,13 +148,15 @@ type Engine struct {
 	ready     []Delivery
 	readyHead int
 	readyMax  int
-	readyCh   chan struct{} // signalled when deliveries are added
-	spaceCh   chan struct{} // signalled when Receive takes one
+	readyCh   chan struct{}      // signalled when deliveries are added
+	rxOut     []reorder.Delivery // dispatch's reusable list of what a frame made deliverable
+	spaceCh   chan struct{}      // signalled when Receive takes one
 
 	sampleMu sync.Mutex
 	tracker  *load.Tracker
 
 	scratch scratchPool // SendBatch's reusable buffers (sendbatch.go)
+	rx      rxPool      // received payloads' buffers (pool.go)
 
 	started atomic.Bool // Run was called
 	running atomic.Bool // Run is running
@@ -162,6 +170,7 @@ type counters struct {
 	sentFrames, sentBytes          atomic.Uint64
 	deliveredFrames, deliveredByte atomic.Uint64
 	retransmits, skips, sendErrors atomic.Uint64
+	fastRetransmits                atomic.Uint64
 	acksSent, acksReceived         atomic.Uint64
 	badFrames, foreign, refused    atomic.Uint64
 	hellosSent, hellosReceived     atomic.Uint64
@@ -203,6 +212,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 		e.links = append(e.links, ls)
 		e.maxPayload = min(e.maxPayload, l.MTU()-frame.HeaderLen)
+		e.rx.size = max(e.rx.size, l.MTU()-frame.HeaderLen)
 	}
 	return e, nil
 }
@@ -260,7 +270,7 @@ func (e *Engine) tuple(c Conn) toeplitz.Tuple {
 // peerMAC returns the peer MAC to send to on link i (round robin over the peer's MACs heard
 // on it), or nil when none is known.
 func (e *Engine) peerMAC(now time.Time, i int) net.HardwareAddr {
-	macs := e.table.MACs(now, e.cfg.Peer, i)
+	macs := e.cachedMACs(now, i)
 	if len(macs) == 0 {
 		return nil
 	}
@@ -298,13 +308,13 @@ func (e *Engine) Send(ctx context.Context, m Message) error {
 	}
 	for off := 0; off < len(m.Payload); off += e.maxPayload {
 		chunk := m.Payload[off:min(len(m.Payload), off+e.maxPayload)]
-		seq, b, err := e.enqueue(ctx, m.Conn, chunk)
+		seq, fb, err := e.enqueue(ctx, m.Conn, chunk)
 		if err != nil {
 			return err
 		}
 		e.c.sentFrames.Add(1)
 		e.c.sentBytes.Add(uint64(len(chunk)))
-		if err := e.transmit(ctx, m.Conn, seq, b); err != nil {
+		if err := e.transmit(ctx, m.Conn, seq, fb); err != nil {
 			return err
 		}
 	}
@@ -322,8 +332,9 @@ func (e *Engine) alive(ctx context.Context) error {
 	return nil
 }
 
-// enqueue waits for window space, assigns the next sequence number and keeps the frame.
-func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, []byte, error) {
+// enqueue waits for window space, assigns the next sequence number and keeps the frame. The
+// caller holds the returned frame too and must release it (mark does) once it was sent.
+func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, *frameBuf, error) {
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
 	for {
@@ -345,16 +356,18 @@ func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, [
 			if fl.fresh {
 				flags = frame.FlagReset
 			}
-			b, err := frame.Append(make([]byte, 0, frame.HeaderLen+len(payload)), frame.Header{Flags: flags, Service: c.Service,
+			fb := e.newFrameLocked()
+			b, err := frame.Append(fb.b[:0], frame.Header{Flags: flags, Service: c.Service,
 				SrcNode: e.cfg.Node, DstNode: e.cfg.Peer, SrcPort: c.SrcPort, DstPort: c.DstPort, Seq: seq}, payload)
 			if err != nil {
 				return 0, nil, fmt.Errorf("engine: %w", err)
 			}
+			fb.b = b
 			// sent now: the retransmitter leaves it to transmit for a timeout.
-			fl.slots[seq%uint64(len(fl.slots))] = pending{used: true, b: b, link: -1, sent: time.Now()}
+			fl.slots[seq%uint64(len(fl.slots))] = pending{used: true, fb: fb, link: -1, sent: time.Now()}
 			fl.next++
 			e.inflight++
-			return seq, b, nil
+			return seq, fb, nil
 		}
 		space := e.space
 		e.sendMu.Unlock()
@@ -368,8 +381,9 @@ func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, [
 }
 
 // transmit sends frame seq of connection c on the policy's link (or the next usable one) and
-// records where it went. With no usable link the frame stays for the retransmitter.
-func (e *Engine) transmit(ctx context.Context, c Conn, seq uint64, b []byte) error {
+// records where it went, releasing the caller's hold on fb. With no usable link the frame stays
+// for the retransmitter.
+func (e *Engine) transmit(ctx context.Context, c Conn, seq uint64, fb *frameBuf) error {
 	e.sendMu.Lock()
 	choice := e.pol.Choose(e.tuple(c))
 	e.sendMu.Unlock()
@@ -382,9 +396,9 @@ func (e *Engine) transmit(ctx context.Context, c Conn, seq uint64, b []byte) err
 		if i != choice {
 			e.c.skips.Add(1)
 		}
-		err := e.sendOn(ctx, i, mac, b)
+		err := e.sendOn(ctx, i, mac, fb.b)
 		if err == nil || !link.IsDown(err) {
-			e.mark(c, seq, i, time.Now())
+			e.mark(c, seq, i, time.Now(), fb)
 			if err != nil {
 				e.c.sendErrors.Add(1) // the retransmitter sends it again
 			}
@@ -392,7 +406,7 @@ func (e *Engine) transmit(ctx context.Context, c Conn, seq uint64, b []byte) err
 		}
 		choice = i + 1
 	}
-	e.mark(c, seq, -1, time.Time{}) // no usable link: due for the retransmitter's next pass
+	e.mark(c, seq, -1, time.Time{}, fb) // no usable link: due for the retransmitter's next pass
 	return nil
 }
 
@@ -436,10 +450,12 @@ func (e *Engine) pace(ctx context.Context, ls *linkState, n int) error {
 	}
 }
 
-// mark records that frame seq of c went out on link i at now.
-func (e *Engine) mark(c Conn, seq uint64, i int, now time.Time) {
+// mark records that frame seq of c went out on link i at now, and releases the sender's hold
+// on its frame fb.
+func (e *Engine) mark(c Conn, seq uint64, i int, now time.Time, fb *frameBuf) {
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
+	e.releaseLocked(fb)
 	fl := e.flows[c]
 	if fl == nil || seq < fl.base {
 		return
@@ -457,18 +473,27 @@ func (e *Engine) kickRetransmit() {
 }
 
 // retransmitLoop sends again the frames whose ack is late or whose link went down, every
-// quarter of the retransmit timeout and when a link goes down.
+// quarter of the retransmit timeout, when a link goes down, and when repeated acks mark a frame
+// (checked every fastCheck too).
 func (e *Engine) retransmitLoop(ctx context.Context) {
-	t := time.NewTicker(e.cfg.RetransmitTimeout / 4)
+	period := e.cfg.RetransmitTimeout / 4
+	t := time.NewTicker(min(period, fastCheck))
 	defer t.Stop()
+	var last time.Time
 	for {
+		kicked := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-e.retrans:
+			kicked = true
 		}
-		e.retransmit(ctx, time.Now())
+		now := time.Now()
+		if e.fastDue(now) || kicked || now.Sub(last) >= period {
+			e.retransmit(ctx, now)
+			last = now
+		}
 	}
 }
 
@@ -487,7 +512,7 @@ const (
 type resend struct {
 	conn Conn
 	seq  uint64
-	b    []byte
+	fb   *frameBuf // held by the retransmitter until mark or the end of the pass
 }
 
 // retransmit sends the due frames once, round robin over the usable links.
@@ -502,7 +527,8 @@ func (e *Engine) retransmit(ctx context.Context, now time.Time) {
 				continue
 			}
 			downed := p.link >= 0 && !e.links[p.link].usable.Load()
-			late := lateLeft > 0 && now.Sub(p.sent) >= e.rto<<min(p.tries, maxBackoff)
+			late := p.fast || lateLeft > 0 && now.Sub(p.sent) >= e.rto<<min(p.tries, maxBackoff)
+			p.fast = false
 			if !late {
 				lateLeft = 0 // only the run of late frames from the oldest: the likely hole
 			}
@@ -512,7 +538,8 @@ func (e *Engine) retransmit(ctx context.Context, now time.Time) {
 			if late {
 				lateLeft--
 			}
-			due = append(due, resend{fl.conn, seq, p.b})
+			p.fb.refs++
+			due = append(due, resend{fl.conn, seq, p.fb})
 			p.sent = now // not again before the timeout, wherever it goes
 			if p.link >= 0 {
 				p.tries++
@@ -520,23 +547,35 @@ func (e *Engine) retransmit(ctx context.Context, now time.Time) {
 		}
 	}
 	e.sendMu.Unlock()
-	for _, r := range due {
+	for k, r := range due {
 		e.sendMu.Lock()
 		e.retransRR++
 		start := e.retransRR % len(e.links)
 		e.sendMu.Unlock()
 		i, mac := e.usableFrom(time.Now(), start)
 		if i < 0 {
-			return // nothing usable: the frames stay due for the next pass
+			e.releaseAll(due[k:]) // nothing usable: the frames stay due for the next pass
+			return
 		}
-		if err := e.sendOn(ctx, i, mac, r.b); err != nil {
+		if err := e.sendOn(ctx, i, mac, r.fb.b); err != nil {
 			if ctx.Err() != nil {
+				e.releaseAll(due[k:])
 				return
 			}
+			e.releaseAll(due[k : k+1])
 			continue
 		}
-		e.mark(r.conn, r.seq, i, time.Now())
+		e.mark(r.conn, r.seq, i, time.Now(), r.fb)
 		e.c.retransmits.Add(1)
+	}
+}
+
+// releaseAll releases the retransmitter's hold on the frames of rs.
+func (e *Engine) releaseAll(rs []resend) {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	for _, r := range rs {
+		e.releaseLocked(r.fb)
 	}
 }
 
@@ -549,10 +588,15 @@ func (e *Engine) onAck(a Ack) {
 		e.restartLocked(fl, a.Next)
 		return
 	}
+	if fl != nil && a.Next == fl.base && fl.next > fl.base {
+		e.dupAckLocked(fl, time.Now())
+		return
+	}
 	if fl == nil || a.Next <= fl.base || a.Next > fl.next {
 		return
 	}
 	fl.fresh = false // the receiver follows the current sequence space
+	fl.dups = 0
 	now := time.Now()
 	if p := fl.slots[(a.Next-1)%uint64(len(fl.slots))]; p.link >= 0 && p.tries == 0 {
 		e.sampleRTT(now.Sub(p.sent)) // Karn: only frames sent once
@@ -562,6 +606,7 @@ func (e *Engine) onAck(a Ack) {
 		if p.link >= 0 {
 			e.maxAckDelay = max(e.maxAckDelay, now.Sub(p.sent))
 		}
+		e.releaseLocked(p.fb)
 		*p = pending{}
 	}
 	e.inflight -= int(a.Next - fl.base)
@@ -582,7 +627,9 @@ func (e *Engine) restartLocked(fl *sendFlow, seq uint64) {
 		return
 	}
 	for s := fl.base; s < fl.next; s++ {
-		fl.slots[s%uint64(len(fl.slots))] = pending{}
+		p := &fl.slots[s%uint64(len(fl.slots))]
+		e.releaseLocked(p.fb)
+		*p = pending{}
 	}
 	n := fl.next - fl.base
 	e.inflight -= int(n)
@@ -742,7 +789,7 @@ func signal(ch chan struct{}) {
 }
 
 // Receive returns the next frame delivered in order, of any connection, waiting until one
-// arrives or ctx ends. The payload is the caller's. After Run ended it returns what was
+// arrives or ctx ends. The payload is the caller's (Release gives it back for reuse). After Run ended it returns what was
 // delivered before, then fails with ErrNotRunning.
 func (e *Engine) Receive(ctx context.Context) (Delivery, error) {
 	for {
@@ -820,7 +867,7 @@ func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []
 		return
 	}
 	c := Conn{Service: h.Service, SrcPort: h.SrcPort, DstPort: h.DstPort}
-	p := append([]byte(nil), payload...)
+	p := e.rx.copyOf(payload)
 	e.rxMu.Lock()
 	defer e.rxMu.Unlock()
 	for len(e.ready)-e.readyHead >= e.readyMax { // Receive is behind: stop reading
@@ -872,7 +919,9 @@ func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []
 		return
 	}
 	rf.dirty = true
-	e.queue(rf, rf.buf.Push(now, h.Seq, p))
+	e.rxOut = rf.buf.PushAppend(e.rxOut[:0], now, h.Seq, p)
+	e.queue(rf, e.rxOut)
+	clear(e.rxOut) // keep no payload alive
 }
 
 // control handles a control frame from src on link i.

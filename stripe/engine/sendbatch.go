@@ -55,7 +55,7 @@ type batchFrame struct {
 	conn Conn
 	seq  uint64
 	mac  net.HardwareAddr
-	b    []byte
+	fb   *frameBuf // held by SendBatch until mark
 }
 
 // SendBatch sends the messages in order, each as Send would, but gathers their frames per link
@@ -99,7 +99,7 @@ func (e *Engine) SendBatch(ctx context.Context, ms []Message) error {
 	for _, m := range ms {
 		for off := 0; off < len(m.Payload); off += e.maxPayload {
 			chunk := m.Payload[off:min(len(m.Payload), off+e.maxPayload)]
-			seq, b, err := e.enqueue(ctx, m.Conn, chunk)
+			seq, fb, err := e.enqueue(ctx, m.Conn, chunk)
 			if err != nil {
 				_ = flush()
 				return err
@@ -111,13 +111,13 @@ func (e *Engine) SendBatch(ctx context.Context, ms []Message) error {
 			e.sendMu.Unlock()
 			i, mac := e.usableFrom(time.Now(), choice)
 			if i < 0 {
-				e.mark(m.Conn, seq, -1, time.Time{}) // no usable link: due for the retransmitter
+				e.mark(m.Conn, seq, -1, time.Time{}, fb) // no usable link: due for the retransmitter
 				continue
 			}
 			if i != choice {
 				e.c.skips.Add(1)
 			}
-			perLink[i] = append(perLink[i], batchFrame{conn: m.Conn, seq: seq, mac: mac, b: b})
+			perLink[i] = append(perLink[i], batchFrame{conn: m.Conn, seq: seq, mac: mac, fb: fb})
 			if gathered++; gathered >= limit {
 				if err := flush(); err != nil {
 					return err
@@ -135,29 +135,29 @@ func (e *Engine) sendFrames(ctx context.Context, sc *sendScratch, i int, fs []ba
 	bl, ok := ls.l.(link.Batcher)
 	if !ok || ls.bucket != nil {
 		for _, f := range fs {
-			err := e.sendOn(ctx, i, f.mac, f.b)
+			err := e.sendOn(ctx, i, f.mac, f.fb.b)
 			switch {
 			case err == nil:
-				e.mark(f.conn, f.seq, i, time.Now())
+				e.mark(f.conn, f.seq, i, time.Now(), f.fb)
 			case link.IsDown(err):
-				e.mark(f.conn, f.seq, -1, time.Time{})
+				e.mark(f.conn, f.seq, -1, time.Time{}, f.fb)
 			default:
 				e.c.sendErrors.Add(1)
-				e.mark(f.conn, f.seq, i, time.Now())
+				e.mark(f.conn, f.seq, i, time.Now(), f.fb)
 			}
 		}
 		return
 	}
 	out := sc.out[:0]
 	for _, f := range fs {
-		out = append(out, link.Outgoing{Dst: f.mac, B: f.b})
+		out = append(out, link.Outgoing{Dst: f.mac, B: f.fb.b})
 	}
 	n, err := bl.SendBatch(ctx, out)
 	clear(out)
 	sc.out = out[:0]
 	now := time.Now()
 	for _, f := range fs[:n] {
-		e.mark(f.conn, f.seq, i, now)
+		e.mark(f.conn, f.seq, i, now, f.fb)
 	}
 	if err == nil {
 		return
@@ -167,13 +167,13 @@ func (e *Engine) sendFrames(ctx context.Context, sc *sendScratch, i int, fs []ba
 			ls.downs.Add(1)
 		}
 		for _, f := range fs[n:] {
-			e.mark(f.conn, f.seq, -1, time.Time{})
+			e.mark(f.conn, f.seq, -1, time.Time{}, f.fb)
 		}
 		e.kickRetransmit()
 		return
 	}
 	e.c.sendErrors.Add(1)
 	for _, f := range fs[n:] {
-		e.mark(f.conn, f.seq, i, now) // the retransmitter sends them again after the timeout
+		e.mark(f.conn, f.seq, i, now, f.fb) // the retransmitter sends them again after the timeout
 	}
 }

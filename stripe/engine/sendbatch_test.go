@@ -16,7 +16,8 @@ import (
 
 // TestSendBatchReceiveBatch moves a stream with SendBatch (messages of 1 to 3000 bytes, so some
 // split into two frames, 48 to a batch) and reads it with ReceiveBatch: every byte arrives once
-// and in order, every link carries frames, and bad batches are refused before anything is
+// and in order (the receiver releases every payload for reuse once checked), every link
+// carries frames, and bad batches are refused before anything is
 // sent.
 func TestSendBatchReceiveBatch(t *testing.T) {
 	tb := newTestbed(t)
@@ -47,6 +48,7 @@ func TestSendBatchReceiveBatch(t *testing.T) {
 				want++
 				off += len(d.Payload)
 			}
+			b.e.Release(ds[:n]) // the engine reuses these buffers: later payloads must stay intact
 		}
 	})
 	var ms []engine.Message

@@ -34,6 +34,9 @@ type Stats struct {
 	DeliveredFrames, DeliveredBytes uint64
 	// Retransmits counts frames sent again (ack late, or their link went down).
 	Retransmits uint64
+	// FastRetransmits counts the frames marked for sending again before their timeout because
+	// acks kept asking for them while later frames arrived.
+	FastRetransmits uint64
 	// Skips counts policy choices moved to another link because the chosen one was unusable.
 	Skips uint64
 	// PaceWaits counts sends that waited for their link's token bucket (Config.Pace).
@@ -81,7 +84,7 @@ func (e *Engine) Stats() Stats {
 	s := Stats{
 		SentFrames: e.c.sentFrames.Load(), SentBytes: e.c.sentBytes.Load(),
 		DeliveredFrames: e.c.deliveredFrames.Load(), DeliveredBytes: e.c.deliveredByte.Load(),
-		Retransmits: e.c.retransmits.Load(), Skips: e.c.skips.Load(), PaceWaits: e.c.paceWaits.Load(), SendErrors: e.c.sendErrors.Load(),
+		Retransmits: e.c.retransmits.Load(), FastRetransmits: e.c.fastRetransmits.Load(), Skips: e.c.skips.Load(), PaceWaits: e.c.paceWaits.Load(), SendErrors: e.c.sendErrors.Load(),
 		AcksSent: e.c.acksSent.Load(), AcksReceived: e.c.acksReceived.Load(),
 		HellosSent: e.c.hellosSent.Load(), HellosReceived: e.c.hellosReceived.Load(),
 		BadFrames: e.c.badFrames.Load(), Foreign: e.c.foreign.Load(), Refused: e.c.refused.Load(),

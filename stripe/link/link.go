@@ -130,7 +130,15 @@ type Config struct {
 	// RxRing receives through a TPACKET_V3 ring mapped into the process (RingBlocks blocks of
 	// RingBlockSize bytes) instead of one recvfrom per frame; RecvBuffer then does not apply.
 	RxRing bool
+	// RingBlocks is the receive ring's size in blocks of RingBlockSize (256 KiB) with RxRing;
+	// 0 means the package's RingBlocks (16, 4 MiB), otherwise 1 to MaxRingBlocks. The kernel
+	// drops what arrives while the ring is full, so it should hold what the link carries while
+	// the receiver may be kept from running (100–200 ms on a busy host).
+	RingBlocks int
 }
+
+// MaxRingBlocks bounds Config.RingBlocks (256 MiB).
+const MaxRingBlocks = 1024
 
 // check validates and fills the defaults of cfg.
 func (c *Config) check() error {
@@ -145,6 +153,9 @@ func (c *Config) check() error {
 	}
 	if c.RecvBuffer == 0 {
 		c.RecvBuffer = DefaultRecvBuffer
+	}
+	if c.RingBlocks < 0 || c.RingBlocks > MaxRingBlocks {
+		return fmt.Errorf("link %s: receive ring of %d blocks: want 1 to %d (or 0 for the default)", c.Interface, c.RingBlocks, MaxRingBlocks)
 	}
 	for _, b := range []struct {
 		what string

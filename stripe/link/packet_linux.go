@@ -3,6 +3,7 @@
 package link
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,7 +93,7 @@ func setup(fd int, cfg Config, proto uint16) (*packetLink, error) {
 	}
 	var ring *rxRing
 	if cfg.RxRing {
-		if ring, err = setupRing(fd); err != nil {
+		if ring, err = setupRing(fd, cmp.Or(cfg.RingBlocks, RingBlocks)); err != nil {
 			return nil, fmt.Errorf("link %s: %w", name, err)
 		}
 	}

@@ -13,9 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Receive ring geometry (TPACKET_V3): RingBlocks blocks of RingBlockSize bytes, about 4 MiB
-// shared with the kernel. The kernel fills a block with frames and hands it over when it is
-// full or RingBlockTimeout milliseconds after its first frame, whichever comes first.
+// Receive ring geometry (TPACKET_V3): by default RingBlocks blocks of RingBlockSize bytes,
+// 4 MiB shared with the kernel (Config.RingBlocks sets another number). The kernel fills a
+// block with frames and hands it over when it is full or RingBlockTimeout milliseconds after
+// its first frame, whichever comes first.
 const (
 	RingBlockSize    = 1 << 18
 	RingBlocks       = 16
@@ -40,29 +41,30 @@ const (
 
 // rxRing is a mapped TPACKET_V3 receive ring; the receivers take turns on it.
 type rxRing struct {
-	mu   sync.Mutex
-	mem  []byte
-	cur  int // the block being read
-	left int // frames left in it; 0: not yet taken (or all read)
-	off  int // offset of the next frame in the ring
-	open bool
+	mu     sync.Mutex
+	mem    []byte
+	blocks int // RingBlockSize bytes each
+	cur    int // the block being read
+	left   int // frames left in it; 0: not yet taken (or all read)
+	off    int // offset of the next frame in the ring
+	open   bool
 }
 
-// setupRing switches fd to TPACKET_V3 and maps a receive ring.
-func setupRing(fd int) (*rxRing, error) {
+// setupRing switches fd to TPACKET_V3 and maps a receive ring of blocks blocks.
+func setupRing(fd, blocks int) (*rxRing, error) {
 	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
 		return nil, fmt.Errorf("TPACKET_V3: %w", err)
 	}
-	req := unix.TpacketReq3{Block_size: RingBlockSize, Block_nr: RingBlocks, Frame_size: ringFrameSize,
-		Frame_nr: RingBlockSize / ringFrameSize * RingBlocks, Retire_blk_tov: RingBlockTimeout}
+	req := unix.TpacketReq3{Block_size: RingBlockSize, Block_nr: uint32(blocks), Frame_size: ringFrameSize,
+		Frame_nr: RingBlockSize / ringFrameSize * uint32(blocks), Retire_blk_tov: RingBlockTimeout}
 	if err := unix.SetsockoptTpacketReq3(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
-		return nil, fmt.Errorf("PACKET_RX_RING of %d × %d bytes: %w", RingBlocks, RingBlockSize, err)
+		return nil, fmt.Errorf("PACKET_RX_RING of %d × %d bytes: %w", blocks, RingBlockSize, err)
 	}
-	mem, err := unix.Mmap(fd, 0, RingBlockSize*RingBlocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(fd, 0, RingBlockSize*blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("map the receive ring: %w", err)
 	}
-	return &rxRing{mem: mem, open: true}, nil
+	return &rxRing{mem: mem, blocks: blocks, open: true}, nil
 }
 
 // status returns a pointer to block b's status word, shared with the kernel.
@@ -135,7 +137,7 @@ func (r *rxRing) take(buf []byte) ringFrame {
 // release hands the current block back to the kernel and moves to the next one.
 func (r *rxRing) release() {
 	atomic.StoreUint32(r.status(r.cur), unix.TP_STATUS_KERNEL)
-	r.cur = (r.cur + 1) % RingBlocks
+	r.cur = (r.cur + 1) % r.blocks
 	r.left = 0
 }
 

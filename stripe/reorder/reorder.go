@@ -131,7 +131,12 @@ func (b *Buffer) NextDeadline() (time.Time, bool) {
 // Push offers one frame received at now and returns the frames now deliverable, in order (nil
 // if none). See the package documentation for what happens to each kind of sequence number.
 func (b *Buffer) Push(now time.Time, seq uint64, payload []byte) []Delivery {
-	var out []Delivery
+	return b.PushAppend(nil, now, seq, payload)
+}
+
+// PushAppend is Push appending the deliverable frames to out (which it returns), so a caller
+// that reuses out allocates nothing per frame.
+func (b *Buffer) PushAppend(out []Delivery, now time.Time, seq uint64, payload []byte) []Delivery {
 	switch {
 	case seq >= MaxSeq:
 		b.stats.Invalid++

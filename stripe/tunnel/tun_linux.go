@@ -212,61 +212,51 @@ const (
 	readArena = 1 << 20
 )
 
+// sendBatch is one batch of packets read from the device: the arena the reads went into, the
+// splitter that cut them, and the engine messages with their connection indexes.
+type sendBatch struct {
+	arena []byte
+	sp    splitter
+	ms    []engine.Message
+	conns []int
+	// try is the non-blocking read of tryRead, made once (a closure per read would allocate);
+	// it reads into tryBuf and leaves the byte count in tryN.
+	try    func(fd uintptr) bool
+	tryBuf []byte
+	tryN   int
+}
+
+// newSendBatch returns an empty batch for a device of MTU mtu.
+func newSendBatch(mtu int) *sendBatch {
+	b := &sendBatch{arena: make([]byte, readArena), sp: splitter{mtu: mtu}}
+	b.try = func(fd uintptr) bool {
+		b.tryN = 0
+		if k, err := unix.Read(int(fd), b.tryBuf); err == nil && k > 0 {
+			b.tryN = k
+		}
+		return true
+	}
+	return b
+}
+
 // toEngineOffload reads the device with its virtio_net_hdr, splits super-packets and sends
 // every packet to the peer. Reads that find packets already queued join the batch, so
-// datagrams and small packets go to the engine (and its links) together too.
+// datagrams and small packets go to the engine (and its links) together too. (Reading on a
+// goroutine of its own, a batch ahead of the engine's sends, was measured slower on the shared
+// 2-vCPU testbed: docs/stripe.md.)
 func (t *Tunnel) toEngineOffload(ctx context.Context) error {
-	arena := make([]byte, readArena)
-	sp := &splitter{mtu: t.cfg.MTU}
 	rc, err := t.f.SyscallConn()
 	if err != nil {
 		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
 	}
 	bs, batch := t.cfg.Engine.(batchSender)
-	var ms []engine.Message
-	var conns []int
+	b := newSendBatch(t.cfg.MTU)
 	for {
-		ms, conns = ms[:0], conns[:0]
-		sp.reset()
-		off := 0
-		for r := 0; r < readBatch && len(arena)-off >= vnetHdrLen+maxIPPacket; r++ {
-			buf := arena[off : off+vnetHdrLen+maxIPPacket]
-			var n int
-			if r == 0 {
-				if n, err = t.f.Read(buf); err != nil {
-					return t.readErr(ctx, err)
-				}
-			} else if n = t.tryRead(rc, buf); n == 0 {
-				break
-			}
-			off += n
-			t.c.reads.Add(1)
-			h, err := decodeVnetHdr(buf[:n])
-			if err != nil {
-				t.c.malformed.Add(1)
-				continue
-			}
-			segs, err := sp.split(h, buf[vnetHdrLen:n])
-			if err != nil {
-				t.c.malformed.Add(1)
-				t.cfg.Logger.Warn("tunnel: packet from the device dropped", "device", t.cfg.Name, "err", err)
-				continue
-			}
-			for _, p := range segs {
-				i, ok := connOf(p, t.cfg.Conns)
-				if !ok {
-					t.c.malformed.Add(1)
-					continue
-				}
-				ms = append(ms, engine.Message{Conn: engine.Conn{Service: t.cfg.Service, SrcPort: uint16(i), DstPort: uint16(i)}, Payload: p})
-				conns = append(conns, i)
-			}
-			if !batch {
-				break // one read at a time: Send per packet
-			}
+		if err := t.fill(rc, b, batch); err != nil {
+			return t.readErr(ctx, err)
 		}
 		if !batch {
-			for _, m := range ms {
+			for _, m := range b.ms {
 				if err := t.send(ctx, m.Payload); err != nil {
 					return err
 				}
@@ -274,32 +264,70 @@ func (t *Tunnel) toEngineOffload(ctx context.Context) error {
 			continue
 		}
 		// the engine copies the payloads into its frames before SendBatch returns.
-		if err := bs.SendBatch(ctx, ms); err != nil {
+		if err := bs.SendBatch(ctx, b.ms); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
 		}
-		for k, m := range ms {
+		for k, m := range b.ms {
 			t.c.txPackets.Add(1)
 			t.c.txBytes.Add(uint64(len(m.Payload)))
-			t.c.perConn[conns[k]].Add(1)
+			t.c.perConn[b.conns[k]].Add(1)
 		}
 	}
 }
 
-// tryRead reads one packet into b when one is queued, without waiting; 0 when none is (or the
-// read failed: the next blocking read reports it).
-func (t *Tunnel) tryRead(rc syscall.RawConn, b []byte) int {
-	var n int
-	_ = rc.Read(func(fd uintptr) bool {
-		k, err := unix.Read(int(fd), b)
-		if err == nil && k > 0 {
-			n = k
+// fill empties b and reads into it: one read that waits, then, when more is true, up to
+// readBatch − 1 reads of what is already queued; every packet is split and mapped to its
+// connection. It fails only when the waiting read fails.
+func (t *Tunnel) fill(rc syscall.RawConn, b *sendBatch, more bool) error {
+	b.ms, b.conns = b.ms[:0], b.conns[:0]
+	b.sp.reset()
+	off := 0
+	for r := 0; r < readBatch && len(b.arena)-off >= vnetHdrLen+maxIPPacket; r++ {
+		buf := b.arena[off : off+vnetHdrLen+maxIPPacket]
+		var n int
+		if r == 0 {
+			var err error
+			if n, err = t.f.Read(buf); err != nil {
+				return err
+			}
+		} else {
+			b.tryBuf = buf
+			_ = rc.Read(b.try)
+			b.tryBuf = nil
+			if n = b.tryN; n == 0 {
+				break // nothing queued (or the read failed: the next waiting read reports it)
+			}
 		}
-		return true
-	})
-	return n
+		off += n
+		t.c.reads.Add(1)
+		h, err := decodeVnetHdr(buf[:n])
+		if err != nil {
+			t.c.malformed.Add(1)
+			continue
+		}
+		segs, err := b.sp.split(h, buf[vnetHdrLen:n])
+		if err != nil {
+			t.c.malformed.Add(1)
+			t.cfg.Logger.Warn("tunnel: packet from the device dropped", "device", t.cfg.Name, "err", err)
+			continue
+		}
+		for _, p := range segs {
+			i, ok := connOf(p, t.cfg.Conns)
+			if !ok {
+				t.c.malformed.Add(1)
+				continue
+			}
+			b.ms = append(b.ms, engine.Message{Conn: engine.Conn{Service: t.cfg.Service, SrcPort: uint16(i), DstPort: uint16(i)}, Payload: p})
+			b.conns = append(b.conns, i)
+		}
+		if !more {
+			break
+		}
+	}
+	return nil
 }
 
 // batchSender is the engine's optional batch send (*engine.Engine has it).
@@ -362,6 +390,7 @@ func (t *Tunnel) fromEngine(ctx context.Context) error {
 		})
 	}
 	br, batch := t.cfg.Engine.(batchReceiver)
+	rel, _ := t.cfg.Engine.(releaser)
 	for {
 		n := 1
 		var err error
@@ -378,7 +407,6 @@ func (t *Tunnel) fromEngine(ctx context.Context) error {
 		}
 		for i := range ds[:n] {
 			d := ds[i]
-			ds[i] = engine.Delivery{}
 			if d.Conn.Service != t.cfg.Service {
 				t.c.foreign.Add(1)
 				continue
@@ -408,7 +436,17 @@ func (t *Tunnel) fromEngine(ctx context.Context) error {
 				return err
 			}
 		}
+		// written (the coalescer keeps nothing after its flush): the engine may reuse them.
+		if rel != nil {
+			rel.Release(ds[:n])
+		}
+		clear(ds[:n])
 	}
+}
+
+// releaser is the engine's optional reuse of delivered payloads (*engine.Engine has it).
+type releaser interface {
+	Release(ds []engine.Delivery)
 }
 
 // writeErr counts failed device writes; it returns ErrClosed once the tunnel is closed. The

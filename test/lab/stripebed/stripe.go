@@ -3,9 +3,11 @@
 package stripebed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"sync"
 	"testing"
@@ -77,6 +79,26 @@ type StripeOptions struct {
 	// the bytes queued in the socket and the tbf are then about the same time on every link,
 	// instead of the kernel default's 200 KiB (17 ms at 100 Mbit/s, 4 ms at 400).
 	SendBufferMs int
+	// TunQueueLen is the tun devices' transmit queue in packets (0: 4096).
+	TunQueueLen int
+	// RetransmitTimeout is the engines' least retransmit timeout (0: the engine's default).
+	RetransmitTimeout time.Duration
+	// RingMs, when not 0, sizes every link's receive ring (RxRing) to hold that many
+	// milliseconds at the link's rate, at least link.RingBlocks blocks (0: link.RingBlocks
+	// whatever the rate). A ring that fills while the receivers are kept from running (a busy
+	// host) drops frames, which the engine then retransmits after its timeout.
+	RingMs int
+}
+
+// ringBlocks is the receive ring for a link of vmax bytes/s under o (link.Config.RingBlocks).
+func (o StripeOptions) ringBlocks(vmax float64) int {
+	ms := o.RingMs
+	if ms <= 0 {
+		return 0
+	}
+	// a frame takes about 10 % more room in the ring than on the wire (its header, alignment)
+	need := int(math.Ceil(vmax * 1.1 * float64(ms) / 1000 / link.RingBlockSize))
+	return min(link.MaxRingBlocks, max(link.RingBlocks, need))
 }
 
 // StartStripeWith is StartStripe with the engine options o.
@@ -145,21 +167,21 @@ func (s *Stripe) startNode(ctx context.Context, ns *lab.Netns, self, peer uint32
 			if o.SendBufferMs > 0 {
 				sndbuf = min(link.MaxSocketBuffer, max(link.MinSocketBuffer, int(2*vmax[i]*float64(o.SendBufferMs)/1000)))
 			}
-			l, err := link.Open(ctx, link.Config{Interface: name, RxRing: o.RxRing, SendBuffer: sndbuf})
+			l, err := link.Open(ctx, link.Config{Interface: name, RxRing: o.RxRing, SendBuffer: sndbuf, RingBlocks: o.ringBlocks(vmax[i])})
 			if err != nil {
 				return err
 			}
 			n.Links = append(n.Links, l)
 			s.closes = append(s.closes, l.Close)
 		}
-		e, err := engine.New(engine.Config{Node: self, Peer: peer, Links: n.Links, Vmax: vmax, Pace: o.Pace,
+		e, err := engine.New(engine.Config{Node: self, Peer: peer, Links: n.Links, Vmax: vmax, Pace: o.Pace, RetransmitTimeout: o.RetransmitTimeout,
 			Policy: policy.Config{Kind: o.Policy, Delta: 0.1, Capacities: capa}})
 		if err != nil {
 			return err
 		}
 		n.Engine = e
 		s.run(func() error { return e.Run(ctx) })
-		n.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: 4096, NoOffload: o.NoOffload})
+		n.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: cmp.Or(o.TunQueueLen, 4096), NoOffload: o.NoOffload})
 		if err != nil {
 			return err
 		}

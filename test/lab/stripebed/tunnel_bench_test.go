@@ -3,7 +3,9 @@
 package stripebed
 
 import (
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,12 +16,18 @@ import (
 )
 
 // policiesEnv selects the policies BenchmarkStripeTunnel measures: a comma-separated list of
-// policy kinds, each optionally followed by "+nooffload" (tun devices without offloads),
-// "+sndbuf" (link send buffers of 5 ms at the link's rate, StripeOptions.SendBufferMs), then
-// "+ring" (links receive through TPACKET_V3 rings) and then "+pace" (links paced to their
-// rates); unset,
-// weighted+pace, weighted and round-robin.
+// policy kinds, each optionally followed, in any order, by "+nooffload" (tun devices without
+// offloads), "+sndbuf" (link send buffers of 5 ms at the link's rate,
+// StripeOptions.SendBufferMs), "+ring" (links receive through TPACKET_V3 rings of
+// link.RingBlocks, 4 MiB), "+ringmsN" (rings holding N ms at the link's rate), "+pace" (links
+// paced to their rates), "+rtoN" (engines' least retransmit timeout N ms) and "+txqN" (tun
+// transmit queues of N packets); unset, weighted+pace,
+// weighted and round-robin.
 const policiesEnv = "STRIPEBED_POLICIES"
+
+// tcpMiBEnv sets BenchmarkStripeTunnel's TCP transfer in MiB (default 64; longer transfers
+// weigh TCP's start less).
+const tcpMiBEnv = "STRIPEBED_TCP_MIB"
 
 // BenchmarkStripeTunnel is the focused measurement of the transparent mode alone: per policy,
 // one TCP transfer of 64 MiB through the tunnels on the default bed, reporting the throughput,
@@ -42,21 +50,32 @@ func BenchmarkStripeTunnel(b *testing.B) {
 	}
 	for _, kind := range kinds {
 		b.Run(kind, func(b *testing.B) {
-			k, pace := strings.CutSuffix(strings.TrimSpace(kind), "+pace")
-			k, ring := strings.CutSuffix(k, "+ring")
-			k, sndbuf := strings.CutSuffix(k, "+sndbuf")
-			k, noOff := strings.CutSuffix(k, "+nooffload")
-			o := StripeOptions{Policy: policy.Kind(k), Pace: pace, RxRing: ring, NoOffload: noOff}
-			if sndbuf {
-				o.SendBufferMs = 5
+			o, err := parseVariant(kind)
+			if err != nil {
+				b.Fatal(err)
 			}
 			s := bed.StartStripeWith(b, o, rates)
-			const n = 64 << 20
+			n := int64(64 << 20)
+			if v := os.Getenv(tcpMiBEnv); v != "" {
+				mib, err := strconv.Atoi(v)
+				if err != nil || mib < 1 || mib > 1<<14 {
+					b.Fatalf("%s=%q: want 1 to %d MiB", tcpMiBEnv, v, 1<<14)
+				}
+				n = int64(mib) << 20
+			}
+			d0, err := bed.dropCounters(b.Context(), s)
+			if err != nil {
+				b.Fatal(err)
+			}
 			cpu0 := cpuTime(b)
 			r, err := TCPBulk(b.Context(), bed.A, bed.B, TCPSpec{Src: s.AAddr, Dst: s.BAddr, Bytes: n, CC: defaultCC()})
 			cpu := cpuTime(b) - cpu0
 			if err != nil {
 				b.Fatalf("TCP over the tunnel: %v", err)
+			}
+			d1, err := bed.dropCounters(b.Context(), s)
+			if err != nil {
+				b.Fatal(err)
 			}
 			ta, tb := s.A.Tunnel.Stats(), s.B.Tunnel.Stats()
 			pkts := ta.TxPackets + tb.TxPackets
@@ -70,6 +89,11 @@ func BenchmarkStripeTunnel(b *testing.B) {
 			if err != nil {
 				b.Fatalf("UDP over the tunnel: %v", err)
 			}
+			d2, err := bed.dropCounters(b.Context(), s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("%s: drops during TCP %+v, during UDP %+v", kind, d1.Sub(d0), d2.Sub(d1))
 			lat, err := Latency(b.Context(), bed.A, bed.B, LatencySpec{Src: s.AAddr, Dst: s.BAddr, LoadBitsPerSec: sum / 2, Duration: 3 * time.Second, CC: defaultCC()})
 			if err != nil {
 				b.Fatalf("latency over the tunnel: %v", err)
@@ -93,6 +117,45 @@ func BenchmarkStripeTunnel(b *testing.B) {
 				kind, r.Bytes, r.Seconds, r.BitsPerSecond/1e6, 100*r.BitsPerSecond/sum, sum/1e6, pkts, cpu)
 		})
 	}
+}
+
+// parseVariant parses one entry of policiesEnv.
+func parseVariant(kind string) (StripeOptions, error) {
+	parts := strings.Split(strings.TrimSpace(kind), "+")
+	o := StripeOptions{Policy: policy.Kind(parts[0])}
+	for _, p := range parts[1:] {
+		switch {
+		case p == "pace":
+			o.Pace = true
+		case p == "ring":
+			o.RxRing = true
+		case p == "sndbuf":
+			o.SendBufferMs = 5
+		case p == "nooffload":
+			o.NoOffload = true
+		case strings.HasPrefix(p, "ringms"):
+			n, err := strconv.Atoi(p[6:])
+			if err != nil || n < 1 || n > 10000 {
+				return o, fmt.Errorf("%s=%q: %q: want ringms1 to ringms10000", policiesEnv, kind, p)
+			}
+			o.RxRing, o.RingMs = true, n
+		case strings.HasPrefix(p, "rto"):
+			n, err := strconv.Atoi(p[3:])
+			if err != nil || n < 1 || n > 10000 {
+				return o, fmt.Errorf("%s=%q: %q: want rto1 to rto10000 (ms)", policiesEnv, kind, p)
+			}
+			o.RetransmitTimeout = time.Duration(n) * time.Millisecond
+		case strings.HasPrefix(p, "txq"):
+			n, err := strconv.Atoi(p[3:])
+			if err != nil || n < 1 || n > 1<<20 {
+				return o, fmt.Errorf("%s=%q: %q: want txq1 to txq%d", policiesEnv, kind, p, 1<<20)
+			}
+			o.TunQueueLen = n
+		default:
+			return o, fmt.Errorf("%s=%q: unknown option %q: want pace, ring, ringmsN, sndbuf, nooffload, rtoN or txqN", policiesEnv, kind, p)
+		}
+	}
+	return o, nil
 }
 
 // cpuTime is the process's user plus system CPU time so far.
