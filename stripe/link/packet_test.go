@@ -160,7 +160,7 @@ func testSendRecvStatsAndDown(t *testing.T, ring bool) {
 		rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		for {
 			n, _, err := lb.Recv(rctx, buf)
-			if link.IsDown(err) { // the socket reports the earlier down once
+			if link.IsDown(err) && rctx.Err() == nil { // the socket reports the earlier down once
 				continue
 			}
 			if err != nil {
