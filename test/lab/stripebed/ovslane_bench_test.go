@@ -18,6 +18,11 @@ import (
 // (unset: weighted).
 const ovsPoliciesEnv = "STRIPEBED_OVS_POLICIES"
 
+// ovsModesEnv selects the modes BenchmarkStripeOVSDPDK runs, comma-separated, from kernel,
+// ovs-dpdk (internal-port lanes) and ovs-dpdk-veth (veth lanes, PMD-polled on the DPDK node)
+// (unset: all three).
+const ovsModesEnv = "STRIPEBED_OVS_MODES"
+
 // ovsPaceEnv sets the OVS-DPDK mode's pace factor, the share of each link's tbf rate its lane is
 // paced to (unset: DefaultPaceFactor).
 const ovsPaceEnv = "STRIPEBED_OVS_PACE"
@@ -25,7 +30,8 @@ const ovsPaceEnv = "STRIPEBED_OVS_PACE"
 // BenchmarkStripeOVSDPDK measures what the OVS-DPDK link mode costs next to the kernel-NIC mode
 // on the same bed in one run: the links alone (3 s each), then per policy the stripe through
 // tun devices in kernel-NIC mode and in OVS-DPDK mode (node A ovs-vswitchd-dpdk with af_packet
-// DPDK ports, node B the userspace datapath), each one TCP connection of 10 s at the summed
+// DPDK ports, node B the userspace datapath) with internal-port lanes and with veth lanes
+// (STRIPEBED_OVS_MODES picks a subset), each one TCP connection of 10 s at the summed
 // measured rate and one UDP stream at that rate for 10 s. It reports per arm the TCP throughput
 // as % of the summed measured link rates, the UDP delivery, and the CPU time per Gbit carried by
 // TCP: the test process (both engines, tunnels and the traffic sockets, getrusage) and, in OVS
@@ -58,7 +64,15 @@ func BenchmarkStripeOVSDPDK(b *testing.B) {
 	if v := os.Getenv(ovsPoliciesEnv); v != "" {
 		kinds = strings.Split(v, ",")
 	}
-	for _, mode := range []string{"kernel", "ovs-dpdk"} {
+	modes := []string{"kernel", "ovs-dpdk", "ovs-dpdk-veth"}
+	if v := os.Getenv(ovsModesEnv); v != "" {
+		modes = strings.Split(v, ",")
+	}
+	for _, mode := range modes {
+		mode = strings.TrimSpace(mode)
+		if mode != "kernel" && mode != "ovs-dpdk" && mode != "ovs-dpdk-veth" {
+			b.Fatalf("%s: mode %q: want kernel, ovs-dpdk or ovs-dpdk-veth", ovsModesEnv, mode)
+		}
 		for _, kind := range kinds {
 			b.Run(mode+"/"+kind, func(b *testing.B) {
 				k := policy.Kind(strings.TrimSpace(kind))
@@ -67,7 +81,7 @@ func BenchmarkStripeOVSDPDK(b *testing.B) {
 				if mode == "kernel" {
 					s = bed.StartStripe(b, k, rates)
 				} else {
-					so := bed.StartStripeOVS(b, OVSLaneOptions{Policy: k, PaceFactor: pace})
+					so := bed.StartStripeOVS(b, OVSLaneOptions{Policy: k, PaceFactor: pace, VethLanes: mode == "ovs-dpdk-veth"})
 					s, switches = so.Stripe, []int{so.OA.Sw.PID(), so.OB.Sw.PID()}
 				}
 				cpu0, sw0 := cpuTime(b), switchCPU(b, switches)
