@@ -55,6 +55,8 @@ type OVSLaneNode struct {
 	Ofports map[string]int64
 	// Paced are the engine's links, each its lane paced to its rate.
 	Paced []*ovslane.PacedLink
+	// Adapter adapts the paced links' rates when OVSLaneOptions.Adaptive is set.
+	Adapter *ovslane.Adapter
 }
 
 // StripeOVS is the stripe engine in OVS-DPDK link mode on both nodes of a bed, each carrying a
@@ -79,6 +81,9 @@ type OVSLaneOptions struct {
 	// bridge of the NICs' kind (a DPDK af_packet port, polled by a PMD thread, on the DPDK node;
 	// a system port on the userspace node), and the engine opens the other end.
 	VethLanes bool
+	// Adaptive adapts each node's lane rates to its engine's resends (ovslane.Adapter), from
+	// PaceFactor × the tbf rates down.
+	Adaptive bool
 }
 
 // StartStripeOVS puts each node's link ends into an OVS bridge br0 (userspace datapath) and
@@ -266,6 +271,19 @@ func (s *Stripe) startLaneNode(ctx context.Context, ns *lab.Netns, n *OVSLaneNod
 		}
 		sn.Engine = e
 		s.run(func() error { return e.Run(ctx) })
+		if o.Adaptive {
+			ad, err := ovslane.NewAdapter(n.Paced, func() uint64 { return e.Stats().Retransmits })
+			if err != nil {
+				return err
+			}
+			n.Adapter = ad
+			s.run(func() error {
+				if err := ad.Run(ctx); err != nil && ctx.Err() == nil {
+					return err
+				}
+				return nil
+			})
+		}
 		sn.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: 4096})
 		if err != nil {
 			return err

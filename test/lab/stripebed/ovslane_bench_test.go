@@ -5,11 +5,13 @@ package stripebed
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/stripe/ovslane"
 	"github.com/ovsplane/ovsplane/stripe/policy"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -19,8 +21,8 @@ import (
 const ovsPoliciesEnv = "STRIPEBED_OVS_POLICIES"
 
 // ovsModesEnv selects the modes BenchmarkStripeOVSDPDK runs, comma-separated, from kernel,
-// ovs-dpdk (internal-port lanes) and ovs-dpdk-veth (veth lanes, PMD-polled on the DPDK node)
-// (unset: all three).
+// ovs-dpdk (internal-port lanes), ovs-dpdk-veth (veth lanes, PMD-polled on the DPDK node) and
+// ovs-dpdk-veth-adapt (veth lanes paced by ovslane.Adapter) (unset: all four).
 const ovsModesEnv = "STRIPEBED_OVS_MODES"
 
 // ovsPaceEnv sets the OVS-DPDK mode's pace factor, the share of each link's tbf rate its lane is
@@ -64,25 +66,27 @@ func BenchmarkStripeOVSDPDK(b *testing.B) {
 	if v := os.Getenv(ovsPoliciesEnv); v != "" {
 		kinds = strings.Split(v, ",")
 	}
-	modes := []string{"kernel", "ovs-dpdk", "ovs-dpdk-veth"}
+	modes := []string{"kernel", "ovs-dpdk", "ovs-dpdk-veth", "ovs-dpdk-veth-adapt"}
 	if v := os.Getenv(ovsModesEnv); v != "" {
 		modes = strings.Split(v, ",")
 	}
 	for _, mode := range modes {
 		mode = strings.TrimSpace(mode)
-		if mode != "kernel" && mode != "ovs-dpdk" && mode != "ovs-dpdk-veth" {
-			b.Fatalf("%s: mode %q: want kernel, ovs-dpdk or ovs-dpdk-veth", ovsModesEnv, mode)
+		if !slices.Contains([]string{"kernel", "ovs-dpdk", "ovs-dpdk-veth", "ovs-dpdk-veth-adapt"}, mode) {
+			b.Fatalf("%s: mode %q: want kernel, ovs-dpdk, ovs-dpdk-veth or ovs-dpdk-veth-adapt", ovsModesEnv, mode)
 		}
 		for _, kind := range kinds {
 			b.Run(mode+"/"+kind, func(b *testing.B) {
 				k := policy.Kind(strings.TrimSpace(kind))
 				var s *Stripe
 				var switches []int
+				var adapter *ovslane.Adapter
 				if mode == "kernel" {
 					s = bed.StartStripe(b, k, rates)
 				} else {
-					so := bed.StartStripeOVS(b, OVSLaneOptions{Policy: k, PaceFactor: pace, VethLanes: mode == "ovs-dpdk-veth"})
-					s, switches = so.Stripe, []int{so.OA.Sw.PID(), so.OB.Sw.PID()}
+					so := bed.StartStripeOVS(b, OVSLaneOptions{Policy: k, PaceFactor: pace, VethLanes: strings.HasPrefix(mode, "ovs-dpdk-veth"),
+						Adaptive: mode == "ovs-dpdk-veth-adapt"})
+					s, switches, adapter = so.Stripe, []int{so.OA.Sw.PID(), so.OB.Sw.PID()}, so.OA.Adapter
 				}
 				cpu0, sw0 := cpuTime(b), switchCPU(b, switches)
 				rs, err := bed.RunPair(b.Context(), load, rates, Pair{Arm: "stripe " + mode + " " + kind, Src: s.AAddr, Dst: s.BAddr})
@@ -99,6 +103,9 @@ func BenchmarkStripeOVSDPDK(b *testing.B) {
 				ea, eb := s.A.Engine.Stats(), s.B.Engine.Stats()
 				if err := s.Stop(); err != nil {
 					b.Fatalf("stop: %v", err)
+				}
+				if adapter != nil { // read after Stop, which ended its goroutine
+					b.Logf("node A's adapter: scale %.2f at the end, lowered in %d periods", adapter.Scale(), adapter.Decreases())
 				}
 				gbit := float64(tcp.Bytes) * 8 / 1e9
 				b.ReportMetric(tcp.PctOfSum, "tcp-pct-of-sum")
