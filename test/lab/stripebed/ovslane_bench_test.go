@@ -25,6 +25,10 @@ const ovsPoliciesEnv = "STRIPEBED_OVS_POLICIES"
 // ovs-dpdk-veth-adapt (veth lanes paced by ovslane.Adapter) (unset: all four).
 const ovsModesEnv = "STRIPEBED_OVS_MODES"
 
+// ovsSecondsEnv sets each arm's length in seconds at the summed rate (unset: 10): the TCP
+// connection carries that many seconds' worth of bytes, so a slow arm takes longer.
+const ovsSecondsEnv = "STRIPEBED_OVS_SECONDS"
+
 // ovsPaceEnv sets the OVS-DPDK mode's pace factor, the share of each link's tbf rate its lane is
 // paced to (unset: DefaultPaceFactor).
 const ovsPaceEnv = "STRIPEBED_OVS_PACE"
@@ -45,6 +49,13 @@ func BenchmarkStripeOVSDPDK(b *testing.B) {
 	lab.Require(b, lab.NeedNetns, lab.NeedDPDK)
 	bed := New(b, Spec{})
 	load := Load{LinkSeconds: 3, ArmSeconds: 10}
+	if v := os.Getenv(ovsSecondsEnv); v != "" {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(secs >= 1 && secs <= 600) {
+			b.Fatalf("%s=%q: want seconds from 1 to 600", ovsSecondsEnv, v)
+		}
+		load.ArmSeconds = secs
+	}
 	ctx := b.Context()
 	links, err := bed.MeasureLinks(ctx, load)
 	if err != nil {
