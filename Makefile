@@ -148,7 +148,8 @@ bench-overlay:
 ## bench-stripe-ovs: what the stripe's OVS-DPDK link mode costs next to the kernel-NIC mode on
 ## the stripe testbed (issue 16; as root, needs the lab and DPDK): TCP % of the summed link rates,
 ## UDP delivery, CPU seconds per Gbit (process and ovs-vswitchd); STRIPEBED_OVS_POLICIES picks
-## the policies (default weighted). Prints the numbers; docs/stripe-plugin.md quotes a run.
+## the policies (default weighted), STRIPEBED_OVS_MODES the modes (kernel,ovs-dpdk,ovs-dpdk-veth,ovs-dpdk-veth-adapt),
+## STRIPEBED_OVS_PACE the lanes' pace factor (default 0.95), STRIPEBED_OVS_SECONDS each arm's length (10). Prints the numbers; docs/stripe-plugin.md quotes a run.
 .PHONY: bench-stripe-ovs
 bench-stripe-ovs:
 	@scripts/lab-setup.sh

@@ -29,6 +29,22 @@ import (
 // all four links, so hellos crossed every lane both ways, and the bridge holds the twelve rules
 // with the plugin's cookie, whose lane→NIC and NIC→lane rules matched packets.
 func TestDaemonRunsOVSMode(t *testing.T) {
+	runDaemonOVSMode(t, false)
+}
+
+// TestDaemonRunsOVSModeVethLanes is TestDaemonRunsOVSMode on ovs-vswitchd-dpdk: the NICs are
+// DPDK af_packet ports on the A ends, and the lanes object has kind dpdk (netns A), so the
+// plugin's Attach makes four veth pairs whose lane ends are DPDK ports and the job (lane_kind
+// veth) opens the other ends. Besides TestDaemonRunsOVSMode's checks, a PMD thread polls every
+// lane (dpif-netdev/pmd-rxq-show lists stl0..stl3).
+func TestDaemonRunsOVSModeVethLanes(t *testing.T) {
+	lab.Require(t, lab.NeedNetns, lab.NeedDPDK)
+	runDaemonOVSMode(t, true)
+}
+
+// runDaemonOVSMode is TestDaemonRunsOVSMode, with DPDK NICs and veth lanes of kind dpdk when
+// veth is set.
+func runDaemonOVSMode(t *testing.T, veth bool) {
 	a, b := lab.NewNetns(t), lab.NewNetns(t)
 	var linksA, linksB []string
 	for range 4 {
@@ -38,13 +54,21 @@ func TestDaemonRunsOVSMode(t *testing.T) {
 		lab.DisableOffloads(t, b, p.B.Name)
 	}
 	db := lab.StartOVSDB(t)
-	sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Userspace, Netns: a})
+	mode, laneOpts, laneKind, laneType, laneLabel := lab.Userspace, "", "", "internal", "%s"
+	if veth {
+		mode, laneOpts, laneKind, laneType, laneLabel = lab.DPDK, ", kind: dpdk, netns: "+a.Name, " lane_kind: veth,", "dpdk", "%se"
+	}
+	sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: mode, Netns: a})
 	dir := testkit.ShortTempDir(t, "stripeovs-")
 	pluginDir := filepath.Join(dir, "plugins")
 	sum := testkit.InstallPlugin(t, ".", pluginDir, "ovsplane-plugin-stripe")
 	var ports, bind, kern []string
 	for i := range 4 {
-		ports = append(ports, fmt.Sprintf("      - {name: %s, interfaces: [{name: %s}]}", linksA[i], linksA[i]))
+		nic := fmt.Sprintf("      - {name: %s, interfaces: [{name: %s}]}", linksA[i], linksA[i])
+		if veth {
+			nic = fmt.Sprintf("      - {name: %s, interfaces: [{name: %s, type: dpdk, options: {dpdk-devargs: %q}}]}", linksA[i], linksA[i], sw.AFPacketDevargs(linksA[i]))
+		}
+		ports = append(ports, nic)
 		bind = append(bind, fmt.Sprintf("{interface: %s, lane: stl%d, capacity_mbit: 100}", linksA[i], i))
 		kern = append(kern, fmt.Sprintf("{interface: %s, capacity_mbit: 100}", linksB[i]))
 	}
@@ -55,7 +79,7 @@ bridges:
     datapath_type: netdev
     ports:
 %s
-      - {name: stl0, interfaces: [{name: stl0, type: stripe-lanes, options: {count: "4"}}]}
+      - {name: stl0, interfaces: [{name: stl0, type: stripe-lanes, options: {count: "4"%s}}]}
 plugins:
   - name: stripe
     path: ovsplane-plugin-stripe
@@ -63,11 +87,11 @@ plugins:
     jobs:
       - name: node1
         type: stripe
-        config: {node: 1, mode: ovs-dpdk, bridge: br0, netns: %s, links: [%s], peers: [{node: 2}], policy: round-robin}
+        config: {node: 1, mode: ovs-dpdk, bridge: br0,%s netns: %s, links: [%s], peers: [{node: 2}], policy: round-robin}
       - name: node2
         type: stripe
         config: {node: 2, netns: %s, links: [%s], peers: [{node: 1}], policy: round-robin}
-`, pluginDir, strings.Join(ports, "\n"), sum, a.Name, strings.Join(bind, ", "), b.Name, strings.Join(kern, ", "))
+`, pluginDir, strings.Join(ports, "\n"), laneOpts, sum, laneKind, a.Name, strings.Join(bind, ", "), b.Name, strings.Join(kern, ", "))
 	conf := filepath.Join(dir, "ovsplaned.yaml")
 	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
@@ -99,7 +123,10 @@ plugins:
 			return fmt.Errorf("%d jobs: %s", len(rows), out.String())
 		}
 		for _, r := range rows {
-			peer, links := "2", []string{"stl0", "stl1", "stl2", "stl3"}
+			peer, links := "2", []string{}
+			for i := range 4 {
+				links = append(links, fmt.Sprintf(laneLabel, fmt.Sprintf("stl%d", i)))
+			}
 			if r.Name == "node2" {
 				peer, links = "1", linksB
 			}
@@ -119,8 +146,16 @@ plugins:
 		if got := strings.Trim(db.Get(t, "Port", lane, "external_ids:ovsplane-plugin"), `"`); got != "stripe" {
 			t.Errorf("lane %s: external_ids:ovsplane-plugin %q, want the plugin's tag", lane, got)
 		}
-		if got := db.Get(t, "Interface", lane, "type"); got != "internal" {
+		if got := db.Get(t, "Interface", lane, "type"); got != laneType {
 			t.Errorf("lane %s: type %q", lane, got)
+		}
+	}
+	if veth {
+		rxq := sw.Appctl(t, "dpif-netdev/pmd-rxq-show")
+		for i := range 4 {
+			if !regexp.MustCompile(fmt.Sprintf(`port: +stl%d +queue-id`, i)).MatchString(rxq) {
+				t.Errorf("lane stl%d is not polled by a PMD thread; pmd-rxq-show:\n%s", i, rxq)
+			}
 		}
 	}
 	dump, err := a.Exec(t.Context(), "ovs-ofctl", "-O", "OpenFlow13", "--no-names", "dump-flows", sw.OpenFlowTarget("br0"), "dl_type=0x88b5")

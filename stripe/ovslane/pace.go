@@ -61,6 +61,20 @@ func (p *PacedLink) Rate() float64 {
 	return p.bucket.Rate()
 }
 
+// SetRate changes the pacing rate to rate bytes per second (finite, > 0, ≤ MaxPaceRate) from
+// now on; the burst stays the one Pace chose.
+func (p *PacedLink) SetRate(now time.Time, rate float64) error {
+	if !(rate > 0) || rate > MaxPaceRate || math.IsInf(rate, 0) {
+		return fmt.Errorf("ovslane: pace %s at %v bytes/s: want more than 0 and at most %v", p.Name(), rate, float64(MaxPaceRate))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.bucket.SetRate(now, rate); err != nil {
+		return fmt.Errorf("ovslane: pace %s: %w", p.Name(), err)
+	}
+	return nil
+}
+
 // Waits counts the data frames that waited for tokens.
 func (p *PacedLink) Waits() uint64 { return p.waits.Load() }
 

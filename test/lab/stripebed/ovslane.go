@@ -48,10 +48,15 @@ type OVSLaneNode struct {
 	NICs, Lanes []string
 	// NICType is the NICs' interface type ("dpdk" or "" for system ports).
 	NICType string
+	// LaneDevs are the devices the engine opens, in link order: the lanes themselves for
+	// internal lanes, the far ends of the lanes' veth pairs for veth lanes.
+	LaneDevs []string
 	// Ofports are the interfaces' ofports by name.
 	Ofports map[string]int64
 	// Paced are the engine's links, each its lane paced to its rate.
 	Paced []*ovslane.PacedLink
+	// Adapter adapts the paced links' rates when OVSLaneOptions.Adaptive is set.
+	Adapter *ovslane.Adapter
 }
 
 // StripeOVS is the stripe engine in OVS-DPDK link mode on both nodes of a bed, each carrying a
@@ -72,6 +77,13 @@ type OVSLaneOptions struct {
 	// BothUserspace runs node A on the userspace datapath too (system ports) instead of
 	// ovs-vswitchd-dpdk.
 	BothUserspace bool
+	// VethLanes makes lane i a veth pair instead of an internal port: one end is a port of the
+	// bridge of the NICs' kind (a DPDK af_packet port, polled by a PMD thread, on the DPDK node;
+	// a system port on the userspace node), and the engine opens the other end.
+	VethLanes bool
+	// Adaptive adapts each node's lane rates to its engine's resends (ovslane.Adapter), from
+	// PaceFactor × the tbf rates down.
+	Adaptive bool
 }
 
 // StartStripeOVS puts each node's link ends into an OVS bridge br0 (userspace datapath) and
@@ -101,8 +113,8 @@ func (b *Bed) StartStripeOVS(t testing.TB, o OVSLaneOptions) *StripeOVS {
 		t.Fatalf("stripebed: pace factor %v: want (0, 1]", o.PaceFactor)
 	}
 	so := &StripeOVS{}
-	so.OA = b.startOVSLanes(t, b.A, b.ends(true), !o.BothUserspace)
-	so.OB = b.startOVSLanes(t, b.B, b.ends(false), false)
+	so.OA = b.startOVSLanes(t, b.A, b.ends(true), !o.BothUserspace, o.VethLanes)
+	so.OB = b.startOVSLanes(t, b.B, b.ends(false), false, o.VethLanes)
 	ctx, cancel := context.WithTimeout(t.Context(), lacpWait)
 	defer cancel()
 	if err := b.CheckShaping(ctx); err != nil {
@@ -145,10 +157,18 @@ func (b *Bed) StartStripeOVS(t testing.TB, o OVSLaneOptions) *StripeOVS {
 }
 
 // startOVSLanes starts one node's switch with br0 holding its link ends as NICs (DPDK ports
-// when dpdk) and the lanes, and programs the lane rules.
-func (b *Bed) startOVSLanes(t testing.TB, ns *lab.Netns, ends []string, dpdk bool) OVSLaneNode {
+// when dpdk) and the lanes (veth pairs when veth, internal ports otherwise), and programs the
+// lane rules.
+func (b *Bed) startOVSLanes(t testing.TB, ns *lab.Netns, ends []string, dpdk, veth bool) OVSLaneNode {
 	t.Helper()
 	n := OVSLaneNode{DB: lab.StartOVSDB(t), Ofports: map[string]int64{}}
+	// The veth lanes exist before the switch, so they outlive it at cleanup.
+	var lanePairs []*lab.VethPair
+	if veth {
+		for range ends {
+			lanePairs = append(lanePairs, lab.NewVethPair(t, lab.VethSpec{ANetns: ns, BNetns: ns, DisableOffloads: true}))
+		}
+	}
 	mode := lab.Userspace
 	if dpdk {
 		mode, n.NICType = lab.DPDK, "dpdk"
@@ -168,9 +188,19 @@ func (b *Bed) startOVSLanes(t testing.TB, ns *lab.Netns, ends []string, dpdk boo
 		} else {
 			args = append(args, "--", "add-port", ovsLaneBridge, nic, "--", "set", "Port", nic, "qos=@noop")
 		}
-		lane := "stl" + strconv.Itoa(i)
-		args = append(args, "--", "add-port", ovsLaneBridge, lane, "--", "set", "Interface", lane, "type=internal")
-		n.NICs, n.Lanes = append(n.NICs, nic), append(n.Lanes, lane)
+		lane, dev := "stl"+strconv.Itoa(i), "stl"+strconv.Itoa(i)
+		switch {
+		case !veth:
+			args = append(args, "--", "add-port", ovsLaneBridge, lane, "--", "set", "Interface", lane, "type=internal")
+		case dpdk:
+			dev = lanePairs[i].B.Name
+			args = append(args, "--", "add-port", ovsLaneBridge, lane, "--", "set", "Interface", lane, "type=dpdk",
+				"options:dpdk-devargs="+n.Sw.AFPacketDevargs(lanePairs[i].A.Name))
+		default:
+			lane, dev = lanePairs[i].A.Name, lanePairs[i].B.Name
+			args = append(args, "--", "add-port", ovsLaneBridge, lane)
+		}
+		n.NICs, n.Lanes, n.LaneDevs = append(n.NICs, nic), append(n.Lanes, lane), append(n.LaneDevs, dev)
 	}
 	if !dpdk {
 		args = append(args, "--", "--id=@noop", "create", "QoS", "type=linux-noop")
@@ -191,7 +221,7 @@ func (b *Bed) startOVSLanes(t testing.TB, ns *lab.Netns, ends []string, dpdk boo
 		}
 		facts.Ports = append(facts.Ports,
 			api.BridgePort{Port: n.NICs[i], Interface: n.NICs[i], Type: n.NICType, Ofport: n.Ofports[n.NICs[i]], Owner: api.OwnerOvsplane},
-			api.BridgePort{Port: n.Lanes[i], Interface: n.Lanes[i], Type: "internal", Ofport: n.Ofports[n.Lanes[i]], Owner: api.OwnerPlugin, Plugin: ovsLaneOwner})
+			api.BridgePort{Port: n.Lanes[i], Interface: n.Lanes[i], Type: laneType(veth, n.NICType), Ofport: n.Ofports[n.Lanes[i]], Owner: api.OwnerPlugin, Plugin: ovsLaneOwner})
 		spec.Bindings = append(spec.Bindings, ovslane.Binding{NIC: n.NICs[i], Lane: n.Lanes[i]})
 	}
 	flows, err := ovslane.Flows(spec, facts, ovsLaneOwner)
@@ -205,12 +235,20 @@ func (b *Bed) startOVSLanes(t testing.TB, ns *lab.Netns, ends []string, dpdk boo
 	return n
 }
 
+// laneType is the lanes' interface type: internal, or the NICs' type for veth lanes.
+func laneType(veth bool, nicType string) string {
+	if veth {
+		return nicType
+	}
+	return "internal"
+}
+
 // startLaneNode opens the node's lanes (set up, paced) in ns and runs the engine and the tunnel.
 func (s *Stripe) startLaneNode(ctx context.Context, ns *lab.Netns, n *OVSLaneNode, self, peer uint32, vmax []float64,
 	capa []uint64, o OVSLaneOptions, addr netip.Prefix) (StripeNode, error) {
 	var sn StripeNode
 	err := ns.Do(func() error {
-		for i, lane := range n.Lanes {
+		for i, lane := range n.LaneDevs {
 			if err := ovslane.Up(lane); err != nil {
 				return err
 			}
@@ -233,6 +271,19 @@ func (s *Stripe) startLaneNode(ctx context.Context, ns *lab.Netns, n *OVSLaneNod
 		}
 		sn.Engine = e
 		s.run(func() error { return e.Run(ctx) })
+		if o.Adaptive {
+			ad, err := ovslane.NewAdapter(n.Paced, func() uint64 { return e.Stats().Retransmits })
+			if err != nil {
+				return err
+			}
+			n.Adapter = ad
+			s.run(func() error {
+				if err := ad.Run(ctx); err != nil && ctx.Err() == nil {
+					return err
+				}
+				return nil
+			})
+		}
 		sn.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: 4096})
 		if err != nil {
 			return err

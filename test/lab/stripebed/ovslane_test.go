@@ -4,6 +4,7 @@ package stripebed
 
 import (
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
@@ -21,6 +22,31 @@ func TestStripeOVSDPDK(t *testing.T) {
 	lab.Require(t, lab.NeedNetns, lab.NeedDPDK)
 	b := New(t, Spec{})
 	s := b.StartStripeOVS(t, OVSLaneOptions{})
+	checkStripeOVS(t, b, s)
+}
+
+// TestStripeOVSDPDKVethLanes is TestStripeOVSDPDK with veth lanes (OVSLaneOptions.VethLanes):
+// the same checks, and on the DPDK node a PMD thread polls every lane
+// (dpif-netdev/pmd-rxq-show lists each lane port), not the main thread.
+func TestStripeOVSDPDKVethLanes(t *testing.T) {
+	lab.Require(t, lab.NeedNetns, lab.NeedDPDK)
+	b := New(t, Spec{})
+	s := b.StartStripeOVS(t, OVSLaneOptions{VethLanes: true})
+	rxq, err := b.A.Exec(t.Context(), "ovs-appctl", "-t", s.OA.Sw.CtlPath, "dpif-netdev/pmd-rxq-show")
+	if err != nil {
+		t.Fatalf("pmd-rxq-show on node A: %v", err)
+	}
+	for _, lane := range s.OA.Lanes {
+		if !regexp.MustCompile(`port: +` + regexp.QuoteMeta(lane) + ` +queue-id`).MatchString(rxq) {
+			t.Errorf("node A: lane %s is not polled by a PMD thread; pmd-rxq-show:\n%s", lane, rxq)
+		}
+	}
+	checkStripeOVS(t, b, s)
+}
+
+// checkStripeOVS moves TCP and UDP through s and checks what TestStripeOVSDPDK says.
+func checkStripeOVS(t *testing.T, b *Bed, s *StripeOVS) {
+	t.Helper()
 	ctx := t.Context()
 	const n = 4 << 20
 	tctx, cancel := context.WithTimeout(ctx, 90*time.Second) // a bound on a hang, not a speed assertion

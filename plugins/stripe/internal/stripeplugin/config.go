@@ -76,6 +76,8 @@ type Config struct {
 	Mode string `json:"mode,omitempty"`
 	// Bridge is, in ovs-dpdk mode, the OVS bridge holding the NICs and the lanes.
 	Bridge string `json:"bridge,omitempty"`
+	// LaneKind is, in ovs-dpdk mode, what the lanes are: internal ("" too) or veth (ovsmode.go).
+	LaneKind string `json:"lane_kind,omitempty"`
 	// Links are the kernel NICs the stripe uses, 1..MaxLinks, each named once.
 	Links []LinkConfig `json:"links"`
 	// Peers are the nodes reached over the links, 1..MaxPeers; the job runs one engine per peer.
@@ -110,6 +112,7 @@ const configSchema = `{
     "netns": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "description": "named network namespace holding the links (ovs-dpdk: the lanes); absent: the plugin's own"},
     "mode": {"enum": ["kernel", "ovs-dpdk"], "description": "link mode: kernel NICs (default) or NICs of ovs-vswitchd reached through lanes"},
     "bridge": {"type": "string", "minLength": 1, "maxLength": 15, "description": "ovs-dpdk: the bridge holding the NICs and the lanes"},
+    "lane_kind": {"enum": ["internal", "veth"], "description": "ovs-dpdk: internal (default) lanes are opened by name; veth lanes (stripe-lanes kind dpdk or system) through their engine end, the lane's name plus e"},
     "links": {"type": "array", "minItems": 1, "maxItems": 16, "items": {
       "type": "object", "additionalProperties": false, "required": ["interface"],
       "properties": {

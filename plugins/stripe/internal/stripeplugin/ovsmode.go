@@ -21,6 +21,9 @@ const (
 	// engine opens each link's lane, an internal port of the bridge, and the plugin's flows bind
 	// lane i to NIC i (stripe/ovslane).
 	ModeOVSDPDK = "ovs-dpdk"
+	// LaneKindVeth (Config.LaneKind) says the lanes are veth pairs (a stripe-lanes object of
+	// kind dpdk or system): the engine opens VethPeer(lane), the pair's other end.
+	LaneKindVeth = "veth"
 )
 
 // ovsMode reports whether the job runs in OVS-DPDK link mode.
@@ -34,12 +37,18 @@ func (c *Config) checkMode() error {
 		if c.Bridge != "" {
 			return problem("config.bridge", "set in kernel mode: a bridge belongs to mode ovs-dpdk; remove it or set mode: ovs-dpdk")
 		}
+		if c.LaneKind != "" {
+			return problem("config.lane_kind", "set in kernel mode: lanes belong to mode ovs-dpdk; remove it or set mode: ovs-dpdk")
+		}
 	case ModeOVSDPDK:
 		if err := link.CheckInterfaceName(c.Bridge); err != nil {
 			return problem("config.bridge", "%q: %v: name the OVS bridge holding the NICs and the lanes", clip(c.Bridge), err)
 		}
 		if c.Pace {
 			return problem("config.pace", "set in mode ovs-dpdk, which paces every link at its pace_mbit (default: its capacity_mbit): remove pace")
+		}
+		if c.LaneKind != "" && c.LaneKind != LaneKindInternal && c.LaneKind != LaneKindVeth {
+			return problem("config.lane_kind", "%q: want internal (the default) or veth (lanes of a stripe-lanes object of kind dpdk or system)", clip(c.LaneKind))
 		}
 		if c.RxRing {
 			return problem("config.rx_ring", "set in mode ovs-dpdk: a lane is a tap device, which fills no TPACKET ring faster than recvfrom; remove rx_ring")
@@ -57,8 +66,8 @@ func (c *Config) checkMode() error {
 			return problem(f+".lane", "set in kernel mode: lanes belong to mode ovs-dpdk; remove it or set mode: ovs-dpdk")
 		}
 		if c.ovsMode() {
-			if err := link.CheckInterfaceName(l.Lane); err != nil {
-				return problem(f+".lane", "%q: %v: name the lane (an internal port of bridge %s, made by a port of type %s) bound to NIC %s", clip(l.Lane), err, c.Bridge, LanesType, l.Interface)
+			if err := link.CheckInterfaceName(c.device(i)); err != nil {
+				return problem(f+".lane", "%q: %v: name the lane (a port of bridge %s, made by a port of type %s) bound to NIC %s", clip(l.Lane), err, c.Bridge, LanesType, l.Interface)
 			}
 			if prev, dup := names[l.Lane]; dup {
 				return problem(f+".lane", "%s is also %s: each NIC and lane once", l.Lane, prev)
@@ -72,9 +81,12 @@ func (c *Config) checkMode() error {
 	return nil
 }
 
-// device is the kernel device link i's engine link opens: the lane in ovs-dpdk mode, the NIC
-// otherwise.
+// device is the kernel device link i's engine link opens: in ovs-dpdk mode the lane, or its
+// veth peer for veth lanes; the NIC otherwise.
 func (c *Config) device(i int) string {
+	if c.ovsMode() && c.LaneKind == LaneKindVeth {
+		return VethPeer(c.Links[i].Lane)
+	}
 	if c.ovsMode() {
 		return c.Links[i].Lane
 	}
@@ -114,7 +126,11 @@ func (c *Config) describeMode() string {
 		return "mode kernel, paced: " + strings.Join(paced, ", ") + "\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "mode ovs-dpdk on bridge %s\n", c.Bridge)
+	fmt.Fprintf(&b, "mode ovs-dpdk on bridge %s", c.Bridge)
+	if c.LaneKind == LaneKindVeth {
+		b.WriteString(", veth lanes")
+	}
+	b.WriteString("\n")
 	for i, l := range c.Links {
 		fmt.Fprintf(&b, "lane %d: %s ↔ NIC %s, paced at %v Mbit/s\n", i, l.Lane, l.Interface, c.paceBytes(i)*8/1e6)
 	}

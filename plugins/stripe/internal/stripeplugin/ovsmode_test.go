@@ -29,6 +29,13 @@ func TestParseConfigOVSMode(t *testing.T) {
 			t.Errorf("Describe lacks %q:\n%s", want, d)
 		}
 	}
+	v, err := ParseConfig([]byte(strings.Replace(ovsConfig, `"netns": "ovs",`, `"netns": "ovs", "lane_kind": "veth",`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.device(0) != "stl0e" || v.device(1) != "stl1e" || !strings.Contains(v.Describe(), "mode ovs-dpdk on bridge br0, veth lanes") {
+		t.Errorf("veth lanes: devices %s %s, want the engine ends stl0e stl1e:\n%s", v.device(0), v.device(1), v.Describe())
+	}
 	k, err := ParseConfig([]byte(`{"node": 1, "links": [{"interface": "eth1", "pace_mbit": 50}, {"interface": "eth2"}], "peers": [{"node": 2}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +62,9 @@ func TestParseConfigOVSModeRefuses(t *testing.T) {
 		{`{"node": 1, "links": [{"interface": "a", "pace_mbit": -1}], "peers": [{"node": 2}]}`, "config.links[0].pace_mbit"},
 		{`{"node": 1, "links": [{"interface": "a", "pace_mbit": 2e6}], "peers": [{"node": 2}]}`, "config.links[0].pace_mbit"},
 		{`{"node": 1, "links": [{"interface": "a", "nic": "x"}], "peers": [{"node": 2}]}`, "config.links[0].nic"},
+		{`{"node": 1, "lane_kind": "veth", "links": [{"interface": "a"}], "peers": [{"node": 2}]}`, "config.lane_kind"},
+		{`{"node": 1, "mode": "ovs-dpdk", "bridge": "br0", "lane_kind": "tap", "links": [{"interface": "a", "lane": "l0"}], "peers": [{"node": 2}]}`, "config.lane_kind"},
+		{`{"node": 1, "mode": "ovs-dpdk", "bridge": "br0", "lane_kind": "veth", "links": [{"interface": "a", "lane": "abcdefghijklm99"}], "peers": [{"node": 2}]}`, "config.links[0].lane"},
 	} {
 		_, err := ParseConfig([]byte(c.cfg))
 		if api.CodeOf(err) != api.InvalidArgument || !strings.Contains(err.Error(), c.field) {
@@ -95,6 +105,12 @@ func TestLanesPort(t *testing.T) {
 		{"lanes", map[string]string{"count": "2"}, "name"},
 		{"stl01", map[string]string{"count": "2"}, "name"},
 		{"abcdefghijklm99", map[string]string{"count": "2"}, "name"},
+		{"abcdefghijkl99", map[string]string{"count": "2", "kind": "system"}, "name"},
+		{"stl0", map[string]string{"count": "2", "kind": "tap"}, "options.kind"},
+		{"stl0", map[string]string{"count": "2", "netns": "ovs"}, "options.netns"},
+		{"stl0", map[string]string{"count": "2", "kind": "dpdk", "netns": "../x"}, "options.netns"},
+		{"stl0", map[string]string{"count": "2", "kind": "system", "vdev": "5"}, "options.vdev"},
+		{"stl0", map[string]string{"count": "2", "kind": "dpdk", "vdev": "70000"}, "options.vdev"},
 	} {
 		probs, err := h.Validate(api.PortRequest{Bridge: "br0", Name: c.name, Type: LanesType, Options: c.opts})
 		if err != nil || len(probs) != 1 || probs[0].Field != c.field {
