@@ -112,7 +112,7 @@ func TestAgentsFollowVersions(t *testing.T) {
 	report(t, fc, "s1", "s2", 5000)
 	report(t, fc, "o1", "s1", 5000)
 	report(t, fc, "o2", "s2", 5000)
-	ctl, err := controller.New(controller.Config{Fabric: open(t, cl), Holder: "ctl", LeaseTTL: time.Second, Period: 100 * time.Millisecond,
+	ctl, err := controller.New(controller.Config{Fabric: open(t, cl), Holder: "ctl", CostHysteresis: controller.MinCostHysteresis, LeaseTTL: time.Second, Period: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err != nil {
 		t.Fatal(err)
