@@ -132,7 +132,8 @@ func checkBatch(what string, nodes []string) error {
 }
 
 // RoutesFor returns the tables of route version for the given nodes only (one select per node
-// in one transaction), so an agent reads its own table instead of every node's. A node with
+// in one transaction: the node's rows at or below version, of which the newest is its table;
+// see PublishRoutes), so an agent reads its own table instead of every node's. A node with
 // no table in that version is absent from the result. At most MaxBatch nodes.
 func (c *Client) RoutesFor(ctx context.Context, version int64, nodes ...string) (Tables, error) {
 	if version < 0 || version > MaxVersion {
@@ -148,18 +149,33 @@ func (c *Client) RoutesFor(ctx context.Context, version int64, nodes ...string) 
 	ops := make([]ovsdb.Operation, len(nodes))
 	for i, n := range nodes {
 		ops[i] = ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableRoutes,
-			Where: []ovsdb.Condition{eq("version", version), eq("node", n)}, Columns: []string{"next_hops"}}
+			Where:   []ovsdb.Condition{eq("node", n), ovsdb.NewCondition("version", ovsdb.ConditionLessThanOrEqual, version)},
+			Columns: []string{"version", "next_hops"}}
 	}
 	res, err := c.transact(ctx, ops...)
 	if err != nil {
 		return nil, err
 	}
 	for i, r := range res[:len(nodes)] {
-		if len(r.Rows) == 0 {
+		best, newest := -1, int64(0)
+		for j, row := range r.Rows {
+			v, err := rowInt(row, "version")
+			if err != nil {
+				return nil, err
+			}
+			if best < 0 || v > newest {
+				best, newest = j, v
+			}
+		}
+		if best < 0 {
 			continue
 		}
-		if t[nodes[i]], err = rowMap(r.Rows[0], "next_hops"); err != nil {
+		routes, err := rowMap(r.Rows[best], "next_hops")
+		if err != nil {
 			return nil, err
+		}
+		if len(routes) > 0 {
+			t[nodes[i]] = routes
 		}
 	}
 	return t, nil
