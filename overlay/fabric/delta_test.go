@@ -5,6 +5,7 @@ package fabric_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"os/exec"
 	"slices"
@@ -104,5 +105,51 @@ func TestPublishWritesOnlyChangedTables(t *testing.T) {
 		if got, err := fc.Routes(context.WithoutCancel(ctx), v); err != nil || !maps.EqualFunc(got, want, maps.Equal) {
 			t.Errorf("Routes(%d) after the drop = %v, %v; want %v", v, got, err, want)
 		}
+	}
+}
+
+// TestAckUnchanged: a node whose table did not change since the version it installed is
+// acknowledged without a read; one whose table changed, one that installed nothing and one
+// already at the version are returned for a read.
+func TestAckUnchanged(t *testing.T) {
+	cl := lab.StartOVSDBCluster(t, "schema/fabric.ovsschema")
+	fc := open(t, fabric.Config{Endpoints: cl.Endpoints()})
+	ctx := t.Context()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := fc.RegisterNode(ctx, fabric.NodeSpec{Name: n, Kind: fabric.KindSuper}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v1 := fabric.Tables{"a": {"b": "b 1"}, "b": {"a": "a 1"}, "c": {"a": "a 1"}}
+	v2 := fabric.Tables{"a": {"b": "c 2"}, "b": {"a": "a 1"}, "c": {"a": "a 1"}} // only a changed
+	for i, tb := range []fabric.Tables{v1, v2} {
+		if _, err := fc.PublishRoutes(ctx, nil, int64(i+1), tb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fc.AckUnchanged(ctx, 3, map[string]int64{"a": 1}); !errors.Is(err, fabric.ErrConflict) {
+		t.Errorf("ack of unpublished version 3: %v, want ErrConflict", err)
+	}
+	if _, err := fc.AckUnchanged(ctx, 2, map[string]int64{"a": 3}); !errors.Is(err, fabric.ErrInvalid) {
+		t.Errorf("installed above the version: %v, want ErrInvalid", err)
+	}
+	rest, err := fc.AckUnchanged(ctx, 2, map[string]int64{"a": 1, "b": 1, "c": 0, "ghost": 1})
+	if err != nil || !slices.Equal(rest, []string{"a", "c", "ghost"}) {
+		t.Fatalf("AckUnchanged(2) left %v, %v; want a (changed), c (installed nothing), ghost (unknown)", rest, err)
+	}
+	_, per, err := fc.MinApplied(ctx)
+	if err != nil || per["a"] != 0 || per["b"] != 2 || per["c"] != 0 {
+		t.Fatalf("applied %v, %v; want only b at 2", per, err)
+	}
+	// Again: b is already at 2, so it is returned (nothing advances twice).
+	if rest, err := fc.AckUnchanged(ctx, 2, map[string]int64{"b": 1}); err != nil || !slices.Equal(rest, []string{"b"}) {
+		t.Errorf("second AckUnchanged(2) for b: %v, %v; want [b]", rest, err)
+	}
+	// A node registered after its table was written counts as changed at that version.
+	if err := fc.RegisterNode(ctx, fabric.NodeSpec{Name: "d", Kind: fabric.KindSuper}); err != nil {
+		t.Fatal(err)
+	}
+	if rest, err := fc.AckUnchanged(ctx, 2, map[string]int64{"d": 1}); err != nil || !slices.Equal(rest, []string{"d"}) {
+		t.Errorf("AckUnchanged(2) for d registered at 2 having installed 1: %v, %v; want [d]", rest, err)
 	}
 }

@@ -3,6 +3,8 @@ package fabric
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
@@ -218,4 +220,66 @@ func (c *Client) AckVersions(ctx context.Context, version int64, nodes ...string
 		advanced += r.Count
 	}
 	return advanced, nil
+}
+
+// AckUnchanged acknowledges version, in one transaction and without reading any table, for
+// each node whose route table has not changed since the version it has installed
+// (installed[node]: its Node.routes_version, the version its table last changed in, is at
+// most that), advancing its applied version as AckVersion does. It returns the nodes it did
+// not acknowledge, sorted: their table changed after what they installed (they must read it
+// with RoutesFor, install it, then AckVersions), or they had already acknowledged version or a
+// later one, or are not registered, or installed nothing (installed 0). A version not yet published is ErrConflict. At most
+// MaxBatch nodes; installed versions within 0 to version. Not retried, like AckVersions.
+func (c *Client) AckUnchanged(ctx context.Context, version int64, installed map[string]int64) ([]string, error) {
+	if version < 1 || version > MaxVersion {
+		return nil, fmt.Errorf("%w: ack route version %d: give 1 to %d", ErrInvalid, version, int64(MaxVersion))
+	}
+	nodes := slices.Sorted(maps.Keys(installed))
+	if err := checkBatch("ack unchanged", nodes); err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		if v := installed[n]; v < 0 || v > version {
+			return nil, fmt.Errorf("%w: node %s installed route version %d: give 0 to %d", ErrInvalid, n, v, version)
+		}
+	}
+	g, err := c.readGlobal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if g.routeVersion < version {
+		return nil, fmt.Errorf("%w: ack route version %d: only %d is published", ErrConflict, version, g.routeVersion)
+	}
+	// A node that installed nothing must read its table.
+	var ask, skip []string
+	for _, n := range nodes {
+		if installed[n] == 0 {
+			skip = append(skip, n)
+		} else {
+			ask = append(ask, n)
+		}
+	}
+	if len(ask) == 0 {
+		return skip, nil
+	}
+	now := msOf(c.now())
+	ops := make([]ovsdb.Operation, 0, len(ask))
+	for _, n := range ask {
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: []ovsdb.Condition{eq("name", n), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version),
+				ovsdb.NewCondition("routes_version", ovsdb.ConditionLessThanOrEqual, installed[n])},
+			Row: ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}})
+	}
+	res, err := c.transact(ctx, ops...)
+	if err != nil {
+		return nil, err
+	}
+	rest := slices.Clone(skip)
+	for i, r := range res[:len(ask)] {
+		if r.Count == 0 {
+			rest = append(rest, ask[i])
+		}
+	}
+	slices.Sort(rest)
+	return rest, nil
 }

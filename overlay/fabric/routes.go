@@ -74,7 +74,9 @@ type Published struct {
 // writes the few tables it moved, not every node's. Rows are dropped once every running node
 // has moved past them: for each node the newest row at or below the slowest node's applied
 // version (the current version at most) is kept with every newer one, the older ones go (and
-// the kept one too when it is empty).
+// the kept one too when it is empty). The same transaction sets Node.routes_version of each
+// registered node whose table changed to version, so an agent can tell that its table is
+// unchanged since the version it installed without reading it (AckUnchanged).
 func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64, tables Tables) (Published, error) {
 	if version < 1 || version > MaxVersion {
 		return Published{}, fmt.Errorf("%w: route version %d: give 1 to %d", ErrInvalid, version, int64(MaxVersion))
@@ -122,7 +124,13 @@ func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64,
 		}
 		ops = append(ops, stored.garbage(min(minApplied, g.routeVersion))...)
 		created := msOf(c.now())
-		for node, routes := range changed(cur, tables) {
+		delta := changed(cur, tables)
+		marks, err := c.markChanged(ctx, version, delta)
+		if err != nil {
+			return false, err
+		}
+		ops = append(ops, marks...)
+		for node, routes := range delta {
 			hops, err := ovsdb.NewOvsMap(routes)
 			if err != nil {
 				return false, fmt.Errorf("fabric: node %s routes: %w", node, err)
@@ -255,6 +263,35 @@ func (s stored) garbage(keep int64) []ovsdb.Operation {
 		}
 	}
 	return ops
+}
+
+// markChanged returns the operations setting routes_version to version on the Node rows (by
+// _uuid: no scan) of the registered nodes in delta.
+func (c *Client) markChanged(ctx context.Context, version int64, delta Tables) ([]ovsdb.Operation, error) {
+	if len(delta) == 0 {
+		return nil, nil
+	}
+	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("applied_version", ovsdb.ConditionGreaterThanOrEqual, 0)}, "_uuid", "name")
+	if err != nil {
+		return nil, err
+	}
+	var ops []ovsdb.Operation
+	for _, r := range rows {
+		name, err := rowString(r, "name")
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := delta[name]; !ok {
+			continue
+		}
+		u, ok := r["_uuid"].(ovsdb.UUID)
+		if !ok {
+			return nil, fmt.Errorf("fabric: Node _uuid is %T", r["_uuid"])
+		}
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: []ovsdb.Condition{eq("_uuid", u)}, Row: ovsdb.Row{"routes_version": version}})
+	}
+	return ops, nil
 }
 
 // changed returns the nodes whose table differs between cur and next, with their new table
