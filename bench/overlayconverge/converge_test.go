@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -65,7 +64,7 @@ type outcome struct {
 	RelayRSSMB        []float64
 	AckTxns, ReadTxns int64 // transactions the agents sent over the run
 	UnchangedAcks     int64 // agent acknowledgements sent without a table read (AckUnchanged)
-	ChangedTables     []int // each change: tables that differ from the previous version's
+	ChangedTables     []int // each change: tables that differ from the previous version's (after the controller's hysteresis)
 	AgentErrs         int64
 	Load              string
 	LeaderIndex       int
@@ -416,13 +415,13 @@ func runArm(t testing.TB, a arm, timeout time.Duration) outcome {
 				out.TableEntries += len(r)
 			}
 		} else {
-			n := 0
-			for node, r := range tables {
-				if !maps.Equal(r, prev[node]) {
-					n++
-				}
+			// What the controller publishes: tables whose change is within its default
+			// hysteresis keep their published form.
+			var moved int
+			if tables, moved, err = controller.Settle(prev, tables, controller.DefaultCostHysteresis); err != nil {
+				t.Fatal(err)
 			}
-			out.ChangedTables = append(out.ChangedTables, n)
+			out.ChangedTables = append(out.ChangedTables, moved)
 		}
 		prev = tables
 		done := tr.wait(v)

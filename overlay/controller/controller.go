@@ -308,6 +308,13 @@ func (c *Controller) round(ctx context.Context) error {
 		c.lose("expired before publishing")
 		return nil
 	}
+	// Tables that moved less than the hysteresis keep their published form, so the version
+	// rewrites only the tables that really changed.
+	if c.version > 0 {
+		if tables, _, err = Settle(c.published, tables, c.cfg.CostHysteresis); err != nil {
+			return err
+		}
+	}
 	next := c.version + 1
 	pub, err := c.cfg.Fabric.PublishRoutes(ctx, &lease, next, tables)
 	switch {

@@ -131,13 +131,24 @@ func TestHysteresisPathChangePublishesOnce(t *testing.T) {
 	if hop := m.versions[0]["s1"]["s2"]; hop[:3] != "s2 " {
 		t.Fatalf("s1→s2 %q, want direct", hop)
 	}
-	// s1–s2 goes from 20 ms to 40 ms: s1→s3→s2 (30 ms + tx) is now cheaper.
+	// s1–s2 goes from 20 ms to 40 ms: s1→s3→s2 (30 ms + tx) is now cheaper. At the same
+	// time o3–s3 wiggles by 4 %: o3's table keeps its published costs in version 2.
 	m.setLatency("s1", "s2", 40_000)
+	m.setLatency("o3", "s3", 5200)
 	for range 5 {
 		round(t, c)
 	}
 	if m.publishes != 2 {
 		t.Fatalf("path change: %d publishes, want 2", m.publishes)
+	}
+	for n, want := range map[string]bool{"s1": true, "s2": true, "o1": true, "o2": true, "s3": false, "o3": false} {
+		if moved := !maps.Equal(m.versions[0][n], m.versions[1][n]); moved != want {
+			t.Errorf("node %s: table moved %v in version 2 (%v → %v), want %v", n, moved, m.versions[0][n], m.versions[1][n], want)
+		}
+	}
+	fresh, _, err := Tables(m.nodes, m.links)
+	if err != nil || maps.Equal(fresh["o3"], m.versions[1]["o3"]) {
+		t.Fatalf("o3's fresh table %v equals the published %v (%v): the wiggle should have moved its cost", fresh["o3"], m.versions[1]["o3"], err)
 	}
 	if hop := m.versions[1]["s1"]["s2"]; hop[:3] != "s3 " {
 		t.Fatalf("s1→s2 %q in version 2, want via s3", hop)
@@ -175,6 +186,21 @@ func TestCostHysteresisBounds(t *testing.T) {
 		if _, err := New(Config{Fabric: &memFabric{}, Holder: "x", CostHysteresis: h,
 			Logger: slog.New(slog.DiscardHandler)}); err != nil {
 			t.Errorf("CostHysteresis %v: %v", h, err)
+		}
+	}
+}
+
+func TestSettle(t *testing.T) {
+	pub := fabric.Tables{"a": {"s2": "s3 1000"}, "b": {"s2": "s2 10"}, "gone": {"s2": "s2 1"}}
+	cur := fabric.Tables{"a": {"s2": "s3 1100"}, "b": {"s2": "s4 10"}, "new": {"s2": "s2 1"}}
+	got, moved, err := Settle(pub, cur, 0.2)
+	want := fabric.Tables{"a": {"s2": "s3 1000"}, "b": {"s2": "s4 10"}, "new": {"s2": "s2 1"}}
+	if err != nil || moved != 3 || !maps.EqualFunc(got, want, maps.Equal) {
+		t.Fatalf("Settle = %v, %d moved, %v; want %v, 3 moved (b, new, gone)", got, moved, err, want)
+	}
+	for _, h := range []float64{0, -1, 2, math.NaN()} {
+		if _, _, err := Settle(pub, cur, h); err == nil {
+			t.Errorf("Settle with hysteresis %v accepted", h)
 		}
 	}
 }
