@@ -558,10 +558,10 @@ const armsEnv = "OVERLAY_CONVERGE_ARMS"
 
 // BenchmarkOverlayConverge runs the full arms (3 changes each, election timer 16 s) and prints
 // the table. Run it with `make bench-overlay-converge`. The 10k arms use 40 supers (a super's
-// table lists its attached ordinary nodes, at most fabric.MaxRoutesPerNode): with 100,
-// one version is a single ~27 MB Raft entry (10k tables of ~100 routes, since every version
-// carries every node's table) and on this shared 2-vCPU machine the cluster lost its leader
-// under it; see docs/overlay.md. One transaction per agent is measured at 2,000 agents, as
+// table lists its attached ordinary nodes, at most fabric.MaxRoutesPerNode): with 100, the
+// cold start (version 1, every node's table in one ~27 MB Raft entry) made this shared
+// 2-vCPU machine's cluster lose its leader; later versions write only the tables that moved
+// (see docs/overlay.md). One transaction per agent is measured at 2,000 agents, as
 // every ack is then a Raft commit.
 func BenchmarkOverlayConverge(b *testing.B) {
 	arms := []arm{
