@@ -63,7 +63,7 @@ type outcome struct {
 	MemberRSSMB       []float64 // after the last change, per member (leader first)
 	RelayRSSMB        []float64
 	AckTxns, ReadTxns int64 // transactions the agents sent over the run
-	UnchangedAcks     int64 // agent acknowledgements sent without a table read (AckUnchanged)
+	UnchangedAcks     int64 // agent acknowledgements sent without a table read (ChangedSince)
 	ChangedTables     []int // each change: tables that differ from the previous version's (after the controller's hysteresis)
 	AgentErrs         int64
 	Load              string
@@ -220,7 +220,7 @@ type group struct {
 	tr        *tracker
 	acks      *atomic.Int64
 	reads     *atomic.Int64
-	unchanged *atomic.Int64 // agent acks sent without a table read
+	unchanged *atomic.Int64 // agent acks sent without a table read (ChangedSince)
 	errs      *atomic.Int64
 	lastErr   *atomic.Value // the last failed round's error text
 	bad       chan<- error
@@ -254,44 +254,49 @@ func (g *group) run(ctx context.Context) {
 	}
 }
 
-// follow brings every agent of the group to version v.
+// follow brings every agent of the group to version v. Once every agent has installed a
+// version, one read (ChangedSince the oldest installed version) tells which agents' tables
+// moved since: only those read their table, and each chunk is acknowledged in one
+// transaction. Before that (the cold start) every agent reads.
 func (g *group) follow(ctx context.Context, v int64) error {
+	base := v
+	for _, n := range g.names {
+		base = min(base, g.installed[n])
+	}
+	var moved map[string]bool
+	if base > 0 {
+		names, err := g.fc.ChangedSince(ctx, base)
+		g.reads.Add(1)
+		if err != nil {
+			return err
+		}
+		moved = make(map[string]bool, len(names))
+		for _, n := range names {
+			moved[n] = true
+		}
+	}
 	for chunk := range slices.Chunk(g.names, g.batch) {
 		todo := slices.DeleteFunc(slices.Clone(chunk), func(n string) bool { return g.installed[n] >= v })
 		if len(todo) == 0 {
 			continue
 		}
-		// Agents whose table did not change since the version they installed ack without a
-		// read (one transaction for the chunk); the rest read, install and ack.
-		if have := g.have(todo); len(have) > 0 {
-			rest, err := g.fc.AckUnchanged(ctx, v, have)
-			g.acks.Add(1)
+		read := todo
+		if moved != nil {
+			read = slices.DeleteFunc(slices.Clone(todo), func(n string) bool { return !moved[n] })
+		}
+		if len(read) > 0 {
+			tables, err := g.fc.RoutesFor(ctx, v, read...)
+			g.reads.Add(1)
 			if err != nil {
 				return err
 			}
-			acked := 0
-			for _, n := range todo {
-				if !slices.Contains(rest, n) && have[n] > 0 {
-					g.installed[n] = v
-					acked++
+			for _, n := range read {
+				if len(tables[n]) == 0 {
+					g.bad <- fmt.Errorf("agent %s: version %d has no table for it", n, v)
 				}
 			}
-			g.unchanged.Add(int64(acked))
-			g.tr.add(v, acked)
-			todo = rest
-			if len(todo) == 0 {
-				continue
-			}
-		}
-		tables, err := g.fc.RoutesFor(ctx, v, todo...)
-		g.reads.Add(1)
-		if err != nil {
-			return err
 		}
 		for _, n := range todo {
-			if len(tables[n]) == 0 {
-				g.bad <- fmt.Errorf("agent %s: version %d has no table for it", n, v)
-			}
 			if g.installed[n] >= v {
 				g.bad <- fmt.Errorf("agent %s: version %d after %d", n, v, g.installed[n])
 			}
@@ -301,24 +306,13 @@ func (g *group) follow(ctx context.Context, v int64) error {
 			return err
 		}
 		g.acks.Add(1)
+		g.unchanged.Add(int64(len(todo) - len(read)))
 		for _, n := range todo {
 			g.installed[n] = v
 		}
 		g.tr.add(v, len(todo))
 	}
 	return nil
-}
-
-// have returns the installed version of each of names that installed one (AckUnchanged's
-// input).
-func (g *group) have(names []string) map[string]int64 {
-	m := make(map[string]int64, len(names))
-	for _, n := range names {
-		if v := g.installed[n]; v > 0 {
-			m[n] = v
-		}
-	}
-	return m
 }
 
 // open connects a fabric client.
@@ -523,7 +517,7 @@ func (o outcome) row() string {
 
 // TestConvergeShort is the CI form: 200 agents on 4 connections against the cluster, then
 // through 2 relays; every agent reads its own table (or, when it did not change, acks without
-// reading it) and acks each of 2 changes, and the database shows every node at the last
+// reading it: ChangedSince) and acks each of 2 changes, and the database shows every node at the last
 // version. No timing is asserted.
 func TestConvergeShort(t *testing.T) {
 	for _, a := range []arm{

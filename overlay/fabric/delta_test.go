@@ -141,6 +141,16 @@ func TestAckUnchanged(t *testing.T) {
 	if err != nil || per["a"] != 0 || per["b"] != 2 || per["c"] != 0 {
 		t.Fatalf("applied %v, %v; want only b at 2", per, err)
 	}
+	// ChangedSince lists the nodes whose table moved after a version.
+	if got, err := fc.ChangedSince(ctx, 1); err != nil || !slices.Equal(got, []string{"a"}) {
+		t.Errorf("ChangedSince(1) = %v, %v; want [a]", got, err)
+	}
+	if got, err := fc.ChangedSince(ctx, 0); err != nil || !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("ChangedSince(0) = %v, %v; want [a b c]", got, err)
+	}
+	if _, err := fc.ChangedSince(ctx, -1); !errors.Is(err, fabric.ErrInvalid) {
+		t.Errorf("ChangedSince(-1): %v, want ErrInvalid", err)
+	}
 	// Again: b is already at 2, so it is returned (nothing advances twice).
 	if rest, err := fc.AckUnchanged(ctx, 2, map[string]int64{"b": 1}); err != nil || !slices.Equal(rest, []string{"b"}) {
 		t.Errorf("second AckUnchanged(2) for b: %v, %v; want [b]", rest, err)

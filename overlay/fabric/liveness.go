@@ -283,3 +283,28 @@ func (c *Client) AckUnchanged(ctx context.Context, version int64, installed map[
 	slices.Sort(rest)
 	return rest, nil
 }
+
+// ChangedSince returns the registered nodes whose route table changed in a version after
+// since (Node.routes_version above it), sorted: one select, whose reply lists only those
+// nodes. A process hosting many agents that all installed since or later can read just these
+// nodes' tables and acknowledge every agent in one AckVersions transaction: the others' tables
+// are the same in every version up to the one current at the read. since is 0 to MaxVersion.
+func (c *Client) ChangedSince(ctx context.Context, since int64) ([]string, error) {
+	if since < 0 || since > MaxVersion {
+		return nil, fmt.Errorf("%w: changed since route version %d: give 0 to %d", ErrInvalid, since, int64(MaxVersion))
+	}
+	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("routes_version", ovsdb.ConditionGreaterThan, since)}, "name")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		n, err := rowString(r, "name")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
+}
