@@ -27,7 +27,8 @@
 // as it moves (RecordMinApplied). A version writes only the tables that changed (a node's
 // table in version v is its newest Route_Table row at or below v) and marks those nodes'
 // Node.routes_version, so AckUnchanged acknowledges a node whose table did not change since
-// the version it installed without a read. For many agents: WaitRouteVersion learns of new versions from
+// the version it installed without a read (ChangedSince lists the moved nodes for a process
+// hosting many agents). For many agents: WaitRouteVersion learns of new versions from
 // an OVSDB monitor instead of polling, RoutesFor reads only the given nodes' tables, and
 // AckVersions acknowledges for up to MaxBatch nodes in one transaction.
 package fabric
