@@ -1,11 +1,15 @@
 // Package agent is the overlay's node agent (issue 17), route side: it registers its node in
 // the fabric database, follows the newest route version, hands its node's table to an
-// Installer and acknowledges the version once the install succeeded. While the fabric is
+// Installer and acknowledges the version once the install succeeded (or, when its table did
+// not change since the version it installed, acknowledges first and reinstalls the same
+// table under the new version: what runs is that version's table either way). While the fabric is
 // unreachable it keeps the last installed table (it never installs anything it did not read)
 // and retries with exponential backoff; after a restart it resumes from the applied version
 // stored in the fabric (it reinstalls that version without acknowledging it again) and
 // catches up to the newest. It reads only its own node's table (fabric.Client.RoutesFor), and
-// when it has had nothing to acknowledge for Config.Heartbeat it sends a heartbeat, so the
+// not even that when the fabric says its table did not change since the version it installed
+// (fabric.Client.AckUnchanged: acknowledged without a read, the same table reinstalled under
+// the new version); and when it has had nothing to acknowledge for Config.Heartbeat it sends a heartbeat, so the
 // controller can tell a silent node (marked stale after its bound) from a quiet fabric. Link
 // probing and the OVS installer come later.
 package agent
@@ -36,6 +40,7 @@ type Fabric interface {
 	Status(ctx context.Context) (fabric.Global, error)
 	RoutesFor(ctx context.Context, version int64, nodes ...string) (fabric.Tables, error)
 	AckVersion(ctx context.Context, node string, version int64) (bool, error)
+	AckUnchanged(ctx context.Context, version int64, installed map[string]int64) ([]string, error)
 	Heartbeat(ctx context.Context, node string) error
 }
 
@@ -88,6 +93,9 @@ type Stats struct {
 	// Installs counts successful installs; Acks counts acknowledgements that advanced;
 	// Heartbeats counts heartbeats sent.
 	Installs, Acks, Heartbeats int
+	// Unchanged counts versions acknowledged without reading a table, because the node's
+	// table had not changed since the installed version (fabric.Client.AckUnchanged).
+	Unchanged int
 	// Errors counts failed steps; Reachable is false after a failed step until one succeeds.
 	Errors    int
 	Reachable bool
@@ -209,6 +217,32 @@ func (a *Agent) step(ctx context.Context) error {
 	st, err := a.cfg.Fabric.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("agent %s: read route version: %w", name, err)
+	}
+	if v := st.RouteVersion; v > s.Installed && s.Installed > 0 {
+		// Most versions leave most tables as they were: acknowledge without a read when the
+		// fabric says ours did not change since the installed version, then hand the same
+		// table to the installer under the new version (Install is idempotent).
+		rest, err := a.cfg.Fabric.AckUnchanged(ctx, v, map[string]int64{name: s.Installed})
+		if err != nil {
+			return fmt.Errorf("agent %s: ack route version %d if unchanged: %w", name, v, err)
+		}
+		if len(rest) == 0 {
+			a.mu.Lock()
+			a.stats.Applied = v
+			a.stats.Acks++
+			a.stats.Unchanged++
+			a.mu.Unlock()
+			s.Applied = v
+			a.lastReport = time.Now()
+			if err := a.cfg.Installer.Install(ctx, v, maps.Clone(s.Routes)); err != nil {
+				return fmt.Errorf("agent %s: install route version %d (unchanged): %w", name, v, err)
+			}
+			a.mu.Lock()
+			a.stats.Installed = v
+			a.stats.Installs++
+			a.mu.Unlock()
+			s.Installed = v
+		}
 	}
 	if v := st.RouteVersion; v > s.Installed {
 		tables, err := a.cfg.Fabric.RoutesFor(ctx, v, name)

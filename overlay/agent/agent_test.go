@@ -112,7 +112,7 @@ func TestAgentsFollowVersions(t *testing.T) {
 	report(t, fc, "s1", "s2", 5000)
 	report(t, fc, "o1", "s1", 5000)
 	report(t, fc, "o2", "s2", 5000)
-	ctl, err := controller.New(controller.Config{Fabric: open(t, cl), Holder: "ctl", LeaseTTL: time.Second, Period: 100 * time.Millisecond,
+	ctl, err := controller.New(controller.Config{Fabric: open(t, cl), Holder: "ctl", CostHysteresis: controller.MinCostHysteresis, LeaseTTL: time.Second, Period: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -167,8 +167,22 @@ func TestAgentsFollowVersions(t *testing.T) {
 		m.Start(t)
 	}
 	cl.Leader(t, 20*time.Second, lab.ClusterSize)
+	before := map[string]map[string]string{}
+	for n := range agents {
+		_, before[n] = recs[n].get()
+	}
 	report(t, fc, "o1", "s1", 9000)
 	waitAll(t, fc, agents, 3)
+	// o1–s1 moved only o1's and s1's tables: s2 and o2 ack version 3 without reading theirs
+	// and reinstall the same table under it; o1 and s1 read theirs.
+	for n, a := range agents {
+		vs, last := recs[n].get()
+		s := a.Stats()
+		wantUnchanged := map[string]int{"s1": 0, "o1": 0, "s2": 1, "o2": 1}[n]
+		if s.Unchanged != wantUnchanged || vs[len(vs)-1] != 3 || maps.Equal(last, before[n]) != (wantUnchanged == 1) {
+			t.Errorf("agent %s at version 3: %+v, installs %v, table %v (before %v); want %d acked unchanged", n, s, vs, last, before[n], wantUnchanged)
+		}
+	}
 
 	// o2's agent restarts while a version is published: it resumes and catches up.
 	stops["o2"]()

@@ -67,7 +67,7 @@ func childRole(role string) int {
 	name := os.Getenv(chaosNameEnv)
 	switch role {
 	case "controller":
-		c, err := controller.New(controller.Config{Fabric: fc, Holder: name, LeaseTTL: time.Second, Period: 100 * time.Millisecond, Logger: log})
+		c, err := controller.New(controller.Config{Fabric: fc, Holder: name, CostHysteresis: controller.MinCostHysteresis, LeaseTTL: time.Second, Period: 100 * time.Millisecond, Logger: log})
 		if err != nil {
 			log.Error("child: controller", "err", err)
 			return 2
@@ -170,7 +170,7 @@ func newChaosBed(t *testing.T) *chaosBed {
 // controller starts an in-process controller.
 func (b *chaosBed) controller(t *testing.T, holder string) *controller.Controller {
 	t.Helper()
-	ctl, err := controller.New(controller.Config{Fabric: open(t, b.cl), Holder: holder, LeaseTTL: time.Second, Period: 100 * time.Millisecond,
+	ctl, err := controller.New(controller.Config{Fabric: open(t, b.cl), Holder: holder, CostHysteresis: controller.MinCostHysteresis, LeaseTTL: time.Second, Period: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err != nil {
 		t.Fatal(err)

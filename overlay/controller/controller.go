@@ -2,11 +2,9 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -57,6 +55,12 @@ type Config struct {
 	// controller that just took the lease starts counting then, so a node is never marked
 	// stale sooner than StaleAfter after a takeover.
 	StaleAfter time.Duration
+	// CostHysteresis is the relative cost change that makes a new version on its own: a round
+	// whose tables differ from the published version's only by costs that each moved by at
+	// most CostHysteresis × their published value publishes nothing (counted in
+	// Stats.Suppressed); a next hop or destination change always publishes. Within
+	// MinCostHysteresis–MaxCostHysteresis; 0 means DefaultCostHysteresis.
+	CostHysteresis float64
 	// Now is the clock used to check the lease before publishing and to time silences; nil
 	// means time.Now. It must agree with the fabric client's clock.
 	Now func() time.Time
@@ -79,6 +83,9 @@ type Stats struct {
 	Published, Skipped int
 	// Version is the route version current as last seen or written by this controller.
 	Version int64
+	// Suppressed counts rounds, while holding, whose tables differed from the published
+	// version's only by cost changes within Config.CostHysteresis (nothing published).
+	Suppressed int
 	// Fenced counts publishes refused because the lease had been taken over.
 	Fenced int
 	// LinksIgnored counts, in the last computed round, links left out of the graph (an end
@@ -110,13 +117,13 @@ type Controller struct {
 
 	// Owned by Run's goroutine: what the database holds at the version we know, for the
 	// epoch we hold.
-	epoch   int64 // epoch for which version/digest are known; 0: unknown
-	version int64
-	digest  [sha256.Size]byte
-	plan    planner
-	// planDigest is the digest of plan's current tables (valid when planned).
-	planDigest [sha256.Size]byte
-	planned    bool
+	epoch     int64 // epoch for which version/published are known; 0: unknown
+	version   int64
+	published fabric.Tables // the tables of version
+	plan      planner
+	// settled is true when plan's current tables were already compared with published (and
+	// published or found insignificant), so an unchanged round need not compare again.
+	settled bool
 	// seen maps each node to its last-seen value and when (our clock) it was first seen so;
 	// reset when the lease is taken.
 	seen map[string]sighting
@@ -152,6 +159,13 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if cfg.StaleAfter < 2*cfg.Period {
 		return nil, fmt.Errorf("controller: StaleAfter %v: give at least 2×Period (%v), and more than the agents' heartbeat", cfg.StaleAfter, 2*cfg.Period)
+	}
+	if cfg.CostHysteresis == 0 {
+		cfg.CostHysteresis = DefaultCostHysteresis
+	}
+	if !(cfg.CostHysteresis >= MinCostHysteresis && cfg.CostHysteresis <= MaxCostHysteresis) {
+		return nil, fmt.Errorf("controller: CostHysteresis %v: give %v to %v (a fraction of the published cost), or 0 for %v",
+			cfg.CostHysteresis, MinCostHysteresis, MaxCostHysteresis, DefaultCostHysteresis)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -259,15 +273,14 @@ func (c *Controller) round(ctx context.Context) error {
 		}
 	})
 	if err != nil {
-		c.planned = false
+		c.settled = false
 		return err
 	}
-	if how != Unchanged || !c.planned {
-		c.planDigest, c.planned = digest(tables), true
+	if how != Unchanged {
+		c.settled = false
 	}
-	d := c.planDigest
 	if c.epoch != lease.Epoch {
-		// New to the lease: learn the current version and its tables' digest.
+		// New to the lease: learn the current version and its tables.
 		st, err := c.cfg.Fabric.Status(ctx)
 		if err != nil {
 			return fmt.Errorf("controller %s: read status: %w", c.cfg.Holder, err)
@@ -276,16 +289,31 @@ func (c *Controller) round(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("controller %s: read routes of version %d: %w", c.cfg.Holder, st.RouteVersion, err)
 		}
-		c.epoch, c.version, c.digest = lease.Epoch, st.RouteVersion, digest(cur)
+		c.epoch, c.version, c.published, c.settled = lease.Epoch, st.RouteVersion, cur, false
 		c.update(func(s *Stats) { s.Version = st.RouteVersion })
 	}
-	if c.version > 0 && d == c.digest {
-		c.update(func(s *Stats) { s.Skipped++ })
+	if c.version > 0 && (c.settled || !significant(c.published, tables, c.cfg.CostHysteresis)) {
+		equal := c.settled || !significant(c.published, tables, 0)
+		c.settled = true
+		c.update(func(s *Stats) {
+			if equal {
+				s.Skipped++
+			} else {
+				s.Suppressed++
+			}
+		})
 		return nil
 	}
 	if !lease.Expires.After(c.cfg.Now()) {
 		c.lose("expired before publishing")
 		return nil
+	}
+	// Tables that moved less than the hysteresis keep their published form, so the version
+	// rewrites only the tables that really changed.
+	if c.version > 0 {
+		if tables, _, err = Settle(c.published, tables, c.cfg.CostHysteresis); err != nil {
+			return err
+		}
 	}
 	next := c.version + 1
 	pub, err := c.cfg.Fabric.PublishRoutes(ctx, &lease, next, tables)
@@ -300,7 +328,7 @@ func (c *Controller) round(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("controller %s: publish version %d: %w", c.cfg.Holder, next, err)
 	}
-	c.version, c.digest = pub.Version, d
+	c.version, c.published, c.settled = pub.Version, tables, true
 	c.update(func(s *Stats) {
 		s.Version = pub.Version
 		if pub.Wrote {
@@ -421,31 +449,4 @@ func Tables(nodes []fabric.NodeState, links []fabric.LinkReport) (fabric.Tables,
 	}
 	t, err := tablesOf(r, rn)
 	return t, ignored, err
-}
-
-// digest hashes tables canonically (nodes with no routes are left out, as the fabric treats
-// them as equal to missing nodes).
-func digest(t fabric.Tables) [sha256.Size]byte {
-	h := sha256.New()
-	nodes := make([]string, 0, len(t))
-	for n, r := range t {
-		if len(r) > 0 {
-			nodes = append(nodes, n)
-		}
-	}
-	slices.Sort(nodes)
-	for _, n := range nodes {
-		dsts := make([]string, 0, len(t[n]))
-		for d := range t[n] {
-			dsts = append(dsts, d)
-		}
-		slices.Sort(dsts)
-		fmt.Fprintf(h, "%d:%s\n", len(n), n)
-		for _, d := range dsts {
-			fmt.Fprintf(h, "%d:%s=%d:%s\n", len(d), d, len(t[n][d]), t[n][d])
-		}
-	}
-	var out [sha256.Size]byte
-	h.Sum(out[:0])
-	return out
 }

@@ -50,7 +50,7 @@ func seed(t *testing.T, fc *fabric.Client) {
 
 func newController(t *testing.T, fc *fabric.Client, holder string) *controller.Controller {
 	t.Helper()
-	c, err := controller.New(controller.Config{Fabric: fc, Holder: holder, LeaseTTL: time.Second, Period: 100 * time.Millisecond,
+	c, err := controller.New(controller.Config{Fabric: fc, Holder: holder, CostHysteresis: controller.MinCostHysteresis, LeaseTTL: time.Second, Period: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err != nil {
 		t.Fatal(err)

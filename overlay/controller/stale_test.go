@@ -54,7 +54,7 @@ func TestStaleNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctl, err := controller.New(controller.Config{Fabric: open(t, cl), Holder: "ctl", LeaseTTL: time.Second, Period: 100 * time.Millisecond,
+	ctl, err := controller.New(controller.Config{Fabric: open(t, cl), Holder: "ctl", CostHysteresis: controller.MinCostHysteresis, LeaseTTL: time.Second, Period: 100 * time.Millisecond,
 		StaleAfter: 800 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err != nil {
 		t.Fatal(err)

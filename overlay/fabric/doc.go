@@ -24,7 +24,11 @@
 // Liveness: nodes report by registering, acknowledging and, when otherwise silent, with
 // Heartbeat; the controller marks a node that stopped reporting HealthStale (MarkStale, a
 // compare-and-swap on the last-seen value it observed) and records the minimum applied version
-// as it moves (RecordMinApplied). For many agents: WaitRouteVersion learns of new versions from
+// as it moves (RecordMinApplied). A version writes only the tables that changed (a node's
+// table in version v is its newest Route_Table row at or below v) and marks those nodes'
+// Node.routes_version, so AckUnchanged acknowledges a node whose table did not change since
+// the version it installed without a read (ChangedSince lists the moved nodes for a process
+// hosting many agents). For many agents: WaitRouteVersion learns of new versions from
 // an OVSDB monitor instead of polling, RoutesFor reads only the given nodes' tables, and
 // AckVersions acknowledges for up to MaxBatch nodes in one transaction.
 package fabric

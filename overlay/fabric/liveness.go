@@ -3,6 +3,8 @@ package fabric
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
@@ -132,7 +134,8 @@ func checkBatch(what string, nodes []string) error {
 }
 
 // RoutesFor returns the tables of route version for the given nodes only (one select per node
-// in one transaction), so an agent reads its own table instead of every node's. A node with
+// in one transaction: the node's rows at or below version, of which the newest is its table;
+// see PublishRoutes), so an agent reads its own table instead of every node's. A node with
 // no table in that version is absent from the result. At most MaxBatch nodes.
 func (c *Client) RoutesFor(ctx context.Context, version int64, nodes ...string) (Tables, error) {
 	if version < 0 || version > MaxVersion {
@@ -148,18 +151,33 @@ func (c *Client) RoutesFor(ctx context.Context, version int64, nodes ...string) 
 	ops := make([]ovsdb.Operation, len(nodes))
 	for i, n := range nodes {
 		ops[i] = ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableRoutes,
-			Where: []ovsdb.Condition{eq("version", version), eq("node", n)}, Columns: []string{"next_hops"}}
+			Where:   []ovsdb.Condition{eq("node", n), ovsdb.NewCondition("version", ovsdb.ConditionLessThanOrEqual, version)},
+			Columns: []string{"version", "next_hops"}}
 	}
 	res, err := c.transact(ctx, ops...)
 	if err != nil {
 		return nil, err
 	}
 	for i, r := range res[:len(nodes)] {
-		if len(r.Rows) == 0 {
+		best, newest := -1, int64(0)
+		for j, row := range r.Rows {
+			v, err := rowInt(row, "version")
+			if err != nil {
+				return nil, err
+			}
+			if best < 0 || v > newest {
+				best, newest = j, v
+			}
+		}
+		if best < 0 {
 			continue
 		}
-		if t[nodes[i]], err = rowMap(r.Rows[0], "next_hops"); err != nil {
+		routes, err := rowMap(r.Rows[best], "next_hops")
+		if err != nil {
 			return nil, err
+		}
+		if len(routes) > 0 {
+			t[nodes[i]] = routes
 		}
 	}
 	return t, nil
@@ -202,4 +220,91 @@ func (c *Client) AckVersions(ctx context.Context, version int64, nodes ...string
 		advanced += r.Count
 	}
 	return advanced, nil
+}
+
+// AckUnchanged acknowledges version, in one transaction and without reading any table, for
+// each node whose route table has not changed since the version it has installed
+// (installed[node]: its Node.routes_version, the version its table last changed in, is at
+// most that), advancing its applied version as AckVersion does. It returns the nodes it did
+// not acknowledge, sorted: their table changed after what they installed (they must read it
+// with RoutesFor, install it, then AckVersions), or they had already acknowledged version or a
+// later one, or are not registered, or installed nothing (installed 0). A version not yet published is ErrConflict. At most
+// MaxBatch nodes; installed versions within 0 to version. Not retried, like AckVersions.
+func (c *Client) AckUnchanged(ctx context.Context, version int64, installed map[string]int64) ([]string, error) {
+	if version < 1 || version > MaxVersion {
+		return nil, fmt.Errorf("%w: ack route version %d: give 1 to %d", ErrInvalid, version, int64(MaxVersion))
+	}
+	nodes := slices.Sorted(maps.Keys(installed))
+	if err := checkBatch("ack unchanged", nodes); err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		if v := installed[n]; v < 0 || v > version {
+			return nil, fmt.Errorf("%w: node %s installed route version %d: give 0 to %d", ErrInvalid, n, v, version)
+		}
+	}
+	g, err := c.readGlobal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if g.routeVersion < version {
+		return nil, fmt.Errorf("%w: ack route version %d: only %d is published", ErrConflict, version, g.routeVersion)
+	}
+	// A node that installed nothing must read its table.
+	var ask, skip []string
+	for _, n := range nodes {
+		if installed[n] == 0 {
+			skip = append(skip, n)
+		} else {
+			ask = append(ask, n)
+		}
+	}
+	if len(ask) == 0 {
+		return skip, nil
+	}
+	now := msOf(c.now())
+	ops := make([]ovsdb.Operation, 0, len(ask))
+	for _, n := range ask {
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: []ovsdb.Condition{eq("name", n), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version),
+				ovsdb.NewCondition("routes_version", ovsdb.ConditionLessThanOrEqual, installed[n])},
+			Row: ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}})
+	}
+	res, err := c.transact(ctx, ops...)
+	if err != nil {
+		return nil, err
+	}
+	rest := slices.Clone(skip)
+	for i, r := range res[:len(ask)] {
+		if r.Count == 0 {
+			rest = append(rest, ask[i])
+		}
+	}
+	slices.Sort(rest)
+	return rest, nil
+}
+
+// ChangedSince returns the registered nodes whose route table changed in a version after
+// since (Node.routes_version above it), sorted: one select, whose reply lists only those
+// nodes. A process hosting many agents that all installed since or later can read just these
+// nodes' tables and acknowledge every agent in one AckVersions transaction: the others' tables
+// are the same in every version up to the one current at the read. since is 0 to MaxVersion.
+func (c *Client) ChangedSince(ctx context.Context, since int64) ([]string, error) {
+	if since < 0 || since > MaxVersion {
+		return nil, fmt.Errorf("%w: changed since route version %d: give 0 to %d", ErrInvalid, since, int64(MaxVersion))
+	}
+	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("routes_version", ovsdb.ConditionGreaterThan, since)}, "name")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		n, err := rowString(r, "name")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
 }

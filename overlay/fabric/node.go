@@ -115,7 +115,13 @@ func (c *Client) RegisterNode(ctx context.Context, spec NodeSpec) error {
 		if res[0].Count == 1 {
 			return true, nil
 		}
-		row["name"], row["applied_version"] = spec.Name, 0
+		// A new node's table may have been written before it registered, without marking
+		// it: take it as changed in the current version (see AckUnchanged).
+		g, err := c.readGlobal(ctx)
+		if err != nil {
+			return false, err
+		}
+		row["name"], row["applied_version"], row["routes_version"] = spec.Name, 0, g.routeVersion
 		// A concurrent insert of the same name fails on the unique index; the retry updates.
 		_, err = c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tableNode, Row: row})
 		return err == nil, err

@@ -1,9 +1,11 @@
 package fabric
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 )
@@ -64,7 +66,17 @@ type Published struct {
 // published and the same tables succeeds without writing, so a caller whose reply was lost
 // may simply retry. fence, when not nil, is the controller's lease: the write commits only
 // while the lease epoch and holder are unchanged (ErrFenced otherwise). The same transaction
-// stores min_applied_version and drops tables of versions every node has moved past.
+// stores min_applied_version and drops rows no longer needed.
+//
+// Only the tables that changed are written: Route_Table holds, per node, a row for each
+// version in which its table changed (an empty row when its table became empty), and a
+// node's table in version v is its newest row at or below v. A one-link change therefore
+// writes the few tables it moved, not every node's. Rows are dropped once every running node
+// has moved past them: for each node the newest row at or below the slowest node's applied
+// version (the current version at most) is kept with every newer one, the older ones go (and
+// the kept one too when it is empty). The same transaction sets Node.routes_version of each
+// registered node whose table changed to version, so an agent can tell that its table is
+// unchanged since the version it installed without reading it (AckUnchanged).
 func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64, tables Tables) (Published, error) {
 	if version < 1 || version > MaxVersion {
 		return Published{}, fmt.Errorf("%w: route version %d: give 1 to %d", ErrInvalid, version, int64(MaxVersion))
@@ -81,10 +93,11 @@ func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64,
 		if err != nil {
 			return false, err
 		}
-		cur, err := c.readTables(ctx, g.routeVersion)
+		stored, err := c.readStored(ctx)
 		if err != nil {
 			return false, err
 		}
+		cur := stored.at(g.routeVersion)
 		switch {
 		case version == g.routeVersion && cur.equal(tables):
 			out = Published{Version: version, Wrote: tried} // an earlier attempt of ours committed
@@ -109,13 +122,15 @@ func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64,
 			{Op: ovsdb.OperationUpdate, Table: tableGlobal, Where: allGlobal(),
 				Row: ovsdb.Row{"route_version": version, "min_applied_version": minApplied}},
 		}
-		// Tables of versions below every running node's are garbage (the current one stays).
-		if drop := min(minApplied, g.routeVersion); drop > 1 {
-			ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationDelete, Table: tableRoutes,
-				Where: []ovsdb.Condition{ovsdb.NewCondition("version", ovsdb.ConditionLessThan, drop)}})
-		}
+		ops = append(ops, stored.garbage(min(minApplied, g.routeVersion))...)
 		created := msOf(c.now())
-		for node, routes := range tables {
+		delta := changed(cur, tables)
+		marks, err := c.markChanged(ctx, version, delta)
+		if err != nil {
+			return false, err
+		}
+		ops = append(ops, marks...)
+		for node, routes := range delta {
 			hops, err := ovsdb.NewOvsMap(routes)
 			if err != nil {
 				return false, fmt.Errorf("fabric: node %s routes: %w", node, err)
@@ -144,34 +159,156 @@ func waitGlobal(g global, fenced bool) ovsdb.Operation {
 	return waitEqual(tableGlobal, allGlobal(), cols, []ovsdb.Row{row})
 }
 
-// Routes returns the tables of route version (empty when it is 0 or has been dropped).
+// Routes returns the tables of route version: each node's newest row at or below it (empty
+// when version is 0; incomplete for a version older than every running node's, whose rows may
+// have been dropped).
 func (c *Client) Routes(ctx context.Context, version int64) (Tables, error) {
 	if version < 0 || version > MaxVersion {
 		return nil, fmt.Errorf("%w: route version %d: give 0 to %d", ErrInvalid, version, int64(MaxVersion))
 	}
-	return c.readTables(ctx, version)
-}
-
-// readTables reads the Route_Table rows of version.
-func (c *Client) readTables(ctx context.Context, version int64) (Tables, error) {
-	t := Tables{}
 	if version == 0 {
-		return t, nil
+		return Tables{}, nil
 	}
-	rows, err := c.selectRows(ctx, tableRoutes, []ovsdb.Condition{eq("version", version)}, "node", "next_hops")
+	stored, err := c.readStored(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return stored.at(version), nil
+}
+
+// storedRow is one Route_Table row.
+type storedRow struct {
+	uuid    string
+	version int64
+	routes  map[string]string
+}
+
+// stored is every Route_Table row by node, each node's rows in ascending version.
+type stored map[string][]storedRow
+
+// readStored reads every Route_Table row.
+func (c *Client) readStored(ctx context.Context) (stored, error) {
+	rows, err := c.selectRows(ctx, tableRoutes, []ovsdb.Condition{ovsdb.NewCondition("version", ovsdb.ConditionGreaterThanOrEqual, 1)},
+		"_uuid", "version", "node", "next_hops")
+	if err != nil {
+		return nil, err
+	}
+	out := stored{}
 	for _, r := range rows {
 		node, err := rowString(r, "node")
 		if err != nil {
 			return nil, err
 		}
-		if t[node], err = rowMap(r, "next_hops"); err != nil {
+		v, err := rowInt(r, "version")
+		if err != nil {
 			return nil, err
 		}
+		routes, err := rowMap(r, "next_hops")
+		if err != nil {
+			return nil, err
+		}
+		u, ok := r["_uuid"].(ovsdb.UUID)
+		if !ok {
+			return nil, fmt.Errorf("fabric: Route_Table _uuid is %T", r["_uuid"])
+		}
+		out[node] = append(out[node], storedRow{uuid: u.GoUUID, version: v, routes: routes})
 	}
-	return t, nil
+	for _, rs := range out {
+		slices.SortFunc(rs, func(a, b storedRow) int { return cmp.Compare(a.version, b.version) })
+	}
+	return out, nil
+}
+
+// newestAt returns the index of the newest row at or below version (-1: none).
+func newestAt(rs []storedRow, version int64) int {
+	i := -1
+	for j, r := range rs {
+		if r.version <= version {
+			i = j
+		}
+	}
+	return i
+}
+
+// at returns every node's table in version (nodes whose table is empty are left out).
+func (s stored) at(version int64) Tables {
+	t := Tables{}
+	for node, rs := range s {
+		if i := newestAt(rs, version); i >= 0 && len(rs[i].routes) > 0 {
+			t[node] = rs[i].routes
+		}
+	}
+	return t
+}
+
+// garbage returns delete operations (by _uuid, which ovsdb-server looks up without a scan) for
+// the rows no version at or above keep needs: per node, the rows older than its newest row at
+// or below keep, and that row too when it is empty.
+func (s stored) garbage(keep int64) []ovsdb.Operation {
+	var ops []ovsdb.Operation
+	del := func(r storedRow) {
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationDelete, Table: tableRoutes,
+			Where: []ovsdb.Condition{eq("_uuid", ovsdb.UUID{GoUUID: r.uuid})}})
+	}
+	for _, rs := range s {
+		i := newestAt(rs, keep)
+		if i < 0 {
+			continue
+		}
+		for _, r := range rs[:i] {
+			del(r)
+		}
+		if len(rs[i].routes) == 0 {
+			del(rs[i])
+		}
+	}
+	return ops
+}
+
+// markChanged returns the operations setting routes_version to version on the Node rows (by
+// _uuid: no scan) of the registered nodes in delta.
+func (c *Client) markChanged(ctx context.Context, version int64, delta Tables) ([]ovsdb.Operation, error) {
+	if len(delta) == 0 {
+		return nil, nil
+	}
+	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("applied_version", ovsdb.ConditionGreaterThanOrEqual, 0)}, "_uuid", "name")
+	if err != nil {
+		return nil, err
+	}
+	var ops []ovsdb.Operation
+	for _, r := range rows {
+		name, err := rowString(r, "name")
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := delta[name]; !ok {
+			continue
+		}
+		u, ok := r["_uuid"].(ovsdb.UUID)
+		if !ok {
+			return nil, fmt.Errorf("fabric: Node _uuid is %T", r["_uuid"])
+		}
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: []ovsdb.Condition{eq("_uuid", u)}, Row: ovsdb.Row{"routes_version": version}})
+	}
+	return ops, nil
+}
+
+// changed returns the nodes whose table differs between cur and next, with their new table
+// (empty when the node has no routes any more).
+func changed(cur, next Tables) Tables {
+	out := Tables{}
+	for n, r := range next {
+		if len(r) != len(cur[n]) || !maps.Equal(r, cur[n]) {
+			out[n] = r
+		}
+	}
+	for n, r := range cur {
+		if len(r) > 0 && len(next[n]) == 0 {
+			out[n] = map[string]string{}
+		}
+	}
+	return out
 }
 
 // AckVersion records that node has applied route version, and marks it up and seen now. It

@@ -22,7 +22,7 @@ func FullDatabaseModel() (model.ClientDBModel, error) {
 
 var schema = `{
   "name": "Overlay_Fabric",
-  "version": "1.1.0",
+  "version": "1.2.0",
   "tables": {
     "Fabric_Global": {
       "columns": {
@@ -199,6 +199,14 @@ var schema = `{
               "type": "string",
               "minLength": 64,
               "maxLength": 64
+            }
+          }
+        },
+        "routes_version": {
+          "type": {
+            "key": {
+              "type": "integer",
+              "minInteger": 0
             }
           }
         },

@@ -30,6 +30,7 @@ type Node struct {
 	Kind           NodeKind   `ovsdb:"kind" validate:"oneof='super' 'ordinary'"`
 	LastSeenMs     int        `ovsdb:"last_seen_ms" validate:"min=0"`
 	Name           string     `ovsdb:"name" validate:"max=64"`
+	RoutesVersion  int        `ovsdb:"routes_version" validate:"min=0"`
 	Underlay       []string   `ovsdb:"underlay" validate:"max=16,dive,max=64"`
 }
 
@@ -83,6 +84,10 @@ func (a *Node) GetLastSeenMs() int {
 
 func (a *Node) GetName() string {
 	return a.Name
+}
+
+func (a *Node) GetRoutesVersion() int {
+	return a.RoutesVersion
 }
 
 func (a *Node) GetUnderlay() []string {
@@ -142,6 +147,7 @@ func (a *Node) Equals(b *Node) bool {
 		a.Kind == b.Kind &&
 		a.LastSeenMs == b.LastSeenMs &&
 		a.Name == b.Name &&
+		a.RoutesVersion == b.RoutesVersion &&
 		equalNodeUnderlay(a.Underlay, b.Underlay)
 }
 

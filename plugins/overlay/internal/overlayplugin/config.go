@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/model/limits"
+	"github.com/ovsplane/ovsplane/overlay/controller"
 	"github.com/ovsplane/ovsplane/overlay/fabric"
 	"github.com/ovsplane/ovsplane/overlay/ovsinstall"
 	"github.com/ovsplane/ovsplane/overlay/probe"
@@ -114,6 +115,10 @@ type ControllerConfig struct {
 	LeaseTTLMillis int `json:"lease_ttl_ms,omitempty"`
 	// PeriodMillis is the time between rounds (0: lease time / 5).
 	PeriodMillis int `json:"period_ms,omitempty"`
+	// CostHysteresisPct is controller.Config.CostHysteresis in percent: a cost must move by
+	// more than this share of its published value to make a new version on its own (0: 20;
+	// 0.1 to 100).
+	CostHysteresisPct float64 `json:"cost_hysteresis_pct,omitempty"`
 }
 
 // agentSettings is an AgentConfig checked and converted to typed values.
@@ -380,6 +385,10 @@ func parseController(data []byte) (ControllerConfig, time.Duration, time.Duratio
 	period := time.Duration(c.PeriodMillis) * time.Millisecond
 	if c.PeriodMillis != 0 && (c.PeriodMillis < 10 || period > ttl/3) {
 		return c, 0, 0, problem("config.period_ms", "%d: give 10 milliseconds to a third of the lease time (%v)", c.PeriodMillis, ttl/3)
+	}
+	if h := c.CostHysteresisPct; h != 0 && !(h >= 100*controller.MinCostHysteresis && h <= 100*controller.MaxCostHysteresis) {
+		return c, 0, 0, problem("config.cost_hysteresis_pct", "%v: give %v to %v percent (or leave it out for %v)", h,
+			100*controller.MinCostHysteresis, 100*controller.MaxCostHysteresis, 100*controller.DefaultCostHysteresis)
 	}
 	return c, ttl, period, nil
 }

@@ -202,7 +202,8 @@ func startController(life context.Context, log *slog.Logger, name string, raw []
 			return
 		}
 		defer c.Close()
-		ctl, err := controller.New(controller.Config{Fabric: c, Holder: cfg.Holder, LeaseTTL: ttl, Period: period, Logger: log})
+		ctl, err := controller.New(controller.Config{Fabric: c, Holder: cfg.Holder, LeaseTTL: ttl, Period: period,
+			CostHysteresis: cfg.CostHysteresisPct / 100, Logger: log})
 		j.mu.Lock()
 		j.ctl = ctl
 		j.mu.Unlock()

@@ -107,7 +107,8 @@ func TestAgentConfigRefusals(t *testing.T) {
 			t.Errorf("%s: %v (want a problem on %s)", c.name, err, c.field)
 		}
 	}
-	for _, bad := range []string{`{}`, `{"holder":"x"}`, `{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"lease_ttl_ms":1}`} {
+	for _, bad := range []string{`{}`, `{"holder":"x"}`, `{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"lease_ttl_ms":1}`,
+		`{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"cost_hysteresis_pct":0.01}`, `{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"cost_hysteresis_pct":150}`} {
 		if _, err := h.StartJob(api.Job{Name: "ctl", Type: JobController, Config: []byte(bad)}); api.CodeOf(err) != api.InvalidArgument {
 			t.Errorf("controller %s: %v", bad, err)
 		}

@@ -54,7 +54,8 @@ const controllerSchema = `{
     "holder": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
     "fabric_remotes": {"type": "array", "minItems": 1, "maxItems": 7, "items": {"type": "string", "pattern": "^(unix|tcp|ssl):.+$"}},
     "lease_ttl_ms": {"type": "integer"},
-    "period_ms": {"type": "integer", "minimum": 10}
+    "period_ms": {"type": "integer", "minimum": 10},
+    "cost_hysteresis_pct": {"type": "number", "minimum": 0, "maximum": 100}
   }
 }`
 
