@@ -67,11 +67,11 @@ const (
 type actionKind int
 
 const (
-	actNormal actionKind = iota // NORMAL: local delivery
-	actDrop                     // drop
-	actTunnel                   // set tun_id, tun_dst; output to the tunnel port
-	actRelay                    // set tun_dst; output back through in_port (the tunnel)
-	actRelayTTL                 // dec_ttl, then actRelay (ip and ipv6: a relay loop ends)
+	actNormal   actionKind = iota // NORMAL: local delivery
+	actDrop                       // drop
+	actTunnel                     // set tun_id, tun_dst; output to the tunnel port
+	actRelay                      // set tun_dst; output back through in_port (the tunnel)
+	actRelayTTL                   // dec_ttl, then actRelay (ip and ipv6: a relay loop ends)
 )
 
 // rule is one flow in typed form; render turns it into ovs-ofctl text.
