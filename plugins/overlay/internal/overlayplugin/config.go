@@ -387,7 +387,7 @@ func parseController(data []byte) (ControllerConfig, time.Duration, time.Duratio
 		}
 		ttl = time.Duration(c.LeaseTTLMillis) * time.Millisecond
 	}
-	if c.PeriodMillis != 0 && (c.PeriodMillis < 10 || int64(c.PeriodMillis) > (ttl / 3).Milliseconds()) {
+	if c.PeriodMillis != 0 && (c.PeriodMillis < 10 || int64(c.PeriodMillis) > (ttl/3).Milliseconds()) {
 		return c, 0, 0, problem("config.period_ms", "%d: give 10 milliseconds to a third of the lease time (%v)", c.PeriodMillis, ttl/3)
 	}
 	period := time.Duration(c.PeriodMillis) * time.Millisecond
