@@ -401,7 +401,8 @@ func (j *job) metrics() []api.Metric {
 	}
 	if pr != nil {
 		s := pr.Stats()
-		m = append(m, c("overlay_probe_answered", float64(s.Answered)), c("overlay_probe_bad", float64(s.Bad)))
+		m = append(m, c("overlay_probe_answered", float64(s.Answered)),
+			c("overlay_probe_refused", float64(s.Refused)), c("overlay_probe_bad", float64(s.Bad)))
 		for _, l := range s.Links {
 			if len(m)+5 > limits.MaxMetricsPerSample {
 				break
