@@ -19,12 +19,14 @@ import (
 
 // Addresses of the bed. The underlay is 10.77.0.0/24 on the veth (or on br-phy for the
 // OVS-native arms), WireGuard's inner network 10.78.0.0/24, the overlay (OVS internal ports
-// vm0) 10.80.0.0/24.
-var (
-	underlayIP = [2]string{"10.77.0.1", "10.77.0.2"}
-	wgIP       = [2]string{"10.78.0.1", "10.78.0.2"}
-	overlayIP  = [2]string{"10.80.0.1", "10.80.0.2"}
-)
+// vm0) 10.80.0.0/24. underlayIP returns the underlay addresses of the two namespaces.
+func underlayIP() [2]string { return [2]string{"10.77.0.1", "10.77.0.2"} }
+
+// wgIP returns WireGuard's inner addresses of the two namespaces.
+func wgIP() [2]string { return [2]string{"10.78.0.1", "10.78.0.2"} }
+
+// overlayIP returns the overlay addresses (vm0) of the two namespaces.
+func overlayIP() [2]string { return [2]string{"10.80.0.1", "10.80.0.2"} }
 
 // overlayMTU is the MTU of the overlay's internal ports and taps: a 1414-byte frame plus
 // 50 bytes of vxlan or 28 of EthUDP fits the 1500-byte underlay.
@@ -86,7 +88,7 @@ func addVM(t testing.TB, b *bed, db *lab.OVSDB, i int) {
 	t.Helper()
 	db.Vsctl(t, "add-port", "br-int", "vm0", "--", "set", "Interface", "vm0", "type=internal")
 	b.ns[i].Run(t, "ip", "link", "set", "vm0", "mtu", strconv.Itoa(overlayMTU), "up")
-	b.ns[i].Run(t, "ip", "addr", "add", overlayIP[i]+"/24", "dev", "vm0")
+	b.ns[i].Run(t, "ip", "addr", "add", overlayIP()[i]+"/24", "dev", "vm0")
 }
 
 // ovsNative is the verified userspace-tunnel recipe: br-phy holds the veth and the underlay
@@ -101,12 +103,12 @@ func ovsNative(t testing.TB, b *bed, kind string) arm {
 			"--", "add-port", "br-phy", b.veth[i],
 			"--", "add-br", "br-int", "--", "set", "Bridge", "br-int", "datapath_type=netdev",
 			"--", "add-port", "br-int", "tun0", "--", "set", "Interface", "tun0", "type="+kind,
-			"options:remote_ip="+underlayIP[1-i], "options:key=42")
-		b.ns[i].Run(t, "ip", "addr", "add", underlayIP[i]+"/24", "dev", "br-phy")
+			"options:remote_ip="+underlayIP()[1-i], "options:key=42")
+		b.ns[i].Run(t, "ip", "addr", "add", underlayIP()[i]+"/24", "dev", "br-phy")
 		b.ns[i].Run(t, "ip", "link", "set", "br-phy", "up")
 		addVM(t, b, db, i)
 	}
-	a.server = overlayIP[1]
+	a.server = overlayIP()[1]
 	return a
 }
 
@@ -118,7 +120,7 @@ func underlayOnVeth(t testing.TB, b *bed) {
 	t.Helper()
 	for i := range 2 {
 		b.ns[i].Run(t, "ip", "neigh", "flush", "dev", b.veth[i])
-		b.ns[i].Run(t, "ip", "addr", "add", underlayIP[i]+"/24", "dev", b.veth[i])
+		b.ns[i].Run(t, "ip", "addr", "add", underlayIP()[i]+"/24", "dev", b.veth[i])
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -146,9 +148,9 @@ func wireguardPair(t testing.TB, b *bed) {
 	}
 	for i := range 2 {
 		d, err := wg.Open(t.Context(), wg.Config{Name: "wgt", PrivateKey: priv[i], ListenPort: 51820, RunIn: b.ns[i].Do,
-			Address: netip.MustParsePrefix(wgIP[i] + "/24"),
-			Peers: []wg.Peer{{PublicKey: pub[1-i], Endpoint: netip.MustParseAddrPort(underlayIP[1-i] + ":51820"),
-				AllowedIPs: []netip.Prefix{netip.MustParsePrefix(wgIP[1-i] + "/32")}}}})
+			Address: netip.MustParsePrefix(wgIP()[i] + "/24"),
+			Peers: []wg.Peer{{PublicKey: pub[1-i], Endpoint: netip.MustParseAddrPort(underlayIP()[1-i] + ":51820"),
+				AllowedIPs: []netip.Prefix{netip.MustParsePrefix(wgIP()[1-i] + "/32")}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +162,7 @@ func wireguardArm(t testing.TB, b *bed) arm {
 	t.Helper()
 	underlayOnVeth(t, b)
 	wireguardPair(t, b)
-	return arm{server: wgIP[1], engine: "wireguard-go"}
+	return arm{server: wgIP()[1], engine: "wireguard-go"}
 }
 
 // ethudpArm runs an EthUDP Link per namespace (over the underlay, or over WireGuard when
@@ -168,13 +170,13 @@ func wireguardArm(t testing.TB, b *bed) arm {
 func ethudpArm(t testing.TB, b *bed, opts ethudp.Options, inWG bool) arm {
 	t.Helper()
 	underlayOnVeth(t, b)
-	ips, mtu, engine := underlayIP, overlayMTU, "ethudp"
+	ips, mtu, engine := underlayIP(), overlayMTU, "ethudp"
 	if inWG {
 		wireguardPair(t, b)
 		// WireGuard's tun MTU is 1420: a frame plus 28 bytes of UDP/IPv4 must fit.
-		ips, mtu, engine = wgIP, wg.DefaultMTU-28-18, "ethudp+wireguard-go"
+		ips, mtu, engine = wgIP(), wg.DefaultMTU-28-18, "ethudp+wireguard-go"
 	}
-	a := arm{server: overlayIP[1], engine: engine}
+	a := arm{server: overlayIP()[1], engine: engine}
 	for i := range 2 {
 		var l *ethudp.Link
 		if err := b.ns[i].Do(func() (err error) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -49,6 +50,9 @@ type TapCounters struct {
 	ToTap, WriteErrors uint64
 	// Oversize counts frames read from the tap that exceed MaxFrameSize (dropped).
 	Oversize uint64
+	// ReadErrors counts failed reads from the tap; after each the port waits (10 ms,
+	// doubling to 1 s, back to 10 ms after a good read) instead of retrying at once.
+	ReadErrors uint64
 }
 
 // TapPort joins a Link to a tap device: every Ethernet frame the kernel transmits on the tap
@@ -62,7 +66,7 @@ type TapPort struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	fromTap, sendRefused, toTap, writeErrors, oversize atomic.Uint64
+	fromTap, sendRefused, toTap, writeErrors, oversize, readErrors atomic.Uint64
 }
 
 // AttachTap creates tap device cfg.Name (through cfg.RunIn), sets its MTU and brings it up, then
@@ -168,14 +172,22 @@ func checkIfName(name string) error {
 // tapToLink sends every frame read from the tap through the link.
 func (p *TapPort) tapToLink(ctx context.Context, link *Link) {
 	buf := make([]byte, MaxFrameSize+1)
+	var back readBackoff
 	for {
 		n, err := p.file.Read(buf)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, os.ErrClosed) {
 				return
 			}
-			continue // a transient read error (the tap went down): keep serving
+			// A read error (the tap went down): keep serving, but wait first so that a
+			// persistent error does not spin a CPU.
+			p.readErrors.Add(1)
+			if !back.wait(ctx) {
+				return
+			}
+			continue
 		}
+		back.reset()
 		if n > MaxFrameSize {
 			p.oversize.Add(1)
 			continue
@@ -184,6 +196,38 @@ func (p *TapPort) tapToLink(ctx context.Context, link *Link) {
 		if err := link.Send(ctx, buf[:n]); err != nil {
 			p.sendRefused.Add(1) // counted by reason in the Link
 		}
+	}
+}
+
+// Read error backoff: the first wait after an error, and the cap of the doubling.
+const (
+	readBackoffFirst = 10 * time.Millisecond
+	readBackoffMax   = time.Second
+)
+
+// readBackoff is the wait between failed reads: readBackoffFirst, doubling up to
+// readBackoffMax; reset after a good read. The zero value is ready.
+type readBackoff struct{ next time.Duration }
+
+// delay returns the next wait and doubles the one after it (capped).
+func (b *readBackoff) delay() time.Duration {
+	d := max(b.next, readBackoffFirst)
+	b.next = min(2*d, readBackoffMax)
+	return d
+}
+
+// reset starts the doubling again from readBackoffFirst.
+func (b *readBackoff) reset() { b.next = 0 }
+
+// wait sleeps for the next delay; it returns false (at once) when ctx ends first.
+func (b *readBackoff) wait(ctx context.Context) bool {
+	t := time.NewTimer(b.delay())
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -211,7 +255,7 @@ func (p *TapPort) Name() string { return p.name }
 // Counters returns a snapshot of the port's counters.
 func (p *TapPort) Counters() TapCounters {
 	return TapCounters{FromTap: p.fromTap.Load(), SendRefused: p.sendRefused.Load(), ToTap: p.toTap.Load(),
-		WriteErrors: p.writeErrors.Load(), Oversize: p.oversize.Load()}
+		WriteErrors: p.writeErrors.Load(), Oversize: p.oversize.Load(), ReadErrors: p.readErrors.Load()}
 }
 
 // Close stops the port and removes the tap; the link keeps running. Closing twice is harmless.

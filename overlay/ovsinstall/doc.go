@@ -15,10 +15,13 @@
 //     and so does local traffic towards them;
 //   - on a super node, traffic from the tunnel towards another node's prefix is relayed: tun_dst
 //     set to the next hop's address, out by in_port (back into the tunnel); priority
-//     PriorityRelay + prefix length;
+//     PriorityRelay + prefix length; IPv4 and IPv6 relays decrement the inner TTL (dec_ttl)
+//     first, so a packet caught between two supers whose tables briefly disagree dies out
+//     (a packet whose TTL runs out goes nowhere: the bridge has no controller);
 //   - everything else arriving from the tunnel, whatever its tun_id, is dropped
-//     (PriorityTunnelDrop): an ordinary node never relays, a super never sends back what it
-//     cannot route, and another VNI's traffic never reaches NORMAL.
+//     (PriorityTunnelDrop, above every local rule, which does not match in_port): an
+//     ordinary node never relays, a super never sends back what it cannot route, and another
+//     VNI's traffic never reaches NORMAL.
 //
 // Everything in a flow is rendered from typed values (netip.Prefix, netip.Addr, ofport and VNI
 // integers); node names never reach a flow. Every flow carries the cookie

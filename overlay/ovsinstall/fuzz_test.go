@@ -2,6 +2,9 @@ package ovsinstall
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +65,51 @@ func FuzzResolve(f *testing.F) {
 		}
 		if err := api.ValidateFlowSet(cookies, api.GroupRange{}, api.FlowSet{Flows: fs}); err != nil {
 			t.Fatalf("accepted table renders flows the daemon refuses: %v", err)
+		}
+	})
+}
+
+// FuzzLoadTable feeds arbitrary state files to LoadTable: it never panics; a table it accepts
+// is this node's, its hops are sorted, unique and valid, it renders without a panic, and
+// SaveTable then LoadTable gives it back unchanged.
+func FuzzLoadTable(f *testing.F) {
+	f.Add([]byte(`{"version":3,"node":"a","hops":[{"dest":"b","next_hop":"s1","underlay":"10.1.0.1","cost":2},{"dest":"c","next_hop":"s1","underlay":"fd00::1","cost":0}]}`))
+	f.Add([]byte(`{"version":1,"node":"a","hops":[],"unreachable":["x"]}`))
+	f.Add([]byte(`{"version":1,"node":"b","hops":null}`))
+	f.Add([]byte(`{"version":1,"node":"a","hops":[],"unreachable":[]}`))
+	f.Add([]byte(`{"version":1,"node":"a","hops":[{"dest":"c","next_hop":"s1","underlay":"10.1.0.1"},{"dest":"b","next_hop":"s1","underlay":"10.1.0.1"}]}`))
+	f.Add([]byte(`{"version":1,"node":"a","colour":1}`))
+	f.Add([]byte(`{"version":1,"node":"a"}{"version":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "table.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tab, err := LoadTable(path, "a")
+		if err != nil {
+			return
+		}
+		if tab.Node != "a" || tab.Version < 1 {
+			t.Fatalf("accepted table of %q version %d", tab.Node, tab.Version)
+		}
+		for k, h := range tab.Hops {
+			if CheckName(h.Dest) != nil || CheckName(h.NextHop) != nil || !h.Underlay.IsValid() || h.Cost < 0 || (k > 0 && tab.Hops[k-1].Dest >= h.Dest) {
+				t.Fatalf("accepted hop %d: %+v", k, h)
+			}
+		}
+		_, _ = Render(tab, Params{Kind: fabric.KindSuper, TunnelOfport: 1, Cookies: cookies})
+		again := filepath.Join(dir, "again.json")
+		if err := SaveTable(again, tab); err != nil {
+			t.Fatal(err)
+		}
+		back, err := LoadTable(again, "a")
+		if err != nil {
+			t.Fatalf("a saved accepted table is refused: %v", err)
+		}
+		// An empty list and no list are the same table (unreachable is omitted when empty).
+		if back.Version != tab.Version || back.Node != tab.Node || !slices.Equal(back.Hops, tab.Hops) || !slices.Equal(back.Unreachable, tab.Unreachable) {
+			t.Fatalf("round trip: %+v → %+v", tab, back)
 		}
 	})
 }

@@ -253,7 +253,8 @@ func (i *Installer) FlowSet(ofport int64, cookies api.CookieRange, refreshMillis
 	return api.FlowSet{Flows: flows, RefreshMillis: refreshMillis}, nil
 }
 
-// SaveTable writes t to path atomically (a temporary file renamed over it).
+// SaveTable writes t to path atomically and durably: a temporary file, synced, renamed over
+// path, and then the directory synced so that the rename survives a crash.
 func SaveTable(path string, t Table) error {
 	data, err := json.Marshal(t)
 	if err != nil {
@@ -277,6 +278,16 @@ func SaveTable(path string, t Table) error {
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("store route table: %w", err)
+	}
+	// The rename is durable only once the directory is: a crash could otherwise bring back the
+	// previous table (or none).
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("store route table: sync directory: %w", err)
+	}
+	defer dir.Close()
+	if err := dir.Sync(); err != nil {
+		return fmt.Errorf("store route table: sync directory %s: %w", filepath.Dir(path), err)
 	}
 	return nil
 }

@@ -122,12 +122,14 @@ func TestRelayThroughSuperCarriesTraffic(t *testing.T) {
 	if err != nil || st.Received != 3 {
 		t.Fatalf("a → b: %+v %v", st, err)
 	}
-	// s relayed the echoes towards b and the replies towards a.
+	// s relayed the echoes towards b and the replies towards a (the revalidators update the
+	// flows' counters: wait for a round).
+	sites["s"].sw.Appctl(t, "revalidator/wait")
 	dump, err := exec.CommandContext(ctx, "ovs-ofctl", "-O", "OpenFlow15", "dump-flows", sites["s"].sw.OpenFlowTarget("br-int")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("dump-flows on s: %v: %s", err, dump)
 	}
-	packets := regexp.MustCompile(`n_packets=(\d+),.*priority=2024,ip,tun_id=0x2a,in_port=1,nw_dst=(192\.168\.[12])\.0/24 actions=set_field:[0-9.]+->tun_dst,IN_PORT`)
+	packets := regexp.MustCompile(`n_packets=(\d+),.*priority=2024,ip,tun_id=0x2a,in_port=1,nw_dst=(192\.168\.[12])\.0/24 actions=dec_ttl,set_field:[0-9.]+->tun_dst,IN_PORT`)
 	relayed := map[string]int{}
 	for _, m := range packets.FindAllStringSubmatch(string(dump), -1) {
 		relayed[m[2]], _ = strconv.Atoi(m[1])
@@ -137,5 +139,27 @@ func TestRelayThroughSuperCarriesTraffic(t *testing.T) {
 	}
 	if st, err := lab.Ping(ctx, sites["a"].ns, "192.168.10.1", 2); err != nil || st.Received != 2 {
 		t.Errorf("a → s: %+v %v", st, err)
+	}
+	// On s, a tunnel packet of another VNI towards s's own prefix is dropped (it never reaches
+	// NORMAL), and a relayed packet whose inner TTL runs out is dropped (dec_ttl, no
+	// controller) instead of going round a relay loop.
+	trace := func(flow string) string {
+		return sites["s"].sw.Appctl(t, "ofproto/trace", "br-int", flow)
+	}
+	for _, c := range []struct{ what, flow string }{
+		{"another VNI to s's prefix", "in_port=1,tun_id=43,tun_src=10.77.1.2,tun_dst=10.77.1.1,ip,nw_src=192.168.1.1,nw_dst=192.168.10.1,nw_ttl=64"},
+		{"another VNI to b's prefix", "in_port=1,tun_id=43,tun_src=10.77.1.2,tun_dst=10.77.1.1,ip,nw_src=192.168.1.1,nw_dst=192.168.2.1,nw_ttl=64"},
+		{"a relayed packet with TTL 1", "in_port=1,tun_id=42,tun_src=10.77.1.2,tun_dst=10.77.1.1,ip,nw_src=192.168.1.1,nw_dst=192.168.2.1,nw_ttl=1"},
+	} {
+		out := trace(c.flow)
+		// dec_ttl's exception goes to userspace with dont_send=1 (no controller asked for it):
+		// OVS discards it there, nothing leaves.
+		if !strings.Contains(out, "Datapath actions: drop") && !regexp.MustCompile(`(?m)^Datapath actions: userspace\(pid=0,controller\(reason=2,dont_send=1,[^()]*\)\)$`).MatchString(out) {
+			t.Errorf("s: %s is not dropped:\n%s", c.what, out)
+		}
+	}
+	// The same relayed packet with TTL 64 leaves with TTL 63 towards b.
+	if out := trace("in_port=1,tun_id=42,tun_src=10.77.1.2,tun_dst=10.77.1.1,ip,nw_src=192.168.1.1,nw_dst=192.168.2.1,nw_ttl=64"); !strings.Contains(out, "ttl=63") || strings.Contains(out, "Datapath actions: drop") {
+		t.Errorf("s: a relayed packet with TTL 64 does not leave with TTL 63:\n%s", out)
 	}
 }

@@ -14,10 +14,14 @@ import (
 )
 
 // Flow priorities (table 0). Prefix rules add the prefix length (0–128), so the longest
-// prefix wins within each group; traffic from the tunnel is matched above local traffic.
+// prefix wins within each group; traffic from the tunnel is matched above local traffic, and
+// the tunnel drop sits between the two groups: a tunnel packet that no relay or delivery rule
+// of this VNI takes (another tun_id, an unknown prefix) is dropped before the local rules
+// (which do not match in_port) could send it to NORMAL or back into the tunnel.
 const (
-	// PriorityTunnelDrop drops what arrives from the tunnel and matches no rule.
-	PriorityTunnelDrop = 100
+	// PriorityTunnelDrop drops what arrives from the tunnel and matches no rule of
+	// PriorityRelay; it is above every PriorityEgress rule (PriorityEgress + 128).
+	PriorityTunnelDrop = 1500
 	// PriorityEgress is the base of the rules for local traffic (towards the tunnel, or to
 	// NORMAL for this node's own prefixes).
 	PriorityEgress = 1000
@@ -63,10 +67,11 @@ const (
 type actionKind int
 
 const (
-	actNormal actionKind = iota // NORMAL: local delivery
-	actDrop                     // drop
-	actTunnel                   // set tun_id, tun_dst; output to the tunnel port
-	actRelay                    // set tun_dst; output back through in_port (the tunnel)
+	actNormal   actionKind = iota // NORMAL: local delivery
+	actDrop                       // drop
+	actTunnel                     // set tun_id, tun_dst; output to the tunnel port
+	actRelay                      // set tun_dst; output back through in_port (the tunnel)
+	actRelayTTL                   // dec_ttl, then actRelay (ip and ipv6: a relay loop ends)
 )
 
 // rule is one flow in typed form; render turns it into ovs-ofctl text.
@@ -93,7 +98,13 @@ func rules(t Table, p Params) []rule {
 	var out []rule
 	add := func(fromTunnel bool, base int, pfx netip.Prefix, act actionKind, dst netip.Addr) {
 		for _, k := range kindsOf(pfx) {
-			out = append(out, rule{priority: uint16(base + pfx.Bits()), fromTunnel: fromTunnel, kind: k, prefix: pfx, act: act, tunDst: dst})
+			a := act
+			if a == actRelay && (k == matchIP || k == matchIPv6) {
+				// The outer TTL is fresh at each encapsulation: while two supers' tables
+				// disagree, only the inner TTL ends a loop.
+				a = actRelayTTL
+			}
+			out = append(out, rule{priority: uint16(base + pfx.Bits()), fromTunnel: fromTunnel, kind: k, prefix: pfx, act: a, tunDst: dst})
 		}
 	}
 	for _, pfx := range p.Own {
@@ -162,6 +173,10 @@ func (r rule) render(p Params, cookie uint64) api.Flow {
 		a = append(a, ",output:"...)
 		a = strconv.AppendInt(a, p.TunnelOfport, 10)
 	case actRelay:
+		setDst()
+		a = append(a, ",in_port"...)
+	case actRelayTTL:
+		a = append(a, "dec_ttl,"...)
 		setDst()
 		a = append(a, ",in_port"...)
 	}

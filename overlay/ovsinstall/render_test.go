@@ -125,6 +125,7 @@ func TestRenderOrdinaryExact(t *testing.T) {
 	wantLines := []string{
 		"0xa512340000000007 2024 in_port=3,tun_id=42,arp,arp_tpa=192.168.1.0/24 NORMAL",
 		"0xa512340000000007 2024 in_port=3,tun_id=42,ip,nw_dst=192.168.1.0/24 NORMAL",
+		"0xa512340000000007 1500 in_port=3 drop",
 		"0xa512340000000007 1064 icmp6,icmp_type=135,nd_target=fd00:3::/64 set_field:42->tun_id,set_field:10.1.0.1->tun_dst,output:3",
 		"0xa512340000000007 1064 ipv6,ipv6_dst=fd00:3::/64 set_field:42->tun_id,set_field:10.1.0.1->tun_dst,output:3",
 		"0xa512340000000007 1024 arp,arp_tpa=192.168.1.0/24 NORMAL",
@@ -137,7 +138,6 @@ func TestRenderOrdinaryExact(t *testing.T) {
 		"0xa512340000000007 1024 ip,nw_dst=192.168.2.0/24 set_field:42->tun_id,set_field:10.1.0.1->tun_dst,output:3",
 		"0xa512340000000007 1024 ip,nw_dst=192.168.20.0/24 set_field:42->tun_id,set_field:10.1.0.1->tun_dst,output:3",
 		"0xa512340000000007 1024 ip,nw_dst=192.168.3.0/24 set_field:42->tun_id,set_field:10.1.0.1->tun_dst,output:3",
-		"0xa512340000000007 100 in_port=3 drop",
 	}
 	if !slices.Equal(got, wantLines) {
 		t.Errorf("flows of ordinary a:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLines, "\n"))
@@ -178,16 +178,16 @@ func TestRenderSuperExact(t *testing.T) {
 		"0xa512340000000007 2024 in_port=5,tun_id=0,arp,arp_tpa=192.168.1.0/24 set_field:10.2.0.1->tun_dst,in_port",
 		"0xa512340000000007 2024 in_port=5,tun_id=0,arp,arp_tpa=192.168.2.0/24 set_field:10.3.0.2->tun_dst,in_port",
 		"0xa512340000000007 2024 in_port=5,tun_id=0,arp,arp_tpa=192.168.20.0/24 NORMAL",
-		"0xa512340000000007 2024 in_port=5,tun_id=0,ip,nw_dst=192.168.1.0/24 set_field:10.2.0.1->tun_dst,in_port",
-		"0xa512340000000007 2024 in_port=5,tun_id=0,ip,nw_dst=192.168.2.0/24 set_field:10.3.0.2->tun_dst,in_port",
+		"0xa512340000000007 2024 in_port=5,tun_id=0,ip,nw_dst=192.168.1.0/24 dec_ttl,set_field:10.2.0.1->tun_dst,in_port",
+		"0xa512340000000007 2024 in_port=5,tun_id=0,ip,nw_dst=192.168.2.0/24 dec_ttl,set_field:10.3.0.2->tun_dst,in_port",
 		"0xa512340000000007 2024 in_port=5,tun_id=0,ip,nw_dst=192.168.20.0/24 NORMAL",
+		"0xa512340000000007 1500 in_port=5 drop",
 		"0xa512340000000007 1024 arp,arp_tpa=192.168.1.0/24 set_field:0->tun_id,set_field:10.2.0.1->tun_dst,output:5",
 		"0xa512340000000007 1024 arp,arp_tpa=192.168.2.0/24 set_field:0->tun_id,set_field:10.3.0.2->tun_dst,output:5",
 		"0xa512340000000007 1024 arp,arp_tpa=192.168.20.0/24 NORMAL",
 		"0xa512340000000007 1024 ip,nw_dst=192.168.1.0/24 set_field:0->tun_id,set_field:10.2.0.1->tun_dst,output:5",
 		"0xa512340000000007 1024 ip,nw_dst=192.168.2.0/24 set_field:0->tun_id,set_field:10.3.0.2->tun_dst,output:5",
 		"0xa512340000000007 1024 ip,nw_dst=192.168.20.0/24 NORMAL",
-		"0xa512340000000007 100 in_port=5 drop",
 	}
 	if !slices.Equal(got, wantLines) {
 		t.Errorf("flows of super s2:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLines, "\n"))
@@ -407,3 +407,37 @@ func TestSelectUnderlay(t *testing.T) {
 }
 
 func timeUs(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
+
+// TestRenderOtherVNIDropped checks VNI isolation on the rendered flows: a tunnel packet whose
+// tun_id is not the overlay's matches no relay or delivery rule (they require tun_id=VNI), so
+// the highest rule it can match must be the tunnel drop: every rule that does not match
+// in_port (the local rules, which would send it to NORMAL or back into the tunnel) must be
+// below it.
+func TestRenderOtherVNIDropped(t *testing.T) {
+	for _, node := range []struct {
+		name string
+		kind fabric.Kind
+		addr []string
+	}{{"a", fabric.KindOrdinary, []string{"10.1.0.2"}}, {"s2", fabric.KindSuper, []string{"10.2.0.2", "10.3.0.1"}}} {
+		tab := resolveSeed(t, node.name, node.addr...)
+		fs, err := Render(tab, Params{Kind: node.kind, Own: seedPrefixes[node.name], Prefixes: others(node.name), TunnelOfport: 3, VNI: 42, Cookies: cookies})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drop := -1
+		for _, f := range fs {
+			if f.Match == "in_port=3" && f.Actions == "drop" {
+				drop = int(f.Priority)
+			}
+		}
+		if drop < 0 {
+			t.Fatalf("%s: no tunnel drop flow in %v", node.name, flowLines(fs))
+		}
+		for _, f := range fs {
+			fromTunnel := strings.HasPrefix(f.Match, "in_port=3,tun_id=42,")
+			if !fromTunnel && f.Match != "in_port=3" && int(f.Priority) >= drop {
+				t.Errorf("%s: a tunnel packet of another VNI matches %d %s → %s above the drop (%d)", node.name, f.Priority, f.Match, f.Actions, drop)
+			}
+		}
+	}
+}

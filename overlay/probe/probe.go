@@ -290,6 +290,9 @@ type LinkStats struct {
 type Stats struct {
 	// Answered counts echoes and train packets of other nodes answered.
 	Answered int64
+	// Refused counts echoes and train packets not answered because their source address is
+	// not a registered node's underlay address (the responder is no reflector).
+	Refused int64
 	// Bad counts packets dropped as malformed or unexpected.
 	Bad int64
 	// Links is every measured link, sorted by peer.
@@ -315,9 +318,11 @@ type Prober struct {
 
 	mu       sync.Mutex
 	links    map[string]*link
-	byAddr   map[netip.AddrPort]*link
+	byAddr   map[netip.AddrPort]*link // every address of each peer at its probed port
+	known    map[netip.Addr]bool      // every registered node's underlay addresses (and Via)
 	seq      uint64
 	answered int64
+	refused  int64
 	bad      int64
 }
 
@@ -339,7 +344,7 @@ func New(cfg Config) (*Prober, error) {
 func (p *Prober) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := Stats{Answered: p.answered, Bad: p.bad}
+	s := Stats{Answered: p.answered, Refused: p.refused, Bad: p.bad}
 	for _, l := range p.links {
 		s.Links = append(s.Links, l.LinkStats)
 	}
@@ -421,7 +426,29 @@ func (p *Prober) refresh(ctx context.Context) {
 		}
 		links[t.Peer], byAddr[t.Addr] = l, l
 	}
-	p.links, p.byAddr = links, byAddr
+	// A peer's responder answers from whichever of its addresses the kernel picks (its socket
+	// is not bound to one): its replies are taken from any of its registered addresses at the
+	// probed port, unless that address and port is another link's probed one.
+	known := map[netip.Addr]bool{}
+	for _, n := range nodes {
+		l := links[n.Name]
+		for _, u := range n.Underlay {
+			a, _, err := parseUnderlay(u)
+			if err != nil || !a.IsValid() || a.IsUnspecified() {
+				continue
+			}
+			known[a] = true
+			if l != nil {
+				if k := netip.AddrPortFrom(a, l.Addr.Port()); byAddr[k] == nil {
+					byAddr[k] = l
+				}
+			}
+		}
+	}
+	for _, a := range p.cfg.Via {
+		known[a.Unmap()] = true
+	}
+	p.links, p.byAddr, p.known = links, byAddr, known
 }
 
 // fabricTimeout bounds one fabric read or report: a window, within 1 to 10 s (a short probe
@@ -495,6 +522,10 @@ func (p *Prober) receive(conn *net.UDPConn) {
 		}
 		switch pkt.Type {
 		case TypeEcho, TypeTrain:
+			if !p.isKnown(from.Addr()) {
+				p.count(&p.refused)
+				continue
+			}
 			buf[5] = pkt.Type + 1 // the reply type; everything else echoed as is
 			if _, err := conn.WriteToUDPAddrPort(buf[:n], from); err == nil {
 				p.count(&p.answered)
@@ -503,6 +534,14 @@ func (p *Prober) receive(conn *net.UDPConn) {
 			p.reply(pkt, from, now)
 		}
 	}
+}
+
+// isKnown reports whether addr is a registered node's underlay address (as of the last node
+// read: none before the first).
+func (p *Prober) isKnown(addr netip.Addr) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.known[addr]
 }
 
 // count increments a counter under the lock.

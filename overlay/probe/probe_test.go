@@ -233,6 +233,101 @@ func TestProbeLoopback(t *testing.T) {
 	if s := super.Stats(); len(s.Links) != 1 || s.Links[0].Peer != "s2" {
 		t.Errorf("super s1 measures %+v, want only s2", s.Links)
 	}
+
+	// An echo and a train packet from an address no node registered are refused (counted),
+	// not reflected.
+	stranger, err := net.DialUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)}, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: superPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.Close()
+	var pb [TrainPacketLen]byte
+	before := super.Stats()
+	for _, pkt := range []Packet{{Type: TypeEcho, Seq: 1, Len: EchoLen}, {Type: TypeTrain, Seq: 2, Count: TrainLen, Len: TrainPacketLen}} {
+		b, err := pkt.Marshal(pb[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stranger.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A junk packet after them: once it is counted bad, the two probes before it (same
+	// socket, in order) have been handled.
+	if _, err := stranger.Write([]byte("PING:PING:")); err != nil {
+		t.Fatal(err)
+	}
+	for super.Stats().Bad == before.Bad {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("the super never handled the stranger's packets")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if got := super.Stats().Refused - before.Refused; got != 2 {
+		t.Errorf("super's responder refused %d of the stranger's 2 probes", got)
+	}
+}
+
+// TestProbeReplyFromAnotherAddress: a peer registered with two addresses whose responder
+// answers from the other one (an unbound socket: the kernel picks the source) is alive.
+func TestProbeReplyFromAnotherAddress(t *testing.T) {
+	lo := netip.MustParseAddr("127.0.0.1")
+	probed, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probed.Close()
+	port := probed.LocalAddr().(*net.UDPAddr).Port
+	other, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 4), Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	// The peer's responder: receives on 127.0.0.3, answers from 127.0.0.4 (same port).
+	go func() {
+		buf := make([]byte, MaxPacketLen)
+		for {
+			n, from, err := probed.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			if n > 5 {
+				buf[5]++ // the reply type
+				_, _ = other.WriteToUDPAddrPort(buf[:n], from)
+			}
+		}
+	}()
+	ff := &fakeFabric{nodes: []fabric.NodeState{
+		node("a", fabric.KindOrdinary, []string{"c1"}, "127.0.0.1"),
+		node("s1", fabric.KindSuper, []string{"c1"}, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.3"), uint16(port)).String(), "127.0.0.4"),
+	}}
+	a, err := New(Config{Self: ff.nodes[0].NodeSpec, Local: []netip.Addr{lo}, Fabric: ff, Interval: 20 * time.Millisecond, Window: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aConn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = a.Run(ctx, aConn) })
+	defer func() { cancel(); wg.Wait() }()
+	for {
+		r, n := ff.last("a", "s1")
+		if n >= 2 {
+			if r.BandwidthKbps == 0 || r.LossPPM == 1_000_000 {
+				t.Errorf("s1 answering from its other address is reported dead: %+v (prober %+v)", r, a.Stats())
+			}
+			break
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("reports of a-s1: %d", n)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func TestSignificant(t *testing.T) {

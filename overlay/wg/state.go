@@ -76,6 +76,10 @@ func parseState(text string) (uint16, []PeerStats, error) {
 			return 0, nil, fmt.Errorf("state line %q: %w", sc.Text(), err)
 		}
 	}
+	if err := sc.Err(); err != nil {
+		// A line longer than the scanner's buffer stops it: the rest would be lost silently.
+		return 0, nil, fmt.Errorf("state: %w", err)
+	}
 	flush()
 	return port, peers, nil
 }

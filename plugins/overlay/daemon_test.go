@@ -234,7 +234,7 @@ bridges:
 		"ipv6,ipv6_dst=fd00:20::/64 actions=set_field:0x2a->tun_id,set_field:10.10.0.1->tun_dst,output:" + ofport,
 		"arp,arp_tpa=192.168.2.0/24 actions=set_field:0x2a->tun_id,set_field:10.10.0.1->tun_dst,output:" + ofport,
 		"ip,nw_dst=192.168.1.0/24 actions=NORMAL",
-		"priority=100,in_port=" + ofport + " actions=drop",
+		"priority=1500,in_port=" + ofport + " actions=drop",
 	} {
 		if !containsLine(flows1, want) {
 			t.Errorf("version 1 lacks %q", want)

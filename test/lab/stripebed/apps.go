@@ -30,9 +30,10 @@ const (
 	maxArmDuration = 5 * time.Minute
 )
 
-// DefaultAppSizes are the message sizes of the applications arm's five applications: uneven
-// on purpose, so that an endpoint that did not pace would favour the large ones.
-var DefaultAppSizes = [...]int{1000, 4000, 16000, 32000, 60000}
+// DefaultAppSizes returns the message sizes of the applications arm's five applications
+// (a new slice each call): uneven on purpose, so that an endpoint that did not pace would
+// favour the large ones.
+func DefaultAppSizes() []int { return []int{1000, 4000, 16000, 32000, 60000} }
 
 // AppsSpec describes the applications arm: applications on node A, each sending as fast as it
 // can to its own application on node B, all through one stripe engine per node and its
@@ -41,7 +42,7 @@ type AppsSpec struct {
 	// Policy is the engines' send policy (empty: weighted).
 	Policy policy.Kind
 	// Sizes are the applications' message sizes in bytes, one application each (empty:
-	// DefaultAppSizes); 1 to MaxArmApps entries of 2 to endpoint.DefaultMaxMessage (the first
+	// DefaultAppSizes()); 1 to MaxArmApps entries of 2 to endpoint.DefaultMaxMessage (the first
 	// two bytes number the message).
 	Sizes []int
 	// Duration is how long the applications send after they all started (0: 10 s; at most
@@ -57,7 +58,7 @@ func (s AppsSpec) normalize() (AppsSpec, error) {
 		s.Policy = policy.KindWeighted
 	}
 	if len(s.Sizes) == 0 {
-		s.Sizes = DefaultAppSizes[:]
+		s.Sizes = DefaultAppSizes()
 	}
 	if len(s.Sizes) > MaxArmApps {
 		return s, fmt.Errorf("stripebed apps: %d applications, at most %d", len(s.Sizes), MaxArmApps)

@@ -32,8 +32,8 @@ func TestStripeApps(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s", r.Format())
-	if len(r.Apps) != len(DefaultAppSizes) {
-		t.Fatalf("%d applications, want %d", len(r.Apps), len(DefaultAppSizes))
+	if len(r.Apps) != len(DefaultAppSizes()) {
+		t.Fatalf("%d applications, want %d", len(r.Apps), len(DefaultAppSizes()))
 	}
 	for _, a := range r.Apps {
 		if a.Share <= 0 || a.Bytes == 0 || a.Messages == 0 {

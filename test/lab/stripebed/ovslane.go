@@ -28,13 +28,11 @@ const (
 	ovsLaneOwner  = "stripe"
 	// DefaultPaceFactor is the share of each link's tbf rate the engines pace its lane to.
 	DefaultPaceFactor = 0.95
-)
-
-var (
-	ovsLaneCookies = api.CookieRange{Value: 0xa5_0001_00_00000000, Mask: 0xff_ffff_00_00000000}
-	ovsLaneGroups  = api.GroupRange{First: 2 << 16, Count: 1 << 16}
-	nPacketsRe     = regexp.MustCompile(`n_packets=([0-9]+)`)
-	outputRe       = regexp.MustCompile(`actions=output:([0-9]+)`)
+	// The lane rules' cookie range and group range.
+	ovsLaneCookieValue = 0xa5_0001_00_00000000
+	ovsLaneCookieMask  = 0xff_ffff_00_00000000
+	ovsLaneGroupFirst  = 2 << 16
+	ovsLaneGroupCount  = 1 << 16
 )
 
 // OVSLaneNode is one node of the OVS-DPDK link mode: its switch, the bridge's NICs and lanes
@@ -229,7 +227,8 @@ func (b *Bed) startOVSLanes(t testing.TB, ns *lab.Netns, ends []string, dpdk, ve
 		t.Fatalf("stripebed: %v", err)
 	}
 	prog := &openflow.Programmer{RunDir: n.DB.Dir}
-	if err := prog.Sync(t.Context(), ovsLaneBridge, ovsLaneCookies, ovsLaneGroups, api.FlowSet{Flows: flows}); err != nil {
+	if err := prog.Sync(t.Context(), ovsLaneBridge, api.CookieRange{Value: ovsLaneCookieValue, Mask: ovsLaneCookieMask},
+		api.GroupRange{First: ovsLaneGroupFirst, Count: ovsLaneGroupCount}, api.FlowSet{Flows: flows}); err != nil {
 		t.Fatalf("stripebed: program the lane rules in %s: %v", ns, err)
 	}
 	return n
@@ -303,10 +302,12 @@ func (s *Stripe) startLaneNode(ctx context.Context, ns *lab.Netns, n *OVSLaneNod
 // received on link i).
 func (n *OVSLaneNode) LaneFlowPackets(ctx context.Context, ns *lab.Netns) (out, in []uint64, err error) {
 	dump, err := ns.Exec(ctx, "ovs-ofctl", "-O", "OpenFlow13", "--no-names", "dump-flows", n.Sw.OpenFlowTarget(ovsLaneBridge),
-		fmt.Sprintf("cookie=%#x/%#x", ovsLaneCookies.Value, ovsLaneCookies.Mask))
+		fmt.Sprintf("cookie=%#x/%#x", uint64(ovsLaneCookieValue), uint64(ovsLaneCookieMask)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("dump the lane rules: %w", err)
 	}
+	nPacketsRe := regexp.MustCompile(`n_packets=([0-9]+)`)
+	outputRe := regexp.MustCompile(`actions=output:([0-9]+)`)
 	byOutput := map[int64]uint64{}
 	for line := range strings.Lines(dump) {
 		o, p := outputRe.FindStringSubmatch(line), nPacketsRe.FindStringSubmatch(line)

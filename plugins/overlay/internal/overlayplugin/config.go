@@ -271,11 +271,20 @@ func parseAgent(data []byte) (agentSettings, error) {
 	}
 	s.flowRefresh = DefaultFlowRefresh
 	if c.FlowRefreshMillis != 0 {
-		s.flowRefresh = time.Duration(c.FlowRefreshMillis) * time.Millisecond
-		if s.flowRefresh < MinFlowRefresh || s.flowRefresh > MaxFlowRefresh {
+		// The raw integer is checked before it is multiplied: a huge value would wrap.
+		if int64(c.FlowRefreshMillis) < MinFlowRefresh.Milliseconds() || int64(c.FlowRefreshMillis) > MaxFlowRefresh.Milliseconds() {
 			return s, problem("config.flow_refresh_ms", "%d: give %d to %d milliseconds (or leave it out for %d)", c.FlowRefreshMillis,
 				MinFlowRefresh.Milliseconds(), MaxFlowRefresh.Milliseconds(), DefaultFlowRefresh.Milliseconds())
 		}
+		s.flowRefresh = time.Duration(c.FlowRefreshMillis) * time.Millisecond
+	}
+	if c.Probe.IntervalMillis != 0 && (int64(c.Probe.IntervalMillis) < probe.MinInterval.Milliseconds() || int64(c.Probe.IntervalMillis) > probe.MaxInterval.Milliseconds()) {
+		return s, problem("config.probe.interval_ms", "%d: give %d to %d milliseconds (or leave it out for %d)", c.Probe.IntervalMillis,
+			probe.MinInterval.Milliseconds(), probe.MaxInterval.Milliseconds(), probe.DefaultInterval.Milliseconds())
+	}
+	if c.Probe.MaxBandwidthMbit < 0 || c.Probe.MaxBandwidthMbit > fabric.MaxBandwidthKbps/1000 {
+		return s, problem("config.probe.max_bandwidth_mbit", "%d: give 1 to %d Mbit/s (or leave it out for the probe's default)",
+			c.Probe.MaxBandwidthMbit, int64(fabric.MaxBandwidthKbps/1000))
 	}
 	pc := probe.Config{Self: s.spec, Local: s.local, Port: c.Probe.Port,
 		Interval: time.Duration(c.Probe.IntervalMillis) * time.Millisecond, Window: c.Probe.Window,
@@ -376,20 +385,21 @@ func parseController(data []byte) (ControllerConfig, time.Duration, time.Duratio
 	}
 	ttl := DefaultLeaseTTL
 	if c.LeaseTTLMillis != 0 {
-		ttl = time.Duration(c.LeaseTTLMillis) * time.Millisecond
-		if ttl < fabric.MinLeaseTTL || ttl > fabric.MaxLeaseTTL {
+		// Raw integers are checked before they are multiplied: a huge value would wrap.
+		if int64(c.LeaseTTLMillis) < fabric.MinLeaseTTL.Milliseconds() || int64(c.LeaseTTLMillis) > fabric.MaxLeaseTTL.Milliseconds() {
 			return c, 0, 0, problem("config.lease_ttl_ms", "%d: give %d to %d milliseconds", c.LeaseTTLMillis,
 				fabric.MinLeaseTTL.Milliseconds(), fabric.MaxLeaseTTL.Milliseconds())
 		}
+		ttl = time.Duration(c.LeaseTTLMillis) * time.Millisecond
 	}
-	period := time.Duration(c.PeriodMillis) * time.Millisecond
-	if c.PeriodMillis != 0 && (c.PeriodMillis < 10 || period > ttl/3) {
+	if c.PeriodMillis != 0 && (c.PeriodMillis < 10 || int64(c.PeriodMillis) > (ttl/3).Milliseconds()) {
 		return c, 0, 0, problem("config.period_ms", "%d: give 10 milliseconds to a third of the lease time (%v)", c.PeriodMillis, ttl/3)
 	}
 	if h := c.CostHysteresisPct; h != 0 && !(h >= 100*controller.MinCostHysteresis && h <= 100*controller.MaxCostHysteresis) {
 		return c, 0, 0, problem("config.cost_hysteresis_pct", "%v: give %v to %v percent (or leave it out for %v)", h,
 			100*controller.MinCostHysteresis, 100*controller.MaxCostHysteresis, 100*controller.DefaultCostHysteresis)
 	}
+	period := time.Duration(c.PeriodMillis) * time.Millisecond
 	return c, ttl, period, nil
 }
 

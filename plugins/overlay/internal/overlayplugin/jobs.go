@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +24,74 @@ const (
 	connectTimeout = 10 * time.Second
 	maxConnectWait = 5 * time.Second
 )
+
+// Restart pacing of a job's parts (agent, prober, controller) that stopped: the first wait,
+// doubling up to the cap; a part that ran longer than healthyRun counts as healthy again (its
+// stop is no longer reported, the wait starts over).
+const (
+	firstRestartWait = 100 * time.Millisecond
+	maxRestartWait   = 30 * time.Second
+	healthyRun       = time.Minute
+)
+
+// partState is what a supervised part of a job last did (guarded by job.mu).
+type partState struct {
+	lastErr   string    // why it stopped last ("" never stopped)
+	restarts  int       // restarts so far
+	startedAt time.Time // start of the current run
+}
+
+// supervise runs part until ctx ends, restarting it with backoff whenever it returns; each
+// stop is recorded on the job (Health reports it until the next run has lasted healthyRun).
+func (j *job) supervise(ctx context.Context, log *slog.Logger, part string, run func(context.Context) error) {
+	wait := firstRestartWait
+	for {
+		j.mu.Lock()
+		if j.parts == nil {
+			j.parts = map[string]*partState{}
+		}
+		ps := j.parts[part]
+		if ps == nil {
+			ps = &partState{}
+			j.parts[part] = ps
+		}
+		ps.startedAt = time.Now()
+		j.mu.Unlock()
+		err := run(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			err = errors.New("returned without an error")
+		}
+		j.mu.Lock()
+		if time.Since(ps.startedAt) > healthyRun {
+			wait = firstRestartWait
+		}
+		ps.lastErr = err.Error()
+		ps.restarts++
+		j.mu.Unlock()
+		log.Error("overlay: job part stopped; restarting", "part", part, "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, maxRestartWait)
+	}
+}
+
+// partProblems lists the parts that stopped and have not run healthyRun since (j.mu held).
+func (j *job) partProblems() []string {
+	var out []string
+	for _, part := range slices.Sorted(maps.Keys(j.parts)) {
+		ps := j.parts[part]
+		if ps.lastErr != "" && time.Since(ps.startedAt) <= healthyRun {
+			out = append(out, fmt.Sprintf("job %s: %s stopped (%s); restarted %d times", j.name, part, ps.lastErr, ps.restarts))
+		}
+	}
+	return out
+}
 
 // lazyDirectory is the installer's directory before the fabric client exists: every read
 // fails until set is called.
@@ -79,6 +149,11 @@ type job struct {
 	prob  *probe.Prober
 	// connErr is the last failure to connect to the fabric ("" once connected).
 	connErr string
+	// failed is why a part could not be created at all (the job does nothing): Health is
+	// Failing.
+	failed string
+	// parts are the supervised parts' states, by name.
+	parts map[string]*partState
 	// tunnel is the last problem with the tunnel port seen by Flows ("" when fine).
 	tunnel string
 
@@ -151,25 +226,34 @@ func startAgent(life context.Context, log *slog.Logger, name string, raw []byte,
 		a, err := agent.New(agent.Config{Fabric: cache, Node: s.spec, Installer: inst, Period: s.period, StepTimeout: step, Logger: log})
 		if err != nil {
 			log.Error("overlay agent cannot start", "err", err)
+			j.fail("agent", err)
 			return
 		}
 		var wg sync.WaitGroup
 		j.mu.Lock()
 		j.agent = a
 		j.mu.Unlock()
-		wg.Go(func() { _ = a.Run(ctx) })
+		wg.Go(func() { j.supervise(ctx, log, "agent", a.Run) })
 		if !s.cfg.Probe.Disabled {
 			pc := s.probe
 			pc.Fabric, pc.Logger = c, log
 			if p, err := probe.New(pc); err != nil {
 				log.Error("overlay probes disabled", "err", err)
-			} else if udp, err := p.Listen(); err != nil {
-				log.Error("overlay probes disabled: cannot listen", "err", err)
+				j.fail("prober", err)
 			} else {
 				j.mu.Lock()
 				j.prob = p
 				j.mu.Unlock()
-				wg.Go(func() { _ = p.Run(ctx, udp) })
+				// Run closes its socket when it returns: each run listens anew.
+				wg.Go(func() {
+					j.supervise(ctx, log, "prober", func(ctx context.Context) error {
+						udp, err := p.Listen()
+						if err != nil {
+							return fmt.Errorf("listen: %w", err)
+						}
+						return p.Run(ctx, udp)
+					})
+				})
 			}
 		}
 		wg.Wait()
@@ -209,11 +293,19 @@ func startController(life context.Context, log *slog.Logger, name string, raw []
 		j.mu.Unlock()
 		if err != nil {
 			log.Error("overlay controller cannot start", "err", err)
+			j.fail("controller", err)
 			return
 		}
-		_ = ctl.Run(ctx)
+		j.supervise(ctx, log, "controller", ctl.Run)
 	}()
 	return j, nil
+}
+
+// fail records that part could not be created (Health: Failing).
+func (j *job) fail(part string, err error) {
+	j.mu.Lock()
+	j.failed = fmt.Sprintf("job %s: %s cannot start: %v", j.name, part, err)
+	j.mu.Unlock()
 }
 
 // stop ends the job and waits for it (bounded by ctx).

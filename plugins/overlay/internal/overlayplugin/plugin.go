@@ -141,10 +141,18 @@ func (p *Plugin) Attach(_ context.Context, req api.PortRequest) (api.Attachment,
 // port, and every controller job is connected; Degraded otherwise, naming the job and why
 // (forwarding continues on the last table).
 func (p *Plugin) Health(context.Context) (api.Health, error) {
-	var probs []string
+	var probs, fails []string
 	jobs := p.sortedJobs()
 	for _, j := range jobs {
 		probs = append(probs, j.problems()...)
+		j.mu.Lock()
+		if j.failed != "" {
+			fails = append(fails, j.failed)
+		}
+		j.mu.Unlock()
+	}
+	if len(fails) > 0 {
+		return api.Health{State: api.HealthFailing, Message: strings.Join(append(fails, probs...), "; ")}, nil
 	}
 	if len(probs) > 0 {
 		return api.Health{State: api.HealthDegraded, Message: strings.Join(probs, "; ")}, nil
@@ -160,6 +168,7 @@ func (j *job) problems() []string {
 	if j.connErr != "" {
 		out = append(out, fmt.Sprintf("job %s: fabric unreachable: %s", j.name, j.connErr))
 	}
+	out = append(out, j.partProblems()...)
 	if j.typ != JobAgent {
 		return out
 	}
@@ -401,7 +410,8 @@ func (j *job) metrics() []api.Metric {
 	}
 	if pr != nil {
 		s := pr.Stats()
-		m = append(m, c("overlay_probe_answered", float64(s.Answered)), c("overlay_probe_bad", float64(s.Bad)))
+		m = append(m, c("overlay_probe_answered", float64(s.Answered)),
+			c("overlay_probe_refused", float64(s.Refused)), c("overlay_probe_bad", float64(s.Bad)))
 		for _, l := range s.Links {
 			if len(m)+5 > limits.MaxMetricsPerSample {
 				break

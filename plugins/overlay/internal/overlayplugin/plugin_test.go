@@ -3,6 +3,7 @@ package overlayplugin
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/netip"
 	"path/filepath"
 	"slices"
@@ -100,6 +101,13 @@ func TestAgentConfigRefusals(t *testing.T) {
 		{"via", func(m map[string]any) { m["underlay_via"] = map[string]string{"s1": "0.0.0.0"} }, "config.underlay_via.s1"},
 		{"refresh", func(m map[string]any) { m["flow_refresh_ms"] = 5 }, "config.flow_refresh_ms"},
 		{"probe window", func(m map[string]any) { m["probe"] = map[string]any{"window": 1} }, "config.probe"},
+		// Huge values whose product wraps into range (2^58+500 ms × 10^6 ≡ 500 ms, 2^61+1 Mbit ×
+		// 1000 ≡ 1000 kbit/s): the raw integer is refused.
+		{"refresh wraps", func(m map[string]any) { m["flow_refresh_ms"] = 1<<58 + 500 }, "config.flow_refresh_ms"},
+		{"refresh negative", func(m map[string]any) { m["flow_refresh_ms"] = -1 }, "config.flow_refresh_ms"},
+		{"interval wraps", func(m map[string]any) { m["probe"] = map[string]any{"interval_ms": 1<<58 + 1000} }, "config.probe.interval_ms"},
+		{"bandwidth wraps", func(m map[string]any) { m["probe"] = map[string]any{"max_bandwidth_mbit": 1<<61 + 1} }, "config.probe.max_bandwidth_mbit"},
+		{"bandwidth max int", func(m map[string]any) { m["probe"] = map[string]any{"max_bandwidth_mbit": math.MaxInt64} }, "config.probe.max_bandwidth_mbit"},
 	} {
 		_, err := h.StartJob(api.Job{Name: "agent", Type: JobAgent, Config: agentJSON(t, c.mutate)})
 		var ae *api.Error
@@ -108,7 +116,10 @@ func TestAgentConfigRefusals(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{}`, `{"holder":"x"}`, `{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"lease_ttl_ms":1}`,
-		`{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"cost_hysteresis_pct":0.01}`, `{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"cost_hysteresis_pct":150}`} {
+		`{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"cost_hysteresis_pct":0.01}`, `{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"cost_hysteresis_pct":150}`,
+		// 2^58+10000 ms × 10^6 wraps to 10 s; 2^58+100 ms to 100 ms.
+		`{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"lease_ttl_ms":288230376151721744}`,
+		`{"holder":"x","fabric_remotes":["tcp:1.2.3.4:1"],"period_ms":288230376151711844}`} {
 		if _, err := h.StartJob(api.Job{Name: "ctl", Type: JobController, Config: []byte(bad)}); api.CodeOf(err) != api.InvalidArgument {
 			t.Errorf("controller %s: %v", bad, err)
 		}
@@ -154,7 +165,7 @@ func TestFlowsWithoutFabric(t *testing.T) {
 	// The tunnel port, no table yet: own prefix delivered, the tunnel's other traffic dropped.
 	facts.Ports[0].Type = "vxlan"
 	fs, err = h.Flows(facts)
-	if err != nil || len(fs.Flows) != 5 || fs.Flows[4].Match != "in_port=4" || fs.Flows[4].Actions != "drop" {
+	if err != nil || len(fs.Flows) != 5 || fs.Flows[2].Match != "in_port=4" || fs.Flows[2].Actions != "drop" {
 		t.Errorf("no table: %+v %v", fs.Flows, err)
 	}
 	if fs, _ := h.Flows(api.BridgeFacts{Name: "br-ex", Ports: facts.Ports}); len(fs.Flows) != 0 || fs.RefreshMillis != 0 {
