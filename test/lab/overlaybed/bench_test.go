@@ -3,7 +3,6 @@
 package overlaybed
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -50,17 +49,7 @@ func BenchmarkOverlayBed(b *testing.B) {
 		bed := New(b, Spec{PluginRoutes: true})
 		p := bed.StartPlugin(b, PluginSpec{FabricSchema: "../../../overlay/fabric/schema/fabric.ovsschema"})
 		p.WaitLinks(b, bed, 3*time.Minute)
-		// Links are measured one by one, so versions may still follow each other for a moment:
-		// wait (bounded) until a1 reaches b1 and the relays show one chained path.
-		var path []string
-		lab.WaitFor(b, 60*time.Second, "a1 reaching b1 over the overlay on one observed path", func(ctx context.Context) error {
-			if err := bed.Warm(ctx, "a1", "b1"); err != nil {
-				return err
-			}
-			var err error
-			path, _, err = bed.ObservePath(ctx, "a1", "b1", 5)
-			return err
-		})
+		path, _ := p.ObserveSteadyPath(b, bed, "a1", "b1", 5, time.Minute)
 		v0, err := p.Version(b.Context())
 		if err != nil {
 			b.Fatal(err)

@@ -486,3 +486,40 @@ func (p *Path) forwardedOn(i int) uint64 {
 	r := p.Relays[i]
 	return r.Counters(udprelay.AToB).Forwarded + r.Counters(udprelay.BToA).Forwarded
 }
+
+// ObserveSteadyPath waits until every site runs the newest route version, then observes the
+// path of count pings from src to dst (ObservePath) and accepts it only if no new version was
+// published meanwhile; otherwise it tries again, until timeout fails the test. Right after
+// WaitLinks versions may still follow each other (the last links' measurements arrive one by
+// one), and a path observed across a version change does not chain.
+func (p *Plugin) ObserveSteadyPath(t testing.TB, b *Bed, src, dst string, count int, timeout time.Duration) ([]string, lab.PingStats) {
+	t.Helper()
+	var (
+		path []string
+		st   lab.PingStats
+	)
+	lab.WaitFor(t, timeout, fmt.Sprintf("%s reaching %s on one path under a steady route version", src, dst), func(ctx context.Context) error {
+		c, err := p.converged(ctx, b, 0)
+		if err != nil {
+			return err
+		}
+		if c.MinApplied != c.Version {
+			return fmt.Errorf("route version %d, sites at %v", c.Version, c.Applied)
+		}
+		if err := b.Warm(ctx, src, dst); err != nil {
+			return err
+		}
+		if path, st, err = b.ObservePath(ctx, src, dst, count); err != nil {
+			return err
+		}
+		v, err := p.Version(ctx)
+		if err != nil {
+			return err
+		}
+		if v != c.Version {
+			return fmt.Errorf("route version moved from %d to %d while observing", c.Version, v)
+		}
+		return nil
+	})
+	return path, st
+}

@@ -3,7 +3,6 @@
 package overlaybed
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -28,13 +27,7 @@ func TestPluginBed(t *testing.T) {
 	p := b.StartPlugin(t, PluginSpec{FabricSchema: fabricSchema})
 	c := p.WaitLinks(t, b, 2*time.Minute)
 	t.Logf("route version %d, sites at %v", c.Version, c.Applied)
-	lab.WaitFor(t, 30*time.Second, "a1 reaching b1 over the overlay", func(ctx context.Context) error {
-		return b.Warm(ctx, "a1", "b1")
-	})
-	path, st, err := b.ObservePath(t.Context(), "a1", "b1", 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, st := p.ObserveSteadyPath(t, b, "a1", "b1", 5, time.Minute)
 	t.Logf("a1→b1: path %v, %d/%d replies, rtt %v", path, st.Received, st.Transmitted, st.AvgRTT)
 	if want := []string{"a1", "s1", "b1"}; !slices.Equal(path, want) {
 		t.Fatalf("a1→b1 took %v, want %v (ordinary sites never talk directly; s1 is the nearer super)", path, want)
