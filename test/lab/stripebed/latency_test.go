@@ -3,6 +3,8 @@
 package stripebed
 
 import (
+	"context"
+	"errors"
 	"net/netip"
 	"testing"
 	"time"
@@ -23,6 +25,17 @@ func TestLatency(t *testing.T) {
 	}
 	s := b.StartStripe(t, policy.KindWeighted, rates)
 	l := b.Links[len(b.Links)-1]
+	// The measurement needs a carrying tunnel: wait (bounded) until a ping crosses it.
+	lab.WaitFor(t, 30*time.Second, "a ping crossing the stripe tunnel", func(ctx context.Context) error {
+		st, err := lab.Ping(ctx, b.A, s.BAddr.String(), 1)
+		if err != nil {
+			return err
+		}
+		if st.Received == 0 {
+			return errors.New("no reply yet")
+		}
+		return nil
+	})
 	for _, path := range []struct {
 		name     string
 		src, dst netip.Addr
