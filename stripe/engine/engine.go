@@ -220,6 +220,11 @@ func New(cfg Config) (*Engine, error) {
 // MaxPayload is the largest payload of one frame: the smallest link MTU minus the header.
 func (e *Engine) MaxPayload() int { return e.maxPayload }
 
+// Running reports whether Run is running, that is whether Send and Receive are accepted. A
+// caller that starts Run on a goroutine waits for it before handing the engine to a sender
+// (such as stripe/tunnel) that treats ErrNotRunning as the engine's end.
+func (e *Engine) Running() bool { return e.running.Load() }
+
 // Run runs the engine until ctx ends: one receiver per link, the sampler (every Period), the
 // hello sender, the acknowledger and the retransmitter. It returns nil when ctx ends, and an
 // error at once when the engine is already running or has run.
