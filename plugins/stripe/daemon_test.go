@@ -135,6 +135,16 @@ plugins:
 			if v, ok := r.value("stripe_peer_known", map[string]string{"peer": peer}); !ok || v != 1 {
 				return fmt.Errorf("job %s: peer %s not known yet", r.Name, peer)
 			}
+			// The peer is known from its first hello; every link learns its MAC from its own.
+			links := linksA
+			if r.Name == "node2" {
+				links = linksB
+			}
+			for _, l := range links {
+				if v, ok := r.value("stripe_link_peer_macs", map[string]string{"peer": peer, "link": l}); !ok || v != 1 {
+					return fmt.Errorf("job %s link %s: peer MAC not learned yet", r.Name, l)
+				}
+			}
 		}
 		out.Reset()
 		if rc := daemoncmd.Main(ctx, daemoncmd.Env{Args: []string{"vsctl", "--daemon", sock, "plugin", "stats", "stripe"},
