@@ -39,6 +39,7 @@ var floors = map[string]int{
 	"plugins/dsa":                           programs,
 	"plugins/stripe":                        programs,
 	"plugins/overlay":                       programs,
+	"plugins/flowmon":                       programs,
 	"examples/plugin-sample":                programs,
 	"examples/veth-reference":               programs,
 	"internal/cli/vsctl/internal/genschema": programs,
@@ -49,6 +50,7 @@ var floors = map[string]int{
 	"plugins/dsa/internal/...":             core,
 	"plugins/stripe/internal/...":          core,
 	"plugins/overlay/internal/...":         core,
+	"plugins/flowmon/internal/...":         core,
 	"examples/veth-reference/internal/...": core,
 
 	"ovsdb/...":             services,
@@ -59,6 +61,7 @@ var floors = map[string]int{
 	"dsa/...":               services,
 	"stripe/...":            services, // the stripe plugin's pure building blocks (issue 16)
 	"overlay/...":           services, // the overlay plugin's building blocks (issue 17): route, ethudp
+	"flowmon/...":           services, // the flowmon plugin's building blocks (issue 18): flow, collect, store, gen
 
 	"internal/desired":      services,
 	"internal/apitransport": services, // the API's HTTP/2 transport, shared by api/client and vsctl // the desired-state file format, shared by the daemon and vsctl
