@@ -5,7 +5,8 @@
 //   - flowmon/flow: the decoded, enriched flow record every other package passes around;
 //   - flowmon/collect: UDP receivers and decoders that turn export datagrams into records,
 //     counting every datagram they drop;
-//   - flowmon/store: the store interface, the embedded and PostgreSQL stores, the query model;
+//   - flowmon/query: the query model every store answers and every front end asks;
+//   - flowmon/store: the store interface and the embedded and PostgreSQL stores;
 //   - flowmon/gen: the traffic generator and its per-flow receive counter.
 //
 // The plugin binary (plugins/flowmon) wires them into data-path jobs and a command line.
