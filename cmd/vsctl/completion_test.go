@@ -58,6 +58,13 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{bin, dbArg, "set-fail-mode", "br0", "s"}, "standalone secure"},
 		{[]string{bin, "list", "Br"}, "Bridge"},
 		{[]string{bin, "br-exists", "br0", "extra"}, ""},
+		// The daemon commands and options, which --commands and --options do not list.
+		{[]string{bin, "ove"}, "overlay"},
+		{[]string{bin, "--dae"}, "--daemon="},
+		{[]string{bin, "--daemon", "unix:/run/x.sock", "plugin", "st"}, "status stats"},
+		{[]string{bin, "plugin", "--format=json", "l"}, "list"},
+		{[]string{bin, "overlay", "ro"}, "routes"},
+		{[]string{bin, "overlay", "routes", "x"}, ""},
 	}
 	for _, tc := range cases {
 		got := strings.Join(complete(t, tc.words...), " ")
