@@ -108,10 +108,11 @@ type Plugins interface {
 	// Reload makes the running plugins match a reloaded configuration's list.
 	Reload(ctx context.Context, plugins []model.Plugin) error
 	// GlobalConfig returns the plugins' merged contribution to Open_vSwitch.other_config
-	// given the daemon's own keys (which win), and the conflicts: keys on which plugins (or a
-	// plugin and the daemon) disagree, which no plugin gets. A plugin that cannot answer
+	// given the daemon's own keys (which win), the conflicts (keys on which plugins, or a
+	// plugin and the daemon, disagree, which no plugin gets) and the plugins whose
+	// contribution is unknown because they never started. A plugin that cannot answer now
 	// contributes what it last answered.
-	GlobalConfig(ctx context.Context, daemon map[string]string) (merged map[string]string, conflicts []error)
+	GlobalConfig(ctx context.Context, daemon map[string]string) PluginGlobals
 	// Flows asks every plugin with the flow-program capability for its flows and groups on a
 	// bridge (see api.PluginFlows).
 	Flows(ctx context.Context, bridge api.BridgeFacts) []api.PluginFlows

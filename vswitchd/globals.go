@@ -11,6 +11,17 @@ import (
 // configuration's value instead of conflicting with it (see plugins/host.DPDKExtraKey).
 const dpdkExtraKey = "dpdk-extra"
 
+// PluginGlobals is the plugins' answer to GlobalConfig (see Plugins).
+type PluginGlobals struct {
+	// OtherConfig is the merged contribution: keys and values to write on the plugins' behalf.
+	OtherConfig map[string]string
+	// Conflicts are the keys left out because contributions disagree.
+	Conflicts []error
+	// Unknown names the configured plugins that never started (refused by the trust checks,
+	// failed before their handshake, still starting): what they contribute is not known.
+	Unknown []string
+}
+
 // pluginGlobals is the plugins' contribution to Open_vSwitch.other_config: the merge the
 // plugin host computed and the conflicts it left out. It owns them under its own lock; the
 // Daemon adds the merge to the desired state (withConfig).
@@ -19,11 +30,17 @@ type pluginGlobals struct {
 	oc        map[string]string
 	conflicts []string
 	read      bool // oc comes from the plugins, not from OVSDB at start
+	// seeded are the keys found at start (see seed), kept while a configured plugin has not
+	// started: they may be its contribution. Dropped for good by the first complete answer.
+	seeded map[string]string
 }
 
 // seed keeps, until the plugins answer, the other_config keys ovsplane set (owned) that the
 // configuration (cfgOC) does not: they may be plugins' contributions, and removing them for
-// the moment the plugins start would make ovs-vswitchd flap.
+// the moment the plugins start would make ovs-vswitchd flap. They are kept past the first
+// answer for as long as a configured plugin never started (a refused binary, a plugin that
+// fails its handshake): its keys are unknown, and pruning them would change ovs-vswitchd's
+// setup because of a plugin that could not even run.
 func (g *pluginGlobals) seed(owned, cfgOC map[string]string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -32,19 +49,39 @@ func (g *pluginGlobals) seed(owned, cfgOC map[string]string) {
 			if g.oc == nil {
 				g.oc = map[string]string{}
 			}
-			g.oc[k] = v
+			if g.seeded == nil {
+				g.seeded = map[string]string{}
+			}
+			g.oc[k], g.seeded[k] = v, v
 		}
 	}
 }
 
 // set records the plugins' answer and reports whether it changed anything (the first answer
-// always does).
-func (g *pluginGlobals) set(oc map[string]string, conflicts []string) bool {
+// always does), and the seeded keys it keeps for plugins that never started (kept is nil
+// once an answer was complete).
+func (g *pluginGlobals) set(oc map[string]string, conflicts, unknown []string) (changed bool, kept []string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	changed := !maps.Equal(oc, g.oc) || !slices.Equal(conflicts, g.conflicts) || !g.read
+	if len(unknown) == 0 {
+		g.seeded = nil
+	}
+	for k, v := range g.seeded {
+		if _, ok := oc[k]; !ok {
+			if kept == nil {
+				oc = maps.Clone(oc)
+				if oc == nil {
+					oc = map[string]string{}
+				}
+			}
+			oc[k] = v
+			kept = append(kept, k)
+		}
+	}
+	slices.Sort(kept)
+	changed = !maps.Equal(oc, g.oc) || !slices.Equal(conflicts, g.conflicts) || !g.read
 	g.oc, g.conflicts, g.read = oc, conflicts, true
-	return changed
+	return changed, kept
 }
 
 // conflictList returns the conflicts of the last answer (Health.PluginConflicts).
@@ -78,14 +115,20 @@ func (d *Daemon) RefreshPluginConfig(ctx context.Context) {
 		return
 	}
 	own := maps.Clone(d.store.configDesired().OtherConfig)
-	oc, conflicts := d.opts.Plugins.GlobalConfig(ctx, own)
-	msgs := make([]string, 0, len(conflicts))
-	for _, c := range conflicts {
+	g := d.opts.Plugins.GlobalConfig(ctx, own)
+	msgs := make([]string, 0, len(g.Conflicts))
+	for _, c := range g.Conflicts {
 		msgs = append(msgs, c.Error())
 	}
-	if !d.globals.set(oc, msgs) {
+	changed, kept := d.globals.set(g.OtherConfig, msgs, g.Unknown)
+	if len(kept) > 0 {
+		d.log.Warn("plugins have not started; the other_config keys ovsplane had set stay as found until they answer",
+			"plugins", g.Unknown, "keys", kept)
+	}
+	if !changed {
 		return
 	}
+	oc := g.OtherConfig
 	for _, m := range msgs {
 		d.log.Error("plugins disagree on a global setting; none of their values is applied", "conflict", m)
 	}

@@ -59,8 +59,9 @@ func (p *mportHost) Flows(ctx context.Context, b api.BridgeFacts) []api.PluginFl
 	return p.h.Flows(ctx, b)
 }
 func (p *mportHost) Cookies() api.CookieRange { return host.PluginCookies() }
-func (p *mportHost) GlobalConfig(ctx context.Context, daemon map[string]string) (map[string]string, []error) {
-	return p.h.GlobalConfig(ctx, daemon).OtherConfig, nil
+func (p *mportHost) GlobalConfig(ctx context.Context, daemon map[string]string) vswitchd.PluginGlobals {
+	g := p.h.GlobalConfig(ctx, daemon)
+	return vswitchd.PluginGlobals{OtherConfig: g.OtherConfig, Unknown: g.Unknown}
 }
 func (p *mportHost) Plugins() []model.PluginInfo {
 	var out []model.PluginInfo

@@ -136,8 +136,8 @@ func (h *fuzzHost) Flows(context.Context, api.BridgeFacts) []api.PluginFlows { r
 func (h *fuzzHost) Cookies() api.CookieRange {
 	return api.CookieRange{Value: 0xa5 << 56, Mask: 0xff << 56}
 }
-func (h *fuzzHost) GlobalConfig(context.Context, map[string]string) (map[string]string, []error) {
-	return nil, nil
+func (h *fuzzHost) GlobalConfig(context.Context, map[string]string) vswitchd.PluginGlobals {
+	return vswitchd.PluginGlobals{}
 }
 
 type fuzzCheckedProvider struct {

@@ -32,6 +32,7 @@ type fakePlugins struct {
 	bad      bool     // Attach returns a second port on a bridge that is not the object's
 	noMore   bool     // Attach ignores options:more
 	global   map[string]string
+	unknown  []string // GlobalConfig's Unknown: plugins that never started
 }
 
 func newFakePlugins() *fakePlugins {
@@ -59,7 +60,7 @@ func (f *fakePlugins) Cookies() api.CookieRange {
 	return api.CookieRange{Value: 0xa5 << 56, Mask: 0xff << 56}
 }
 
-func (f *fakePlugins) GlobalConfig(_ context.Context, daemon map[string]string) (map[string]string, []error) {
+func (f *fakePlugins) GlobalConfig(_ context.Context, daemon map[string]string) vswitchd.PluginGlobals {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := map[string]string{}
@@ -75,7 +76,7 @@ func (f *fakePlugins) GlobalConfig(_ context.Context, daemon map[string]string) 
 		}
 		out[k] = v
 	}
-	return out, conflicts
+	return vswitchd.PluginGlobals{OtherConfig: out, Conflicts: conflicts, Unknown: f.unknown}
 }
 
 func (f *fakePlugins) Validate(_ context.Context, req api.PortRequest) ([]api.Problem, error) {
@@ -385,6 +386,44 @@ func TestPluginGlobalConfigKeptAcrossRestart(t *testing.T) {
 	fp.mu.Unlock()
 	d.RefreshPluginConfig(e.Ctx)
 	waitFor(t, "hw-offload released once the plugins answered without it", func() bool { _, ok := root()["hw-offload"]; return !ok })
+}
+
+// A plugin that never starts (its binary refused by the trust checks, say) leaves the
+// other_config keys ovsplane had set as they were, however often the others answer; once
+// every plugin has answered, keys nobody contributes go.
+func TestPluginGlobalConfigKeptWhilePluginNeverStarted(t *testing.T) {
+	e := newEnv(t)
+	fp := newFakePlugins()
+	fp.global = map[string]string{"hw-offload": "true", "pmd-perf-metrics": "true"}
+	d, stop := startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
+	d.RefreshPluginConfig(e.Ctx)
+	root := func() map[string]string { return otherConfig(t, e) }
+	waitFor(t, "keys contributed", func() bool { return root()["hw-offload"] == "true" && root()["pmd-perf-metrics"] == "true" })
+	stop()
+
+	// Restarted: the plugin that contributed hw-offload is refused; another answers
+	// pmd-perf-metrics with a new value, which shows when its answer was written.
+	fp.mu.Lock()
+	fp.global, fp.unknown = map[string]string{"pmd-perf-metrics": "false"}, []string{"refused-plugin"}
+	fp.mu.Unlock()
+	d, _ = startDaemon(t, e, cfgWithBridge(), nil, withPlugins(fp))
+	for range 3 {
+		d.RefreshPluginConfig(e.Ctx)
+	}
+	waitFor(t, "the answer written", func() bool { return root()["pmd-perf-metrics"] == "false" })
+	if got := root(); got["hw-offload"] != "true" {
+		t.Fatalf("other_config = %v while a plugin never started: hw-offload was pruned", got)
+	}
+
+	// The plugin starts and answers without hw-offload: now it goes.
+	fp.mu.Lock()
+	fp.unknown = nil
+	fp.mu.Unlock()
+	d.RefreshPluginConfig(e.Ctx)
+	waitFor(t, "hw-offload released once every plugin answered", func() bool { _, ok := root()["hw-offload"]; return !ok })
+	if got := root()["pmd-perf-metrics"]; got != "false" {
+		t.Errorf("pmd-perf-metrics = %q: a key still contributed went", got)
+	}
 }
 
 // otherConfig reads Open_vSwitch.other_config.

@@ -105,13 +105,13 @@ func (p *pluginHost) Plugins() []model.PluginInfo {
 }
 
 // GlobalConfig implements vswitchd.Plugins.
-func (p *pluginHost) GlobalConfig(ctx context.Context, daemon map[string]string) (map[string]string, []error) {
+func (p *pluginHost) GlobalConfig(ctx context.Context, daemon map[string]string) vswitchd.PluginGlobals {
 	g := p.h.GlobalConfig(ctx, daemon)
 	conflicts := make([]error, 0, len(g.Conflicts))
 	for _, c := range g.Conflicts {
 		conflicts = append(conflicts, c)
 	}
-	return g.OtherConfig, conflicts
+	return vswitchd.PluginGlobals{OtherConfig: g.OtherConfig, Conflicts: conflicts, Unknown: g.Unknown}
 }
 
 // Flows implements vswitchd.Plugins.

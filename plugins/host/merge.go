@@ -29,6 +29,10 @@ type GlobalConfig struct {
 	// Errors are the plugins whose contribution could not be read now (not running, call
 	// failed) or was malformed; their last good contribution is used instead, if any.
 	Errors []error
+	// Unknown names the configured plugins that never started under this host (refused,
+	// failed before their handshake, still starting): whether they contribute, and what, is
+	// not known, so OtherConfig may lack keys they would contribute.
+	Unknown []string
 }
 
 // Conflict is one other_config key with disagreeing contributions; none of them is applied.
@@ -68,7 +72,15 @@ func (h *Host) GlobalConfig(ctx context.Context, daemon map[string]string) Globa
 	values := map[string]map[string]string{} // key → plugin → value
 	var extra []string
 	for _, s := range sups {
-		if !slices.Contains(s.status().Capabilities, api.CapabilityGlobalConfig) {
+		st := s.status()
+		s.mu.Lock()
+		answered := s.contrib != nil
+		s.mu.Unlock()
+		if st.APIVersion == "" && !answered {
+			out.Unknown = append(out.Unknown, s.name)
+			continue
+		}
+		if !slices.Contains(st.Capabilities, api.CapabilityGlobalConfig) {
 			continue
 		}
 		g, err := call(ctx, s, "Contribute", func(ctx context.Context, in *instance) (api.GlobalConfig, error) {

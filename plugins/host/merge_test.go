@@ -51,6 +51,27 @@ func TestGlobalConfigConflicts(t *testing.T) {
 	}
 }
 
+// A plugin refused at start never ran: its contribution is unknown, and GlobalConfig says so
+// (the daemon keeps the keys it found rather than pruning them); a running plugin is known.
+func TestGlobalConfigNamesPluginsThatNeverStarted(t *testing.T) {
+	f := newFixture(t)
+	alpha := f.install("v1", "alpha")
+	alpha.Config = map[string]any{"other_config": map[string]any{"alpha-only": "a"}}
+	refused := f.install("v1", "refused")
+	refused.SHA256 = strings.Repeat("0", 64)
+	f.start(alpha, refused)
+	if st := f.status("refused"); st.State != StateRefused {
+		t.Fatalf("refused plugin: state %s", st.State)
+	}
+	got := f.h.GlobalConfig(t.Context(), nil)
+	if !reflect.DeepEqual(got.Unknown, []string{"refused"}) {
+		t.Errorf("Unknown = %q, want [refused]", got.Unknown)
+	}
+	if got.OtherConfig["alpha-only"] != "a" {
+		t.Errorf("OtherConfig = %v: the running plugin's key is missing", got.OtherConfig)
+	}
+}
+
 // TestFlows: zero cookies get the plugin's cookie; a cookie outside the plugin's range is an
 // error naming the plugin, and its flows are not returned.
 func TestFlows(t *testing.T) {
