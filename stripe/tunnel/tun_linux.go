@@ -418,6 +418,8 @@ func (t *Tunnel) fromEngine(ctx context.Context) error {
 			t.c.rxPackets.Add(1)
 			t.c.rxBytes.Add(uint64(len(d.Payload)))
 			if co == nil {
+				// the sender may have offloads and leave the checksum partial: complete it.
+				finishCsum(d.Payload)
 				_, err := t.f.Write(d.Payload)
 				if err == nil {
 					t.c.writes.Add(1)
