@@ -351,7 +351,7 @@ func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, *
 			if len(e.flows) >= e.cfg.MaxFlows {
 				return 0, nil, fmt.Errorf("engine: connection %+v: already %d connections, the maximum (Config.MaxFlows)", c, e.cfg.MaxFlows)
 			}
-			start := initialSeq(time.Now(), 0)
+			start := initialSeq(e.cfg.Clock.Now(), 0)
 			fl = &sendFlow{conn: c, next: start, base: start, start: start, fresh: true, slots: make([]pending, e.cfg.Window)}
 			e.flows[c] = fl
 		}
@@ -628,6 +628,10 @@ func (e *Engine) onAck(a Ack) {
 // acknowledged yet (its frames carry FlagReset and will start the receiver's state) changes
 // nothing. Called with sendMu held.
 func (e *Engine) restartLocked(fl *sendFlow, seq uint64) {
+	if fl != nil && fl.fresh && seq > fl.start {
+		e.moveAboveLocked(fl, seq)
+		return
+	}
 	if fl == nil || fl.fresh || seq < fl.start {
 		return
 	}
@@ -640,11 +644,61 @@ func (e *Engine) restartLocked(fl *sendFlow, seq uint64) {
 	e.inflight -= int(n)
 	e.c.discarded.Add(n)
 	e.c.restarts.Add(1)
-	start := initialSeq(time.Now(), fl.next)
+	start := initialSeq(e.cfg.Clock.Now(), fl.next)
 	fl.next, fl.base, fl.start, fl.fresh = start, start, start, true
 	close(e.space) // wake every sender waiting for room
 	e.space = make(chan struct{})
 	e.cfg.Logger.Info("stripe engine: peer asked to restart a connection", "conn", fl.conn, "discarded", n)
+}
+
+// moveAboveLocked moves connection fl, whose current space is not acknowledged yet, into a
+// new space above seq, because its receiver follows a space starting at seq, above fl's: this
+// engine started after the one that used that space, with a clock that stepped back. The
+// receiver dropped every frame of fl's space as a stale copy and delivered none, so the
+// unacknowledged frames are not discarded but numbered again, in order, from the new space's
+// start (still FlagReset) and sent again by the retransmitter. A request that is only a
+// duplicate of an earlier one names a space at or below the new start and changes nothing.
+// Called with sendMu held.
+func (e *Engine) moveAboveLocked(fl *sendFlow, seq uint64) {
+	start := initialSeq(e.cfg.Clock.Now(), max(seq, fl.next))
+	if start == 0 { // past the sequence numbers' end: nothing above to move to
+		return
+	}
+	n := fl.next - fl.base
+	held := make([]pending, 0, n)
+	for s := fl.base; s < fl.next; s++ {
+		p := &fl.slots[s%uint64(len(fl.slots))]
+		held = append(held, *p)
+		*p = pending{}
+	}
+	for k, p := range held {
+		if !p.used {
+			continue
+		}
+		ns := start + uint64(k)
+		h, payload, err := frame.Decode(p.fb.b)
+		if err == nil {
+			h.Seq = ns
+			fb := e.newFrameLocked()
+			fb.refs = 1 // the slot's only
+			if fb.b, err = frame.Append(fb.b[:0], h, payload); err == nil {
+				// due for the retransmitter at once: no link, never sent.
+				fl.slots[ns%uint64(len(fl.slots))] = pending{used: true, fb: fb, link: -1}
+			} else {
+				e.releaseLocked(fb)
+			}
+		}
+		if err != nil { // cannot happen: the frame was encoded here; the slot stays empty
+			e.c.discarded.Add(1)
+		}
+		e.releaseLocked(p.fb)
+	}
+	fl.next, fl.base, fl.start = start+n, start, start
+	fl.dups = 0
+	e.c.restarts.Add(1)
+	e.kickRetransmit()
+	e.cfg.Logger.Info("stripe engine: the peer follows a later sequence space (this node's clock stepped back): connection moved above it",
+		"conn", fl.conn, "frames", n)
 }
 
 // sampleRTT feeds one ack delay into the smoothed RTT and its variation (RFC 6298's estimator)
@@ -920,7 +974,14 @@ func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []
 		rf.start, rf.reset = start, true
 		e.c.resets.Add(1)
 	case reset && start < rf.start:
-		e.c.staleFrames.Add(1) // a late copy from a space already replaced
+		// A late copy from a space already replaced, or a new space that starts below the one
+		// followed: the sender restarted with its clock stepped back. Tell the sender which
+		// space is followed (a reset request naming its start): one behind moves its
+		// connection above it, anyone else ignores it.
+		e.c.staleFrames.Add(1)
+		if _, ok := e.resetReq[c]; ok || len(e.resetReq) < e.cfg.MaxFlows {
+			e.resetReq[c] = rf.start
+		}
 		return
 	}
 	rf.dirty = true
