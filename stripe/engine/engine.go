@@ -158,8 +158,9 @@ type Engine struct {
 	scratch scratchPool // SendBatch's reusable buffers (sendbatch.go)
 	rx      rxPool      // received payloads' buffers (pool.go)
 
-	started atomic.Bool // Run was called
-	running atomic.Bool // Run is running
+	started atomic.Bool   // Run was called
+	running atomic.Bool   // Run is running
+	up      chan struct{} // closed once Run runs
 	done    chan struct{}
 
 	c counters
@@ -200,7 +201,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, table: table, pol: pol, tracker: tracker, flows: map[Conn]*sendFlow{},
 		rflows: map[Conn]*recvFlow{}, resetReq: map[Conn]uint64{}, retrans: make(chan struct{}, 1),
 		readyCh: make(chan struct{}, 1), spaceCh: make(chan struct{}, 1), readyMax: cfg.Window,
-		done: make(chan struct{}), space: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
+		done: make(chan struct{}), up: make(chan struct{}), space: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
 	now := time.Now()
 	for i, l := range cfg.Links {
 		ls := &linkState{l: l}
@@ -220,10 +221,24 @@ func New(cfg Config) (*Engine, error) {
 // MaxPayload is the largest payload of one frame: the smallest link MTU minus the header.
 func (e *Engine) MaxPayload() int { return e.maxPayload }
 
-// Running reports whether Run is running, that is whether Send and Receive are accepted. A
-// caller that starts Run on a goroutine waits for it before handing the engine to a sender
-// (such as stripe/tunnel) that treats ErrNotRunning as the engine's end.
+// Running reports whether Run is running, that is whether Send and Receive are accepted.
 func (e *Engine) Running() bool { return e.running.Load() }
+
+// WaitRunning waits until Run runs, so that Send and Receive are accepted, or ctx ends. It
+// returns nil while Run runs, an error wrapping ErrNotRunning once Run has ended, and ctx's
+// error when ctx ends first. A sender that treats ErrNotRunning as the engine's end (such as
+// stripe/tunnel) calls it first, so it may be handed an engine whose Run is only starting.
+func (e *Engine) WaitRunning(ctx context.Context) error {
+	select {
+	case <-e.up:
+	case <-ctx.Done():
+		return fmt.Errorf("engine: waiting for Run: %w", ctx.Err())
+	}
+	if !e.running.Load() {
+		return fmt.Errorf("engine: %w: Run has ended", ErrNotRunning)
+	}
+	return nil
+}
 
 // Run runs the engine until ctx ends: one receiver per link, the sampler (every Period), the
 // hello sender, the acknowledger and the retransmitter. It returns nil when ctx ends, and an
@@ -233,6 +248,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		return fmt.Errorf("engine: Run called twice: build a new engine with New")
 	}
 	e.running.Store(true)
+	close(e.up)
 	defer close(e.done)
 	// The first sample makes links usable before anything else runs.
 	e.sample(time.Now())

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,15 +22,21 @@ import (
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
-// enginePair runs a real engine in each of two namespaces over two veth links between them,
-// until the test ends.
+// enginePair is a real engine in each of two namespaces over two veth links between them.
 type enginePair struct {
 	nsA, nsB *lab.Netns
 	a, b     *engine.Engine
+	run      []func() // start each engine's Run, which lasts until the test ends
 }
 
-// newEnginePair builds the namespaces and links and starts both engines' Run. When waitRun is
-// false it returns at once (Run may not run yet), else once both run.
+// start starts both engines' Run and returns at once (Run may not run yet).
+func (p *enginePair) start() {
+	for _, r := range p.run {
+		r()
+	}
+}
+
+// newEnginePair builds the namespaces, links and engines; start runs them.
 func newEnginePair(t *testing.T) *enginePair {
 	t.Helper()
 	p := &enginePair{nsA: lab.NewNetns(t), nsB: lab.NewNetns(t)}
@@ -65,14 +73,16 @@ func newEnginePair(t *testing.T) *enginePair {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-		done := make(chan error, 1)
-		go func() { done <- e.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("engine %d: Run: %v", self, err)
-			}
+		p.run = append(p.run, func() {
+			ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+			done := make(chan error, 1)
+			go func() { done <- e.Run(ctx) }()
+			t.Cleanup(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("engine %d: Run: %v", self, err)
+				}
+			})
 		})
 		return e
 	}
@@ -163,6 +173,7 @@ func transfer(ctx context.Context, src, dst *lab.Netns, dstIP string, n int) err
 func TestMixedOffloadPeers(t *testing.T) {
 	lab.Require(t, lab.NeedNetns)
 	p := newEnginePair(t)
+	p.start()
 	ta := openTunnel(t, p.nsA, "10.79.1.1/24", p.a, false) // offloads
 	tb := openTunnel(t, p.nsB, "10.79.1.2/24", p.b, true)  // none
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -188,5 +199,82 @@ func TestMixedOffloadPeers(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}
+	}
+}
+
+// TestRunWaitsForTheEngine: the tunnels are handed engines whose Run has not started, and run
+// first. A TCP connection's SYN is queued in A's device before the engines start; the tunnels
+// wait for the engines instead of ending on engine.ErrNotRunning, and once the engines run the
+// connection carries its bytes. A tunnel handed an engine whose Run has ended ends with
+// ErrNotRunning, and one whose context ends while it waits returns nil.
+func TestRunWaitsForTheEngine(t *testing.T) {
+	lab.Require(t, lab.NeedNetns)
+	p := newEnginePair(t)
+	ta := openTunnel(t, p.nsA, "10.79.2.1/24", p.a, false)
+	tb := openTunnel(t, p.nsB, "10.79.2.2/24", p.b, false)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 2)
+	for _, tun := range []*tunnel.Tunnel{ta, tb} {
+		go func() { done <- tun.Run(ctx) }()
+	}
+	res := make(chan error, 1)
+	go func() { res <- transfer(ctx, p.nsA, p.nsB, "10.79.2.2", 1<<20) }()
+	// The kernel routed the SYN into A's device: the packet that used to beat the engine.
+	lab.WaitFor(t, 30*time.Second, "A's connection in SYN-SENT (its SYN in A's tun device)", func(context.Context) error {
+		return p.nsA.Do(func() error {
+			// this thread's namespace's sockets: connect sent the SYN through the device, which
+			// queued it for the tunnel to read.
+			b, err := os.ReadFile("/proc/thread-self/net/tcp")
+			if err != nil {
+				return err
+			}
+			for line := range strings.Lines(string(b)) {
+				f := strings.Fields(line)
+				if len(f) > 3 && strings.HasPrefix(f[2], "02024F0A:") && f[3] == "02" { // 10.79.2.2, SYN-SENT
+					return nil
+				}
+			}
+			return errors.New("no connection in SYN-SENT yet")
+		})
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("a tunnel's Run ended before its engine ran: %v", err)
+	default:
+	}
+	p.start()
+	if err := <-res; err != nil {
+		t.Fatalf("TCP through tunnels started before their engines: %v (A %+v, B %+v)", err, ta.Stats(), tb.Stats())
+	}
+	cancel()
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
+
+	// An engine that ran and ended: the tunnel ends with ErrNotRunning at once.
+	wctx, wcancel := context.WithTimeout(t.Context(), time.Minute)
+	defer wcancel()
+	stopped := newEnginePair(t)
+	tc := openTunnel(t, stopped.nsA, "10.79.3.1/24", stopped.a, true)
+	qctx, qcancel := context.WithCancel(t.Context())
+	qcancel()
+	if err := tc.Run(qctx); err != nil {
+		t.Errorf("Run waiting for an engine, its context cancelled: %v, want nil", err)
+	}
+	ectx, ecancel := context.WithCancel(t.Context())
+	edone := make(chan error, 1)
+	go func() { edone <- stopped.a.Run(ectx) }()
+	if err := stopped.a.WaitRunning(wctx); err != nil {
+		t.Fatal(err)
+	}
+	ecancel()
+	if err := <-edone; err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.Run(wctx); !errors.Is(err, engine.ErrNotRunning) {
+		t.Errorf("Run on an engine whose Run ended: %v, want ErrNotRunning", err)
 	}
 }

@@ -98,8 +98,9 @@ type Config struct {
 	// TxQueueLen is the device's transmit queue in packets (0: the kernel's default, 500); at
 	// most 1<<20.
 	TxQueueLen int
-	// Engine carries the packets; it must be running (Run is the caller's) with a MaxFlows of
-	// at least Conns.
+	// Engine carries the packets, with a MaxFlows of at least Conns. Its Run is the caller's;
+	// an *engine.Engine may be handed over before Run runs (Tunnel.Run waits for it, bounded
+	// by its ctx); an engine without WaitRunning must be running.
 	Engine Engine
 	// Conns is the number of engine connections the inner flows are hashed onto (0:
 	// DefaultConns); 1 to MaxConns.
