@@ -123,20 +123,23 @@ const demuxBuffer = 1024
 
 // demux takes one engine's deliveries and hands those of service to the tunnel's view and the
 // others to the endpoint's. A receiver that does not take its deliveries holds up the other
-// once its buffer is full, as it would hold up the engine.
+// once its buffer is full, as it would hold up the engine; once the tunnel has stopped
+// (tunGone), its deliveries are dropped instead, so the applications keep theirs.
 type demux struct {
 	e       *engine.Engine
 	service uint16
 	tun     chan engine.Delivery
 	apps    chan engine.Delivery
+	tunGone <-chan struct{}
 	done    chan struct{} // closed when run returned
 	err     error         // why run returned, set before done is closed
 }
 
-// newDemux returns a demux of e's deliveries; run starts it.
-func newDemux(e *engine.Engine, service uint16) *demux {
+// newDemux returns a demux of e's deliveries; run starts it. tunGone is closed when the
+// tunnel stops taking deliveries.
+func newDemux(e *engine.Engine, service uint16, tunGone <-chan struct{}) *demux {
 	return &demux{e: e, service: service, tun: make(chan engine.Delivery, demuxBuffer),
-		apps: make(chan engine.Delivery, demuxBuffer), done: make(chan struct{})}
+		apps: make(chan engine.Delivery, demuxBuffer), tunGone: tunGone, done: make(chan struct{})}
 }
 
 // run waits for the engine's Run, then routes its deliveries until ctx ends or the engine
@@ -154,12 +157,13 @@ func (d *demux) run(ctx context.Context) {
 			return
 		}
 		for _, x := range ds[:n] {
-			ch := d.apps
+			ch, gone := d.apps, (<-chan struct{})(nil)
 			if x.Conn.Service == d.service {
-				ch = d.tun
+				ch, gone = d.tun, d.tunGone
 			}
 			select {
 			case ch <- x:
+			case <-gone: // the tunnel stopped: its delivery is dropped
 			case <-ctx.Done():
 				d.err = ctx.Err()
 				return
@@ -270,12 +274,13 @@ type peerTunnel struct {
 // openTunnel creates peer p's tun device (field f of the configuration) in the job's
 // namespace over p's engine. The error is FailedPrecondition naming the field.
 func openTunnel(ctx context.Context, job, f string, cfg Config, tc TransparentConfig, p *peerEngine, log *slog.Logger) (*peerTunnel, error) {
-	d := newDemux(p.e, tunnel.DefaultService)
+	done := make(chan struct{})
+	d := newDemux(p.e, tunnel.DefaultService, done)
 	q := tc.QueueLen
 	if q == 0 {
 		q = DefaultTunQueueLen
 	}
-	pt := &peerTunnel{cfg: tc, d: d, done: make(chan struct{})}
+	pt := &peerTunnel{cfg: tc, d: d, done: done}
 	err := inNetns(cfg.Netns, func() error {
 		var err error
 		pt.t, err = tunnel.Open(ctx, tunnel.Config{Name: tc.Device, Addr: tc.prefix(), MTU: tc.MTU, TxQueueLen: q,
