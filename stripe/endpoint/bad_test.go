@@ -297,6 +297,16 @@ func TestSlowReaderDoesNotBlockOthers(t *testing.T) {
 			t.Fatalf("fast application's message %d: %+v, %v", i, m, err)
 		}
 	}
+	// The writer counts a message once its write returned, which may be after the client read
+	// it: wait (bounded) for the count.
+	waitFor(t, "the fast application's 100 messages counted", func() error {
+		for _, ap := range b.Stats().Apps {
+			if ap.Name == "fast" && ap.ReceivedMessages != 100 {
+				return fmt.Errorf("fast application: %d messages counted", ap.ReceivedMessages)
+			}
+		}
+		return nil
+	})
 	for _, ap := range b.Stats().Apps {
 		t.Logf("%s: received %d, dropped %d", ap.Name, ap.ReceivedMessages, ap.ReceiveDrops)
 		if ap.Name == "fast" && (ap.ReceiveDrops != 0 || ap.ReceivedMessages != 100) {

@@ -18,9 +18,12 @@ type Conn struct {
 }
 
 // Ack is a cumulative acknowledgement: the receiver From expects sequence number Next of
-// connection Conn from node To. With Reset it is a reset request instead: the receiver has no
-// state for Conn (it restarted since the sender's sequence space began) and Next is the
-// sequence number of the frame that showed it; the frame carries FlagControl|FlagReset.
+// connection Conn from node To. With Reset it is a reset request instead; the frame carries
+// FlagControl|FlagReset. Either the receiver has no state for Conn (it restarted since the
+// sender's sequence space began) and Next is the sequence number of the frame that showed it,
+// or the receiver got a new space starting below the one it follows (the sender restarted with
+// its clock stepped back) and Next is the start of the followed space. A sender tells them
+// apart by its state: its space unacknowledged and below Next is the second case.
 type Ack struct {
 	From, To uint32
 	Conn     Conn

@@ -64,7 +64,13 @@
 // sends a reset request, an ack with FlagReset (Stats.ResetRequests); the sender then discards
 // the connection's unacknowledged frames (Stats.Discarded: sending them again could hand the
 // restarted side's application a copy of what it had before) and starts a new space
-// (Stats.Restarts). Neither side hangs, and nothing is delivered twice or out of order.
+// (Stats.Restarts). A flagged frame of a space below the followed one may also be a new space
+// whose sender restarted with its clock stepped back (Config.Clock): the receiver drops it as
+// stale and sends a reset request naming the start of the space it follows; a sender whose
+// current space is not acknowledged yet and starts below that number moves the connection
+// into a new space above it, renumbering its unacknowledged frames in order (none of them was
+// delivered) and sending them again (Stats.Restarts, nothing discarded); any other sender
+// ignores it. Neither side hangs, and nothing is delivered twice or out of order.
 //
 // Still to come: several peers per engine. The OVS-DPDK link mode reaches the NICs through
 // lanes (stripe/ovslane); the engine sees them as ordinary links.
@@ -78,6 +84,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/stripe/discovery"
 	"github.com/ovsplane/ovsplane/stripe/link"
+	"github.com/ovsplane/ovsplane/stripe/load"
 	"github.com/ovsplane/ovsplane/stripe/policy"
 	"github.com/ovsplane/ovsplane/stripe/reorder"
 )
@@ -146,6 +153,9 @@ type Config struct {
 	// sender keeps (0: DefaultMaxInFlight, about 24 MB of 1500-byte frames; at most
 	// MaxInFlight); Send waits while it is reached.
 	MaxInFlight int
+	// Clock is the wall clock every connection's sequence space starts from (see Restarts;
+	// nil: the system clock). Timeouts and rates use the monotonic system clock regardless.
+	Clock load.Clock
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -237,6 +247,9 @@ func (c *Config) check() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = wallClock{}
 	}
 	return nil
 }

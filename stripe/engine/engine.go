@@ -158,8 +158,9 @@ type Engine struct {
 	scratch scratchPool // SendBatch's reusable buffers (sendbatch.go)
 	rx      rxPool      // received payloads' buffers (pool.go)
 
-	started atomic.Bool // Run was called
-	running atomic.Bool // Run is running
+	started atomic.Bool   // Run was called
+	running atomic.Bool   // Run is running
+	up      chan struct{} // closed once Run runs
 	done    chan struct{}
 
 	c counters
@@ -200,7 +201,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, table: table, pol: pol, tracker: tracker, flows: map[Conn]*sendFlow{},
 		rflows: map[Conn]*recvFlow{}, resetReq: map[Conn]uint64{}, retrans: make(chan struct{}, 1),
 		readyCh: make(chan struct{}, 1), spaceCh: make(chan struct{}, 1), readyMax: cfg.Window,
-		done: make(chan struct{}), space: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
+		done: make(chan struct{}), up: make(chan struct{}), space: make(chan struct{}), maxPayload: frame.MaxPayload, rto: cfg.RetransmitTimeout}
 	now := time.Now()
 	for i, l := range cfg.Links {
 		ls := &linkState{l: l}
@@ -220,10 +221,24 @@ func New(cfg Config) (*Engine, error) {
 // MaxPayload is the largest payload of one frame: the smallest link MTU minus the header.
 func (e *Engine) MaxPayload() int { return e.maxPayload }
 
-// Running reports whether Run is running, that is whether Send and Receive are accepted. A
-// caller that starts Run on a goroutine waits for it before handing the engine to a sender
-// (such as stripe/tunnel) that treats ErrNotRunning as the engine's end.
+// Running reports whether Run is running, that is whether Send and Receive are accepted.
 func (e *Engine) Running() bool { return e.running.Load() }
+
+// WaitRunning waits until Run runs, so that Send and Receive are accepted, or ctx ends. It
+// returns nil while Run runs, an error wrapping ErrNotRunning once Run has ended, and ctx's
+// error when ctx ends first. A sender that treats ErrNotRunning as the engine's end (such as
+// stripe/tunnel) calls it first, so it may be handed an engine whose Run is only starting.
+func (e *Engine) WaitRunning(ctx context.Context) error {
+	select {
+	case <-e.up:
+	case <-ctx.Done():
+		return fmt.Errorf("engine: waiting for Run: %w", ctx.Err())
+	}
+	if !e.running.Load() {
+		return fmt.Errorf("engine: %w: Run has ended", ErrNotRunning)
+	}
+	return nil
+}
 
 // Run runs the engine until ctx ends: one receiver per link, the sampler (every Period), the
 // hello sender, the acknowledger and the retransmitter. It returns nil when ctx ends, and an
@@ -233,6 +248,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		return fmt.Errorf("engine: Run called twice: build a new engine with New")
 	}
 	e.running.Store(true)
+	close(e.up)
 	defer close(e.done)
 	// The first sample makes links usable before anything else runs.
 	e.sample(time.Now())
@@ -351,7 +367,7 @@ func (e *Engine) enqueue(ctx context.Context, c Conn, payload []byte) (uint64, *
 			if len(e.flows) >= e.cfg.MaxFlows {
 				return 0, nil, fmt.Errorf("engine: connection %+v: already %d connections, the maximum (Config.MaxFlows)", c, e.cfg.MaxFlows)
 			}
-			start := initialSeq(time.Now(), 0)
+			start := initialSeq(e.cfg.Clock.Now(), 0)
 			fl = &sendFlow{conn: c, next: start, base: start, start: start, fresh: true, slots: make([]pending, e.cfg.Window)}
 			e.flows[c] = fl
 		}
@@ -628,6 +644,10 @@ func (e *Engine) onAck(a Ack) {
 // acknowledged yet (its frames carry FlagReset and will start the receiver's state) changes
 // nothing. Called with sendMu held.
 func (e *Engine) restartLocked(fl *sendFlow, seq uint64) {
+	if fl != nil && fl.fresh && seq > fl.start {
+		e.moveAboveLocked(fl, seq)
+		return
+	}
 	if fl == nil || fl.fresh || seq < fl.start {
 		return
 	}
@@ -640,11 +660,61 @@ func (e *Engine) restartLocked(fl *sendFlow, seq uint64) {
 	e.inflight -= int(n)
 	e.c.discarded.Add(n)
 	e.c.restarts.Add(1)
-	start := initialSeq(time.Now(), fl.next)
+	start := initialSeq(e.cfg.Clock.Now(), fl.next)
 	fl.next, fl.base, fl.start, fl.fresh = start, start, start, true
 	close(e.space) // wake every sender waiting for room
 	e.space = make(chan struct{})
 	e.cfg.Logger.Info("stripe engine: peer asked to restart a connection", "conn", fl.conn, "discarded", n)
+}
+
+// moveAboveLocked moves connection fl, whose current space is not acknowledged yet, into a
+// new space above seq, because its receiver follows a space starting at seq, above fl's: this
+// engine started after the one that used that space, with a clock that stepped back. The
+// receiver dropped every frame of fl's space as a stale copy and delivered none, so the
+// unacknowledged frames are not discarded but numbered again, in order, from the new space's
+// start (still FlagReset) and sent again by the retransmitter. A request that is only a
+// duplicate of an earlier one names a space at or below the new start and changes nothing.
+// Called with sendMu held.
+func (e *Engine) moveAboveLocked(fl *sendFlow, seq uint64) {
+	start := initialSeq(e.cfg.Clock.Now(), max(seq, fl.next))
+	if start == 0 { // past the sequence numbers' end: nothing above to move to
+		return
+	}
+	n := fl.next - fl.base
+	held := make([]pending, 0, n)
+	for s := fl.base; s < fl.next; s++ {
+		p := &fl.slots[s%uint64(len(fl.slots))]
+		held = append(held, *p)
+		*p = pending{}
+	}
+	for k, p := range held {
+		if !p.used {
+			continue
+		}
+		ns := start + uint64(k)
+		h, payload, err := frame.Decode(p.fb.b)
+		if err == nil {
+			h.Seq = ns
+			fb := e.newFrameLocked()
+			fb.refs = 1 // the slot's only
+			if fb.b, err = frame.Append(fb.b[:0], h, payload); err == nil {
+				// due for the retransmitter at once: no link, never sent.
+				fl.slots[ns%uint64(len(fl.slots))] = pending{used: true, fb: fb, link: -1}
+			} else {
+				e.releaseLocked(fb)
+			}
+		}
+		if err != nil { // cannot happen: the frame was encoded here; the slot stays empty
+			e.c.discarded.Add(1)
+		}
+		e.releaseLocked(p.fb)
+	}
+	fl.next, fl.base, fl.start = start+n, start, start
+	fl.dups = 0
+	e.c.restarts.Add(1)
+	e.kickRetransmit()
+	e.cfg.Logger.Info("stripe engine: the peer follows a later sequence space (this node's clock stepped back): connection moved above it",
+		"conn", fl.conn, "frames", n)
 }
 
 // sampleRTT feeds one ack delay into the smoothed RTT and its variation (RFC 6298's estimator)
@@ -920,7 +990,14 @@ func (e *Engine) dispatch(ctx context.Context, i int, src net.HardwareAddr, b []
 		rf.start, rf.reset = start, true
 		e.c.resets.Add(1)
 	case reset && start < rf.start:
-		e.c.staleFrames.Add(1) // a late copy from a space already replaced
+		// A late copy from a space already replaced, or a new space that starts below the one
+		// followed: the sender restarted with its clock stepped back. Tell the sender which
+		// space is followed (a reset request naming its start): one behind moves its
+		// connection above it, anyone else ignores it.
+		e.c.staleFrames.Add(1)
+		if _, ok := e.resetReq[c]; ok || len(e.resetReq) < e.cfg.MaxFlows {
+			e.resetReq[c] = rf.start
+		}
 		return
 	}
 	rf.dirty = true

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/stripe/engine"
+	"github.com/ovsplane/ovsplane/stripe/load"
 	"github.com/ovsplane/ovsplane/stripe/policy"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -18,13 +19,19 @@ import (
 // which also closes its links, as a process dying would.
 func (tb *testbed) runEngine(t *testing.T, self, peer uint32, aSide bool) (n node, stop func()) {
 	t.Helper()
+	return tb.runEngineClock(t, self, peer, aSide, nil)
+}
+
+// runEngineClock is runEngine with the engine's sequence-space clock (nil: the system's).
+func (tb *testbed) runEngineClock(t *testing.T, self, peer uint32, aSide bool, clock load.Clock) (n node, stop func()) {
+	t.Helper()
 	links := tb.open(t, aSide, false)
 	vmax := make([]float64, len(rates))
 	for i, r := range rates {
 		vmax[i] = float64(r) * 1e6 / 8
 	}
 	e, err := engine.New(engine.Config{Node: self, Peer: peer, Links: links, Vmax: vmax,
-		Policy: policy.Config{Kind: policy.KindRoundRobin}})
+		Policy: policy.Config{Kind: policy.KindRoundRobin}, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,4 +164,72 @@ func TestPeerRestart(t *testing.T) {
 	}
 	t.Logf("A: resets %d, restarts %d, discarded %d, stale %d; B: reset requests %d, stale %d",
 		sa.Resets, sa.Restarts, sa.Discarded, sa.StaleFrames, sb.ResetRequests, sb.StaleFrames)
+}
+
+// behindClock is a system clock set back by an hour: a node whose clock stepped back while its
+// plugin restarted.
+type behindClock struct{}
+
+func (behindClock) Now() time.Time { return time.Now().Add(-time.Hour) }
+
+// TestRestartClockBehind: node B's engine restarts with its clock an hour behind, so its new
+// connection's sequence space starts below the one A follows from the old engine. A must not
+// take the new space's frames for late copies of an old space forever: it tells B (a reset
+// request naming the space it follows), B moves its connection above it, sending again the
+// frames A never delivered, and A delivers B's data from the new space's start, whole, in
+// order and once.
+func TestRestartClockBehind(t *testing.T) {
+	tb := newTestbed(t)
+	a, stopA := tb.runEngine(t, nodeA, nodeB, true)
+	defer stopA()
+	b, stopB := tb.runEngine(t, nodeB, nodeA, false)
+	waitDiscovered(t, a, b, nodeB)
+	waitDiscovered(t, b, a, nodeA)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	fromB := engine.Conn{Service: 7, SrcPort: 1, DstPort: 2}
+	const n = 256 << 10
+	if err := b.e.Send(ctx, engine.Message{Conn: fromB, Payload: chunk(0, n)}); err != nil {
+		t.Fatal(err)
+	}
+	if r := receiveAll(ctx, a.e, fromB, n); r.err != nil {
+		t.Fatalf("A from B before the restart: %v", r.err)
+	}
+	stopB()
+	b2, stopB2 := tb.runEngineClock(t, nodeB, nodeA, false, behindClock{})
+	defer stopB2()
+	waitDiscovered(t, b2, a, nodeA)
+	waitDiscovered(t, a, b2, nodeB)
+	if err := b2.e.Send(ctx, engine.Message{Conn: fromB, Payload: chunk(0, n)}); err != nil {
+		t.Fatal(err)
+	}
+	// Bounded: a stalled connection never delivers (the receive ends with the context).
+	rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer rcancel()
+	off, want := 0, uint64(0)
+	for off < n {
+		d, err := a.e.Receive(rctx)
+		if err != nil {
+			t.Fatalf("A after B restarted with its clock behind, %d of %d bytes: %v (A %+v; B %+v)", off, n, err, a.e.Stats(), b2.e.Stats())
+		}
+		if d.Conn != fromB {
+			t.Fatalf("delivery of connection %+v", d.Conn)
+		}
+		if off == 0 {
+			if !d.Reset {
+				t.Fatalf("first delivery after B's restart (sequence number %d) not marked Reset", d.Seq)
+			}
+			want = d.Seq
+		}
+		if d.Reset != (off == 0) || d.Seq != want || !bytes.Equal(d.Payload, chunk(off, len(d.Payload))) {
+			t.Fatalf("at offset %d: delivery %d (reset %t), want %d: out of order, duplicate or wrong bytes", off, d.Seq, d.Reset, want)
+		}
+		want++
+		off += len(d.Payload)
+	}
+	sa, sb := a.e.Stats(), b2.e.Stats()
+	if sa.Resets != 1 || sa.Duplicates != 0 || sb.Restarts != 1 || sb.Discarded != 0 || sa.ResetRequests == 0 {
+		t.Errorf("A resets %d, duplicates %d, reset requests %d; B restarts %d, discarded %d: want one reset, B moved above A's space once, nothing discarded",
+			sa.Resets, sa.Duplicates, sa.ResetRequests, sb.Restarts, sb.Discarded)
+	}
 }

@@ -18,13 +18,19 @@ import (
 //
 // Checksums. The kernel reads packets from the device with the TCP/UDP checksum left for the
 // "device" (VIRTIO_NET_HDR_F_NEEDS_CSUM: the field holds the folded pseudo-header sum). split
-// keeps it that way: every packet it returns carries the pseudo-header sum of its own length
-// when the original needed a checksum. The receiving coalescer writes every TCP and UDP packet
-// with NEEDS_CSUM and its pseudo-header sum recomputed, so the receiving kernel treats the
-// payload as checked (CHECKSUM_PARTIAL) and, when it forwards the packet, completes the
-// checksum itself. Neither side sums the payload: the frames' integrity is the links' (the
-// Ethernet FCS), as between a virtio guest and its host. The IPv4 header checksum, which the
-// kernel always verifies, is recomputed on every packet either side changes.
+// keeps it that way: every plain TCP/UDP packet it returns carries the pseudo-header sum of its
+// own length when the original needed a checksum; any other packet that needed one gets its
+// complete checksum (completeCsum). So on the wire the L4 checksum of a plain TCP/UDP packet
+// is either complete (a sender without offloads) or partial (a sender with them), and the
+// receiver owns it: the receiving coalescer writes every TCP and UDP packet with NEEDS_CSUM
+// and its pseudo-header sum recomputed, so the receiving kernel treats the payload as checked
+// (CHECKSUM_PARTIAL) and, when it forwards the packet, completes the checksum itself; a
+// receiver without offloads, whose device cannot take a partial checksum, computes the
+// complete one on every TCP/UDP packet (finishCsum) before it writes it. Peers may therefore
+// differ in their offloads. Between two peers with offloads neither side sums the payload:
+// the frames' integrity is the links' (the Ethernet FCS), as between a virtio guest and its
+// host. The IPv4 header checksum, which the kernel always verifies, is recomputed on every
+// packet either side changes.
 
 // virtio_net_hdr fields (include/uapi/linux/virtio_net.h).
 const (
@@ -328,6 +334,33 @@ func ipID(p []byte, x l4) uint16 {
 		return 0
 	}
 	return binary.BigEndian.Uint16(p[4:])
+}
+
+// finishCsum writes the complete TCP or UDP checksum into packet p when p is plain TCP or UDP
+// over IPv4 or IPv6 (parseL4), whatever its checksum field held: the pseudo-header sum a
+// sender with offloads left (NEEDS_CSUM), a complete checksum, or garbage. A tunnel without
+// offloads calls it on every packet from the peer, because its device cannot take a partial
+// checksum and the kernel would drop the packet. Other packets are left as they are (the
+// sender completed theirs: completeCsum).
+func finishCsum(p []byte) {
+	x, ok := parseL4(p)
+	if !ok {
+		return
+	}
+	at := x.ipLen + x.csumOffset()
+	p[at], p[at+1] = 0, 0
+	var s uint64
+	if x.v6 {
+		s = sum16(p[8:40], 0)
+	} else {
+		s = sum16(p[12:20], 0)
+	}
+	s += uint64(x.proto) + uint64(len(p)-x.ipLen)
+	c := ^fold(sum16(p[x.ipLen:], s))
+	if c == 0 && x.proto == protoUDP {
+		c = 0xffff // UDP's 0 means "no checksum"
+	}
+	binary.BigEndian.PutUint16(p[at:], c)
 }
 
 // completeCsum computes the checksum a NEEDS_CSUM packet left to the device, for packets whose

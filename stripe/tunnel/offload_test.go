@@ -358,3 +358,41 @@ func FuzzCoalesce(f *testing.F) {
 		}
 	})
 }
+
+// TestFinishCsum: a packet whose checksum field holds the pseudo-header sum (a sender with
+// offloads), a complete checksum or garbage gets the complete checksum: the one's complement
+// sum over pseudo-header and segment folds to 0xffff, and the result is the same whatever the
+// field held.
+func TestFinishCsum(t *testing.T) {
+	for _, p := range [][]byte{tcpPacket(false, 7, tcpACK, nil, payloadOf(999)), tcpPacket(true, 7, tcpACK|tcpPSH, nil, payloadOf(1001)),
+		udpPacket(53, payloadOf(301))} {
+		x, ok := parseL4(p)
+		if !ok {
+			t.Fatal("test packet does not parse")
+		}
+		at := x.ipLen + x.csumOffset()
+		finishCsum(p)
+		first := binary.BigEndian.Uint16(p[at:])
+		var s uint64
+		if x.v6 {
+			s = sum16(p[8:40], 0)
+		} else {
+			s = sum16(p[12:20], 0)
+		}
+		s += uint64(x.proto) + uint64(len(p)-x.ipLen)
+		if got := fold(sum16(p[x.ipLen:], s)); got != 0xffff {
+			t.Errorf("IPv%d proto %d: checksum %#04x does not verify (sum %#04x)", ipVersion(x), x.proto, first, got)
+		}
+		binary.BigEndian.PutUint16(p[at:], 0xbeef)
+		finishCsum(p)
+		if again := binary.BigEndian.Uint16(p[at:]); again != first {
+			t.Errorf("IPv%d proto %d: checksum %#04x over a garbage field, %#04x before", ipVersion(x), x.proto, again, first)
+		}
+	}
+	icmp := []byte{0x45, 0, 0, 20, 0, 0, 0, 0, 64, 1, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8}
+	before := bytes.Clone(icmp)
+	finishCsum(icmp)
+	if !bytes.Equal(icmp, before) {
+		t.Error("finishCsum changed a packet that is not TCP or UDP")
+	}
+}

@@ -153,12 +153,23 @@ func (t *Tunnel) Name() string { return t.cfg.Name }
 func (t *Tunnel) MTU() int { return t.cfg.MTU }
 
 // Run carries packets both ways until ctx ends or the tunnel is closed: device → engine.Send
-// on the packet's connection, engine.Receive → device. It returns nil when ctx ended, an error
-// wrapping ErrClosed after Close, or the engine's or device's error. Call it once at a time: two Runs
-// would split the device's packets between them.
+// on the packet's connection, engine.Receive → device. An engine with a WaitRunning method
+// (*engine.Engine) may be handed over before its Run runs: Run waits for it first, reading
+// nothing meanwhile (the device's queue holds what the kernel routes in). It returns nil when
+// ctx ended, an error wrapping ErrClosed after Close, or the engine's or device's error (one
+// wrapping engine.ErrNotRunning when the engine's Run ended, before or during this one). Call
+// it once at a time: two Runs would split the device's packets between them.
 func (t *Tunnel) Run(ctx context.Context) error {
 	if t.closed.Load() {
 		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, ErrClosed)
+	}
+	if w, ok := t.cfg.Engine.(runWaiter); ok {
+		if err := w.WaitRunning(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
+		}
 	}
 	if err := t.f.SetReadDeadline(time.Time{}); err != nil {
 		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
@@ -330,6 +341,11 @@ func (t *Tunnel) fill(rc syscall.RawConn, b *sendBatch, more bool) error {
 	return nil
 }
 
+// runWaiter is the engine's optional wait for its Run (*engine.Engine has it).
+type runWaiter interface {
+	WaitRunning(ctx context.Context) error
+}
+
 // batchSender is the engine's optional batch send (*engine.Engine has it).
 type batchSender interface {
 	SendBatch(ctx context.Context, ms []engine.Message) error
@@ -418,6 +434,8 @@ func (t *Tunnel) fromEngine(ctx context.Context) error {
 			t.c.rxPackets.Add(1)
 			t.c.rxBytes.Add(uint64(len(d.Payload)))
 			if co == nil {
+				// the sender may have offloads and leave the checksum partial: complete it.
+				finishCsum(d.Payload)
 				_, err := t.f.Write(d.Payload)
 				if err == nil {
 					t.c.writes.Add(1)

@@ -23,9 +23,12 @@
 // coalesces consecutive in-order segments of one TCP flow (and datagrams of one UDP flow, with
 // USO) into one super-packet as GRO would, and writes it with a GSO header: one write and one
 // pass through the receiving kernel's stack instead of dozens. Inner TCP/UDP checksums are not
-// computed: packets are written with NEEDS_CSUM (CHECKSUM_PARTIAL), so the receiving kernel
-// trusts the payload, and completes the checksum itself if it forwards the packet; the frames'
-// integrity is the links' (Ethernet FCS), as between a virtio guest and its host.
+// computed between two peers with offloads: packets are written with NEEDS_CSUM
+// (CHECKSUM_PARTIAL), so the receiving kernel trusts the payload, and completes the checksum
+// itself if it forwards the packet; the frames' integrity is the links' (Ethernet FCS), as
+// between a virtio guest and its host. The receiver owns the inner checksum: a tunnel without
+// offloads, whose device cannot take a partial checksum, completes the TCP/UDP checksum of
+// every packet it writes, so peers may differ in their offloads (offload.go).
 //
 // # Inner flows and engine connections
 //
@@ -95,8 +98,9 @@ type Config struct {
 	// TxQueueLen is the device's transmit queue in packets (0: the kernel's default, 500); at
 	// most 1<<20.
 	TxQueueLen int
-	// Engine carries the packets; it must be running (Run is the caller's) with a MaxFlows of
-	// at least Conns.
+	// Engine carries the packets, with a MaxFlows of at least Conns. Its Run is the caller's;
+	// an *engine.Engine may be handed over before Run runs (Tunnel.Run waits for it, bounded
+	// by its ctx); an engine without WaitRunning must be running.
 	Engine Engine
 	// Conns is the number of engine connections the inner flows are hashed onto (0:
 	// DefaultConns); 1 to MaxConns.

@@ -4,14 +4,12 @@ package stripebed
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/stripe/engine"
@@ -285,17 +283,7 @@ func (s *Stripe) startLaneNode(ctx context.Context, ns *lab.Netns, n *OVSLaneNod
 				return nil
 			})
 		}
-		// The tunnel ends on ErrNotRunning: hand it the engine once Run runs (bounded).
-		for wait := 0; !e.Running(); wait++ {
-			if wait == 10000 {
-				return errors.New("engine: Run did not start within 10 s")
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Millisecond):
-			}
-		}
+		// The tunnel waits for the engine's Run itself (Tunnel.Run).
 		sn.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: 4096})
 		if err != nil {
 			return err

@@ -181,17 +181,7 @@ func (s *Stripe) startNode(ctx context.Context, ns *lab.Netns, self, peer uint32
 		}
 		n.Engine = e
 		s.run(func() error { return e.Run(ctx) })
-		// The tunnel ends on ErrNotRunning: hand it the engine once Run runs (bounded).
-		for wait := 0; !e.Running(); wait++ {
-			if wait == 10000 {
-				return errors.New("engine: Run did not start within 10 s")
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Millisecond):
-			}
-		}
+		// The tunnel waits for the engine's Run itself (Tunnel.Run).
 		n.Tunnel, err = tunnel.Open(ctx, tunnel.Config{Name: stripeTun, Addr: addr, Engine: e, TxQueueLen: cmp.Or(o.TunQueueLen, 4096), NoOffload: o.NoOffload})
 		if err != nil {
 			return err

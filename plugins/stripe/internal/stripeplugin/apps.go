@@ -48,7 +48,7 @@ func openApps(ctx context.Context, name, dir string, cfg Config, peers []*peerEn
 		if err != nil {
 			return nil, err
 		}
-		eps = append(eps, endpoint.Peer{Node: p.peer, Transport: p.e, Vmax: ec.Vmax})
+		eps = append(eps, endpoint.Peer{Node: p.peer, Transport: p.transport(), Vmax: ec.Vmax})
 	}
 	ep, err := endpoint.New(endpoint.Config{Peers: eps, MaxApps: cfg.Endpoint.MaxApps,
 		Period: cfg.Endpoint.period(), Logger: log})

@@ -185,8 +185,8 @@ func TestJobServesApplications(t *testing.T) {
 	if js < 0.999 {
 		t.Errorf("shares %v: Jain %.4f, want equal shares", shares, js)
 	}
-	if n := len(sa); n != metricsFixed(len(rates), 1)+apps*metricsPerApp {
-		t.Errorf("%d metrics in A's sample, want %d", n, metricsFixed(len(rates), 1)+apps*metricsPerApp)
+	if n := len(sa); n != metricsFixed(len(rates), 1, 0)+apps*metricsPerApp {
+		t.Errorf("%d metrics in A's sample, want %d", n, metricsFixed(len(rates), 1, 0)+apps*metricsPerApp)
 	}
 	// Stopping the job removes its socket.
 	if err := a.h.StopJob(name); err != nil {

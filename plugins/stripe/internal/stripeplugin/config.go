@@ -63,6 +63,9 @@ type LinkConfig struct {
 type PeerConfig struct {
 	// Node is the peer's node id, ≥ 1 and not the job's own.
 	Node uint32 `json:"node"`
+	// Transparent, when set, runs the transparent mode towards the peer: a tun device whose
+	// IP packets the peer's engine carries (transparent.go).
+	Transparent *TransparentConfig `json:"transparent,omitempty"`
 }
 
 // Config is a stripe job's configuration, the JSON object of api.Job.Config.
@@ -123,7 +126,16 @@ const configSchema = `{
       }}},
     "peers": {"type": "array", "minItems": 1, "maxItems": 16, "items": {
       "type": "object", "additionalProperties": false, "required": ["node"],
-      "properties": {"node": {"type": "integer", "minimum": 1, "maximum": 4294967295}}}},
+      "properties": {"node": {"type": "integer", "minimum": 1, "maximum": 4294967295},
+        "transparent": {"type": "object", "additionalProperties": false, "required": ["device", "address"],
+          "description": "transparent mode: a tun device in the job's namespace whose IP packets this peer's engine carries",
+          "properties": {
+            "device": {"type": "string", "minLength": 1, "maxLength": 15, "description": "the tun device's name, created by the job"},
+            "address": {"type": "string", "maxLength": 18, "description": "the device's IPv4 address with its prefix (10.99.0.1/30); the prefix is routed through the device"},
+            "mtu": {"type": "integer", "minimum": 0, "maximum": 65535, "description": "the device's MTU, 576 up to the engine's frame payload (0 or absent: that payload)"},
+            "offloads": {"type": "boolean", "description": "segmentation offloads (IFF_VNET_HDR, TSO/USO; default true)"},
+            "queue_len": {"type": "integer", "minimum": 0, "maximum": 1048576, "description": "the device's transmit queue in packets (0 or absent: 4096)"}
+          }}}}},
     "policy": {"enum": ["seed", "round-robin", "hash", "weighted"], "description": "send policy (default seed)"},
     "period_ms": {"type": "integer", "minimum": 1, "maximum": 60000, "description": "T, the load sampling period (default 20)"},
     "delta": {"type": "number", "minimum": 0, "maximum": 1, "description": "δ, the seed policy's balance-degree threshold (default 0.1)"},
@@ -152,7 +164,10 @@ Applications reach the job on its endpoint (a unix socket, by default <plugin da
 and optional loopback TCP/UDP addresses): they register, send and receive in order, each paced to
 its fair share Σ(Vmax − V)/APP_NB. Stats: per peer and link the bytes, EWMA loads, balance degree,
 usability and kernel drops; per peer the sent and delivered bytes, retransmits, adjusts, reorder
-depth, losses, resets and discovery state; per application its share, rates and drops.`
+depth, losses, resets and discovery state; per application its share, rates and drops. A peer's
+transparent option makes a tun device (device, address) whose IP packets that peer's engine
+carries, so ordinary TCP/UDP between the two nodes' tun addresses is striped without the
+applications knowing; per device its packets, bytes and drops.`
 
 // metricsPerLink and metricsPerPeer are the metrics a sample holds per peer link and per
 // peer; metricsPerJob those of the job itself (the endpoint's included), metricsPerApp those of
@@ -164,21 +179,33 @@ const (
 	metricsPerApp  = 7
 )
 
-// metricsFixed is the size of a job's stats sample without applications.
-func metricsFixed(links, peers int) int {
-	return peers*(metricsPerPeer+links*metricsPerLink) + metricsPerJob
+// metricsFixed is the size of a job's stats sample without applications, with tunnels
+// transparent devices.
+func metricsFixed(links, peers, tunnels int) int {
+	return peers*(metricsPerPeer+links*metricsPerLink) + tunnels*metricsPerTunnel + metricsPerJob
 }
 
 // metricsOf is the size of a job's stats sample with one application: a configuration must
 // leave room for it.
-func metricsOf(links, peers int) int {
-	return metricsFixed(links, peers) + metricsPerApp
+func metricsOf(links, peers, tunnels int) int {
+	return metricsFixed(links, peers, tunnels) + metricsPerApp
 }
 
 // appsShown is how many applications a sample has room for (the first by id; the sample's
 // stripe_apps says how many are registered).
-func appsShown(links, peers int) int {
-	return max(0, (limits.MaxMetricsPerSample-metricsFixed(links, peers))/metricsPerApp)
+func appsShown(links, peers, tunnels int) int {
+	return max(0, (limits.MaxMetricsPerSample-metricsFixed(links, peers, tunnels))/metricsPerApp)
+}
+
+// tunnels counts the peers with the transparent mode.
+func (c *Config) tunnels() int {
+	n := 0
+	for _, p := range c.Peers {
+		if p.Transparent != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // problem is a field-level configuration error.
@@ -237,9 +264,12 @@ func decodeProblem(data []byte, err error) error {
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		name = strings.Trim(name, `"`)
 		if f, ok := nestedUnknown(data); ok {
-			hint := "a link takes interface, capacity_mbit, lane and pace_mbit, a peer takes node"
-			if f == "config.endpoint" {
+			hint := "a link takes interface, capacity_mbit, lane and pace_mbit, a peer takes node and transparent (device, address, mtu, offloads, queue_len)"
+			switch {
+			case f == "config.endpoint":
 				hint = "the endpoint takes unix, tcp, udp, remote, max_apps and period_ms"
+			case strings.HasSuffix(f, ".transparent"):
+				hint = "transparent takes device, address, mtu, offloads and queue_len"
 			}
 			return problem(f+"."+name, "unknown field: %s", hint)
 		}
@@ -270,6 +300,12 @@ func nestedUnknown(data []byte) (string, bool) {
 		}
 	}
 	for i, raw := range lists.Peers {
+		var peer struct {
+			Transparent json.RawMessage `json:"transparent"`
+		}
+		if json.Unmarshal(raw, &peer) == nil && len(peer.Transparent) > 0 && strict(peer.Transparent, &TransparentConfig{}) {
+			return fmt.Sprintf("config.peers[%d].transparent", i), true
+		}
 		if strict(raw, &PeerConfig{}) {
 			return fmt.Sprintf("config.peers[%d]", i), true
 		}
@@ -308,7 +344,7 @@ func (c *Config) check() error {
 	if len(c.Peers) < 1 || len(c.Peers) > MaxPeers {
 		return problem("config.peers", "%d peers: give 1 to %d peer node ids", len(c.Peers), MaxPeers)
 	}
-	if n := metricsOf(len(c.Links), len(c.Peers)); n > limits.MaxMetricsPerSample {
+	if n := metricsOf(len(c.Links), len(c.Peers), c.tunnels()); n > limits.MaxMetricsPerSample {
 		return problem("config.peers", "%d peers over %d links make %d metrics a sample, more than %d (limits.MaxMetricsPerSample): split the peers over several jobs", len(c.Peers), len(c.Links), n, limits.MaxMetricsPerSample)
 	}
 	peers := map[uint32]int{}
@@ -323,6 +359,9 @@ func (c *Config) check() error {
 			return problem(f, "%d is also peers[%d]: name each peer once", p.Node, j)
 		}
 		peers[p.Node] = i
+	}
+	if err := c.checkTransparent(seen); err != nil {
+		return err
 	}
 	if !slices.Contains([]string{"", string(policy.KindSeed), string(policy.KindRoundRobin), string(policy.KindHash), string(policy.KindWeighted)}, c.Policy) {
 		return problem("config.policy", "%q: want seed, round-robin, hash or weighted", clip(c.Policy))
@@ -425,7 +464,7 @@ func (c *Config) Describe() string {
 		fmt.Fprintf(&b, "link %d: %s, %v Mbit/s\n", i, l.Interface, c.capacityMbit(i))
 	}
 	for _, p := range c.Peers {
-		fmt.Fprintf(&b, "peer %d\n", p.Node)
+		fmt.Fprintf(&b, "peer %d%s\n", p.Node, p.Transparent.describe())
 	}
 	period := ec.Period
 	if period == 0 {

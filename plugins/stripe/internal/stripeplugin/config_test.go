@@ -57,6 +57,24 @@ func TestParseConfigAllFields(t *testing.T) {
 	}
 }
 
+func TestParseConfigTransparent(t *testing.T) {
+	c, err := ParseConfig([]byte(`{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "stp0", "address": "10.99.0.1/30"}},
+		{"node": 3, "transparent": {"device": "stp1", "address": "10.99.0.5/30", "mtu": 1400, "offloads": false, "queue_len": 100}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.tunnels() != 2 || !c.Peers[0].Transparent.offloads() || c.Peers[1].Transparent.offloads() || c.Peers[1].Transparent.prefix().String() != "10.99.0.5/30" {
+		t.Errorf("config %+v", c)
+	}
+	d := c.Describe()
+	for _, want := range []string{"peer 2, transparent: tun stp0 10.99.0.1/30, MTU the engine's frame payload, offloads true, queue 4096",
+		"peer 3, transparent: tun stp1 10.99.0.5/30, MTU 1400, offloads false, queue 100"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, d)
+		}
+	}
+}
+
 func TestParseConfigRefuses(t *testing.T) {
 	long := `{"node": 1, "links": [` + strings.Repeat(`{"interface": "x"},`, 2000) + `{"interface": "y"}], "peers": [{"node": 2}]}`
 	var many []string
@@ -105,6 +123,17 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"endpoint udp remote", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"udp": "10.0.0.1:7475"}}`, "config.endpoint.udp", "endpoint.remote"},
 		{"endpoint max apps", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"max_apps": 5000}}`, "config.endpoint.max_apps", "1 to 4096"},
 		{"endpoint period", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "endpoint": {"period_ms": -5}}`, "config.endpoint.period_ms", "1 to 60000"},
+		{"transparent unknown field", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "t0", "address": "10.9.0.1/30", "dev": "x"}}]}`, "config.peers[0].transparent.dev", "transparent takes device"},
+		{"transparent no device", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"address": "10.9.0.1/30"}}]}`, "config.peers[0].transparent.device", "1 to 15"},
+		{"transparent device is a link", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "a", "address": "10.9.0.1/30"}}]}`, "config.peers[0].transparent.device", "is links[0]"},
+		{"transparent device twice", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "t0", "address": "10.9.0.1/30"}}, {"node": 3, "transparent": {"device": "t0", "address": "10.9.1.1/30"}}]}`, "config.peers[1].transparent.device", "also peers[0]"},
+		{"transparent IPv6", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "t0", "address": "fd00::1/64"}}]}`, "config.peers[0].transparent.address", "IPv4"},
+		{"transparent no prefix", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "t0", "address": "10.9.0.1"}}]}`, "config.peers[0].transparent.address", "prefix length 1 to 31"},
+		{"transparent /32", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "t0", "address": "10.9.0.1/32"}}]}`, "config.peers[0].transparent.address", "prefix length 1 to 31"},
+		{"transparent network address", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "t0", "address": "10.9.0.0/30"}}]}`, "config.peers[0].transparent.address", "10.9.0.1/30"},
+		{"transparent overlap", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "t0", "address": "10.9.0.1/24"}}, {"node": 3, "transparent": {"device": "t1", "address": "10.9.0.5/30"}}]}`, "config.peers[1].transparent.address", "overlaps"},
+		{"transparent mtu", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "t0", "address": "10.9.0.1/30", "mtu": 100}}]}`, "config.peers[0].transparent.mtu", "576"},
+		{"transparent queue", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2, "transparent": {"device": "t0", "address": "10.9.0.1/30", "queue_len": -1}}]}`, "config.peers[0].transparent.queue_len", "0 to"},
 		{"key long", `{"node": 1, "links": [{"interface": "a"}], "peers": [{"node": 2}], "toeplitz_key": "` + strings.Repeat("00", 257) + `"}`, "config.toeplitz_key", "256"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,7 +157,7 @@ func TestParseConfigRefuses(t *testing.T) {
 func TestMetricsBound(t *testing.T) {
 	for links := 1; links <= MaxLinks; links++ {
 		peers := 0
-		for p := 1; p <= MaxPeers && metricsOf(links, p) <= limits.MaxMetricsPerSample; p++ {
+		for p := 1; p <= MaxPeers && metricsOf(links, p, 0) <= limits.MaxMetricsPerSample; p++ {
 			peers = p
 		}
 		if peers == 0 {
@@ -148,7 +177,7 @@ func TestMetricsBound(t *testing.T) {
 		if _, err := ParseConfig(data); err != nil {
 			t.Errorf("%d links, %d peers: %v", links, peers, err)
 		}
-		if n := appsShown(links, peers); n < 1 || metricsFixed(links, peers)+n*metricsPerApp > limits.MaxMetricsPerSample {
+		if n := appsShown(links, peers, 0); n < 1 || metricsFixed(links, peers, 0)+n*metricsPerApp > limits.MaxMetricsPerSample {
 			t.Errorf("%d links, %d peers: room for %d applications", links, peers, n)
 		}
 	}

@@ -24,12 +24,19 @@
 // fit one sample). When a peer's plugin restarts, the engines reset the affected connections
 // cleanly (frame.FlagReset) and the samples count it.
 //
+// A peer's transparent option (TransparentConfig, transparent.go) runs the transparent mode
+// towards it: the job creates a tun device in its namespace and runs stripe/tunnel on the
+// peer's engine, so an ordinary TCP or UDP connection between the two nodes' tun addresses is
+// striped without the applications knowing; the engine's deliveries are split by service
+// between the tunnel and the endpoint.
+//
 // In mode ovs-dpdk (ovsmode.go) the NICs stay ports of an OVS bridge: the job opens lanes,
 // internal ports of that bridge made by a port object of the plugin's type stripe-lanes
 // (lanes.go), paces every link to its pace_mbit, and the plugin's Flows binds lane i to NIC i
 // (stripe/ovslane).
 //
-// Health is Degraded while a peer is unknown (no hello heard), a link is unusable or an
-// ovs-dpdk job's rules are refused by its bridge, Failing when an engine stopped. Still to
+// Health is Degraded while a peer is unknown (no hello heard), a link is unusable, a
+// transparent device stopped or an ovs-dpdk job's rules are refused by its bridge, Failing
+// when an engine stopped. Still to
 // come: one engine (or one set of sockets) serving several peers.
 package stripeplugin

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/stripe/discovery"
+	"github.com/ovsplane/ovsplane/stripe/endpoint"
 	"github.com/ovsplane/ovsplane/stripe/engine"
 	"github.com/ovsplane/ovsplane/stripe/link"
 )
@@ -22,6 +23,26 @@ type peerEngine struct {
 	links []link.Link
 	done  chan struct{} // closed when Run returned
 	err   error         // Run's error, set before done is closed
+	tun   *peerTunnel   // the transparent mode's tunnel, or nil
+}
+
+// transport is what the endpoint uses towards the peer: the engine, or with the transparent
+// mode the engine less the tunnel's service.
+func (p *peerEngine) transport() endpoint.Transport {
+	if p.tun != nil {
+		return appView{p.tun.d}
+	}
+	return p.e
+}
+
+// closeTunnel removes the peer's tun device, if any, logging a failure.
+func (p *peerEngine) closeTunnel(log *slog.Logger, job string) {
+	if p.tun == nil {
+		return
+	}
+	if err := p.tun.t.Close(); err != nil {
+		log.Warn("closing the transparent mode's device", "job", job, "peer", p.peer, "err", err)
+	}
 }
 
 // job is one running stripe job: an engine per peer.
@@ -81,6 +102,7 @@ func startJob(ctx, life context.Context, log *slog.Logger, name, dir string, cfg
 	j := &job{name: name, cfg: cfg, started: time.Now()}
 	fail := func(err error) (*job, error) {
 		for _, p := range j.peers {
+			p.closeTunnel(log, name)
 			closeLinks(log, name, p.links)
 		}
 		return nil, err
@@ -102,6 +124,17 @@ func startJob(ctx, life context.Context, log *slog.Logger, name, dir string, cfg
 			return fail(api.Errorf(api.FailedPrecondition, "job %s: peer %d: %v", name, pc.Node, err))
 		}
 	}
+	for i, pc := range cfg.Peers {
+		if pc.Transparent == nil {
+			continue
+		}
+		f := fmt.Sprintf("config.peers[%d].transparent", i)
+		pt, err := openTunnel(ctx, name, f, cfg, *pc.Transparent, j.peers[i], log.With("job", name, "peer", pc.Node))
+		if err != nil {
+			return fail(err)
+		}
+		j.peers[i].tun = pt
+	}
 	apps, err := openApps(ctx, name, dir, cfg, j.peers, log.With("job", name))
 	if err != nil {
 		return fail(err)
@@ -118,6 +151,9 @@ func startJob(ctx, life context.Context, log *slog.Logger, name, dir string, cfg
 				log.Error("engine stopped", "job", name, "peer", p.peer, "err", p.err)
 			}
 		}()
+		if p.tun != nil {
+			p.tun.run(jctx, name, p.peer, log) // the tunnel waits for the engine's Run
+		}
 	}
 	log.Info("stripe job started", "job", name, "node", cfg.Node, "links", len(cfg.Links), "peers", len(cfg.Peers), "netns", cfg.Netns,
 		"unix", j.apps.unix, "tcp", cfg.Endpoint.TCP, "udp", cfg.Endpoint.UDP)
@@ -135,6 +171,10 @@ func (j *job) stop(ctx context.Context, log *slog.Logger) error {
 			go func() {
 				for _, p := range j.peers {
 					<-p.done
+					if p.tun != nil {
+						<-p.tun.done
+					}
+					p.closeTunnel(log, j.name)
 					closeLinks(log, j.name, p.links)
 				}
 			}()
@@ -142,6 +182,13 @@ func (j *job) stop(ctx context.Context, log *slog.Logger) error {
 		}
 	}
 	for _, p := range j.peers {
+		if p.tun != nil {
+			select { // Run returns once its context ended
+			case <-p.tun.done:
+			case <-ctx.Done():
+			}
+			p.closeTunnel(log, j.name) // removes the device (and ends a Run still reading)
+		}
 		closeLinks(log, j.name, p.links)
 	}
 	// The endpoint's sockets close themselves as their context ended; wait for it, so that a
@@ -182,6 +229,9 @@ func (j *job) problems() []string {
 		if !p.known() {
 			out = append(out, fmt.Sprintf("job %s: peer %d unknown: no hello heard on any link (is its stripe job running, and are the links cabled to it?)", j.name, p.peer))
 			continue
+		}
+		if p.tun != nil && !p.tun.running() {
+			out = append(out, fmt.Sprintf("job %s: peer %d: transparent device %s stopped: %v", j.name, p.peer, p.tun.cfg.Device, p.tun.err))
 		}
 		var down []string
 		for _, l := range p.e.Stats().Links {

@@ -243,8 +243,8 @@ func TestJobDiscoversAndStreamsStats(t *testing.T) {
 
 	// Stats: the sender's sample shows the payload over every link, the receiver's delivered it.
 	sa := a.sample(t, name)
-	if n := len(sa); n != metricsFixed(len(rates), 1)+metricsPerApp {
-		t.Errorf("%d metrics, want %d (one application registered)", n, metricsFixed(len(rates), 1)+metricsPerApp)
+	if n := len(sa); n != metricsFixed(len(rates), 1, 0)+metricsPerApp {
+		t.Errorf("%d metrics, want %d (one application registered)", n, metricsFixed(len(rates), 1, 0)+metricsPerApp)
 	}
 	peer := map[string]string{"peer": "2"}
 	if v := sa.value(t, "stripe_peer_known", peer); v != 1 {

@@ -36,11 +36,11 @@ func boolValue(b bool) float64 {
 // metrics is the job's stats sample: metricsPerJob job metrics (the endpoint's included),
 // per peer metricsPerPeer metrics labelled peer and metricsPerLink per link labelled peer and
 // link (the interface name), and metricsPerApp per application labelled app and peer, for as
-// many applications as the sample has room for (appsShown). Counters count since the job
-// started.
+// many applications as the sample has room for (appsShown), and metricsPerTunnel per
+// transparent device labelled peer and device. Counters count since the job started.
 func (j *job) metrics(now time.Time) []api.Metric {
-	shown := appsShown(len(j.cfg.Links), len(j.peers))
-	s := metricSet{out: make([]api.Metric, 0, metricsFixed(len(j.cfg.Links), len(j.peers))+shown*metricsPerApp)}
+	shown := appsShown(len(j.cfg.Links), len(j.peers), j.cfg.tunnels())
+	s := metricSet{out: make([]api.Metric, 0, metricsFixed(len(j.cfg.Links), len(j.peers), j.cfg.tunnels())+shown*metricsPerApp)}
 	known := 0
 	for _, p := range j.peers {
 		if p.known() {
@@ -51,7 +51,11 @@ func (j *job) metrics(now time.Time) []api.Metric {
 	s.gauge("stripe_uptime_seconds", now.Sub(j.started).Seconds(), nil)
 	shares := j.apps.appMetrics(&s, shown)
 	for _, p := range j.peers {
-		peerMetrics(&s, strconv.FormatUint(uint64(p.peer), 10), p.known(), p.e.Stats(), shares[p.peer])
+		peer := strconv.FormatUint(uint64(p.peer), 10)
+		peerMetrics(&s, peer, p.known(), p.e.Stats(), shares[p.peer])
+		if p.tun != nil {
+			tunnelMetrics(&s, peer, p.tun)
+		}
 	}
 	return s.out
 }
