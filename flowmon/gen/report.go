@@ -161,9 +161,11 @@ const MaxTableFlows = 64
 // WriteTable writes the report as an aligned text table: a summary line, one row per flow (the
 // first MaxTableFlows), and a total row.
 func (r Report) WriteTable(w io.Writer) error {
+	if _, err := fmt.Fprintf(w, "%s -> %s, %s, %d B frames, %d flows, %v\n", r.Interface, r.RecvInterface, r.Method,
+		r.FrameSize, len(r.Flows), r.Duration.Round(time.Millisecond)); err != nil {
+		return fmt.Errorf("report: write table: %w", err)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s -> %s\t%s\t%d B frames\t%d flows\t%v\t\n", r.Interface, r.RecvInterface, r.Method,
-		r.FrameSize, len(r.Flows), r.Duration.Round(time.Millisecond))
 	fmt.Fprintln(tw, "flow\tsrc\tdst\tsent pkts\trecv pkts\tsent L3 B\trecv L3 B\tlost\tloss %\tdup\treord\trecv pps\trecv L3 bit/s\t")
 	for i, f := range r.Flows {
 		if i == MaxTableFlows {
@@ -176,9 +178,14 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "total\t\t\t%d\t%d\t%d\t%d\t%d\t%.3f\t\t\t%.0f\t%s\t\n", r.SentPackets, r.RecvPackets,
 		r.SentL3Bytes, r.RecvL3Bytes, r.Lost, 100*r.LossRatio, r.RecvPPS, siBits(r.RecvL3BitsPerSecond))
-	fmt.Fprintf(tw, "sent\t%.0f pps\t%s frame\t%s L3\tretries %d\tforeign %d\tcorrupt %d\tkernel drops %d\t\t\t\t\t\t\n",
-		r.SentPPS, siBits(r.SentFrameBitsPerSecond), siBits(r.SentL3BitsPerSecond), r.Retries, r.Foreign, r.Corrupt, r.KernelDrops)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("report: write table: %w", err)
+	}
+	if _, err := fmt.Fprintf(w, "sent %.0f pps, %s of frames, %s of L3; retries %d; receiver: foreign %d, corrupt %d, kernel drops %d\n",
+		r.SentPPS, siBits(r.SentFrameBitsPerSecond), siBits(r.SentL3BitsPerSecond), r.Retries, r.Foreign, r.Corrupt, r.KernelDrops); err != nil {
+		return fmt.Errorf("report: write table: %w", err)
+	}
+	return nil
 }
 
 // siBits formats a bit rate with an SI prefix ("1.23 Gbit/s").
