@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -72,13 +74,11 @@ func New(t testing.TB, spec Spec) *Bed {
 	// generated frames): off in the namespaces before the A ends are made, and on the B ends
 	// in the root namespace as soon as they exist.
 	for _, ns := range []*lab.Netns{b.NS1, b.NS2} {
-		ns.Run(t, "sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1", "net.ipv6.conf.all.disable_ipv6=1")
+		disableIPv6(t, ns, "default", "all")
 	}
 	b.In = lab.NewVethPair(t, lab.VethSpec{ANetns: b.NS1, DisableOffloads: true})
 	b.Out = lab.NewVethPair(t, lab.VethSpec{ANetns: b.NS2, DisableOffloads: true})
-	for _, v := range []*lab.VethPair{b.In, b.Out} {
-		(*lab.Netns)(nil).Run(t, "sysctl", "-q", "-w", "net.ipv6.conf."+v.B.Name+".disable_ipv6=1")
-	}
+	disableIPv6(t, nil, b.In.B.Name, b.Out.B.Name)
 	b.DB.Vsctl(t, "add-br", Bridge, "--", "set", "Bridge", Bridge, "datapath_type=netdev",
 		"--", "add-port", Bridge, "p1", "--", "set", "Interface", "p1", "type=dpdk", "ofport_request=1",
 		"options:dpdk-devargs="+b.Switch.AFPacketDevargs(b.In.B.Name)+ring,
@@ -91,6 +91,24 @@ func New(t testing.TB, spec Spec) *Bed {
 	b.DB.Vsctl(t, "--", "set", "Bridge", Bridge, "netflow=@nf", "--", "--id=@nf", "create", "NetFlow",
 		"targets="+strconv.Quote(b.Collector.Addr().String()), "active_timeout="+strconv.Itoa(spec.ActiveTimeout))
 	return b
+}
+
+// disableIPv6 writes 1 to net.ipv6.conf.<conf>.disable_ipv6 for each conf ("all", "default"
+// or an interface) in ns (nil: the test's own). /proc/sys/net belongs to the namespace of the
+// thread that opens it, which Do provides.
+func disableIPv6(t testing.TB, ns *lab.Netns, confs ...string) {
+	t.Helper()
+	err := ns.Do(func() error {
+		for _, c := range confs {
+			if err := os.WriteFile(filepath.Join("/proc/sys/net/ipv6/conf", c, "disable_ipv6"), []byte("1\n"), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("flowbed: disable IPv6 in %s: %v", ns, err)
+	}
 }
 
 // GenSpec returns a generator spec into the bed's input veth: flows from 10.98.0.1.. ports
