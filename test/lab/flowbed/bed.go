@@ -87,7 +87,7 @@ func New(t testing.TB, spec Spec) *Bed {
 	of := b.Switch.OpenFlowTarget(Bridge)
 	(*lab.Netns)(nil).Run(t, "ovs-ofctl", "del-flows", of)
 	(*lab.Netns)(nil).Run(t, "ovs-ofctl", "add-flow", of, "in_port=1,actions=output:2")
-	b.Collector = Listen(t)
+	b.Collector = Listen(t, nil)
 	b.DB.Vsctl(t, "--", "set", "Bridge", Bridge, "netflow=@nf", "--", "--id=@nf", "create", "NetFlow",
 		"targets="+strconv.Quote(b.Collector.Addr().String()), "active_timeout="+strconv.Itoa(spec.ActiveTimeout))
 	return b
@@ -314,6 +314,23 @@ type Collector struct {
 	sums map[gen.FlowKey]exported
 	st   collectorStats
 	last map[uint16]V5Header // the last header per engine type<<8|id
+	raw  []Record
+}
+
+// MaxRawRecords is how many records a Collector keeps as they came (Records).
+const MaxRawRecords = 4096
+
+// Record is one decoded NetFlow v5 record with its exporter's engine type and id.
+type Record struct {
+	EngineType, EngineID uint8
+	V5Record
+}
+
+// Records returns the first MaxRawRecords records received since the last Reset, as they came.
+func (c *Collector) Records() []Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Record(nil), c.raw...)
 }
 
 // exported is what NetFlow exported for one 5-tuple.
@@ -333,13 +350,18 @@ type collectorStats struct {
 	gaps, backwards, ciscoMismatches, firstSeqNotLast uint64
 }
 
-// Listen opens the collector on 127.0.0.1 (an ephemeral port) in the test's namespace and
-// reads until the test ends.
-func Listen(t testing.TB) *Collector {
+// Listen opens the collector on 127.0.0.1 (an ephemeral port) in ns (nil: the test's own
+// namespace) and reads until the test ends.
+func Listen(t testing.TB, ns *lab.Netns) *Collector {
 	t.Helper()
-	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	var conn *net.UDPConn
+	err := ns.Do(func() error {
+		var err error
+		conn, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		return err
+	})
 	if err != nil {
-		t.Fatalf("flowbed: NetFlow collector: %v", err)
+		t.Fatalf("flowbed: NetFlow collector in %s: %v", ns, err)
 	}
 	c := &Collector{conn: conn, done: make(chan struct{}), sums: map[gen.FlowKey]exported{}, last: map[uint16]V5Header{}}
 	go c.read()
@@ -378,6 +400,9 @@ func (c *Collector) read() {
 		c.sequence(h)
 		for _, r := range recs {
 			c.st.records++
+			if len(c.raw) < MaxRawRecords {
+				c.raw = append(c.raw, Record{EngineType: h.EngineType, EngineID: h.EngineID, V5Record: r})
+			}
 			if r.Proto != 17 {
 				continue
 			}
@@ -424,6 +449,7 @@ func (c *Collector) Reset() {
 	defer c.mu.Unlock()
 	c.sums = map[gen.FlowKey]exported{}
 	c.st = collectorStats{}
+	c.raw = nil
 }
 
 // packetsOf returns the exported packets of the given flows.
