@@ -163,6 +163,10 @@ type FlowResult struct {
 	// flow's 5-tuple; Records counts those records.
 	ExportedPackets, ExportedOctets uint64
 	Records                         int
+	// Input and Output are the records' SNMP interface indexes, which OVS fills with OpenFlow
+	// port numbers (p1 is 1, p2 is 2); MixedPorts is set when the records disagree.
+	Input, Output uint16
+	MixedPorts    bool
 }
 
 // Run generates spec's frames (spec.Interface must be b.In.A.Name, as GenSpec sets it) and
@@ -224,7 +228,8 @@ func (b *Bed) Run(t testing.TB, spec gen.Spec, exportWait time.Duration) Result 
 		e := exp[i]
 		fr := FlowResult{Flow: i, Key: f.Key, Sent: f.SentPackets, Received: f.RecvPackets,
 			SentL3Bytes: f.SentL3Bytes, SentFrameBytes: f.SentPackets * uint64(spec.FrameSize),
-			ExportedPackets: e.packets, ExportedOctets: e.octets, Records: e.records}
+			ExportedPackets: e.packets, ExportedOctets: e.octets, Records: e.records,
+			Input: e.input, Output: e.output, MixedPorts: e.mixedPorts}
 		res.ExportedPackets += e.packets
 		res.ExportedOctets += e.octets
 		res.Flows = append(res.Flows, fr)
@@ -337,6 +342,8 @@ func (c *Collector) Records() []Record {
 type exported struct {
 	packets, octets uint64
 	records         int
+	input, output   uint16 // of the first record
+	mixedPorts      bool   // a later record had other ports
 }
 
 // collectorStats are the collector's counters.
@@ -408,6 +415,11 @@ func (c *Collector) read() {
 			}
 			k := gen.FlowKey{Src: r.Src, Dst: r.Dst}
 			e := c.sums[k]
+			if e.records == 0 {
+				e.input, e.output = r.Input, r.Output
+			} else if e.input != r.Input || e.output != r.Output {
+				e.mixedPorts = true
+			}
 			e.packets += uint64(r.Packets)
 			e.octets += uint64(r.Octets)
 			e.records++

@@ -16,7 +16,8 @@ import (
 // them: dOctets are whole frames as they crossed the port, the 14-byte Ethernet header included
 // (not the IPv4 total length NetFlow v5 defines), so a collector must subtract 14 bytes per
 // packet (18 with a VLAN tag) to get L3 bytes. It also checks OVS's flow_sequence convention
-// (the 0-based number of the datagram's last record) holds with no gap.
+// (the 0-based number of the datagram's last record) holds with no gap, and that the records'
+// input and output interfaces are the OpenFlow port numbers.
 func TestNetFlowMatchesGenerated(t *testing.T) {
 	b := flowbed.New(t, flowbed.Spec{})
 	for i, size := range []int{64, 512, 1448} {
@@ -39,6 +40,9 @@ func TestNetFlowMatchesGenerated(t *testing.T) {
 		for _, f := range res.Flows {
 			if f.Received != f.Sent || f.ExportedPackets != f.Sent {
 				t.Errorf("%d B flow %d (%s): sent %d, received %d, exported %d packets", size, f.Flow, f.Key, f.Sent, f.Received, f.ExportedPackets)
+			}
+			if f.Input != 1 || f.Output != 2 || f.MixedPorts {
+				t.Errorf("%d B flow %d: records say input %d output %d (mixed %v); want OpenFlow ports 1 and 2", size, f.Flow, f.Input, f.Output, f.MixedPorts)
 			}
 			if f.ExportedOctets != f.SentFrameBytes || f.ExportedOctets-14*f.ExportedPackets != f.SentL3Bytes {
 				t.Errorf("%d B flow %d (%s): exported %d octets for %d packets; sent %d frame bytes, %d L3 bytes",
