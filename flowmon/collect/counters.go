@@ -140,9 +140,9 @@ func (c *Counters) Snapshot() Snapshot {
 		Records: c.records.Load(), Stored: c.stored.Load(), Batches: c.batches.Load(),
 		AppendErrors: c.appendErrors.Load(), LostDatagrams: c.lostDatagrams.Load(),
 		SequenceResets: c.seqResets.Load(), Buffered: c.buffered.Load(),
-		StoreFailing:   c.storeFailing.Load(),
-		DecodeErrors:   make(map[string]uint64, numDecodeErrors),
-		Dropped:        make(map[string]uint64, numDrops),
+		StoreFailing: c.storeFailing.Load(),
+		DecodeErrors: make(map[string]uint64, numDecodeErrors),
+		Dropped:      make(map[string]uint64, numDrops),
 	}
 	for i := range c.decodeErrors {
 		s.DecodeErrors[DecodeError(i).String()] = c.decodeErrors[i].Load()
@@ -176,10 +176,10 @@ func (c *Counters) drop(d Drop, n int) {
 // PrometheusCollector exports Counters as Prometheus metrics (flowmon_collect_*). Register it
 // with a prometheus.Registerer; it reads the counters at scrape time.
 type PrometheusCollector struct {
-	c                                                                      *Counters
-	datagrams, bytes, decoded, records, stored, batches, appendErrs       *prometheus.Desc
+	c                                                                    *Counters
+	datagrams, bytes, decoded, records, stored, batches, appendErrs      *prometheus.Desc
 	decodeErrs, dropped, lostDatagrams, seqResets, socketDrops, buffered *prometheus.Desc
-	failing                                                                *prometheus.Desc
+	failing                                                              *prometheus.Desc
 }
 
 // NewPrometheusCollector returns a collector of c's metrics.

@@ -88,10 +88,10 @@ type Set struct {
 // sequence number; Domain the v9 source id or IPFIX observation domain. Count, when not 0,
 // overrides v9's computed record count (for bad input).
 type Message struct {
-	Version                                uint16
+	Version                                 uint16
 	ExportTime, SysUptime, Sequence, Domain uint32
-	Sets                                   []Set
-	Count                                  uint16
+	Sets                                    []Set
+	Count                                   uint16
 }
 
 // Append appends the encoded message to b.
