@@ -103,7 +103,7 @@ type Counters struct {
 	drops                                                             [numDrops]atomic.Uint64
 	buffered                                                          atomic.Int64
 	storeFailing                                                      atomic.Bool
-	socketDrops                                                       func() uint64
+	receiver                                                          atomic.Pointer[Receiver]
 }
 
 // Snapshot is a point-in-time copy of Counters, a plain value for tests, the API and logs.
@@ -150,8 +150,8 @@ func (c *Counters) Snapshot() Snapshot {
 	for i := range c.drops {
 		s.Dropped[Drop(i).String()] = c.drops[i].Load()
 	}
-	if c.socketDrops != nil {
-		s.SocketDrops = c.socketDrops()
+	if r := c.receiver.Load(); r != nil {
+		s.SocketDrops = r.SocketDrops()
 	}
 	return s
 }
