@@ -101,6 +101,5 @@ func (k *worker) EndBatch() {
 		k.res.Resolve(k.recs)
 	}
 	k.w.Write(k.recs)
-	clear(k.recs) // drop name references before reuse
 	k.recs = k.recs[:0]
 }
