@@ -195,3 +195,34 @@ func TestReceiverConfigChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestReceiverCountsKernelDrops fills a small socket buffer nobody reads: the kernel's drops
+// must show in the counters, and stay there after the sockets close.
+func TestReceiverCountsKernelDrops(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		c := &Counters{}
+		r, err := Listen(t.Context(), ReceiverConfig{Addr: addr, Sockets: 1, RcvBuf: 4096}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := net.DialUDP("udp", nil, r.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dg := v5Datagram()
+		for range 200 {
+			if _, err := conn.Write(dg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = conn.Close()
+		drops := c.Snapshot().SocketDrops
+		if drops == 0 || drops >= 200 {
+			t.Errorf("%s: %d socket drops after 200 datagrams into a %d-byte buffer", addr, drops, r.RcvBuf())
+		}
+		r.Close()
+		if after := c.Snapshot().SocketDrops; after != drops {
+			t.Errorf("%s: socket drops %d after close, %d before", addr, after, drops)
+		}
+	}
+}
