@@ -7,8 +7,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -59,9 +61,9 @@ func datagrams(n int) [][]byte {
 // result is one arm's outcome.
 type result struct {
 	Sent, Received, Decoded, Stored, SocketDrops, SeqLost, Dropped uint64
-	Elapsed                                                         time.Duration
-	CPU                                                             time.Duration
-	RcvBuf                                                          int
+	Elapsed                                                        time.Duration
+	CPU                                                            time.Duration
+	RcvBuf                                                         int
 }
 
 func (r result) storedPerSec() float64 { return float64(r.Stored) / r.Elapsed.Seconds() }
@@ -203,9 +205,9 @@ func goflow2Rate(d time.Duration) float64 {
 
 // stores lists the stores the benchmark runs against: discard always, and the ones
 // storesExtra adds (the embedded DuckDB store when built in).
-func stores(b *testing.B) map[string]func() store.Store {
-	m := map[string]func() store.Store{"discard": func() store.Store { return discardStore{} }}
-	for k, v := range storesExtra(b) {
+func stores() map[string]func(testing.TB) store.Store {
+	m := map[string]func(testing.TB) store.Store{"discard": func(testing.TB) store.Store { return discardStore{} }}
+	for k, v := range storesExtra() {
 		m[k] = v
 	}
 	return m
@@ -217,7 +219,8 @@ func stores(b *testing.B) map[string]func() store.Store {
 func BenchmarkFlowIngest(b *testing.B) {
 	const dur = 5 * time.Second
 	b.Logf("goflow2 v5 decode alone: %.0f records/s (one goroutine)", goflow2Rate(time.Second))
-	for name, open := range stores(b) {
+	for _, name := range slices.Sorted(maps.Keys(stores())) {
+		open := stores()[name]
 		var maxRate float64
 		for _, arm := range []string{"max", "80pct"} {
 			b.Run(name+"/"+arm, func(b *testing.B) {
@@ -228,7 +231,7 @@ func BenchmarkFlowIngest(b *testing.B) {
 					}
 					rate = int(0.8 * maxRate)
 				}
-				st := open()
+				st := open(b)
 				defer st.Close()
 				r, err := run(b.Context(), st, dur, rate)
 				if err != nil {
