@@ -327,3 +327,20 @@ func Example_decoder() {
 	fmt.Println(len(recs), err, c.Snapshot().Records)
 	// Output: 2 <nil> 2
 }
+
+func TestDecodeExporterLimit(t *testing.T) {
+	d, c := newTestDecoder(Limits{MaxExporters: 1})
+	b := nftest.AppendV5(nil, nftest.V5Header{UnixSecs: exportSec}, records(1, false))
+	if _, err := d.Decode(exporterA, 0, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Decode(netip.MustParseAddr("192.0.2.2"), 0, b, nil); !errors.Is(err, ErrExporterLimit) {
+		t.Fatalf("second exporter: err = %v, want exporter limit", err)
+	}
+	if _, err := d.Decode(exporterA, 0, b, nil); err != nil {
+		t.Fatalf("known exporter refused: %v", err)
+	}
+	if n := c.Snapshot().DecodeErrors["exporter_limit"]; n != 1 {
+		t.Errorf("exporter_limit = %d, want 1", n)
+	}
+}
