@@ -26,12 +26,12 @@ func TestOVSResolver(t *testing.T) {
 	recs := []flow.Record{
 		{Exporter: host, Protocol: flow.NetFlowV5, Domain: 2<<8 | 1, InIf: 1, OutIf: 65534},
 		{Exporter: host, Protocol: flow.NetFlowV5, Domain: 2<<8 | 3, InIf: 3<<9 | 9, OutIf: 1}, // OutIf lacks the engine bits
-		{Exporter: host, Protocol: flow.IPFIX, Domain: 77, InIf: 9, OutIf: 1},
+		{Exporter: host, Protocol: flow.IPFIX, Domain: 77, InIf: 9, OutIf: 1, InPort: "dpdk9"}, // names from the record
 		{Exporter: netip.MustParseAddr("198.51.100.1"), Protocol: flow.IPFIX, Domain: 5, InIf: 4, OutIf: 8},
 		{Exporter: host, Protocol: flow.NetFlowV5, Domain: 9, InIf: 1},
 	}
 	r.Resolve(recs)
-	want := [][3]string{{"br0", "dpdk0", "br0"}, {"br1", "p9", ""}, {"br1", "p9", "p1"}, {"any0", "x", ""}, {"", "", ""}}
+	want := [][3]string{{"br0", "dpdk0", "br0"}, {"br1", "p9", ""}, {"br1", "dpdk9", ""}, {"any0", "", ""}, {"", "", ""}}
 	for i, w := range want {
 		if got := [3]string{recs[i].Bridge, recs[i].InPort, recs[i].OutPort}; got != w {
 			t.Errorf("record %d: %q, want %q", i, got, w)
