@@ -226,3 +226,24 @@ func TestReceiverCountsKernelDrops(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectorClose: Close stops a running collector (Run returns) and is idempotent.
+func TestCollectorClose(t *testing.T) {
+	col, err := New(t.Context(), Config{Receiver: ReceiverConfig{Addr: "127.0.0.1:0"}, Writer: WriterConfig{Instance: "c"}}, newFakeStore(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- col.Run(t.Context()) }()
+	col.Close()
+	if err := <-errc; err != nil {
+		t.Fatalf("Run after Close: %v", err)
+	}
+	col.Close()
+	// Every socket is closed: a plain (not SO_REUSEPORT) bind to the port succeeds again.
+	c, err := net.ListenUDP("udp", col.Addr())
+	if err != nil {
+		t.Fatalf("port still bound after Close: %v", err)
+	}
+	_ = c.Close()
+}
