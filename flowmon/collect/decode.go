@@ -32,21 +32,21 @@ type Limits struct {
 	MaxFields int
 }
 
-// DefaultLimits are the limits a zero Limits field takes.
-var DefaultLimits = Limits{MaxExporters: 4096, MaxDomains: 64, MaxTemplates: 256, MaxFields: 128}
+// DefaultLimits returns the limits a zero Limits field takes: 4096 exporters, 64 domains per
+// exporter, 256 templates per domain, 128 fields per template.
+func DefaultLimits() Limits {
+	return Limits{MaxExporters: 4096, MaxDomains: 64, MaxTemplates: 256, MaxFields: 128}
+}
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxExporters <= 0 {
-		l.MaxExporters = DefaultLimits.MaxExporters
-	}
-	if l.MaxDomains <= 0 {
-		l.MaxDomains = DefaultLimits.MaxDomains
-	}
-	if l.MaxTemplates <= 0 {
-		l.MaxTemplates = DefaultLimits.MaxTemplates
-	}
-	if l.MaxFields <= 0 {
-		l.MaxFields = DefaultLimits.MaxFields
+	d := DefaultLimits()
+	for _, f := range []struct{ v, def *int }{
+		{&l.MaxExporters, &d.MaxExporters}, {&l.MaxDomains, &d.MaxDomains},
+		{&l.MaxTemplates, &d.MaxTemplates}, {&l.MaxFields, &d.MaxFields},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
 	}
 	return l
 }
@@ -385,7 +385,7 @@ func (d *Decoder) decodeTemplated(exporter netip.Addr, received int64, version u
 	noTemplate := false
 	if gerr != nil {
 		switch {
-		case errors.Is(gerr, errTemplateLimit):
+		case errors.Is(gerr, ErrTemplateLimit):
 			return out, fmt.Errorf("%v from %v: %w", proto, exporter, ErrTemplateLimit)
 		case errors.Is(gerr, netflow.ErrorTemplateNotFound) && !hasOtherError(gerr):
 			noTemplate = true
