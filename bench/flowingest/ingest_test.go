@@ -86,10 +86,11 @@ func cpuTime() time.Duration {
 
 // run replays datagrams for dur at rate records/s (0: as fast as one sender can) into a
 // collector writing to st, then waits for the collector to settle and reports.
-func run(ctx context.Context, st store.Store, dur time.Duration, rate int) (result, error) {
+func run(ctx context.Context, st store.Store, appenders int, dur time.Duration, rate int) (result, error) {
 	col, err := collect.New(ctx, collect.Config{
 		Receiver: collect.ReceiverConfig{Addr: "127.0.0.1:0", Sockets: 2, RcvBuf: 32 << 20, Batch: 64},
-		Writer:   collect.WriterConfig{Instance: fmt.Sprintf("bench-%d", time.Now().UnixNano()), BatchRecords: 32768, MaxBuffered: 1 << 20},
+		Writer: collect.WriterConfig{Instance: fmt.Sprintf("bench-%d", time.Now().UnixNano()), BatchRecords: 32768, MaxBuffered: 1 << 20,
+			Appenders: appenders},
 	}, st, nil)
 	if err != nil {
 		return result{}, err
@@ -185,7 +186,7 @@ func send(addr *net.UDPAddr, engine uint8, dur time.Duration, rate int) (uint64,
 // record sent is stored or counted lost (the kernel's socket drops; nothing may vanish
 // silently), and nothing is lost past the socket.
 func TestFlowIngestShort(t *testing.T) {
-	r, err := run(t.Context(), discardStore{}, 500*time.Millisecond, 50_000)
+	r, err := run(t.Context(), discardStore{}, 1, 500*time.Millisecond, 50_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,8 +242,20 @@ func BenchmarkFlowIngest(b *testing.B) {
 		"postgres": func(tb testing.TB) store.Store { return pgStore(tb, pg, &dbs) },
 	}
 	maps.Copy(openers, storesExtra())
+	type storeArm struct {
+		name      string
+		appenders int
+	}
+	var arms []storeArm
 	for _, name := range slices.Sorted(maps.Keys(openers)) {
-		open := openers[name]
+		arms = append(arms, storeArm{name, 1})
+		if name == "postgres" { // takes concurrent appends
+			arms = append(arms, storeArm{name, 2})
+		}
+	}
+	for _, sa := range arms {
+		open, appenders := openers[sa.name], sa.appenders
+		name := fmt.Sprintf("%s-%dappender", sa.name, appenders)
 		var maxRate float64
 		for _, arm := range []string{"max", "80pct"} {
 			b.Run(name+"/"+arm, func(b *testing.B) {
@@ -255,7 +268,7 @@ func BenchmarkFlowIngest(b *testing.B) {
 				}
 				st := open(b)
 				defer st.Close()
-				r, err := run(b.Context(), st, dur, rate)
+				r, err := run(b.Context(), st, appenders, dur, rate)
 				if err != nil {
 					b.Fatal(err)
 				}
