@@ -91,7 +91,7 @@ type worker struct {
 }
 
 // Datagram decodes one datagram into the worker's records (errors are counted by Decode).
-func (k *worker) Datagram(exporter netip.Addr, received int64, b []byte) {
+func (k *worker) Datagram(exporter netip.AddrPort, received int64, b []byte) {
 	k.recs, _ = k.d.Decode(exporter, received, b, k.recs)
 	if len(k.recs) >= maxPending {
 		k.EndBatch()
