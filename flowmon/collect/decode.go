@@ -78,8 +78,13 @@ type seqKey struct {
 }
 
 type seqState struct {
-	next  uint32
-	known bool
+	prev, prevN uint32 // the last datagram's sequence number and record (or datagram) count
+	known       bool
+	// lastRecord is set once a NetFlow v5 stream showed Open vSwitch's numbering, in which a
+	// datagram's flow_sequence is the 0-based number of its last record (so the next one is
+	// prev + its own count), instead of Cisco's number of records sent before it (prev +
+	// prevN). The two agree while consecutive datagrams carry as many records.
+	lastRecord bool
 }
 
 type exporterState struct {
@@ -119,7 +124,8 @@ func (s *State) exporter(a netip.AddrPort, now int64) *exporterState {
 }
 
 // sequence checks seq against what the exporter's last datagram in (domain, proto) led to
-// expect and records the next expectation, seq+n. A forward jump is loss: records for v5 and
+// expect: its sequence number plus its count (for NetFlow v5 from Open vSwitch, plus this
+// datagram's count: see seqState.lastRecord). A forward jump is loss: records for v5 and
 // IPFIX, datagrams for v9. A backward step or a jump of 2^31 or more is an exporter restart (or
 // reordering) and resynchronises. complete=false (the datagram was not fully decoded, so n is
 // unknown) makes the next datagram resynchronise instead of being checked.
@@ -134,9 +140,15 @@ func (s *State) sequence(e *exporterState, k seqKey, seq, n uint32, complete boo
 		st = &seqState{}
 		e.seq[k] = st
 	}
-	gap := seq - st.next
+	gap := seq - (st.prev + st.prevN)
+	if k.proto == flow.NetFlowV5 && st.known {
+		ovsGap := seq - (st.prev + n)
+		if st.lastRecord || gap != 0 && ovsGap == 0 {
+			st.lastRecord, gap = true, ovsGap
+		}
+	}
 	known := st.known
-	st.next, st.known = seq+n, complete
+	st.prev, st.prevN, st.known = seq, n, complete
 	e.mu.Unlock()
 	switch {
 	case !known || gap == 0:

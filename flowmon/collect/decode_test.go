@@ -100,6 +100,35 @@ func TestDecodeV5FieldByFieldAndSequenceGap(t *testing.T) {
 	}
 }
 
+// Open vSwitch numbers a NetFlow v5 datagram by its last record, 0-based (seen from OVS 3.1 in
+// test/lab/flowbed), not by the records sent before it: with datagrams of different sizes,
+// Cisco's rule would see gaps and restarts where nothing was lost. A real loss still counts.
+func TestDecodeV5OVSNumbering(t *testing.T) {
+	d, c := newTestDecoder(Limits{})
+	sent := records(30, false)
+	seq := uint32(0)
+	send := func(n int) {
+		t.Helper()
+		seq += uint32(n)
+		h := nftest.V5Header{SysUptime: 3_600_000, UnixSecs: exportSec, FlowSequence: seq - 1}
+		if _, err := d.Decode(exporterA, 1, nftest.AppendV5(nil, h, sent[:n]), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []int{30, 30, 5, 12, 30, 1, 30} {
+		send(n)
+	}
+	if s := c.Snapshot(); s.Dropped["sequence_gap"] != 0 || s.SequenceResets != 0 {
+		t.Fatalf("OVS numbering read as loss: gaps %d, resets %d", s.Dropped["sequence_gap"], s.SequenceResets)
+	}
+	seq += 10 // a datagram of 10 records is lost
+	send(7)
+	send(3)
+	if s := c.Snapshot(); s.Dropped["sequence_gap"] != 10 || s.SequenceResets != 0 {
+		t.Errorf("after losing 10 records: gaps %d, resets %d; want 10, 0", s.Dropped["sequence_gap"], s.SequenceResets)
+	}
+}
+
 func TestDecodeV5RejectsCountLengthMismatch(t *testing.T) {
 	d, c := newTestDecoder(Limits{})
 	b := nftest.AppendV5(nil, nftest.V5Header{UnixSecs: exportSec}, records(3, false))
