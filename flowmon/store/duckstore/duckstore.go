@@ -150,8 +150,12 @@ func (s *Store) Append(ctx context.Context, b store.Batch) error {
 
 // append runs Append's transaction; the caller holds writeMu.
 func (s *Store) append(ctx context.Context, b store.Batch) (err error) {
-	for d, idx := range s.byDay {
-		s.byDay[d] = idx[:0]
+	for d, idx := range s.byDay { // keep the index slices of the days still written to
+		if len(idx) == 0 {
+			delete(s.byDay, d)
+		} else {
+			s.byDay[d] = idx[:0]
+		}
 	}
 	lastDay := sqlflow.DayOf(time.Now().UnixNano())
 	for i := range b.Records {
