@@ -15,6 +15,15 @@ import (
 // names by id). The bounds below follow vswitch.xml where it gives one and are ovsplane's own
 // where it gives none (marked so).
 
+// Kinds of the flow export statuses: one per bridge and setting, named like the bridge (a
+// collector set: "BRIDGE/ID"), with Bridge set.
+const (
+	KindNetFlow      Kind = "netflow"
+	KindIPFIX        Kind = "ipfix"
+	KindSFlow        Kind = "sflow"
+	KindCollectorSet Kind = "collector_set"
+)
+
 // Bounds of the flow export settings.
 const (
 	// MaxExportTargets is the most collectors one NetFlow, IPFIX or sFlow setting may list
