@@ -22,11 +22,13 @@ type Bridge struct {
 	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
 	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
 	// NetFlow, IPFIX and SFlow are the bridge's flow export (nil: none); CollectorSets its
-	// IPFIX collector sets for flow-based sampling. See flowexport.go.
-	NetFlow       *NetFlow       `mapstructure:"netflow" yaml:"netflow,omitempty"`
-	IPFIX         *IPFIX         `mapstructure:"ipfix" yaml:"ipfix,omitempty"`
-	SFlow         *SFlow         `mapstructure:"sflow" yaml:"sflow,omitempty"`
-	CollectorSets []CollectorSet `mapstructure:"collector_sets" yaml:"collector_sets,omitempty"`
+	// IPFIX collector sets for flow-based sampling. See flowexport.go. Their JSON keys are
+	// omitted when empty, so the spec an API bridge keeps in external_ids (vswitchd's store)
+	// reads the same as before they existed.
+	NetFlow       *NetFlow       `mapstructure:"netflow" yaml:"netflow,omitempty" json:",omitempty"`
+	IPFIX         *IPFIX         `mapstructure:"ipfix" yaml:"ipfix,omitempty" json:",omitempty"`
+	SFlow         *SFlow         `mapstructure:"sflow" yaml:"sflow,omitempty" json:",omitempty"`
+	CollectorSets []CollectorSet `mapstructure:"collector_sets" yaml:"collector_sets,omitempty" json:",omitempty"`
 	Ports         []Port         `mapstructure:"ports" yaml:"ports,omitempty"`
 }
 
