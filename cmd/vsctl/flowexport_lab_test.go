@@ -109,7 +109,7 @@ func datagramFrom(t *testing.T, vs *lab.OVSVswitchd, sock *net.UDPConn, src int)
 				t.Fatalf("NetFlow v5 datagram of %d bytes for %d records", n, count)
 			}
 			for i := range count {
-				if net.IP(b[24+48*i:28+48*i]).Equal(want) {
+				if net.IP(b[24+48*i : 28+48*i]).Equal(want) {
 					engineType, engineID, found = b[20], b[21], true
 					return true
 				}
