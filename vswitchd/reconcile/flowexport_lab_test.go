@@ -222,3 +222,61 @@ func TestLabNetFlowExport(t *testing.T) {
 		t.Errorf("after a restart: bridge external_ids %s, want unchanged %s", got, brExt)
 	}
 }
+
+// TestLabIPFIXAndSFlowExport: a bridge's desired IPFIX and sFlow settings make the real
+// ovs-vswitchd (dummy datapath) send IPFIX messages (version 10) with the configured
+// observation domain, and sFlow v5 datagrams, to UDP sockets of the test; a collector set
+// appears as an owned Flow_Sample_Collector_Set naming the bridge.
+func TestLabIPFIXAndSFlowExport(t *testing.T) {
+	lab.Require(t, lab.NeedOVS)
+	db := lab.StartOVSDB(t)
+	vs := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
+	ipfixSock, sflowSock := startCollector(t), startCollector(t)
+	one := func(v int) *int { return &v }
+	b := model.Bridge{Name: "br0", FailMode: "standalone",
+		IPFIX: &model.IPFIX{Targets: []string{ipfixSock.target()}, Sampling: one(1), ObsDomainID: one(42), ObsPointID: one(7),
+			OtherConfig: map[string]string{"enable-input-sampling": "true"}},
+		SFlow: &model.SFlow{Targets: []string{sflowSock.target()}, Agent: "127.0.0.1", Sampling: one(1), Polling: one(1)},
+		CollectorSets: []model.CollectorSet{{ID: 5, IPFIX: model.IPFIX{Targets: []string{ipfixSock.target()}, ObsDomainID: one(43)}}},
+		Ports: []model.Port{{Name: "p1", Interfaces: []model.Interface{{Name: "p1", OFPortRequest: one(1)}}},
+			{Name: "p2", Interfaces: []model.Interface{{Name: "p2", OFPortRequest: one(2)}}}}}
+	r := labReconciler(t, db, desired(b))
+	for _, k := range []string{"ipfix/br0", "sflow/br0", "collector_set/br0/5", "interface/p1"} {
+		labState(t, r, k, model.StateReady)
+	}
+	set := db.Vsctl(t, "--bare", "--columns=bridge,external_ids", "find", "Flow_Sample_Collector_Set", "id=5")
+	if !strings.Contains(set, strings.Trim(db.Get(t, "Bridge", "br0", "_uuid"), "[]")) || !strings.Contains(set, ovsdb.OwnerKey+"=ovsplane") {
+		t.Errorf("collector set 5: %q, want an owned row naming br0", set)
+	}
+
+	buf := make([]byte, 65536)
+	read := func(ctx context.Context, c *collector, what string, ok func([]byte) bool) error {
+		if err := trafficThenExpire(vs, 5)(ctx); err != nil {
+			return err
+		}
+		if err := c.conn.SetReadDeadline(time.Now().Add(2 * time.Second)); err != nil {
+			return err
+		}
+		for {
+			n, _, err := c.conn.ReadFromUDP(buf)
+			if err != nil {
+				return fmt.Errorf("no %s yet: %w", what, err)
+			}
+			if ok(buf[:n]) {
+				return nil
+			}
+		}
+	}
+	lab.WaitFor(t, 90*time.Second, "an IPFIX message of observation domain 42", func(ctx context.Context) error {
+		return read(ctx, ipfixSock, "IPFIX message", func(b []byte) bool {
+			return len(b) >= 16 && binary.BigEndian.Uint16(b) == 10 && binary.BigEndian.Uint32(b[12:]) == 42
+		})
+	})
+	lab.WaitFor(t, 90*time.Second, "an sFlow v5 datagram from agent 127.0.0.1", func(ctx context.Context) error {
+		return read(ctx, sflowSock, "sFlow datagram", func(b []byte) bool {
+			// version 5, agent address type 1 (IPv4), agent 127.0.0.1
+			return len(b) >= 12 && binary.BigEndian.Uint32(b) == 5 && binary.BigEndian.Uint32(b[4:]) == 1 &&
+				net.IP(b[8:12]).Equal(net.IPv4(127, 0, 0, 1))
+		})
+	})
+}
