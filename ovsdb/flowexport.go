@@ -113,7 +113,7 @@ func (p *planner) insertExport(bridge string, ec exportCol, want libovsdb.Row) s
 	uuid := p.namedUUID(ec.prefix)
 	row := maps.Clone(want)
 	row["external_ids"] = mustMap(tagged(nil, p.owner, p.gen))
-	p.add(objRef{ec.table, bridge}, insertOp(ec.table, uuid, row))
+	p.add(objRef{vswitch.BridgeTable, bridge}, insertOp(ec.table, uuid, row))
 	return uuid
 }
 
@@ -182,7 +182,7 @@ func (p *planner) planExports(name string, spec *model.Bridge, cur *vswitch.Brid
 		p.guard(ref, *curUUID, true, got) // the settings as read: a concurrent edit fails the txn
 		upd := maps.Clone(want)
 		upd["external_ids"] = mustMap(tagged(withoutTags(ext), p.owner, p.gen))
-		p.add(ref, updateOp(ec.table, whereUUID(*curUUID), upd))
+		p.add(objRef{vswitch.BridgeTable, name}, updateOp(ec.table, whereUUID(*curUUID), upd))
 	}
 }
 
@@ -242,13 +242,17 @@ func (c *Client) bridgeCollectorSets(bridgeUUID string) []collectorSetRow {
 // this transaction) so that they are exactly sets: a missing id gets a new set with a new IPFIX
 // row; an owned set with other settings has its (owned) IPFIX row updated in place; an owned
 // set no longer wanted is deleted, and OVSDB deletes its IPFIX row with it. (Replacing the
-// IPFIX row instead leaked the old one on ovsdb-server 3.1: it was not garbage collected.) An id held by a set someone else
-// created is left alone (BridgeExports reports it). have is nil for a new bridge.
+// IPFIX row instead leaked the old one on ovsdb-server 3.1: it was not garbage collected.) An
+// id held by a set someone else created is left alone (BridgeExports reports it). have is nil
+// for a new bridge.
 func (p *planner) planCollectorSets(bridge, bridgeUUID string, have []collectorSetRow, sets []model.CollectorSet) {
 	want := map[int]*model.IPFIX{}
 	for _, cs := range sets {
 		want[cs.ID] = cs.IPFIX.Canonical()
 	}
+	// Operations are reported as the bridge's (the reconciler isolates a refused bridge); the
+	// guards name the rows they wait on.
+	bref := objRef{vswitch.BridgeTable, bridge}
 	held := map[int]bool{}
 	for _, h := range have {
 		held[h.id] = true
@@ -258,7 +262,7 @@ func (p *planner) planCollectorSets(bridge, bridgeUUID string, have []collectorS
 		case !h.owned:
 		case !wanted:
 			p.guard(ref, h.uuid, true, existsRow(h.uuid))
-			p.add(ref, deleteOp(vswitch.FlowSampleCollectorSetTable, h.uuid))
+			p.add(bref, deleteOp(vswitch.FlowSampleCollectorSetTable, h.uuid))
 			p.goneUUIDs[h.uuid] = true
 		case !reflect.DeepEqual(h.ipfix, w) && h.ipfixUUID != "":
 			// In place: the IPFIX row stays the set's.
@@ -266,18 +270,17 @@ func (p *planner) planCollectorSets(bridge, bridgeUUID string, have []collectorS
 			p.guard(xref, h.ipfixUUID, true, ipfixRow(h.ipfix))
 			upd := ipfixRow(w)
 			upd["external_ids"] = mustMap(tagged(nil, p.owner, p.gen))
-			p.add(xref, updateOp(vswitch.IPFIXTable, whereUUID(h.ipfixUUID), upd))
+			p.add(bref, updateOp(vswitch.IPFIXTable, whereUUID(h.ipfixUUID), upd))
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(want)) {
 		if held[id] {
 			continue
 		}
-		ref := objRef{vswitch.FlowSampleCollectorSetTable, fmt.Sprintf("%s %d", bridge, id)}
-		x := p.insertExport(ref.name, ipfixCol, ipfixRow(want[id]))
+		x := p.insertExport(bridge, ipfixCol, ipfixRow(want[id]))
 		row := libovsdb.Row{"id": id, "bridge": libovsdb.UUID{GoUUID: bridgeUUID}, "ipfix": optUUID(&x),
 			"external_ids": mustMap(tagged(nil, p.owner, p.gen))}
-		p.add(ref, insertOp(vswitch.FlowSampleCollectorSetTable, p.namedUUID("fscs"), row))
+		p.add(bref, insertOp(vswitch.FlowSampleCollectorSetTable, p.namedUUID("fscs"), row))
 	}
 }
 
@@ -292,7 +295,7 @@ func (p *planner) dropCollectorSets(name, bridgeUUID string) error {
 		}
 		ref := objRef{vswitch.FlowSampleCollectorSetTable, fmt.Sprintf("%s %d", name, h.id)}
 		p.guard(ref, h.uuid, true, existsRow(h.uuid))
-		p.add(ref, deleteOp(vswitch.FlowSampleCollectorSetTable, h.uuid))
+		p.add(objRef{vswitch.BridgeTable, name}, deleteOp(vswitch.FlowSampleCollectorSetTable, h.uuid))
 		p.goneUUIDs[h.uuid] = true
 	}
 	return nil
