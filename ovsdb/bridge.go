@@ -56,13 +56,15 @@ func (p *planner) ensureBridge(spec model.Bridge, local *model.Interface) error 
 	muts = append(muts, setMutations("protocols", have, spec.Protocols, stringSet)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
 	exportRead := map[string]any{}
-	p.planExports(spec.Name, &spec, cur, row, exportRead)
-	p.planCollectorSets(spec.Name, b.uuid, p.c.bridgeCollectorSets(b.uuid), spec.CollectorSets)
+	exportsChanged := p.planExports(spec.Name, &spec, cur, row, exportRead)
+	if p.planCollectorSets(spec.Name, b.uuid, p.c.bridgeCollectorSets(b.uuid), spec.CollectorSets) {
+		exportsChanged = true
+	}
 	_, ctlMuts := p.planControllers(spec.Name, p.bridgeControllers(cur), spec.Controllers)
 	muts = append(muts, ctlMuts...)
 	wantExt := tagged(spec.ExternalIDs, p.owner, p.gen)
 	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, wantExt)...)
-	muts = withGeneration(muts, len(row) > 0, cur.ExternalIDs, wantExt)
+	muts = withGeneration(muts, len(row) > 0 || exportsChanged, cur.ExternalIDs, wantExt)
 	if len(row) > 0 || len(muts) > 0 {
 		read := map[string]any{"datapath_type": cur.DatapathType, "fail_mode": optString(derefStr(cur.FailMode)),
 			"protocols": stringSet(have), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs),

@@ -151,8 +151,9 @@ func sortedExports(w map[exportCol]libovsdb.Row) func(func(exportCol, libovsdb.R
 // columns to set and to read their values as read, and emits the inserts and updates of export
 // rows. An owned row with other settings is updated in place; an owned row no longer wanted is
 // unlinked (OVSDB deletes it); a missing one is created and linked in the same transaction; a
-// row ovsplane did not create is left exactly as it is.
-func (p *planner) planExports(name string, spec *model.Bridge, cur *vswitch.Bridge, row libovsdb.Row, read map[string]any) {
+// row ovsplane did not create is left exactly as it is. It reports whether it updated a row in
+// place (the bridge then takes the generation too: Client.Owned lists bridges, not export rows).
+func (p *planner) planExports(name string, spec *model.Bridge, cur *vswitch.Bridge, row libovsdb.Row, read map[string]any) (updated bool) {
 	have := map[exportCol]*string{netflowCol: cur.Netflow, ipfixCol: cur.IPFIX, sflowCol: cur.Sflow}
 	for ec, want := range sortedExports(wantedExports(spec)) {
 		curUUID := have[ec]
@@ -183,7 +184,9 @@ func (p *planner) planExports(name string, spec *model.Bridge, cur *vswitch.Brid
 		upd := maps.Clone(want)
 		upd["external_ids"] = mustMap(tagged(withoutTags(ext), p.owner, p.gen))
 		p.add(objRef{vswitch.BridgeTable, name}, updateOp(ec.table, whereUUID(*curUUID), upd))
+		updated = true
 	}
+	return updated
 }
 
 func withoutTags(ext map[string]string) map[string]string {
@@ -244,8 +247,8 @@ func (c *Client) bridgeCollectorSets(bridgeUUID string) []collectorSetRow {
 // set no longer wanted is deleted, and OVSDB deletes its IPFIX row with it. (Replacing the
 // IPFIX row instead leaked the old one on ovsdb-server 3.1: it was not garbage collected.) An
 // id held by a set someone else created is left alone (BridgeExports reports it). have is nil
-// for a new bridge.
-func (p *planner) planCollectorSets(bridge, bridgeUUID string, have []collectorSetRow, sets []model.CollectorSet) {
+// for a new bridge. It reports whether it planned anything.
+func (p *planner) planCollectorSets(bridge, bridgeUUID string, have []collectorSetRow, sets []model.CollectorSet) (changed bool) {
 	want := map[int]*model.IPFIX{}
 	for _, cs := range sets {
 		want[cs.ID] = cs.IPFIX.Canonical()
@@ -264,6 +267,7 @@ func (p *planner) planCollectorSets(bridge, bridgeUUID string, have []collectorS
 			p.guard(ref, h.uuid, true, existsRow(h.uuid))
 			p.add(bref, deleteOp(vswitch.FlowSampleCollectorSetTable, h.uuid))
 			p.goneUUIDs[h.uuid] = true
+			changed = true
 		case !reflect.DeepEqual(h.ipfix, w) && h.ipfixUUID != "":
 			// In place: the IPFIX row stays the set's.
 			xref := objRef{vswitch.IPFIXTable, ref.name}
@@ -271,6 +275,7 @@ func (p *planner) planCollectorSets(bridge, bridgeUUID string, have []collectorS
 			upd := ipfixRow(w)
 			upd["external_ids"] = mustMap(tagged(nil, p.owner, p.gen))
 			p.add(bref, updateOp(vswitch.IPFIXTable, whereUUID(h.ipfixUUID), upd))
+			changed = true
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(want)) {
@@ -281,7 +286,9 @@ func (p *planner) planCollectorSets(bridge, bridgeUUID string, have []collectorS
 		row := libovsdb.Row{"id": id, "bridge": libovsdb.UUID{GoUUID: bridgeUUID}, "ipfix": optUUID(&x),
 			"external_ids": mustMap(tagged(nil, p.owner, p.gen))}
 		p.add(bref, insertOp(vswitch.FlowSampleCollectorSetTable, p.namedUUID("fscs"), row))
+		changed = true
 	}
+	return changed
 }
 
 // dropCollectorSets plans the deletion of a bridge's owned collector sets, before the bridge

@@ -90,7 +90,7 @@ func TestBridgeExports(t *testing.T) {
 	// A change updates the same row; a collector set's change gets a new IPFIX row.
 	br.NetFlow = &model.NetFlow{Targets: []string{"127.0.0.1:2056"}, ActiveTimeout: -1, AddIDToInterface: true}
 	br.CollectorSets[0].IPFIX.ObsDomainID = intp(4)
-	ensure(br)
+	commit(t, e.c.NewTxn(2).EnsureBridge(br, nil))
 	upd := netflowOf(t, e, "br0", func(n *vswitch.NetFlow) string {
 		if n == nil || n.ActiveTimeout != -1 {
 			return fmt.Sprintf("netflow %+v, want active_timeout -1", n)
@@ -99,6 +99,11 @@ func TestBridgeExports(t *testing.T) {
 	})
 	if upd.UUID != got.UUID || upd.EngineID != nil || !upd.AddIDToInterface || strings.Join(upd.Targets, ",") != "127.0.0.1:2056" {
 		t.Errorf("updated netflow %+v (was %s), want the same row with the new settings", upd, got.UUID)
+	}
+	// The bridge takes the generation of its export's change (the daemon's generations come
+	// from bridges, ports and interfaces).
+	if g, bg := upd.ExternalIDs[ovsdb.GenerationKey], getBridge(t, e, "br0").ExternalIDs[ovsdb.GenerationKey]; g != "2" || bg != "2" {
+		t.Errorf("generation of the updated netflow %s, of its bridge %s; want 2 and 2", g, bg)
 	}
 
 	// Dropped from the intent: unlinked, and OVSDB deletes the rows.
