@@ -142,7 +142,8 @@ func udpSocket(t *testing.T) *net.UDPConn {
 //   - vsctl's `-- set Bridge br0 netflow=@nf -- --id=@nf create NetFlow targets=…` replaces the
 //     setting with a row of its own: ovs-vswitchd exports to that target, the daemon leaves
 //     the foreign row alone and reports netflow/br0 in error saying how to release it; once
-//     vsctl clears it, the daemon's own row comes back.
+//     vsctl clears it, the daemon's own row comes back;
+//   - the API's bridge keeps its IPFIX across another kill -9, rewriting nothing.
 func TestFlowExportEndToEnd(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	if _, err := os.Stat(strings.TrimPrefix(model.DefaultAPIAddr(), "unix:")); err == nil {
@@ -255,5 +256,20 @@ bridges:
 	d.waitStatus(t, "netflow/br0", "STATE_READY")
 	if et, ei := datagramFrom(t, d.vs, ours, 4); et != 7 || ei != 9 {
 		t.Errorf("after the release: engine type/id %d/%d, want 7/9", et, ei)
+	}
+
+	// The API's bridge keeps its export across another kill -9: the daemon reads it back
+	// from OVSDB (the spec it stores with the bridge) and rewrites nothing.
+	ipfixExt := d.db.Get(t, "IPFIX", ipfix, "external_ids")
+	d.proc.Kill()
+	d.start(t)
+	d.waitStatus(t, "ipfix/br9", "STATE_READY")
+	a = api.api(t, "GetBridge", `{"name":"br9"}`)
+	got.Bridge.Spec.IPFIX.Sampling = ""
+	if err := json.Unmarshal([]byte(a.body), &got); !a.ok() || err != nil || got.Bridge.Spec.IPFIX.Sampling != "64" {
+		t.Errorf("GetBridge br9 after a restart: %d %s (%v), want its ipfix", a.status, a.body, err)
+	}
+	if u, e := strings.Trim(d.db.Get(t, "Bridge", "br9", "ipfix"), "[]"), d.db.Get(t, "IPFIX", ipfix, "external_ids"); u != ipfix || e != ipfixExt {
+		t.Errorf("br9's IPFIX after a restart: %s %s, want unchanged %s %s", u, e, ipfix, ipfixExt)
 	}
 }
