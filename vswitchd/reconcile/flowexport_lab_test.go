@@ -236,7 +236,7 @@ func TestLabIPFIXAndSFlowExport(t *testing.T) {
 	b := model.Bridge{Name: "br0", FailMode: "standalone",
 		IPFIX: &model.IPFIX{Targets: []string{ipfixSock.target()}, Sampling: one(1), ObsDomainID: one(42), ObsPointID: one(7),
 			OtherConfig: map[string]string{"enable-input-sampling": "true"}},
-		SFlow: &model.SFlow{Targets: []string{sflowSock.target()}, Agent: "127.0.0.1", Sampling: one(1), Polling: one(1)},
+		SFlow:         &model.SFlow{Targets: []string{sflowSock.target()}, Agent: "127.0.0.1", Sampling: one(1), Polling: one(1)},
 		CollectorSets: []model.CollectorSet{{ID: 5, IPFIX: model.IPFIX{Targets: []string{ipfixSock.target()}, ObsDomainID: one(43)}}},
 		Ports: []model.Port{{Name: "p1", Interfaces: []model.Interface{{Name: "p1", OFPortRequest: one(1)}}},
 			{Name: "p2", Interfaces: []model.Interface{{Name: "p2", OFPortRequest: one(2)}}}}}
