@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -226,18 +227,19 @@ func TestLabNetFlowExport(t *testing.T) {
 // TestLabIPFIXAndSFlowExport: a bridge's desired IPFIX and sFlow settings make the real
 // ovs-vswitchd (dummy datapath) send IPFIX messages (version 10) with the configured
 // observation domain, and sFlow v5 datagrams, to UDP sockets of the test; a collector set
-// appears as an owned Flow_Sample_Collector_Set naming the bridge.
+// appears as an owned Flow_Sample_Collector_Set naming the bridge, and an OpenFlow sample
+// action naming it exports IPFIX to the set's target.
 func TestLabIPFIXAndSFlowExport(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
 	vs := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
-	ipfixSock, sflowSock := startCollector(t), startCollector(t)
+	ipfixSock, sflowSock, setSock := startCollector(t), startCollector(t), startCollector(t)
 	one := func(v int) *int { return &v }
 	b := model.Bridge{Name: "br0", FailMode: "standalone",
 		IPFIX: &model.IPFIX{Targets: []string{ipfixSock.target()}, Sampling: one(1), ObsDomainID: one(42), ObsPointID: one(7),
 			OtherConfig: map[string]string{"enable-input-sampling": "true"}},
 		SFlow:         &model.SFlow{Targets: []string{sflowSock.target()}, Agent: "127.0.0.1", Sampling: one(1), Polling: one(1)},
-		CollectorSets: []model.CollectorSet{{ID: 5, IPFIX: model.IPFIX{Targets: []string{ipfixSock.target()}, ObsDomainID: one(43)}}},
+		CollectorSets: []model.CollectorSet{{ID: 5, IPFIX: model.IPFIX{Targets: []string{setSock.target()}}}},
 		Ports: []model.Port{{Name: "p1", Interfaces: []model.Interface{{Name: "p1", OFPortRequest: one(1)}}},
 			{Name: "p2", Interfaces: []model.Interface{{Name: "p2", OFPortRequest: one(2)}}}}}
 	r := labReconciler(t, db, desired(b))
@@ -270,6 +272,17 @@ func TestLabIPFIXAndSFlowExport(t *testing.T) {
 	lab.WaitFor(t, 90*time.Second, "an IPFIX message of observation domain 42", func(ctx context.Context) error {
 		return read(ctx, ipfixSock, "IPFIX message", func(b []byte) bool {
 			return len(b) >= 16 && binary.BigEndian.Uint16(b) == 10 && binary.BigEndian.Uint32(b[12:]) == 42
+		})
+	})
+	// Flow-based sampling: the sample action (observation domain 43) names collector set 5,
+	// whose IPFIX row sends it to the set's own target.
+	if out, err := exec.CommandContext(t.Context(), "ovs-ofctl", "add-flow", vs.OpenFlowTarget("br0"),
+		"priority=100,udp,actions=sample(probability=65535,collector_set_id=5,obs_domain_id=43,obs_point_id=1),NORMAL").CombinedOutput(); err != nil {
+		t.Fatalf("ovs-ofctl add-flow: %v: %s", err, out)
+	}
+	lab.WaitFor(t, 90*time.Second, "an IPFIX message of collector set 5 (observation domain 43)", func(ctx context.Context) error {
+		return read(ctx, setSock, "IPFIX message", func(b []byte) bool {
+			return len(b) >= 16 && binary.BigEndian.Uint16(b) == 10 && binary.BigEndian.Uint32(b[12:]) == 43
 		})
 	})
 	lab.WaitFor(t, 90*time.Second, "an sFlow v5 datagram from agent 127.0.0.1", func(ctx context.Context) error {
