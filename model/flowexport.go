@@ -46,8 +46,8 @@ const (
 	MaxSFlowAgentBytes = 64
 	// MaxCollectorSets is the most IPFIX collector sets one bridge may have (ovsplane's bound).
 	MaxCollectorSets = 64
-	// MaxVirtualObsIDBytes bounds IPFIX other_config:virtual_obs_id (ovsplane's bound).
-	MaxVirtualObsIDBytes = 255
+	// MaxVirtualObsIDBytes is vswitch.xml's bound on IPFIX other_config:virtual_obs_id.
+	MaxVirtualObsIDBytes = 254
 )
 
 // NetFlow is a bridge's NetFlow v5 export (OVS's NetFlow table).
@@ -71,8 +71,9 @@ type NetFlow struct {
 type IPFIX struct {
 	// Targets are the collectors, each IPv4:PORT or [IPv6]:PORT; one at least.
 	Targets []string `mapstructure:"targets" yaml:"targets"`
-	// Sampling is one packet in Sampling (1..2^32-1); nil is OVS's default (400). Bridge
-	// sampling only: flow-based sampling takes its rate from the sample action.
+	// Sampling is one packet in Sampling (1..2^32-1); nil is OVS's default (400). Like the
+	// observation ids and enable-input/output-sampling, per-bridge sampling only: a collector
+	// set refuses them (the OpenFlow sample action gives them).
 	Sampling *int `mapstructure:"sampling" yaml:"sampling,omitempty"`
 	// ObsDomainID and ObsPointID (0..2^32-1) are the IPFIX observation domain and point.
 	ObsDomainID *int `mapstructure:"obs_domain_id" yaml:"obs_domain_id,omitempty"`
@@ -145,8 +146,19 @@ func (x *IPFIX) check(flowBased bool) []FieldProblem {
 		out = append(out, FieldProblem{path, fmt.Sprintf(format, args...)})
 	}
 	checkTargets(add, x.Targets)
-	if flowBased && x.Sampling != nil {
-		add("sampling", "a collector set takes its rate from the OpenFlow sample action; remove sampling")
+	if flowBased {
+		// vswitch.xml: these affect per-bridge sampling only; the sample action gives them.
+		_, in := x.OtherConfig["enable-input-sampling"]
+		_, out := x.OtherConfig["enable-output-sampling"]
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"sampling", x.Sampling != nil}, {"obs_domain_id", x.ObsDomainID != nil}, {"obs_point_id", x.ObsPointID != nil},
+			{"other_config.enable-input-sampling", in}, {"other_config.enable-output-sampling", out}} {
+			if k.set {
+				add(k.key, "a collector set takes this from the OpenFlow sample action (OVS uses it for per-bridge sampling only); remove it")
+			}
+		}
 	}
 	checkRange(add, "sampling", x.Sampling, 1, MaxUint32)
 	checkRange(add, "obs_domain_id", x.ObsDomainID, 0, MaxUint32)

@@ -57,7 +57,7 @@ func TestBridgeExports(t *testing.T) {
 	br := model.Bridge{Name: "br0", NetFlow: nf,
 		IPFIX:         &model.IPFIX{Targets: []string{"[::1]:4739"}, Sampling: intp(64), OtherConfig: map[string]string{"enable-tunnel-sampling": "false"}},
 		SFlow:         &model.SFlow{Targets: []string{"127.0.0.1:6343"}, Agent: "lo", Sampling: intp(100)},
-		CollectorSets: []model.CollectorSet{{ID: 5, IPFIX: model.IPFIX{Targets: []string{"127.0.0.1:4740"}, ObsDomainID: intp(3)}}}}
+		CollectorSets: []model.CollectorSet{{ID: 5, IPFIX: model.IPFIX{Targets: []string{"127.0.0.1:4740"}, CacheMaxFlows: intp(3)}}}}
 	ensure := func(b model.Bridge) *ovsdb.Result {
 		t.Helper()
 		return commit(t, e.c.NewTxn(1).EnsureBridge(b, nil))
@@ -89,7 +89,7 @@ func TestBridgeExports(t *testing.T) {
 
 	// A change updates the same row; a collector set's change gets a new IPFIX row.
 	br.NetFlow = &model.NetFlow{Targets: []string{"127.0.0.1:2056"}, ActiveTimeout: -1, AddIDToInterface: true}
-	br.CollectorSets[0].IPFIX.ObsDomainID = intp(4)
+	br.CollectorSets[0].IPFIX.CacheMaxFlows = intp(4)
 	commit(t, e.c.NewTxn(2).EnsureBridge(br, nil))
 	upd := netflowOf(t, e, "br0", func(n *vswitch.NetFlow) string {
 		if n == nil || n.ActiveTimeout != -1 {
@@ -178,6 +178,7 @@ func TestBridgeExports(t *testing.T) {
 		{Name: "br0", IPFIX: &model.IPFIX{Targets: []string{"127.0.0.1:0"}}},
 		{Name: "br0", SFlow: &model.SFlow{}},
 		{Name: "br0", CollectorSets: []model.CollectorSet{{ID: 1, IPFIX: model.IPFIX{Targets: []string{"127.0.0.1:1"}, Sampling: intp(2)}}}},
+		{Name: "br0", CollectorSets: []model.CollectorSet{{ID: 1, IPFIX: model.IPFIX{Targets: []string{"127.0.0.1:1"}, ObsPointID: intp(2)}}}},
 	} {
 		_, err := e.c.NewTxn(1).EnsureBridge(bad, nil).Commit(ctxT(t), ovsdb.CommitOptions{NoWait: true})
 		if !errors.Is(err, ovsdb.ErrInvalid) || !strings.Contains(err.Error(), `bridge "br0"`) {

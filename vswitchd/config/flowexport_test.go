@@ -28,7 +28,7 @@ bridges:
       polling: 10
     collector_sets:
       - id: 4294967295
-        ipfix: {targets: ["192.0.2.1:4740"], obs_domain_id: 9}
+        ipfix: {targets: ["192.0.2.1:4740"], cache_max_flows: 9, other_config: {enable-tunnel-sampling: "false", virtual_obs_id: vn-1}}
 `, nil)
 	b := c.Bridges[0]
 	if n := b.NetFlow; n == nil || n.ActiveTimeout != -1 || *n.EngineType != 3 || *n.EngineID != 7 || !n.AddIDToInterface || len(n.Targets) != 2 {
@@ -40,7 +40,7 @@ bridges:
 	if s := b.SFlow; s == nil || s.Agent != "br0" || *s.Polling != 10 || s.Sampling != nil {
 		t.Errorf("sflow %+v", s)
 	}
-	if cs := b.CollectorSets; len(cs) != 1 || cs[0].ID != 4294967295 || *cs[0].IPFIX.ObsDomainID != 9 {
+	if cs := b.CollectorSets; len(cs) != 1 || cs[0].ID != 4294967295 || *cs[0].IPFIX.CacheMaxFlows != 9 || cs[0].IPFIX.OtherConfig["virtual_obs_id"] != "vn-1" {
 		t.Errorf("collector_sets %+v", cs)
 	}
 
@@ -60,7 +60,7 @@ bridges:
       header: 0
     collector_sets:
       - id: 1
-        ipfix: {targets: ["127.0.0.1:4739"], sampling: 10}
+        ipfix: {targets: ["127.0.0.1:4739"], sampling: 10, obs_domain_id: 1, other_config: {enable-input-sampling: "true"}}
       - id: 1
         ipfix: {targets: ["127.0.0.1:4739"]}
 `, nil)
@@ -80,7 +80,9 @@ bridges:
 		`bridges[0].ipfix.other_config.flavour: unknown key`,
 		`bridges[0].sflow.targets[0]: "127.0.0.1:0" has port 0`,
 		`bridges[0].sflow.header: 0 is out of range 1..9216`,
-		`bridges[0].collector_sets[0].ipfix.sampling: a collector set takes its rate from the OpenFlow sample action`,
+		`bridges[0].collector_sets[0].ipfix.sampling: a collector set takes this from the OpenFlow sample action (OVS uses it for per-bridge sampling only); remove it`,
+		`bridges[0].collector_sets[0].ipfix.obs_domain_id: a collector set takes this from the OpenFlow sample action`,
+		`bridges[0].collector_sets[0].ipfix.other_config.enable-input-sampling: a collector set takes this from the OpenFlow sample action`,
 		`bridges[0].collector_sets[1].id: duplicate collector set id 1 (also [0])`,
 	} {
 		if !strings.Contains(err.Error(), want) {

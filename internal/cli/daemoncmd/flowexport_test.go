@@ -18,7 +18,7 @@ func TestApplyCarriesFlowExport(t *testing.T) {
     ipfix: {targets: ["[::1]:4739"], sampling: 4294967295, cache_max_flows: 100, other_config: {enable-tunnel-sampling: "true"}}
     sflow: {targets: ["127.0.0.1:6343"], agent: lo, header: 128, polling: 0}
     collector_sets:
-      - {id: 7, ipfix: {targets: ["127.0.0.1:4740"], obs_point_id: 3}}
+      - {id: 7, ipfix: {targets: ["127.0.0.1:4740"], cache_active_timeout: 3}}
 `)
 	if r := run(t, nil, false, "--daemon="+addr, "apply", "-f", f); r.code != 0 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
@@ -33,7 +33,7 @@ func TestApplyCarriesFlowExport(t *testing.T) {
 		IPFIX: &model.IPFIX{Targets: []string{"[::1]:4739"}, Sampling: n(4294967295), CacheMaxFlows: n(100),
 			OtherConfig: map[string]string{"enable-tunnel-sampling": "true"}},
 		SFlow:         &model.SFlow{Targets: []string{"127.0.0.1:6343"}, Agent: "lo", Header: n(128), Polling: n(0)},
-		CollectorSets: []model.CollectorSet{{ID: 7, IPFIX: model.IPFIX{Targets: []string{"127.0.0.1:4740"}, ObsPointID: n(3)}}},
+		CollectorSets: []model.CollectorSet{{ID: 7, IPFIX: model.IPFIX{Targets: []string{"127.0.0.1:4740"}, CacheActiveTimeout: n(3)}}},
 	}
 	got := b.Spec
 	got.Ports = nil
