@@ -21,7 +21,15 @@ type Bridge struct {
 	Controllers []string          `mapstructure:"controller" yaml:"controller,omitempty"`
 	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
 	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
-	Ports       []Port            `mapstructure:"ports" yaml:"ports,omitempty"`
+	// NetFlow, IPFIX and SFlow are the bridge's flow export (nil: none); CollectorSets its
+	// IPFIX collector sets for flow-based sampling. See flowexport.go. Their JSON keys are
+	// omitted when empty, so the spec an API bridge keeps in external_ids (vswitchd's store)
+	// reads the same as before they existed.
+	NetFlow       *NetFlow       `mapstructure:"netflow" yaml:"netflow,omitempty" json:",omitempty"`
+	IPFIX         *IPFIX         `mapstructure:"ipfix" yaml:"ipfix,omitempty" json:",omitempty"`
+	SFlow         *SFlow         `mapstructure:"sflow" yaml:"sflow,omitempty" json:",omitempty"`
+	CollectorSets []CollectorSet `mapstructure:"collector_sets" yaml:"collector_sets,omitempty" json:",omitempty"`
+	Ports         []Port         `mapstructure:"ports" yaml:"ports,omitempty"`
 }
 
 // Port is one port of a bridge. A port with two or more interfaces is a bond.
@@ -73,7 +81,8 @@ var VLANModes = []string{"", "access", "trunk", "native-tagged", "native-untagge
 var LACPModes = []string{"", "active", "passive", "off"}
 
 // Canonical returns a deep copy of b in canonical form: ports sorted by name, each in
-// canonical form (see Port.Canonical); protocols and controllers sorted; empty maps and lists
+// canonical form (see Port.Canonical); protocols, controllers and export targets sorted,
+// collector sets by id; empty maps and lists
 // nil. Two bridges ask for the same OVSDB contents exactly when their canonical forms are
 // equal (reflect.DeepEqual). b is not modified.
 func (b Bridge) Canonical() Bridge {
@@ -82,6 +91,8 @@ func (b Bridge) Canonical() Bridge {
 	nb.Controllers = sortedCopy(b.Controllers)
 	nb.OtherConfig = cloneMap(b.OtherConfig)
 	nb.ExternalIDs = cloneMap(b.ExternalIDs)
+	nb.NetFlow, nb.IPFIX, nb.SFlow = b.NetFlow.Canonical(), b.IPFIX.Canonical(), b.SFlow.Canonical()
+	nb.CollectorSets = canonicalCollectorSets(b.CollectorSets)
 	nb.Ports = canonicalByName(b.Ports, Port.Canonical, func(p Port) string { return p.Name })
 	return nb
 }

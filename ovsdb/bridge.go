@@ -2,6 +2,7 @@ package ovsdb
 
 import (
 	"fmt"
+	"maps"
 
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
@@ -54,15 +55,21 @@ func (p *planner) ensureBridge(spec model.Bridge, local *model.Interface) error 
 	}
 	muts = append(muts, setMutations("protocols", have, spec.Protocols, stringSet)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.OtherConfig)...)
+	exportRead := map[string]any{}
+	exportsChanged := p.planExports(spec.Name, &spec, cur, row, exportRead)
+	if p.planCollectorSets(spec.Name, b.uuid, p.c.bridgeCollectorSets(b.uuid), spec.CollectorSets) {
+		exportsChanged = true
+	}
 	_, ctlMuts := p.planControllers(spec.Name, p.bridgeControllers(cur), spec.Controllers)
 	muts = append(muts, ctlMuts...)
 	wantExt := tagged(spec.ExternalIDs, p.owner, p.gen)
 	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, wantExt)...)
-	muts = withGeneration(muts, len(row) > 0, cur.ExternalIDs, wantExt)
+	muts = withGeneration(muts, len(row) > 0 || exportsChanged, cur.ExternalIDs, wantExt)
 	if len(row) > 0 || len(muts) > 0 {
 		read := map[string]any{"datapath_type": cur.DatapathType, "fail_mode": optString(derefStr(cur.FailMode)),
 			"protocols": stringSet(have), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs),
 			"controller": uuidSet(cur.Controller)}
+		maps.Copy(read, exportRead)
 		p.guard(ref, b.uuid, true, guardColumns(libovsdb.Row{"name": spec.Name}, read, row, muts))
 	}
 	if len(row) > 0 {
@@ -99,7 +106,9 @@ func (p *planner) insertBridge(name string, b *bridgeState) error {
 		br.Protocols = append(br.Protocols, vswitch.BridgeProtocols(pr))
 	}
 	br.Controller, _ = p.planControllers(name, nil, s.Controllers)
+	p.planExportsNew(name, s, br)
 	p.add(objRef{vswitch.BridgeTable, name}, bridgeInsert(br))
+	p.planCollectorSets(name, b.uuid, nil, s.CollectorSets)
 	return nil
 }
 
@@ -132,6 +141,9 @@ func (p *planner) deleteBridge(name string) error {
 				"bridge holds port %q, which ovsplane did not create; remove that port first (ovs-vsctl del-port %s %s)", port.Name, name, port.Name)}
 		}
 		ports = append(ports, port)
+	}
+	if err := p.dropCollectorSets(name, b.uuid); err != nil {
+		return err
 	}
 	// The bridge must still hold exactly the ports read, so a port added meanwhile is not lost.
 	p.guard(ref, b.uuid, true, libovsdb.Row{"ports": uuidSet(cur.Ports)})

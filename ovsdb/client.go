@@ -113,6 +113,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		vswitch.PortTable:        &vswitch.Port{},
 		vswitch.InterfaceTable:   &vswitch.Interface{},
 		vswitch.ControllerTable:  &vswitch.Controller{},
+		// Flow export (flowexport.go): small tables, monitored whole.
+		vswitch.NetFlowTable:                &vswitch.NetFlow{},
+		vswitch.IPFIXTable:                  &vswitch.IPFIX{},
+		vswitch.SFlowTable:                  &vswitch.SFlow{},
+		vswitch.FlowSampleCollectorSetTable: &vswitch.FlowSampleCollectorSet{},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ovsdb: building the client model: %w", err)
@@ -171,13 +176,17 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 		client.WithTable(ovs, &ovs.Bridges, &ovs.CurCfg, &ovs.NextCfg, &ovs.OtherConfig, &ovs.ExternalIDs,
 			&ovs.OVSVersion, &ovs.DpdkVersion, &ovs.DpdkInitialized, &ovs.IfaceTypes, &ovs.DatapathTypes),
 		client.WithTable(br, &br.Name, &br.DatapathType, &br.DatapathID, &br.FailMode, &br.Protocols, &br.OtherConfig,
-			&br.ExternalIDs, &br.Ports, &br.Controller),
+			&br.ExternalIDs, &br.Ports, &br.Controller, &br.Netflow, &br.IPFIX, &br.Sflow),
 		// Controllers: what the typed operations read, and whether ovs-vswitchd is connected
 		// (not Controller.status, which it rewrites as the connection's state changes).
 		client.WithTable(ctl, &ctl.Target, &ctl.ExternalIDs, &ctl.IsConnected),
 		client.WithTable(port, &port.Name, &port.Interfaces, &port.Tag, &port.Trunks, &port.VLANMode,
 			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs),
 		client.WithTable(ifc, ifCols...),
+		client.WithTable(&vswitch.NetFlow{}),
+		client.WithTable(&vswitch.IPFIX{}),
+		client.WithTable(&vswitch.SFlow{}),
+		client.WithTable(&vswitch.FlowSampleCollectorSet{}),
 	}
 }
 

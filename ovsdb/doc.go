@@ -60,7 +60,9 @@
 // nothing is written. Open_vSwitch.other_config keys set through SetGlobal are recorded as owned
 // in Open_vSwitch.external_ids. A bridge's controllers (model.Bridge.Controllers) are Controller
 // rows tagged the same way, referenced from Bridge.controller by mutation: controllers others
-// add to the bridge are kept.
+// add to the bridge are kept. Its flow export (NetFlow, IPFIX, sFlow, IPFIX collector sets) is
+// tagged rows too, created with the column that refers to them (flowexport.go); an export row
+// someone else set on the bridge is never touched, and Client.BridgeExports reports it.
 //
 // # Acknowledgement from ovs-vswitchd
 //

@@ -69,6 +69,7 @@ func bridgeInsert(br *vswitch.Bridge) libovsdb.Operation {
 	if len(br.Controller) > 0 {
 		row["controller"] = uuidSet(br.Controller)
 	}
+	putExportRefs(row, br)
 	if len(br.Protocols) > 0 {
 		protos := make([]string, len(br.Protocols))
 		for i, p := range br.Protocols {

@@ -49,6 +49,9 @@ func validateBridge(b *model.Bridge, local *model.Interface) error {
 			return fmt.Errorf("%w: bridge %q lists controller %q twice", ErrInvalid, b.Name, t)
 		}
 	}
+	if err := validateExport(b); err != nil {
+		return err
+	}
 	if local != nil {
 		l := localPort(b.Name, local)
 		if err := l.validate(); err != nil {

@@ -11,26 +11,34 @@ import (
 // BridgeToProto converts a bridge spec. Its ports are not part of the message.
 func BridgeToProto(b model.Bridge) *v1.Bridge {
 	return &v1.Bridge{
-		Name:         b.Name,
-		DatapathType: b.DatapathType,
-		FailMode:     b.FailMode,
-		Protocols:    cloneSlice(b.Protocols),
-		Controller:   cloneSlice(b.Controllers),
-		OtherConfig:  cloneMap(b.OtherConfig),
-		ExternalIds:  cloneMap(b.ExternalIDs),
+		Name:          b.Name,
+		DatapathType:  b.DatapathType,
+		FailMode:      b.FailMode,
+		Protocols:     cloneSlice(b.Protocols),
+		Controller:    cloneSlice(b.Controllers),
+		OtherConfig:   cloneMap(b.OtherConfig),
+		ExternalIds:   cloneMap(b.ExternalIDs),
+		Netflow:       NetFlowToProto(b.NetFlow),
+		Ipfix:         IPFIXToProto(b.IPFIX),
+		Sflow:         SFlowToProto(b.SFlow),
+		CollectorSets: CollectorSetsToProto(b.CollectorSets),
 	}
 }
 
 // BridgeFromProto converts a bridge message; the result has no ports.
 func BridgeFromProto(b *v1.Bridge) model.Bridge {
 	return model.Bridge{
-		Name:         b.GetName(),
-		DatapathType: b.GetDatapathType(),
-		FailMode:     b.GetFailMode(),
-		Protocols:    cloneSlice(b.GetProtocols()),
-		Controllers:  cloneSlice(b.GetController()),
-		OtherConfig:  cloneMap(b.GetOtherConfig()),
-		ExternalIDs:  cloneMap(b.GetExternalIds()),
+		Name:          b.GetName(),
+		DatapathType:  b.GetDatapathType(),
+		FailMode:      b.GetFailMode(),
+		Protocols:     cloneSlice(b.GetProtocols()),
+		Controllers:   cloneSlice(b.GetController()),
+		OtherConfig:   cloneMap(b.GetOtherConfig()),
+		ExternalIDs:   cloneMap(b.GetExternalIds()),
+		NetFlow:       NetFlowFromProto(b.GetNetflow()),
+		IPFIX:         IPFIXFromProto(b.GetIpfix()),
+		SFlow:         SFlowFromProto(b.GetSflow()),
+		CollectorSets: CollectorSetsFromProto(b.GetCollectorSets()),
 	}
 }
 

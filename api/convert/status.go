@@ -8,9 +8,13 @@ import (
 
 var (
 	kinds = map[model.Kind]v1.Kind{
-		model.KindBridge:    v1.Kind_KIND_BRIDGE,
-		model.KindPort:      v1.Kind_KIND_PORT,
-		model.KindInterface: v1.Kind_KIND_INTERFACE,
+		model.KindBridge:       v1.Kind_KIND_BRIDGE,
+		model.KindPort:         v1.Kind_KIND_PORT,
+		model.KindInterface:    v1.Kind_KIND_INTERFACE,
+		model.KindNetFlow:      v1.Kind_KIND_NETFLOW,
+		model.KindIPFIX:        v1.Kind_KIND_IPFIX,
+		model.KindSFlow:        v1.Kind_KIND_SFLOW,
+		model.KindCollectorSet: v1.Kind_KIND_COLLECTOR_SET,
 	}
 	// The reconciler reports a removed object with an empty State.
 	states = map[model.State]v1.State{

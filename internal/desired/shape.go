@@ -15,8 +15,9 @@ type listShape struct {
 // them first.
 var desiredLists = map[string]listShape{
 	"bridges": {what: "bridge", items: map[string]listShape{
-		"protocols":  {what: "protocol"},
-		"controller": {what: "controller target"},
+		"protocols":      {what: "protocol"},
+		"controller":     {what: "controller target"},
+		"collector_sets": {what: "IPFIX collector set"},
 		"ports": {what: "port", items: map[string]listShape{
 			"trunks":     {what: "VLAN"},
 			"interfaces": {what: "interface"},

@@ -155,6 +155,9 @@
 // white space or control characters, each target once; ssl: needs the switch's own SSL
 // settings; ovs-vswitchd ignores unix: and punix: paths outside its run directory).
 //
+// A bridge's netflow, ipfix, sflow and collector_sets keys are its flow export, each a row
+// ovsplane owns (docs/flow-export.md has the keys and their bounds).
+//
 // Plugins: the list is an allow-list; each binary must sit below plugin_dir, and its SHA-256
 // must match the pin (the plugin host checks ownership, permissions and the pin before every
 // start, and refuses symlinks). Like the desired state, the list comes from the file alone.

@@ -93,6 +93,7 @@ func (r *Reconciler) refresh() {
 	if be, ok := r.c.(interface{ BridgeErrors() map[string]string }); ok && down == "" {
 		bridgeErrs = be.BridgeErrors()
 	}
+	exports := r.bridgeExports()
 	next := make(map[string]model.Status, len(r.status))
 	put := func(s model.Status) { next[s.Key()] = s }
 	units := map[string][]string{} // UnitKey value → the status keys of its other rows
@@ -109,7 +110,11 @@ func (r *Reconciler) refresh() {
 		if why, left := unheld[b.Name]; left {
 			bs.State, bs.Error = model.StateError, why
 		}
-		put(refusedAs(bs, objErr))
+		bs = refusedAs(bs, objErr)
+		put(bs)
+		for _, es := range exportStatuses(b, exports[b.Name], bridgeError(bs)) {
+			put(es)
+		}
 		for _, p := range b.Ports {
 			if u := p.ExternalIDs[UnitKey]; u != "" && u != p.Name {
 				units[u] = append(units[u], "port/"+p.Name)
@@ -184,6 +189,15 @@ func (r *Reconciler) ifaceStatus(lookup func(string) (ovsdb.InterfaceState, erro
 		s.State, s.Ofport, s.Error = model.StateError, 0, down
 	}
 	return s
+}
+
+// bridgeError is a bridge status's error when it is in error for its own sake (not a pending
+// local interface), "" otherwise.
+func bridgeError(bs model.Status) string {
+	if bs.State == model.StateError {
+		return bs.Error
+	}
+	return ""
 }
 
 // foldUnits makes the status of each unit's port (the port named like the unit) its unit's:

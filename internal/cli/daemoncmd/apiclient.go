@@ -154,6 +154,11 @@ type wireBridge struct {
 	Controller   []string          `json:"controller,omitempty"`
 	OtherConfig  map[string]string `json:"other_config,omitempty"`
 	ExternalIDs  map[string]string `json:"external_ids,omitempty"`
+	// Flow export (flowexport.go).
+	NetFlow       *wireNetFlow       `json:"netflow,omitempty"`
+	IPFIX         *wireIPFIX         `json:"ipfix,omitempty"`
+	SFlow         *wireSFlow         `json:"sflow,omitempty"`
+	CollectorSets []wireCollectorSet `json:"collector_sets,omitempty"`
 }
 
 type wirePortReq struct {
@@ -245,6 +250,7 @@ func (c *apiClient) applyBridge(ctx context.Context, b model.Bridge) error {
 		Bridge wireBridge `json:"bridge"`
 	}{wireBridge{Name: b.Name, DatapathType: b.DatapathType, FailMode: b.FailMode, Protocols: b.Protocols,
 		Controller: b.Controllers, OtherConfig: b.OtherConfig, ExternalIDs: b.ExternalIDs}}
+	exportToWire(&req.Bridge, b)
 	var resp struct{}
 	return c.call(ctx, "ApplyBridge", req, &resp)
 }

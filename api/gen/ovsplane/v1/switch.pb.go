@@ -35,6 +35,11 @@ const (
 	Kind_KIND_BRIDGE      Kind = 1
 	Kind_KIND_PORT        Kind = 2
 	Kind_KIND_INTERFACE   Kind = 3
+	// The flow export of a bridge (name: the bridge's name; a collector set: BRIDGE/ID).
+	Kind_KIND_NETFLOW       Kind = 4
+	Kind_KIND_IPFIX         Kind = 5
+	Kind_KIND_SFLOW         Kind = 6
+	Kind_KIND_COLLECTOR_SET Kind = 7
 )
 
 // Enum value maps for Kind.
@@ -44,12 +49,20 @@ var (
 		1: "KIND_BRIDGE",
 		2: "KIND_PORT",
 		3: "KIND_INTERFACE",
+		4: "KIND_NETFLOW",
+		5: "KIND_IPFIX",
+		6: "KIND_SFLOW",
+		7: "KIND_COLLECTOR_SET",
 	}
 	Kind_value = map[string]int32{
-		"KIND_UNSPECIFIED": 0,
-		"KIND_BRIDGE":      1,
-		"KIND_PORT":        2,
-		"KIND_INTERFACE":   3,
+		"KIND_UNSPECIFIED":   0,
+		"KIND_BRIDGE":        1,
+		"KIND_PORT":          2,
+		"KIND_INTERFACE":     3,
+		"KIND_NETFLOW":       4,
+		"KIND_IPFIX":         5,
+		"KIND_SFLOW":         6,
+		"KIND_COLLECTOR_SET": 7,
 	}
 )
 
@@ -439,9 +452,15 @@ type Bridge struct {
 	// protocols: OpenFlow10 ... OpenFlow15.
 	Protocols []string `protobuf:"bytes,4,rep,name=protocols,proto3" json:"protocols,omitempty"`
 	// controller: OpenFlow controller targets (tcp:, ssl:, unix:, ptcp:, pssl:, punix:).
-	Controller    []string          `protobuf:"bytes,5,rep,name=controller,proto3" json:"controller,omitempty"`
-	OtherConfig   map[string]string `protobuf:"bytes,6,rep,name=other_config,json=otherConfig,proto3" json:"other_config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	ExternalIds   map[string]string `protobuf:"bytes,7,rep,name=external_ids,json=externalIds,proto3" json:"external_ids,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Controller  []string          `protobuf:"bytes,5,rep,name=controller,proto3" json:"controller,omitempty"`
+	OtherConfig map[string]string `protobuf:"bytes,6,rep,name=other_config,json=otherConfig,proto3" json:"other_config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ExternalIds map[string]string `protobuf:"bytes,7,rep,name=external_ids,json=externalIds,proto3" json:"external_ids,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// netflow, ipfix, sflow: the bridge's flow export (absent: none); collector_sets: its IPFIX
+	// collector sets for flow-based sampling. See docs/flow-export.md for bounds.
+	Netflow       *NetFlow        `protobuf:"bytes,8,opt,name=netflow,proto3" json:"netflow,omitempty"`
+	Ipfix         *IPFIX          `protobuf:"bytes,9,opt,name=ipfix,proto3" json:"ipfix,omitempty"`
+	Sflow         *SFlow          `protobuf:"bytes,10,opt,name=sflow,proto3" json:"sflow,omitempty"`
+	CollectorSets []*CollectorSet `protobuf:"bytes,11,rep,name=collector_sets,json=collectorSets,proto3" json:"collector_sets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -525,6 +544,341 @@ func (x *Bridge) GetExternalIds() map[string]string {
 	return nil
 }
 
+func (x *Bridge) GetNetflow() *NetFlow {
+	if x != nil {
+		return x.Netflow
+	}
+	return nil
+}
+
+func (x *Bridge) GetIpfix() *IPFIX {
+	if x != nil {
+		return x.Ipfix
+	}
+	return nil
+}
+
+func (x *Bridge) GetSflow() *SFlow {
+	if x != nil {
+		return x.Sflow
+	}
+	return nil
+}
+
+func (x *Bridge) GetCollectorSets() []*CollectorSet {
+	if x != nil {
+		return x.CollectorSets
+	}
+	return nil
+}
+
+// NetFlow is a bridge's NetFlow v5 export (OVS's NetFlow row).
+type NetFlow struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// targets: collectors as IPv4:PORT or [IPv6]:PORT, one at least.
+	Targets []string `protobuf:"bytes,1,rep,name=targets,proto3" json:"targets,omitempty"`
+	// active_timeout: seconds; 0 is OVS's default (600), -1 disables active expiry.
+	ActiveTimeout int32 `protobuf:"varint,2,opt,name=active_timeout,json=activeTimeout,proto3" json:"active_timeout,omitempty"`
+	// engine_type, engine_id: 0..255; absent lets OVS derive them.
+	EngineType       *int32 `protobuf:"varint,3,opt,name=engine_type,json=engineType,proto3,oneof" json:"engine_type,omitempty"`
+	EngineId         *int32 `protobuf:"varint,4,opt,name=engine_id,json=engineId,proto3,oneof" json:"engine_id,omitempty"`
+	AddIdToInterface bool   `protobuf:"varint,5,opt,name=add_id_to_interface,json=addIdToInterface,proto3" json:"add_id_to_interface,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *NetFlow) Reset() {
+	*x = NetFlow{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetFlow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetFlow) ProtoMessage() {}
+
+func (x *NetFlow) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetFlow.ProtoReflect.Descriptor instead.
+func (*NetFlow) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *NetFlow) GetTargets() []string {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *NetFlow) GetActiveTimeout() int32 {
+	if x != nil {
+		return x.ActiveTimeout
+	}
+	return 0
+}
+
+func (x *NetFlow) GetEngineType() int32 {
+	if x != nil && x.EngineType != nil {
+		return *x.EngineType
+	}
+	return 0
+}
+
+func (x *NetFlow) GetEngineId() int32 {
+	if x != nil && x.EngineId != nil {
+		return *x.EngineId
+	}
+	return 0
+}
+
+func (x *NetFlow) GetAddIdToInterface() bool {
+	if x != nil {
+		return x.AddIdToInterface
+	}
+	return false
+}
+
+// IPFIX is an IPFIX export (OVS's IPFIX row): a bridge's sampling or a collector set's.
+type IPFIX struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Targets []string               `protobuf:"bytes,1,rep,name=targets,proto3" json:"targets,omitempty"`
+	// sampling: one packet in N (bridge sampling only); absent is OVS's 400.
+	Sampling    *int64 `protobuf:"varint,2,opt,name=sampling,proto3,oneof" json:"sampling,omitempty"`
+	ObsDomainId *int64 `protobuf:"varint,3,opt,name=obs_domain_id,json=obsDomainId,proto3,oneof" json:"obs_domain_id,omitempty"`
+	ObsPointId  *int64 `protobuf:"varint,4,opt,name=obs_point_id,json=obsPointId,proto3,oneof" json:"obs_point_id,omitempty"`
+	// cache_active_timeout: 0..4200 seconds; cache_max_flows: 0..2^32-1.
+	CacheActiveTimeout *int64 `protobuf:"varint,5,opt,name=cache_active_timeout,json=cacheActiveTimeout,proto3,oneof" json:"cache_active_timeout,omitempty"`
+	CacheMaxFlows      *int64 `protobuf:"varint,6,opt,name=cache_max_flows,json=cacheMaxFlows,proto3,oneof" json:"cache_max_flows,omitempty"`
+	// other_config: enable-tunnel-sampling, enable-input-sampling, enable-output-sampling
+	// ("true"/"false"), virtual_obs_id.
+	OtherConfig   map[string]string `protobuf:"bytes,7,rep,name=other_config,json=otherConfig,proto3" json:"other_config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IPFIX) Reset() {
+	*x = IPFIX{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IPFIX) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IPFIX) ProtoMessage() {}
+
+func (x *IPFIX) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IPFIX.ProtoReflect.Descriptor instead.
+func (*IPFIX) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *IPFIX) GetTargets() []string {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *IPFIX) GetSampling() int64 {
+	if x != nil && x.Sampling != nil {
+		return *x.Sampling
+	}
+	return 0
+}
+
+func (x *IPFIX) GetObsDomainId() int64 {
+	if x != nil && x.ObsDomainId != nil {
+		return *x.ObsDomainId
+	}
+	return 0
+}
+
+func (x *IPFIX) GetObsPointId() int64 {
+	if x != nil && x.ObsPointId != nil {
+		return *x.ObsPointId
+	}
+	return 0
+}
+
+func (x *IPFIX) GetCacheActiveTimeout() int64 {
+	if x != nil && x.CacheActiveTimeout != nil {
+		return *x.CacheActiveTimeout
+	}
+	return 0
+}
+
+func (x *IPFIX) GetCacheMaxFlows() int64 {
+	if x != nil && x.CacheMaxFlows != nil {
+		return *x.CacheMaxFlows
+	}
+	return 0
+}
+
+func (x *IPFIX) GetOtherConfig() map[string]string {
+	if x != nil {
+		return x.OtherConfig
+	}
+	return nil
+}
+
+// SFlow is a bridge's sFlow export (OVS's sFlow row).
+type SFlow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Targets       []string               `protobuf:"bytes,1,rep,name=targets,proto3" json:"targets,omitempty"`
+	Agent         string                 `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	Header        *int32                 `protobuf:"varint,3,opt,name=header,proto3,oneof" json:"header,omitempty"`
+	Polling       *int32                 `protobuf:"varint,4,opt,name=polling,proto3,oneof" json:"polling,omitempty"`
+	Sampling      *int64                 `protobuf:"varint,5,opt,name=sampling,proto3,oneof" json:"sampling,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SFlow) Reset() {
+	*x = SFlow{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SFlow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SFlow) ProtoMessage() {}
+
+func (x *SFlow) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SFlow.ProtoReflect.Descriptor instead.
+func (*SFlow) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SFlow) GetTargets() []string {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *SFlow) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *SFlow) GetHeader() int32 {
+	if x != nil && x.Header != nil {
+		return *x.Header
+	}
+	return 0
+}
+
+func (x *SFlow) GetPolling() int32 {
+	if x != nil && x.Polling != nil {
+		return *x.Polling
+	}
+	return 0
+}
+
+func (x *SFlow) GetSampling() int64 {
+	if x != nil && x.Sampling != nil {
+		return *x.Sampling
+	}
+	return 0
+}
+
+// CollectorSet is one IPFIX collector set (OVS's Flow_Sample_Collector_Set) of a bridge.
+type CollectorSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Ipfix         *IPFIX                 `protobuf:"bytes,2,opt,name=ipfix,proto3" json:"ipfix,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CollectorSet) Reset() {
+	*x = CollectorSet{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CollectorSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CollectorSet) ProtoMessage() {}
+
+func (x *CollectorSet) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CollectorSet.ProtoReflect.Descriptor instead.
+func (*CollectorSet) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CollectorSet) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CollectorSet) GetIpfix() *IPFIX {
+	if x != nil {
+		return x.Ipfix
+	}
+	return nil
+}
+
 // Port is the desired state of one port. A port with two or more interfaces is a bond.
 type Port struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -552,7 +906,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +918,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,7 +931,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{1}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Port) GetName() string {
@@ -663,7 +1017,7 @@ type Interface struct {
 
 func (x *Interface) Reset() {
 	*x = Interface{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +1029,7 @@ func (x *Interface) String() string {
 func (*Interface) ProtoMessage() {}
 
 func (x *Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +1042,7 @@ func (x *Interface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interface.ProtoReflect.Descriptor instead.
 func (*Interface) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{2}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Interface) GetName() string {
@@ -761,7 +1115,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +1127,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +1140,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{3}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Status) GetKind() Kind {
@@ -850,7 +1204,7 @@ type BridgeInfo struct {
 
 func (x *BridgeInfo) Reset() {
 	*x = BridgeInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -862,7 +1216,7 @@ func (x *BridgeInfo) String() string {
 func (*BridgeInfo) ProtoMessage() {}
 
 func (x *BridgeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -875,7 +1229,7 @@ func (x *BridgeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BridgeInfo.ProtoReflect.Descriptor instead.
 func (*BridgeInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{4}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BridgeInfo) GetSpec() *Bridge {
@@ -924,7 +1278,7 @@ type PortInfo struct {
 
 func (x *PortInfo) Reset() {
 	*x = PortInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -936,7 +1290,7 @@ func (x *PortInfo) String() string {
 func (*PortInfo) ProtoMessage() {}
 
 func (x *PortInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -949,7 +1303,7 @@ func (x *PortInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortInfo.ProtoReflect.Descriptor instead.
 func (*PortInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{5}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PortInfo) GetBridge() string {
@@ -1024,7 +1378,7 @@ type ApplyBridgeRequest struct {
 
 func (x *ApplyBridgeRequest) Reset() {
 	*x = ApplyBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1036,7 +1390,7 @@ func (x *ApplyBridgeRequest) String() string {
 func (*ApplyBridgeRequest) ProtoMessage() {}
 
 func (x *ApplyBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1049,7 +1403,7 @@ func (x *ApplyBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyBridgeRequest.ProtoReflect.Descriptor instead.
 func (*ApplyBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{6}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ApplyBridgeRequest) GetBridge() *Bridge {
@@ -1068,7 +1422,7 @@ type ApplyBridgeResponse struct {
 
 func (x *ApplyBridgeResponse) Reset() {
 	*x = ApplyBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1080,7 +1434,7 @@ func (x *ApplyBridgeResponse) String() string {
 func (*ApplyBridgeResponse) ProtoMessage() {}
 
 func (x *ApplyBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1093,7 +1447,7 @@ func (x *ApplyBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyBridgeResponse.ProtoReflect.Descriptor instead.
 func (*ApplyBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{7}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ApplyBridgeResponse) GetBridge() *BridgeInfo {
@@ -1112,7 +1466,7 @@ type GetBridgeRequest struct {
 
 func (x *GetBridgeRequest) Reset() {
 	*x = GetBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1124,7 +1478,7 @@ func (x *GetBridgeRequest) String() string {
 func (*GetBridgeRequest) ProtoMessage() {}
 
 func (x *GetBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1137,7 +1491,7 @@ func (x *GetBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBridgeRequest.ProtoReflect.Descriptor instead.
 func (*GetBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{8}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetBridgeRequest) GetName() string {
@@ -1156,7 +1510,7 @@ type GetBridgeResponse struct {
 
 func (x *GetBridgeResponse) Reset() {
 	*x = GetBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1522,7 @@ func (x *GetBridgeResponse) String() string {
 func (*GetBridgeResponse) ProtoMessage() {}
 
 func (x *GetBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1535,7 @@ func (x *GetBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBridgeResponse.ProtoReflect.Descriptor instead.
 func (*GetBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{9}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetBridgeResponse) GetBridge() *BridgeInfo {
@@ -1199,7 +1553,7 @@ type ListBridgesRequest struct {
 
 func (x *ListBridgesRequest) Reset() {
 	*x = ListBridgesRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1565,7 @@ func (x *ListBridgesRequest) String() string {
 func (*ListBridgesRequest) ProtoMessage() {}
 
 func (x *ListBridgesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1578,7 @@ func (x *ListBridgesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBridgesRequest.ProtoReflect.Descriptor instead.
 func (*ListBridgesRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{10}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{14}
 }
 
 type ListBridgesResponse struct {
@@ -1236,7 +1590,7 @@ type ListBridgesResponse struct {
 
 func (x *ListBridgesResponse) Reset() {
 	*x = ListBridgesResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1602,7 @@ func (x *ListBridgesResponse) String() string {
 func (*ListBridgesResponse) ProtoMessage() {}
 
 func (x *ListBridgesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1615,7 @@ func (x *ListBridgesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBridgesResponse.ProtoReflect.Descriptor instead.
 func (*ListBridgesResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{11}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListBridgesResponse) GetBridges() []*BridgeInfo {
@@ -1280,7 +1634,7 @@ type DeleteBridgeRequest struct {
 
 func (x *DeleteBridgeRequest) Reset() {
 	*x = DeleteBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +1646,7 @@ func (x *DeleteBridgeRequest) String() string {
 func (*DeleteBridgeRequest) ProtoMessage() {}
 
 func (x *DeleteBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +1659,7 @@ func (x *DeleteBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBridgeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{12}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteBridgeRequest) GetName() string {
@@ -1323,7 +1677,7 @@ type DeleteBridgeResponse struct {
 
 func (x *DeleteBridgeResponse) Reset() {
 	*x = DeleteBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1335,7 +1689,7 @@ func (x *DeleteBridgeResponse) String() string {
 func (*DeleteBridgeResponse) ProtoMessage() {}
 
 func (x *DeleteBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1348,7 +1702,7 @@ func (x *DeleteBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBridgeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{13}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{17}
 }
 
 type ApplyPortRequest struct {
@@ -1362,7 +1716,7 @@ type ApplyPortRequest struct {
 
 func (x *ApplyPortRequest) Reset() {
 	*x = ApplyPortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1728,7 @@ func (x *ApplyPortRequest) String() string {
 func (*ApplyPortRequest) ProtoMessage() {}
 
 func (x *ApplyPortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1741,7 @@ func (x *ApplyPortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPortRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{14}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ApplyPortRequest) GetBridge() string {
@@ -1413,7 +1767,7 @@ type ApplyPortResponse struct {
 
 func (x *ApplyPortResponse) Reset() {
 	*x = ApplyPortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1779,7 @@ func (x *ApplyPortResponse) String() string {
 func (*ApplyPortResponse) ProtoMessage() {}
 
 func (x *ApplyPortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1792,7 @@ func (x *ApplyPortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPortResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{15}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApplyPortResponse) GetPort() *PortInfo {
@@ -1457,7 +1811,7 @@ type GetPortRequest struct {
 
 func (x *GetPortRequest) Reset() {
 	*x = GetPortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1823,7 @@ func (x *GetPortRequest) String() string {
 func (*GetPortRequest) ProtoMessage() {}
 
 func (x *GetPortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1836,7 @@ func (x *GetPortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPortRequest.ProtoReflect.Descriptor instead.
 func (*GetPortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{16}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetPortRequest) GetName() string {
@@ -1501,7 +1855,7 @@ type GetPortResponse struct {
 
 func (x *GetPortResponse) Reset() {
 	*x = GetPortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +1867,7 @@ func (x *GetPortResponse) String() string {
 func (*GetPortResponse) ProtoMessage() {}
 
 func (x *GetPortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +1880,7 @@ func (x *GetPortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPortResponse.ProtoReflect.Descriptor instead.
 func (*GetPortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{17}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetPortResponse) GetPort() *PortInfo {
@@ -1546,7 +1900,7 @@ type ListPortsRequest struct {
 
 func (x *ListPortsRequest) Reset() {
 	*x = ListPortsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1912,7 @@ func (x *ListPortsRequest) String() string {
 func (*ListPortsRequest) ProtoMessage() {}
 
 func (x *ListPortsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1925,7 @@ func (x *ListPortsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPortsRequest.ProtoReflect.Descriptor instead.
 func (*ListPortsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{18}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListPortsRequest) GetBridge() string {
@@ -1590,7 +1944,7 @@ type ListPortsResponse struct {
 
 func (x *ListPortsResponse) Reset() {
 	*x = ListPortsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1956,7 @@ func (x *ListPortsResponse) String() string {
 func (*ListPortsResponse) ProtoMessage() {}
 
 func (x *ListPortsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1969,7 @@ func (x *ListPortsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPortsResponse.ProtoReflect.Descriptor instead.
 func (*ListPortsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{19}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListPortsResponse) GetPorts() []*PortInfo {
@@ -1634,7 +1988,7 @@ type DeletePortRequest struct {
 
 func (x *DeletePortRequest) Reset() {
 	*x = DeletePortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1646,7 +2000,7 @@ func (x *DeletePortRequest) String() string {
 func (*DeletePortRequest) ProtoMessage() {}
 
 func (x *DeletePortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1659,7 +2013,7 @@ func (x *DeletePortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePortRequest.ProtoReflect.Descriptor instead.
 func (*DeletePortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{20}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeletePortRequest) GetName() string {
@@ -1677,7 +2031,7 @@ type DeletePortResponse struct {
 
 func (x *DeletePortResponse) Reset() {
 	*x = DeletePortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +2043,7 @@ func (x *DeletePortResponse) String() string {
 func (*DeletePortResponse) ProtoMessage() {}
 
 func (x *DeletePortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +2056,7 @@ func (x *DeletePortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePortResponse.ProtoReflect.Descriptor instead.
 func (*DeletePortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{21}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
 }
 
 type ListStatusRequest struct {
@@ -1713,7 +2067,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +2079,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +2092,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{22}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
 }
 
 type ListStatusResponse struct {
@@ -1753,7 +2107,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +2119,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +2132,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{23}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*Status {
@@ -1820,7 +2174,7 @@ type WatchedStatus struct {
 
 func (x *WatchedStatus) Reset() {
 	*x = WatchedStatus{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +2186,7 @@ func (x *WatchedStatus) String() string {
 func (*WatchedStatus) ProtoMessage() {}
 
 func (x *WatchedStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +2199,7 @@ func (x *WatchedStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchedStatus.ProtoReflect.Descriptor instead.
 func (*WatchedStatus) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchedStatus) GetPlugin() string {
@@ -1914,7 +2268,7 @@ type WaitReadyRequest struct {
 
 func (x *WaitReadyRequest) Reset() {
 	*x = WaitReadyRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +2280,7 @@ func (x *WaitReadyRequest) String() string {
 func (*WaitReadyRequest) ProtoMessage() {}
 
 func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2293,7 @@ func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyRequest.ProtoReflect.Descriptor instead.
 func (*WaitReadyRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WaitReadyRequest) GetKeys() []string {
@@ -1959,7 +2313,7 @@ type WaitReadyResponse struct {
 
 func (x *WaitReadyResponse) Reset() {
 	*x = WaitReadyResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1971,7 +2325,7 @@ func (x *WaitReadyResponse) String() string {
 func (*WaitReadyResponse) ProtoMessage() {}
 
 func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1984,7 +2338,7 @@ func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyResponse.ProtoReflect.Descriptor instead.
 func (*WaitReadyResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *WaitReadyResponse) GetStatuses() []*Status {
@@ -2002,7 +2356,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2014,7 +2368,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2027,7 +2381,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
 }
 
 type WatchResponse struct {
@@ -2041,7 +2395,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2053,7 +2407,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2066,7 +2420,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchResponse) GetSnapshot() bool {
@@ -2091,7 +2445,7 @@ type ReloadRequest struct {
 
 func (x *ReloadRequest) Reset() {
 	*x = ReloadRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2103,7 +2457,7 @@ func (x *ReloadRequest) String() string {
 func (*ReloadRequest) ProtoMessage() {}
 
 func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2116,7 +2470,7 @@ func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadRequest.ProtoReflect.Descriptor instead.
 func (*ReloadRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
 }
 
 type ReloadResponse struct {
@@ -2127,7 +2481,7 @@ type ReloadResponse struct {
 
 func (x *ReloadResponse) Reset() {
 	*x = ReloadResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2139,7 +2493,7 @@ func (x *ReloadResponse) String() string {
 func (*ReloadResponse) ProtoMessage() {}
 
 func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2152,7 +2506,7 @@ func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadResponse.ProtoReflect.Descriptor instead.
 func (*ReloadResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
 }
 
 type HealthRequest struct {
@@ -2163,7 +2517,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2175,7 +2529,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2188,7 +2542,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
 }
 
 type HealthResponse struct {
@@ -2219,7 +2573,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2585,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2598,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *HealthResponse) GetVersion() string {
@@ -2337,7 +2691,7 @@ type PluginInfo struct {
 
 func (x *PluginInfo) Reset() {
 	*x = PluginInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2349,7 +2703,7 @@ func (x *PluginInfo) String() string {
 func (*PluginInfo) ProtoMessage() {}
 
 func (x *PluginInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2362,7 +2716,7 @@ func (x *PluginInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfo.ProtoReflect.Descriptor instead.
 func (*PluginInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PluginInfo) GetName() string {
@@ -2436,7 +2790,7 @@ type ListPluginsRequest struct {
 
 func (x *ListPluginsRequest) Reset() {
 	*x = ListPluginsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2448,7 +2802,7 @@ func (x *ListPluginsRequest) String() string {
 func (*ListPluginsRequest) ProtoMessage() {}
 
 func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2461,7 +2815,7 @@ func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsRequest.ProtoReflect.Descriptor instead.
 func (*ListPluginsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
 }
 
 type ListPluginsResponse struct {
@@ -2473,7 +2827,7 @@ type ListPluginsResponse struct {
 
 func (x *ListPluginsResponse) Reset() {
 	*x = ListPluginsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2485,7 +2839,7 @@ func (x *ListPluginsResponse) String() string {
 func (*ListPluginsResponse) ProtoMessage() {}
 
 func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2498,7 +2852,7 @@ func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsResponse.ProtoReflect.Descriptor instead.
 func (*ListPluginsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListPluginsResponse) GetPlugins() []*PluginInfo {
@@ -2521,7 +2875,7 @@ type JobMetric struct {
 
 func (x *JobMetric) Reset() {
 	*x = JobMetric{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2533,7 +2887,7 @@ func (x *JobMetric) String() string {
 func (*JobMetric) ProtoMessage() {}
 
 func (x *JobMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2546,7 +2900,7 @@ func (x *JobMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobMetric.ProtoReflect.Descriptor instead.
 func (*JobMetric) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *JobMetric) GetName() string {
@@ -2604,7 +2958,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2616,7 +2970,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2629,7 +2983,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *JobInfo) GetPlugin() string {
@@ -2711,7 +3065,7 @@ type PluginStatsRequest struct {
 
 func (x *PluginStatsRequest) Reset() {
 	*x = PluginStatsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +3077,7 @@ func (x *PluginStatsRequest) String() string {
 func (*PluginStatsRequest) ProtoMessage() {}
 
 func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +3090,7 @@ func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsRequest.ProtoReflect.Descriptor instead.
 func (*PluginStatsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PluginStatsRequest) GetPlugin() string {
@@ -2755,7 +3109,7 @@ type PluginStatsResponse struct {
 
 func (x *PluginStatsResponse) Reset() {
 	*x = PluginStatsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2767,7 +3121,7 @@ func (x *PluginStatsResponse) String() string {
 func (*PluginStatsResponse) ProtoMessage() {}
 
 func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2780,7 +3134,7 @@ func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsResponse.ProtoReflect.Descriptor instead.
 func (*PluginStatsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{39}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PluginStatsResponse) GetJobs() []*JobInfo {
@@ -2794,7 +3148,7 @@ var File_ovsplane_v1_switch_proto protoreflect.FileDescriptor
 
 const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\n" +
-	"\x18ovsplane/v1/switch.proto\x12\vovsplane.v1\"\xae\x03\n" +
+	"\x18ovsplane/v1/switch.proto\x12\vovsplane.v1\"\xf4\x04\n" +
 	"\x06Bridge\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
 	"\rdatapath_type\x18\x02 \x01(\tR\fdatapathType\x12\x1b\n" +
@@ -2804,13 +3158,58 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"controller\x18\x05 \x03(\tR\n" +
 	"controller\x12G\n" +
 	"\fother_config\x18\x06 \x03(\v2$.ovsplane.v1.Bridge.OtherConfigEntryR\votherConfig\x12G\n" +
-	"\fexternal_ids\x18\a \x03(\v2$.ovsplane.v1.Bridge.ExternalIdsEntryR\vexternalIds\x1a>\n" +
+	"\fexternal_ids\x18\a \x03(\v2$.ovsplane.v1.Bridge.ExternalIdsEntryR\vexternalIds\x12.\n" +
+	"\anetflow\x18\b \x01(\v2\x14.ovsplane.v1.NetFlowR\anetflow\x12(\n" +
+	"\x05ipfix\x18\t \x01(\v2\x12.ovsplane.v1.IPFIXR\x05ipfix\x12(\n" +
+	"\x05sflow\x18\n" +
+	" \x01(\v2\x12.ovsplane.v1.SFlowR\x05sflow\x12@\n" +
+	"\x0ecollector_sets\x18\v \x03(\v2\x19.ovsplane.v1.CollectorSetR\rcollectorSets\x1a>\n" +
 	"\x10OtherConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10ExternalIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe5\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdf\x01\n" +
+	"\aNetFlow\x12\x18\n" +
+	"\atargets\x18\x01 \x03(\tR\atargets\x12%\n" +
+	"\x0eactive_timeout\x18\x02 \x01(\x05R\ractiveTimeout\x12$\n" +
+	"\vengine_type\x18\x03 \x01(\x05H\x00R\n" +
+	"engineType\x88\x01\x01\x12 \n" +
+	"\tengine_id\x18\x04 \x01(\x05H\x01R\bengineId\x88\x01\x01\x12-\n" +
+	"\x13add_id_to_interface\x18\x05 \x01(\bR\x10addIdToInterfaceB\x0e\n" +
+	"\f_engine_typeB\f\n" +
+	"\n" +
+	"_engine_id\"\xdb\x03\n" +
+	"\x05IPFIX\x12\x18\n" +
+	"\atargets\x18\x01 \x03(\tR\atargets\x12\x1f\n" +
+	"\bsampling\x18\x02 \x01(\x03H\x00R\bsampling\x88\x01\x01\x12'\n" +
+	"\robs_domain_id\x18\x03 \x01(\x03H\x01R\vobsDomainId\x88\x01\x01\x12%\n" +
+	"\fobs_point_id\x18\x04 \x01(\x03H\x02R\n" +
+	"obsPointId\x88\x01\x01\x125\n" +
+	"\x14cache_active_timeout\x18\x05 \x01(\x03H\x03R\x12cacheActiveTimeout\x88\x01\x01\x12+\n" +
+	"\x0fcache_max_flows\x18\x06 \x01(\x03H\x04R\rcacheMaxFlows\x88\x01\x01\x12F\n" +
+	"\fother_config\x18\a \x03(\v2#.ovsplane.v1.IPFIX.OtherConfigEntryR\votherConfig\x1a>\n" +
+	"\x10OtherConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
+	"\t_samplingB\x10\n" +
+	"\x0e_obs_domain_idB\x0f\n" +
+	"\r_obs_point_idB\x17\n" +
+	"\x15_cache_active_timeoutB\x12\n" +
+	"\x10_cache_max_flows\"\xb8\x01\n" +
+	"\x05SFlow\x12\x18\n" +
+	"\atargets\x18\x01 \x03(\tR\atargets\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x1b\n" +
+	"\x06header\x18\x03 \x01(\x05H\x00R\x06header\x88\x01\x01\x12\x1d\n" +
+	"\apolling\x18\x04 \x01(\x05H\x01R\apolling\x88\x01\x01\x12\x1f\n" +
+	"\bsampling\x18\x05 \x01(\x03H\x02R\bsampling\x88\x01\x01B\t\n" +
+	"\a_headerB\n" +
+	"\n" +
+	"\b_pollingB\v\n" +
+	"\t_sampling\"H\n" +
+	"\fCollectorSet\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12(\n" +
+	"\x05ipfix\x18\x02 \x01(\v2\x12.ovsplane.v1.IPFIXR\x05ipfix\"\xe5\x03\n" +
 	"\x04Port\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x15\n" +
 	"\x03tag\x18\x02 \x01(\x05H\x00R\x03tag\x88\x01\x01\x12\x16\n" +
@@ -2989,12 +3388,18 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x12PluginStatsRequest\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\"?\n" +
 	"\x13PluginStatsResponse\x12(\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x14.ovsplane.v1.JobInfoR\x04jobs*P\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x14.ovsplane.v1.JobInfoR\x04jobs*\x9a\x01\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vKIND_BRIDGE\x10\x01\x12\r\n" +
 	"\tKIND_PORT\x10\x02\x12\x12\n" +
-	"\x0eKIND_INTERFACE\x10\x03*f\n" +
+	"\x0eKIND_INTERFACE\x10\x03\x12\x10\n" +
+	"\fKIND_NETFLOW\x10\x04\x12\x0e\n" +
+	"\n" +
+	"KIND_IPFIX\x10\x05\x12\x0e\n" +
+	"\n" +
+	"KIND_SFLOW\x10\x06\x12\x16\n" +
+	"\x12KIND_COLLECTOR_SET\x10\a*f\n" +
 	"\x05State\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTATE_PENDING\x10\x01\x12\x0f\n" +
@@ -3061,7 +3466,7 @@ func file_ovsplane_v1_switch_proto_rawDescGZIP() []byte {
 }
 
 var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(Kind)(0),                    // 0: ovsplane.v1.Kind
 	(State)(0),                   // 1: ovsplane.v1.State
@@ -3071,134 +3476,145 @@ var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(JobState)(0),                // 5: ovsplane.v1.JobState
 	(MetricKind)(0),              // 6: ovsplane.v1.MetricKind
 	(*Bridge)(nil),               // 7: ovsplane.v1.Bridge
-	(*Port)(nil),                 // 8: ovsplane.v1.Port
-	(*Interface)(nil),            // 9: ovsplane.v1.Interface
-	(*Status)(nil),               // 10: ovsplane.v1.Status
-	(*BridgeInfo)(nil),           // 11: ovsplane.v1.BridgeInfo
-	(*PortInfo)(nil),             // 12: ovsplane.v1.PortInfo
-	(*ApplyBridgeRequest)(nil),   // 13: ovsplane.v1.ApplyBridgeRequest
-	(*ApplyBridgeResponse)(nil),  // 14: ovsplane.v1.ApplyBridgeResponse
-	(*GetBridgeRequest)(nil),     // 15: ovsplane.v1.GetBridgeRequest
-	(*GetBridgeResponse)(nil),    // 16: ovsplane.v1.GetBridgeResponse
-	(*ListBridgesRequest)(nil),   // 17: ovsplane.v1.ListBridgesRequest
-	(*ListBridgesResponse)(nil),  // 18: ovsplane.v1.ListBridgesResponse
-	(*DeleteBridgeRequest)(nil),  // 19: ovsplane.v1.DeleteBridgeRequest
-	(*DeleteBridgeResponse)(nil), // 20: ovsplane.v1.DeleteBridgeResponse
-	(*ApplyPortRequest)(nil),     // 21: ovsplane.v1.ApplyPortRequest
-	(*ApplyPortResponse)(nil),    // 22: ovsplane.v1.ApplyPortResponse
-	(*GetPortRequest)(nil),       // 23: ovsplane.v1.GetPortRequest
-	(*GetPortResponse)(nil),      // 24: ovsplane.v1.GetPortResponse
-	(*ListPortsRequest)(nil),     // 25: ovsplane.v1.ListPortsRequest
-	(*ListPortsResponse)(nil),    // 26: ovsplane.v1.ListPortsResponse
-	(*DeletePortRequest)(nil),    // 27: ovsplane.v1.DeletePortRequest
-	(*DeletePortResponse)(nil),   // 28: ovsplane.v1.DeletePortResponse
-	(*ListStatusRequest)(nil),    // 29: ovsplane.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),   // 30: ovsplane.v1.ListStatusResponse
-	(*WatchedStatus)(nil),        // 31: ovsplane.v1.WatchedStatus
-	(*WaitReadyRequest)(nil),     // 32: ovsplane.v1.WaitReadyRequest
-	(*WaitReadyResponse)(nil),    // 33: ovsplane.v1.WaitReadyResponse
-	(*WatchRequest)(nil),         // 34: ovsplane.v1.WatchRequest
-	(*WatchResponse)(nil),        // 35: ovsplane.v1.WatchResponse
-	(*ReloadRequest)(nil),        // 36: ovsplane.v1.ReloadRequest
-	(*ReloadResponse)(nil),       // 37: ovsplane.v1.ReloadResponse
-	(*HealthRequest)(nil),        // 38: ovsplane.v1.HealthRequest
-	(*HealthResponse)(nil),       // 39: ovsplane.v1.HealthResponse
-	(*PluginInfo)(nil),           // 40: ovsplane.v1.PluginInfo
-	(*ListPluginsRequest)(nil),   // 41: ovsplane.v1.ListPluginsRequest
-	(*ListPluginsResponse)(nil),  // 42: ovsplane.v1.ListPluginsResponse
-	(*JobMetric)(nil),            // 43: ovsplane.v1.JobMetric
-	(*JobInfo)(nil),              // 44: ovsplane.v1.JobInfo
-	(*PluginStatsRequest)(nil),   // 45: ovsplane.v1.PluginStatsRequest
-	(*PluginStatsResponse)(nil),  // 46: ovsplane.v1.PluginStatsResponse
-	nil,                          // 47: ovsplane.v1.Bridge.OtherConfigEntry
-	nil,                          // 48: ovsplane.v1.Bridge.ExternalIdsEntry
-	nil,                          // 49: ovsplane.v1.Port.OtherConfigEntry
-	nil,                          // 50: ovsplane.v1.Port.ExternalIdsEntry
-	nil,                          // 51: ovsplane.v1.Interface.OptionsEntry
-	nil,                          // 52: ovsplane.v1.Interface.OtherConfigEntry
-	nil,                          // 53: ovsplane.v1.Interface.ExternalIdsEntry
-	nil,                          // 54: ovsplane.v1.PortInfo.EndpointsEntry
-	nil,                          // 55: ovsplane.v1.WatchedStatus.DetailsEntry
-	nil,                          // 56: ovsplane.v1.HealthResponse.ObjectsEntry
-	nil,                          // 57: ovsplane.v1.JobMetric.LabelsEntry
+	(*NetFlow)(nil),              // 8: ovsplane.v1.NetFlow
+	(*IPFIX)(nil),                // 9: ovsplane.v1.IPFIX
+	(*SFlow)(nil),                // 10: ovsplane.v1.SFlow
+	(*CollectorSet)(nil),         // 11: ovsplane.v1.CollectorSet
+	(*Port)(nil),                 // 12: ovsplane.v1.Port
+	(*Interface)(nil),            // 13: ovsplane.v1.Interface
+	(*Status)(nil),               // 14: ovsplane.v1.Status
+	(*BridgeInfo)(nil),           // 15: ovsplane.v1.BridgeInfo
+	(*PortInfo)(nil),             // 16: ovsplane.v1.PortInfo
+	(*ApplyBridgeRequest)(nil),   // 17: ovsplane.v1.ApplyBridgeRequest
+	(*ApplyBridgeResponse)(nil),  // 18: ovsplane.v1.ApplyBridgeResponse
+	(*GetBridgeRequest)(nil),     // 19: ovsplane.v1.GetBridgeRequest
+	(*GetBridgeResponse)(nil),    // 20: ovsplane.v1.GetBridgeResponse
+	(*ListBridgesRequest)(nil),   // 21: ovsplane.v1.ListBridgesRequest
+	(*ListBridgesResponse)(nil),  // 22: ovsplane.v1.ListBridgesResponse
+	(*DeleteBridgeRequest)(nil),  // 23: ovsplane.v1.DeleteBridgeRequest
+	(*DeleteBridgeResponse)(nil), // 24: ovsplane.v1.DeleteBridgeResponse
+	(*ApplyPortRequest)(nil),     // 25: ovsplane.v1.ApplyPortRequest
+	(*ApplyPortResponse)(nil),    // 26: ovsplane.v1.ApplyPortResponse
+	(*GetPortRequest)(nil),       // 27: ovsplane.v1.GetPortRequest
+	(*GetPortResponse)(nil),      // 28: ovsplane.v1.GetPortResponse
+	(*ListPortsRequest)(nil),     // 29: ovsplane.v1.ListPortsRequest
+	(*ListPortsResponse)(nil),    // 30: ovsplane.v1.ListPortsResponse
+	(*DeletePortRequest)(nil),    // 31: ovsplane.v1.DeletePortRequest
+	(*DeletePortResponse)(nil),   // 32: ovsplane.v1.DeletePortResponse
+	(*ListStatusRequest)(nil),    // 33: ovsplane.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),   // 34: ovsplane.v1.ListStatusResponse
+	(*WatchedStatus)(nil),        // 35: ovsplane.v1.WatchedStatus
+	(*WaitReadyRequest)(nil),     // 36: ovsplane.v1.WaitReadyRequest
+	(*WaitReadyResponse)(nil),    // 37: ovsplane.v1.WaitReadyResponse
+	(*WatchRequest)(nil),         // 38: ovsplane.v1.WatchRequest
+	(*WatchResponse)(nil),        // 39: ovsplane.v1.WatchResponse
+	(*ReloadRequest)(nil),        // 40: ovsplane.v1.ReloadRequest
+	(*ReloadResponse)(nil),       // 41: ovsplane.v1.ReloadResponse
+	(*HealthRequest)(nil),        // 42: ovsplane.v1.HealthRequest
+	(*HealthResponse)(nil),       // 43: ovsplane.v1.HealthResponse
+	(*PluginInfo)(nil),           // 44: ovsplane.v1.PluginInfo
+	(*ListPluginsRequest)(nil),   // 45: ovsplane.v1.ListPluginsRequest
+	(*ListPluginsResponse)(nil),  // 46: ovsplane.v1.ListPluginsResponse
+	(*JobMetric)(nil),            // 47: ovsplane.v1.JobMetric
+	(*JobInfo)(nil),              // 48: ovsplane.v1.JobInfo
+	(*PluginStatsRequest)(nil),   // 49: ovsplane.v1.PluginStatsRequest
+	(*PluginStatsResponse)(nil),  // 50: ovsplane.v1.PluginStatsResponse
+	nil,                          // 51: ovsplane.v1.Bridge.OtherConfigEntry
+	nil,                          // 52: ovsplane.v1.Bridge.ExternalIdsEntry
+	nil,                          // 53: ovsplane.v1.IPFIX.OtherConfigEntry
+	nil,                          // 54: ovsplane.v1.Port.OtherConfigEntry
+	nil,                          // 55: ovsplane.v1.Port.ExternalIdsEntry
+	nil,                          // 56: ovsplane.v1.Interface.OptionsEntry
+	nil,                          // 57: ovsplane.v1.Interface.OtherConfigEntry
+	nil,                          // 58: ovsplane.v1.Interface.ExternalIdsEntry
+	nil,                          // 59: ovsplane.v1.PortInfo.EndpointsEntry
+	nil,                          // 60: ovsplane.v1.WatchedStatus.DetailsEntry
+	nil,                          // 61: ovsplane.v1.HealthResponse.ObjectsEntry
+	nil,                          // 62: ovsplane.v1.JobMetric.LabelsEntry
 }
 var file_ovsplane_v1_switch_proto_depIdxs = []int32{
-	47, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
-	48, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
-	49, // 2: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
-	50, // 3: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
-	9,  // 4: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
-	51, // 5: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
-	52, // 6: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
-	53, // 7: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
-	0,  // 8: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
-	1,  // 9: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
-	7,  // 10: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
-	2,  // 11: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
-	10, // 12: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
-	8,  // 13: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
-	2,  // 14: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
-	10, // 15: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
-	10, // 16: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
-	54, // 17: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
-	8,  // 18: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
-	7,  // 19: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
-	11, // 20: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	11, // 21: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	11, // 22: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
-	8,  // 23: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
-	12, // 24: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	12, // 25: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	12, // 26: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
-	10, // 27: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
-	31, // 28: ovsplane.v1.ListStatusResponse.watched:type_name -> ovsplane.v1.WatchedStatus
-	55, // 29: ovsplane.v1.WatchedStatus.details:type_name -> ovsplane.v1.WatchedStatus.DetailsEntry
-	10, // 30: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
-	10, // 31: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
-	3,  // 32: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
-	56, // 33: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
-	4,  // 34: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
-	40, // 35: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
-	6,  // 36: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
-	57, // 37: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
-	5,  // 38: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
-	43, // 39: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
-	44, // 40: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
-	13, // 41: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
-	15, // 42: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
-	17, // 43: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
-	19, // 44: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
-	21, // 45: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
-	23, // 46: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
-	25, // 47: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
-	27, // 48: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
-	29, // 49: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
-	32, // 50: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
-	34, // 51: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
-	36, // 52: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
-	38, // 53: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
-	41, // 54: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
-	45, // 55: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
-	14, // 56: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
-	16, // 57: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
-	18, // 58: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
-	20, // 59: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
-	22, // 60: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
-	24, // 61: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
-	26, // 62: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
-	28, // 63: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
-	30, // 64: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
-	33, // 65: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
-	35, // 66: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
-	37, // 67: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
-	39, // 68: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
-	42, // 69: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
-	46, // 70: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
-	56, // [56:71] is the sub-list for method output_type
-	41, // [41:56] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	51, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
+	52, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
+	8,  // 2: ovsplane.v1.Bridge.netflow:type_name -> ovsplane.v1.NetFlow
+	9,  // 3: ovsplane.v1.Bridge.ipfix:type_name -> ovsplane.v1.IPFIX
+	10, // 4: ovsplane.v1.Bridge.sflow:type_name -> ovsplane.v1.SFlow
+	11, // 5: ovsplane.v1.Bridge.collector_sets:type_name -> ovsplane.v1.CollectorSet
+	53, // 6: ovsplane.v1.IPFIX.other_config:type_name -> ovsplane.v1.IPFIX.OtherConfigEntry
+	9,  // 7: ovsplane.v1.CollectorSet.ipfix:type_name -> ovsplane.v1.IPFIX
+	54, // 8: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
+	55, // 9: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
+	13, // 10: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
+	56, // 11: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
+	57, // 12: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
+	58, // 13: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
+	0,  // 14: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
+	1,  // 15: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
+	7,  // 16: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
+	2,  // 17: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
+	14, // 18: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
+	12, // 19: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
+	2,  // 20: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
+	14, // 21: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
+	14, // 22: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
+	59, // 23: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
+	12, // 24: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
+	7,  // 25: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
+	15, // 26: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	15, // 27: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	15, // 28: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
+	12, // 29: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
+	16, // 30: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	16, // 31: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	16, // 32: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
+	14, // 33: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
+	35, // 34: ovsplane.v1.ListStatusResponse.watched:type_name -> ovsplane.v1.WatchedStatus
+	60, // 35: ovsplane.v1.WatchedStatus.details:type_name -> ovsplane.v1.WatchedStatus.DetailsEntry
+	14, // 36: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
+	14, // 37: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
+	3,  // 38: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
+	61, // 39: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
+	4,  // 40: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
+	44, // 41: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
+	6,  // 42: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
+	62, // 43: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
+	5,  // 44: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
+	47, // 45: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
+	48, // 46: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
+	17, // 47: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
+	19, // 48: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
+	21, // 49: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
+	23, // 50: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
+	25, // 51: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
+	27, // 52: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
+	29, // 53: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
+	31, // 54: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
+	33, // 55: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
+	36, // 56: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
+	38, // 57: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
+	40, // 58: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
+	42, // 59: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
+	45, // 60: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
+	49, // 61: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
+	18, // 62: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
+	20, // 63: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
+	22, // 64: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
+	24, // 65: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
+	26, // 66: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
+	28, // 67: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
+	30, // 68: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
+	32, // 69: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
+	34, // 70: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
+	37, // 71: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
+	39, // 72: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
+	41, // 73: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
+	43, // 74: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
+	46, // 75: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
+	50, // 76: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
+	62, // [62:77] is the sub-list for method output_type
+	47, // [47:62] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_v1_switch_proto_init() }
@@ -3208,13 +3624,16 @@ func file_ovsplane_v1_switch_proto_init() {
 	}
 	file_ovsplane_v1_switch_proto_msgTypes[1].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[2].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[3].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[5].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_v1_switch_proto_rawDesc), len(file_ovsplane_v1_switch_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   51,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
