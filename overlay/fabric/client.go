@@ -83,6 +83,7 @@ type Client struct {
 	now      func() time.Time
 	attempts int
 	watch    watcher
+	ids      nodeIDs // Node _uuid by name: acks and heartbeats address rows without a scan
 }
 
 // Open connects to the cluster (to its leader unless cfg.AnyMember) and returns a client that

@@ -27,15 +27,25 @@ func (c *Client) Heartbeat(ctx context.Context, node string) error {
 		return err
 	}
 	return c.retry(ctx, "heartbeat of node "+node, func(ctx context.Context, _ bool) (bool, error) {
+		if err := c.learnNodeIDs(ctx, []string{node}); err != nil {
+			return false, err
+		}
+		known := c.ids.get(node) != ""
+		// Two updates of the same row: the second only when the node was marked stale.
 		res, err := c.transact(ctx,
-			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: []ovsdb.Condition{eq("name", node)},
+			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: c.nodeWhere(node),
 				Row: ovsdb.Row{"last_seen_ms": msOf(c.now())}},
-			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: []ovsdb.Condition{eq("name", node), eq("health", HealthStale)},
+			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: append(c.nodeWhere(node), eq("health", HealthStale)),
 				Row: ovsdb.Row{"health": HealthUp}})
 		if err != nil {
 			return false, err
 		}
 		if res[0].Count == 0 {
+			if known {
+				if forgot, err := c.refresh(ctx, []string{node}); err != nil || forgot {
+					return false, err // a stale _uuid: the next attempt relearns it
+				}
+			}
 			return false, fmt.Errorf("%w: heartbeat of node %s: register it first", ErrUnknownNode, node)
 		}
 		return true, nil
@@ -205,19 +215,17 @@ func (c *Client) AckVersions(ctx context.Context, version int64, nodes ...string
 		return 0, fmt.Errorf("%w: ack route version %d: only %d is published", ErrConflict, version, g.routeVersion)
 	}
 	now := msOf(c.now())
-	ops := make([]ovsdb.Operation, 0, len(nodes))
-	for _, n := range nodes {
-		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("name", n), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)},
-			Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}})
-	}
-	res, err := c.transact(ctx, ops...)
+	counts, err := c.updateNodes(ctx, nodes, func(_ int, where []ovsdb.Condition) ovsdb.Operation {
+		return ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: append(where, ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)),
+			Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}}
+	})
 	if err != nil {
 		return 0, err
 	}
 	advanced := 0
-	for _, r := range res[:len(nodes)] {
-		advanced += r.Count
+	for _, n := range counts {
+		advanced += n
 	}
 	return advanced, nil
 }
@@ -263,20 +271,18 @@ func (c *Client) AckUnchanged(ctx context.Context, version int64, installed map[
 		return skip, nil
 	}
 	now := msOf(c.now())
-	ops := make([]ovsdb.Operation, 0, len(ask))
-	for _, n := range ask {
-		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("name", n), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version),
-				ovsdb.NewCondition("routes_version", ovsdb.ConditionLessThanOrEqual, installed[n])},
-			Row: ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}})
-	}
-	res, err := c.transact(ctx, ops...)
+	counts, err := c.updateNodes(ctx, ask, func(i int, where []ovsdb.Condition) ovsdb.Operation {
+		return ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: append(where, ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version),
+				ovsdb.NewCondition("routes_version", ovsdb.ConditionLessThanOrEqual, installed[ask[i]])),
+			Row: ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}}
+	})
 	if err != nil {
 		return nil, err
 	}
 	rest := slices.Clone(skip)
-	for i, r := range res[:len(ask)] {
-		if r.Count == 0 {
+	for i, n := range counts {
+		if n == 0 {
 			rest = append(rest, ask[i])
 		}
 	}

@@ -332,17 +332,19 @@ func (c *Client) AckVersion(ctx context.Context, node string, version int64) (bo
 		if version > g.routeVersion {
 			return false, fmt.Errorf("%w: node %s acks route version %d, but only %d is published", ErrConflict, node, version, g.routeVersion)
 		}
-		res, err := c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("name", node), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)},
-			Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": msOf(c.now())}})
+		counts, err := c.updateNodes(ctx, []string{node}, func(_ int, where []ovsdb.Condition) ovsdb.Operation {
+			return ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+				Where: append(where, ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)),
+				Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": msOf(c.now())}}
+		})
 		if err != nil {
 			return false, err
 		}
-		if res[0].Count == 1 {
+		if counts[0] == 1 {
 			advanced = true
 			return true, nil
 		}
-		rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{eq("name", node)}, "applied_version")
+		rows, err := c.selectRows(ctx, tableNode, c.nodeWhere(node), "applied_version")
 		if err != nil {
 			return false, err
 		}
