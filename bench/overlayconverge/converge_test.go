@@ -66,12 +66,12 @@ type outcome struct {
 	AckTxns, ReadTxns int64 // transactions the agents sent over the run
 	// OpSec is the agents' wall time (summed over connections) per operation over the
 	// changes: where a connection's round waits.
-	OpSec map[string]float64
-	UnchangedAcks     int64 // agent acknowledgements sent without a table read (ChangedSince)
-	ChangedTables     []int // each change: tables that differ from the previous version's (after the controller's hysteresis)
-	AgentErrs         int64
-	Load              string
-	LeaderIndex       int
+	OpSec         map[string]float64
+	UnchangedAcks int64 // agent acknowledgements sent without a table read (ChangedSince)
+	ChangedTables []int // each change: tables that differ from the previous version's (after the controller's hysteresis)
+	AgentErrs     int64
+	Load          string
+	LeaderIndex   int
 }
 
 // seed builds a seed-shaped fabric: s supers meshed (1–10 Gbit/s, 2–40 ms), the rest ordinary,
