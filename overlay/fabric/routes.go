@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"sync"
 
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 )
@@ -125,7 +127,13 @@ func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64,
 		ops = append(ops, stored.garbage(min(minApplied, g.routeVersion))...)
 		created := msOf(c.now())
 		delta := changed(cur, tables)
-		marks, err := c.markChanged(ctx, version, delta)
+		// Each inserted row is named in the transaction, so that its node's routes_row can
+		// point at it (RoutesFor then reads it by _uuid, without a scan).
+		rowNames := make(map[string]string, len(delta))
+		for i, node := range slices.Sorted(maps.Keys(delta)) {
+			rowNames[node] = "rt" + strconv.Itoa(i)
+		}
+		marks, err := c.markChanged(ctx, version, rowNames)
 		if err != nil {
 			return false, err
 		}
@@ -135,7 +143,7 @@ func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64,
 			if err != nil {
 				return false, fmt.Errorf("fabric: node %s routes: %w", node, err)
 			}
-			ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tableRoutes,
+			ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tableRoutes, UUIDName: rowNames[node],
 				Row: ovsdb.Row{"version": version, "node": node, "created_ms": created, "next_hops": hops}})
 		}
 		if _, err := c.transact(ctx, ops...); err != nil {
@@ -173,7 +181,11 @@ func (c *Client) Routes(ctx context.Context, version int64) (Tables, error) {
 	if err != nil {
 		return nil, err
 	}
-	return stored.at(version), nil
+	t := stored.at(version)
+	for n, r := range t {
+		t[n] = maps.Clone(r) // the rows' maps are the client's cache: the caller may change its copy
+	}
+	return t, nil
 }
 
 // storedRow is one Route_Table row.
@@ -186,14 +198,23 @@ type storedRow struct {
 // stored is every Route_Table row by node, each node's rows in ascending version.
 type stored map[string][]storedRow
 
-// readStored reads every Route_Table row.
+// readStored reads every Route_Table row. Rows are never modified once inserted (a version
+// adds rows, garbage collection deletes them), so the client keeps the next hops of the rows
+// it has read (c.tables) and asks the server only for the list of rows (_uuid, version, node)
+// and, by _uuid (no scan), the next hops of rows it has not seen: a publish no longer makes the
+// leader serialise every table of every node. When most rows are new (a first read) one
+// select reads them all.
 func (c *Client) readStored(ctx context.Context) (stored, error) {
 	rows, err := c.selectRows(ctx, tableRoutes, []ovsdb.Condition{ovsdb.NewCondition("version", ovsdb.ConditionGreaterThanOrEqual, 1)},
-		"_uuid", "version", "node", "next_hops")
+		"_uuid", "version", "node")
 	if err != nil {
 		return nil, err
 	}
-	out := stored{}
+	type listed struct {
+		uuid, node string
+		version    int64
+	}
+	list := make([]listed, 0, len(rows))
 	for _, r := range rows {
 		node, err := rowString(r, "node")
 		if err != nil {
@@ -203,20 +224,91 @@ func (c *Client) readStored(ctx context.Context) (stored, error) {
 		if err != nil {
 			return nil, err
 		}
-		routes, err := rowMap(r, "next_hops")
-		if err != nil {
-			return nil, err
-		}
 		u, ok := r["_uuid"].(ovsdb.UUID)
 		if !ok {
 			return nil, fmt.Errorf("fabric: Route_Table _uuid is %T", r["_uuid"])
 		}
-		out[node] = append(out[node], storedRow{uuid: u.GoUUID, version: v, routes: routes})
+		list = append(list, listed{uuid: u.GoUUID, node: node, version: v})
+	}
+	known := c.tables.snapshot()
+	var missing []string
+	for _, l := range list {
+		if _, ok := known[l.uuid]; !ok {
+			missing = append(missing, l.uuid)
+		}
+	}
+	hops := make(map[string]map[string]string, len(list))
+	for _, l := range list {
+		if h, ok := known[l.uuid]; ok {
+			hops[l.uuid] = h
+		}
+	}
+	if len(missing) > 0 {
+		var ops []ovsdb.Operation
+		if 2*len(missing) > len(list) {
+			ops = []ovsdb.Operation{{Op: ovsdb.OperationSelect, Table: tableRoutes,
+				Where: []ovsdb.Condition{ovsdb.NewCondition("version", ovsdb.ConditionGreaterThanOrEqual, 1)}, Columns: []string{"_uuid", "next_hops"}}}
+		} else {
+			for _, u := range missing {
+				ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableRoutes,
+					Where: []ovsdb.Condition{eq("_uuid", ovsdb.UUID{GoUUID: u})}, Columns: []string{"_uuid", "next_hops"}})
+			}
+		}
+		res, err := c.transact(ctx, ops...)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range res[:len(ops)] {
+			for _, row := range r.Rows {
+				u, ok := row["_uuid"].(ovsdb.UUID)
+				if !ok {
+					return nil, fmt.Errorf("fabric: Route_Table _uuid is %T", row["_uuid"])
+				}
+				routes, err := rowMap(row, "next_hops")
+				if err != nil {
+					return nil, err
+				}
+				hops[u.GoUUID] = routes
+			}
+		}
+	}
+	out := stored{}
+	for _, l := range list {
+		routes, ok := hops[l.uuid]
+		if !ok {
+			// Deleted between the two reads (garbage collected by a newer publish): the
+			// caller's transaction will find the database moved on; read again.
+			return nil, fmt.Errorf("fabric: Route_Table row %s (node %s, version %d) vanished while reading", l.uuid, l.node, l.version)
+		}
+		out[l.node] = append(out[l.node], storedRow{uuid: l.uuid, version: l.version, routes: routes})
 	}
 	for _, rs := range out {
 		slices.SortFunc(rs, func(a, b storedRow) int { return cmp.Compare(a.version, b.version) })
 	}
+	c.tables.replace(hops)
 	return out, nil
+}
+
+// tableCache holds the next hops of the Route_Table rows a client last read, by _uuid
+// (rows are immutable; at most the table's maxRows entries: replace drops rows no longer
+// listed).
+type tableCache struct {
+	mu   sync.Mutex
+	hops map[string]map[string]string
+}
+
+// snapshot returns the cached rows (the maps are shared and never modified).
+func (t *tableCache) snapshot() map[string]map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.hops
+}
+
+// replace makes hops the cache.
+func (t *tableCache) replace(hops map[string]map[string]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.hops = hops
 }
 
 // newestAt returns the index of the newest row at or below version (-1: none).
@@ -265,10 +357,11 @@ func (s stored) garbage(keep int64) []ovsdb.Operation {
 	return ops
 }
 
-// markChanged returns the operations setting routes_version to version on the Node rows (by
-// _uuid: no scan) of the registered nodes in delta.
-func (c *Client) markChanged(ctx context.Context, version int64, delta Tables) ([]ovsdb.Operation, error) {
-	if len(delta) == 0 {
+// markChanged returns the operations setting, on the Node rows (by _uuid: no scan) of the
+// registered nodes in rowNames, routes_version to version and routes_row to the row the same
+// transaction inserts for the node (rowNames: node → that insert's uuid-name).
+func (c *Client) markChanged(ctx context.Context, version int64, rowNames map[string]string) ([]ovsdb.Operation, error) {
+	if len(rowNames) == 0 {
 		return nil, nil
 	}
 	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("applied_version", ovsdb.ConditionGreaterThanOrEqual, 0)}, "_uuid", "name")
@@ -281,15 +374,21 @@ func (c *Client) markChanged(ctx context.Context, version int64, delta Tables) (
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := delta[name]; !ok {
+		rowName, ok := rowNames[name]
+		if !ok {
 			continue
 		}
 		u, ok := r["_uuid"].(ovsdb.UUID)
 		if !ok {
 			return nil, fmt.Errorf("fabric: Node _uuid is %T", r["_uuid"])
 		}
+		c.ids.set(name, u.GoUUID)
+		row, err := ovsdb.NewOvsSet([]ovsdb.UUID{{GoUUID: rowName}})
+		if err != nil {
+			return nil, fmt.Errorf("fabric: node %s routes_row: %w", name, err)
+		}
 		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("_uuid", u)}, Row: ovsdb.Row{"routes_version": version}})
+			Where: []ovsdb.Condition{eq("_uuid", u)}, Row: ovsdb.Row{"routes_version": version, "routes_row": row}})
 	}
 	return ops, nil
 }
