@@ -150,7 +150,13 @@ func (c *Client) RegisterNode(ctx context.Context, spec NodeSpec) error {
 
 // Nodes returns every node's row, sorted by name.
 func (c *Client) Nodes(ctx context.Context) ([]NodeState, error) {
-	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("applied_version", ovsdb.ConditionGreaterThanOrEqual, 0)}, nodeCols()...)
+	return c.readNodes(ctx)
+}
+
+// readNodes reads every Node row, sorted by name, and refreshes the client's cache of their
+// _uuids (nodeIDs).
+func (c *Client) readNodes(ctx context.Context) ([]NodeState, error) {
+	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("applied_version", ovsdb.ConditionGreaterThanOrEqual, 0)}, append(nodeCols(), "_uuid")...)
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +165,9 @@ func (c *Client) Nodes(ctx context.Context) ([]NodeState, error) {
 		n, err := parseNode(r)
 		if err != nil {
 			return nil, err
+		}
+		if u, ok := r["_uuid"].(ovsdb.UUID); ok {
+			c.ids.set(n.Name, u.GoUUID)
 		}
 		out = append(out, n)
 	}

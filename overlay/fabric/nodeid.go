@@ -39,7 +39,7 @@ func (n *nodeIDs) set(node, uuid string) {
 		delete(n.m, node)
 		return
 	}
-	if n.m == nil || len(n.m) >= MaxNodes {
+	if _, ok := n.m[node]; n.m == nil || !ok && len(n.m) >= MaxNodes {
 		n.m = map[string]string{}
 	}
 	n.m[node] = uuid

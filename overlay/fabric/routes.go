@@ -133,22 +133,33 @@ func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64,
 		for i, node := range slices.Sorted(maps.Keys(delta)) {
 			rowNames[node] = "rt" + strconv.Itoa(i)
 		}
-		marks, err := c.markChanged(ctx, version, rowNames)
+		marks, err := c.markChanged(version, rowNames)
 		if err != nil {
 			return false, err
 		}
 		ops = append(ops, marks...)
+		inserted := map[int]string{} // op index → node
 		for node, routes := range delta {
 			hops, err := ovsdb.NewOvsMap(routes)
 			if err != nil {
 				return false, fmt.Errorf("fabric: node %s routes: %w", node, err)
 			}
+			inserted[len(ops)] = node
 			ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tableRoutes, UUIDName: rowNames[node],
 				Row: ovsdb.Row{"version": version, "node": node, "created_ms": created, "next_hops": hops}})
 		}
-		if _, err := c.transact(ctx, ops...); err != nil {
+		res, err := c.transact(ctx, ops...)
+		if err != nil {
 			return false, err
 		}
+		// The rows just written join the cache, so the next publish reads none of them.
+		added := make(map[string]map[string]string, len(inserted))
+		for i, node := range inserted {
+			if u := res[i].UUID.GoUUID; u != "" {
+				added[u] = maps.Clone(delta[node])
+			}
+		}
+		c.tables.add(added)
 		out = Published{Version: version, Wrote: true}
 		return true, nil
 	})
@@ -311,6 +322,24 @@ func (t *tableCache) replace(hops map[string]map[string]string) {
 	t.hops = hops
 }
 
+// add adds rows to the cache (a new map: snapshots handed out stay unchanged). Past the
+// schema's Route_Table maxRows the cache is dropped and relearnt by the next read.
+func (t *tableCache) add(rows map[string]map[string]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.hops)+len(rows) > maxRouteRows {
+		t.hops = nil
+		return
+	}
+	next := make(map[string]map[string]string, len(t.hops)+len(rows))
+	maps.Copy(next, t.hops)
+	maps.Copy(next, rows)
+	t.hops = next
+}
+
+// maxRouteRows is the schema's Route_Table maxRows.
+const maxRouteRows = 262144
+
 // newestAt returns the index of the newest row at or below version (-1: none).
 func newestAt(rs []storedRow, version int64) int {
 	i := -1
@@ -359,36 +388,22 @@ func (s stored) garbage(keep int64) []ovsdb.Operation {
 
 // markChanged returns the operations setting, on the Node rows (by _uuid: no scan) of the
 // registered nodes in rowNames, routes_version to version and routes_row to the row the same
-// transaction inserts for the node (rowNames: node → that insert's uuid-name).
-func (c *Client) markChanged(ctx context.Context, version int64, rowNames map[string]string) ([]ovsdb.Operation, error) {
-	if len(rowNames) == 0 {
-		return nil, nil
-	}
-	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("applied_version", ovsdb.ConditionGreaterThanOrEqual, 0)}, "_uuid", "name")
-	if err != nil {
-		return nil, err
-	}
+// transaction inserts for the node (rowNames: node → that insert's uuid-name). The Node
+// _uuids come from the client's cache, which versions refreshed from a read of every Node
+// row in the same publish attempt; nodes not in it are not registered.
+func (c *Client) markChanged(version int64, rowNames map[string]string) ([]ovsdb.Operation, error) {
 	var ops []ovsdb.Operation
-	for _, r := range rows {
-		name, err := rowString(r, "name")
-		if err != nil {
-			return nil, err
-		}
-		rowName, ok := rowNames[name]
-		if !ok {
+	for _, name := range slices.Sorted(maps.Keys(rowNames)) {
+		u := c.ids.get(name)
+		if u == "" {
 			continue
 		}
-		u, ok := r["_uuid"].(ovsdb.UUID)
-		if !ok {
-			return nil, fmt.Errorf("fabric: Node _uuid is %T", r["_uuid"])
-		}
-		c.ids.set(name, u.GoUUID)
-		row, err := ovsdb.NewOvsSet([]ovsdb.UUID{{GoUUID: rowName}})
+		row, err := ovsdb.NewOvsSet([]ovsdb.UUID{{GoUUID: rowNames[name]}})
 		if err != nil {
 			return nil, fmt.Errorf("fabric: node %s routes_row: %w", name, err)
 		}
 		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("_uuid", u)}, Row: ovsdb.Row{"routes_version": version, "routes_row": row}})
+			Where: []ovsdb.Condition{eq("_uuid", ovsdb.UUID{GoUUID: u})}, Row: ovsdb.Row{"routes_version": version, "routes_row": row}})
 	}
 	return ops, nil
 }
@@ -469,7 +484,7 @@ func (c *Client) MinApplied(ctx context.Context) (int64, map[string]int64, error
 
 // versions computes MinApplied given the current route version.
 func (c *Client) versions(ctx context.Context, routeVersion int64) (int64, map[string]int64, error) {
-	nodes, err := c.Nodes(ctx)
+	nodes, err := c.readNodes(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
