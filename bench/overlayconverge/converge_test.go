@@ -58,16 +58,20 @@ type outcome struct {
 	PublishSec        []float64 // each change: PublishRoutes (computation excluded)
 	ConvergeSec       []float64 // each change: from the commit until every agent acked
 	LeaderCPUSec      []float64 // each change: leader CPU (user+sys) from publish to convergence
+	PublishCPUSec     []float64 // each change: the part of LeaderCPUSec spent during PublishRoutes
 	RelayCPUSec       []float64 // each change: all relays' CPU over the same window
 	TableEntries      int       // route entries in one version
 	MemberRSSMB       []float64 // after the last change, per member (leader first)
 	RelayRSSMB        []float64
 	AckTxns, ReadTxns int64 // transactions the agents sent over the run
-	UnchangedAcks     int64 // agent acknowledgements sent without a table read (ChangedSince)
-	ChangedTables     []int // each change: tables that differ from the previous version's (after the controller's hysteresis)
-	AgentErrs         int64
-	Load              string
-	LeaderIndex       int
+	// OpSec is the agents' wall time (summed over connections) per operation over the
+	// changes: where a connection's round waits.
+	OpSec         map[string]float64
+	UnchangedAcks int64 // agent acknowledgements sent without a table read (ChangedSince)
+	ChangedTables []int // each change: tables that differ from the previous version's (after the controller's hysteresis)
+	AgentErrs     int64
+	Load          string
+	LeaderIndex   int
 }
 
 // seed builds a seed-shaped fabric: s supers meshed (1–10 Gbit/s, 2–40 ms), the rest ordinary,
@@ -224,6 +228,29 @@ type group struct {
 	errs      *atomic.Int64
 	lastErr   *atomic.Value // the last failed round's error text
 	bad       chan<- error
+	ops       *opTimes
+}
+
+// opTimes sums the agents' wall time per fabric operation.
+type opTimes struct {
+	mu  sync.Mutex
+	sec map[string]float64
+}
+
+// since adds the time since t0 to op.
+func (o *opTimes) since(op string, t0 time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.sec[op] += time.Since(t0).Seconds()
+}
+
+// reset clears the sums and returns the old ones.
+func (o *opTimes) reset() map[string]float64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	old := o.sec
+	o.sec = map[string]float64{}
+	return old
 }
 
 // roundTimeout bounds one group's round: a transaction stuck across a leader change is
@@ -265,7 +292,9 @@ func (g *group) follow(ctx context.Context, v int64) error {
 	}
 	var moved map[string]bool
 	if base > 0 {
+		t0 := time.Now()
 		names, err := g.fc.ChangedSince(ctx, base)
+		g.ops.since("changed-since", t0)
 		g.reads.Add(1)
 		if err != nil {
 			return err
@@ -285,7 +314,9 @@ func (g *group) follow(ctx context.Context, v int64) error {
 			read = slices.DeleteFunc(slices.Clone(todo), func(n string) bool { return !moved[n] })
 		}
 		if len(read) > 0 {
+			t0 := time.Now()
 			tables, err := g.fc.RoutesFor(ctx, v, read...)
+			g.ops.since("routes-for", t0)
 			g.reads.Add(1)
 			if err != nil {
 				return err
@@ -301,10 +332,12 @@ func (g *group) follow(ctx context.Context, v int64) error {
 				g.bad <- fmt.Errorf("agent %s: version %d after %d", n, v, g.installed[n])
 			}
 		}
+		t0 := time.Now()
 		if _, err := g.fc.AckVersions(ctx, v, todo...); err != nil {
 			g.acks.Add(1)
 			return err
 		}
+		g.ops.since("ack", t0)
 		g.acks.Add(1)
 		g.unchanged.Add(int64(len(todo) - len(read)))
 		for _, n := range todo {
@@ -346,6 +379,7 @@ func runArm(t testing.TB, a arm, timeout time.Duration) outcome {
 	tr := &tracker{acked: map[int64]int{}, done: map[int64]chan time.Time{}, want: a.Agents}
 	var acks, reads, errs, unchanged atomic.Int64
 	var lastErr atomic.Value
+	ops := &opTimes{sec: map[string]float64{}}
 	bad := make(chan error, 16)
 	groups := make([]*group, a.Conns)
 	for i := range groups {
@@ -353,7 +387,7 @@ func runArm(t testing.TB, a arm, timeout time.Duration) outcome {
 		if a.Relays > 0 {
 			eps = []string{relayEps[i%a.Relays]}
 		}
-		groups[i] = &group{fc: open(t, eps), batch: a.Batch, installed: map[string]int64{}, tr: tr, acks: &acks, reads: &reads, unchanged: &unchanged, errs: &errs, lastErr: &lastErr, bad: bad}
+		groups[i] = &group{fc: open(t, eps), batch: a.Batch, installed: map[string]int64{}, tr: tr, acks: &acks, reads: &reads, unchanged: &unchanged, errs: &errs, lastErr: &lastErr, bad: bad, ops: ops}
 	}
 	for i, n := range nodes {
 		groups[i%a.Conns].names = append(groups[i%a.Conns].names, n.Name)
@@ -399,7 +433,7 @@ func runArm(t testing.TB, a arm, timeout time.Duration) outcome {
 		return s
 	}
 	var prev fabric.Tables
-	publish := func(v int64) (pubSec, convSec, leaderCPU, rCPU float64) {
+	publish := func(v int64) (pubSec, convSec, leaderCPU, pubCPU, rCPU float64) {
 		tables, _, err := controller.Tables(nodes, links)
 		if err != nil {
 			t.Fatal(err)
@@ -426,6 +460,7 @@ func runArm(t testing.TB, a arm, timeout time.Duration) outcome {
 			t.Fatalf("publish version %d: %+v, %v", v, pub, err)
 		}
 		committed := time.Now()
+		pubCPU = cpuSec(leader.PID()) - c0
 		select {
 		case at := <-done:
 			convSec = max(at.Sub(committed).Seconds(), 0)
@@ -437,19 +472,22 @@ func runArm(t testing.TB, a arm, timeout time.Duration) outcome {
 			tr.mu.Unlock()
 			t.Fatalf("version %d: %d of %d agents acked after %v; %d rounds failed, last error: %v", v, n, a.Agents, timeout, errs.Load(), lastErr.Load())
 		}
-		return committed.Sub(p0).Seconds(), convSec, cpuSec(leader.PID()) - c0, relayCPU() - r0
+		return committed.Sub(p0).Seconds(), convSec, cpuSec(leader.PID()) - c0, pubCPU, relayCPU() - r0
 	}
-	_, out.ColdSec, _, _ = publish(1)
+	_, out.ColdSec, _, _, _ = publish(1)
+	ops.reset()
 	rng := rand.New(rand.NewPCG(7, 7))
 	for v := int64(2); v <= int64(a.Changes)+1; v++ {
 		// One super–super link becomes the fastest path between its ends (1 ms + v µs, never
 		// seen before, while any detour costs at least two 2 ms links): the tables differ.
 		i := rng.IntN(a.Supers * (a.Supers - 1) / 2)
 		links[i].LatencyUs, links[i].BandwidthKbps = 1000+v, 10_000_000
-		p, c, l, r := publish(v)
+		p, c, l, pc, r := publish(v)
 		out.PublishSec, out.ConvergeSec = append(out.PublishSec, p), append(out.ConvergeSec, c)
 		out.LeaderCPUSec, out.RelayCPUSec = append(out.LeaderCPUSec, l), append(out.RelayCPUSec, r)
+		out.PublishCPUSec = append(out.PublishCPUSec, pc)
 	}
+	out.OpSec = ops.reset()
 	last := int64(a.Changes) + 1
 	// Ground truth from the database: every node's applied version is the last.
 	minV, per, err := admin.MinApplied(context.Background())
@@ -584,8 +622,8 @@ func BenchmarkOverlayConverge(b *testing.B) {
 		b.Run(fmt.Sprintf("agents=%d/batch=%d/relays=%d", a.Agents, a.Batch, a.Relays), func(b *testing.B) {
 			o := runArm(b, a, 10*time.Minute)
 			rows = append(rows, o.row())
-			b.Logf("%s: register %.1f s, %d read and %d ack transactions, %d agent acks without a read, %d agent rounds retried, %d route entries per version, tables changed per version %v",
-				a, o.RegisterSec, o.ReadTxns, o.AckTxns, o.UnchangedAcks, o.AgentErrs, o.TableEntries, o.ChangedTables)
+			b.Logf("%s: register %.1f s, %d read and %d ack transactions, %d agent acks without a read, %d agent rounds retried, %d route entries per version, tables changed per version %v; leader CPU s per change %v of which in publish %v; agents' wall s per operation over the changes (summed over connections) %v",
+				a, o.RegisterSec, o.ReadTxns, o.AckTxns, o.UnchangedAcks, o.AgentErrs, o.TableEntries, o.ChangedTables, o.LeaderCPUSec, o.PublishCPUSec, o.OpSec)
 		})
 	}
 	fmt.Printf("\n%s\n%s\n", header, strings.Join(rows, "\n"))

@@ -83,6 +83,8 @@ type Client struct {
 	now      func() time.Time
 	attempts int
 	watch    watcher
+	ids      nodeIDs    // Node _uuid by name: acks and heartbeats address rows without a scan
+	tables   tableCache // Route_Table rows' next hops by _uuid: a publish reads only new rows
 }
 
 // Open connects to the cluster (to its leader unless cfg.AnyMember) and returns a client that

@@ -31,4 +31,15 @@
 // hosting many agents). For many agents: WaitRouteVersion learns of new versions from
 // an OVSDB monitor instead of polling, RoutesFor reads only the given nodes' tables, and
 // AckVersions acknowledges for up to MaxBatch nodes in one transaction.
+//
+// Cost in ovsdb-server: it finds a condition's rows by a pass over the whole table unless the
+// condition is `_uuid == …` (the schema's indexes only enforce uniqueness). The per-agent
+// operations therefore address rows by _uuid: the client caches each Node row's _uuid (learnt
+// at registration, from a Node read, or once by name), acknowledgements and heartbeats
+// update by it, and RoutesFor reads the node's Node row and then the Route_Table row its
+// routes_row names (schema 1.3.0; set by the publish that writes the row), scanning only for a
+// node whose newest row is newer than the version asked. A publish lists Route_Table without
+// its next hops and fetches only rows the client has not read (rows are never modified).
+// What still scans is per connection or per publish, not per agent: ChangedSince, the Node
+// read of a publish, registration.
 package fabric

@@ -27,15 +27,25 @@ func (c *Client) Heartbeat(ctx context.Context, node string) error {
 		return err
 	}
 	return c.retry(ctx, "heartbeat of node "+node, func(ctx context.Context, _ bool) (bool, error) {
+		if err := c.learnNodeIDs(ctx, []string{node}); err != nil {
+			return false, err
+		}
+		known := c.ids.get(node) != ""
+		// Two updates of the same row: the second only when the node was marked stale.
 		res, err := c.transact(ctx,
-			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: []ovsdb.Condition{eq("name", node)},
+			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: c.nodeWhere(node),
 				Row: ovsdb.Row{"last_seen_ms": msOf(c.now())}},
-			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: []ovsdb.Condition{eq("name", node), eq("health", HealthStale)},
+			ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode, Where: append(c.nodeWhere(node), eq("health", HealthStale)),
 				Row: ovsdb.Row{"health": HealthUp}})
 		if err != nil {
 			return false, err
 		}
 		if res[0].Count == 0 {
+			if known {
+				if forgot, err := c.refresh(ctx, []string{node}); err != nil || forgot {
+					return false, err // a stale _uuid: the next attempt relearns it
+				}
+			}
 			return false, fmt.Errorf("%w: heartbeat of node %s: register it first", ErrUnknownNode, node)
 		}
 		return true, nil
@@ -133,10 +143,17 @@ func checkBatch(what string, nodes []string) error {
 	return nil
 }
 
-// RoutesFor returns the tables of route version for the given nodes only (one select per node
-// in one transaction: the node's rows at or below version, of which the newest is its table;
-// see PublishRoutes), so an agent reads its own table instead of every node's. A node with
-// no table in that version is absent from the result. At most MaxBatch nodes.
+// RoutesFor returns the tables of route version for the given nodes only, so an agent reads
+// its own table instead of every node's. A node with no table in that version is absent from
+// the result. At most MaxBatch nodes.
+//
+// A node's table in version is its newest Route_Table row at or below it (see
+// PublishRoutes). The publish that writes a node's row also points the node's routes_row at
+// it, so when the node's routes_version is at most version that row is the table, and
+// RoutesFor reads the Node rows and then those rows by _uuid: two transactions without a table
+// scan in ovsdb-server. A node whose newest row is newer than version (a later publish
+// landed), whose routes_row is unset (it registered after its table was written) or whose row
+// is gone is read by a select on (node, version), which scans Route_Table.
 func (c *Client) RoutesFor(ctx context.Context, version int64, nodes ...string) (Tables, error) {
 	if version < 0 || version > MaxVersion {
 		return nil, fmt.Errorf("%w: route version %d: give 0 to %d", ErrInvalid, version, int64(MaxVersion))
@@ -148,6 +165,126 @@ func (c *Client) RoutesFor(ctx context.Context, version int64, nodes ...string) 
 	if version == 0 {
 		return t, nil
 	}
+	rows, scan, err := c.routeRows(ctx, version, nodes)
+	if err != nil {
+		return nil, err
+	}
+	var ops []ovsdb.Operation
+	var opNode []string
+	for _, n := range nodes {
+		if u, ok := rows[n]; ok {
+			ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableRoutes,
+				Where: []ovsdb.Condition{eq("_uuid", ovsdb.UUID{GoUUID: u.uuid})}, Columns: []string{"version", "node", "next_hops"}})
+			opNode = append(opNode, n)
+		}
+	}
+	var res []ovsdb.OperationResult
+	if len(ops) > 0 {
+		if res, err = c.transact(ctx, ops...); err != nil {
+			return nil, err
+		}
+	}
+	for i, r := range res[:len(ops)] {
+		n := opNode[i]
+		if len(r.Rows) != 1 {
+			scan = append(scan, n)
+			continue
+		}
+		node, err := rowString(r.Rows[0], "node")
+		if err != nil {
+			return nil, err
+		}
+		v, err := rowInt(r.Rows[0], "version")
+		if err != nil {
+			return nil, err
+		}
+		if node != n || v != rows[n].version {
+			scan = append(scan, n)
+			continue
+		}
+		routes, err := rowMap(r.Rows[0], "next_hops")
+		if err != nil {
+			return nil, err
+		}
+		if len(routes) > 0 {
+			t[n] = routes
+		}
+	}
+	if len(scan) > 0 {
+		if err := c.scanRoutes(ctx, version, scan, t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// routeRef is a node's newest Route_Table row as its Node row names it.
+type routeRef struct {
+	uuid    string
+	version int64
+}
+
+// routeRows reads the Node rows of nodes (by _uuid, learnt once) and returns, for each node
+// whose newest Route_Table row is at or below version, that row; the other nodes are returned
+// in scan (their table must be found by a select on Route_Table).
+func (c *Client) routeRows(ctx context.Context, version int64, nodes []string) (map[string]routeRef, []string, error) {
+	if err := c.learnNodeIDs(ctx, nodes); err != nil {
+		return nil, nil, err
+	}
+	var scan, ask []string
+	var ops []ovsdb.Operation
+	for _, n := range nodes {
+		if c.ids.get(n) == "" {
+			scan = append(scan, n)
+			continue
+		}
+		ask = append(ask, n)
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableNode, Where: c.nodeWhere(n),
+			Columns: []string{"routes_version", "routes_row"}})
+	}
+	out := make(map[string]routeRef, len(ask))
+	if len(ops) == 0 {
+		return out, scan, nil
+	}
+	res, err := c.transact(ctx, ops...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range res[:len(ask)] {
+		n := ask[i]
+		if len(r.Rows) != 1 {
+			scan = append(scan, n) // a stale _uuid: the scan finds the table by name
+			c.ids.set(n, "")
+			continue
+		}
+		rv, err := rowInt(r.Rows[0], "routes_version")
+		if err != nil {
+			return nil, nil, err
+		}
+		var u string
+		switch x := r.Rows[0]["routes_row"].(type) {
+		case ovsdb.UUID:
+			u = x.GoUUID
+		case ovsdb.OvsSet:
+			if len(x.GoSet) == 1 {
+				if y, ok := x.GoSet[0].(ovsdb.UUID); ok {
+					u = y.GoUUID
+				}
+			}
+		}
+		if u == "" || rv > version {
+			scan = append(scan, n)
+			continue
+		}
+		out[n] = routeRef{uuid: u, version: rv}
+	}
+	return out, scan, nil
+}
+
+// scanRoutes adds to t the tables of version of nodes found by a select per node on (node,
+// version) in one transaction: the node's rows at or below version, of which the newest is
+// its table. Each select scans Route_Table.
+func (c *Client) scanRoutes(ctx context.Context, version int64, nodes []string, t Tables) error {
 	ops := make([]ovsdb.Operation, len(nodes))
 	for i, n := range nodes {
 		ops[i] = ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableRoutes,
@@ -156,14 +293,14 @@ func (c *Client) RoutesFor(ctx context.Context, version int64, nodes ...string) 
 	}
 	res, err := c.transact(ctx, ops...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i, r := range res[:len(nodes)] {
 		best, newest := -1, int64(0)
 		for j, row := range r.Rows {
 			v, err := rowInt(row, "version")
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if best < 0 || v > newest {
 				best, newest = j, v
@@ -174,13 +311,13 @@ func (c *Client) RoutesFor(ctx context.Context, version int64, nodes ...string) 
 		}
 		routes, err := rowMap(r.Rows[best], "next_hops")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(routes) > 0 {
 			t[nodes[i]] = routes
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // AckVersions acknowledges version for several nodes in one transaction (each node's applied
@@ -205,19 +342,17 @@ func (c *Client) AckVersions(ctx context.Context, version int64, nodes ...string
 		return 0, fmt.Errorf("%w: ack route version %d: only %d is published", ErrConflict, version, g.routeVersion)
 	}
 	now := msOf(c.now())
-	ops := make([]ovsdb.Operation, 0, len(nodes))
-	for _, n := range nodes {
-		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("name", n), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)},
-			Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}})
-	}
-	res, err := c.transact(ctx, ops...)
+	counts, err := c.updateNodes(ctx, nodes, func(_ int, where []ovsdb.Condition) ovsdb.Operation {
+		return ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: append(where, ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)),
+			Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}}
+	})
 	if err != nil {
 		return 0, err
 	}
 	advanced := 0
-	for _, r := range res[:len(nodes)] {
-		advanced += r.Count
+	for _, n := range counts {
+		advanced += n
 	}
 	return advanced, nil
 }
@@ -263,20 +398,18 @@ func (c *Client) AckUnchanged(ctx context.Context, version int64, installed map[
 		return skip, nil
 	}
 	now := msOf(c.now())
-	ops := make([]ovsdb.Operation, 0, len(ask))
-	for _, n := range ask {
-		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("name", n), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version),
-				ovsdb.NewCondition("routes_version", ovsdb.ConditionLessThanOrEqual, installed[n])},
-			Row: ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}})
-	}
-	res, err := c.transact(ctx, ops...)
+	counts, err := c.updateNodes(ctx, ask, func(i int, where []ovsdb.Condition) ovsdb.Operation {
+		return ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+			Where: append(where, ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version),
+				ovsdb.NewCondition("routes_version", ovsdb.ConditionLessThanOrEqual, installed[ask[i]])),
+			Row: ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": now}}
+	})
 	if err != nil {
 		return nil, err
 	}
 	rest := slices.Clone(skip)
-	for i, r := range res[:len(ask)] {
-		if r.Count == 0 {
+	for i, n := range counts {
+		if n == 0 {
 			rest = append(rest, ask[i])
 		}
 	}

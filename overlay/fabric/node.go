@@ -107,13 +107,29 @@ func (c *Client) RegisterNode(ctx context.Context, spec NodeSpec) error {
 	return c.retry(ctx, "register node "+spec.Name, func(ctx context.Context, _ bool) (bool, error) {
 		row := ovsdb.Row{"kind": string(spec.Kind), "carriers": carriers, "underlay": underlay,
 			"health": HealthUp, "last_seen_ms": msOf(c.now())}
-		res, err := c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("name", spec.Name)}, Row: row})
+		known := c.ids.get(spec.Name) != ""
+		ops := []ovsdb.Operation{{Op: ovsdb.OperationUpdate, Table: tableNode, Where: c.nodeWhere(spec.Name), Row: row}}
+		if !known {
+			// Learn the row's _uuid for the acknowledgements and heartbeats to come.
+			ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableNode,
+				Where: []ovsdb.Condition{eq("name", spec.Name)}, Columns: []string{"_uuid"}})
+		}
+		res, err := c.transact(ctx, ops...)
 		if err != nil {
 			return false, err
 		}
 		if res[0].Count == 1 {
+			if !known && len(res[1].Rows) == 1 {
+				if u, ok := res[1].Rows[0]["_uuid"].(ovsdb.UUID); ok {
+					c.ids.set(spec.Name, u.GoUUID)
+				}
+			}
 			return true, nil
+		}
+		if known {
+			// The cached _uuid is stale (the database was recreated): forget it and retry.
+			c.ids.set(spec.Name, "")
+			return false, nil
 		}
 		// A new node's table may have been written before it registered, without marking
 		// it: take it as changed in the current version (see AckUnchanged).
@@ -123,14 +139,24 @@ func (c *Client) RegisterNode(ctx context.Context, spec NodeSpec) error {
 		}
 		row["name"], row["applied_version"], row["routes_version"] = spec.Name, 0, g.routeVersion
 		// A concurrent insert of the same name fails on the unique index; the retry updates.
-		_, err = c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tableNode, Row: row})
-		return err == nil, err
+		res, err = c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tableNode, Row: row})
+		if err != nil {
+			return false, err
+		}
+		c.ids.set(spec.Name, res[0].UUID.GoUUID)
+		return true, nil
 	})
 }
 
 // Nodes returns every node's row, sorted by name.
 func (c *Client) Nodes(ctx context.Context) ([]NodeState, error) {
-	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("applied_version", ovsdb.ConditionGreaterThanOrEqual, 0)}, nodeCols()...)
+	return c.readNodes(ctx)
+}
+
+// readNodes reads every Node row, sorted by name, and refreshes the client's cache of their
+// _uuids (nodeIDs).
+func (c *Client) readNodes(ctx context.Context) ([]NodeState, error) {
+	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("applied_version", ovsdb.ConditionGreaterThanOrEqual, 0)}, append(nodeCols(), "_uuid")...)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +165,9 @@ func (c *Client) Nodes(ctx context.Context) ([]NodeState, error) {
 		n, err := parseNode(r)
 		if err != nil {
 			return nil, err
+		}
+		if u, ok := r["_uuid"].(ovsdb.UUID); ok {
+			c.ids.set(n.Name, u.GoUUID)
 		}
 		out = append(out, n)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"sync"
 
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 )
@@ -125,22 +127,39 @@ func (c *Client) PublishRoutes(ctx context.Context, fence *Lease, version int64,
 		ops = append(ops, stored.garbage(min(minApplied, g.routeVersion))...)
 		created := msOf(c.now())
 		delta := changed(cur, tables)
-		marks, err := c.markChanged(ctx, version, delta)
+		// Each inserted row is named in the transaction, so that its node's routes_row can
+		// point at it (RoutesFor then reads it by _uuid, without a scan).
+		rowNames := make(map[string]string, len(delta))
+		for i, node := range slices.Sorted(maps.Keys(delta)) {
+			rowNames[node] = "rt" + strconv.Itoa(i)
+		}
+		marks, err := c.markChanged(version, rowNames)
 		if err != nil {
 			return false, err
 		}
 		ops = append(ops, marks...)
+		inserted := map[int]string{} // op index → node
 		for node, routes := range delta {
 			hops, err := ovsdb.NewOvsMap(routes)
 			if err != nil {
 				return false, fmt.Errorf("fabric: node %s routes: %w", node, err)
 			}
-			ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tableRoutes,
+			inserted[len(ops)] = node
+			ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tableRoutes, UUIDName: rowNames[node],
 				Row: ovsdb.Row{"version": version, "node": node, "created_ms": created, "next_hops": hops}})
 		}
-		if _, err := c.transact(ctx, ops...); err != nil {
+		res, err := c.transact(ctx, ops...)
+		if err != nil {
 			return false, err
 		}
+		// The rows just written join the cache, so the next publish reads none of them.
+		added := make(map[string]map[string]string, len(inserted))
+		for i, node := range inserted {
+			if u := res[i].UUID.GoUUID; u != "" {
+				added[u] = maps.Clone(delta[node])
+			}
+		}
+		c.tables.add(added)
 		out = Published{Version: version, Wrote: true}
 		return true, nil
 	})
@@ -173,7 +192,11 @@ func (c *Client) Routes(ctx context.Context, version int64) (Tables, error) {
 	if err != nil {
 		return nil, err
 	}
-	return stored.at(version), nil
+	t := stored.at(version)
+	for n, r := range t {
+		t[n] = maps.Clone(r) // the rows' maps are the client's cache: the caller may change its copy
+	}
+	return t, nil
 }
 
 // storedRow is one Route_Table row.
@@ -186,14 +209,23 @@ type storedRow struct {
 // stored is every Route_Table row by node, each node's rows in ascending version.
 type stored map[string][]storedRow
 
-// readStored reads every Route_Table row.
+// readStored reads every Route_Table row. Rows are never modified once inserted (a version
+// adds rows, garbage collection deletes them), so the client keeps the next hops of the rows
+// it has read (c.tables) and asks the server only for the list of rows (_uuid, version, node)
+// and, by _uuid (no scan), the next hops of rows it has not seen: a publish no longer makes the
+// leader serialise every table of every node. When most rows are new (a first read) one
+// select reads them all.
 func (c *Client) readStored(ctx context.Context) (stored, error) {
 	rows, err := c.selectRows(ctx, tableRoutes, []ovsdb.Condition{ovsdb.NewCondition("version", ovsdb.ConditionGreaterThanOrEqual, 1)},
-		"_uuid", "version", "node", "next_hops")
+		"_uuid", "version", "node")
 	if err != nil {
 		return nil, err
 	}
-	out := stored{}
+	type listed struct {
+		uuid, node string
+		version    int64
+	}
+	list := make([]listed, 0, len(rows))
 	for _, r := range rows {
 		node, err := rowString(r, "node")
 		if err != nil {
@@ -203,21 +235,110 @@ func (c *Client) readStored(ctx context.Context) (stored, error) {
 		if err != nil {
 			return nil, err
 		}
-		routes, err := rowMap(r, "next_hops")
-		if err != nil {
-			return nil, err
-		}
 		u, ok := r["_uuid"].(ovsdb.UUID)
 		if !ok {
 			return nil, fmt.Errorf("fabric: Route_Table _uuid is %T", r["_uuid"])
 		}
-		out[node] = append(out[node], storedRow{uuid: u.GoUUID, version: v, routes: routes})
+		list = append(list, listed{uuid: u.GoUUID, node: node, version: v})
+	}
+	known := c.tables.snapshot()
+	var missing []string
+	for _, l := range list {
+		if _, ok := known[l.uuid]; !ok {
+			missing = append(missing, l.uuid)
+		}
+	}
+	hops := make(map[string]map[string]string, len(list))
+	for _, l := range list {
+		if h, ok := known[l.uuid]; ok {
+			hops[l.uuid] = h
+		}
+	}
+	if len(missing) > 0 {
+		var ops []ovsdb.Operation
+		if 2*len(missing) > len(list) {
+			ops = []ovsdb.Operation{{Op: ovsdb.OperationSelect, Table: tableRoutes,
+				Where: []ovsdb.Condition{ovsdb.NewCondition("version", ovsdb.ConditionGreaterThanOrEqual, 1)}, Columns: []string{"_uuid", "next_hops"}}}
+		} else {
+			for _, u := range missing {
+				ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableRoutes,
+					Where: []ovsdb.Condition{eq("_uuid", ovsdb.UUID{GoUUID: u})}, Columns: []string{"_uuid", "next_hops"}})
+			}
+		}
+		res, err := c.transact(ctx, ops...)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range res[:len(ops)] {
+			for _, row := range r.Rows {
+				u, ok := row["_uuid"].(ovsdb.UUID)
+				if !ok {
+					return nil, fmt.Errorf("fabric: Route_Table _uuid is %T", row["_uuid"])
+				}
+				routes, err := rowMap(row, "next_hops")
+				if err != nil {
+					return nil, err
+				}
+				hops[u.GoUUID] = routes
+			}
+		}
+	}
+	out := stored{}
+	for _, l := range list {
+		routes, ok := hops[l.uuid]
+		if !ok {
+			// Deleted between the two reads (garbage collected by a newer publish): the
+			// caller's transaction will find the database moved on; read again.
+			return nil, fmt.Errorf("fabric: Route_Table row %s (node %s, version %d) vanished while reading", l.uuid, l.node, l.version)
+		}
+		out[l.node] = append(out[l.node], storedRow{uuid: l.uuid, version: l.version, routes: routes})
 	}
 	for _, rs := range out {
 		slices.SortFunc(rs, func(a, b storedRow) int { return cmp.Compare(a.version, b.version) })
 	}
+	c.tables.replace(hops)
 	return out, nil
 }
+
+// tableCache holds the next hops of the Route_Table rows a client last read, by _uuid
+// (rows are immutable; at most the table's maxRows entries: replace drops rows no longer
+// listed).
+type tableCache struct {
+	mu   sync.Mutex
+	hops map[string]map[string]string
+}
+
+// snapshot returns the cached rows (the maps are shared and never modified).
+func (t *tableCache) snapshot() map[string]map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.hops
+}
+
+// replace makes hops the cache.
+func (t *tableCache) replace(hops map[string]map[string]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.hops = hops
+}
+
+// add adds rows to the cache (a new map: snapshots handed out stay unchanged). Past the
+// schema's Route_Table maxRows the cache is dropped and relearnt by the next read.
+func (t *tableCache) add(rows map[string]map[string]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.hops)+len(rows) > maxRouteRows {
+		t.hops = nil
+		return
+	}
+	next := make(map[string]map[string]string, len(t.hops)+len(rows))
+	maps.Copy(next, t.hops)
+	maps.Copy(next, rows)
+	t.hops = next
+}
+
+// maxRouteRows is the schema's Route_Table maxRows.
+const maxRouteRows = 262144
 
 // newestAt returns the index of the newest row at or below version (-1: none).
 func newestAt(rs []storedRow, version int64) int {
@@ -265,31 +386,24 @@ func (s stored) garbage(keep int64) []ovsdb.Operation {
 	return ops
 }
 
-// markChanged returns the operations setting routes_version to version on the Node rows (by
-// _uuid: no scan) of the registered nodes in delta.
-func (c *Client) markChanged(ctx context.Context, version int64, delta Tables) ([]ovsdb.Operation, error) {
-	if len(delta) == 0 {
-		return nil, nil
-	}
-	rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{ovsdb.NewCondition("applied_version", ovsdb.ConditionGreaterThanOrEqual, 0)}, "_uuid", "name")
-	if err != nil {
-		return nil, err
-	}
+// markChanged returns the operations setting, on the Node rows (by _uuid: no scan) of the
+// registered nodes in rowNames, routes_version to version and routes_row to the row the same
+// transaction inserts for the node (rowNames: node → that insert's uuid-name). The Node
+// _uuids come from the client's cache, which versions refreshed from a read of every Node
+// row in the same publish attempt; nodes not in it are not registered.
+func (c *Client) markChanged(version int64, rowNames map[string]string) ([]ovsdb.Operation, error) {
 	var ops []ovsdb.Operation
-	for _, r := range rows {
-		name, err := rowString(r, "name")
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := delta[name]; !ok {
+	for _, name := range slices.Sorted(maps.Keys(rowNames)) {
+		u := c.ids.get(name)
+		if u == "" {
 			continue
 		}
-		u, ok := r["_uuid"].(ovsdb.UUID)
-		if !ok {
-			return nil, fmt.Errorf("fabric: Node _uuid is %T", r["_uuid"])
+		row, err := ovsdb.NewOvsSet([]ovsdb.UUID{{GoUUID: rowNames[name]}})
+		if err != nil {
+			return nil, fmt.Errorf("fabric: node %s routes_row: %w", name, err)
 		}
 		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("_uuid", u)}, Row: ovsdb.Row{"routes_version": version}})
+			Where: []ovsdb.Condition{eq("_uuid", ovsdb.UUID{GoUUID: u})}, Row: ovsdb.Row{"routes_version": version, "routes_row": row}})
 	}
 	return ops, nil
 }
@@ -332,17 +446,19 @@ func (c *Client) AckVersion(ctx context.Context, node string, version int64) (bo
 		if version > g.routeVersion {
 			return false, fmt.Errorf("%w: node %s acks route version %d, but only %d is published", ErrConflict, node, version, g.routeVersion)
 		}
-		res, err := c.transact(ctx, ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
-			Where: []ovsdb.Condition{eq("name", node), ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)},
-			Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": msOf(c.now())}})
+		counts, err := c.updateNodes(ctx, []string{node}, func(_ int, where []ovsdb.Condition) ovsdb.Operation {
+			return ovsdb.Operation{Op: ovsdb.OperationUpdate, Table: tableNode,
+				Where: append(where, ovsdb.NewCondition("applied_version", ovsdb.ConditionLessThan, version)),
+				Row:   ovsdb.Row{"applied_version": version, "health": HealthUp, "last_seen_ms": msOf(c.now())}}
+		})
 		if err != nil {
 			return false, err
 		}
-		if res[0].Count == 1 {
+		if counts[0] == 1 {
 			advanced = true
 			return true, nil
 		}
-		rows, err := c.selectRows(ctx, tableNode, []ovsdb.Condition{eq("name", node)}, "applied_version")
+		rows, err := c.selectRows(ctx, tableNode, c.nodeWhere(node), "applied_version")
 		if err != nil {
 			return false, err
 		}
@@ -368,7 +484,7 @@ func (c *Client) MinApplied(ctx context.Context) (int64, map[string]int64, error
 
 // versions computes MinApplied given the current route version.
 func (c *Client) versions(ctx context.Context, routeVersion int64) (int64, map[string]int64, error) {
-	nodes, err := c.Nodes(ctx)
+	nodes, err := c.readNodes(ctx)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -22,7 +22,7 @@ func FullDatabaseModel() (model.ClientDBModel, error) {
 
 var schema = `{
   "name": "Overlay_Fabric",
-  "version": "1.2.0",
+  "version": "1.3.0",
   "tables": {
     "Fabric_Global": {
       "columns": {
@@ -200,6 +200,15 @@ var schema = `{
               "minLength": 64,
               "maxLength": 64
             }
+          }
+        },
+        "routes_row": {
+          "type": {
+            "key": {
+              "type": "uuid"
+            },
+            "min": 0,
+            "max": 1
           }
         },
         "routes_version": {

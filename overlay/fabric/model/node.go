@@ -30,6 +30,7 @@ type Node struct {
 	Kind           NodeKind   `ovsdb:"kind" validate:"oneof='super' 'ordinary'"`
 	LastSeenMs     int        `ovsdb:"last_seen_ms" validate:"min=0"`
 	Name           string     `ovsdb:"name" validate:"max=64"`
+	RoutesRow      *string    `ovsdb:"routes_row"`
 	RoutesVersion  int        `ovsdb:"routes_version" validate:"min=0"`
 	Underlay       []string   `ovsdb:"underlay" validate:"max=16,dive,max=64"`
 }
@@ -86,6 +87,28 @@ func (a *Node) GetName() string {
 	return a.Name
 }
 
+func (a *Node) GetRoutesRow() *string {
+	return a.RoutesRow
+}
+
+func copyNodeRoutesRow(a *string) *string {
+	if a == nil {
+		return nil
+	}
+	b := *a
+	return &b
+}
+
+func equalNodeRoutesRow(a, b *string) bool {
+	if (a == nil) != (b == nil) {
+		return false
+	}
+	if a == b {
+		return true
+	}
+	return *a == *b
+}
+
 func (a *Node) GetRoutesVersion() int {
 	return a.RoutesVersion
 }
@@ -121,6 +144,7 @@ func equalNodeUnderlay(a, b []string) bool {
 func (a *Node) DeepCopyInto(b *Node) {
 	*b = *a
 	b.Carriers = copyNodeCarriers(a.Carriers)
+	b.RoutesRow = copyNodeRoutesRow(a.RoutesRow)
 	b.Underlay = copyNodeUnderlay(a.Underlay)
 }
 
@@ -147,6 +171,7 @@ func (a *Node) Equals(b *Node) bool {
 		a.Kind == b.Kind &&
 		a.LastSeenMs == b.LastSeenMs &&
 		a.Name == b.Name &&
+		equalNodeRoutesRow(a.RoutesRow, b.RoutesRow) &&
 		a.RoutesVersion == b.RoutesVersion &&
 		equalNodeUnderlay(a.Underlay, b.Underlay)
 }
