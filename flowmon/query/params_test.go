@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"context"
+	"flag"
 	"net"
 	"net/http"
 	"net/netip"
@@ -168,5 +169,28 @@ func TestSocket(t *testing.T) {
 	}
 	if _, err := NewClient(filepath.Join(t.TempDir(), "none.sock"), 0).Query(t.Context(), q); err == nil || !strings.Contains(err.Error(), "flowmon-collector job running") {
 		t.Fatalf("no socket: %v", err)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	f := BindFlags(fs)
+	if err := fs.Parse([]string{"--since", "30m", "--dst", "10.0.0.1", "--dst", "10.0.0.2/31", "--top", "dport", "--by", "flows", "-n", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := f.Query(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Kind != Top || q.GroupBy != KeyDstPort || q.Metric != FlowCount || q.Limit != 3 || len(q.Filter.Dst) != 2 || !q.From.Equal(now.Add(-30*time.Minute)) {
+		t.Fatalf("flags gave %+v", q)
+	}
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	f = BindFlags(fs)
+	if err := fs.Parse([]string{"--series", "1m", "--top", "src"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Query(now); err == nil || !strings.Contains(err.Error(), "one of top or series") {
+		t.Fatalf("top with series: %v", err)
 	}
 }

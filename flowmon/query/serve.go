@@ -134,15 +134,23 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// Client asks a collector's query socket. The zero value is not usable: use NewClient.
+// Client asks a collector's query socket (or the daemon's API, which serves the same paths
+// under /flowmon: see NewClientAt). The zero value is not usable: use NewClient.
 type Client struct {
 	socket string
+	prefix string
 	hc     *http.Client
 }
 
 // NewClient returns a client of the query socket at path; every request is bounded by its
 // ctx and by timeout (0: DefaultQueryTimeout plus 5 s).
 func NewClient(path string, timeout time.Duration) *Client {
+	return NewClientAt(path, "", timeout)
+}
+
+// NewClientAt is NewClient for a server on the unix socket path that serves the protocol's
+// paths below prefix: "/flowmon" for the daemon's API socket, "" for a collector's socket.
+func NewClientAt(path, prefix string, timeout time.Duration) *Client {
 	if timeout <= 0 {
 		timeout = DefaultQueryTimeout + 5*time.Second
 	}
@@ -153,7 +161,7 @@ func NewClient(path string, timeout time.Duration) *Client {
 		},
 		MaxIdleConns: 2, IdleConnTimeout: 30 * time.Second,
 	}
-	return &Client{socket: path, hc: &http.Client{Transport: tr, Timeout: timeout}}
+	return &Client{socket: path, prefix: prefix, hc: &http.Client{Transport: tr, Timeout: timeout}}
 }
 
 // Socket returns the socket path the client asks.
@@ -161,7 +169,7 @@ func (c *Client) Socket() string { return c.socket }
 
 // Get sends GET path?rawQuery and returns the status and the body (at most max bytes).
 func (c *Client) Get(ctx context.Context, path, rawQuery string, limit int64) (int, []byte, error) {
-	u := url.URL{Scheme: "http", Host: "flowmon", Path: path, RawQuery: rawQuery}
+	u := url.URL{Scheme: "http", Host: "flowmon", Path: c.prefix + path, RawQuery: rawQuery}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return 0, nil, fmt.Errorf("flowmon query socket %s: %w", c.socket, err)
