@@ -30,7 +30,6 @@ type genJob struct {
 	cfg     []byte
 	set     genSettings
 	log     *slog.Logger
-	g       *gen.Generator
 	rx      *gen.Receiver // nil without receive_interface
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -40,49 +39,45 @@ type genJob struct {
 	err    error       // the run's error, not a stop's
 }
 
-// startGen opens the generator (and the receiver) and runs it once.
-func (p *Plugin) startGen(name string, cfg []byte, set genSettings) (*genJob, error) {
+// openGen opens the receiver (when configured) and the generator of a run, both or neither.
+// what names the run in errors ("job NAME").
+func openGen(what string, set *genSettings) (*gen.Generator, *gen.Receiver, error) {
 	if set.spec.SrcMAC == nil {
 		ifc, err := net.InterfaceByName(set.cfg.Interface)
 		if err != nil || len(ifc.HardwareAddr) != 6 {
-			return nil, api.Errorf(api.FailedPrecondition, "job %s: config.interface %s: %v: name an Ethernet interface that exists, or set src_mac", name, set.cfg.Interface, err)
+			return nil, nil, api.Errorf(api.FailedPrecondition, "%s: config.interface %s: %v: name an Ethernet interface that exists, or set src_mac", what, set.cfg.Interface, err)
 		}
 		set.spec.SrcMAC = ifc.HardwareAddr
 	}
-	j := &genJob{jobName: name, cfg: cfg, set: set, log: p.log.With("job", name), done: make(chan struct{})}
+	var rx *gen.Receiver
 	if set.cfg.ReceiveInterface != "" {
-		rx, err := gen.NewReceiver(gen.ReceiverSpec{Interface: set.cfg.ReceiveInterface, Flows: set.cfg.Flows})
+		var err error
+		rx, err = gen.NewReceiver(gen.ReceiverSpec{Interface: set.cfg.ReceiveInterface, Flows: set.cfg.Flows})
 		if err != nil {
-			return nil, api.Errorf(api.FailedPrecondition, "job %s: config.receive_interface: %v", name, err)
+			return nil, nil, api.Errorf(api.FailedPrecondition, "%s: config.receive_interface: %v", what, err)
 		}
-		j.rx = rx
 	}
 	g, err := gen.NewGenerator(set.spec)
 	if err != nil {
-		if j.rx != nil {
-			_ = j.rx.Close()
+		if rx != nil {
+			_ = rx.Close()
 		}
-		return nil, api.Errorf(api.FailedPrecondition, "job %s: config.interface: %v", name, err)
+		return nil, nil, api.Errorf(api.FailedPrecondition, "%s: config.interface: %v", what, err)
 	}
-	j.g = g
-	ctx, cancel := context.WithCancel(p.life)
-	j.cancel = cancel
-	go j.run(ctx)
-	j.log.Info("flowmon generator started", "run", set.String())
-	return j, nil
+	return g, rx, nil
 }
 
-// run sends, lets the receiver count the frames in flight, and keeps the report.
-func (j *genJob) run(ctx context.Context) {
-	defer close(j.done)
+// runGen sends, lets the receiver (nil: none) count the frames in flight for RecvGrace, and
+// returns the report. A run ended by ctx is no error.
+func runGen(ctx context.Context, g *gen.Generator, rx *gen.Receiver) (gen.Report, error) {
 	rxCtx, stopRx := context.WithCancel(context.WithoutCancel(ctx))
 	rxDone := make(chan error, 1)
-	if j.rx != nil {
-		go func() { rxDone <- j.rx.Run(rxCtx) }()
+	if rx != nil {
+		go func() { rxDone <- rx.Run(rxCtx) }()
 	} else {
 		rxDone <- nil
 	}
-	sent, err := j.g.Run(ctx)
+	sent, err := g.Run(ctx)
 	if ctx.Err() == nil {
 		t := time.NewTimer(RecvGrace)
 		select {
@@ -94,19 +89,49 @@ func (j *genJob) run(ctx context.Context) {
 	stopRx()
 	rxErr := <-rxDone
 	var recv gen.Received
-	if j.rx != nil {
-		recv = j.rx.Snapshot()
-		_ = j.rx.Close()
+	if rx != nil {
+		recv = rx.Snapshot()
+		_ = rx.Close()
 	}
-	rep := gen.NewReport(sent, recv)
 	if errors.Is(err, context.Canceled) {
 		err = nil // stopped, not failed
 	}
-	err = errors.Join(err, rxErr)
-	j.mu.Lock()
-	j.report, j.err = &rep, err
-	j.mu.Unlock()
-	j.log.Info("flowmon generator ended", "sent", rep.SentPackets, "received", rep.RecvPackets, "lost", rep.Lost, "err", err)
+	return gen.NewReport(sent, recv), errors.Join(err, rxErr)
+}
+
+// RunGenerator runs one generator run in this process as a flowmon-gen job's configuration
+// (JSON) describes it and returns its report: `flowmon gen`. ctx ends the run early.
+func RunGenerator(ctx context.Context, config []byte) (gen.Report, error) {
+	set, err := parseGen(config)
+	if err != nil {
+		return gen.Report{}, err
+	}
+	g, rx, err := openGen("flowmon gen", &set)
+	if err != nil {
+		return gen.Report{}, err
+	}
+	return runGen(ctx, g, rx)
+}
+
+// startGen opens the generator (and the receiver) and runs it once.
+func (p *Plugin) startGen(name string, cfg []byte, set genSettings) (*genJob, error) {
+	g, rx, err := openGen("job "+name, &set)
+	if err != nil {
+		return nil, err
+	}
+	j := &genJob{jobName: name, cfg: cfg, set: set, log: p.log.With("job", name), rx: rx, done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(p.life)
+	j.cancel = cancel
+	go func() {
+		defer close(j.done)
+		rep, err := runGen(ctx, g, rx)
+		j.mu.Lock()
+		j.report, j.err = &rep, err
+		j.mu.Unlock()
+		j.log.Info("flowmon generator ended", "sent", rep.SentPackets, "received", rep.RecvPackets, "lost", rep.Lost, "err", err)
+	}()
+	j.log.Info("flowmon generator started", "run", set.String())
+	return j, nil
 }
 
 func (j *genJob) name() string   { return j.jobName }
