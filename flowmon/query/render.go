@@ -96,10 +96,9 @@ type WirePoint struct {
 func ToWire(k Kind, r Result) Wire {
 	w := Wire{Kind: k.String()}
 	for _, f := range r.Records {
-		w.Records = append(w.Records, WireFlow{Start: f.Start.UTC(), End: f.End.UTC(), Received: f.Received.UTC(), Exporter: f.Exporter,
-			Protocol: f.Protocol, Domain: f.Domain, Src: f.Src, Dst: f.Dst, Proto: f.Proto, SrcPort: f.SrcPort, DstPort: f.DstPort,
-			TCPFlags: f.TCPFlags, ToS: f.ToS, Bytes: f.Bytes, Packets: f.Packets, InIf: f.InIf, OutIf: f.OutIf,
-			Bridge: f.Bridge, InPort: f.InPort, OutPort: f.OutPort})
+		wf := WireFlow(f)
+		wf.Start, wf.End, wf.Received = f.Start.UTC(), f.End.UTC(), f.Received.UTC()
+		w.Records = append(w.Records, wf)
 	}
 	for _, g := range r.Groups {
 		w.Groups = append(w.Groups, WireGroup(g))
@@ -126,10 +125,7 @@ func (w Wire) Result() (Kind, Result, error) {
 	}
 	var r Result
 	for _, f := range w.Records {
-		r.Records = append(r.Records, RecordRow{Start: f.Start, End: f.End, Received: f.Received, Exporter: f.Exporter,
-			Protocol: f.Protocol, Domain: f.Domain, Src: f.Src, Dst: f.Dst, Proto: f.Proto, SrcPort: f.SrcPort, DstPort: f.DstPort,
-			TCPFlags: f.TCPFlags, ToS: f.ToS, Bytes: f.Bytes, Packets: f.Packets, InIf: f.InIf, OutIf: f.OutIf,
-			Bridge: f.Bridge, InPort: f.InPort, OutPort: f.OutPort})
+		r.Records = append(r.Records, RecordRow(f))
 	}
 	for _, g := range w.Groups {
 		r.Groups = append(r.Groups, Group(g))
