@@ -54,6 +54,10 @@ func (col *Collector) RcvBuf() int { return col.recv.RcvBuf() }
 // NewPrometheusCollector).
 func (col *Collector) Counters() *Counters { return col.c }
 
+// Close closes the sockets: a Run in progress stops receiving, drains and returns; without a
+// Run, Close releases what New opened. Safe to call more than once.
+func (col *Collector) Close() { col.recv.Close() }
+
 // Flush waits until every record handed to the writer so far is stored or dropped (see
 // Writer.Flush); Run must be running.
 func (col *Collector) Flush(ctx context.Context) error { return col.w.Flush(ctx) }
@@ -101,6 +105,5 @@ func (k *worker) EndBatch() {
 		k.res.Resolve(k.recs)
 	}
 	k.w.Write(k.recs)
-	clear(k.recs) // drop name references before reuse
 	k.recs = k.recs[:0]
 }

@@ -135,10 +135,11 @@ type Decoder struct {
 	v5    netflowlegacy.PacketNetFlowV5
 	v9    netflow.NFv9Packet
 	ipfix netflow.IPFIXPacket
+	names map[string]string // interned interface names (IPFIX interfaceName), bounded by maxNames
 }
 
 // NewDecoder returns a decoder on s.
-func (s *State) NewDecoder() *Decoder { return &Decoder{s: s} }
+func (s *State) NewDecoder() *Decoder { return &Decoder{s: s, names: make(map[string]string)} }
 
 // Decode decodes one datagram that exporter sent and the collector received at received
 // (Unix ns), appends its records to out and returns it. It counts the datagram, its records
@@ -408,7 +409,7 @@ func (d *Decoder) decodeTemplated(exporter netip.Addr, received int64, version u
 		case netflow.DataFlowSet:
 			for i := range fs.Records {
 				out = append(out, flow.Record{Received: received, Exporter: exporter, Protocol: proto, Domain: domain})
-				fillRecord(&out[len(out)-1], fs.Records[i].Values, h)
+				d.fillRecord(&out[len(out)-1], fs.Records[i].Values, h)
 			}
 			dataRecords += uint32(len(fs.Records))
 		case netflow.OptionsDataFlowSet:
@@ -483,7 +484,13 @@ const (
 	ieStartDeltaUs     = 158
 	ieEndDeltaUs       = 159
 	ieSysInitMs        = 160
+	ieFlowDirection    = 61
+	ieInterfaceName    = 82
+	ieL2OctetDelta     = 352
 )
+
+// maxNames bounds a decoder's interned interface names; the table restarts when full.
+const maxNames = 4096
 
 // uintBE reads a big-endian unsigned integer of 1 to 8 bytes (IPFIX reduced-size encoding).
 func uintBE(b []byte) uint64 {
@@ -505,15 +512,36 @@ func ntpNs(v uint64) int64 {
 	return sec*1e9 + frac
 }
 
+// intern returns b as a string, shared with earlier records of the same name.
+func (d *Decoder) intern(b []byte) string {
+	if s, ok := d.names[string(b)]; ok {
+		return s
+	}
+	if len(d.names) >= maxNames {
+		clear(d.names)
+	}
+	s := string(b)
+	d.names[s] = s
+	return s
+}
+
 // fillRecord sets r's flow fields from one decoded v9/IPFIX data record, with h for the
 // relative times. The time fields in order of preference: absolute (ns, us, ms, s), delta from
 // export time (OVS's flowStart/EndDeltaMicroseconds), sysUptime with systemInitTime (IPFIX) or
-// with the v9 header's uptime; else the export time.
-func fillRecord(r *flow.Record, vals []netflow.DataField, h header) {
+// with the v9 header's uptime; else the export time. Counters: the delta counts, else the
+// totals (OVS sends both; a total is cumulative over the flow's life), and for bytes, the
+// layer-2 delta when no layer-3 count is present (OVS's non-IP flows). OVS's IPFIX names the
+// observed interface (interfaceName) and says with flowDirection whether it is the ingress
+// (InPort) or egress (OutPort) one.
+func (d *Decoder) fillRecord(r *flow.Record, vals []netflow.DataField, h header) {
 	var start, end int64
 	var startUp, endUp, initMs uint64
 	var hasStartUp, hasEndUp, hasInit bool
 	var icmp uint16
+	var octTotal, pktTotal, l2Delta uint64
+	var hasOctDelta, hasPktDelta, hasOctTotal, hasPktTotal, hasL2 bool
+	var ifName []byte
+	egress := false
 	for i := range vals {
 		f := &vals[i]
 		if f.PenProvided {
@@ -524,10 +552,20 @@ func fillRecord(r *flow.Record, vals []netflow.DataField, h header) {
 			continue
 		}
 		switch f.Type {
-		case ieOctetDelta, ieOctetTotal:
-			r.Bytes = uintBE(b)
-		case iePacketDelta, iePacketTotal:
-			r.Packets = uintBE(b)
+		case ieOctetDelta:
+			r.Bytes, hasOctDelta = uintBE(b), true
+		case iePacketDelta:
+			r.Packets, hasPktDelta = uintBE(b), true
+		case ieOctetTotal:
+			octTotal, hasOctTotal = uintBE(b), true
+		case iePacketTotal:
+			pktTotal, hasPktTotal = uintBE(b), true
+		case ieL2OctetDelta:
+			l2Delta, hasL2 = uintBE(b), true
+		case ieFlowDirection:
+			egress = uintBE(b) == 1
+		case ieInterfaceName:
+			ifName = b
 		case ieProtocol:
 			r.Proto = uint8(uintBE(b))
 		case ieToS:
@@ -602,6 +640,23 @@ func fillRecord(r *flow.Record, vals []netflow.DataField, h header) {
 		start = end
 	}
 	r.Start, r.End = start, end
+	switch {
+	case hasOctDelta:
+	case hasOctTotal:
+		r.Bytes = octTotal
+	case hasL2:
+		r.Bytes = l2Delta
+	}
+	if !hasPktDelta && hasPktTotal {
+		r.Packets = pktTotal
+	}
+	if len(ifName) > 0 {
+		if egress {
+			r.OutPort = d.intern(ifName)
+		} else {
+			r.InPort = d.intern(ifName)
+		}
+	}
 	if icmp != 0 && r.DstPort == 0 {
 		r.DstPort = icmp
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"testing"
+	"unsafe"
 
 	"github.com/ovsplane/ovsplane/flowmon/collect/nftest"
 	"github.com/ovsplane/ovsplane/flowmon/flow"
@@ -326,4 +327,60 @@ func Example_decoder() {
 	recs, err := d.Decode(exporterA, 0, b, nil)
 	fmt.Println(len(recs), err, c.Snapshot().Records)
 	// Output: 2 <nil> 2
+}
+
+func TestDecodeExporterLimit(t *testing.T) {
+	d, c := newTestDecoder(Limits{MaxExporters: 1})
+	b := nftest.AppendV5(nil, nftest.V5Header{UnixSecs: exportSec}, records(1, false))
+	if _, err := d.Decode(exporterA, 0, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Decode(netip.MustParseAddr("192.0.2.2"), 0, b, nil); !errors.Is(err, ErrExporterLimit) {
+		t.Fatalf("second exporter: err = %v, want exporter limit", err)
+	}
+	if _, err := d.Decode(exporterA, 0, b, nil); err != nil {
+		t.Fatalf("known exporter refused: %v", err)
+	}
+	if n := c.Snapshot().DecodeErrors["exporter_limit"]; n != 1 {
+		t.Errorf("exporter_limit = %d, want 1", n)
+	}
+}
+
+// ovsIPFIX has the shape of OVS's per-bridge IPFIX data records: observation point,
+// direction, the observed interface (ifIndex, type, variable-length name and description),
+// addresses and ports, delta-microsecond times, and delta and total counters side by side.
+var ovsIPFIX = nftest.Template{ID: 256, Fields: []nftest.Field{
+	{Type: 138, Length: 4}, {Type: nftest.FlowDirection, Length: 1},
+	{Type: nftest.IngressIf, Length: 4}, {Type: 368, Length: 4}, {Type: nftest.InterfaceName, Length: 0xffff}, {Type: 83, Length: 0xffff},
+	{Type: 60, Length: 1}, {Type: 192, Length: 1}, {Type: nftest.Protocol, Length: 1}, {Type: nftest.ToS, Length: 1},
+	{Type: nftest.SrcV4, Length: 4}, {Type: nftest.DstV4, Length: 4},
+	{Type: nftest.SrcPort, Length: 2}, {Type: nftest.DstPort, Length: 2},
+	{Type: nftest.StartDeltaMicro, Length: 4}, {Type: nftest.EndDeltaMicro, Length: 4},
+	{Type: nftest.PacketDelta, Length: 8}, {Type: nftest.PacketTotal, Length: 8},
+	{Type: nftest.L2OctetDelta, Length: 8}, {Type: nftest.OctetDelta, Length: 8}, {Type: nftest.OctetTotal, Length: 8},
+	{Type: 136, Length: 1},
+}}
+
+// TestDecodeOVSShapedIPFIX: delta counters win over totals, the interface name lands in
+// InPort or OutPort by direction, and the names are shared between records (interned).
+func TestDecodeOVSShapedIPFIX(t *testing.T) {
+	d, _ := newTestDecoder(Limits{})
+	sent := records(4, false)
+	for i := range sent {
+		sent[i].TCPFlags, sent[i].InIf, sent[i].OutIf = 0, 0, 0 // not in OVS's record (InIf: see below)
+		if i%2 == 0 {
+			sent[i].InPort = "dpdk0"
+		} else {
+			sent[i].OutPort = "vhu1"
+		}
+	}
+	tpl := ovsIPFIX
+	got, err := d.Decode(exporterA, 1, ipfix(0, 3, nftest.Set{Templates: []nftest.Template{tpl}}, nftest.Set{Data: &tpl, Records: sent}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalRecords(t, "ovs ipfix", got, stamp(sent, 1, flow.IPFIX, 3, 0))
+	if unsafe.StringData(got[0].InPort) != unsafe.StringData(got[2].InPort) {
+		t.Error("interface names not interned")
+	}
 }

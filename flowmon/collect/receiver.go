@@ -82,6 +82,10 @@ type Receiver struct {
 	inodes  map[uint64]bool
 	granted int
 	once    sync.Once
+
+	dropsMu sync.Mutex
+	drops   uint64 // the last sum read, kept once the sockets are closed
+	closed  bool
 }
 
 // Listen opens cfg.Sockets sockets on cfg.Addr and makes c report their kernel drops
@@ -158,6 +162,10 @@ func (r *Receiver) RcvBuf() int { return r.granted }
 // returns).
 func (r *Receiver) Close() {
 	r.once.Do(func() {
+		r.SocketDrops() // the kernel forgets a socket's drops when it closes
+		r.dropsMu.Lock()
+		r.closed = true
+		r.dropsMu.Unlock()
 		for _, c := range r.conns {
 			_ = c.Close()
 		}
@@ -231,14 +239,21 @@ func (r *Receiver) read(conn *net.UDPConn, sink Sink) error {
 
 // SocketDrops sums the kernel's drop counters of the receiver's sockets, read from
 // /proc/net/udp and /proc/net/udp6 (the "drops" column, matched by socket inode). It returns 0
-// for sockets it cannot find (the files are per network namespace).
+// for sockets it cannot find (the files are per network namespace). After Close it returns
+// the last sum read before the sockets closed.
 func (r *Receiver) SocketDrops() uint64 {
+	r.dropsMu.Lock()
+	defer r.dropsMu.Unlock()
+	if r.closed {
+		return r.drops
+	}
 	var total uint64
 	for _, p := range []string{"/proc/net/udp", "/proc/net/udp6"} {
 		n, _ := procUDPDrops(p, r.inodes)
 		total += n
 	}
-	return total
+	r.drops = max(r.drops, total)
+	return r.drops
 }
 
 // procUDPDrops sums the drops column of the lines of a /proc/net/udp-format file whose inode

@@ -33,9 +33,13 @@ type BridgeFacts struct {
 	// NetFlow is set when the bridge exports NetFlow (v5).
 	NetFlow *NetFlowFacts
 	// IPFIX is set when the bridge exports IPFIX; its value is the observation domain id.
+	// IPFIX records get the bridge name only: OVS's IPFIX ifIndex is the kernel interface
+	// index (0 for DPDK ports), and OVS names the interface in the record itself
+	// (interfaceName), which the decoder keeps.
 	IPFIX *uint32
 	// Ports maps each port's (interface's) name to its OpenFlow port number, which is what
-	// OVS reports as ifIndex. Include the LOCAL port (the bridge's name, 65534) if wanted.
+	// OVS's NetFlow reports as ifIndex. Include the LOCAL port (the bridge's name, 65534) if
+	// wanted.
 	Ports map[string]uint32
 }
 
@@ -141,8 +145,10 @@ func (r *OVSResolver) Resolve(recs []flow.Record) {
 			continue
 		}
 		rec.Bridge = last.name
-		rec.InPort = last.port(rec.InIf)
-		rec.OutPort = last.port(rec.OutIf)
+		if rec.Protocol == flow.NetFlowV5 {
+			rec.InPort = last.port(rec.InIf)
+			rec.OutPort = last.port(rec.OutIf)
+		}
 	}
 }
 

@@ -177,6 +177,11 @@ const (
 	SrcV6           = 27
 	DstV6           = 28
 	SamplingInt     = 34
+	FlowDirection   = 61
+	InterfaceName   = 82
+	OctetTotal      = 85
+	PacketTotal     = 86
+	L2OctetDelta    = 352
 	StartMillis     = 152
 	EndMillis       = 153
 	StartDeltaMicro = 158
@@ -187,9 +192,18 @@ const (
 // appendRecord encodes r under t: each known element from r's fields (big-endian, truncated to
 // the field length), unknown and enterprise elements as zeros. Times: *Millis absolute,
 // *DeltaMicro relative to ExportTime, *SysUptime relative to the v9 header's SysUptime (or, in
-// IPFIX, to SysInitMillis, which is encoded as ExportTime*1000 - SysUptime).
+// IPFIX, to SysInitMillis, which is encoded as ExportTime*1000 - SysUptime). OctetTotal and
+// PacketTotal are the deltas plus 1<<40 (a cumulative count, as OVS sends next to the delta),
+// L2OctetDelta the bytes plus 14 per packet. Like OVS, a record names one interface: with
+// FlowDirection egress (1) when r has an OutPort and no InPort, else ingress (0) with InPort;
+// InterfaceName must be variable-length (Length 0xffff).
 func (m Message) appendRecord(b []byte, t *Template, r *flow.Record) []byte {
 	exportNs := int64(m.ExportTime) * 1e9
+	egress := r.InPort == "" && r.OutPort != ""
+	name := r.InPort
+	if egress {
+		name = r.OutPort
+	}
 	initMs := uint64(m.ExportTime)*1000 - uint64(m.SysUptime)
 	for _, f := range t.Fields {
 		var v uint64
@@ -234,7 +248,30 @@ func (m Message) appendRecord(b []byte, t *Template, r *flow.Record) []byte {
 				v = uint64(m.SysUptime) - uint64((exportNs-r.End)/1e6)
 			case SysInitMillis:
 				v = initMs
+			case OctetTotal:
+				v = r.Bytes + 1<<40
+			case PacketTotal:
+				v = r.Packets + 1<<40
+			case L2OctetDelta:
+				v = r.Bytes + 14*r.Packets
+			case FlowDirection:
+				if egress {
+					v = 1
+				}
 			}
+		}
+		if f.Length == 0xffff {
+			var val []byte
+			if f.Enterprise == 0 && f.Type == InterfaceName {
+				val = []byte(name)
+			}
+			if len(val) < 255 {
+				b = append(b, byte(len(val)))
+			} else {
+				b = append(b, 255, byte(len(val)>>8), byte(len(val)))
+			}
+			b = append(b, val...)
+			continue
 		}
 		if raw != nil && len(raw) == int(f.Length) {
 			b = append(b, raw...)
