@@ -21,8 +21,8 @@ import (
 	"github.com/ovsplane/ovsplane/flowmon/store"
 )
 
-// Day0 is the first UTC day of the generated records.
-var day0 = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+// Day0 returns the start of the first UTC day Records generates records in.
+func Day0() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }
 
 // Open returns a new, empty store for one subtest; the suite closes it.
 type Open func(t *testing.T) store.Store
@@ -31,6 +31,7 @@ type Open func(t *testing.T) store.Store
 func Run(t *testing.T, open Open) {
 	t.Run("Empty", func(t *testing.T) { testEmpty(t, open(t)) })
 	t.Run("Queries", func(t *testing.T) { testQueries(t, open(t)) })
+	t.Run("TopTies", func(t *testing.T) { testTopTies(t, open(t)) })
 	t.Run("TimeEdges", func(t *testing.T) { testTimeEdges(t, open(t)) })
 	t.Run("RetriedBatch", func(t *testing.T) { testRetried(t, open(t)) })
 	t.Run("Atomic", func(t *testing.T) { testAtomic(t, open(t)) })
@@ -47,7 +48,7 @@ func closeStore(t *testing.T, s store.Store) {
 	})
 }
 
-// Records returns n deterministic records whose End falls in the days days from day0 on, with
+// Records returns n deterministic records whose End falls in the days days from Day0() on, with
 // distinct End times, small value domains (so filters match and Top groups tie) and both
 // address families.
 func Records(seed uint64, n, days int) []flow.Record {
@@ -64,7 +65,7 @@ func Records(seed uint64, n, days int) []flow.Record {
 	span := int64(days) * int64(24*time.Hour)
 	out := make([]flow.Record, n)
 	for i := range out {
-		end := day0.UnixNano() + rng.Int64N(span/int64(n))*int64(n) + int64(i) // distinct: i mod n
+		end := Day0().UnixNano() + rng.Int64N(span/int64(n))*int64(n) + int64(i) // distinct: i mod n
 		var src, dst netip.Addr
 		if rng.IntN(4) == 0 {
 			src, dst = v6[rng.IntN(len(v6))], v6[rng.IntN(len(v6))]
@@ -142,7 +143,7 @@ func summary(r query.Result) string {
 }
 
 func all(days int) query.Query {
-	return query.Query{Kind: query.Flows, From: day0, To: day0.Add(time.Duration(days) * 24 * time.Hour), Limit: query.MaxRows}
+	return query.Query{Kind: query.Flows, From: Day0(), To: Day0().Add(time.Duration(days) * 24 * time.Hour), Limit: query.MaxRows}
 }
 
 func testEmpty(t *testing.T, s store.Store) {
@@ -158,7 +159,7 @@ func testEmpty(t *testing.T, s store.Store) {
 			t.Errorf("empty store answered %+v with %s", q, summary(res))
 		}
 	}
-	n, err := s.Retain(t.Context(), day0.Add(100*24*time.Hour))
+	n, err := s.Retain(t.Context(), Day0().Add(100*24*time.Hour))
 	if err != nil || n != 0 {
 		t.Errorf("Retain on an empty store = %d, %v; want 0, nil", n, err)
 	}
@@ -177,7 +178,7 @@ func testQueries(t *testing.T, s store.Store) {
 	small.Limit = 7
 	check(t, s, recs, "limit 7", small)
 	mid := base
-	mid.From, mid.To = day0.Add(30*time.Hour), day0.Add(50*time.Hour)
+	mid.From, mid.To = Day0().Add(30*time.Hour), Day0().Add(50*time.Hour)
 	check(t, s, recs, "sub-range", mid)
 
 	// Every filter field, alone and combined.
@@ -235,10 +236,39 @@ func testQueries(t *testing.T, s store.Store) {
 	check(t, s, recs, "series with filter and range", q)
 }
 
+// testTopTies makes every group of every key tie on every metric, so the order of a Top is
+// its tie order alone: addresses across families, ports numerically, names byte-wise.
+func testTopTies(t *testing.T, s store.Store) {
+	closeStore(t, s)
+	addrs := []netip.Addr{netip.MustParseAddr("192.168.0.1"), netip.MustParseAddr("2001:db8::1"),
+		netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("fd00::1")}
+	ports := []uint16{443, 80, 1024, 9}
+	names := []string{"b", "B", "a", "br10"}
+	recs := Records(10, 12, 1)
+	for i := range recs {
+		r := &recs[i]
+		j := i % 4
+		r.Bytes, r.Packets = 100, 2
+		r.Src, r.Dst, r.Exporter = addrs[j], addrs[(j+1)%4], addrs[(j+2)%4]
+		r.SrcPort, r.DstPort, r.Proto = ports[j], ports[(j+3)%4], uint8(ports[j])
+		r.Bridge, r.InPort, r.OutPort = names[j], names[(j+1)%4], names[(j+2)%4]
+	}
+	appendAll(t, s, "ties", recs, 12)
+	for k := query.KeySrc; k <= query.KeyExporter; k++ {
+		for m := query.Bytes; m <= query.FlowCount; m++ {
+			for _, limit := range []int{1, 2, 3} {
+				q := all(1)
+				q.Kind, q.GroupBy, q.Metric, q.Limit = query.Top, k, m, limit
+				check(t, s, recs, fmt.Sprintf("tied top key %d metric %d limit %d", k, m, limit), q)
+			}
+		}
+	}
+}
+
 func testTimeEdges(t *testing.T, s store.Store) {
 	closeStore(t, s)
-	from := day0.Add(36 * time.Hour)
-	to := day0.Add(48 * time.Hour) // a day boundary: the To day's table must not leak in
+	from := Day0().Add(36 * time.Hour)
+	to := Day0().Add(48 * time.Hour) // a day boundary: the To day's table must not leak in
 	r := Records(2, 4, 1)
 	for i, end := range []time.Time{from.Add(-1), from, to.Add(-1), to} {
 		r[i].End = end.UnixNano()
@@ -309,11 +339,11 @@ func testRetain(t *testing.T, s store.Store) {
 		cut  time.Time
 		want int
 	}{
-		{day0.Add(24*time.Hour - 1), 0}, // day 0 has not ended
-		{day0.Add(24*time.Hour + 3), 1}, // day 0 ended
-		{day0.Add(24*time.Hour + 5), 0}, // nothing more
-		{day0.Add(72 * time.Hour), 2},   // days 1 and 2, exactly at day 3's start
-		{day0.Add(-240 * time.Hour), 0}, // before everything
+		{Day0().Add(24*time.Hour - 1), 0}, // day 0 has not ended
+		{Day0().Add(24*time.Hour + 3), 1}, // day 0 ended
+		{Day0().Add(24*time.Hour + 5), 0}, // nothing more
+		{Day0().Add(72 * time.Hour), 2},   // days 1 and 2, exactly at day 3's start
+		{Day0().Add(-240 * time.Hour), 0}, // before everything
 	} {
 		n, err := s.Retain(t.Context(), tc.cut)
 		if err != nil || n != tc.want {
@@ -327,7 +357,7 @@ func testRetain(t *testing.T, s store.Store) {
 	// Appending to a dropped day creates it again.
 	late := Records(8, 5, 1)
 	appendAll(t, s, "late", late, 5)
-	check(t, s, append(keep(day0.Add(72*time.Hour)), late...), "after re-creating day 0", all(4))
+	check(t, s, append(keep(Day0().Add(72*time.Hour)), late...), "after re-creating day 0", all(4))
 }
 
 func testConcurrent(t *testing.T, s store.Store) {
