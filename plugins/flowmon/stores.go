@@ -8,6 +8,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/flowmon/store"
 	"github.com/ovsplane/ovsplane/flowmon/store/duckstore"
+	"github.com/ovsplane/ovsplane/flowmon/store/pgstore"
 	"github.com/ovsplane/ovsplane/plugins/flowmon/internal/flowmonplugin"
 )
 
@@ -20,6 +21,8 @@ func openStore(ctx context.Context, spec flowmonplugin.StoreSpec) (store.Store, 
 			return nil, fmt.Errorf("the store's directory: %w", err)
 		}
 		return duckstore.Open(ctx, dir, duckstore.Options{FileName: filepath.Base(spec.Path)})
+	case flowmonplugin.StorePostgres:
+		return pgstore.Open(ctx, spec.DSN, pgstore.Options{})
 	}
-	return nil, fmt.Errorf("store kind %q is not built into this binary: use embedded", spec.Kind)
+	return nil, fmt.Errorf("store kind %q: want embedded or postgres", spec.Kind)
 }

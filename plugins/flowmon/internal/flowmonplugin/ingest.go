@@ -74,13 +74,10 @@ func startIngest(ctx context.Context, j *collectorJob, bridges map[string]map[st
 	return in, nil
 }
 
-// closeAll closes the receivers of a start that failed: their Run, given an ended context,
-// closes the sockets and returns at once (collect.Collector has no Close of its own).
+// closeAll closes the receivers of a start that failed (their Run never started).
 func (in *ingest) closeAll() {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
 	for _, c := range in.cols {
-		_ = c.Run(ctx)
+		c.Close()
 	}
 }
 
