@@ -194,6 +194,25 @@ func TestCollectorJob(t *testing.T) {
 	if sample.Job != "c1" || stored != 3 {
 		t.Errorf("stats sample %+v: flowmon_stored %v, want 3", sample, stored)
 	}
+	// New bridge facts from the daemon rename the ports of later records.
+	if _, err := p.Flows(ctx, api.BridgeFacts{Name: "br0", Ports: []api.BridgePort{{Interface: "vhu7", Ofport: 1}, {Interface: "p2", Ofport: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	later := sent[0]
+	later.Src = netip.MustParseAddr("10.0.0.99")
+	if _, err := conn.Write(nftest.AppendV5(nil, nftest.V5Header{SysUptime: 100000, UnixSecs: uint32(now.Unix()), EngineID: 3, FlowSequence: 3}, []flow.Record{later})); err != nil {
+		t.Fatal(err)
+	}
+	lab.WaitFor(t, 30*time.Second, "the later record, named from the new facts", func(ctx context.Context) error {
+		r, err := c.Query(ctx, query.Query{Kind: query.Flows, From: q.From, To: q.To, Limit: 10, Filter: query.Filter{Src: []netip.Prefix{netip.MustParsePrefix("10.0.0.99/32")}}})
+		if err != nil {
+			return err
+		}
+		if len(r.Records) != 1 || r.Records[0].InPort != "vhu7" {
+			return fmt.Errorf("records %+v", r.Records)
+		}
+		return nil
+	})
 	// A bad datagram is counted and reported by Health as loss since the last check.
 	if _, err := conn.Write([]byte{0, 7, 0, 0}); err != nil {
 		t.Fatal(err)
@@ -216,7 +235,7 @@ func TestCollectorJob(t *testing.T) {
 	if _, err := p.Start(ctx, api.Job{Name: "c1", Type: JobCollector, Config: []byte(cfg)}); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := c.Query(ctx, q); err != nil || len(res.Records) != 3 {
+	if res, err := c.Query(ctx, q); err != nil || len(res.Records) != 4 {
 		t.Errorf("after a restart: %d records, %v", len(res.Records), err)
 	}
 }
