@@ -4,8 +4,7 @@
 // (a traffic generator run with per-flow receive counts). ovsplaned starts it; run by hand
 // without arguments it says so and exits, unless OVSPLANE_PLUGIN_DEBUG=1 is set (debug mode).
 //
-// It is also the flowmon command line (installed as ovsplane-plugin-flowmon; a link named
-// flowmon to it behaves the same):
+// It is also the flowmon command line (`alias flowmon=ovsplane-plugin-flowmon`):
 //
 //	flowmon query [TARGET] [--since 1h | --from T --to T] [--src CIDR] [--dst CIDR] [--sport P]
 //	              [--dport P] [--proto tcp] [--bridge B] [--port P] [--exporter IP]
@@ -31,7 +30,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/ovsplane/ovsplane/plugins/flowmon/internal/flowmonplugin"
@@ -42,7 +40,9 @@ import (
 const closeGrace = 10 * time.Second
 
 func main() {
-	if len(os.Args) > 1 || filepath.Base(os.Args[0]) == "flowmon" {
+	// The daemon starts plugins without arguments (argv[0] is the plugin's name, "flowmon"), so
+	// only arguments select the command line.
+	if len(os.Args) > 1 {
 		os.Exit(runCLI(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	// Standard output belongs to go-plugin's handshake: log to standard error only.
