@@ -183,8 +183,8 @@ bench-overlay-converge:
 	set -o pipefail; OVSPLANE_REQUIRE_LAB=1 $(GO) test -run '^$$' -bench BenchmarkOverlayConverge -benchtime 1x -timeout 90m ./bench/overlayconverge/ | tee bench-overlay-converge.out
 
 ## bench-flowingest: flowmon ingest end to end (issue 18): NetFlow v5 (30 records a datagram)
-## over loopback into the collector and each store, flat out and at 80 % of that, with goflow2's
-## decode rate as the anchor; loss counted by the collector
+## over loopback into the collector and each store (discard, DuckDB, a private PostgreSQL: as
+## root), flat out and at 80 % of that, with goflow2's decode rate as the anchor; loss counted
 .PHONY: bench-flowingest
 bench-flowingest:
 	set -o pipefail; $(GO) test -run '^$$' -bench BenchmarkFlowIngest -benchtime 1x -timeout 20m -v ./bench/flowingest/ | tee bench-flowingest.out

@@ -4,6 +4,8 @@
 // stored, loss counted by the collector (kernel socket drops, sequence gaps, store
 // backpressure), and CPU-µs per record, next to goflow2's own v5 decode rate as the anchor.
 // The code is in the _test files: TestFlowIngestShort (a low rate; asserts every record sent
-// is stored or counted as a kernel socket drop) runs with the tests; `make bench-flowingest` runs BenchmarkFlowIngest: for each
-// store, a flat-out arm to find the maximum, then an arm paced at 80 % of it.
+// is stored or counted as a kernel socket drop) runs with the tests; `make bench-flowingest`
+// runs BenchmarkFlowIngest: for each store (discard, the embedded DuckDB store in cgo builds,
+// PostgreSQL on a private lab server, which needs root and postgresql-15), a flat-out arm to find
+// the maximum, then an arm paced at 80 % of it.
 package flowingest

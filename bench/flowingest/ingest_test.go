@@ -11,10 +11,12 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/netsampler/goflow2/v2/decoders/netflowlegacy"
 
 	"github.com/ovsplane/ovsplane/flowmon/collect"
@@ -22,6 +24,8 @@ import (
 	"github.com/ovsplane/ovsplane/flowmon/flow"
 	"github.com/ovsplane/ovsplane/flowmon/query"
 	"github.com/ovsplane/ovsplane/flowmon/store"
+	"github.com/ovsplane/ovsplane/flowmon/store/pgstore"
+	"github.com/ovsplane/ovsplane/test/lab"
 )
 
 const recsPerDatagram = 30
@@ -82,10 +86,11 @@ func cpuTime() time.Duration {
 
 // run replays datagrams for dur at rate records/s (0: as fast as one sender can) into a
 // collector writing to st, then waits for the collector to settle and reports.
-func run(ctx context.Context, st store.Store, dur time.Duration, rate int) (result, error) {
+func run(ctx context.Context, st store.Store, appenders int, dur time.Duration, rate int) (result, error) {
 	col, err := collect.New(ctx, collect.Config{
 		Receiver: collect.ReceiverConfig{Addr: "127.0.0.1:0", Sockets: 2, RcvBuf: 32 << 20, Batch: 64},
-		Writer:   collect.WriterConfig{Instance: fmt.Sprintf("bench-%d", time.Now().UnixNano()), BatchRecords: 32768, MaxBuffered: 1 << 20},
+		Writer: collect.WriterConfig{Instance: fmt.Sprintf("bench-%d", time.Now().UnixNano()), BatchRecords: 32768, MaxBuffered: 1 << 20,
+			Appenders: appenders},
 	}, st, nil)
 	if err != nil {
 		return result{}, err
@@ -181,7 +186,7 @@ func send(addr *net.UDPAddr, engine uint8, dur time.Duration, rate int) (uint64,
 // record sent is stored or counted lost (the kernel's socket drops; nothing may vanish
 // silently), and nothing is lost past the socket.
 func TestFlowIngestShort(t *testing.T) {
-	r, err := run(t.Context(), discardStore{}, 500*time.Millisecond, 50_000)
+	r, err := run(t.Context(), discardStore{}, 1, 500*time.Millisecond, 50_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,14 +211,22 @@ func goflow2Rate(d time.Duration) float64 {
 	return float64(n) / time.Since(t0).Seconds()
 }
 
-// stores lists the stores the benchmark runs against: discard always, and the ones
-// storesExtra adds (the embedded DuckDB store when built in).
-func stores() map[string]func(testing.TB) store.Store {
-	m := map[string]func(testing.TB) store.Store{"discard": func(testing.TB) store.Store { return discardStore{} }}
-	for k, v := range storesExtra() {
-		m[k] = v
+// pgStore opens a pgstore on a fresh database of the private server p.
+func pgStore(tb testing.TB, p *lab.Postgres, seq *atomic.Int64) store.Store {
+	conn, err := pgx.Connect(tb.Context(), p.ConnString("postgres"))
+	if err != nil {
+		tb.Fatalf("connect to postgres: %v", err)
 	}
-	return m
+	defer conn.Close(context.WithoutCancel(tb.Context()))
+	name := fmt.Sprintf("ingest%d", seq.Add(1)) // our own counter: safe to splice
+	if _, err := conn.Exec(tb.Context(), "CREATE DATABASE "+name); err != nil {
+		tb.Fatalf("create database %s: %v", name, err)
+	}
+	s, err := pgstore.Open(tb.Context(), p.ConnString(name), pgstore.Options{})
+	if err != nil {
+		tb.Fatalf("pgstore: %v", err)
+	}
+	return s
 }
 
 // BenchmarkFlowIngest: per store, a flat-out arm (the maximum) and an arm paced at 80 % of
@@ -222,8 +235,27 @@ func stores() map[string]func(testing.TB) store.Store {
 func BenchmarkFlowIngest(b *testing.B) {
 	const dur = 5 * time.Second
 	b.Logf("goflow2 v5 decode alone: %.0f records/s (one goroutine)", goflow2Rate(time.Second))
-	for _, name := range slices.Sorted(maps.Keys(stores())) {
-		open := stores()[name]
+	pg := lab.StartPostgres(b)
+	var dbs atomic.Int64
+	openers := map[string]func(testing.TB) store.Store{
+		"discard":  func(testing.TB) store.Store { return discardStore{} },
+		"postgres": func(tb testing.TB) store.Store { return pgStore(tb, pg, &dbs) },
+	}
+	maps.Copy(openers, storesExtra())
+	type storeArm struct {
+		name      string
+		appenders int
+	}
+	var arms []storeArm
+	for _, name := range slices.Sorted(maps.Keys(openers)) {
+		arms = append(arms, storeArm{name, 1})
+		if name == "postgres" { // takes concurrent appends
+			arms = append(arms, storeArm{name, 2})
+		}
+	}
+	for _, sa := range arms {
+		open, appenders := openers[sa.name], sa.appenders
+		name := fmt.Sprintf("%s-%dappender", sa.name, appenders)
 		var maxRate float64
 		for _, arm := range []string{"max", "80pct"} {
 			b.Run(name+"/"+arm, func(b *testing.B) {
@@ -236,7 +268,7 @@ func BenchmarkFlowIngest(b *testing.B) {
 				}
 				st := open(b)
 				defer st.Close()
-				r, err := run(b.Context(), st, dur, rate)
+				r, err := run(b.Context(), st, appenders, dur, rate)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -90,13 +90,15 @@ type worker struct {
 	w    *Writer
 }
 
-func (k *worker) Datagram(exporter netip.Addr, received int64, b []byte) {
-	k.recs, _ = k.d.Decode(exporter, received, b, k.recs) // errors are counted by Decode
+// Datagram decodes one datagram into the worker's records (errors are counted by Decode).
+func (k *worker) Datagram(exporter netip.AddrPort, received int64, b []byte) {
+	k.recs, _ = k.d.Decode(exporter, received, b, k.recs)
 	if len(k.recs) >= maxPending {
 		k.EndBatch()
 	}
 }
 
+// EndBatch names the records and hands them to the writer.
 func (k *worker) EndBatch() {
 	if len(k.recs) == 0 {
 		return

@@ -88,6 +88,11 @@ func TestCollectorOverLoopback(t *testing.T) {
 			if s.SocketDrops != 0 {
 				t.Fatalf("kernel dropped %d datagrams on loopback", s.SocketDrops)
 			}
+			// Each sender is its own exporter (address and port) with its own sequence: no
+			// gaps, no resets, though they share an address and engine ids.
+			if s.Dropped["sequence_gap"] != 0 || s.SequenceResets != 0 {
+				t.Errorf("sequence gap %d, resets %d; want 0, 0", s.Dropped["sequence_gap"], s.SequenceResets)
+			}
 			if s.Decoded != total || s.Records != total*recsPer || s.Stored != total*recsPer || s.DecodeErrorTotal() != 0 {
 				t.Fatalf("counters %+v", s)
 			}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/netsampler/goflow2/v2/decoders/netflow"
 	"github.com/netsampler/goflow2/v2/decoders/netflowlegacy"
@@ -20,9 +22,15 @@ const MaxDatagram = 65535
 
 // Limits bound the decoder's state. Zero fields take the defaults (DefaultLimits).
 type Limits struct {
-	// MaxExporters is how many exporter addresses the collector keeps templates and sequence
-	// numbers for; datagrams from more are dropped (ErrExporterLimit).
+	// MaxExporters is how many exporters (source address and port: an IPFIX transport
+	// session) the collector keeps templates and sequence numbers for. At the limit, a new
+	// exporter replaces those idle for ExporterIdle; if none is, its datagrams are dropped
+	// (ErrExporterLimit).
 	MaxExporters int
+	// ExporterIdle is how long an exporter may send nothing before a new one may take its
+	// place at the MaxExporters limit (default 30 minutes: longer than OVS's 10-minute
+	// IPFIX template interval).
+	ExporterIdle time.Duration
 	// MaxDomains is how many (version, observation domain) pairs one exporter may have
 	// templates for.
 	MaxDomains int
@@ -32,21 +40,24 @@ type Limits struct {
 	MaxFields int
 }
 
-// DefaultLimits are the limits a zero Limits field takes.
-var DefaultLimits = Limits{MaxExporters: 4096, MaxDomains: 64, MaxTemplates: 256, MaxFields: 128}
+// DefaultLimits returns the limits a zero Limits field takes: 4096 exporters, 64 domains per
+// exporter, 256 templates per domain, 128 fields per template, 30 minutes' idleness.
+func DefaultLimits() Limits {
+	return Limits{MaxExporters: 4096, MaxDomains: 64, MaxTemplates: 256, MaxFields: 128, ExporterIdle: 30 * time.Minute}
+}
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxExporters <= 0 {
-		l.MaxExporters = DefaultLimits.MaxExporters
+	d := DefaultLimits()
+	for _, f := range []struct{ v, def *int }{
+		{&l.MaxExporters, &d.MaxExporters}, {&l.MaxDomains, &d.MaxDomains},
+		{&l.MaxTemplates, &d.MaxTemplates}, {&l.MaxFields, &d.MaxFields},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
 	}
-	if l.MaxDomains <= 0 {
-		l.MaxDomains = DefaultLimits.MaxDomains
-	}
-	if l.MaxTemplates <= 0 {
-		l.MaxTemplates = DefaultLimits.MaxTemplates
-	}
-	if l.MaxFields <= 0 {
-		l.MaxFields = DefaultLimits.MaxFields
+	if l.ExporterIdle <= 0 {
+		l.ExporterIdle = d.ExporterIdle
 	}
 	return l
 }
@@ -58,7 +69,7 @@ type State struct {
 	lim       Limits
 	c         *Counters
 	mu        sync.Mutex
-	exporters map[netip.Addr]*exporterState
+	exporters map[netip.AddrPort]*exporterState
 }
 
 type seqKey struct {
@@ -72,6 +83,7 @@ type seqState struct {
 }
 
 type exporterState struct {
+	lastSeen  atomic.Int64 // Unix ns of its last datagram
 	templates *templateSystem
 	mu        sync.Mutex
 	seq       map[seqKey]*seqState
@@ -79,20 +91,30 @@ type exporterState struct {
 
 // NewState returns decoding state bounded by lim, counting into c.
 func NewState(lim Limits, c *Counters) *State {
-	return &State{lim: lim.withDefaults(), c: c, exporters: make(map[netip.Addr]*exporterState)}
+	return &State{lim: lim.withDefaults(), c: c, exporters: make(map[netip.AddrPort]*exporterState)}
 }
 
-func (s *State) exporter(a netip.Addr) *exporterState {
+// exporter returns a's state, creating it; at the MaxExporters limit it first forgets the
+// exporters idle for ExporterIdle at now (Unix ns), and returns nil if there is none.
+func (s *State) exporter(a netip.AddrPort, now int64) *exporterState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.exporters[a]
 	if !ok {
 		if len(s.exporters) >= s.lim.MaxExporters {
-			return nil
+			for k, old := range s.exporters {
+				if now-old.lastSeen.Load() > int64(s.lim.ExporterIdle) {
+					delete(s.exporters, k)
+				}
+			}
+			if len(s.exporters) >= s.lim.MaxExporters {
+				return nil
+			}
 		}
 		e = &exporterState{templates: newTemplateSystem(s.lim), seq: make(map[seqKey]*seqState)}
 		s.exporters[a] = e
 	}
+	e.lastSeen.Store(now)
 	return e
 }
 
@@ -141,17 +163,19 @@ type Decoder struct {
 // NewDecoder returns a decoder on s.
 func (s *State) NewDecoder() *Decoder { return &Decoder{s: s, names: make(map[string]string)} }
 
-// Decode decodes one datagram that exporter sent and the collector received at received
-// (Unix ns), appends its records to out and returns it. It counts the datagram, its records
+// Decode decodes one datagram that exporter (source address and port) sent and the collector
+// received at received (Unix ns), appends its records to out and returns it. Templates and
+// sequence numbers are kept per exporter address and port (an IPFIX transport session; each
+// OVS bridge exports from its own socket) and observation domain. It counts the datagram, its records
 // and, on failure, the reason (the returned error is a DecodeError, possibly wrapped). A
 // datagram whose data sets lack their template is decoded for the rest and counted under
 // ErrNoTemplate.
-func (d *Decoder) Decode(exporter netip.Addr, received int64, dgram []byte, out []flow.Record) ([]flow.Record, error) {
+func (d *Decoder) Decode(exporter netip.AddrPort, received int64, dgram []byte, out []flow.Record) ([]flow.Record, error) {
 	c := d.s.c
 	c.datagrams.Add(1)
 	c.bytes.Add(uint64(len(dgram)))
 	n0 := len(out)
-	out, err := d.decode(exporter.Unmap(), received, dgram, out)
+	out, err := d.decode(netip.AddrPortFrom(exporter.Addr().Unmap(), exporter.Port()), received, dgram, out)
 	var de DecodeError
 	switch {
 	case err == nil:
@@ -165,7 +189,7 @@ func (d *Decoder) Decode(exporter netip.Addr, received int64, dgram []byte, out 
 	return out, err
 }
 
-func (d *Decoder) decode(exporter netip.Addr, received int64, dgram []byte, out []flow.Record) ([]flow.Record, error) {
+func (d *Decoder) decode(exporter netip.AddrPort, received int64, dgram []byte, out []flow.Record) ([]flow.Record, error) {
 	if len(dgram) > MaxDatagram {
 		return out, ErrOversized
 	}
@@ -189,7 +213,7 @@ const (
 	ipfixHeader = 16
 )
 
-func (d *Decoder) decodeV5(exporter netip.Addr, received int64, dgram []byte, out []flow.Record) ([]flow.Record, error) {
+func (d *Decoder) decodeV5(exporter netip.AddrPort, received int64, dgram []byte, out []flow.Record) ([]flow.Record, error) {
 	if len(dgram) < v5Header {
 		return out, ErrTruncated
 	}
@@ -198,7 +222,7 @@ func (d *Decoder) decodeV5(exporter netip.Addr, received int64, dgram []byte, ou
 		return out, fmt.Errorf("netflow v5 from %v: count %d needs %d bytes, datagram has %d: %w",
 			exporter, count, v5Header+count*v5Record, len(dgram), ErrLengthMismatch)
 	}
-	e := d.s.exporter(exporter)
+	e := d.s.exporter(exporter, received)
 	if e == nil {
 		return out, ErrExporterLimit
 	}
@@ -217,7 +241,7 @@ func (d *Decoder) decodeV5(exporter netip.Addr, received int64, dgram []byte, ou
 			Received:     received,
 			Start:        now - int64(p.SysUptime-r.First)*1e6,
 			End:          now - int64(p.SysUptime-r.Last)*1e6,
-			Exporter:     exporter,
+			Exporter:     exporter.Addr(),
 			Protocol:     flow.NetFlowV5,
 			Domain:       domain,
 			SamplingRate: rate,
@@ -354,7 +378,7 @@ type header struct {
 	hasUp    bool
 }
 
-func (d *Decoder) decodeTemplated(exporter netip.Addr, received int64, version uint16, dgram []byte, out []flow.Record) ([]flow.Record, error) {
+func (d *Decoder) decodeTemplated(exporter netip.AddrPort, received int64, version uint16, dgram []byte, out []flow.Record) ([]flow.Record, error) {
 	hl, proto := v9Header, flow.NetFlowV9
 	if version == 10 {
 		hl, proto = ipfixHeader, flow.IPFIX
@@ -375,7 +399,7 @@ func (d *Decoder) decodeTemplated(exporter netip.Addr, received int64, version u
 		return out, fmt.Errorf("netflow v9 from %v: count %d below its %d flowsets: %w",
 			exporter, binary.BigEndian.Uint16(dgram[2:]), sets, ErrLengthMismatch)
 	}
-	e := d.s.exporter(exporter)
+	e := d.s.exporter(exporter, received)
 	if e == nil {
 		return out, ErrExporterLimit
 	}
@@ -385,7 +409,7 @@ func (d *Decoder) decodeTemplated(exporter netip.Addr, received int64, version u
 	noTemplate := false
 	if gerr != nil {
 		switch {
-		case errors.Is(gerr, errTemplateLimit):
+		case errors.Is(gerr, ErrTemplateLimit):
 			return out, fmt.Errorf("%v from %v: %w", proto, exporter, ErrTemplateLimit)
 		case errors.Is(gerr, netflow.ErrorTemplateNotFound) && !hasOtherError(gerr):
 			noTemplate = true
@@ -408,7 +432,7 @@ func (d *Decoder) decodeTemplated(exporter netip.Addr, received int64, version u
 		switch fs := fs.(type) {
 		case netflow.DataFlowSet:
 			for i := range fs.Records {
-				out = append(out, flow.Record{Received: received, Exporter: exporter, Protocol: proto, Domain: domain})
+				out = append(out, flow.Record{Received: received, Exporter: exporter.Addr(), Protocol: proto, Domain: domain})
 				d.fillRecord(&out[len(out)-1], fs.Records[i].Values, h)
 			}
 			dataRecords += uint32(len(fs.Records))

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"net/netip"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/ovsplane/ovsplane/flowmon/collect/nftest"
 	"github.com/ovsplane/ovsplane/flowmon/flow"
 )
 
-var exporterA = netip.MustParseAddr("192.0.2.1")
+// exporterA is the test exporter: an address and the port it sends from.
+var exporterA = netip.MustParseAddrPort("192.0.2.1:40000")
 
 const exportSec = 1_780_000_000 // an export time, Unix s
 
@@ -43,7 +45,7 @@ func records(n int, v6 bool) []flow.Record {
 func stamp(recs []flow.Record, received int64, proto flow.Protocol, domain, rate uint32) []flow.Record {
 	out := append([]flow.Record(nil), recs...)
 	for i := range out {
-		out[i].Received, out[i].Exporter, out[i].Protocol, out[i].Domain = received, exporterA, proto, domain
+		out[i].Received, out[i].Exporter, out[i].Protocol, out[i].Domain = received, exporterA.Addr(), proto, domain
 		if out[i].SamplingRate == 0 {
 			out[i].SamplingRate = rate
 		}
@@ -207,7 +209,7 @@ func TestDecodeIPFIXDomainsAreSeparate(t *testing.T) {
 	}
 	equalRecords(t, "domain 2", got, stamp(d6, 1, flow.IPFIX, 2, 0))
 	// Another exporter has no templates.
-	if _, err := d.Decode(netip.MustParseAddr("2001:db8::9"), 1, ipfix(0, 1, nftest.Set{Data: &a, Records: d4}), nil); !errors.Is(err, ErrNoTemplate) {
+	if _, err := d.Decode(netip.MustParseAddrPort("[2001:db8::9]:40000"), 1, ipfix(0, 1, nftest.Set{Data: &a, Records: d4}), nil); !errors.Is(err, ErrNoTemplate) {
 		t.Errorf("other exporter: err = %v, want no template", err)
 	}
 }
@@ -262,7 +264,7 @@ func TestDecodeTemplateBombsAreCountedAndBounded(t *testing.T) {
 	if _, err := d.Decode(exporterA, 0, ipfix(0, 2, nftest.Set{Templates: []nftest.Template{zero}}), nil); !errors.Is(err, ErrTemplateLimit) {
 		t.Fatalf("zero-size template: err = %v", err)
 	}
-	e := d.s.exporter(exporterA)
+	e := d.s.exporter(exporterA, 0)
 	if n := e.templates.count(); n > lim.MaxTemplates {
 		t.Errorf("%d templates stored, limit %d", n, lim.MaxTemplates)
 	}
@@ -330,19 +332,24 @@ func Example_decoder() {
 }
 
 func TestDecodeExporterLimit(t *testing.T) {
-	d, c := newTestDecoder(Limits{MaxExporters: 1})
+	d, c := newTestDecoder(Limits{MaxExporters: 1, ExporterIdle: time.Minute})
 	b := nftest.AppendV5(nil, nftest.V5Header{UnixSecs: exportSec}, records(1, false))
+	other := netip.MustParseAddrPort("192.0.2.1:40001") // same address, another socket: another exporter
 	if _, err := d.Decode(exporterA, 0, b, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Decode(netip.MustParseAddr("192.0.2.2"), 0, b, nil); !errors.Is(err, ErrExporterLimit) {
-		t.Fatalf("second exporter: err = %v, want exporter limit", err)
+	if _, err := d.Decode(other, int64(time.Minute), b, nil); !errors.Is(err, ErrExporterLimit) {
+		t.Fatalf("second exporter while the first is active: err = %v, want exporter limit", err)
 	}
-	if _, err := d.Decode(exporterA, 0, b, nil); err != nil {
+	if _, err := d.Decode(exporterA, int64(time.Minute), b, nil); err != nil {
 		t.Fatalf("known exporter refused: %v", err)
 	}
 	if n := c.Snapshot().DecodeErrors["exporter_limit"]; n != 1 {
 		t.Errorf("exporter_limit = %d, want 1", n)
+	}
+	// Once the first has been idle for more than ExporterIdle, the second takes its place.
+	if _, err := d.Decode(other, int64(2*time.Minute)+1, b, nil); err != nil {
+		t.Fatalf("second exporter after the first went idle: %v", err)
 	}
 }
 

@@ -72,10 +72,10 @@ func FuzzDatagram(f *testing.F) {
 		if after.Records-before.Records != uint64(len(out)) {
 			t.Fatalf("records counted %d, returned %d", after.Records-before.Records, len(out))
 		}
-		if n := s.exporter(exporterA).templates.count(); n > lim.MaxDomains*lim.MaxTemplates {
+		if n := s.exporter(exporterA, 1).templates.count(); n > lim.MaxDomains*lim.MaxTemplates {
 			t.Fatalf("%d templates stored, bound %d", n, lim.MaxDomains*lim.MaxTemplates)
 		}
-		for _, tpl := range s.exporter(exporterA).templates.GetTemplates() {
+		for _, tpl := range s.exporter(exporterA, 1).templates.GetTemplates() {
 			if n, advances := templateShape(tpl); n > lim.MaxFields || !advances {
 				t.Fatalf("stored template with %d fields (advances %v)", n, advances)
 			}

@@ -67,9 +67,9 @@ func (c ReceiverConfig) withDefaults() (ReceiverConfig, error) {
 // Sink consumes what one receiving goroutine reads. Each goroutine has its own Sink, so a Sink
 // needs no locking of its own.
 type Sink interface {
-	// Datagram handles one datagram from exporter, received at received (Unix ns). b is only
-	// valid during the call.
-	Datagram(exporter netip.Addr, received int64, b []byte)
+	// Datagram handles one datagram from exporter (source address, unmapped, and port),
+	// received at received (Unix ns). b is only valid during the call.
+	Datagram(exporter netip.AddrPort, received int64, b []byte)
 	// EndBatch is called after the datagrams of one read, to hand on what they produced.
 	EndBatch()
 }
@@ -227,11 +227,12 @@ func (r *Receiver) read(conn *net.UDPConn, sink Sink) error {
 				}
 				continue
 			}
-			var from netip.Addr
+			var from netip.AddrPort
 			if ua, ok := m.Addr.(*net.UDPAddr); ok {
-				from, _ = netip.AddrFromSlice(ua.IP)
+				a, _ := netip.AddrFromSlice(ua.IP)
+				from = netip.AddrPortFrom(a.Unmap(), uint16(ua.Port))
 			}
-			sink.Datagram(from.Unmap(), now, m.Buffers[0][:m.N])
+			sink.Datagram(from, now, m.Buffers[0][:m.N])
 		}
 		sink.EndBatch()
 	}

@@ -1,15 +1,10 @@
 package collect
 
 import (
-	"errors"
 	"sync"
 
 	"github.com/netsampler/goflow2/v2/decoders/netflow"
 )
-
-// errTemplateLimit is what templateSystem.AddTemplate returns for a template over a limit;
-// goflow2 wraps it, the decoder finds it with errors.Is and counts ErrTemplateLimit.
-var errTemplateLimit = errors.New("template over the collector's limits")
 
 // templateSystem is goflow2's NetFlowTemplateSystem for one exporter, bounded: at most
 // MaxDomains (version, domain) pairs, MaxTemplates templates per pair, MaxFields fields per
@@ -59,7 +54,7 @@ func templateShape(t any) (fields int, advances bool) {
 
 // AddTemplate stores a template, or withdraws it when it has no fields (IPFIX template
 // withdrawal); it refuses templates over the limits and templates whose records would have
-// no size.
+// no size with ErrTemplateLimit, which goflow2 wraps and the decoder counts.
 func (ts *templateSystem) AddTemplate(version uint16, domain uint32, id uint16, t any) error {
 	fields, advances := templateShape(t)
 	key := templateKey(version, domain, id)
@@ -75,12 +70,12 @@ func (ts *templateSystem) AddTemplate(version uint16, domain uint32, id uint16, 
 		return nil
 	}
 	if fields > ts.lim.MaxFields || !advances {
-		return errTemplateLimit
+		return ErrTemplateLimit
 	}
 	if !exists {
 		n, known := ts.perDomain[dkey]
 		if (!known && len(ts.perDomain) >= ts.lim.MaxDomains) || n >= ts.lim.MaxTemplates {
-			return errTemplateLimit
+			return ErrTemplateLimit
 		}
 		ts.perDomain[dkey] = n + 1
 	}

@@ -32,6 +32,10 @@ type WriterConfig struct {
 	// DrainTimeout is how long Run keeps appending buffered batches after its context ends
 	// (default 5s); what it cannot store by then is counted as dropped (shutdown).
 	DrainTimeout time.Duration
+	// Appenders is how many batches may be appended to the store at once (default 1, at most
+	// 16). More than one lets a store that takes concurrent appends (PostgreSQL) work on
+	// several batches; batches then reach the store out of order.
+	Appenders int
 }
 
 func (c WriterConfig) withDefaults() (WriterConfig, error) {
@@ -49,6 +53,10 @@ func (c WriterConfig) withDefaults() (WriterConfig, error) {
 		}
 	}
 	def(&c.BatchRecords, 16384)
+	def(&c.Appenders, 1)
+	if c.Appenders > 16 {
+		return c, fmt.Errorf("collector writer: %d appenders: at most 16", c.Appenders)
+	}
 	def(&c.MaxBuffered, 262144)
 	defd(&c.BatchAge, time.Second)
 	defd(&c.RetryMin, 100*time.Millisecond)
@@ -82,7 +90,7 @@ type Writer struct {
 	buffered int
 	seq      uint64
 	progress chan struct{} // closed and replaced whenever a batch leaves the buffer
-	wake     chan struct{} // capacity 1: a batch was sealed
+	wake     chan struct{} // capacity Appenders: a batch was sealed
 }
 
 // NewWriter returns a writer appending to st and counting into c.
@@ -94,7 +102,7 @@ func NewWriter(st store.Store, cfg WriterConfig, c *Counters) (*Writer, error) {
 	if st == nil {
 		return nil, errors.New("collector writer: nil store")
 	}
-	return &Writer{st: st, cfg: cfg, c: c, progress: make(chan struct{}), wake: make(chan struct{}, 1)}, nil
+	return &Writer{st: st, cfg: cfg, c: c, progress: make(chan struct{}), wake: make(chan struct{}, cfg.Appenders)}, nil
 }
 
 // Write copies recs into the current batch (the caller keeps recs) and never blocks on the
@@ -152,8 +160,9 @@ func (w *Writer) sealLocked() {
 	}
 }
 
-// next returns the oldest sealed batch, sealing the filling one if it is older than BatchAge
-// (or if force), and how long until the filling batch ages.
+// next takes the oldest sealed batch off the queue (it stays counted in buffered until done),
+// sealing the filling one first if it is older than BatchAge (or if force); without one, it
+// returns how long until the filling batch ages.
 func (w *Writer) next(force bool) (*wbatch, time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -163,7 +172,9 @@ func (w *Writer) next(force bool) (*wbatch, time.Duration) {
 		}
 	}
 	if len(w.sealed) > 0 {
-		return w.sealed[0], 0
+		b := w.sealed[0]
+		w.sealed = w.sealed[1:]
+		return b, 0
 	}
 	wait := w.cfg.BatchAge
 	if w.fill != nil && len(w.fill.recs) > 0 {
@@ -172,10 +183,17 @@ func (w *Writer) next(force bool) (*wbatch, time.Duration) {
 	return nil, wait
 }
 
-// done removes the stored (or dropped) head batch and recycles its buffer.
+// requeue puts a batch next gets back at the head of the queue (an append interrupted by
+// the end of Run's context; the drain retries it with the same ID).
+func (w *Writer) requeue(b *wbatch) {
+	w.mu.Lock()
+	w.sealed = append([]*wbatch{b}, w.sealed...)
+	w.mu.Unlock()
+}
+
+// done forgets a stored batch and recycles its buffer.
 func (w *Writer) done(b *wbatch) {
 	w.mu.Lock()
-	w.sealed = w.sealed[1:]
 	w.buffered -= len(b.recs)
 	b.recs = b.recs[:0]
 	w.free = append(w.free, b)
@@ -189,6 +207,16 @@ func (w *Writer) done(b *wbatch) {
 // at most DrainTimeout. It returns nil after a clean drain, or an error saying how many
 // records it could not store (they are counted as dropped, reason shutdown).
 func (w *Writer) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for range w.cfg.Appenders {
+		wg.Go(func() { w.appendLoop(ctx) })
+	}
+	wg.Wait()
+	return w.drain(context.WithoutCancel(ctx))
+}
+
+// appendLoop is one appender: it takes sealed batches and appends them until ctx ends.
+func (w *Writer) appendLoop(ctx context.Context) {
 	timer := time.NewTimer(w.cfg.BatchAge)
 	defer timer.Stop()
 	for ctx.Err() == nil {
@@ -204,9 +232,10 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 		if w.appendRetrying(ctx, b) {
 			w.done(b)
+		} else {
+			w.requeue(b)
 		}
 	}
-	return w.drain(context.WithoutCancel(ctx))
 }
 
 // appendRetrying appends b, retrying with backoff until it succeeds (true) or ctx ends.
@@ -242,6 +271,7 @@ func (w *Writer) drain(ctx context.Context) error {
 			return nil
 		}
 		if !w.appendRetrying(ctx, b) {
+			w.requeue(b)
 			break
 		}
 		w.done(b)

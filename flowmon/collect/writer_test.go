@@ -3,6 +3,8 @@ package collect
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -147,9 +149,15 @@ func TestWriterBatchesByAge(t *testing.T) {
 // the rest as dropped (store_backpressure), reports the failure, and when the store returns
 // stores everything it kept exactly once, including a batch whose commit was not confirmed.
 func TestWriterStoreOutage(t *testing.T) {
+	for _, appenders := range []int{1, 3} {
+		t.Run(fmt.Sprint(appenders, " appenders"), func(t *testing.T) { testWriterStoreOutage(t, appenders) })
+	}
+}
+
+func testWriterStoreOutage(t *testing.T, appenders int) {
 	st := newFakeStore()
 	st.set(func(f *fakeStore) { f.fail = true })
-	w, c, stop := startWriter(t, st, WriterConfig{Instance: "i1", BatchRecords: 10, MaxBuffered: 100,
+	w, c, stop := startWriter(t, st, WriterConfig{Instance: "i1", BatchRecords: 10, MaxBuffered: 100, Appenders: appenders,
 		BatchAge: time.Hour, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond})
 	kept := w.Write(numbered(150, 0))
 	if kept != 100 {
@@ -160,8 +168,9 @@ func TestWriterStoreOutage(t *testing.T) {
 	if !s.StoreFailing || s.Dropped["store_backpressure"] != 50 || s.Buffered != 100 || s.AppendErrors == 0 {
 		t.Fatalf("during outage: %+v", s)
 	}
-	// The store returns, but its first commit is not confirmed: the retry carries the same ID.
-	st.set(func(f *fakeStore) { f.fail, f.lostAck = false, 1 })
+	// The store returns, but its first commits are not confirmed: the retries carry the same
+	// IDs.
+	st.set(func(f *fakeStore) { f.fail, f.lostAck = false, appenders })
 	if err := w.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -173,9 +182,16 @@ func TestWriterStoreOutage(t *testing.T) {
 	if len(st.recs) != 100 {
 		t.Fatalf("stored %d records, want 100 (no duplicates, no loss)", len(st.recs))
 	}
+	got := make([]int, len(st.recs))
 	for i, r := range st.recs {
-		if r.Packets != uint64(i) {
-			t.Fatalf("record %d is %d", i, r.Packets)
+		got[i] = int(r.Packets)
+	}
+	if appenders > 1 {
+		slices.Sort(got) // concurrent appenders store batches out of order
+	}
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("record %d is %d", i, v)
 		}
 	}
 	s = c.Snapshot()
@@ -202,7 +218,7 @@ func TestWriterShutdownCountsUnstored(t *testing.T) {
 }
 
 func TestWriterConfigChecked(t *testing.T) {
-	for _, cfg := range []WriterConfig{{}, {Instance: "x", BatchRecords: 10, MaxBuffered: 5}} {
+	for _, cfg := range []WriterConfig{{}, {Instance: "x", BatchRecords: 10, MaxBuffered: 5}, {Instance: "x", Appenders: 17}} {
 		if _, err := NewWriter(newFakeStore(), cfg, &Counters{}); err == nil {
 			t.Errorf("NewWriter accepted %+v", cfg)
 		}
