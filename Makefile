@@ -164,6 +164,14 @@ bench-stripe-ovs:
 bench-overlay-route:
 	set -o pipefail; $(GO) test -run '^$$' -bench BenchmarkOverlayRoute -benchtime 1x -timeout 60m ./bench/overlayroute/ | tee bench-overlay-route.out
 
+## bench-flowstore: the flow stores side by side (issue 18): Append rows/s and CPU-µs per row
+## (client and PostgreSQL server) in 10k-record batches, and a top-N and a 24 h series, for DuckDB,
+## PostgreSQL 15 (pgstore's binary COPY and pgx's CopyFromSource) and SQLite (modernc, test code
+## only); needs cgo and postgresql-15. FLOWSTORE_ROWS sets the rows per store (default 1,000,000).
+.PHONY: bench-flowstore
+bench-flowstore:
+	set -o pipefail; CGO_ENABLED=1 $(GO) test -run '^$$' -bench BenchmarkStores -benchtime 1x -timeout 30m ./bench/flowstore/ | tee bench-flowstore.out
+
 ## bench-overlay-tunnels: the overlay's tunnels side by side on one two-netns bed over one veth
 ## (issue 17; as root, needs the lab): OVS vxlan and geneve (userspace datapath, br-phy/br-int),
 ## the EthUDP engine plain and LZ4 through a tap port of br-int, WireGuard in userspace, EthUDP

@@ -110,6 +110,15 @@ func (p *Postgres) ConnString(db string) string {
 // Running reports whether the server process is running (between Start and Stop).
 func (p *Postgres) Running() bool { return p.cmd != nil }
 
+// PID returns the postmaster's process id, 0 while the server is stopped. Its children are
+// the server's backends and helpers (for measuring the server's CPU time).
+func (p *Postgres) PID() int {
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Start starts the server on the existing cluster and waits until it accepts queries. It fails
 // the test if the server is already running or does not come up.
 func (p *Postgres) Start(t testing.TB) {

@@ -1,30 +1,5 @@
-// Package duckstore is flowmon's embedded flow store: one DuckDB database file in a directory
-// the caller owns (the daemon's data dir). It implements store.Store.
-//
-// # Partitions: one table per UTC day
-//
-// Each UTC day of a record's End time has its own table, flows_YYYYMMDD. A day column in one
-// table was the alternative; tables per day won on both of the store's costs:
-//   - Retain is a DROP TABLE per day: DuckDB frees the table's blocks for reuse at once, while a
-//     DELETE on one big table only marks rows deleted and leaves row groups to be rewritten.
-//   - A query reads only the tables of the days its [From, To) covers (a UNION ALL of them),
-//     so old days cost nothing without relying on zone-map pruning.
-//
-// The set of day tables lives in memory (read from the catalog at Open) and changes only
-// under the store's locks, so queries never name a table that is being dropped.
-//
-// # Writes
-//
-// Append runs one DuckDB transaction on the store's single writer connection: it checks the
-// batch ID in flow_batches, creates the day tables it needs, appends the records through a
-// DuckDB Appender per day, records the ID and commits. A failure rolls everything back; a
-// repeated ID is a no-op. The appender's row is one reused []driver.Value and addresses are
-// sliced from one reused byte arena; duckdb-go's Appender accepts rows only as driver.Values,
-// so values above 255 and slices are still boxed (one small allocation each) — the API offers
-// no typed path for appenders in v2.20000.0.
-//
-// Addresses are stored as 4- or 16-byte BLOBs, never with DuckDB's inet extension (it is
-// downloaded at run time). See flowmon/store/internal/sqlflow for the column encoding.
+//go:build cgo
+
 package duckstore
 
 import (
@@ -47,29 +22,8 @@ import (
 	"github.com/ovsplane/ovsplane/flowmon/store/internal/sqlflow"
 )
 
-// Limits on input.
-const (
-	// DefaultFileName is the database file Open uses when Options.FileName is empty.
-	DefaultFileName = "flows.duckdb"
-	// DefaultMaxBatchRecords is Options.MaxBatchRecords when zero.
-	DefaultMaxBatchRecords = 1 << 20
-	// MaxBatchIDLen is the longest Batch.ID accepted.
-	MaxBatchIDLen = 256
-)
-
+// tablePrefix starts every day table's name (flows_YYYYMMDD).
 const tablePrefix = "flows_"
-
-// Options tune Open. The zero value is the default.
-type Options struct {
-	// FileName is the database file's name inside the directory (no path separators);
-	// DefaultFileName when empty.
-	FileName string
-	// MaxBatchRecords bounds one Append's records; DefaultMaxBatchRecords when 0.
-	MaxBatchRecords int
-	// Threads caps DuckDB's worker threads (its "threads" setting); DuckDB's default (one per
-	// CPU) when 0.
-	Threads int
-}
 
 // Store is the DuckDB flow store. It is safe for concurrent use: Appends and Retain are
 // serialised on one writer connection, queries run in parallel on others.
@@ -196,8 +150,12 @@ func (s *Store) Append(ctx context.Context, b store.Batch) error {
 
 // append runs Append's transaction; the caller holds writeMu.
 func (s *Store) append(ctx context.Context, b store.Batch) (err error) {
-	for d, idx := range s.byDay {
-		s.byDay[d] = idx[:0]
+	for d, idx := range s.byDay { // keep the index slices of the days still written to
+		if len(idx) == 0 {
+			delete(s.byDay, d)
+		} else {
+			s.byDay[d] = idx[:0]
+		}
 	}
 	lastDay := sqlflow.DayOf(time.Now().UnixNano())
 	for i := range b.Records {

@@ -126,3 +126,14 @@ func TestOutage(t *testing.T) {
 		t.Errorf("%d records after the outage; want %d", len(res.Records), len(recs))
 	}
 }
+
+func TestOpenRejectsBadOptions(t *testing.T) {
+	for _, opts := range []pgstore.Options{{CopyBuffer: 100}, {CopyBuffer: pgstore.MaxCopyBuffer + 1}, {MaxBatchRecords: -1}, {MaxConns: -2}} {
+		if _, err := pgstore.Open(t.Context(), "host=/nonexistent dbname=x", opts); err == nil {
+			t.Errorf("Open accepted options %+v", opts)
+		}
+	}
+	if _, err := pgstore.Open(t.Context(), "not a = valid 'string", pgstore.Options{}); err == nil {
+		t.Error("Open accepted a malformed connection string")
+	}
+}

@@ -195,7 +195,7 @@ func testQueries(t *testing.T, s store.Store) {
 		"bridges":           {Bridges: []string{"br0", "Br1"}},
 		"ports in or out":   {Ports: []string{"vhu-α"}},
 		"exporters":         {Exporters: []netip.Addr{netip.MustParseAddr("172.16.0.2"), netip.MustParseAddr("fe80::1")}},
-		"no match":          {Bridges: []string{"br9"}},
+		"no match":          {Bridges: []string{"br9'; DROP TABLE flows; --"}, Ports: []string{`p1"`}},
 		"combined":          {Src: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, Protos: []uint8{6}, Ports: []string{"p1", "p2"}, Exporters: []netip.Addr{netip.MustParseAddr("172.16.0.1")}},
 		"combined v6 ports": {Src: []netip.Prefix{netip.MustParsePrefix("2001:db8::/32")}, DstPorts: []uint16{80, 8080}, Bridges: []string{"br-int"}},
 	}
@@ -207,6 +207,7 @@ func testQueries(t *testing.T, s store.Store) {
 		}
 		check(t, s, recs, "filter "+name, q)
 	}
+	check(t, s, recs, "all flows after the quoting filters", base)
 
 	// Top by every key and metric; a small limit cuts through ties (FlowCount and the small
 	// domains make them), a big one lists every group.
