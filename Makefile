@@ -146,6 +146,15 @@ bench-overlay:
 	@scripts/lab-setup.sh
 	OVERLAYBED_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench 'BenchmarkOverlayBed' -benchtime 1x -timeout 20m -v ./test/lab/overlaybed/
 
+## bench-flowgen: flowmon's generator through a real OVS-DPDK bridge with NetFlow v5 export
+## (issue 18; as root, needs the lab and DPDK): 64/512/1448 B frames, per flow generated vs
+## received vs exported packets and octets, pps achieved, loss located along the path, CPU s per
+## Gbit; FLOWBED_FLOWS (64), FLOWBED_FRAMES (200000) and FLOWBED_PPS (0: unpaced) tune it. ~30 s.
+.PHONY: bench-flowgen
+bench-flowgen:
+	@scripts/lab-setup.sh
+	set -o pipefail; $(GO) test -run '^$$' -bench 'BenchmarkFlowgen' -benchtime 1x -timeout 10m -v ./test/lab/flowbed/ | tee bench-flowgen.out
+
 ## bench-stripe-ovs: what the stripe's OVS-DPDK link mode costs next to the kernel-NIC mode on
 ## the stripe testbed (issue 16; as root, needs the lab and DPDK): TCP % of the summed link rates,
 ## UDP delivery, CPU seconds per Gbit (process and ovs-vswitchd); STRIPEBED_OVS_POLICIES picks

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"time"
 )
 
 // buildFrame returns flow i's frame with header h.
@@ -87,4 +88,35 @@ func TestParseFrameRejects(t *testing.T) {
 	if _, err := ParseFrame(noSum); err != nil {
 		t.Errorf("frame without UDP checksum: %v", err)
 	}
+}
+
+// FuzzParseFrame feeds arbitrary frames to ParseFrame and to a receiver's counting: no panic,
+// and what parses holds together (lengths within the frame, the magic, a key).
+func FuzzParseFrame(f *testing.F) {
+	s := validSpec()
+	for _, size := range []int{64, 100, 1448} {
+		s.FrameSize = size
+		f.Add(buildFrame(s, 3, Header{Flow: 3, Seq: 9, SentNanos: 1}))
+	}
+	f.Add([]byte{})
+	f.Add(make([]byte, 64))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := ParseFrame(b)
+		if err == nil {
+			if p.L3Len < IPv4HeaderLen+UDPHeaderLen+HeaderLen || p.L3Len > len(b)-EthHeaderLen ||
+				binary.BigEndian.Uint32(b[payloadOff:]) != Magic || !p.Key.Src.IsValid() {
+				t.Fatalf("parsed %+v from %d bytes", p, len(b))
+			}
+		}
+		var c counts
+		c.recv.Flows = make([]FlowRx, 4)
+		c.frame(b, time.Unix(1, 0))
+		c.frame(b, time.Unix(2, 0))
+		r := c.snapshot()
+		if total := r.Foreign + r.Corrupt + r.OutOfRange + r.Flows[0].Packets + r.Flows[1].Packets + r.Flows[2].Packets +
+			r.Flows[3].Packets + r.Flows[0].KeyMismatches + r.Flows[1].KeyMismatches + r.Flows[2].KeyMismatches +
+			r.Flows[3].KeyMismatches; total != 2 {
+			t.Fatalf("two frames counted %d times: %+v", total, r)
+		}
+	})
 }

@@ -96,7 +96,9 @@ func (f *FlowRx) add(p Parsed, frameLen int, now time.Time) {
 			} else {
 				f.window |= bit
 				f.Reordered++
-				f.Missing--
+				if f.Missing > 0 { // an old duplicate beyond the window may have taken it
+					f.Missing--
+				}
 			}
 		}
 	}

@@ -14,6 +14,9 @@
 // short other_config:max-idle so idle datapath flows, and with them their NetFlow records,
 // expire within seconds of the end of a run.
 //
+// TestTunnelByteSemantics measures, on test/lab/overlaybed's VXLAN sites, which bytes OVS's
+// NetFlow counts for flows into, out of and under a userspace tunnel (see its comment).
+//
 // It is test support built on test/lab: New takes a testing.TB, needs root, ovs-vswitchd-dpdk
 // and hugepages (lab.NeedDPDK; lab reserves them), and registers every teardown with
 // t.Cleanup. TestNetFlowMatchesGenerated is the CI form; BenchmarkFlowgen is
