@@ -50,6 +50,8 @@ const (
 	// slow or away; DefaultBufferRecords is its default.
 	MaxBufferRecords     = 1 << 24
 	DefaultBufferRecords = 1 << 20
+	// MaxAppenders bounds appenders.
+	MaxAppenders = 16
 	// MaxSocketPath bounds a unix socket path (sun_path holds 108 bytes with its NUL).
 	MaxSocketPath = 107
 	// DefaultQueryTimeout bounds a query on the socket when query_timeout_ms is 0.
@@ -125,6 +127,9 @@ type CollectorConfig struct {
 	// BufferRecords bounds the records held while the store is slow or away; beyond it
 	// records are dropped and counted (default 1048576).
 	BufferRecords int `json:"buffer_records,omitempty"`
+	// Appenders is how many batches are appended to the store at once: 1 to 16, default 1
+	// for embedded (DuckDB has one writer) and 2 for postgres.
+	Appenders int `json:"appenders,omitempty"`
 	// QuerySocket is the query socket's path; default <plugin data dir>/<job>.sock, where the
 	// daemon's API finds it. Set it only when that path is longer than 107 bytes.
 	QuerySocket string `json:"query_socket,omitempty"`
@@ -298,6 +303,15 @@ func parseCollector(data []byte) (collectorSettings, error) {
 	}
 	if c.BufferRecords < c.BatchRecords || c.BufferRecords > MaxBufferRecords {
 		return s, problem("config.buffer_records", "%d: want batch_records (%d) to %d (or leave it out for %d)", c.BufferRecords, c.BatchRecords, MaxBufferRecords, DefaultBufferRecords)
+	}
+	if c.Appenders == 0 {
+		c.Appenders = 1
+		if c.Store.Kind == StorePostgres {
+			c.Appenders = 2
+		}
+	}
+	if c.Appenders < 1 || c.Appenders > MaxAppenders {
+		return s, problem("config.appenders", "%d: want 1 to %d concurrent store appends (or leave it out)", c.Appenders, MaxAppenders)
 	}
 	if c.QuerySocket != "" {
 		if err := checkSocketPath("config.query_socket", c.QuerySocket); err != nil {

@@ -52,7 +52,7 @@ func startIngest(ctx context.Context, j *collectorJob, bridges map[string]map[st
 		cfg := collect.Config{
 			Receiver: collect.ReceiverConfig{Addr: ap.String(), Sockets: j.set.cfg.Workers},
 			Writer: collect.WriterConfig{Instance: fmt.Sprintf("%s-%d", id, i), BatchRecords: j.set.cfg.BatchRecords,
-				BatchAge: j.set.flush, MaxBuffered: j.set.cfg.BufferRecords},
+				BatchAge: j.set.flush, MaxBuffered: j.set.cfg.BufferRecords, Appenders: j.set.cfg.Appenders},
 		}
 		c, err := collect.New(ctx, cfg, j.st, res)
 		if err != nil {

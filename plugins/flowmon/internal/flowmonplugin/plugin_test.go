@@ -38,6 +38,7 @@ func TestCollectorConfigErrors(t *testing.T) {
 		{`{"engines":[{"bridge":"br0","exporter":"host","netflow":{}}]}`, "config.engines[0].exporter", "IP address"},
 		{`{"flush_ms":5}`, "config.flush_ms", "10 to 60000"},
 		{`{"batch_records":10,"buffer_records":5}`, "config.buffer_records", "batch_records"},
+		{`{"appenders":17}`, "config.appenders", "1 to 16"},
 		{`{"query_socket":"rel.sock"}`, "config.query_socket", "absolute"},
 		{`{"query_timeout_ms":1}`, "config.query_timeout_ms", "100 to"},
 		{`{"colour":1}`, "config", "unknown field"},

@@ -29,6 +29,7 @@ const collectorSchema = `{
     "batch_records": {"type": "integer", "minimum": 1, "maximum": 1048576},
     "flush_ms": {"type": "integer", "minimum": 10, "maximum": 60000},
     "buffer_records": {"type": "integer", "minimum": 1, "maximum": 16777216},
+    "appenders": {"type": "integer", "minimum": 1, "maximum": 16},
     "query_socket": {"type": "string", "maxLength": 107},
     "query_timeout_ms": {"type": "integer", "minimum": 100, "maximum": 600000}
   }
