@@ -164,6 +164,9 @@ func NewClientAt(path, prefix string, timeout time.Duration) *Client {
 	return &Client{socket: path, prefix: prefix, hc: &http.Client{Transport: tr, Timeout: timeout}}
 }
 
+// CloseIdle closes the client's idle connections.
+func (c *Client) CloseIdle() { c.hc.CloseIdleConnections() }
+
 // Socket returns the socket path the client asks.
 func (c *Client) Socket() string { return c.socket }
 

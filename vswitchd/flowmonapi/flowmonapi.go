@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ovsplane/ovsplane/flowmon/query"
@@ -54,6 +55,9 @@ type Handler struct {
 	opts     Options
 	static   http.Handler
 	inFlight chan struct{}
+
+	mu      sync.Mutex
+	clients map[string]*query.Client // by socket path, at most MaxCollectors: connections are reused
 }
 
 //go:embed web
@@ -75,7 +79,25 @@ func New(opts Options) *Handler {
 		sub = webFiles
 	}
 	return &Handler{opts: opts, static: http.StripPrefix(strings.TrimSuffix(Prefix, "/"), http.FileServerFS(sub)),
-		inFlight: make(chan struct{}, MaxInFlight)}
+		inFlight: make(chan struct{}, MaxInFlight), clients: map[string]*query.Client{}}
+}
+
+// clientOf returns the (kept) client of a collector's socket.
+func (h *Handler) clientOf(socket string) *query.Client {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.clients[socket]
+	if c == nil {
+		if len(h.clients) >= MaxCollectors {
+			for k, old := range h.clients {
+				old.CloseIdle()
+				delete(h.clients, k)
+			}
+		}
+		c = query.NewClient(socket, h.opts.RequestTimeout)
+		h.clients[socket] = c
+	}
+	return c
 }
 
 // apiError is an answer's error: a Connect code, its HTTP status and the message.
@@ -199,7 +221,7 @@ func (h *Handler) client(v url.Values) (*query.Client, error) {
 	if job != "" {
 		for _, c := range cs {
 			if c.Job == job {
-				return query.NewClient(c.Socket, h.opts.RequestTimeout), nil
+				return h.clientOf(c.Socket), nil
 			}
 		}
 		return nil, &apiError{http.StatusNotFound, "not_found", fmt.Sprintf("no flowmon-collector job %.64q runs (no socket %s%s in %s)", job, job, SocketSuffix, h.opts.SocketDir)}
@@ -208,7 +230,7 @@ func (h *Handler) client(v url.Values) (*query.Client, error) {
 	case 0:
 		return nil, errPrecondition("no flowmon-collector job runs (no query socket in %s): start one (docs/flowmon.md)", h.opts.SocketDir)
 	case 1:
-		return query.NewClient(cs[0].Socket, h.opts.RequestTimeout), nil
+		return h.clientOf(cs[0].Socket), nil
 	}
 	names := make([]string, 0, len(cs))
 	for _, c := range cs {

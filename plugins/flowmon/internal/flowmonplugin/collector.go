@@ -97,7 +97,8 @@ func (p *Plugin) startCollector(ctx context.Context, name string, cfg []byte, di
 		Handler: query.NewHandler(query.ServeOptions{Run: st.Query, Status: j.queryStatus, Timeout: set.queryTimeout}),
 		// A query socket client sends a GET with a bounded query string: small limits.
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, MaxHeaderBytes: 2 * query.MaxParamBytes,
-		IdleTimeout: time.Minute,
+		WriteTimeout: set.queryTimeout + 30*time.Second, // the query's run and the answer's write
+		IdleTimeout:  time.Minute,
 	}
 	j.wg.Go(func() {
 		if err := j.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
