@@ -97,8 +97,12 @@ func startCollector(t *testing.T, dir string) (*collect.Collector, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: query.NewHandler(query.ServeOptions{Run: st.Query,
-		Status: func() query.Status { return query.Status{Job: "c1", Store: "embedded"} }}), ReadHeaderTimeout: 5 * time.Second}
+	status := func() query.Status {
+		s := col.Counters().Snapshot()
+		return query.Status{Job: "c1", Store: "embedded", Counters: map[string]uint64{"stored": s.Stored, "dropped": 0,
+			"socket_drops": s.SocketDrops, "decode_errors": s.DecodeErrorTotal()}}
+	}
+	srv := &http.Server{Handler: query.NewHandler(query.ServeOptions{Run: st.Query, Status: status}), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() {
 		_ = srv.Close()
@@ -190,6 +194,9 @@ func TestFlowmonPageInChromium(t *testing.T) {
 	}
 	if s := eval[string](ctx, t, `document.getElementById("summary").textContent`); s != "4 flows, 10.7 kB; showing the newest 4" {
 		t.Errorf("summary %q", s)
+	}
+	if s := eval[string](ctx, t, `document.getElementById("ingest").textContent`); s != "collector c1 (embedded): 4 stored, 0 dropped, 0 socket drops, 0 decode errors" {
+		t.Errorf("ingest line %q", s)
 	}
 
 	err = chromedp.Do(ctx,

@@ -137,6 +137,15 @@ function fillFlows(records) {
   }
 }
 
+// showStatus shows the collector's ingest counters (what it stored and every loss).
+async function showStatus(job) {
+  const st = await get("v1/status" + (job ? "?job=" + encodeURIComponent(job) : ""));
+  const c = st.counters || {};
+  const n = k => String(c[k] || 0);
+  document.getElementById("ingest").textContent = "collector " + st.job + " (" + st.store + "): " + n("stored") + " stored, " +
+    n("dropped") + " dropped, " + n("socket_drops") + " socket drops, " + n("decode_errors") + " decode errors";
+}
+
 async function search(ev) {
   if (ev) ev.preventDefault();
   document.getElementById("error").hidden = true;
@@ -157,6 +166,7 @@ async function search(ev) {
     const nflows = points.reduce((a, p) => a + p.flows, 0);
     document.getElementById("chart-title").textContent = "Throughput (" + metric + " per " + interval + ")";
     document.getElementById("summary").textContent = nflows + " flows, " + fmtCount(total, "B") + "; showing the newest " + records.length;
+    await showStatus(base.get("job"));
     document.body.dataset.searched = String(Number(document.body.dataset.searched || "0") + 1);
   } catch (err) {
     showError(err);
