@@ -101,6 +101,10 @@ plugins:
 	if code != 0 || out != "dstport,bytes,packets,flows\n53,999,3,1\n" {
 		t.Fatalf("flowmon query --daemon: %d %q %q", code, out, errOut)
 	}
+	code, out, errOut = cli("top", "--daemon", "unix:"+api, "--once", "--window", "1h", "--key", "dst")
+	if code != 0 || !strings.Contains(out, "collector c1 (embedded store") || !strings.Contains(strings.Join(strings.Fields(out), " "), "198.51.100.8 999 3 1 100.0%") {
+		t.Errorf("flowmon top --once: %d\n%s\n%s", code, out, errOut)
+	}
 	st, err := client.Status(t.Context())
 	if err != nil || st.Job != "c1" || st.Counters["stored"] != 1 || !strings.Contains(st.Store, "embedded") {
 		t.Errorf("status through the API: %+v, %v", st, err)
