@@ -40,7 +40,8 @@ plugins:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-dsa ./plugins/dsa
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-stripe ./plugins/stripe
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-overlay ./plugins/overlay
-	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa ovsplane-plugin-dsa ovsplane-plugin-stripe ovsplane-plugin-overlay
+	CGO_ENABLED=1 $(GO) build -trimpath -buildvcs=false -o $(BIN)/plugins/ovsplane-plugin-flowmon ./plugins/flowmon # DuckDB needs cgo
+	@cd $(BIN)/plugins && sha256sum ovsplane-plugin-veth ovsplane-plugin-vdpa ovsplane-plugin-dsa ovsplane-plugin-stripe ovsplane-plugin-overlay ovsplane-plugin-flowmon
 
 ## test: prepare the lab (as root: Debian packages, hugepages) and run every test with -race.
 ## As root the integration tests must run (OVSPLANE_REQUIRE_LAB=1 turns a missing lab into a

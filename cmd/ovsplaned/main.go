@@ -251,7 +251,8 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 
 	ov := overlayView(cfg, log)
 	defer ov.Close()
-	api := apiserver.New(d, apiserver.Options{Logger: log, Audit: auditLogger(cfg.Log, stderr), Overlay: ov})
+	api := apiserver.New(d, apiserver.Options{Logger: log, Audit: auditLogger(cfg.Log, stderr), Overlay: ov,
+		Flowmon: flowmonView(cfg, log)})
 	var wg sync.WaitGroup
 	errc := make(chan error, 3)
 	srvCtx, stopServers := context.WithCancel(ctx)

@@ -61,12 +61,21 @@ const OverlayPrefix = "/overlay/"
 
 // IsWrite reports whether procedure ("/ovsplane.v1.SwitchService/ApplyPort") may change
 // something and therefore needs RoleAdmin. Unknown procedures are writes (fail closed); paths
-// under OverlayPrefix (and the prefix without its slash) are reads, unless cleaning them
+// under OverlayPrefix and FlowmonPrefix (and the prefixes without their slash) are reads, unless cleaning them
 // ("..") leaves the prefix.
 func IsWrite(procedure string) bool {
-	overlay := procedure == strings.TrimSuffix(OverlayPrefix, "/") || // redirected to the prefix
-		strings.HasPrefix(procedure, OverlayPrefix) && strings.HasPrefix(path.Clean(procedure)+"/", OverlayPrefix)
-	return !overlay && !slices.Contains(readProcedures, procedure)
+	return !underView(procedure, OverlayPrefix) && !underView(procedure, FlowmonPrefix) && !slices.Contains(readProcedures, procedure)
+}
+
+// FlowmonPrefix is the path of the read-only flowmon view (Options.Flowmon): every path below
+// it is a read, as its handler answers GET only.
+const FlowmonPrefix = "/flowmon/"
+
+// underView reports whether procedure is prefix without its slash (redirected to the prefix)
+// or a path below prefix that stays below it once cleaned.
+func underView(procedure, prefix string) bool {
+	return procedure == strings.TrimSuffix(prefix, "/") ||
+		strings.HasPrefix(procedure, prefix) && strings.HasPrefix(path.Clean(procedure)+"/", prefix)
 }
 
 // Peer is who is calling, as the transport proved it: the kernel for a unix socket

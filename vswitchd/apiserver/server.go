@@ -111,6 +111,9 @@ type Options struct {
 	// only; see vswitchd/overlayapi), behind the same roles, audit and limits: its paths are
 	// reads (IsWrite).
 	Overlay http.Handler
+	// Flowmon, when not nil, serves the read-only flowmon view under FlowmonPrefix (GET only;
+	// see vswitchd/flowmonapi), behind the same roles, audit and limits.
+	Flowmon http.Handler
 }
 
 // Defaults of Options' HTTP limits.
@@ -165,6 +168,9 @@ func New(b Backend, opts Options) *Server {
 	mux.Handle(path, h)
 	if opts.Overlay != nil {
 		mux.Handle(OverlayPrefix, opts.Overlay)
+	}
+	if opts.Flowmon != nil {
+		mux.Handle(FlowmonPrefix, opts.Flowmon)
 	}
 	s.handler = s.authorizeHTTP(mux)
 	return s
