@@ -139,6 +139,11 @@ bridges:
 	spec := bed.GenSpec(e2eFrameSize, e2eFlows, e2eFlows*e2eFrames)
 	spec.PacketsPerSecond = e2eRate
 	rep := bed.Send(t, spec)
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("generated and received:\n%s", table.String())
 	want := make(map[uint16]flowSums, len(rep.Flows))
 	for _, f := range rep.Flows {
 		if f.SentPackets != e2eFrames || f.RecvPackets != f.SentPackets {
@@ -199,12 +204,13 @@ bridges:
 		s.packets += r.Packets
 		s.bytes += r.Bytes
 		recs[r.SrcPort] = s
-		if r.Domain != e2eEngineType<<8|e2eEngineID || r.Exporter != netip.MustParseAddr("127.0.0.1") {
-			t.Errorf("API record %+v: exporter %s domain %#x, want 127.0.0.1 and the configured engine %#x",
-				r, r.Exporter, r.Domain, e2eEngineType<<8|e2eEngineID)
+		if r.Domain != e2eEngineType<<8|e2eEngineID || r.Exporter != netip.MustParseAddr("127.0.0.1") || r.InIf != 1 || r.OutIf != 2 {
+			t.Errorf("API record %+v: exporter %s domain %#x, interfaces %d → %d; want 127.0.0.1, the configured engine %#x, OpenFlow ports 1 → 2",
+				r, r.Exporter, r.Domain, r.InIf, r.OutIf, e2eEngineType<<8|e2eEngineID)
 		}
 	}
 	checkSums(t, fmt.Sprintf("API flows (%d records)", len(res.Records)), recs, want)
+	t.Logf("API: %d NetFlow records for the %d flows", len(res.Records), len(want))
 
 	// 2. The CLI through the daemon.
 	code, out, errOut := cli("query", "--daemon", "unix:"+filepath.Join(dir, "ovsplaned.sock"), "--since", "1h",
