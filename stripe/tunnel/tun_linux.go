@@ -174,6 +174,7 @@ func (t *Tunnel) Run(ctx context.Context) error {
 	if err := t.f.SetReadDeadline(time.Time{}); err != nil {
 		return fmt.Errorf("tunnel %s: %w", t.cfg.Name, err)
 	}
+	outer := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)
@@ -185,6 +186,11 @@ func (t *Tunnel) Run(ctx context.Context) error {
 	errs := []error{<-errc}
 	cancel()
 	errs = append(errs, <-errc)
+	if outer.Err() != nil {
+		// ctx ended: what failed meanwhile is its consequence (an engine run by the same ctx
+		// ends, and Receive says ErrNotRunning before the device read sees the cancel).
+		return nil
+	}
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			return err

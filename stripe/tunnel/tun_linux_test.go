@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -179,5 +180,43 @@ func testTunnelCarriesTCP(t *testing.T, noOffload bool) {
 	}
 	if err := ta.Run(t.Context()); !errors.Is(err, tunnel.ErrClosed) {
 		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+}
+
+// endingEngine is an engine run by the tunnel's own ctx: when ctx ends, it ends too, and its
+// Receive says ErrNotRunning rather than the context's error.
+type endingEngine struct{ *pipe }
+
+func (e endingEngine) Receive(ctx context.Context) (engine.Delivery, error) {
+	<-ctx.Done()
+	return engine.Delivery{}, fmt.Errorf("engine: receive: %w", engine.ErrNotRunning)
+}
+
+func (e endingEngine) ReceiveBatch(ctx context.Context, _ []engine.Delivery) (int, error) {
+	_, err := e.Receive(ctx)
+	return 0, err
+}
+
+// TestRunEndsCleanWithItsEngine: when Run's ctx ends and the engine it runs on ends with it,
+// Run returns nil (its contract for an ended ctx), not the engine's ErrNotRunning (stripebed's
+// arms failed on that at teardown under load).
+func TestRunEndsCleanWithItsEngine(t *testing.T) {
+	lab.Require(t, lab.NeedNetns)
+	ns := lab.NewNetns(t)
+	pa, _ := newPipes()
+	var tun *tunnel.Tunnel
+	if err := ns.Do(func() (err error) {
+		tun, err = tunnel.Open(t.Context(), tunnel.Config{Name: "st0", Addr: netip.MustParsePrefix("10.79.1.1/24"), Engine: endingEngine{pa}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tun.Close() })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- tun.Run(ctx) }()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after its ctx ended with its engine: %v, want nil", err)
 	}
 }
