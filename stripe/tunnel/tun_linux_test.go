@@ -198,8 +198,10 @@ func (e endingEngine) ReceiveBatch(ctx context.Context, _ []engine.Delivery) (in
 }
 
 // TestRunEndsCleanWithItsEngine: when Run's ctx ends and the engine it runs on ends with it,
-// Run returns nil (its contract for an ended ctx), not the engine's ErrNotRunning (stripebed's
-// arms failed on that at teardown under load).
+// Run returns nil (its contract for an ended ctx), not the engine's ErrNotRunning. This checks
+// the contract; the race stripebed's TestHarness hit in CI (the engine, watching the parent
+// ctx, ended and Receive said ErrNotRunning before Run's derived ctx was cancelled) cannot be
+// forced from here: Run now decides by the ctx it was given, which the engine shares.
 func TestRunEndsCleanWithItsEngine(t *testing.T) {
 	lab.Require(t, lab.NeedNetns)
 	ns := lab.NewNetns(t)
