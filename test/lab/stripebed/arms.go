@@ -35,9 +35,6 @@ type Load struct {
 	// 60 s): small UDP requests answered by B while one TCP connection carries half the summed
 	// link rate (Latency).
 	LatencySeconds float64
-	// OVSDPDK adds the stripe in OVS-DPDK link mode (weighted policy, StripeOVSArm) to
-	// RunAlternatives, before the OVS bond arms; it needs the DPDK lab (lab.NeedDPDK).
-	OVSDPDK bool
 }
 
 // normalize fills the defaults and checks the bounds.
@@ -316,12 +313,6 @@ func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 	}
 	for _, kind := range []policy.Kind{policy.KindWeighted, policy.KindSeed, policy.KindRoundRobin} {
 		if rs, err = b.StripeArm(t, load, rates, kind); err != nil {
-			t.Fatalf("stripebed: %v", err)
-		}
-		rep.Results = append(rep.Results, rs...)
-	}
-	if load.OVSDPDK {
-		if rs, err = b.StripeOVSArm(t, load, rates, policy.KindWeighted); err != nil {
 			t.Fatalf("stripebed: %v", err)
 		}
 		rep.Results = append(rep.Results, rs...)

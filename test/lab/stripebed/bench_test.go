@@ -28,9 +28,9 @@ const (
 // and reno, the stripe engine with the weighted (unpaced: it measured better than paced in
 // BenchmarkStripeTunnel), the seed and the round-robin policy through tun devices.
 func BenchmarkAlternatives(b *testing.B) {
-	lab.Require(b, lab.NeedNetns, lab.NeedOVS, lab.NeedDPDK)
+	lab.Require(b, lab.NeedNetns, lab.NeedOVS)
 	bed := New(b, Spec{})
-	rep := RunAlternatives(b, bed, Load{LinkSeconds: 5, ArmSeconds: 10, LatencySeconds: 3, MoreMPTCPCC: []string{"bbr", "reno"}, OVSDPDK: true})
+	rep := RunAlternatives(b, bed, Load{LinkSeconds: 5, ArmSeconds: 10, LatencySeconds: 3, MoreMPTCPCC: []string{"bbr", "reno"}})
 	md := rep.FormatMarkdown()
 	b.Logf("\n%s", md)
 	for _, r := range rep.Results {
