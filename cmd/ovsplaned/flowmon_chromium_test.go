@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -31,45 +30,7 @@ import (
 // dir and its API on a unix socket; it returns the socket's path once the flowmon view answers.
 func startFlowmonDaemon(t *testing.T, dir string) string {
 	t.Helper()
-	sock := filepath.Join(dir, "api.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--embedded", "--data-dir", dir, "--api-listen", "unix:" + sock, "--log-level", "error"}, nil, nil, &out, &errOut)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ovsplaned: %v\nstderr:\n%s", err, errOut.String())
-		}
-	})
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
-	lab.WaitFor(t, 60*time.Second, "ovsplaned's flowmon view to answer on "+sock, func(ctx context.Context) error {
-		select {
-		case err := <-done:
-			done <- err
-			return fmt.Errorf("ovsplaned ended: %v\nstderr:\n%s", err, errOut.String())
-		default:
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://ovsplaned/flowmon/v1/collectors", nil)
-		if err != nil {
-			return err
-		}
-		res, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			body, _ := io.ReadAll(res.Body)
-			return fmt.Errorf("%s: %s", res.Status, body)
-		}
-		return nil
-	})
-	return sock
+	return startPageDaemon(t, dir, nil, "/flowmon/v1/collectors")
 }
 
 // startCollector runs a real collector (flowmon/collect into the embedded DuckDB store) and

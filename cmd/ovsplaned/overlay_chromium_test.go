@@ -3,14 +3,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -21,7 +18,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ovsplane/ovsplane/internal/testkit"
-	"github.com/ovsplane/ovsplane/test/lab"
 	"github.com/ovsplane/ovsplane/vswitchd/overlayapi/overlayapitest"
 )
 
@@ -46,47 +42,7 @@ func chromium(t *testing.T) string {
 // overlay view answers through it.
 func startDaemon(t *testing.T, remotes []string) string {
 	t.Helper()
-	dir := testkit.ShortTempDir(t, "ovsplaned-")
-	sock := filepath.Join(dir, "api.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--embedded", "--data-dir", dir, "--api-listen", "unix:" + sock,
-			"--overlay-fabric-remotes", strings.Join(remotes, ","), "--log-level", "error"}, nil, nil, &out, &errOut)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ovsplaned: %v\nstderr:\n%s", err, errOut.String())
-		}
-	})
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
-	lab.WaitFor(t, 60*time.Second, "ovsplaned's overlay view to answer on "+sock, func(ctx context.Context) error {
-		select {
-		case err := <-done:
-			done <- err
-			return fmt.Errorf("ovsplaned ended: %v\nstderr:\n%s", err, errOut.String())
-		default:
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://ovsplaned/overlay/v1/nodes", nil)
-		if err != nil {
-			return err
-		}
-		res, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			body, _ := io.ReadAll(res.Body)
-			return fmt.Errorf("%s: %s", res.Status, body)
-		}
-		return nil
-	})
-	return sock
+	return startPageDaemon(t, testkit.ShortTempDir(t, "ovsplaned-"), []string{"--overlay-fabric-remotes", strings.Join(remotes, ",")}, "/overlay/v1/nodes")
 }
 
 // forward serves 127.0.0.1:PORT by relaying each connection to the unix socket sock (the
