@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -164,6 +165,13 @@ func (s *stream) add(inc uint32, n uint64) {
 	}
 	s.inc, s.last, s.started = inc, n, true
 	s.counts[inc]++
+}
+
+// snapshot copies the counts per incarnation (for a log line while messages still arrive).
+func (s *stream) snapshot() map[uint32]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.counts)
 }
 
 func (s *stream) count(inc uint32) int {
@@ -373,7 +381,7 @@ func TestKillPluginMidTransfer(t *testing.T) {
 		t.Logf("node 1: %v duplicate frames dropped by the reorder buffer", v)
 	}
 	t.Logf("node 1 after the kill: stripe_resets %v, stripe_restarts > %v; a1 received %v messages per incarnation of a2, a2 received %d",
-		resets, restarts0, at1.counts, at2.count(1))
+		resets, restarts0, at1.snapshot(), at2.count(1))
 
 	// vsctl's text form and --top show the application.
 	var out, errOut bytes.Buffer
