@@ -640,7 +640,7 @@ func (e *Engine) onAck(a Ack) {
 // (it has no state for it: the peer restarted). The unacknowledged frames are discarded and
 // counted, not sent again: the receiver that lost them may have handed some to its
 // application already, and a copy in the new space would reach it twice. A request about an
-// older space (seq below the current start) or one arriving while the current space is not
+// older space or the current one (seq at or below the current start) or one arriving while the current space is not
 // acknowledged yet (its frames carry FlagReset and will start the receiver's state) changes
 // nothing. Called with sendMu held.
 func (e *Engine) restartLocked(fl *sendFlow, seq uint64) {
@@ -648,7 +648,10 @@ func (e *Engine) restartLocked(fl *sendFlow, seq uint64) {
 		e.moveAboveLocked(fl, seq)
 		return
 	}
-	if fl == nil || fl.fresh || seq < fl.start {
+	// A request naming exactly the current start comes from a receiver that follows this
+	// space (it dropped a late copy of an older one): nothing to do. A receiver without state
+	// names an unflagged frame, and only frames after the first acknowledged one go unflagged.
+	if fl == nil || fl.fresh || seq <= fl.start {
 		return
 	}
 	for s := fl.base; s < fl.next; s++ {
