@@ -123,7 +123,8 @@ bench-vsctl:
 
 ## bench-stripe: the stripe testbed's full matrix of the alternatives (issue 16; as root, needs
 ## the lab): links alone, best single link, MPTCP 4 subflows (cubic, bbr, reno), stripe weighted, seed and
-## round-robin through tun devices (kernel-NIC mode), OVS bonds
+## round-robin through tun devices (kernel-NIC mode), stripe weighted in OVS-DPDK link mode (lanes
+## paced at 0.95 and 0.3 x the link rates; needs DPDK), OVS bonds
 ## balance-slb and balance-tcp with LACP; rewrites the generated table of docs/benchmarks.md's
 ## "stripe testbed: alternatives"
 .PHONY: bench-stripe

@@ -35,6 +35,9 @@ type Load struct {
 	// 60 s): small UDP requests answered by B while one TCP connection carries half the summed
 	// link rate (Latency).
 	LatencySeconds float64
+	// OVSDPDK are the stripe arms in OVS-DPDK link mode (StripeOVSArm), at most 4, run after the
+	// kernel-mode stripe arms and before the OVS bonds; each needs DPDK (lab.NeedDPDK).
+	OVSDPDK []OVSLaneOptions
 }
 
 // normalize fills the defaults and checks the bounds.
@@ -44,6 +47,9 @@ func (l Load) normalize() (Load, error) {
 	}
 	if len(l.CC) > 15 {
 		return l, fmt.Errorf("stripebed load: congestion control %q longer than 15 characters", l.CC)
+	}
+	if len(l.OVSDPDK) > 4 {
+		return l, fmt.Errorf("stripebed load: %d OVS-DPDK arms, at most 4", len(l.OVSDPDK))
 	}
 	if len(l.MoreMPTCPCC) > 4 {
 		return l, fmt.Errorf("stripebed load: %d more congestion controls for MPTCP, at most 4", len(l.MoreMPTCPCC))
@@ -184,9 +190,14 @@ type Pair struct {
 	UDP bool
 }
 
+// armSendCap bounds an arm's TCP sending time, in multiples of Load.ArmSeconds: an arm below
+// 1/armSendCap of the summed rate stops sending early (the note says so) instead of taking the
+// whole transfer's time at its own rate.
+const armSendCap = 2
+
 // RunPair measures one arm: the TCP transfer of ArmSeconds at the summed link rate (rates are
-// the links' measured bit/s) with load.CC pinned, then the UDP stream when p.UDP, each between
-// two counter snapshots.
+// the links' measured bit/s; the sending capped at armSendCap × ArmSeconds) with load.CC
+// pinned, then the UDP stream when p.UDP, each between two counter snapshots.
 func (b *Bed) RunPair(ctx context.Context, load Load, rates []float64, p Pair) ([]Result, error) {
 	load, err := load.normalize()
 	if err != nil {
@@ -204,8 +215,13 @@ func (b *Bed) RunPair(ctx context.Context, load Load, rates []float64, p Pair) (
 	}
 	tcp := Result{Arm: p.Arm, Proto: "tcp"}
 	err = b.measure(&tcp, rates, func() error {
-		r, err := TCPBulk(ctx, b.A, b.B, TCPSpec{Src: p.Src, Dst: p.Dst, Bytes: int64(sum / 8 * load.ArmSeconds), MPTCP: p.MPTCP, CC: load.CC})
+		r, err := TCPBulk(ctx, b.A, b.B, TCPSpec{Src: p.Src, Dst: p.Dst, Bytes: int64(sum / 8 * load.ArmSeconds), MPTCP: p.MPTCP, CC: load.CC,
+			SendFor: time.Duration(armSendCap * load.ArmSeconds * float64(time.Second))})
 		tcp.Bytes, tcp.Seconds, tcp.BitsPerSecond, tcp.Note = r.Bytes, r.Seconds, r.BitsPerSecond, "cc "+r.CC
+		if r.Capped {
+			tcp.Note += fmt.Sprintf("; sending stopped after %.0f s with %.0f of %.0f MB written", armSendCap*load.ArmSeconds,
+				float64(r.Sent)/1e6, sum/8*load.ArmSeconds/1e6)
+		}
 		return err
 	})
 	if err != nil {
@@ -267,8 +283,9 @@ func (b *Bed) MPTCP(ctx context.Context, load Load, rates []float64) ([]Result, 
 // RunAlternatives runs the whole matrix of the alternatives on the bed: the solo link
 // measurements, then the best single link (TCP and UDP), MPTCP with one subflow per link (TCP;
 // MPTCP has no UDP form), the stripe engine in kernel-NIC mode through tun devices with the seed
-// and the round-robin policy (TCP and UDP), and OVS bonds balance-slb and balance-tcp with LACP (TCP and UDP,
-// userspace datapath). The OVS arms come last: they turn the links' offloads off and leave
+// and the round-robin policy (TCP and UDP), the stripe engine in OVS-DPDK link mode with each of
+// load.OVSDPDK's options (TCP and UDP), and OVS bonds balance-slb and balance-tcp with LACP (TCP
+// and UDP, userspace datapath). The OVS arms come last: they turn the links' offloads off and leave
 // ovs-vswitchd running until the test's cleanup.
 func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 	t.Helper()
@@ -313,6 +330,12 @@ func RunAlternatives(t testing.TB, b *Bed, load Load) Report {
 	}
 	for _, kind := range []policy.Kind{policy.KindWeighted, policy.KindSeed, policy.KindRoundRobin} {
 		if rs, err = b.StripeArm(t, load, rates, kind); err != nil {
+			t.Fatalf("stripebed: %v", err)
+		}
+		rep.Results = append(rep.Results, rs...)
+	}
+	for _, o := range load.OVSDPDK {
+		if rs, err = b.StripeOVSArm(t, load, rates, o); err != nil {
 			t.Fatalf("stripebed: %v", err)
 		}
 		rep.Results = append(rep.Results, rs...)

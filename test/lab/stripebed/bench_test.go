@@ -26,11 +26,14 @@ const (
 // BenchmarkAlternatives runs the full matrix of the alternatives once (whatever b.N is): links
 // measured alone for 5 s each, then every arm for 10 s at the summed rate, MPTCP also with bbr
 // and reno, the stripe engine with the weighted (unpaced: it measured better than paced in
-// BenchmarkStripeTunnel), the seed and the round-robin policy through tun devices.
+// BenchmarkStripeTunnel), the seed and the round-robin policy through tun devices (kernel-NIC
+// mode), the weighted policy in OVS-DPDK link mode with internal-port lanes paced at 0.95 and
+// at 0.3 × the links' rates, and the OVS bonds.
 func BenchmarkAlternatives(b *testing.B) {
-	lab.Require(b, lab.NeedNetns, lab.NeedOVS)
+	lab.Require(b, lab.NeedNetns, lab.NeedOVS, lab.NeedDPDK)
 	bed := New(b, Spec{})
-	rep := RunAlternatives(b, bed, Load{LinkSeconds: 5, ArmSeconds: 10, LatencySeconds: 3, MoreMPTCPCC: []string{"bbr", "reno"}})
+	rep := RunAlternatives(b, bed, Load{LinkSeconds: 5, ArmSeconds: 10, LatencySeconds: 3, MoreMPTCPCC: []string{"bbr", "reno"},
+		OVSDPDK: []OVSLaneOptions{{}, {PaceFactor: 0.3}}})
 	md := rep.FormatMarkdown()
 	b.Logf("\n%s", md)
 	for _, r := range rep.Results {

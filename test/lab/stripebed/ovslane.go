@@ -3,13 +3,17 @@
 package stripebed
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ovsplane/ovsplane/plugins/api"
 	"github.com/ovsplane/ovsplane/stripe/engine"
@@ -342,22 +346,76 @@ func (s *StripeOVS) StopSwitches(t testing.TB) error {
 	return err
 }
 
-// StripeOVSArm measures the stripe engine with the policy kind in OVS-DPDK link mode
+// StripeOVSArm measures the stripe engine in OVS-DPDK link mode with the options o
 // (StartStripeOVS): one TCP connection and one UDP stream between the nodes' tunnel addresses,
-// as RunPair, rates being the links' measured bit/s. The note adds the engine's retransmits and
-// losses on A and the reordering on B. It stops the switches afterwards (StopSwitches), so the
-// OVS bond arms can follow in the same run.
-func (b *Bed) StripeOVSArm(t testing.TB, load Load, rates []float64, kind policy.Kind) ([]Result, error) {
+// as RunPair, rates being the links' measured bit/s. The arm's name says the policy, the lane
+// kind and the pace factor; the note adds the engine's retransmits and losses on A and the
+// reordering on B. It stops the switches afterwards (StopSwitches), so the OVS bond arms can
+// follow in the same run.
+func (b *Bed) StripeOVSArm(t testing.TB, load Load, rates []float64, o OVSLaneOptions) ([]Result, error) {
 	t.Helper()
-	so := b.StartStripeOVS(t, OVSLaneOptions{Policy: kind})
-	rs, err := b.RunPair(t.Context(), load, rates, Pair{Arm: "stripe ovs-dpdk " + string(kind), Src: so.AAddr, Dst: so.BAddr, UDP: true})
+	so := b.StartStripeOVS(t, o)
+	lanes := "internal lanes"
+	if o.VethLanes {
+		lanes = "veth lanes"
+	}
+	pace := o.PaceFactor
+	if pace == 0 {
+		pace = DefaultPaceFactor
+	}
+	policy := o.Policy
+	if policy == "" {
+		policy = "weighted"
+	}
+	arm := fmt.Sprintf("stripe ovs-dpdk %s (%s, paced at %.2g×)", policy, lanes, pace)
+	pids := []int{so.OA.Sw.PID(), so.OB.Sw.PID()}
+	sw0, cerr := pidsCPU(pids)
+	rs, err := b.RunPair(t.Context(), load, rates, Pair{Arm: arm, Src: so.AAddr, Dst: so.BAddr, UDP: true})
+	sw1, cerr1 := pidsCPU(pids)
 	a, bs := so.A.Engine.Stats(), so.B.Engine.Stats()
 	if serr := so.StopSwitches(t); err == nil && serr != nil {
 		err = serr
 	}
+	var gbit float64
+	for _, r := range rs {
+		gbit += float64(r.Bytes) * 8 / 1e9
+	}
+	swCPU := "unknown (" + fmt.Sprint(errors.Join(cerr, cerr1)) + ")"
+	if cerr == nil && cerr1 == nil && gbit > 0 {
+		swCPU = fmt.Sprintf("%.2f s per Gbit", (sw1-sw0).Seconds()/gbit)
+	}
 	for i := range rs {
-		rs[i].Note += fmt.Sprintf("; engine (both protos): A resent %d frames, B lost %d, reordered %d (max depth %d)",
-			a.Retransmits, bs.Lost, bs.Reordered, bs.MaxReorderDepth)
+		rs[i].Note += fmt.Sprintf("; engine (both protos): A resent %d frames, B lost %d, reordered %d (max depth %d); "+
+			"both ovs-vswitchd (both protos, not in the CPU column): %s", a.Retransmits, bs.Lost, bs.Reordered, bs.MaxReorderDepth, swCPU)
 	}
 	return rs, err
+}
+
+// pidsCPU is the user plus system CPU time of the processes pids so far (/proc/PID/stat).
+func pidsCPU(pids []int) (time.Duration, error) {
+	var total time.Duration
+	for _, pid := range pids {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return 0, fmt.Errorf("CPU of process %d: %w", pid, err)
+		}
+		// The command is in parentheses and may hold spaces: fields count from the last ')'.
+		i := bytes.LastIndex(data, []byte(") "))
+		var f []string
+		if i >= 0 {
+			f = strings.Fields(string(data[i+2:]))
+		}
+		if len(f) < 13 {
+			return 0, fmt.Errorf("CPU of process %d: unexpected /proc stat %q", pid, data)
+		}
+		// utime and stime are fields 14 and 15 of stat, 12 and 13 after the command.
+		for _, s := range f[11:13] {
+			ticks, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("CPU of process %d: %w", pid, err)
+			}
+			total += time.Duration(ticks) * time.Second / 100 // USER_HZ
+		}
+	}
+	return total, nil
 }

@@ -133,30 +133,13 @@ func BenchmarkStripeOVSDPDK(b *testing.B) {
 	}
 }
 
-// switchCPU is the user plus system CPU time of the processes pids so far (/proc/PID/stat).
+// switchCPU is pidsCPU, failing b on an error.
 func switchCPU(b *testing.B, pids []int) time.Duration {
-	var total time.Duration
-	for _, pid := range pids {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			b.Fatalf("CPU of ovs-vswitchd %d: %v", pid, err)
-		}
-		// The command is in parentheses and may hold spaces: fields count from the last ')'.
-		_, rest, ok := strings.Cut(string(data), ") ")
-		f := strings.Fields(rest)
-		if !ok || len(f) < 13 {
-			b.Fatalf("CPU of ovs-vswitchd %d: unexpected /proc stat %q", pid, data)
-		}
-		// utime and stime are fields 14 and 15 of stat, 12 and 13 after the command.
-		for _, s := range f[11:13] {
-			ticks, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				b.Fatalf("CPU of ovs-vswitchd %d: %v", pid, err)
-			}
-			total += time.Duration(ticks) * time.Second / 100 // USER_HZ
-		}
+	d, err := pidsCPU(pids)
+	if err != nil {
+		b.Fatal(err)
 	}
-	return total
+	return d
 }
 
 // loadavg is the first three fields of /proc/loadavg.

@@ -67,7 +67,7 @@ func TestParsers(t *testing.T) {
 // links must carry tbf at the configured rates on both ends, every arm must move its bytes and
 // report numbers within physical bounds, and nothing may be left behind.
 func TestHarness(t *testing.T) {
-	lab.Require(t, lab.NeedNetns, lab.NeedOVS)
+	lab.Require(t, lab.NeedNetns, lab.NeedOVS, lab.NeedDPDK)
 	var names []string
 	var rep Report
 	t.Run("matrix", func(t *testing.T) {
@@ -79,7 +79,7 @@ func TestHarness(t *testing.T) {
 		if err := b.CheckShaping(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		rep = RunAlternatives(t, b, Load{LinkSeconds: 0.3, ArmSeconds: 0.5, LatencySeconds: 1.5})
+		rep = RunAlternatives(t, b, Load{LinkSeconds: 0.3, ArmSeconds: 0.5, LatencySeconds: 1.5, OVSDPDK: []OVSLaneOptions{{}}})
 		t.Logf("\n%s", rep.FormatMarkdown())
 	})
 	for _, l := range rep.Links {
@@ -90,8 +90,15 @@ func TestHarness(t *testing.T) {
 	if rep.CC != "cubic" && rep.CC != "reno" {
 		t.Errorf("default congestion control %q, want cubic or reno", rep.CC)
 	}
-	if len(rep.Results) != 13 {
-		t.Errorf("%d results, want 13 (single link tcp+udp, MPTCP tcp, 3 stripe policies tcp+udp, 2 OVS bonds tcp+udp)", len(rep.Results))
+	if len(rep.Results) != 15 {
+		t.Errorf("%d results, want 15 (single link tcp+udp, MPTCP tcp, 3 stripe policies tcp+udp, stripe in OVS-DPDK mode tcp+udp, 2 OVS bonds tcp+udp)", len(rep.Results))
+	}
+	var ovsArm bool
+	for _, r := range rep.Results {
+		ovsArm = ovsArm || strings.HasPrefix(r.Arm, "stripe ovs-dpdk ")
+	}
+	if !ovsArm {
+		t.Errorf("no stripe arm in OVS-DPDK link mode among the results")
 	}
 	for _, r := range rep.Results {
 		if r.Bytes <= 0 || r.BitsPerSecond <= 0 || r.PctOfSum <= 0 || r.PctOfSum > 150 {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"syscall"
 	"time"
 
@@ -43,6 +44,12 @@ type TCPSpec struct {
 	MPTCP bool
 	// CC is the congestion control pinned on the client socket (TCP_CONGESTION), e.g. "cubic".
 	CC string
+	// SendFor, when not 0, caps the sending time (0 to MaxUDPDuration): the client stops
+	// writing once SendFor passed since the connection was made, with bytes left, and the
+	// transfer is checked against what it wrote (TCPResult.Capped). A path far slower than
+	// the one Bytes was sized for then costs SendFor plus the drain of what is queued, not the
+	// whole of Bytes at its rate.
+	SendFor time.Duration
 }
 
 // TCPResult is what one TCPBulk measured.
@@ -55,14 +62,22 @@ type TCPResult struct {
 	BitsPerSecond float64
 	// CC is the congestion control the client socket reported after the transfer.
 	CC string
+	// Sent is what the client wrote: Bytes, or less when SendFor ended the sending first
+	// (Capped).
+	Sent   int64
+	Capped bool
 }
 
-// TCPBulk moves spec.Bytes over one connection from node a to node b (sockets opened in the
-// namespaces with Netns.Do) and checks the receiver counted them all. It ends with ctx.
+// TCPBulk moves spec.Bytes (or what spec.SendFor leaves time for) over one connection from
+// node a to node b (sockets opened in the namespaces with Netns.Do) and checks the receiver
+// counted every byte the client wrote. It ends with ctx.
 func TCPBulk(ctx context.Context, a, b *lab.Netns, spec TCPSpec) (TCPResult, error) {
 	what := fmt.Sprintf("TCP %s→%s (%d bytes, mptcp=%v, cc=%s)", spec.Src, spec.Dst, spec.Bytes, spec.MPTCP, spec.CC)
 	if spec.Bytes < 1 || spec.Bytes > MaxTCPBytes || !spec.Src.IsValid() || !spec.Dst.IsValid() || spec.CC == "" {
 		return TCPResult{}, fmt.Errorf("%s: need addresses, a congestion control and 1 to %d bytes", what, int64(MaxTCPBytes))
+	}
+	if spec.SendFor < 0 || spec.SendFor > MaxUDPDuration {
+		return TCPResult{}, fmt.Errorf("%s: sending time cap %v: want 0 (none) to %v", what, spec.SendFor, MaxUDPDuration)
 	}
 	var ln net.Listener
 	err := b.Do(func() (err error) {
@@ -86,12 +101,12 @@ func TCPBulk(ctx context.Context, a, b *lab.Netns, spec TCPSpec) (TCPResult, err
 		r, err := tcpReceive(ctx, ln)
 		recv <- recvResult{r, err}
 	}()
-	cc, sendErr := tcpSend(ctx, a, spec, ln.Addr().String())
+	sent, sendErr := tcpSend(ctx, a, spec, ln.Addr().String())
 	if sendErr != nil {
 		ln.Close()
 	}
 	r := <-recv
-	r.r.CC = cc
+	r.r.CC, r.r.Sent, r.r.Capped = sent.cc, sent.bytes, sent.bytes < spec.Bytes
 	if err := errors.Join(sendErr, r.err); err != nil {
 		return r.r, fmt.Errorf("%s: %w", what, err)
 	}
@@ -135,9 +150,15 @@ func tcpReceive(ctx context.Context, ln net.Listener) (TCPResult, error) {
 	return r, nil
 }
 
-// tcpSend connects, pins the congestion control, writes the bytes, half-closes and checks the
-// receiver's count; it returns the congestion control the socket reports.
-func tcpSend(ctx context.Context, a *lab.Netns, spec TCPSpec, addr string) (string, error) {
+// sendResult is what tcpSend wrote and the congestion control its socket reported.
+type sendResult struct {
+	cc    string
+	bytes int64
+}
+
+// tcpSend connects, pins the congestion control, writes the bytes (until spec.SendFor ends the
+// sending, when set), half-closes and checks the receiver counted what it wrote.
+func tcpSend(ctx context.Context, a *lab.Netns, spec TCPSpec, addr string) (sendResult, error) {
 	var conn *net.TCPConn
 	err := a.Do(func() error {
 		d := net.Dialer{LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(spec.Src, 0))}
@@ -162,42 +183,61 @@ func tcpSend(ctx context.Context, a *lab.Netns, spec TCPSpec, addr string) (stri
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("connect: %w", err)
+		return sendResult{}, fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	if spec.MPTCP {
 		if ok, err := conn.MultipathTCP(); err != nil || !ok {
-			return "", fmt.Errorf("connection fell back to plain TCP (mptcp=%v, %v): is net.mptcp.enabled=1 in the namespace?", ok, err)
+			return sendResult{}, fmt.Errorf("connection fell back to plain TCP (mptcp=%v, %v): is net.mptcp.enabled=1 in the namespace?", ok, err)
 		}
 	}
-	cc, err := socketCC(conn)
-	if err != nil {
-		return "", err
+	var r sendResult
+	if r.cc, err = socketCC(conn); err != nil {
+		return r, err
 	}
 	buf := make([]byte, ioBuf)
 	for i := range buf {
 		buf[i] = byte(i)
 	}
-	for left := spec.Bytes; left > 0; {
-		k, err := conn.Write(buf[:min(left, int64(len(buf)))])
-		left -= int64(k)
+	var end time.Time
+	if spec.SendFor > 0 {
+		end = time.Now().Add(spec.SendFor)
+	}
+	for r.bytes < spec.Bytes {
+		if !end.IsZero() {
+			// A write blocks at most until the cap: what it wrote by then counts.
+			if !time.Now().Before(end) {
+				break
+			}
+			if err := conn.SetWriteDeadline(end); err != nil {
+				return r, fmt.Errorf("send: %w", err)
+			}
+		}
+		k, err := conn.Write(buf[:min(spec.Bytes-r.bytes, int64(len(buf)))])
+		r.bytes += int64(k)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
 		if err != nil {
-			return cc, fmt.Errorf("send, %d bytes left: %w", left, err)
+			return r, fmt.Errorf("send, %d of %d bytes written: %w", r.bytes, spec.Bytes, err)
 		}
 	}
+	if err := conn.SetWriteDeadline(time.Time{}); err != nil {
+		return r, fmt.Errorf("half-close: %w", err)
+	}
 	if err := conn.CloseWrite(); err != nil {
-		return cc, fmt.Errorf("half-close: %w", err)
+		return r, fmt.Errorf("half-close: %w", err)
 	}
 	var got int64
 	if err := binary.Read(conn, binary.BigEndian, &got); err != nil {
-		return cc, fmt.Errorf("read the receiver's count: %w", err)
+		return r, fmt.Errorf("read the receiver's count: %w", err)
 	}
-	if got != spec.Bytes {
-		return cc, fmt.Errorf("receiver counted %d bytes, sent %d", got, spec.Bytes)
+	if got != r.bytes {
+		return r, fmt.Errorf("receiver counted %d bytes, sent %d", got, r.bytes)
 	}
-	return cc, nil
+	return r, nil
 }
 
 // socketCC reads the socket's TCP_CONGESTION.
