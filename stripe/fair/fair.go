@@ -185,6 +185,9 @@ func (b *TokenBucket) SetRate(now time.Time, rate float64) error {
 // Rate returns the fill rate per second.
 func (b *TokenBucket) Rate() float64 { return b.rate }
 
+// Burst returns the bucket's size: the most units it holds, and the largest n Wait accepts.
+func (b *TokenBucket) Burst() float64 { return b.burst }
+
 // Tokens returns the units available at time now.
 func (b *TokenBucket) Tokens(now time.Time) float64 {
 	b.refill(now)

@@ -184,3 +184,70 @@ func TestPace(t *testing.T) {
 		t.Error("Pace(nil) accepted")
 	}
 }
+
+// batchLink is a fakeLink that also takes frames in batches, recording each batch's size.
+type batchLink struct {
+	fakeLink
+	batches []int
+}
+
+func (b *batchLink) SendBatch(_ context.Context, frames []link.Outgoing) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sent += len(frames)
+	b.batches = append(b.batches, len(frames))
+	return len(frames), nil
+}
+
+// TestPaceBatch: a paced batch goes to a batching link in as few calls as the tokens allow:
+// the whole batch at once when the bucket holds it; otherwise what fits, then (after a wait
+// for the next frames, not one per frame) the rest; a wait ends with ctx; control frames never
+// wait; on a link without batches every frame goes through Send.
+func TestPaceBatch(t *testing.T) {
+	data := make([]byte, 986) // 1,000 bytes with the Ethernet header
+	data[0] = 1
+	frames := func(n int) []link.Outgoing {
+		out := make([]link.Outgoing, n)
+		for i := range out {
+			out[i] = link.Outgoing{B: data}
+		}
+		return out
+	}
+	// 1 MB/s: the burst is 2 ms = 2,000 bytes, two frames.
+	bl := &batchLink{}
+	p, err := Pace(bl, 1e6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := p.SendBatch(t.Context(), frames(2))
+	if err != nil || n != 2 || len(bl.batches) != 1 || bl.batches[0] != 2 {
+		t.Fatalf("SendBatch of a burst = %d, %v; batches %v: want one batch of 2", n, err, bl.batches)
+	}
+	n, err = p.SendBatch(t.Context(), frames(6))
+	if err != nil || n != 6 || bl.count() != 8 {
+		t.Fatalf("SendBatch of 6 = %d, %v (sent %d): want all 6", n, err, bl.count())
+	}
+	if len(bl.batches) > 1+6 || p.Waits() == 0 || p.Waits() > 6 {
+		t.Errorf("batches %v, waits %d: want the 6 frames in at most 6 calls after waiting for tokens", bl.batches, p.Waits())
+	}
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	ctl, err := frame.Append(nil, frame.Header{Flags: frame.FlagControl, Service: 0xffff, SrcNode: 1}, []byte{3, 0, 0, 0, 0, 0, 0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bucket is dry: control frames pass, the data frame behind them waits until ctx ends.
+	n, err = p.SendBatch(ended, []link.Outgoing{{B: ctl}, {B: ctl}, {B: data}})
+	if n != 2 || !errors.Is(err, context.Canceled) {
+		t.Errorf("SendBatch on a dry bucket = %d, %v: want the 2 control frames and context.Canceled", n, err)
+	}
+	// Without batches, frames go one by one through Send.
+	f := &fakeLink{}
+	q, err := Pace(f, 1e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := q.SendBatch(t.Context(), frames(3)); n != 3 || err != nil || f.count() != 3 {
+		t.Errorf("SendBatch on a link without batches = %d, %v, sent %d: want 3", n, err, f.count())
+	}
+}
