@@ -329,7 +329,22 @@ func testLinkDownMidTransfer(t *testing.T, senderSide bool) {
 					case <-time.After(10 * time.Millisecond):
 					}
 				}
+				// A sender that chose the link just before the engine marked it may still put
+				// its frame on it: count from when the counter has settled.
 				atDown = a.e.Stats().Links[down].TxBytes
+				for {
+					select {
+					case <-ctx.Done():
+						downed <- fmt.Errorf("link %d kept sending after the engine found it unusable: %w", down, ctx.Err())
+						return
+					case <-time.After(100 * time.Millisecond):
+					}
+					now := a.e.Stats().Links[down].TxBytes
+					if now == atDown {
+						break
+					}
+					atDown = now
+				}
 				downed <- nil
 			}()
 		case 12 << 20:

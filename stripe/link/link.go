@@ -130,6 +130,11 @@ type Config struct {
 	// RxRing receives through a TPACKET_V3 ring mapped into the process (RingBlocks blocks of
 	// RingBlockSize bytes) instead of one recvfrom per frame; RecvBuffer then does not apply.
 	RxRing bool
+	// PeerNode, when not 0, makes the kernel hand the socket only the frames whose header names
+	// PeerNode as their source node (a socket filter; data, acks and hellos alike), so that the
+	// engines of several peers on one NIC do not each get a copy of every other peer's frames.
+	// 0 takes every frame of the ethertype.
+	PeerNode uint32
 	// RingBlocks is the receive ring's size in blocks of RingBlockSize (256 KiB) with RxRing;
 	// 0 means the package's RingBlocks (16, 4 MiB), otherwise 1 to MaxRingBlocks. The kernel
 	// drops what arrives while the ring is full, so it should hold what the link carries while

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/net/bpf"
 	"net"
 	"os"
 	"runtime"
@@ -53,6 +54,13 @@ func Open(ctx context.Context, cfg Config) (Link, error) {
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, int(proto))
 	if err != nil {
 		return nil, fmt.Errorf("link %s: open packet socket (needs CAP_NET_RAW): %w", cfg.Interface, err)
+	}
+	if cfg.PeerNode != 0 {
+		// Before the bind: no frame of another node is queued in between.
+		if err := attachPeerFilter(fd, cfg.PeerNode); err != nil {
+			_ = unix.Close(fd)
+			return nil, fmt.Errorf("link %s: %w", cfg.Interface, err)
+		}
 	}
 	l, err := setup(fd, cfg, proto)
 	if err != nil {
@@ -398,4 +406,32 @@ func (l *packetLink) Close() error {
 
 func isDown(err error) bool {
 	return errors.Is(err, unix.ENETDOWN) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV)
+}
+
+// srcNodeOffset is where stripe/frame's header holds the source node id (TestPeerFilter checks
+// it against the frame package).
+const srcNodeOffset = 4
+
+// attachPeerFilter attaches to the packet socket fd a classic BPF filter that passes only the
+// frames whose source node field (frame header bytes 4–7, big endian; a SOCK_DGRAM socket's
+// filter sees the frame from its first byte) is peer, whole, and drops the rest in the kernel.
+func attachPeerFilter(fd int, peer uint32) error {
+	prog, err := bpf.Assemble([]bpf.Instruction{
+		bpf.LoadAbsolute{Off: srcNodeOffset, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: peer, SkipTrue: 1},
+		bpf.RetConstant{Val: 0},
+		bpf.RetConstant{Val: 0xffff_ffff},
+	})
+	if err != nil {
+		return fmt.Errorf("assemble the filter of peer node %d: %w", peer, err)
+	}
+	filter := make([]unix.SockFilter, len(prog))
+	for i, in := range prog {
+		filter[i] = unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
+		return fmt.Errorf("attach the filter of peer node %d: %w", peer, err)
+	}
+	return nil
 }

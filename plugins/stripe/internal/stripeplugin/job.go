@@ -64,12 +64,13 @@ func closeLinks(log *slog.Logger, job string, links []link.Link) {
 	}
 }
 
-// openLinks opens the configured links inside the job's namespace, all or none.
-func openLinks(ctx context.Context, log *slog.Logger, name string, cfg Config) ([]link.Link, error) {
+// openLinks opens the configured links of the engine towards peer inside the job's namespace,
+// all or none; each socket takes only the peer's frames (link.Config.PeerNode).
+func openLinks(ctx context.Context, log *slog.Logger, name string, cfg Config, peer uint32) ([]link.Link, error) {
 	var links []link.Link
 	err := inNetns(cfg.Netns, func() error {
 		for i, lc := range cfg.Links {
-			l, err := openLink(ctx, cfg, i)
+			l, err := openLink(ctx, cfg, i, peer)
 			if err != nil {
 				where := "this namespace"
 				if cfg.Netns != "" {
@@ -108,7 +109,7 @@ func startJob(ctx, life context.Context, log *slog.Logger, name, dir string, cfg
 		return nil, err
 	}
 	for _, pc := range cfg.Peers {
-		links, err := openLinks(ctx, log, name, cfg)
+		links, err := openLinks(ctx, log, name, cfg, pc.Node)
 		if err != nil {
 			return fail(err)
 		}

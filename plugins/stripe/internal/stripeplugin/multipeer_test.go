@@ -65,7 +65,8 @@ func (b *switchedBed) config(t *testing.T, n int, peers ...uint32) []byte {
 
 // TestJobServesSeveralPeers: node 1's job has two peers (nodes 2 and 3) over the same NICs,
 // which reach both through shared L2 segments; nodes 2 and 3 each have node 1 as their only
-// peer. Each of node 1's engines learns its peer's MAC on every link, node 1 sends to 2 and to 3 at once
+// peer. Each of node 1's engines learns only its own peer's MACs (the other node's frames
+// reach the same NICs and are filtered out in the kernel), node 1 sends to 2 and to 3 at once
 // while 3 sends to 1, every stream arrives whole and in order at its own application only,
 // and the stats count each peer's bytes apart.
 func TestJobServesSeveralPeers(t *testing.T) {
@@ -91,9 +92,8 @@ func TestJobServesSeveralPeers(t *testing.T) {
 			return nil
 		})
 	}
-	// Node 1 runs an engine per peer over the same NICs; each has learned its peer's MAC on
-	// every link (the discovery table is node → MACs of every node heard, so it may list the
-	// other node too: the engine sends to its peer's MACs only, which the stats below prove).
+	// Node 1 runs an engine per peer over the same NICs. Each socket takes only its peer's
+	// frames (a kernel filter), so each engine knows its own peer alone, on every link.
 	sides[0].p.mu.Lock()
 	engines := sides[0].p.jobs[name].peers
 	sides[0].p.mu.Unlock()
@@ -102,12 +102,9 @@ func TestJobServesSeveralPeers(t *testing.T) {
 	}
 	for k, pe := range engines {
 		want := peersOf[0][k]
-		var found bool
-		for _, n := range pe.e.Peers() {
-			found = found || (n.ID == want && len(n.NICs) == multiLinks)
-		}
-		if !found {
-			t.Errorf("node 1's engine towards node %d knows %+v: want node %d on %d links", want, pe.e.Peers(), want, multiLinks)
+		known := pe.e.Peers()
+		if len(known) != 1 || known[0].ID != want || len(known[0].NICs) != multiLinks {
+			t.Errorf("node 1's engine towards node %d knows %+v: want node %d alone, on %d links", want, known, want, multiLinks)
 		}
 	}
 

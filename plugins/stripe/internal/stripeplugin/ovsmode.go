@@ -137,16 +137,17 @@ func (c *Config) describeMode() string {
 	return b.String()
 }
 
-// openLink opens link i of the job in the current namespace: the lane (set up first) in
-// ovs-dpdk mode, the NIC otherwise, wrapped in an ovslane.PacedLink when it is paced.
-func openLink(ctx context.Context, cfg Config, i int) (link.Link, error) {
+// openLink opens link i of the job's engine towards peer in the current namespace: the lane
+// (set up first) in ovs-dpdk mode, the NIC otherwise, taking only peer's frames, wrapped in an
+// ovslane.PacedLink when it is paced.
+func openLink(ctx context.Context, cfg Config, i int, peer uint32) (link.Link, error) {
 	dev := cfg.device(i)
 	if cfg.ovsMode() {
 		if err := ovslane.Up(dev); err != nil {
 			return nil, fmt.Errorf("%w: is it a lane of bridge %s (a port of type %s)?", err, cfg.Bridge, LanesType)
 		}
 	}
-	l, err := link.Open(ctx, link.Config{Interface: dev, RxRing: cfg.RxRing})
+	l, err := link.Open(ctx, link.Config{Interface: dev, RxRing: cfg.RxRing, PeerNode: peer})
 	if err != nil {
 		return nil, err
 	}
