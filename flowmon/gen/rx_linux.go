@@ -60,8 +60,9 @@ func NewReceiver(spec ReceiverSpec) (*Receiver, error) {
 	return r, nil
 }
 
-// Run reads and counts frames until ctx ends (it returns nil then) or the socket fails (it
-// returns the error). Frames the host sends out of the interface are not counted. Call it
+// Run reads and counts frames until ctx ends (it then counts what the socket still holds and
+// returns nil) or the socket fails (it returns the error). Frames the host sends out of the
+// interface are not counted. Call it
 // once, and Close after it returned.
 func (r *Receiver) Run(ctx context.Context) error {
 	buf := make([]byte, rxMaxFrame)
@@ -80,9 +81,25 @@ func (r *Receiver) Run(ctx context.Context) error {
 		}
 		r.c.frame(buf[:min(n, len(buf))], time.Now())
 	}
+	// Frames the kernel queued before ctx ended arrived in time: count them too, without
+	// waiting for more (a starved reader would otherwise leave them uncounted, as if lost).
+	for range rxDrainMax {
+		n, from, err := unix.Recvfrom(r.fd, buf, unix.MSG_DONTWAIT)
+		if err != nil {
+			break
+		}
+		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+			continue
+		}
+		r.c.frame(buf[:min(n, len(buf))], time.Now())
+	}
 	r.readStats()
 	return nil
 }
+
+// rxDrainMax bounds the frames Run reads after its ctx ended: more than a full receive buffer
+// of minimum-size frames.
+const rxDrainMax = rxBufBytes / 64
 
 // readStats adds the kernel's PACKET_STATISTICS since the last read (reading resets them).
 func (r *Receiver) readStats() {

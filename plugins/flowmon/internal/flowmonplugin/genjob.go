@@ -184,6 +184,7 @@ func (j *genJob) metrics() []api.Metric {
 		counter("flowmon_gen_sent_packets", float64(rep.SentPackets), nil),
 		counter("flowmon_gen_received_packets", float64(rep.RecvPackets), nil),
 		gauge("flowmon_gen_lost_packets", float64(rep.Lost), nil),
+		counter("flowmon_gen_receiver_kernel_drops", float64(rep.KernelDrops), nil),
 		gauge("flowmon_gen_loss_ratio", rep.LossRatio, nil),
 		gauge("flowmon_gen_sent_pps", rep.SentPPS, nil),
 		gauge("flowmon_gen_received_pps", rep.RecvPPS, nil)}

@@ -14,7 +14,9 @@ import (
 )
 
 // TestGenJob runs a flowmon-gen job over a veth pair (sent on one end, counted on the other)
-// and checks its Stats: the run ends, and every flow's received packets equal its sent ones.
+// and checks its Stats: the run ends, frames were received on every flow, and every frame sent
+// was either received or counted in the receiver's kernel drops (a loaded host may starve the
+// receiver; the loss is then counted, never silent).
 func TestGenJob(t *testing.T) {
 	lab.Require(t, lab.NeedNetns)
 	veth := lab.NewVethPair(t, lab.VethSpec{DisableOffloads: true})
@@ -41,13 +43,18 @@ func TestGenJob(t *testing.T) {
 		}
 		return nil
 	})
-	if metrics["flowmon_gen_sent_packets"] == 0 || metrics["flowmon_gen_sent_packets"] != metrics["flowmon_gen_received_packets"] {
-		t.Fatalf("sent %v, received %v", metrics["flowmon_gen_sent_packets"], metrics["flowmon_gen_received_packets"])
+	sent, recv, drops := metrics["flowmon_gen_sent_packets"], metrics["flowmon_gen_received_packets"], metrics["flowmon_gen_receiver_kernel_drops"]
+	if sent == 0 || recv == 0 || sent != recv+drops || metrics["flowmon_gen_lost_packets"] != sent-recv {
+		t.Fatalf("sent %v, received %v, receiver kernel drops %v, lost %v: want frames received and every one sent received or counted as dropped",
+			sent, recv, drops, metrics["flowmon_gen_lost_packets"])
+	}
+	if drops > 0 {
+		t.Logf("the receiver's socket dropped %v frames (a starved receiver)", drops)
 	}
 	for i := range 8 {
-		sent, recv := metrics[fmt.Sprint("flowmon_gen_flow_sent_packets", i)], metrics[fmt.Sprint("flowmon_gen_flow_received_packets", i)]
-		if sent == 0 || sent != recv {
-			t.Errorf("flow %d: sent %v, received %v", i, sent, recv)
+		fs, fr := metrics[fmt.Sprint("flowmon_gen_flow_sent_packets", i)], metrics[fmt.Sprint("flowmon_gen_flow_received_packets", i)]
+		if fs == 0 || fr == 0 || fr > fs || (drops == 0 && fs != fr) {
+			t.Errorf("flow %d: sent %v, received %v (receiver kernel drops %v)", i, fs, fr, drops)
 		}
 	}
 	if h, _ := p.Health(t.Context()); h.State != api.HealthOK {
