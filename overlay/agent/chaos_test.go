@@ -335,8 +335,13 @@ func TestChaosLeaderKillDuringRouteChange(t *testing.T) {
 	}
 	for n, h := range hs {
 		checkHistory(t, n, h.get(), last)
-		if a := agents[n].Stats(); a.Acks != len(h.get()) {
-			t.Errorf("agent %s: %d acks for %d installs: each installed version is acked once", n, a.Acks, len(h.get()))
+		// An ack whose transaction was cut by the kill may have committed: the agent's retry
+		// then finds the version already acked and does not count it again. So every install is
+		// acked at most once, and an install without a counted ack needs a failed step to
+		// explain it (waitAll proved the last version is acked).
+		if a := agents[n].Stats(); a.Acks > len(h.get()) || (a.Acks < len(h.get()) && a.Errors == 0) {
+			t.Errorf("agent %s: %d acks for %d installs, %d failed steps: want each installed version acked once, or fewer acks after failures",
+				n, a.Acks, len(h.get()), a.Errors)
 		}
 	}
 	t.Logf("leader member %d (pid %d) killed; new leader member %d; versions 1..%d; installs o1 %v",
