@@ -104,8 +104,8 @@ type Reconciler struct {
 	passErr     error
 	objErr      map[string]string // status key → why the last pass left that object out
 	watch       chan struct{}
-	lastErr     error  // error of the last pass, nil after a successful one
-	down        string // why ovs-vswitchd is known not to run; "" when it runs or nobody knows
+	lastErr     error             // error of the last pass, nil after a successful one
+	down        string            // why ovs-vswitchd is known not to run; "" when it runs or nobody knows
 	conflict    map[string]string // status key → active conflicts' message (conflicts.snapshot)
 
 	conf *conflicts // used by the pass only
