@@ -34,6 +34,9 @@ const (
 	// osvifTimeout bounds one run of the script when ctx has no earlier deadline; it is also
 	// os-vif's ovs_vsctl_timeout, the wait for the OVSDB transaction.
 	osvifTimeout = 60 * time.Second
+	// osvifSlack is added to the OVSDB timeout to bound one run: the interpreter's start and
+	// os-vif's imports take seconds on a loaded machine, and os-vif makes several transactions.
+	osvifSlack = 30 * time.Second
 	// osvifMaxOutput bounds what is kept of the script's stdout and of its stderr.
 	osvifMaxOutput = 64 << 10
 	// maxSocketPath is the longest unix socket path the kernel accepts (sun_path less its NUL).
@@ -195,7 +198,7 @@ type OSVIFOptions struct {
 	// vsctl, linked there under that name). It must be an absolute path of at most 200 bytes.
 	VsctlDir string
 	// Timeout is os-vif's ovs_vsctl_timeout, the wait for each OVSDB transaction: a whole
-	// number of seconds in 1..600 (default 60 s). The run is bounded by it plus 5 s.
+	// number of seconds in 1..600 (default 60 s). The run is bounded by it plus 30 s.
 	Timeout time.Duration
 }
 
@@ -228,7 +231,7 @@ type osvifReply struct {
 // external_ids iface-id=ID, iface-status=active, attached-mac=Address, vm-uuid=InstanceUUID
 // (plus the type and vhost-server-path of a vhost-user port, then its mtu_request). It returns
 // when os-vif's transaction has committed and ovs-vswitchd has applied it (ovsdbapp waits for
-// cur_cfg), or an error quoting os-vif's. Each run is bounded by ctx and 60 s. It needs
+// cur_cfg), or an error quoting os-vif's. Each run is bounded by ctx and 90 s. It needs
 // python3-os-vif and python3-ovsdbapp (see NeedOSVIF); run as root, os-vif's privileged steps
 // (MTU, deleting a kernel netdev of the port's name on unplug) run in-process.
 func OSVIFPlug(ctx context.Context, ovsdbEndpoint string, vif VIF) error {
@@ -297,7 +300,7 @@ func runOSVIF(ctx context.Context, op, endpoint string, vif VIF, o OSVIFOptions)
 	if err != nil {
 		return "", fmt.Errorf("lab: os-vif %s %s: encode request: %w", op, v.ID, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout+5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout+osvifSlack)
 	defer cancel()
 	// -I: isolated mode, so PYTHONPATH, PYTHONHOME and the user's site-packages (pyenv's
 	// variables among them) cannot swap os-vif or ovsdbapp for another copy.

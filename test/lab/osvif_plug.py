@@ -27,6 +27,7 @@ python3-os-vif and python3-ovsdbapp.
 """
 
 import json
+import os
 import sys
 
 MAX_INPUT = 64 * 1024
@@ -45,7 +46,10 @@ def reply(code, obj):
     json.dump(obj, REPLY)
     REPLY.write("\n")
     REPLY.flush()
-    sys.exit(code)
+    sys.stderr.flush()
+    # os._exit, not sys.exit: after OVSDB went away, ovsdbapp's connection thread keeps
+    # reconnecting and the interpreter's shutdown would wait for it forever.
+    os._exit(code)
 
 
 def fail(code, msg):
