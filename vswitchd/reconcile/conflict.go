@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ovsplane/ovsplane/model"
@@ -31,9 +32,11 @@ const (
 type Conflict struct {
 	Kind   model.Kind // model.KindBridge
 	Name   string     // the object's name
-	Column string     // the OVSDB column, e.g. "datapath_type"
-	Theirs string     // the value the other writer sets (at most 64 bytes, cut with "…")
-	Ours   string     // the value ovsplaned repairs it to
+	Column string     // the OVSDB column: "datapath_type", "fail_mode" or "protocols"
+	// Theirs is the value the other writer sets (at most 64 bytes, cut with "…"); a set
+	// column's members are sorted and joined with commas.
+	Theirs string
+	Ours   string // the value ovsplaned repairs it to
 	// Repairs counts the repairs within the window; First and Last are the first and the
 	// latest of them.
 	Repairs     int
@@ -57,6 +60,13 @@ func (c Conflict) Message() string {
 			`OpenStack's os-vif does this when Nova plugs a VIF whose port binding carries no datapath_type (os-vif then writes "system"): `+
 			`make Neutron bind ports with datapath_type %q (ML2/OVS: [ovs] datapath_type = %s in openvswitch_agent.ini on this host), `+
 			`or take the bridge out of ovsplaned's configuration and leave it to the platform`, c.Ours, c.Ours)
+	}
+	if c.Kind == model.KindBridge && (c.Column == "fail_mode" || c.Column == "protocols") {
+		// Neutron's OVS agent sets both on the bridges it programs (br-int and the bridges of
+		// its bridge_mappings).
+		return msg + fmt.Sprintf(`; OpenStack's Neutron OVS agent sets fail_mode and protocols on br-int and on the bridges of its bridge_mappings: `+
+			`give the bridge the same %s in ovsplaned's configuration (%q here is what the other writer wants), `+
+			`or take the bridge out of ovsplaned's configuration and leave it to the agent`, c.Column, c.Theirs)
 	}
 	return msg + fmt.Sprintf("; find the writer (ovsdb-server's log, or `ovsdb-client monitor Open_vSwitch %s %s`) and make it set %q, "+
 		"or take the object out of ovsplaned's configuration", tableOf(c.Kind), c.Column, c.Ours)
@@ -132,7 +142,10 @@ func foreignWrites(c Client, desired config.DesiredState, left map[string]string
 		if !owned {
 			continue
 		}
-		for _, col := range []struct{ name, want string }{{"datapath_type", b.DatapathType}, {"fail_mode", b.FailMode}} {
+		protocols := slices.Clone(b.Protocols)
+		slices.Sort(protocols)
+		for _, col := range []struct{ name, want string }{{"datapath_type", b.DatapathType}, {"fail_mode", b.FailMode},
+			{"protocols", strings.Join(protocols, ",")}} {
 			if have := cur[col.name]; have != col.want {
 				out = append(out, foreignWrite{kind: model.KindBridge, name: b.Name, column: col.name, theirs: have, ours: col.want})
 			}

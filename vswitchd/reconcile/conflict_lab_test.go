@@ -141,3 +141,53 @@ func TestLabOSVIFDatapathConflict(t *testing.T) {
 		}
 	}
 }
+
+// TestLabAgentFailModeConflict: the other writer Neutron's OVS agent is on the bridges it
+// programs — ovs-vsctl set-fail-mode secure and set Bridge protocols, as the agent does at
+// every start — against a bridge ovsplaned owns without either: the third repair of each
+// column within the window is a conflict, both columns named in the bridge's status with the
+// agent's values and the fix; the reconciler keeps repairing.
+func TestLabAgentFailModeConflict(t *testing.T) {
+	lab.Require(t, lab.NeedOVS)
+	db := lab.StartOVSDB(t)
+	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{db.Endpoint}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := reconcile.New(c, desired(model.Bridge{Name: "br-phy", DatapathType: "netdev"}),
+		reconcile.Options{Logger: quiet, DriftDelay: 100 * time.Millisecond, ConflictRepairs: 3, ConflictWindow: time.Hour})
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	labState(t, r, "bridge/br-phy", model.StateReady)
+	for i := 1; i <= 3; i++ {
+		db.Vsctl(t, "set-fail-mode", "br-phy", "secure", "--", "set", "Bridge", "br-phy", "protocols=OpenFlow10,OpenFlow13")
+		lab.WaitFor(t, time.Minute, "br-phy repaired", func(ctx context.Context) error {
+			fm, _, err := db.VsctlErr(ctx, "get-fail-mode", "br-phy")
+			if err != nil {
+				return err
+			}
+			pr, _, err := db.VsctlErr(ctx, "get", "Bridge", "br-phy", "protocols")
+			if err != nil {
+				return err
+			}
+			if fm != "" || pr != "[]" {
+				return fmt.Errorf("fail_mode %q, protocols %s", fm, pr)
+			}
+			return nil
+		})
+	}
+	s := labState(t, r, "bridge/br-phy", model.StateError)
+	for _, want := range []string{`bridge "br-phy" fail_mode to "secure"`, `bridge "br-phy" protocols to "OpenFlow10,OpenFlow13"`,
+		"Neutron OVS agent", "give the bridge the same fail_mode"} {
+		if !strings.Contains(s.Error, want) {
+			t.Errorf("br-phy's status %q lacks %q", s.Error, want)
+		}
+	}
+}
