@@ -5,7 +5,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -35,16 +34,10 @@ func TestLabOSVIFDatapathConflict(t *testing.T) {
 	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{db.Endpoint}, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	var mu sync.Mutex
 	var reports []reconcile.Conflict
 	logs := &testkit.LogBuffer{}
-	r := reconcile.New(c, desired(model.Bridge{Name: "br-int", DatapathType: "netdev", Ports: []model.Port{internalPort("cfg0")}}),
+	r := labReconcilerWith(t, db, desired(model.Bridge{Name: "br-int", DatapathType: "netdev", Ports: []model.Port{internalPort("cfg0")}}),
 		reconcile.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), MinBackoff: 20 * time.Millisecond, MaxBackoff: time.Second,
 			DriftDelay: 100 * time.Millisecond, ConflictRepairs: 3, ConflictWindow: time.Hour,
 			OnConflict: func(c reconcile.Conflict) {
@@ -52,10 +45,6 @@ func TestLabOSVIFDatapathConflict(t *testing.T) {
 				defer mu.Unlock()
 				reports = append(reports, c)
 			}})
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(runCtx) }()
-	defer func() { stop(); <-done }()
 	labState(t, r, "bridge/br-int", model.StateReady)
 	labState(t, r, "interface/cfg0", model.StateReady)
 
@@ -151,20 +140,8 @@ func TestLabAgentFailModeConflict(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
 	db := lab.StartOVSDB(t)
 	db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.Dummy})
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{db.Endpoint}, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := reconcile.New(c, desired(model.Bridge{Name: "br-phy", DatapathType: "netdev"}),
-		reconcile.Options{Logger: quiet, DriftDelay: 100 * time.Millisecond, ConflictRepairs: 3, ConflictWindow: time.Hour})
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(runCtx) }()
-	defer func() { stop(); <-done }()
+	r := labReconcilerWith(t, db, desired(model.Bridge{Name: "br-phy", DatapathType: "netdev"}),
+		reconcile.Options{DriftDelay: 100 * time.Millisecond, ConflictRepairs: 3, ConflictWindow: time.Hour})
 	labState(t, r, "bridge/br-phy", model.StateReady)
 	for i := 1; i <= 3; i++ {
 		db.Vsctl(t, "set-fail-mode", "br-phy", "secure", "--", "set", "Bridge", "br-phy", "protocols=OpenFlow10,OpenFlow13")
