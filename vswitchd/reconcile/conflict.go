@@ -53,7 +53,7 @@ func (c Conflict) Key() string { return string(c.Kind) + "/" + c.Name }
 func (c Conflict) Message() string {
 	msg := fmt.Sprintf("conflict: another OVSDB writer keeps setting %s %q %s to %q (ovsplaned repaired it to %q %d times since %s)",
 		c.Kind, c.Name, c.Column, c.Theirs, c.Ours, c.Repairs, c.First.UTC().Format(time.RFC3339))
-	if c.Kind == model.KindBridge && c.Column == "datapath_type" {
+	if c.Kind == model.KindBridge && c.Column == "datapath_type" && c.Theirs == "system" && c.Ours != "" {
 		// os-vif's OVS plugin writes the port profile's datapath_type ("system" when the
 		// profile has none) onto the bridge at every plug (ovsdbapp add_br may_exist).
 		return msg + fmt.Sprintf(`; each change moves every port of the bridge to another datapath. `+
