@@ -190,6 +190,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		of = &openflow.Programmer{RunDir: tgt.runDir}
 	}
 	var freeOnce sync.Once
+	conflicts := metrics.NewConflicts(met)
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
 		Plugins:     plugins,
 		DataPaths:   plugins,
@@ -209,7 +210,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 				// lot of garbage behind: hand it back to the OS once instead of keeping it.
 				freeOnce.Do(func() { go debug.FreeOSMemory() })
 			}
-		}},
+		}, OnConflict: func(c reconcile.Conflict) { conflicts.Observe(c.Key(), c.Column, c.Active) }},
 		RefreshFacts:    plugins.h.RefreshFacts, // the plugins get a restarted ovs-vswitchd's facts
 		WatchedStatuses: plugins.watchedStatuses,
 	})

@@ -9,8 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -31,6 +34,9 @@ const (
 	// osvifTimeout bounds one run of the script when ctx has no earlier deadline; it is also
 	// os-vif's ovs_vsctl_timeout, the wait for the OVSDB transaction.
 	osvifTimeout = 60 * time.Second
+	// osvifSlack is added to the OVSDB timeout to bound one run: the interpreter's start and
+	// os-vif's imports take seconds on a loaded machine, and os-vif makes several transactions.
+	osvifSlack = 30 * time.Second
 	// osvifMaxOutput bounds what is kept of the script's stdout and of its stderr.
 	osvifMaxOutput = 64 << 10
 	// maxSocketPath is the longest unix socket path the kernel accepts (sun_path less its NUL).
@@ -169,7 +175,31 @@ type osvifRequest struct {
 	Op       string   `json:"op"`
 	OVSDB    string   `json:"ovsdb"`
 	TimeoutS int      `json:"timeout_s"`
+	Backend  string   `json:"backend"`
 	VIF      osvifVIF `json:"vif"`
+}
+
+// OSVIF backends (os-vif's [os_vif_ovs] ovsdb_interface).
+const (
+	// OSVIFNative is os-vif's default backend: ovsdbapp's native OVSDB IDL.
+	OSVIFNative = "native"
+	// OSVIFVsctl runs one ovs-vsctl command line per transaction (deprecated since os-vif
+	// 2.2.0, still offered by Debian's 3.0.0).
+	OSVIFVsctl = "vsctl"
+)
+
+// OSVIFOptions change how OSVIFPlugWith and OSVIFUnplugWith run os-vif. The zero value is
+// OSVIFPlug's.
+type OSVIFOptions struct {
+	// Backend is OSVIFNative (default) or OSVIFVsctl.
+	Backend string
+	// VsctlDir, if set, is put first on the script's PATH (then /usr/sbin:/usr/bin:/sbin:/bin),
+	// so that the "ovs-vsctl" os-vif's vsctl backend runs is the one in that directory (ovsplane's
+	// vsctl, linked there under that name). It must be an absolute path of at most 200 bytes.
+	VsctlDir string
+	// Timeout is os-vif's ovs_vsctl_timeout, the wait for each OVSDB transaction: a whole
+	// number of seconds in 1..600 (default 60 s). The run is bounded by it plus 30 s.
+	Timeout time.Duration
 }
 
 // osvifVIF is the vif object of osvifRequest.
@@ -201,43 +231,86 @@ type osvifReply struct {
 // external_ids iface-id=ID, iface-status=active, attached-mac=Address, vm-uuid=InstanceUUID
 // (plus the type and vhost-server-path of a vhost-user port, then its mtu_request). It returns
 // when os-vif's transaction has committed and ovs-vswitchd has applied it (ovsdbapp waits for
-// cur_cfg), or an error quoting os-vif's. Each run is bounded by ctx and 60 s. It needs
+// cur_cfg), or an error quoting os-vif's. Each run is bounded by ctx and 90 s. It needs
 // python3-os-vif and python3-ovsdbapp (see NeedOSVIF); run as root, os-vif's privileged steps
 // (MTU, deleting a kernel netdev of the port's name on unplug) run in-process.
 func OSVIFPlug(ctx context.Context, ovsdbEndpoint string, vif VIF) error {
-	return runOSVIF(ctx, "plug", ovsdbEndpoint, vif)
+	_, err := runOSVIF(ctx, "plug", ovsdbEndpoint, vif, OSVIFOptions{})
+	return err
+}
+
+// OSVIFPlugWith is OSVIFPlug with the backend, PATH and timeout of o. It also returns what
+// os-vif logged (its stderr, at most 64 KiB), where it reports the errors it ignores: with
+// the native backend os-vif runs its steps with check_error=False, so a step that failed (the
+// MTU's db_set while OVSDB is away) is only a line "Error executing command (…): IGNORING".
+func OSVIFPlugWith(ctx context.Context, ovsdbEndpoint string, vif VIF, o OSVIFOptions) (log string, err error) {
+	return runOSVIF(ctx, "plug", ovsdbEndpoint, vif, o)
+}
+
+// OSVIFUnplugWith is OSVIFUnplug with the options of o; it returns os-vif's log as
+// OSVIFPlugWith does.
+func OSVIFUnplugWith(ctx context.Context, ovsdbEndpoint string, vif VIF, o OSVIFOptions) (log string, err error) {
+	return runOSVIF(ctx, "unplug", ovsdbEndpoint, vif, o)
 }
 
 // OSVIFUnplug removes vif's port as os-vif's unplug does: del-port if it exists (no error when
 // it does not), then deletes a kernel netdev of the port's name if there is one. The bridge
 // stays. Same bounds and needs as OSVIFPlug.
 func OSVIFUnplug(ctx context.Context, ovsdbEndpoint string, vif VIF) error {
-	return runOSVIF(ctx, "unplug", ovsdbEndpoint, vif)
+	_, err := runOSVIF(ctx, "unplug", ovsdbEndpoint, vif, OSVIFOptions{})
+	return err
 }
 
-// runOSVIF validates the request, runs the script once and decodes its reply.
-func runOSVIF(ctx context.Context, op, endpoint string, vif VIF) error {
+// withDefaults returns o with its zero fields set, or an error naming the invalid field.
+func (o OSVIFOptions) withDefaults() (OSVIFOptions, error) {
+	if o.Backend == "" {
+		o.Backend = OSVIFNative
+	}
+	if o.Timeout == 0 {
+		o.Timeout = osvifTimeout
+	}
+	switch {
+	case o.Backend != OSVIFNative && o.Backend != OSVIFVsctl:
+		return o, fmt.Errorf("lab: os-vif Backend %q: want %q or %q", o.Backend, OSVIFNative, OSVIFVsctl)
+	case o.Timeout < time.Second || o.Timeout > 600*time.Second || o.Timeout%time.Second != 0:
+		return o, fmt.Errorf("lab: os-vif Timeout %v: want whole seconds in 1s..600s", o.Timeout)
+	case o.VsctlDir != "" && (!filepath.IsAbs(o.VsctlDir) || len(o.VsctlDir) > 200 || strings.ContainsAny(o.VsctlDir, ":\x00\n")):
+		return o, fmt.Errorf("lab: os-vif VsctlDir %q: want an absolute path of at most 200 bytes without ':'", o.VsctlDir)
+	}
+	return o, nil
+}
+
+// runOSVIF validates the request, runs the script once and decodes its reply; it returns the
+// script's stderr (os-vif's log).
+func runOSVIF(ctx context.Context, op, endpoint string, vif VIF, o OSVIFOptions) (string, error) {
 	v, err := vif.withDefaults()
 	if err != nil {
-		return err
+		return "", err
+	}
+	if o, err = o.withDefaults(); err != nil {
+		return "", err
 	}
 	if !endptRE.MatchString(endpoint) {
-		return fmt.Errorf("lab: os-vif %s %s: OVSDB endpoint %q: want unix:/path or tcp:IP:PORT", op, v.ID, endpoint)
+		return "", fmt.Errorf("lab: os-vif %s %s: OVSDB endpoint %q: want unix:/path or tcp:IP:PORT", op, v.ID, endpoint)
 	}
-	in, err := json.Marshal(osvifRequest{Op: op, OVSDB: endpoint, TimeoutS: int(osvifTimeout / time.Second),
+	in, err := json.Marshal(osvifRequest{Op: op, OVSDB: endpoint, TimeoutS: int(o.Timeout / time.Second), Backend: o.Backend,
 		VIF: osvifVIF{Kind: string(v.Kind), ID: v.ID, Address: v.Address, InstanceUUID: v.InstanceUUID,
 			InstanceName: v.InstanceName, NetworkID: v.NetworkID, Bridge: v.Bridge, DatapathType: v.DatapathType,
 			VhostMode: v.VhostMode, SocketPath: v.SocketPath, MTU: v.MTU}})
 	if err != nil {
-		return fmt.Errorf("lab: os-vif %s %s: encode request: %w", op, v.ID, err)
+		return "", fmt.Errorf("lab: os-vif %s %s: encode request: %w", op, v.ID, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, osvifTimeout+5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout+osvifSlack)
 	defer cancel()
 	// -I: isolated mode, so PYTHONPATH, PYTHONHOME and the user's site-packages (pyenv's
 	// variables among them) cannot swap os-vif or ovsdbapp for another copy.
 	cmd := exec.CommandContext(ctx, OSVIFPython, "-I", "-c", osvifScript)
 	cmd.WaitDelay = 2 * time.Second
 	cmd.Stdin = bytes.NewReader(in)
+	if o.VsctlDir != "" {
+		cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }),
+			"PATH="+o.VsctlDir+":/usr/sbin:/usr/bin:/sbin:/bin")
+	}
 	stdout, stderr := &capped{max: osvifMaxOutput}, &capped{max: osvifMaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	runErr := cmd.Run()
@@ -248,19 +321,20 @@ func runOSVIF(ctx context.Context, op, endpoint string, vif VIF) error {
 			exit += " (" + context.Cause(ctx).Error() + ")"
 		}
 	}
+	log := stderr.buf.String()
 	var reply osvifReply
 	if err := json.Unmarshal(bytes.TrimSpace(stdout.buf.Bytes()), &reply); err != nil {
-		return fmt.Errorf("lab: os-vif %s %s: %s printed %q (%w; %s)\nstderr:\n%s",
-			op, v.ID, OSVIFPython, stdout.buf.String(), err, exit, lastLines(stderr.buf.String(), 20))
+		return log, fmt.Errorf("lab: os-vif %s %s: %s printed %q (%w; %s)\nstderr:\n%s",
+			op, v.ID, OSVIFPython, stdout.buf.String(), err, exit, lastLines(log, 20))
 	}
 	if !reply.OK || runErr != nil {
-		return fmt.Errorf("lab: os-vif %s %s: %s (%s)\nstderr:\n%s",
-			op, v.ID, reply.Error, exit, lastLines(stderr.buf.String(), 20))
+		return log, fmt.Errorf("lab: os-vif %s %s: %s (%s)\nstderr:\n%s",
+			op, v.ID, reply.Error, exit, lastLines(log, 20))
 	}
 	if reply.Port != v.PortName() {
-		return fmt.Errorf("lab: os-vif %s %s: os-vif named the port %q, want %q", op, v.ID, reply.Port, v.PortName())
+		return log, fmt.Errorf("lab: os-vif %s %s: os-vif named the port %q, want %q", op, v.ID, reply.Port, v.PortName())
 	}
-	return nil
+	return log, nil
 }
 
 // capped is an io.Writer keeping the first max bytes written to it and dropping the rest.

@@ -4,6 +4,7 @@
 Reads one JSON object (at most 64 KiB) on stdin, written by lab.OSVIFPlug / lab.OSVIFUnplug:
 
   {"op": "plug"|"unplug", "ovsdb": "unix:/…/db.sock", "timeout_s": 1..600,
+   "backend": "native"|"vsctl" (optional, default native),
    "vif": {"kind": "vhostuser"|"ovs", "id": UUID, "address": MAC, "instance_uuid": UUID,
            "instance_name": str, "bridge": str, "datapath_type": str, "vhost_mode": "server"|
            "client", "socket_path": str, "mtu": int, "network_id": UUID}}
@@ -11,7 +12,8 @@ Reads one JSON object (at most 64 KiB) on stdin, written by lab.OSVIFPlug / lab.
 and calls os_vif.plug / os_vif.unplug with the objects Nova builds from a Neutron binding:
 VIFVHostUser (plugin "ovs", port profile VIFPortProfileOpenVSwitch) for "vhostuser", VIFOpenVSwitch
 with create_port=True for "ovs". os-vif's OVS plugin then writes the Port and Interface rows in one
-ovsdbapp transaction over the native OVSDB backend, with external_ids iface-id, iface-status,
+ovsdbapp transaction over the native OVSDB backend (or one ovs-vsctl command line, the first
+found on PATH, with backend "vsctl"), with external_ids iface-id, iface-status,
 attached-mac and vm-uuid. The Go side validates every field first; this script checks the shape
 again and refuses anything else.
 
@@ -25,6 +27,7 @@ python3-os-vif and python3-ovsdbapp.
 """
 
 import json
+import os
 import sys
 
 MAX_INPUT = 64 * 1024
@@ -43,7 +46,10 @@ def reply(code, obj):
     json.dump(obj, REPLY)
     REPLY.write("\n")
     REPLY.flush()
-    sys.exit(code)
+    sys.stderr.flush()
+    # os._exit, not sys.exit: after OVSDB went away, ovsdbapp's connection thread keeps
+    # reconnecting and the interpreter's shutdown would wait for it forever.
+    os._exit(code)
 
 
 def fail(code, msg):
@@ -58,8 +64,11 @@ def read_request():
         req = json.loads(data)
     except ValueError as e:
         fail(2, "input is not JSON: %s" % e)
-    if not isinstance(req, dict) or set(req) != {"op", "ovsdb", "timeout_s", "vif"}:
-        fail(2, "input must be an object with exactly op, ovsdb, timeout_s, vif")
+    if not isinstance(req, dict) or not {"op", "ovsdb", "timeout_s", "vif"} <= set(req) <= {
+            "op", "ovsdb", "timeout_s", "vif", "backend"}:
+        fail(2, "input must be an object with op, ovsdb, timeout_s, vif and optionally backend")
+    if req.setdefault("backend", "native") not in ("native", "vsctl"):
+        fail(2, "backend %r: want native or vsctl" % (req["backend"],))
     if req["op"] not in ("plug", "unplug"):
         fail(2, "op %r: want plug or unplug" % (req["op"],))
     if not isinstance(req["ovsdb"], str) or not req["ovsdb"]:
@@ -125,7 +134,7 @@ def main():
     conf(args=[], project="ovsplane-osvif", default_config_files=[])
     logging.setup(conf, "ovsplane-osvif")
     conf.set_override("ovsdb_connection", req["ovsdb"], group="os_vif_ovs")
-    conf.set_override("ovsdb_interface", "native", group="os_vif_ovs")
+    conf.set_override("ovsdb_interface", req["backend"], group="os_vif_ovs")
     conf.set_override("ovs_vsctl_timeout", req["timeout_s"], group="os_vif_ovs")
     privsep.vif_plug.set_client_mode(False)
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ovsplane/ovsplane/test/lab"
 )
@@ -118,6 +119,28 @@ func TestOSVIFPlugRejectsBadInput(t *testing.T) {
 		err := lab.OSVIFPlug(t.Context(), c.endpoint, v)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: OSVIFPlug error = %v, want one naming %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestOSVIFOptionsRejected checks that OSVIFPlugWith refuses invalid options before running
+// anything, naming the field.
+func TestOSVIFOptionsRejected(t *testing.T) {
+	t.Parallel()
+	v := lab.VIF{Kind: lab.VIFOpenVSwitch, ID: "8c1b2e3f-4a5b-4c6d-8e7f-901234567890",
+		Address: "fa:16:3e:11:22:33", InstanceUUID: "0b0e5f7e-3c1d-4d8e-9b1a-2f6c7d8e9f01"}
+	for _, c := range []struct {
+		o    lab.OSVIFOptions
+		want string
+	}{
+		{lab.OSVIFOptions{Backend: "ovs-vsctl"}, "Backend"},
+		{lab.OSVIFOptions{Timeout: 1500 * time.Millisecond}, "Timeout"},
+		{lab.OSVIFOptions{Timeout: time.Hour}, "Timeout"},
+		{lab.OSVIFOptions{Backend: lab.OSVIFVsctl, VsctlDir: "bin"}, "VsctlDir"},
+		{lab.OSVIFOptions{Backend: lab.OSVIFVsctl, VsctlDir: "/a:/b"}, "VsctlDir"},
+	} {
+		if _, err := lab.OSVIFPlugWith(t.Context(), "unix:/tmp/db.sock", v, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("options %+v: error %v, want one naming %s", c.o, err, c.want)
 		}
 	}
 }

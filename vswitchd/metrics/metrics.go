@@ -11,6 +11,8 @@
 //     ovs-vswitchd took to acknowledge them (its reconfiguration, not ovsplane's cost)
 //   - objects{state}: managed objects (bridges, ports, interfaces) by state
 //   - ovsdb_reconnects_total, ovsdb_connected
+//   - reconcile_conflict{object,column}, reconcile_conflict_repairs_total{object,column}:
+//     another OVSDB writer fighting over an owned column (NewConflicts)
 //   - build_info{version,mode}
 //   - jobs_up, jobs_sample_timestamp_seconds and job_<metric>: the plugins' data-path jobs
 //     and their stats samples (RegisterJobs)

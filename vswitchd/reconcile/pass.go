@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
@@ -17,10 +18,15 @@ import (
 func (r *Reconciler) pass(ctx context.Context) error {
 	r.mu.Lock()
 	desired, version := r.desired, r.version
+	repairing := r.applied == version // nothing new to apply: whatever is written is drift
 	r.mu.Unlock()
 
 	owned := r.c.Owned()
 	desired, unheld := r.merge(desired, owned)
+	var foreign []foreignWrite // owned columns someone else changed, for conflict detection
+	if repairing {
+		foreign = foreignWrites(r.c, desired, unheld)
+	}
 	ownedGlobal, err := r.c.OwnedGlobal(ctx)
 	if err != nil {
 		return r.fail(fmt.Errorf("reconcile: reading owned other_config: %w", err))
@@ -107,12 +113,18 @@ func (r *Reconciler) pass(ctx context.Context) error {
 		}
 	}
 	objErr, partial := refusedStatus(refused)
+	foreign = slices.DeleteFunc(foreign, func(w foreignWrite) bool {
+		_, left := objErr[string(w.kind)+"/"+w.name]
+		return left
+	})
+	r.conf.repaired(time.Now(), foreign)
+	conflict := r.conf.snapshot()
 	if partial != nil {
 		partial = fmt.Errorf("reconcile: pass (generation %d) applied everything else: %w", gen, partial)
 		r.log.Warn("reconcile: objects refused, the rest applied", "generation", gen, "err", partial)
 	}
 	r.mu.Lock()
-	r.passErr, r.lastErr, r.objErr = nil, partial, objErr
+	r.passErr, r.lastErr, r.objErr, r.conflict = nil, partial, objErr, conflict
 	r.mu.Unlock()
 	r.refresh()
 	return nil

@@ -60,5 +60,26 @@
 // an unknown datapath_type, the kernel datapath without its module) has State Error with the
 // cause and the fix, and so do its ports' interfaces, instead of staying pending.
 //
+// # Another writer fighting over an owned column
+//
+// Before a drift pass (nothing new to apply) the reconciler compares the owned columns of each
+// owned bridge — datapath_type, fail_mode, protocols — with the desired bridge
+// (ovsdb.Client.OwnedBridgeColumns); a difference is another writer's change, which the pass
+// repairs. Options.ConflictRepairs repairs of the same column of the same bridge within
+// Options.ConflictWindow (default 3 within 10 minutes) are a Conflict: the bridge's status is
+// Error with the column, the other writer's value, ovsplaned's and the fix (for datapath_type,
+// the OpenStack setting that makes os-vif stop writing "system"; for fail_mode and protocols,
+// Neutron's OVS agent), one error line is logged when it starts, Options.OnConflict hears
+// every repair (ovsplaned exports ovsplane_reconcile_conflict and
+// ovsplane_reconcile_conflict_repairs_total), and it ends a window after the last repair.
+//
+// The reconciler keeps repairing, at the pace of drift passes (DriftDelay after OVSDB went
+// quiet), with no further backoff. It does not yield: the configured value is the one the host
+// needs (a DPDK bridge moved to "system" loses every vhost-user port, and on a host without the
+// openvswitch module the bridge fails outright), the damage is done by the other writer's flip,
+// not by the repair, and delaying the repair only lengthens each outage. What was wrong before
+// is that the fight was silent; the conflict makes it visible so that the operator fixes the
+// other writer (docs/openstack.md).
+//
 // Not handled yet: moving a port from one bridge to another in one pass.
 package reconcile

@@ -66,6 +66,14 @@ type Options struct {
 	// OnChange, if set, is called (from Run's goroutine, or the caller of Reconcile) with the
 	// statuses that changed, removed objects reported with an empty State. It must not block.
 	OnChange func([]model.Status)
+	// ConflictRepairs and ConflictWindow tune the detection of another writer fighting over an
+	// owned column (see Conflict): that many repairs of one column of one object within the
+	// window make a conflict. Defaults DefaultConflictRepairs and DefaultConflictWindow.
+	ConflictRepairs int
+	ConflictWindow  time.Duration
+	// OnConflict, if set, is called from the pass at every repair of a column in conflict
+	// (Active true) and once when the conflict ends (Active false). It must not block.
+	OnConflict func(Conflict)
 }
 
 // Writer serialises writers of OVSDB (vswitchd/writer.Writer implements it).
@@ -96,8 +104,11 @@ type Reconciler struct {
 	passErr     error
 	objErr      map[string]string // status key → why the last pass left that object out
 	watch       chan struct{}
-	lastErr     error  // error of the last pass, nil after a successful one
-	down        string // why ovs-vswitchd is known not to run; "" when it runs or nobody knows
+	lastErr     error             // error of the last pass, nil after a successful one
+	down        string            // why ovs-vswitchd is known not to run; "" when it runs or nobody knows
+	conflict    map[string]string // status key → active conflicts' message (conflicts.snapshot)
+
+	conf *conflicts // used by the pass only
 }
 
 // New returns a Reconciler for c and desired (from config.Config.Desired). It does nothing until
@@ -125,7 +136,8 @@ func New(c Client, desired config.DesiredState, opts Options) *Reconciler {
 		opts.MaxBackoff = max(10*time.Second, opts.MinBackoff)
 	}
 	return &Reconciler{c: c, log: opts.Logger, opts: opts, kick: make(chan struct{}, 1),
-		desired: desired, applied: -1, status: map[string]model.Status{}, watch: make(chan struct{})}
+		desired: desired, applied: -1, status: map[string]model.Status{}, watch: make(chan struct{}),
+		conf: newConflicts(opts)}
 }
 
 // Update replaces the desired state; Run starts a pass for it at once. An equal desired state

@@ -21,7 +21,13 @@ import (
 // labReconciler dials the lab's OVSDB and runs a Reconciler for d until the test ends.
 func labReconciler(t *testing.T, db *lab.OVSDB, d config.DesiredState) *reconcile.Reconciler {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	return labReconcilerWith(t, db, d, reconcile.Options{MinBackoff: 20 * time.Millisecond, MaxBackoff: time.Second})
+}
+
+// labReconcilerWith is labReconciler with opts (a nil Logger discards the logs).
+func labReconcilerWith(t *testing.T, db *lab.OVSDB, d config.DesiredState, opts reconcile.Options) *reconcile.Reconciler {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{db.Endpoint}, Logger: quiet})
@@ -29,7 +35,10 @@ func labReconciler(t *testing.T, db *lab.OVSDB, d config.DesiredState) *reconcil
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	r := reconcile.New(c, d, reconcile.Options{Logger: quiet, MinBackoff: 20 * time.Millisecond, MaxBackoff: time.Second})
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	r := reconcile.New(c, d, opts)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(runCtx) }()

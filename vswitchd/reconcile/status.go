@@ -73,7 +73,7 @@ func (r *Reconciler) refresh() {
 	start := time.Now()
 	defer func() { r.refreshCost.Store(int64(time.Since(start))) }()
 	r.mu.Lock()
-	desired, passErr, down, objErr := r.desired, r.passErr, r.down, r.objErr
+	desired, passErr, down, objErr, conflict := r.desired, r.passErr, r.down, r.objErr, r.conflict
 	r.mu.Unlock()
 	desired, unheld := r.merge(desired, nil)
 
@@ -111,10 +111,14 @@ func (r *Reconciler) refresh() {
 			bs.State, bs.Error = model.StateError, why
 		}
 		bs = refusedAs(bs, objErr)
-		put(bs)
 		for _, es := range exportStatuses(b, exports[b.Name], bridgeError(bs)) {
 			put(es)
 		}
+		// A conflict over a column (see Conflict) is the bridge's error, not its exports'.
+		if msg, fought := conflict[bs.Key()]; fought && bs.State != model.StateError {
+			bs.State, bs.Error = model.StateError, msg
+		}
+		put(bs)
 		for _, p := range b.Ports {
 			if u := p.ExternalIDs[UnitKey]; u != "" && u != p.Name {
 				units[u] = append(units[u], "port/"+p.Name)
