@@ -112,7 +112,7 @@ const usageHeader = `usage: ovsplaned [--config FILE] [OPTIONS]
        ovsplaned --help | --version
 The ovsplane daemon: keeps Open vSwitch converged to its configuration (a YAML file, OVSPLANE_*
 variables and these flags, which override both). SIGHUP reloads the configuration.
-See ovsplaned(8) and docs/config.md.
+See ovsplaned(8) and examples/ovsplaned.yaml.
 
 Options:
 `

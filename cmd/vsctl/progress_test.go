@@ -21,8 +21,8 @@ import (
 )
 
 // serveFake runs the API server over a fake backend whose ApplyPort takes delay, and returns
-// the socket's address.
-func serveFake(t *testing.T, delay time.Duration) string {
+// the fake and the socket's address.
+func serveFake(t *testing.T, delay time.Duration) (*apitest.Fake, string) {
 	t.Helper()
 	addr := "unix:" + filepath.Join(testkit.ShortTempDir(t, "ovsplane-vsctl"), "ovsplaned.sock")
 	fake := apitest.New()
@@ -43,7 +43,7 @@ func serveFake(t *testing.T, delay time.Duration) string {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return addr
+	return fake, addr
 }
 
 // applyFile writes an apply file of one bridge with n internal ports.
@@ -90,7 +90,7 @@ func openPTY(t *testing.T) (ptmx, tty *os.File) {
 // and erased, and stdout has the same summary either way.
 func TestApplyProgressBarOnlyOnATerminal(t *testing.T) {
 	bin := buildVsctl(t)
-	addr := serveFake(t, 5*time.Millisecond)
+	_, addr := serveFake(t, 5*time.Millisecond)
 	file := applyFile(t, 200)
 	summary := "applied 1 bridge(s) and 200 port(s) in "
 
