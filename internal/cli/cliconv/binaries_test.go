@@ -3,43 +3,58 @@ package cliconv_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/model"
 )
 
 // binary is one program of the repository: its package and the name it is installed under.
 type binary struct {
 	pkg, name string
+	plugin    bool
 }
 
-// binaries are every program `make build` and `make plugins` install.
+// binaries are every program `make build` and `make plugins` build for `make install`.
 var binaries = []binary{
-	{"./cmd/ovsplaned", "ovsplaned"},
-	{"./cmd/vsctl", "vsctl"},
-	{"./plugins/vdpa", "ovsplane-plugin-vdpa"},
-	{"./plugins/dsa", "ovsplane-plugin-dsa"},
-	{"./plugins/stripe", "ovsplane-plugin-stripe"},
-	{"./plugins/overlay", "ovsplane-plugin-overlay"},
-	{"./plugins/flowmon", "ovsplane-plugin-flowmon"},
-	{"./examples/veth-reference", "ovsplane-plugin-veth"},
+	{"github.com/ovsplane/ovsplane/cmd/ovsplaned", "ovsplaned", false},
+	{"github.com/ovsplane/ovsplane/cmd/vsctl", "vsctl", false},
+	{"github.com/ovsplane/ovsplane/plugins/vdpa", "ovsplane-plugin-vdpa", true},
+	{"github.com/ovsplane/ovsplane/plugins/dsa", "ovsplane-plugin-dsa", true},
+	{"github.com/ovsplane/ovsplane/plugins/stripe", "ovsplane-plugin-stripe", true},
+	{"github.com/ovsplane/ovsplane/plugins/overlay", "ovsplane-plugin-overlay", true},
+	{"github.com/ovsplane/ovsplane/plugins/flowmon", "ovsplane-plugin-flowmon", true},
+	{"github.com/ovsplane/ovsplane/examples/veth-reference", "ovsplane-plugin-veth", true},
 }
 
-// buildAll builds every binary into a temporary directory, under its installed name.
+// buildAll builds every binary (once per test binary) and lays them out as `make build
+// plugins` does in bin/: the programs at the top, the plugins in plugins/. It returns that
+// directory.
 func buildAll(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, b := range binaries {
-		cmd := exec.CommandContext(t.Context(), "go", "build", "-o", filepath.Join(dir, b.name), b.pkg)
-		cmd.Dir = "../../.."
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
+		path := testkit.BuildOnce(t, b.pkg)
+		if err := os.Symlink(path, installed(dir, b)); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return dir
+}
+
+// installed is where b is in a bin/ directory laid out by buildAll.
+func installed(bin string, b binary) string {
+	if b.plugin {
+		return filepath.Join(bin, "plugins", b.name)
+	}
+	return filepath.Join(bin, b.name)
 }
 
 // runBin runs a binary and returns its exit status, stdout and stderr.
@@ -68,7 +83,7 @@ func runBin(t *testing.T, path string, args ...string) (int, string, string) {
 func TestEveryBinaryHelpVersionBadFlag(t *testing.T) {
 	dir := buildAll(t)
 	for _, b := range binaries {
-		path := filepath.Join(dir, b.name)
+		path := installed(dir, b)
 		for _, help := range []string{"--help", "-h"} {
 			code, stdout, stderr := runBin(t, path, help)
 			if code != 0 || !strings.Contains(strings.ToLower(stdout), "usage:") || stderr != "" {
