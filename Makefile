@@ -262,5 +262,33 @@ plugin-dev:
 run-embedded:
 	env -u OVSPLANE_RUN_DIR $(GO) run ./cmd/ovsplaned --config examples/quickstart.yaml --embedded --data-dir $${OVSPLANE_RUN_DIR:-/tmp/ovsplane-run}
 
+## install: install what `make build plugins` built in $(BIN) under $(DESTDIR)$(PREFIX): the
+## programs in bin/, the plugins in lib/ovsplane/plugins/ (name them in the daemon's plugins:
+## list with their pins), man pages in share/man/man8/, bash completion, and the systemd unit
+## in $(SYSTEMDUNITDIR) with its ExecStart pointing at $(PREFIX)/bin. A program or plugin not
+## built is an error naming the make target that builds it.
+PREFIX          ?= /usr/local
+SYSTEMDUNITDIR  ?= $(PREFIX)/lib/systemd/system
+MANPAGES        := $(wildcard contrib/man/*.8)
+.PHONY: install install-bin install-man install-contrib
+install: install-bin install-man install-contrib
+install-bin:
+	@for f in $(BIN)/ovsplaned $(BIN)/vsctl; do [ -x "$$f" ] || { echo "make install: $$f is missing: run make build first" >&2; exit 1; }; done
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/ovsplane/plugins
+	install -m 0755 $(BIN)/ovsplaned $(BIN)/vsctl $(DESTDIR)$(PREFIX)/bin/
+	@for p in $(patsubst contrib/man/%.8,%,$(filter contrib/man/ovsplane-plugin-%,$(MANPAGES))); do \
+	  [ -x "$(BIN)/plugins/$$p" ] || { echo "make install: $(BIN)/plugins/$$p is missing: run make plugins first" >&2; exit 1; }; \
+	  echo "install -m 0755 $(BIN)/plugins/$$p $(DESTDIR)$(PREFIX)/lib/ovsplane/plugins/"; \
+	  install -m 0755 "$(BIN)/plugins/$$p" $(DESTDIR)$(PREFIX)/lib/ovsplane/plugins/ || exit 1; \
+	done
+install-man:
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0644 $(MANPAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
+install-contrib:
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -m 0644 contrib/bash-completion/vsctl contrib/bash-completion/ovsplaned $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
+	sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' contrib/systemd/ovsplaned.service > $(DESTDIR)$(SYSTEMDUNITDIR)/ovsplaned.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/ovsplaned.service
+
 clean:
 	rm -rf $(BIN)

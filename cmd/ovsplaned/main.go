@@ -35,6 +35,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ovsplane/ovsplane/internal/cli/cliconv"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
@@ -66,6 +67,10 @@ func main() {
 	}
 	err := run(ctx, os.Args[1:], filterEnv(os.Environ()), hup, os.Stdout, os.Stderr)
 	stop()
+	var done cliDone
+	if errors.As(err, &done) {
+		os.Exit(done.code)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ovsplaned: %v\n", err)
 		os.Exit(1)
@@ -92,7 +97,25 @@ type daemonFlags struct {
 	sandbox  bool
 	dpdk     string
 	timeout  time.Duration
+	version  bool
 }
+
+// cliDone is run's result when the command line was handled without starting the daemon
+// (--help, --version, a usage error), already printed: main exits with code.
+type cliDone struct{ code int }
+
+func (d cliDone) Error() string { return fmt.Sprintf("command line handled (exit %d)", d.code) }
+
+// usageHeader opens ovsplaned's usage, above its flags.
+const usageHeader = `usage: ovsplaned [--config FILE] [OPTIONS]
+       ovsplaned --once [--timeout DURATION] [OPTIONS]
+       ovsplaned --help | --version
+The ovsplane daemon: keeps Open vSwitch converged to its configuration (a YAML file, OVSPLANE_*
+variables and these flags, which override both). SIGHUP reloads the configuration.
+See ovsplaned(8) and examples/ovsplaned.yaml.
+
+Options:
+`
 
 // errNotReady is --once's failure: some object is not ready.
 var errNotReady = errors.New("not every object is ready")
@@ -103,16 +126,30 @@ const shutdownTimeout = 20 * time.Second
 func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, stderr io.Writer) error {
 	var df daemonFlags
 	fs := pflag.NewFlagSet("ovsplaned", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// cliconv prints help and errors: the flag set prints nothing itself.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
 	fs.StringVar(&df.file, "config", "", "configuration file (YAML); default $OVSPLANE_CONFIG")
 	fs.BoolVar(&df.once, "once", false, "converge once, print the statuses and exit (0 when all are ready)")
 	fs.BoolVar(&df.embedded, "embedded", false, "use the embedded OVSDB with a simulated ovs-vswitchd, even when an Open vSwitch is running")
 	fs.BoolVar(&df.sandbox, "sandbox", false, "start a private Open vSwitch (ovsdb-server + ovs-vswitchd) in <data_dir>/sandbox and stop it on exit")
 	fs.StringVar(&df.dpdk, "sandbox-dpdk", "auto", "with --sandbox: auto (DPDK when ovs-vswitchd-dpdk and free hugepages are there), on or off")
 	fs.DurationVar(&df.timeout, "timeout", 60*time.Second, "with --once: how long to wait for every object to be ready")
+	fs.BoolVar(&df.version, "version", false, cliconv.VersionFlagUsage)
 	config.RegisterFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+	usage := func(w io.Writer) { fmt.Fprint(w, usageHeader+fs.FlagUsages()) }
+	if code, done := cliconv.Parsed("ovsplaned", fs.Parse(args), stdout, stderr, usage); done {
+		return cliDone{code}
+	}
+	if df.version {
+		cliconv.PrintVersion(stdout, "ovsplaned")
+		return cliDone{0}
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "ovsplaned: unexpected argument %q: the daemon takes only options\n", fs.Arg(0))
+		usage(stderr)
+		return cliDone{cliconv.ExitUsage}
 	}
 	if df.embedded && df.sandbox {
 		return errors.New("--embedded and --sandbox exclude each other: pick one")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -65,6 +66,30 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{bin, "plugin", "--format=json", "l"}, "list"},
 		{[]string{bin, "overlay", "ro"}, "routes"},
 		{[]string{bin, "overlay", "routes", "x"}, ""},
+	}
+	for _, tc := range cases {
+		got := strings.Join(complete(t, tc.words...), " ")
+		if got != tc.want {
+			t.Errorf("completing %q: got %q, want %q", tc.words[1:], got, tc.want)
+		}
+	}
+}
+
+// The daemon commands' completion asks the daemon named on the line for plugin names, and
+// completes --format's values; no Open vSwitch needed.
+func TestBashCompletionDaemonValues(t *testing.T) {
+	bin := buildVsctl(t)
+	fake, addr := serveFake(t, 0)
+	fake.SetPlugins([]model.PluginInfo{{Name: "vdpa", Version: "1"}, {Name: "stripe", Version: "1"}})
+	cases := []struct {
+		words []string
+		want  string
+	}{
+		{[]string{bin, "--daemon=" + addr, "plugin", "status", ""}, "stripe vdpa"},
+		{[]string{bin, "--daemon=" + addr, "plugin", "stats", "v"}, "vdpa"},
+		{[]string{bin, "--daemon=" + addr, "plugin", "list", ""}, ""},
+		{[]string{bin, "--format="}, "--format=table --format=json"},
+		{[]string{bin, "plugin", "--format=j"}, "--format=json"},
 	}
 	for _, tc := range cases {
 		got := strings.Join(complete(t, tc.words...), " ")

@@ -8,15 +8,24 @@
 package main
 
 import (
+	"flag"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
 	"github.com/ovsplane/ovsplane/examples/veth-reference/internal/veth"
 	"github.com/ovsplane/ovsplane/examples/veth-reference/internal/vethplugin"
+	"github.com/ovsplane/ovsplane/internal/cli/cliconv"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 )
 
 func main() {
+	// ovsplaned starts the plugin without arguments; arguments are the command line's
+	// conventions only (--help, --version).
+	if len(os.Args) > 1 {
+		os.Exit(runCLI(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	// Standard output belongs to go-plugin's handshake: log to standard error only.
 	level := slog.LevelInfo
 	if os.Getenv(sdk.DebugEnv) == "1" {
@@ -44,4 +53,30 @@ func run(log *slog.Logger) error {
 	defer p.Close()
 	sdk.Serve(p)
 	return nil
+}
+
+// runCLI handles the command line: --help and --version (exit 0); anything else is a usage
+// error (exit 2), as the plugin has no command of its own.
+func runCLI(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ovsplane-plugin-veth", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	version := fs.Bool("version", false, cliconv.VersionFlagUsage)
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: ovsplane-plugin-veth --help | --version")
+		fmt.Fprintln(w, "Without arguments the plugin serves ovsplaned, which starts it (see README.md).")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	if code, done := cliconv.Parsed("ovsplane-plugin-veth", fs.Parse(args), stdout, stderr, usage); done {
+		return code
+	}
+	if !*version || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "ovsplane-plugin-veth: the plugin takes no arguments but --help and --version")
+		usage(stderr)
+		return cliconv.ExitUsage
+	}
+	cliconv.PrintVersion(stdout, "ovsplane-plugin-veth")
+	return 0
 }

@@ -43,6 +43,7 @@ import (
 	"strings"
 
 	"github.com/ovsplane/ovsplane/dsa/simidxd"
+	"github.com/ovsplane/ovsplane/internal/cli/cliconv"
 
 	"github.com/ovsplane/ovsplane/plugins/dsa/internal/dsaplugin"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
@@ -78,7 +79,10 @@ func variantList() string {
 // cannot be read or the plan fails, 2 on a usage error or an invalid configuration.
 func runCLI(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ovsplane-plugin-dsa", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// cliconv prints help and errors: the flag set prints nothing itself.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	version := fs.Bool("version", false, cliconv.VersionFlagUsage)
 	detect := fs.Bool("detect", false, "print what this host and the running ovs-vswitchd can do with DSA (read-only)")
 	plan := fs.Bool("plan", false, "print what the plugin would write for --config (dry run, read-only)")
 	asJSON := fs.Bool("json", false, "with --detect or --plan: print JSON")
@@ -91,16 +95,22 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	importFile := fs.String("import-accel-config", "", "with --plan: plan adopting this accel-config JSON file instead of --config")
 	dpdkExtra := fs.String("dpdk-extra", "", "with --plan: OVS's other_config:dpdk-extra, for its --file-prefix (the work queue name prefix)")
 	ctl := fs.String("ovs-ctl", "", "with --detect: ovs-vswitchd's unixctl socket, when it was started with --unixctl=PATH (instead of finding one in --ovs-rundir)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR [--simulate-variant V]] [--ovs-rundir DIR | --ovs-ctl PATH]")
-		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR [--simulate-variant V]] [--ovs-rundir DIR] [--dpdk-extra ARGS]")
-		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --plan [--json] --import-accel-config FILE [--root DIR | --simulate DIR] [--ovs-rundir DIR] [--dpdk-extra ARGS]")
-		fmt.Fprintln(stderr, "       ovsplane-plugin-dsa --export-accel-config [--root DIR | --simulate DIR]")
-		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it.")
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: ovsplane-plugin-dsa --detect [--json] [--root DIR | --simulate DIR [--simulate-variant V]] [--ovs-rundir DIR | --ovs-ctl PATH]")
+		fmt.Fprintln(w, "       ovsplane-plugin-dsa --plan [--json] --config FILE|JSON [--root DIR | --simulate DIR [--simulate-variant V]] [--ovs-rundir DIR] [--dpdk-extra ARGS]")
+		fmt.Fprintln(w, "       ovsplane-plugin-dsa --plan [--json] --import-accel-config FILE [--root DIR | --simulate DIR] [--ovs-rundir DIR] [--dpdk-extra ARGS]")
+		fmt.Fprintln(w, "       ovsplane-plugin-dsa --export-accel-config [--root DIR | --simulate DIR]")
+		fmt.Fprintln(w, "Without arguments the plugin serves ovsplaned, which starts it.")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := cliconv.Parsed("ovsplane-plugin-dsa", fs.Parse(args), stdout, stderr, usage); done {
+		return code
+	}
+	if *version {
+		cliconv.PrintVersion(stdout, "ovsplane-plugin-dsa")
+		return 0
 	}
 	if *root != "" && *simulate != "" {
 		fmt.Fprintln(stderr, "ovsplane-plugin-dsa: --root and --simulate exclude each other: a simulation has its own root")
@@ -146,6 +156,6 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	case *plan && !*detect && !*export && *importFile == "" && fs.NArg() == 0 && *config != "":
 		return runPlan(planOptions{Root: *root, Simulate: *simulate, Config: *config, OVSRunDir: *rundir, DPDKExtra: *dpdkExtra, JSON: *asJSON}, stdout, stderr)
 	}
-	fs.Usage()
+	usage(stderr)
 	return 2
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/flowmon/query"
+	"github.com/ovsplane/ovsplane/internal/cli/cliconv"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/flowmon/internal/flowmonplugin"
 )
@@ -91,7 +92,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	qf := query.BindFlags(fs)
 	format := fs.String("format", "table", "output: table, json or csv")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOrUsage(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "flowmon query: unexpected argument %q: every filter is a flag (--src, --dst, ...)\n", fs.Arg(0))
@@ -170,4 +171,13 @@ func readConfig(arg string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d bytes: a job's configuration is a small JSON object", arg, maxConfigFile)
 	}
 	return data, nil
+}
+
+// helpOrUsage is the exit status of a subcommand whose flags did not parse (the flag set has
+// printed the usage): 0 for -h/--help, which asked for it, cliconv.ExitUsage otherwise.
+func helpOrUsage(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return cliconv.ExitUsage
 }

@@ -33,7 +33,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.DstMAC, "dst-mac", "", "destination MAC (default broadcast)")
 	format := fs.String("format", "table", "report: table or json")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOrUsage(err)
 	}
 	if fs.NArg() > 0 || (*format != "table" && *format != "json") || *srcPort > 65535 || *dstPort > 65535 || *srcPort == 0 || *dstPort == 0 {
 		fmt.Fprintln(stderr, "usage: flowmon gen --interface IF [flags]; --format table|json; ports 1 to 65535")

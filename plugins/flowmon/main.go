@@ -32,6 +32,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/cli/cliconv"
 	"github.com/ovsplane/ovsplane/plugins/flowmon/internal/flowmonplugin"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 )
@@ -66,7 +67,7 @@ const usage = `usage: flowmon query [--socket PATH | --job NAME [--data-dir DIR]
        flowmon gen   --interface IF [--receive-interface IF] [--frame-size 64] [--flows 16] [--rate PPS] [--duration 10s] [--format table|json]
        flowmon check collector|gen FILE|JSON
 Without arguments (as ovsplane-plugin-flowmon) the plugin serves ovsplaned, which starts it.
-'flowmon COMMAND -h' lists a command's flags; docs/flowmon.md has examples.`
+'flowmon --version' prints the version; 'flowmon COMMAND -h' lists a command's flags; docs/flowmon.md has examples.`
 
 // runCLI runs the command-line mode and returns the exit status.
 func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -85,6 +86,9 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCheck(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
+		return 0
+	case "-version", "--version", "version":
+		cliconv.PrintVersion(stdout, "ovsplane-plugin-flowmon")
 		return 0
 	}
 	fmt.Fprintf(stderr, "flowmon: unknown command %q\n%s\n", args[0], usage)

@@ -121,7 +121,7 @@ func runTop(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	key := fs.String("key", "src", "group the talkers by src, dst, srcport, dstport, proto, bridge, inport, outport or exporter")
 	once := fs.Bool("once", false, "draw one frame and exit")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOrUsage(err)
 	}
 	var err error
 	if o.by, err = query.ParseMetric(*by); err == nil {

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/cli/cliconv"
 	"github.com/ovsplane/ovsplane/plugins/overlay/internal/overlayplugin"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 )
@@ -53,18 +54,27 @@ func main() {
 // runCLI runs the command-line mode and returns the exit status.
 func runCLI(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ovsplane-plugin-overlay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// cliconv prints help and errors: the flag set prints nothing itself.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	version := fs.Bool("version", false, cliconv.VersionFlagUsage)
 	check := fs.String("check", "", "check an overlay-agent job's configuration, a file or inline JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ovsplane-plugin-overlay --check FILE|JSON")
-		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it.")
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: ovsplane-plugin-overlay --check FILE|JSON")
+		fmt.Fprintln(w, "Without arguments the plugin serves ovsplaned, which starts it.")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := cliconv.Parsed("ovsplane-plugin-overlay", fs.Parse(args), stdout, stderr, usage); done {
+		return code
+	}
+	if *version {
+		cliconv.PrintVersion(stdout, "ovsplane-plugin-overlay")
+		return 0
 	}
 	if fs.NArg() > 0 || *check == "" {
-		fs.Usage()
+		usage(stderr)
 		return 2
 	}
 	data, err := readConfig(*check)

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/ovsplane/ovsplane/api/client"
+	"github.com/ovsplane/ovsplane/internal/cli/cliconv"
 	"github.com/ovsplane/ovsplane/model"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 	"github.com/ovsplane/ovsplane/plugins/stripe/internal/stripeplugin"
@@ -67,24 +68,33 @@ func main() {
 // runCLI runs the command-line mode and returns the exit status.
 func runCLI(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ovsplane-plugin-stripe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// cliconv prints help and errors: the flag set prints nothing itself.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	version := fs.Bool("version", false, cliconv.VersionFlagUsage)
 	check := fs.String("check", "", "check a stripe job's configuration, a file or inline JSON ({\"node\": 1, ...}), and print it with its defaults")
 	topView := fs.Bool("top", false, "live view of the stripe jobs' stats, from the daemon")
 	daemon := fs.String("daemon", defaultAddr(), "with --top: the daemon's API address (unix:PATH or tcp:HOST:PORT; $"+client.EnvAddr+")")
 	job := fs.String("job", "", "with --top: show only this job")
 	interval := fs.Duration("interval", time.Second, "with --top: the refresh interval")
 	once := fs.Bool("once", false, "with --top: draw one frame and exit")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ovsplane-plugin-stripe --check FILE|JSON")
-		fmt.Fprintln(stderr, "       ovsplane-plugin-stripe --top [--daemon ADDR] [--job NAME] [--interval 1s] [--once]")
-		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it; `vsctl plugin stats stripe` shows its jobs' stats.")
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: ovsplane-plugin-stripe --check FILE|JSON")
+		fmt.Fprintln(w, "       ovsplane-plugin-stripe --top [--daemon ADDR] [--job NAME] [--interval 1s] [--once]")
+		fmt.Fprintln(w, "Without arguments the plugin serves ovsplaned, which starts it; `vsctl plugin stats stripe` shows its jobs' stats.")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := cliconv.Parsed("ovsplane-plugin-stripe", fs.Parse(args), stdout, stderr, usage); done {
+		return code
+	}
+	if *version {
+		cliconv.PrintVersion(stdout, "ovsplane-plugin-stripe")
+		return 0
 	}
 	if fs.NArg() > 0 || (*check == "") == !*topView {
-		fs.Usage()
+		usage(stderr)
 		return 2
 	}
 	if *topView {

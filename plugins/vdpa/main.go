@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/ovsplane/ovsplane/internal/cli/cliconv"
 	"github.com/ovsplane/ovsplane/plugins/sdk"
 	"github.com/ovsplane/ovsplane/plugins/vdpa/internal/vdpaplugin"
 	"github.com/ovsplane/ovsplane/vdpa"
@@ -46,21 +47,30 @@ func main() {
 // cannot be read or the plan fails, 2 on a usage error (bad flags or options).
 func runCLI(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ovsplane-plugin-vdpa", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// cliconv prints help and errors: the flag set prints nothing itself.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	version := fs.Bool("version", false, cliconv.VersionFlagUsage)
 	detect := fs.Bool("detect", false, "print what this host supports for vDPA ports, and why not (read-only)")
 	plan := fs.Bool("plan", false, "print what attaching a port with the key=value options given would do (dry run, read-only)")
 	asJSON := fs.Bool("json", false, "with --detect or --plan: print JSON")
 	name := fs.String("name", "vdpa0", "with --plan: the port's (interface's) name, the vDPA device's default name")
 	root := fs.String("root", vdpaplugin.DefaultRoot, "the directory holding sys/, dev/ and proc/")
 	simulate := fs.String("simulate", "", "read a vdpa fixture file in a simulated kernel instead of this host")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ovsplane-plugin-vdpa --detect [--json] [--root DIR | --simulate FIXTURE]")
-		fmt.Fprintln(stderr, "       ovsplane-plugin-vdpa --plan [--json] [--name NAME] [--root DIR | --simulate FIXTURE] pf=PF [vf=N] [mode=kernel|dpdk-pmd|ovs-fork] [mac=…] [key=value…]")
-		fmt.Fprintln(stderr, "Without arguments the plugin serves ovsplaned, which starts it.")
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: ovsplane-plugin-vdpa --detect [--json] [--root DIR | --simulate FIXTURE]")
+		fmt.Fprintln(w, "       ovsplane-plugin-vdpa --plan [--json] [--name NAME] [--root DIR | --simulate FIXTURE] pf=PF [vf=N] [mode=kernel|dpdk-pmd|ovs-fork] [mac=…] [key=value…]")
+		fmt.Fprintln(w, "Without arguments the plugin serves ovsplaned, which starts it.")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := cliconv.Parsed("ovsplane-plugin-vdpa", fs.Parse(args), stdout, stderr, usage); done {
+		return code
+	}
+	if *version {
+		cliconv.PrintVersion(stdout, "ovsplane-plugin-vdpa")
+		return 0
 	}
 	switch {
 	case *detect && !*plan && fs.NArg() == 0:
@@ -85,6 +95,6 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	fs.Usage()
+	usage(stderr)
 	return 2
 }

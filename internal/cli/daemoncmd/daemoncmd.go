@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/ovsplane/ovsplane/model"
 )
@@ -64,10 +65,10 @@ func Handles(args []string) bool {
 var valueOptions = []string{"--daemon", "--format", "--file", "-f", "--timeout", "--jobs",
 	"--private-key", "--certificate", "--ca-cert"}
 
-// IsTerminal reports whether f is a character device (a terminal), for Env.StderrTerminal.
+// IsTerminal reports whether f is a terminal (not merely a character device such as
+// /dev/null), for Env.StderrTerminal.
 func IsTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // opts are the options of both commands.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -254,8 +255,13 @@ func TestApply(t *testing.T) {
 			t.Errorf("failure of %s not listed; stderr:\n%s", p, r.stderr)
 		}
 	}
-	if !strings.Contains(r.stderr, "\rports [") || !strings.Contains(r.stderr, "300/300") {
-		t.Errorf("no progress bar on a terminal stderr: %q", r.stderr[:min(200, len(r.stderr))])
+	// The bar (schollz/progressbar) counts the ports and is erased before the failures are
+	// listed: its last drawing is followed by blanks and a carriage return.
+	lastBar := strings.LastIndex(r.stderr, "\rports ")
+	if lastBar < 0 || !strings.Contains(r.stderr, "/300, ") {
+		t.Errorf("no progress bar on a terminal stderr: %q", r.stderr)
+	} else if rest, _, _ := strings.Cut(r.stderr[lastBar+1:], "vsctl: apply:"); !regexp.MustCompile(`\r +\r$`).MatchString(rest) {
+		t.Errorf("the progress bar is not erased before the failures: %q", rest)
 	}
 	if got := len(fake.Ports("")); got != 300 {
 		t.Errorf("fake holds %d ports, want 300", got)

@@ -1,56 +1,54 @@
 package daemoncmd
 
 import (
-	"fmt"
 	"io"
-	"strings"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
 )
 
-// progress draws "ports [=====>     ] 120/500" on a terminal, redrawn at most every 100ms and
-// erased by done. On anything but a terminal it draws nothing. Not safe for concurrent use:
-// the caller serialises add.
+// progress shows how many of an apply's ports are done as a bar on a terminal
+// (github.com/schollz/progressbar/v3, docs/decisions/progress-bars.md), redrawn at most every
+// 100ms and erased when every port is done, leaving the line for the summary. On anything but
+// a terminal it writes nothing at all, so piped or logged output stays the summary alone. Not
+// safe for concurrent use: the caller serialises add.
 type progress struct {
-	w          io.Writer
-	on         bool
-	total, n   int
-	last       time.Time
-	drawnWidth int
+	bar *progressbar.ProgressBar // nil: draw nothing
 }
 
+// barWidth is the bar's width in cells, not counting its label and counters.
 const barWidth = 40
 
 func newProgress(w io.Writer, terminal bool, total int) *progress {
-	p := &progress{w: w, on: terminal && total > 0, total: total}
-	p.draw()
-	return p
+	if !terminal || total <= 0 {
+		return &progress{}
+	}
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("ports"),
+		progressbar.OptionSetWidth(barWidth),
+		progressbar.OptionSetTheme(progressbar.ThemeASCII),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetItsString("ports"),
+		progressbar.OptionShowIts(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetRenderBlankState(true),
+	)
+	return &progress{bar: bar}
 }
 
+// add counts n more ports done.
 func (p *progress) add(n int) {
-	p.n += n
-	if time.Since(p.last) >= 100*time.Millisecond || p.n == p.total {
-		p.draw()
+	if p.bar != nil {
+		// The bar writes to the terminal; a failed write to stderr has nowhere to be reported.
+		_ = p.bar.Add(n)
 	}
 }
 
-func (p *progress) draw() {
-	if !p.on {
-		return
-	}
-	p.last = time.Now()
-	filled := barWidth * p.n / p.total
-	bar := strings.Repeat("=", filled)
-	if filled < barWidth {
-		bar += ">" + strings.Repeat(" ", barWidth-filled-1)
-	}
-	line := fmt.Sprintf("ports [%s] %d/%d", bar, p.n, p.total)
-	p.drawnWidth = len(line)
-	fmt.Fprintf(p.w, "\r%s", line)
-}
-
-// done erases the bar, leaving the line for the summary.
+// done erases the bar (it is erased already when every port was counted).
 func (p *progress) done() {
-	if p.on && p.drawnWidth > 0 {
-		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.drawnWidth))
+	if p.bar != nil && !p.bar.IsFinished() {
+		_ = p.bar.Clear()
 	}
 }
