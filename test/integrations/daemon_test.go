@@ -1,4 +1,4 @@
-package apiclients
+package integrations
 
 import (
 	"bytes"
@@ -25,27 +25,45 @@ const repoRoot = "../.."
 type daemon struct {
 	// Sock is the API's unix socket.
 	Sock string
+	// hc is an HTTP client whose every connection goes to Sock (one client, so that polling
+	// reuses its connections instead of piling up idle ones on the daemon).
+	hc *http.Client
 }
 
-// startDaemon builds ./cmd/ovsplaned and runs it on its embedded OVSDB with its API on a unix
-// socket in a fresh directory, until the test ends; it returns once Health answers.
-func startDaemon(t *testing.T) *daemon {
+// buildTool builds the command at ./cmd/NAME into dir and returns the binary's path.
+func buildTool(t *testing.T, dir, name string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "apic") // short: unix socket paths must fit 107 bytes
+	bin := filepath.Join(dir, name)
+	build := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// startDaemon builds ./cmd/ovsplaned and runs it with its API on a unix socket in a fresh
+// directory, until the test ends; it returns once Health answers. args choose the OVSDB and the
+// configuration; none means --embedded (the daemon's own OVSDB with a simulated ovs-vswitchd).
+func startDaemon(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "itg") // short: unix socket paths must fit 107 bytes
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "ovsplaned")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/ovsplaned")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/ovsplaned: %v\n%s", err, out)
+	bin := buildTool(t, dir, "ovsplaned")
+	if len(args) == 0 {
+		args = []string{"--embedded"}
 	}
 	d := &daemon{Sock: filepath.Join(dir, "api.sock")}
+	d.hc = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", d.Sock)
+	}}}
+	t.Cleanup(d.hc.CloseIdleConnections)
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "--embedded", "--data-dir", filepath.Join(dir, "data"),
-		"--api-listen", "unix:"+d.Sock, "--log-level", "error")
+	cmd := exec.Command(bin, append([]string{"--data-dir", filepath.Join(dir, "data"),
+		"--api-listen", "unix:" + d.Sock, "--log-level", "info"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -53,6 +71,9 @@ func startDaemon(t *testing.T) *daemon {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("ovsplaned's log:\n%s", stderr.String())
+		}
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
@@ -64,7 +85,7 @@ func startDaemon(t *testing.T) *daemon {
 			t.Errorf("ovsplaned did not stop within 30s of SIGTERM:\n%s", stderr.String())
 		}
 	})
-	hc := d.httpClient()
+	hc := d.hc
 	lab.WaitFor(t, 60*time.Second, "ovsplaned to answer Health on "+d.Sock, func(ctx context.Context) error {
 		select {
 		case err := <-exited:
@@ -89,13 +110,6 @@ func startDaemon(t *testing.T) *daemon {
 		return nil
 	})
 	return d
-}
-
-// httpClient returns an HTTP client whose every connection goes to the daemon's socket.
-func (d *daemon) httpClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", d.Sock)
-	}}}
 }
 
 // exitCode is a finished command's exit status: 0 for a nil error, -1 when it did not exit

@@ -1,6 +1,6 @@
 //go:build linux
 
-package apiclients
+package integrations
 
 import (
 	"bufio"

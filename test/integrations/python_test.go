@@ -1,4 +1,4 @@
-package apiclients
+package integrations
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func TestPythonExample(t *testing.T) {
 		}
 	}
 	// And the daemon agrees the objects are gone.
-	res, err := d.httpClient().Post("http://ovsplaned/ovsplane.v1.SwitchService/ListStatus", "application/json", strings.NewReader("{}"))
+	res, err := d.hc.Post("http://ovsplaned/ovsplane.v1.SwitchService/ListStatus", "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
