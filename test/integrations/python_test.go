@@ -31,10 +31,10 @@ func TestPythonExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// -E -s: neither $PYTHONPATH nor the user's site-packages can supply a module the example
-	// would then silently depend on; the script's directory (where ovsplane_client.py is) stays
-	// on sys.path.
-	cmd := exec.CommandContext(ctx, debianPython, "-E", "-s", script, "--socket", d.Sock, "--bridge", "br-py", "--port", "vm1-eth0")
+	// -B: no __pycache__ written into the source tree. -E -s: neither $PYTHONPATH nor the user's
+	// site-packages can supply a module the example would then silently depend on; the script's
+	// directory (where ovsplane_client.py is) stays on sys.path.
+	cmd := exec.CommandContext(ctx, debianPython, "-B", "-E", "-s", script, "--socket", d.Sock, "--bridge", "br-py", "--port", "vm1-eth0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("example.py: %v\n%s", err, out)
@@ -81,7 +81,7 @@ func TestPythonClientUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(t.TempDir(), "none.sock")
-	out, err := exec.CommandContext(t.Context(), debianPython, "-E", "-s", script, "--socket", sock).CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), debianPython, "-B", "-E", "-s", script, "--socket", sock).CombinedOutput()
 	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "ovsplaned: unavailable: cannot reach ovsplaned at unix:"+sock) || strings.Contains(string(out), "Traceback") {
 		t.Errorf("example.py on a missing socket: exit %d, output:\n%s\nwant exit 1 and an unavailable error naming the socket", code, out)
 	}
