@@ -85,31 +85,41 @@ func skipSpaces(s string, i int) int {
 	return i
 }
 
-// scanToken returns the end of the token starting at s[i]: a quoted part (with backslash
-// escapes) followed by anything up to a delimiter (tabs and newlines do not end a token).
-func scanToken(s string, i int) (int, error) {
+// scanToken reads the token starting at s[i] as ovsdb_token_parse does and returns it with the
+// index just after it. The token runs to the first delimiter outside double quotes; a backslash
+// outside quotes makes the next character literal (a delimiter included) and is dropped, one
+// inside quotes is kept with the character after it; the quotes themselves are kept (tabs and
+// newlines do not end a token).
+func scanToken(s string, i int) (string, int, error) {
+	var out strings.Builder
+	inQuotes := false
 	j := i
-	if j < len(s) && s[j] == '"' {
+	for j < len(s) {
+		c := s[j]
 		j++
-		for {
+		switch {
+		case c == '\\':
+			if inQuotes {
+				out.WriteByte('\\')
+			}
 			if j >= len(s) {
-				return 0, errors.New(s[i:] + ": quoted string extends past end of argument")
+				return "", 0, errors.New(s[i:] + ": backslash at end of argument")
 			}
-			if s[j] == '\\' {
-				j += 2
-				continue
-			}
-			if s[j] == '"' {
-				j++
-				break
-			}
+			out.WriteByte(s[j])
 			j++
+		case !inQuotes && isTokenDelim(c):
+			return out.String(), j - 1, nil
+		default:
+			out.WriteByte(c)
+			if c == '"' {
+				inQuotes = !inQuotes
+			}
 		}
 	}
-	for j < len(s) && !isTokenDelim(s[j]) {
-		j++
+	if inQuotes {
+		return "", 0, errors.New(s[i:] + ": quoted string extends past end of argument")
 	}
-	return j, nil
+	return out.String(), j, nil
 }
 
 // ParseDatum parses s, a value in ovs-vsctl's command-line syntax, as a datum of type ct, and
@@ -257,11 +267,10 @@ func ParseAtom(bt BaseType, s string, refs func(name string) (uuid string, ok bo
 // when allowRange and the token is an integer range, and the index after the token.
 func parseAtomToken(s string, i int, bt BaseType, allowRange bool,
 	refs func(string) (string, bool)) (Atom, *Atom, int, error) {
-	end, err := scanToken(s, i)
+	tok, end, err := scanToken(s, i)
 	if err != nil {
 		return Atom{}, nil, 0, err
 	}
-	tok := s[i:end]
 	a, rng, err := atomFromString(bt, tok, allowRange, refs)
 	if err != nil {
 		return Atom{}, nil, 0, err
