@@ -4,7 +4,7 @@
 # place. Called by `make test`.
 set -euo pipefail
 
-PACKAGES=(openvswitch-switch-dpdk dpdk librte-net-af-packet23 librte-mempool-ring23 iproute2 ethtool iputils-ping iperf3 tcpdump python3-ovsdbapp python3-os-vif chromium-headless-shell postgresql-15 libdpdk-dev librte-dma-idxd23 gcc pkg-config)
+PACKAGES=(openvswitch-switch-dpdk dpdk librte-net-af-packet23 librte-mempool-ring23 iproute2 ethtool iputils-ping iperf3 tcpdump python3-ovsdbapp python3-os-vif chromium-headless-shell postgresql-15 libdpdk-dev librte-dma-idxd23 gcc pkg-config curl man-db groff-base systemd make)
 HUGEPAGES=${OVSPLANE_HUGEPAGES:-1024}   # 2 MiB pages: 2 GiB, enough for one DPDK vswitchd
 
 if [ "$(id -u)" -ne 0 ]; then
