@@ -44,6 +44,7 @@ import (
 	"github.com/ovsplane/ovsplane/vswitchd/metrics"
 	"github.com/ovsplane/ovsplane/vswitchd/openflow"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/vswitchd/writer"
 )
 
 // localOVSSocket is where Debian's Open vSwitch serves its database.
@@ -92,6 +93,7 @@ type daemonFlags struct {
 	sandbox  bool
 	dpdk     string
 	timeout  time.Duration
+	depth    int
 }
 
 // errNotReady is --once's failure: some object is not ready.
@@ -110,6 +112,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	fs.BoolVar(&df.sandbox, "sandbox", false, "start a private Open vSwitch (ovsdb-server + ovs-vswitchd) in <data_dir>/sandbox and stop it on exit")
 	fs.StringVar(&df.dpdk, "sandbox-dpdk", "auto", "with --sandbox: auto (DPDK when ovs-vswitchd-dpdk and free hugepages are there), on or off")
 	fs.DurationVar(&df.timeout, "timeout", 60*time.Second, "with --once: how long to wait for every object to be ready")
+	fs.IntVar(&df.depth, "batch-depth", 0, fmt.Sprintf("port batches in flight at once, one committed while others are applied by ovs-vswitchd (1 to %d; 0: %d)", writer.MaxBatchDepth, writer.DefaultBatchDepth))
 	config.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -197,6 +200,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		Logger:      log,
 		Mode:        mode,
 		Commit:      commitOptions(cfg),
+		BatchDepth:  df.depth,
 		Reload:      load,
 		Observer:    met,
 		SwitchProbe: probe,
@@ -225,6 +229,10 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	}()
 	plugins.d.Store(d)
 	met.RegisterJobs(d.Jobs)
+	met.RegisterPipeline(func() metrics.Pipeline {
+		s := d.Pipeline()
+		return metrics.Pipeline{Applying: s.Applying, Depth: s.Depth, SizeLimit: s.SizeLimit}
+	})
 	met.RegisterWatchers(plugins.watchQueues)
 	if len(cfg.Plugins) > 0 {
 		// Each plugin ends its first start attempt (running, refused, failed or retrying in

@@ -122,6 +122,10 @@ type Options[Req any] struct {
 	Weight func(Req) int
 	// MaxWeight bounds the summed Weight of one batch. Default limits.MaxObjectsPerBatch.
 	MaxWeight int
+	// SizeLimit, if set, is asked at every batch for the most requests it may hold now (an
+	// adaptive bound, e.g. from the measured time to apply a batch); it is clamped to
+	// [1, MaxSize]. It is called with the Batcher's lock held and must not call the Batcher.
+	SizeLimit func() int
 	// Clock defaults to the real time.
 	Clock Clock
 }

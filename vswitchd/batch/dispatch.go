@@ -66,14 +66,18 @@ func (b *Batcher[Req, Res]) dispatch() {
 	}
 }
 
-// candidatesLocked picks, in queue order, up to MaxSize waiting requests whose key is neither in
+// candidatesLocked picks, in queue order, up to MaxSize (or SizeLimit's) waiting requests whose key is neither in
 // flight nor already picked and whose weights sum to at most MaxWeight, and returns them with
 // the enqueue time of the first; full reports that a bound stopped the picking.
 func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest time.Time, full bool) {
 	var picked map[string]bool
 	weight := 0
+	limit := b.opts.MaxSize
+	if b.opts.SizeLimit != nil {
+		limit = min(max(b.opts.SizeLimit(), 1), b.opts.MaxSize)
+	}
 	for _, it := range b.queue {
-		if len(batch) == b.opts.MaxSize {
+		if len(batch) == limit {
 			full = true
 			break
 		}
@@ -99,7 +103,7 @@ func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest 
 	if len(batch) == 0 {
 		return nil, time.Time{}, false
 	}
-	return batch, batch[0].enq, full || len(batch) >= b.opts.MaxSize
+	return batch, batch[0].enq, full || len(batch) >= limit
 }
 
 // takeLocked removes batch from the queue, marks it sent and starts its commit.
