@@ -69,10 +69,9 @@ func (p *pipeline) begin() {
 	p.peak = max(p.peak, p.applying)
 }
 
-// end records the end of the wait of a batch of size requests committed at committedAt; ok
-// says it was acknowledged (its apply time is then a sample of the model).
-func (p *pipeline) end(size int, committedAt time.Time, ok bool) {
-	now := time.Now()
+// end records the end, at now, of the wait of a batch of size requests committed at
+// committedAt; ok says it was acknowledged (its apply time is then a sample of the model).
+func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.applying--

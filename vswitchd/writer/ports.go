@@ -161,7 +161,7 @@ func (p *portDoor) Commit(ctx context.Context, reqs []PortRequest) ([]batch.Outc
 	}
 	res, werr := pend.Wait(ctx)
 	if p.pipe != nil {
-		p.pipe.end(len(reqs), committedAt, res != nil && (werr == nil || errors.As(werr, new(*ovsdb.ApplyError))))
+		p.pipe.end(len(reqs), committedAt, time.Now(), res != nil && (werr == nil || errors.As(werr, new(*ovsdb.ApplyError))))
 	}
 	var applied time.Duration
 	if res != nil {
