@@ -111,7 +111,7 @@ func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 			_, err := d.API.DeletePort(ctx, connect.NewRequest(&ovsplanev1.DeletePortRequest{Name: name}))
 			return err
 		}
-		port := &ovsplanev1.Port{Name: name, Interfaces: []*ovsplanev1.Interface{{Name: name, Type: e.ifaceType(), Options: e.ifaceOptions(name)}}}
+		port := &ovsplanev1.Port{Name: name, Interfaces: []*ovsplanev1.Interface{{Name: name, Type: e.ifaceTypeOf(name), Options: e.ifaceOptions(name)}}}
 		resp, err := d.API.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: port}))
 		if err != nil {
 			return err
@@ -142,19 +142,23 @@ func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 // process per port.
 func churnVsctl(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 	tb.Helper()
-	return churnFanOut(tb, e, func(ctx context.Context, name string) error {
-		if phase == churnDelete {
-			return vsctlQuiet(ctx, e.db, "del-port", "br0", name)
-		}
-		if err := vsctlQuiet(ctx, e.db, append([]string{"add-port", "br0", name, "--"}, e.vsctlIfaceArgs(name)...)...); err != nil {
-			return err
-		}
-		out, _, err := churnVsctlRun(ctx, e.db, "get", "Interface", name, "ofport", "error")
-		if err != nil {
-			return err
-		}
-		return checkOfportError(name, strings.Split(out, "\n"))
-	})
+	return churnFanOut(tb, e, func(ctx context.Context, name string) error { return vsctlPort(ctx, e, phase, name) })
+}
+
+// vsctlPort is one request of the per-port ovs-vsctl arm: add-port and get of its ofport, or
+// del-port.
+func vsctlPort(ctx context.Context, e *churnEnv, phase churnPhase, name string) error {
+	if phase == churnDelete {
+		return vsctlQuiet(ctx, e.db, "del-port", "br0", name)
+	}
+	if err := vsctlQuiet(ctx, e.db, append([]string{"add-port", "br0", name, "--"}, e.vsctlIfaceArgs(name)...)...); err != nil {
+		return err
+	}
+	out, _, err := churnVsctlRun(ctx, e.db, "get", "Interface", name, "ofport", "error")
+	if err != nil {
+		return err
+	}
+	return checkOfportError(name, strings.Split(out, "\n"))
 }
 
 // churnBulkVsctl adds all ports in one waiting ovs-vsctl transaction and reads their ofports with
@@ -261,6 +265,16 @@ func requireOvsdbapp(tb testing.TB) {
 // error stops the handing out of ports and fails tb once the workers are done.
 func churnFanOut(tb testing.TB, e *churnEnv, do func(ctx context.Context, name string) error) churnTiming {
 	tb.Helper()
+	t, err := churnFanOutErr(e, do)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return t
+}
+
+// churnFanOutErr is churnFanOut returning the first error instead of failing: the timing then
+// has a zero latency for every port not done.
+func churnFanOutErr(e *churnEnv, do func(ctx context.Context, name string) error) (churnTiming, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.phaseTimeout)
 	defer cancel()
 	lat := make([]time.Duration, len(e.names))
@@ -299,11 +313,7 @@ func churnFanOut(tb testing.TB, e *churnEnv, do func(ctx context.Context, name s
 	}
 	close(next)
 	wg.Wait()
-	wall := time.Since(start)
-	if firstErr != nil {
-		tb.Fatal(firstErr)
-	}
-	return churnTiming{wall: wall, lat: lat}
+	return churnTiming{wall: time.Since(start), lat: lat}, firstErr
 }
 
 // vsctlQuiet runs a waiting ovs-vsctl command that prints nothing on success. ovs-vsctl exits 0
