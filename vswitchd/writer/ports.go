@@ -150,7 +150,7 @@ var _ batch.Committer[PortRequest, PortResult] = (*portDoor)(nil)
 // acknowledgement, so the next batch is committed while this one is applied (the Batcher's
 // MaxInFlight bounds how many wait together).
 func (p *portDoor) Commit(ctx context.Context, reqs []PortRequest) ([]batch.Outcome[PortResult], error) {
-	pend, committed, err := p.send(ctx, reqs)
+	pend, committed, err := p.commit(ctx, reqs)
 	if err != nil {
 		p.report(len(reqs), committed, 0, err)
 		return nil, err
@@ -171,10 +171,10 @@ func (p *portDoor) Commit(ctx context.Context, reqs []PortRequest) ([]batch.Outc
 	return p.outcomes(reqs, res, werr)
 }
 
-// send is the first half of Commit: holding the turn, it commits reqs as one transaction and
+// commit is the first half of Commit: holding the turn, it commits reqs as one transaction and
 // calls settle when something may have been written. It returns the pending acknowledgement
 // and how long the commit took; an error means the whole batch failed before the wait.
-func (p *portDoor) send(ctx context.Context, reqs []PortRequest) (*ovsdb.Committed, time.Duration, error) {
+func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) (*ovsdb.Committed, time.Duration, error) {
 	if p.turn != nil {
 		if _, err := p.turn(ctx, true); err != nil {
 			return nil, 0, err // nothing written
