@@ -122,19 +122,38 @@ func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 		}
 		return nil
 	})
-	for _, line := range strings.Split(d.out.String()[logged:], "\n") {
+	// The daemon's log reaches us through a pipe: the last batches' lines may still be on
+	// their way when the last caller has its answer. Every request is in one batch.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		t.batches = loggedBatches(d.out.String()[logged:])
+		sum := 0
+		for _, n := range t.batches {
+			sum += n
+		}
+		if sum >= len(e.names) || time.Now().After(deadline) {
+			break
+		}
+	}
+	return t
+}
+
+// loggedBatches returns the sizes of the batches the daemon's debug log reports ("batch
+// committed" lines).
+func loggedBatches(log string) []int {
+	var out []int
+	for _, line := range strings.Split(log, "\n") {
 		if !strings.Contains(line, `msg="batch committed"`) {
 			continue
 		}
 		for _, f := range strings.Fields(line) {
 			if v, ok := strings.CutPrefix(f, "size="); ok {
 				if n, err := strconv.Atoi(v); err == nil {
-					t.batches = append(t.batches, n)
+					out = append(out, n)
 				}
 			}
 		}
 	}
-	return t
+	return out
 }
 
 // churnVsctl runs one waiting `ovs-vsctl add-port` process per port from e.clients workers, each
