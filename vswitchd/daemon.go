@@ -28,6 +28,10 @@ const (
 	SpecKey = ovsdb.TagPrefix + "spec"
 )
 
+// DefaultBatchMaxSize is Options.BatchMaxSize when it is 0: the most port requests in one
+// OVSDB transaction.
+const DefaultBatchMaxSize = 512
+
 // Client is what the Daemon needs from *ovsdb.Client.
 type Client interface {
 	reconcile.Client
@@ -180,7 +184,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		opts.Logger = slog.Default()
 	}
 	if opts.BatchMaxSize <= 0 {
-		opts.BatchMaxSize = 512
+		opts.BatchMaxSize = DefaultBatchMaxSize
 	}
 	if opts.BatchMaxDelay <= 0 {
 		opts.BatchMaxDelay = 20 * time.Millisecond

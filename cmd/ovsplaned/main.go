@@ -36,6 +36,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 	"github.com/ovsplane/ovsplane/vswitchd"
@@ -94,6 +95,7 @@ type daemonFlags struct {
 	dpdk     string
 	timeout  time.Duration
 	depth    int
+	maxBatch int
 }
 
 // errNotReady is --once's failure: some object is not ready.
@@ -112,6 +114,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	fs.BoolVar(&df.sandbox, "sandbox", false, "start a private Open vSwitch (ovsdb-server + ovs-vswitchd) in <data_dir>/sandbox and stop it on exit")
 	fs.StringVar(&df.dpdk, "sandbox-dpdk", "auto", "with --sandbox: auto (DPDK when ovs-vswitchd-dpdk and free hugepages are there), on or off")
 	fs.DurationVar(&df.timeout, "timeout", 60*time.Second, "with --once: how long to wait for every object to be ready")
+	fs.IntVar(&df.maxBatch, "batch-max-size", 0, fmt.Sprintf("most port requests in one OVSDB transaction (1 to %d; 0: %d)", limits.MaxRequestsPerBatch, vswitchd.DefaultBatchMaxSize))
 	fs.IntVar(&df.depth, "batch-depth", 0, fmt.Sprintf("port batches in flight at once, one committed while others are applied by ovs-vswitchd (1 to %d; 0: %d)", writer.MaxBatchDepth, writer.DefaultBatchDepth))
 	config.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -194,17 +197,18 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	}
 	var freeOnce sync.Once
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
-		Plugins:     plugins,
-		DataPaths:   plugins,
-		OpenFlow:    of,
-		Logger:      log,
-		Mode:        mode,
-		Commit:      commitOptions(cfg),
-		BatchDepth:  df.depth,
-		Reload:      load,
-		Observer:    met,
-		SwitchProbe: probe,
-		Degraded:    tgt.degraded,
+		Plugins:      plugins,
+		DataPaths:    plugins,
+		OpenFlow:     of,
+		Logger:       log,
+		Mode:         mode,
+		Commit:       commitOptions(cfg),
+		BatchDepth:   df.depth,
+		BatchMaxSize: df.maxBatch,
+		Reload:       load,
+		Observer:     met,
+		SwitchProbe:  probe,
+		Degraded:     tgt.degraded,
 		Reconcile: reconcile.Options{OnChange: func(changed []model.Status) {
 			logStatuses(log, changed)
 		}, OnPass: func(_ time.Duration, err error) {

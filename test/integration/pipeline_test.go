@@ -22,8 +22,9 @@ import (
 
 // kill -9 of ovsplaned while several port transactions are in flight (issue 20): with
 // ovs-vswitchd stopped (SIGSTOP: it keeps its OVSDB lock and connection but acknowledges
-// nothing), the daemon, pipelining with --batch-depth 4, commits one transaction per wave of
-// requests without waiting for the previous one's acknowledgement; its
+// nothing), the daemon, pipelining with --batch-depth 4 (and --batch-max-size 1, so that a
+// request is a full batch), commits one transaction per wave of requests without waiting for
+// the previous one's acknowledgement; its
 // ovsplane_batch_inflight gauge, read just before the kill, shows four transactions committed
 // and unacknowledged. After the kill ovs-vswitchd resumes and a new ovsplaned converges: every
 // acknowledged port is still there, every transaction that was in flight landed exactly once
@@ -40,7 +41,8 @@ func TestDaemonKill9WithTransactionsInFlight(t *testing.T) {
 	}
 	const depth = 4
 	args := []string{"--config", l.conf, "--data-dir", l.dir, "--ovsdb-endpoints", db.Endpoint, "--log-level", "info"}
-	p := l.run(ctx, 30*time.Second, (*daemonProc).kill, append(args, "--batch-depth", strconv.Itoa(depth))...)
+	// Batches of one request: each is full, and only full batches overlap one in flight.
+	p := l.run(ctx, 30*time.Second, (*daemonProc).kill, append(args, "--batch-depth", strconv.Itoa(depth), "--batch-max-size", "1")...)
 
 	// Acknowledged before: base0 … base9, present.
 	m := &churnModel{state: map[string]outcome{}}

@@ -90,6 +90,12 @@ type Options[Req any] struct {
 	// Linger makes the Batcher wait for a full batch or MaxDelay even when nothing is in flight,
 	// instead of sending at once.
 	Linger bool
+	// OverlapFullOnly, with MaxInFlight above 1, sends a batch while another is in flight only
+	// when it is full (MaxSize, SizeLimit or MaxWeight reached): the extra slots carry a
+	// backlog, while a partial batch waits for the slot to free and for the callers of the
+	// batch in flight, who come back together, instead of splitting a cohort of callers into
+	// ever smaller batches (every batch costs ovs-vswitchd a reconfiguration).
+	OverlapFullOnly bool
 	// Cohort, with Linger, sends a batch as soon as it holds as many requests as the previous
 	// batch did, without waiting for MaxDelay: callers answered together (clients each with
 	// one request outstanding) come back together, and waiting longer for them only adds

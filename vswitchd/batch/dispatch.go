@@ -47,7 +47,14 @@ func (b *Batcher[Req, Res]) dispatch() {
 			switch {
 			case len(batch) == 0:
 				// Every waiting request's key is in flight; a finishing commit wakes us.
-			case full || b.closing || (b.inflight == 0 && !b.opts.Linger) ||
+			case full || b.closing:
+				b.takeLocked(batch)
+				b.mu.Unlock()
+				continue
+			case b.inflight > 0 && b.opts.OverlapFullOnly:
+				// A partial batch waits for the slot to free: the callers of the batch in
+				// flight come back then and join it. A finishing commit wakes us.
+			case (b.inflight == 0 && !b.opts.Linger) ||
 				(b.opts.Cohort && b.lastSize > 0 && len(batch) >= b.lastSize) ||
 				!now.Before(oldest.Add(delay)):
 				b.takeLocked(batch)

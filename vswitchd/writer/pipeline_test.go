@@ -16,8 +16,8 @@ import (
 	"github.com/ovsplane/ovsplane/vswitchd/batch"
 )
 
-// pipelineEnv is a Writer of the given depth on an in-memory OVSDB whose simulated
-// ovs-vswitchd the test can stop acknowledging, with bridge br0.
+// pipelineEnv is a Writer of the given depth and batches of one request on an in-memory OVSDB
+// whose simulated ovs-vswitchd the test can stop acknowledging, with bridge br0.
 func pipelineEnv(t *testing.T, depth int) (context.Context, *simvswitchd.Switch, *Writer) {
 	t.Helper()
 	srv := ovsdbtest.Start(t)
@@ -33,7 +33,8 @@ func pipelineEnv(t *testing.T, depth int) (context.Context, *simvswitchd.Switch,
 	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, ovsdb.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(ctx, c, Options{BatchDepth: depth, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	// One request is a full batch: only full batches overlap (batch.Options.OverlapFullOnly).
+	w, err := New(ctx, c, Options{BatchDepth: depth, BatchMaxSize: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestPipelineCommitsWhileVswitchdApplies(t *testing.T) {
 	ctx, sw, w := pipelineEnv(t, depth)
 	sw.PauseAck()
 	var waits []<-chan portOutcome
-	for wave := range depth + 1 { // one request a wave: a wave is one batch
+	for wave := range depth + 1 { // one request a wave: a wave is one full batch
 		waits = append(waits, ensureAsync(ctx, w, fmt.Sprintf("w%d", wave)))
 		want := min(wave+1, depth)
 		eventually(t, fmt.Sprintf("%d batches waiting for ovs-vswitchd after wave %d", want, wave), func() bool {

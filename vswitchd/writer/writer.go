@@ -33,9 +33,12 @@ type Options struct {
 	BatchMaxSize  int
 	BatchMaxDelay time.Duration
 	// BatchDepth bounds the port batches in flight at once (batch.Options.MaxInFlight): while
-	// ovs-vswitchd applies one, the next is committed, so it never waits for the daemon
-	// between two reconfigurations. 1 commits a batch only once the previous one has been
-	// acknowledged. Default DefaultBatchDepth, at most MaxBatchDepth.
+	// ovs-vswitchd applies one, the next full batch (BatchMaxSize or the size the apply time
+	// allows) is committed, so with a backlog ovs-vswitchd never waits for the daemon between
+	// two reconfigurations; a partial batch waits for the one in flight
+	// (batch.Options.OverlapFullOnly), whose callers then join it. 1 commits a batch only
+	// once the previous one has been acknowledged. Default DefaultBatchDepth, at most
+	// MaxBatchDepth.
 	BatchDepth int
 	// ApplyTarget is the acknowledgement time batches are sized for: once the apply time has
 	// been measured (fixed + per request), a batch holds at most as many requests as fit in
@@ -95,7 +98,7 @@ func New(ctx context.Context, db DB, opts Options) (*Writer, error) {
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b, err := batch.Start(bctx, batch.Committer[PortRequest, PortResult](w.ports), batch.Options[PortRequest]{
 		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Cohort: true, Key: portKey,
-		MaxInFlight: opts.BatchDepth, SizeLimit: w.ports.pipe.sizeLimit})
+		MaxInFlight: opts.BatchDepth, OverlapFullOnly: true, SizeLimit: w.ports.pipe.sizeLimit})
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("writer: starting the port batcher: %w", err)
