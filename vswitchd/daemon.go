@@ -58,7 +58,7 @@ type Options struct {
 	// BatchDepth writer.DefaultBatchDepth (batches in flight: one committed while the previous
 	// is applied by ovs-vswitchd; see writer.Options.BatchDepth), lingering with cohorts (see
 	// batch.Options.Cohort): a batch goes as soon as
-	// as many requests wait as the previous batch had, else after MaxDelay. Without lingering,
+	// as many requests wait as the largest of the last few batches had, else after MaxDelay. Without lingering,
 	// the first client answered after a batch would find nothing in flight and go alone, and N
 	// clients in lock step would make batches far smaller than N (more ovs-vswitchd
 	// reconfigurations); without cohorts every batch would wait the full delay.

@@ -505,6 +505,19 @@ func TestCohortSendsWhenThePreviousBatchIsBack(t *testing.T) {
 	if got := sizes(f.calls()); !slices.Equal(got, []int{3, 3, 2}) {
 		t.Errorf("batch sizes = %v, want [3 3 2]", got)
 	}
+	// The cohort is still 3 (the largest recent batch), not the straggling 2: two requests
+	// wait for the third, which completes the cohort without the clock moving.
+	ch = submitAll(context.Background(), b, 9, 10)
+	eventually(t, "2 queued", func() bool { return b.Stats().Queued == 2 })
+	if n := len(f.calls()); n != 3 {
+		t.Fatalf("%d commits; 2 of a cohort of 3 must wait for the third", n)
+	}
+	ch2 := submitAll(context.Background(), b, 11)
+	collect(t, ch, 2)
+	collect(t, ch2, 1)
+	if got := sizes(f.calls()); !slices.Equal(got, []int{3, 3, 2, 3}) {
+		t.Errorf("batch sizes = %v, want [3 3 2 3]", got)
+	}
 }
 
 // With Cohort, a member of the cohort announced but still preparing its request holds the

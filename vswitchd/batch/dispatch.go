@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -41,7 +42,8 @@ func (b *Batcher[Req, Res]) dispatch() {
 				oldest = b.lastDone
 			}
 			delay := b.opts.MaxDelay
-			if b.opts.Cohort && b.announced > 0 && len(batch) < b.lastSize {
+			cohort := b.cohortLocked()
+			if b.opts.Cohort && b.announced > 0 && len(batch) < cohort {
 				delay = b.opts.AnnouncedDelay // members of the cohort are still preparing
 			}
 			switch {
@@ -55,7 +57,7 @@ func (b *Batcher[Req, Res]) dispatch() {
 				// A partial batch waits for the slot to free: the callers of the batch in
 				// flight come back then and join it. A finishing commit wakes us.
 			case (b.inflight == 0 && !b.opts.Linger) ||
-				(b.opts.Cohort && b.lastSize > 0 && len(batch) >= b.lastSize) ||
+				(b.opts.Cohort && cohort > 0 && len(batch) >= cohort) ||
 				!now.Before(oldest.Add(delay)):
 				b.takeLocked(batch)
 				b.mu.Unlock()
@@ -71,6 +73,12 @@ func (b *Batcher[Req, Res]) dispatch() {
 		case <-b.runCtx.Done():
 		}
 	}
+}
+
+// cohortLocked is the size of the cohort of callers (Options.Cohort): the largest of the last
+// cohortWindow batches, 0 before the first.
+func (b *Batcher[Req, Res]) cohortLocked() int {
+	return slices.Max(b.recent[:])
 }
 
 // candidatesLocked picks, in queue order, up to MaxSize (or SizeLimit's) waiting requests whose key is neither in
@@ -115,7 +123,8 @@ func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest 
 
 // takeLocked removes batch from the queue, marks it sent and starts its commit.
 func (b *Batcher[Req, Res]) takeLocked(batch []*item[Req, Res]) {
-	b.lastSize = len(batch)
+	b.recent[b.recentNext] = len(batch)
+	b.recentNext = (b.recentNext + 1) % cohortWindow
 	for _, it := range batch {
 		it.state = stateSent
 		if it.key != "" {
