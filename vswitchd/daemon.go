@@ -54,14 +54,15 @@ type Options struct {
 	// ReconnectWait, DefaultReconnectWait when 0 (negative: no bound), bounds how long write
 	// requests wait for a lost OVSDB connection (see awaitOVSDB).
 	Commit ovsdb.CommitOptions
-	// Batch tunes the batcher of ApplyPort/DeletePort. Defaults: MaxSize 512, MaxDelay 20ms,
-	// BatchDepth writer.DefaultBatchDepth (batches in flight: one committed while the previous
-	// is applied by ovs-vswitchd; see writer.Options.BatchDepth), lingering with cohorts (see
-	// batch.Options.Cohort): a batch goes as soon as
-	// as many requests wait as the largest of the last few batches had, else after MaxDelay. Without lingering,
-	// the first client answered after a batch would find nothing in flight and go alone, and N
-	// clients in lock step would make batches far smaller than N (more ovs-vswitchd
-	// reconfigurations); without cohorts every batch would wait the full delay.
+	// Batch tunes the batcher of ApplyPort/DeletePort. Defaults: MaxSize DefaultBatchMaxSize,
+	// MaxDelay 20ms, BatchDepth writer.DefaultBatchDepth (batches in flight: a full batch is
+	// committed while the previous one is applied by ovs-vswitchd; see
+	// writer.Options.BatchDepth), lingering with cohorts (see batch.Options.Cohort): a batch
+	// goes as soon as as many requests wait as the largest of the last few batches had, else
+	// after MaxDelay. Without lingering, the first client answered after a batch would find
+	// nothing in flight and go alone, and N clients in lock step would make batches far smaller
+	// than N (more ovs-vswitchd reconfigurations); without cohorts every batch would wait the
+	// full delay.
 	BatchMaxSize  int
 	BatchMaxDelay time.Duration
 	BatchDepth    int
