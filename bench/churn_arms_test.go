@@ -97,12 +97,7 @@ func churnFloor(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 	tb.Helper()
 	if e.daemon == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		e.db.Vsctl(tb, "del-br", "br0")
-		e.daemon = newBenchDaemon(tb, e.db)
-		e.daemon.logLevel = "debug"
-		e.daemon.start(ctx)
+		startChurnDaemon(tb, e, nil, nil)
 	}
 	d := e.daemon
 	logged := len(d.out.String())
@@ -154,6 +149,26 @@ func loggedBatches(log string) []int {
 		}
 	}
 	return out
+}
+
+// startChurnDaemon starts e's ovsplaned, with a debug log (the batch sizes come from it), after
+// removing ovs-vsctl's br0 (the daemon must own it). prepare, if set, adjusts the daemon before
+// its start (arguments, configuration); ready, if set, checks it after.
+func startChurnDaemon(tb testing.TB, e *churnEnv, prepare func(*benchDaemon), ready func(context.Context, *benchDaemon)) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e.db.Vsctl(tb, "del-br", "br0")
+	d := newBenchDaemon(tb, e.db)
+	d.logLevel = "debug"
+	if prepare != nil {
+		prepare(d)
+	}
+	d.start(ctx)
+	if ready != nil {
+		ready(ctx, d)
+	}
+	e.daemon = d
 }
 
 // churnVsctl runs one waiting `ovs-vsctl add-port` process per port from e.clients workers, each

@@ -215,13 +215,7 @@ func churnOvsplanedDepth(depth int) churnArmFunc {
 	return func(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 		tb.Helper()
 		if e.daemon == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			e.db.Vsctl(tb, "del-br", "br0")
-			d := newBenchDaemon(tb, e.db)
-			d.logLevel, d.args = "debug", []string{"--batch-depth", strconv.Itoa(depth)}
-			d.start(ctx)
-			e.daemon = d
+			startChurnDaemon(tb, e, func(d *benchDaemon) { d.args = []string{"--batch-depth", strconv.Itoa(depth)} }, nil)
 		}
 		return churnOvsplaned(tb, e, phase)
 	}
