@@ -113,6 +113,16 @@ bench:
 	@scripts/lab-setup.sh
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/ | tee bench.out
 
+## bench-churn: issue 20's P1 port churn matrix (as root; needs the lab and python3-ovsdbapp):
+## 2,000 ports / 50 clients and 5,000 / 100, quiet and with a CPU hog on one core; the floor,
+## ovsplaned (pipelined, and at --batch-depth 1), half the ports through the noop plugin,
+## ovsdbapp and per-port ovs-vsctl (bounded by OVSPLANE_P1_VSCTL_TIMEOUT per phase, default 5m);
+## rewrites docs/benchmarks.md's "Port churn P1" tables. About an hour on 2 vCPUs.
+.PHONY: bench-churn
+bench-churn:
+	@scripts/lab-setup.sh
+	set -o pipefail; OVSPLANE_CHURN_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench 'BenchmarkChurnP1' -benchtime 1x -timeout 4h -v ./bench/ | tee bench-churn.out
+
 ## bench-vsctl: BenchmarkVsctl and BenchmarkVsctlWait (vsctl against ovs-vsctl, as root; needs
 ## the lab), then rewrite docs/benchmarks.md's vsctl tables from their output (bench-vsctl.out)
 .PHONY: bench-vsctl

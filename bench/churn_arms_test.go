@@ -97,12 +97,7 @@ func churnFloor(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 	tb.Helper()
 	if e.daemon == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		e.db.Vsctl(tb, "del-br", "br0")
-		e.daemon = newBenchDaemon(tb, e.db)
-		e.daemon.logLevel = "debug"
-		e.daemon.start(ctx)
+		startChurnDaemon(tb, e, nil, nil)
 	}
 	d := e.daemon
 	logged := len(d.out.String())
@@ -111,7 +106,7 @@ func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 			_, err := d.API.DeletePort(ctx, connect.NewRequest(&ovsplanev1.DeletePortRequest{Name: name}))
 			return err
 		}
-		port := &ovsplanev1.Port{Name: name, Interfaces: []*ovsplanev1.Interface{{Name: name, Type: e.ifaceType(), Options: e.ifaceOptions(name)}}}
+		port := &ovsplanev1.Port{Name: name, Interfaces: []*ovsplanev1.Interface{{Name: name, Type: e.ifaceTypeOf(name), Options: e.ifaceOptions(name)}}}
 		resp, err := d.API.ApplyPort(ctx, connect.NewRequest(&ovsplanev1.ApplyPortRequest{Bridge: "br0", Port: port}))
 		if err != nil {
 			return err
@@ -122,19 +117,58 @@ func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 		}
 		return nil
 	})
-	for _, line := range strings.Split(d.out.String()[logged:], "\n") {
+	// The daemon's log reaches us through a pipe: the last batches' lines may still be on
+	// their way when the last caller has its answer. Every request is in one batch.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		t.batches = loggedBatches(d.out.String()[logged:])
+		sum := 0
+		for _, n := range t.batches {
+			sum += n
+		}
+		if sum >= len(e.names) || time.Now().After(deadline) {
+			break
+		}
+	}
+	return t
+}
+
+// loggedBatches returns the sizes of the batches the daemon's debug log reports ("batch
+// committed" lines).
+func loggedBatches(log string) []int {
+	var out []int
+	for _, line := range strings.Split(log, "\n") {
 		if !strings.Contains(line, `msg="batch committed"`) {
 			continue
 		}
 		for _, f := range strings.Fields(line) {
 			if v, ok := strings.CutPrefix(f, "size="); ok {
 				if n, err := strconv.Atoi(v); err == nil {
-					t.batches = append(t.batches, n)
+					out = append(out, n)
 				}
 			}
 		}
 	}
-	return t
+	return out
+}
+
+// startChurnDaemon starts e's ovsplaned, with a debug log (the batch sizes come from it), after
+// removing ovs-vsctl's br0 (the daemon must own it). prepare, if set, adjusts the daemon before
+// its start (arguments, configuration); ready, if set, checks it after.
+func startChurnDaemon(tb testing.TB, e *churnEnv, prepare func(*benchDaemon), ready func(context.Context, *benchDaemon)) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e.db.Vsctl(tb, "del-br", "br0")
+	d := newBenchDaemon(tb, e.db)
+	d.logLevel = "debug"
+	if prepare != nil {
+		prepare(d)
+	}
+	d.start(ctx)
+	if ready != nil {
+		ready(ctx, d)
+	}
+	e.daemon = d
 }
 
 // churnVsctl runs one waiting `ovs-vsctl add-port` process per port from e.clients workers, each
@@ -142,19 +176,23 @@ func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 // process per port.
 func churnVsctl(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 	tb.Helper()
-	return churnFanOut(tb, e, func(ctx context.Context, name string) error {
-		if phase == churnDelete {
-			return vsctlQuiet(ctx, e.db, "del-port", "br0", name)
-		}
-		if err := vsctlQuiet(ctx, e.db, append([]string{"add-port", "br0", name, "--"}, e.vsctlIfaceArgs(name)...)...); err != nil {
-			return err
-		}
-		out, _, err := churnVsctlRun(ctx, e.db, "get", "Interface", name, "ofport", "error")
-		if err != nil {
-			return err
-		}
-		return checkOfportError(name, strings.Split(out, "\n"))
-	})
+	return churnFanOut(tb, e, func(ctx context.Context, name string) error { return vsctlPort(ctx, e, phase, name) })
+}
+
+// vsctlPort is one request of the per-port ovs-vsctl arm: add-port and get of its ofport, or
+// del-port.
+func vsctlPort(ctx context.Context, e *churnEnv, phase churnPhase, name string) error {
+	if phase == churnDelete {
+		return vsctlQuiet(ctx, e.db, "del-port", "br0", name)
+	}
+	if err := vsctlQuiet(ctx, e.db, append([]string{"add-port", "br0", name, "--"}, e.vsctlIfaceArgs(name)...)...); err != nil {
+		return err
+	}
+	out, _, err := churnVsctlRun(ctx, e.db, "get", "Interface", name, "ofport", "error")
+	if err != nil {
+		return err
+	}
+	return checkOfportError(name, strings.Split(out, "\n"))
 }
 
 // churnBulkVsctl adds all ports in one waiting ovs-vsctl transaction and reads their ofports with
@@ -261,6 +299,16 @@ func requireOvsdbapp(tb testing.TB) {
 // error stops the handing out of ports and fails tb once the workers are done.
 func churnFanOut(tb testing.TB, e *churnEnv, do func(ctx context.Context, name string) error) churnTiming {
 	tb.Helper()
+	t, err := churnFanOutErr(e, do)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return t
+}
+
+// churnFanOutErr is churnFanOut returning the first error instead of failing: the timing then
+// has a zero latency for every port not done.
+func churnFanOutErr(e *churnEnv, do func(ctx context.Context, name string) error) (churnTiming, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.phaseTimeout)
 	defer cancel()
 	lat := make([]time.Duration, len(e.names))
@@ -299,11 +347,7 @@ func churnFanOut(tb testing.TB, e *churnEnv, do func(ctx context.Context, name s
 	}
 	close(next)
 	wg.Wait()
-	wall := time.Since(start)
-	if firstErr != nil {
-		tb.Fatal(firstErr)
-	}
-	return churnTiming{wall: wall, lat: lat}
+	return churnTiming{wall: time.Since(start), lat: lat}, firstErr
 }
 
 // vsctlQuiet runs a waiting ovs-vsctl command that prints nothing on success. ovs-vsctl exits 0

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,8 +91,20 @@ type churnEnv struct {
 	// OVS-DPDK sets the port up and keeps trying to connect).
 	vhostDir string
 	// portType, when set, is the interface type the ovsplaned arm asks for instead (a plugin's
-	// port type: see churnOvsplanedNoop).
-	portType string
+	// port type: see churnOvsplanedNoop); with halfPlugin, for every other port only (p0, p2, …).
+	portType   string
+	halfPlugin bool
+}
+
+// ifaceTypeOf is the type the ovsplaned arm asks for port name's interface.
+func (e *churnEnv) ifaceTypeOf(name string) string {
+	if n, err := strconv.Atoi(strings.TrimPrefix(name, "p")); e.halfPlugin && err == nil && n%2 == 1 {
+		if e.vhostDir != "" {
+			return "dpdkvhostuserclient"
+		}
+		return "internal"
+	}
+	return e.ifaceType()
 }
 
 // ifaceType and ifaceOptions are the type and options of the interface of port name.
@@ -290,7 +303,12 @@ func newChurnEnv(tb testing.TB, size churnSize) *churnEnv {
 // runChurnArm runs arm's create and delete phases on a fresh switch, counting and checking each.
 func runChurnArm(tb testing.TB, arm churnArm, size churnSize) *churnResult {
 	tb.Helper()
-	e := newChurnEnv(tb, size)
+	return runChurnArmOn(tb, newChurnEnv(tb, size), arm, size)
+}
+
+// runChurnArmOn is runChurnArm on e, a fresh switch of size.
+func runChurnArmOn(tb testing.TB, e *churnEnv, arm churnArm, size churnSize) *churnResult {
+	tb.Helper()
 	r := &churnResult{arm: arm.name, ports: size.ports}
 	for _, phase := range []churnPhase{churnCreate, churnDelete} {
 		next0, rec0 := e.counters(tb)

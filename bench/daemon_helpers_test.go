@@ -38,6 +38,8 @@ type benchDaemon struct {
 	API     *client.Client
 	// logLevel is the daemon's --log-level (default warn).
 	logLevel string
+	// args are more command-line arguments (--batch-depth).
+	args []string
 
 	proc *testkit.Proc // nil when not running
 	out  *testkit.LogBuffer
@@ -79,8 +81,8 @@ func newBenchDaemon(tb testing.TB, db *lab.OVSDB) *benchDaemon {
 func (d *benchDaemon) start(ctx context.Context) time.Duration {
 	d.tb.Helper()
 	t0 := time.Now()
-	cmd := exec.Command(d.bin, "--config", d.conf, "--data-dir", d.dir, "--ovsdb-endpoints", d.db.Endpoint,
-		"--metrics-address", d.metrics, "--log-level", cmp.Or(d.logLevel, "warn"))
+	cmd := exec.Command(d.bin, append([]string{"--config", d.conf, "--data-dir", d.dir, "--ovsdb-endpoints", d.db.Endpoint,
+		"--metrics-address", d.metrics, "--log-level", cmp.Or(d.logLevel, "warn")}, d.args...)...)
 	// The benchmarks' own OVSPLANE_* knobs are not the daemon's settings (it refuses unknown ones).
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "OVSPLANE_") {

@@ -147,8 +147,18 @@ type Result struct {
 // waiting for ovs-vswitchd the error matches ErrTimeout (deadline, or opts.ApplyTimeout) or
 // context.Canceled; the transaction itself has then committed and Result says what it wrote.
 func (t *Txn) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
+	c, err := t.CommitPending(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.Wait(ctx)
+}
+
+// send plans and commits the transaction, retrying after concurrent changes, and returns the
+// committed result (without interface states), its planner and when the call started.
+func (t *Txn) send(ctx context.Context, opts CommitOptions) (*Result, *planner, time.Time, error) {
 	if t.err != nil {
-		return nil, t.err
+		return nil, nil, time.Time{}, t.err
 	}
 	maxAttempts := opts.MaxAttempts
 	if maxAttempts <= 0 {
@@ -167,30 +177,26 @@ func (t *Txn) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 		var gaveUp *DisconnectedError
 		if errors.As(err, &gaveUp) { // opts.ReconnectWait ran out
 			gaveUp.Unknown = gaveUp.Unknown || inFlight
-			return nil, fmt.Errorf("ovsdb: commit: %w", err)
+			return nil, nil, start, fmt.Errorf("ovsdb: commit: %w", err)
 		}
 		if err == nil {
 			res.Attempts = attempt
 			res.Committed = time.Since(start)
-			res, err := t.finishCommit(ctx, opts, res, p)
-			if res != nil && !opts.NoWait {
-				res.Applied = time.Since(start) - res.Committed
-			}
-			return res, err
+			return res, p, start, nil
 		}
 		switch {
 		case ctx.Err() != nil:
-			return nil, ctxErr(ctx, err)
+			return nil, nil, start, ctxErr(ctx, err)
 		case !sent && !errors.Is(err, ErrNotConnected):
-			return nil, err // the planner refused: spec, ownership, missing bridge — retrying cannot help
+			return nil, nil, start, err // the planner refused: spec, ownership, missing bridge — retrying cannot help
 		case errors.Is(err, ErrConstraintViolation):
 			// A name the cache did not show was taken on the server: one more try from a cache
 			// that has caught up turns it into a precise error (or succeeds).
 			if serverClashes++; serverClashes > 1 {
-				return nil, err
+				return nil, nil, start, err
 			}
 		case !retryable(err):
-			return nil, err
+			return nil, nil, start, err
 		}
 		lastErr = err
 		// Wait for the cache to receive the change that made the attempt fail, and at least a
@@ -200,15 +206,15 @@ func (t *Txn) Commit(ctx context.Context, opts CommitOptions) (*Result, error) {
 		case <-changed:
 		case <-time.After(250 * time.Millisecond):
 		case <-ctx.Done():
-			return nil, ctxErr(ctx, err)
+			return nil, nil, start, ctxErr(ctx, err)
 		}
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():
-			return nil, ctxErr(ctx, err)
+			return nil, nil, start, ctxErr(ctx, err)
 		}
 	}
-	return nil, fmt.Errorf("%w: gave up after %d attempts: %w", ErrConflict, maxAttempts, lastErr)
+	return nil, nil, start, fmt.Errorf("%w: gave up after %d attempts: %w", ErrConflict, maxAttempts, lastErr)
 }
 
 // ctxErr reports the end of ctx during a commit; a deadline matches ErrTimeout.
@@ -303,9 +309,11 @@ func (t *Txn) attempt(ctx context.Context, opts CommitOptions) (res *Result, p *
 	return res, p, true, nil
 }
 
-func (t *Txn) finishCommit(ctx context.Context, opts CommitOptions, res *Result, p *planner) (*Result, error) {
+// finishCommit waits for ovs-vswitchd (unless opts.NoWait) after a commit that started at
+// start and fills res's interface states and Applied.
+func (c *Client) finishCommit(ctx context.Context, opts CommitOptions, res *Result, p *planner, start time.Time) (*Result, error) {
 	if opts.NoWait {
-		res.Interfaces = t.c.interfaceStates(p.ifaces)
+		res.Interfaces = c.interfaceStates(p.ifaces)
 		return res, nil
 	}
 	wait := opts.ApplyTimeout
@@ -317,8 +325,9 @@ func (t *Txn) finishCommit(ctx context.Context, opts CommitOptions, res *Result,
 		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	states, err := t.c.WaitApplied(ctx, res.NextCfg, p.ifaces...)
+	states, err := c.WaitApplied(ctx, res.NextCfg, p.ifaces...)
 	res.Interfaces = states
+	res.Applied = max(0, time.Since(start)-res.Committed)
 	return res, err
 }
 

@@ -66,7 +66,9 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 		}
 		req.State, req.Replay = prev.Plugin.State, true
 	}
+	t0 := time.Now()
 	problems, err := prov.Validate(ctx, req)
+	a.log.Debug("plugin call", "call", "validate", "plugin", plugin, "port", p.Name, "took", time.Since(t0), "error", err)
 	if err != nil {
 		return nil, false, pluginError(p.Name, err)
 	}
@@ -81,7 +83,9 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 		}
 		return nil, false, fmt.Errorf("%w: port %q (type %q of plugin %q): %s", model.ErrInvalid, p.Name, typ, plugin, strings.Join(msgs, "; "))
 	}
+	t0 = time.Now()
 	att, err := prov.Attach(ctx, req)
+	a.log.Debug("plugin call", "call", "attach", "plugin", plugin, "port", p.Name, "took", time.Since(t0), "error", err)
 	fresh = req.State == nil
 	if err != nil {
 		var refused *api.RefusedAnswerError
@@ -193,7 +197,10 @@ func (a *attacher) detach(bridge string, p model.Port, pp *pluginPort) {
 		opts = p.Interfaces[0].Options
 	}
 	req := api.PortRequest{Bridge: bridge, Name: p.Name, Type: pp.Type, Options: opts, ExternalIDs: p.ExternalIDs, State: pp.State}
-	if err := prov.Detach(ctx, req); err != nil {
+	t0 := time.Now()
+	err := prov.Detach(ctx, req)
+	a.log.Debug("plugin call", "call", "detach", "plugin", pp.Plugin, "port", p.Name, "took", time.Since(t0), "error", err)
+	if err != nil {
 		a.log.Error("plugin could not detach a deleted port; its host resources may remain", "port", p.Name, "plugin", pp.Plugin, "error", err)
 	}
 }

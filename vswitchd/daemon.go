@@ -28,6 +28,10 @@ const (
 	SpecKey = ovsdb.TagPrefix + "spec"
 )
 
+// DefaultBatchMaxSize is Options.BatchMaxSize when it is 0: the most port requests in one
+// OVSDB transaction.
+const DefaultBatchMaxSize = 512
+
 // Client is what the Daemon needs from *ovsdb.Client.
 type Client interface {
 	reconcile.Client
@@ -50,14 +54,18 @@ type Options struct {
 	// ReconnectWait, DefaultReconnectWait when 0 (negative: no bound), bounds how long write
 	// requests wait for a lost OVSDB connection (see awaitOVSDB).
 	Commit ovsdb.CommitOptions
-	// Batch tunes the batcher of ApplyPort/DeletePort. Defaults: MaxSize 512, MaxDelay 20ms,
-	// MaxInFlight 1, lingering with cohorts (see batch.Options.Cohort): a batch goes as soon as
-	// as many requests wait as the previous batch had, else after MaxDelay. Without lingering,
-	// the first client answered after a batch would find nothing in flight and go alone, and N
-	// clients in lock step would make batches far smaller than N (more ovs-vswitchd
-	// reconfigurations); without cohorts every batch would wait the full delay.
+	// Batch tunes the batcher of ApplyPort/DeletePort. Defaults: MaxSize DefaultBatchMaxSize,
+	// MaxDelay 20ms, BatchDepth writer.DefaultBatchDepth (batches in flight: a full batch is
+	// committed while the previous one is applied by ovs-vswitchd; see
+	// writer.Options.BatchDepth), lingering with cohorts (see batch.Options.Cohort): a batch
+	// goes as soon as as many requests wait as the largest of the last few batches had, else
+	// after MaxDelay. Without lingering, the first client answered after a batch would find
+	// nothing in flight and go alone, and N clients in lock step would make batches far smaller
+	// than N (more ovs-vswitchd reconfigurations); without cohorts every batch would wait the
+	// full delay.
 	BatchMaxSize  int
 	BatchMaxDelay time.Duration
+	BatchDepth    int
 	// Reload loads the configuration again (file, environment, flags) for Reload and SIGHUP.
 	// nil: Reload fails.
 	Reload func(ctx context.Context) (*config.Config, error)
@@ -177,7 +185,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 		opts.Logger = slog.Default()
 	}
 	if opts.BatchMaxSize <= 0 {
-		opts.BatchMaxSize = 512
+		opts.BatchMaxSize = DefaultBatchMaxSize
 	}
 	if opts.BatchMaxDelay <= 0 {
 		opts.BatchMaxDelay = 20 * time.Millisecond
@@ -206,7 +214,7 @@ func New(ctx context.Context, c Client, cfg *config.Config, opts Options) (*Daem
 
 	w, err := writer.New(ctx, c, writer.Options{Logger: opts.Logger, Commit: opts.Commit,
 		Generation: func() int64 { return d.rec.Generation() }, BatchMaxSize: opts.BatchMaxSize,
-		BatchMaxDelay: opts.BatchMaxDelay, OnBatch: d.batchCommitted, Settle: d.store.settle})
+		BatchMaxDelay: opts.BatchMaxDelay, BatchDepth: opts.BatchDepth, OnBatch: d.batchCommitted, Settle: d.store.settle})
 	if err != nil {
 		return nil, fmt.Errorf("vswitchd: %w", err)
 	}
@@ -304,6 +312,10 @@ func (d *Daemon) Plugins() []model.PluginInfo {
 // KickFlows asks for a sync of the plugins' flows (after a change of ports, ofports or
 // plugins). It never blocks.
 func (d *Daemon) KickFlows() { d.flows.Kick() }
+
+// Pipeline returns a snapshot of the port batches in flight (committed and waiting for
+// ovs-vswitchd) and of the apply-time model that sizes them.
+func (d *Daemon) Pipeline() writer.PipelineStats { return d.w.Pipeline() }
 
 // batchCommitted is the writer's Options.OnBatch: it reports the batch to the Observer.
 func (d *Daemon) batchCommitted(size int, committed, applied time.Duration, err error) {

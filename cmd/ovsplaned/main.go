@@ -37,6 +37,7 @@ import (
 
 	"github.com/ovsplane/ovsplane/internal/cli/cliconv"
 	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/model/limits"
 	"github.com/ovsplane/ovsplane/ovsdb"
 	"github.com/ovsplane/ovsplane/ovsdb/dbcmd"
 	"github.com/ovsplane/ovsplane/vswitchd"
@@ -45,6 +46,7 @@ import (
 	"github.com/ovsplane/ovsplane/vswitchd/metrics"
 	"github.com/ovsplane/ovsplane/vswitchd/openflow"
 	"github.com/ovsplane/ovsplane/vswitchd/reconcile"
+	"github.com/ovsplane/ovsplane/vswitchd/writer"
 )
 
 // localOVSSocket is where Debian's Open vSwitch serves its database.
@@ -98,6 +100,8 @@ type daemonFlags struct {
 	dpdk     string
 	timeout  time.Duration
 	version  bool
+	depth    int
+	maxBatch int
 }
 
 // cliDone is run's result when the command line was handled without starting the daemon
@@ -137,6 +141,8 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	fs.StringVar(&df.dpdk, "sandbox-dpdk", "auto", "with --sandbox: auto (DPDK when ovs-vswitchd-dpdk and free hugepages are there), on or off")
 	fs.DurationVar(&df.timeout, "timeout", 60*time.Second, "with --once: how long to wait for every object to be ready")
 	fs.BoolVar(&df.version, "version", false, cliconv.VersionFlagUsage)
+	fs.IntVar(&df.maxBatch, "batch-max-size", 0, fmt.Sprintf("most port requests in one OVSDB transaction (1 to %d; 0: %d)", limits.MaxRequestsPerBatch, vswitchd.DefaultBatchMaxSize))
+	fs.IntVar(&df.depth, "batch-depth", 0, fmt.Sprintf("port batches in flight at once, one committed while others are applied by ovs-vswitchd (1 to %d; 0: %d)", writer.MaxBatchDepth, writer.DefaultBatchDepth))
 	config.RegisterFlags(fs)
 	usage := func(w io.Writer) { fmt.Fprint(w, usageHeader+fs.FlagUsages()) }
 	if code, done := cliconv.Parsed("ovsplaned", fs.Parse(args), stdout, stderr, usage); done {
@@ -229,16 +235,18 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	var freeOnce sync.Once
 	conflicts := metrics.NewConflicts(met)
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
-		Plugins:     plugins,
-		DataPaths:   plugins,
-		OpenFlow:    of,
-		Logger:      log,
-		Mode:        mode,
-		Commit:      commitOptions(cfg),
-		Reload:      load,
-		Observer:    met,
-		SwitchProbe: probe,
-		Degraded:    tgt.degraded,
+		Plugins:      plugins,
+		DataPaths:    plugins,
+		OpenFlow:     of,
+		Logger:       log,
+		Mode:         mode,
+		Commit:       commitOptions(cfg),
+		BatchDepth:   df.depth,
+		BatchMaxSize: df.maxBatch,
+		Reload:       load,
+		Observer:     met,
+		SwitchProbe:  probe,
+		Degraded:     tgt.degraded,
 		Reconcile: reconcile.Options{OnChange: func(changed []model.Status) {
 			logStatuses(log, changed)
 		}, OnPass: func(_ time.Duration, err error) {
@@ -263,6 +271,10 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	}()
 	plugins.d.Store(d)
 	met.RegisterJobs(d.Jobs)
+	met.RegisterPipeline(func() metrics.Pipeline {
+		s := d.Pipeline()
+		return metrics.Pipeline{Applying: s.Applying, Depth: s.Depth, SizeLimit: s.SizeLimit}
+	})
 	met.RegisterWatchers(plugins.watchQueues)
 	if len(cfg.Plugins) > 0 {
 		// Each plugin ends its first start attempt (running, refused, failed or retrying in

@@ -90,16 +90,24 @@ type Options[Req any] struct {
 	// Linger makes the Batcher wait for a full batch or MaxDelay even when nothing is in flight,
 	// instead of sending at once.
 	Linger bool
-	// Cohort, with Linger, sends a batch as soon as it holds as many requests as the previous
-	// batch did, without waiting for MaxDelay: callers answered together (clients each with
-	// one request outstanding) come back together, and waiting longer for them only adds
-	// latency, while sending before they are all back splits them over two commits. MaxDelay
+	// OverlapFullOnly, with MaxInFlight above 1, sends a batch while another is in flight only
+	// when it is full (MaxSize, SizeLimit or MaxWeight reached): the extra slots carry a
+	// backlog, while a partial batch waits for the slot to free and for the callers of the
+	// batch in flight, who come back together, instead of splitting a cohort of callers into
+	// ever smaller batches (every batch costs ovs-vswitchd a reconfiguration).
+	OverlapFullOnly bool
+	// Cohort, with Linger, sends a batch as soon as it holds as many requests as the largest
+	// of the last few batches did (the cohort), without waiting for MaxDelay: callers answered
+	// together (clients each with one request outstanding) come back together, and waiting
+	// longer for them only adds latency, while sending before they are all back splits them
+	// over two commits. Taking the largest of the last few, not the last, lets a cohort split
+	// by a straggler come back together at the next batch instead of alternating halves. MaxDelay
 	// still bounds the wait when fewer come back, counted from the later of the oldest
 	// request's arrival and the end of the last commit (so requests that waited for the slot
 	// still gather with the callers of the batch that freed it).
 	Cohort bool
 	// AnnouncedDelay, with Cohort, replaces MaxDelay while requests announced with Announce
-	// are still being prepared and the batch is short of the previous batch's size: callers
+	// are still being prepared and the batch is short of the cohort's size: callers
 	// that do work before they submit (a plugin's attach) still join their cohort instead of
 	// splitting it. Default 5 × MaxDelay.
 	AnnouncedDelay time.Duration
@@ -122,6 +130,10 @@ type Options[Req any] struct {
 	Weight func(Req) int
 	// MaxWeight bounds the summed Weight of one batch. Default limits.MaxObjectsPerBatch.
 	MaxWeight int
+	// SizeLimit, if set, is asked at every batch for the most requests it may hold now (an
+	// adaptive bound, e.g. from the measured time to apply a batch); it is clamped to
+	// [1, MaxSize]. It is called with the Batcher's lock held and must not call the Batcher.
+	SizeLimit func() int
 	// Clock defaults to the real time.
 	Clock Clock
 }
@@ -176,6 +188,9 @@ func (o Options[Req]) withDefaults(c any) (Options[Req], error) {
 	return o, nil
 }
 
+// cohortWindow is how many recent batches Options.Cohort takes the cohort's size from.
+const cohortWindow = 4
+
 type itemState int
 
 const (
@@ -214,7 +229,8 @@ type Batcher[Req, Res any] struct {
 	queue        []*item[Req, Res]
 	closing      bool
 	inflight     int
-	lastSize     int       // size of the last batch taken (Options.Cohort)
+	recent       [cohortWindow]int // sizes of the last batches taken, a ring (Options.Cohort)
+	recentNext   int
 	lastDone     time.Time // when the last commit finished (Options.Cohort)
 	inflightReqs int
 	inflightKeys map[string]int

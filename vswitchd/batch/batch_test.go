@@ -505,6 +505,19 @@ func TestCohortSendsWhenThePreviousBatchIsBack(t *testing.T) {
 	if got := sizes(f.calls()); !slices.Equal(got, []int{3, 3, 2}) {
 		t.Errorf("batch sizes = %v, want [3 3 2]", got)
 	}
+	// The cohort is still 3 (the largest recent batch), not the straggling 2: two requests
+	// wait for the third, which completes the cohort without the clock moving.
+	ch = submitAll(context.Background(), b, 9, 10)
+	eventually(t, "2 queued", func() bool { return b.Stats().Queued == 2 })
+	if n := len(f.calls()); n != 3 {
+		t.Fatalf("%d commits; 2 of a cohort of 3 must wait for the third", n)
+	}
+	ch2 := submitAll(context.Background(), b, 11)
+	collect(t, ch, 2)
+	collect(t, ch2, 1)
+	if got := sizes(f.calls()); !slices.Equal(got, []int{3, 3, 2, 3}) {
+		t.Errorf("batch sizes = %v, want [3 3 2 3]", got)
+	}
 }
 
 // With Cohort, a member of the cohort announced but still preparing its request holds the
@@ -546,5 +559,41 @@ func TestAnnouncedRequestsJoinTheirCohort(t *testing.T) {
 	collect(t, ch, 2)
 	if got := sizes(f.calls()); !slices.Equal(got, []int{3, 3, 2}) {
 		t.Errorf("batch sizes = %v, want [3 3 2]", got)
+	}
+}
+
+// With two slots and OverlapFullOnly, a partial batch waits for the one in flight while a full
+// one goes past it; without it, the partial batch takes the free slot at once (MaxDelay is
+// negligible) and the requests after it wait for a slot.
+func TestOverlapFullOnly(t *testing.T) {
+	for _, fullOnly := range []bool{true, false} {
+		t.Run(fmt.Sprint("OverlapFullOnly=", fullOnly), func(t *testing.T) {
+			noLeak(t)
+			f := &fakeCommitter{gate: make(chan struct{})}
+			b := start(t, f, batch.Options[int]{MaxSize: 3, MaxInFlight: 2, MaxDelay: time.Nanosecond, OverlapFullOnly: fullOnly})
+			first := submitAll(context.Background(), b, 0)
+			eventually(t, "first commit", func() bool { return len(f.calls()) == 1 })
+			second := submitAll(context.Background(), b, 1)
+			if fullOnly {
+				eventually(t, "1 queued", func() bool { return b.Stats().Queued == 1 })
+			} else {
+				eventually(t, "1 sent alone", func() bool { return len(f.calls()) == 2 })
+			}
+			rest := submitAll(context.Background(), b, 2, 3)
+			want := []int{1, 3} // 1, 2 and 3 fill a batch that goes while 0's is in flight
+			if !fullOnly {
+				want = []int{1, 1}
+				eventually(t, "2 and 3 queued", func() bool { return b.Stats().Queued == 2 })
+			}
+			eventually(t, fmt.Sprintf("batches %v", want), func() bool {
+				return slices.Equal(sizes(f.calls()), want) && b.Stats().InFlight == 2
+			})
+			for range len(want) + map[bool]int{true: 0, false: 1}[fullOnly] {
+				f.gate <- struct{}{}
+			}
+			collect(t, first, 1)
+			collect(t, second, 1)
+			collect(t, rest, 2)
+		})
 	}
 }

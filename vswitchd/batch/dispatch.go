@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -41,14 +42,22 @@ func (b *Batcher[Req, Res]) dispatch() {
 				oldest = b.lastDone
 			}
 			delay := b.opts.MaxDelay
-			if b.opts.Cohort && b.announced > 0 && len(batch) < b.lastSize {
+			cohort := b.cohortLocked()
+			if b.opts.Cohort && b.announced > 0 && len(batch) < cohort {
 				delay = b.opts.AnnouncedDelay // members of the cohort are still preparing
 			}
 			switch {
 			case len(batch) == 0:
 				// Every waiting request's key is in flight; a finishing commit wakes us.
-			case full || b.closing || (b.inflight == 0 && !b.opts.Linger) ||
-				(b.opts.Cohort && b.lastSize > 0 && len(batch) >= b.lastSize) ||
+			case full || b.closing:
+				b.takeLocked(batch)
+				b.mu.Unlock()
+				continue
+			case b.inflight > 0 && b.opts.OverlapFullOnly:
+				// A partial batch waits for the slot to free: the callers of the batch in
+				// flight come back then and join it. A finishing commit wakes us.
+			case (b.inflight == 0 && !b.opts.Linger) ||
+				(b.opts.Cohort && cohort > 0 && len(batch) >= cohort) ||
 				!now.Before(oldest.Add(delay)):
 				b.takeLocked(batch)
 				b.mu.Unlock()
@@ -66,14 +75,24 @@ func (b *Batcher[Req, Res]) dispatch() {
 	}
 }
 
-// candidatesLocked picks, in queue order, up to MaxSize waiting requests whose key is neither in
+// cohortLocked is the size of the cohort of callers (Options.Cohort): the largest of the last
+// cohortWindow batches, 0 before the first.
+func (b *Batcher[Req, Res]) cohortLocked() int {
+	return slices.Max(b.recent[:])
+}
+
+// candidatesLocked picks, in queue order, up to MaxSize (or SizeLimit's) waiting requests whose key is neither in
 // flight nor already picked and whose weights sum to at most MaxWeight, and returns them with
 // the enqueue time of the first; full reports that a bound stopped the picking.
 func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest time.Time, full bool) {
 	var picked map[string]bool
 	weight := 0
+	limit := b.opts.MaxSize
+	if b.opts.SizeLimit != nil {
+		limit = min(max(b.opts.SizeLimit(), 1), b.opts.MaxSize)
+	}
 	for _, it := range b.queue {
-		if len(batch) == b.opts.MaxSize {
+		if len(batch) == limit {
 			full = true
 			break
 		}
@@ -99,12 +118,13 @@ func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest 
 	if len(batch) == 0 {
 		return nil, time.Time{}, false
 	}
-	return batch, batch[0].enq, full || len(batch) >= b.opts.MaxSize
+	return batch, batch[0].enq, full || len(batch) >= limit
 }
 
 // takeLocked removes batch from the queue, marks it sent and starts its commit.
 func (b *Batcher[Req, Res]) takeLocked(batch []*item[Req, Res]) {
-	b.lastSize = len(batch)
+	b.recent[b.recentNext] = len(batch)
+	b.recentNext = (b.recentNext + 1) % cohortWindow
 	for _, it := range batch {
 		it.state = stateSent
 		if it.key != "" {

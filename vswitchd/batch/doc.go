@@ -12,6 +12,11 @@
 //   - nothing is in flight and Options.Linger is false (idle: send at once, no added latency);
 //   - the oldest waiting request has waited Options.MaxDelay.
 //
+// Options.SizeLimit, when set, lowers MaxSize batch by batch (vswitchd/writer bounds it by the
+// measured time ovs-vswitchd takes to apply a batch). With MaxInFlight above 1 a Committer
+// may overlap the slow end of one commit (vswitchd/writer: the wait for ovs-vswitchd) with
+// the next batch.
+//
 // With the default MaxInFlight of 1 this is adaptive: a lone request goes at once, and while a
 // batch is being committed and acknowledged the requests arriving meanwhile pile up and form the
 // next batch, so the batch size follows the load and the commit rate never exceeds what

@@ -9,6 +9,9 @@
 //   - batch_size, batch_commit_seconds{result}, batch_apply_seconds: batches of API port
 //     requests: the time to commit them to OVSDB (planning included), then the time
 //     ovs-vswitchd took to acknowledge them (its reconfiguration, not ovsplane's cost)
+//   - batch_inflight, batch_depth, batch_size_limit: the pipeline of port batches — those
+//     committed and waiting for ovs-vswitchd, the bound on them, and the batch size the
+//     measured apply time allows (RegisterPipeline)
 //   - objects{state}: managed objects (bridges, ports, interfaces) by state
 //   - ovsdb_reconnects_total, ovsdb_connected
 //   - reconcile_conflict{object,column}, reconcile_conflict_repairs_total{object,column}:

@@ -21,7 +21,8 @@
 //
 // What a door's caller records about its outcome (the daemon's API objects) is recorded while
 // the door still holds the turn: ApplyBridge and DeleteBridge call their settle function, and
-// every port batch calls Options.Settle, before the next door may write.
+// every port batch calls Options.Settle once OVSDB has committed it, before the next door may
+// write.
 //
 // # One conversion
 //
@@ -38,4 +39,18 @@
 // that names none is bisected; ovs-vswitchd's refusal of an interface fails only its request
 // while the transaction stays committed for the others. Every batch waits for ovs-vswitchd's
 // acknowledgement (next_cfg/cur_cfg) and reports each interface's ofport.
+//
+// # Pipelined batches
+//
+// A port batch holds the turn only to commit (and settle): it waits for ovs-vswitchd's
+// acknowledgement after releasing it, so the next batch is committed while ovs-vswitchd applies
+// this one, and ovs-vswitchd, which coalesces every change pending when it looks, never waits
+// for the daemon between two reconfigurations. Options.BatchDepth bounds the batches in flight
+// (committed or being committed, and not yet acknowledged); each caller is answered when
+// cur_cfg reaches its own transaction's next_cfg. Requests for one port are never in flight
+// together (the batcher's key), so they apply in order; isolation retries happen before
+// anything is written and keep their batch's slot. A batch's size is bounded by what the
+// measured apply time allows (Options.ApplyTarget, PipelineStats.SizeLimit), so a backlog is
+// spread over transactions ovs-vswitchd applies one after the other, each acknowledged in
+// bounded time. Writer.Pipeline reports the transactions waiting for ovs-vswitchd.
 package writer

@@ -128,7 +128,8 @@ func (w *Writer) DeleteObject(ctx context.Context, bridge, name string, more []o
 //     whole batch: the outcome is unknown or transient, and retrying is the reconciler's
 //     decision.
 //
-// After a commit that may have written something it calls settle, still holding the turn.
+// After a commit that may have written something it calls settle, still holding the turn; it
+// then releases the turn and waits for ovs-vswitchd without it.
 type portDoor struct {
 	db   DB
 	gen  func() int64
@@ -139,49 +140,81 @@ type portDoor struct {
 	log     *slog.Logger
 	onBatch func(size int, committed, applied time.Duration, err error)
 	settle  func([]PortRequest)
+	pipe    *pipeline // the batches waiting for ovs-vswitchd, and their apply times
 }
 
 var _ batch.Committer[PortRequest, PortResult] = (*portDoor)(nil)
 
-// Commit implements batch.Committer.
+// Commit implements batch.Committer. It commits the batch holding the Writer's turn, calls
+// settle (still holding it), releases the turn and only then waits for ovs-vswitchd's
+// acknowledgement, so the next batch is committed while this one is applied (the Batcher's
+// MaxInFlight bounds how many wait together).
 func (p *portDoor) Commit(ctx context.Context, reqs []PortRequest) ([]batch.Outcome[PortResult], error) {
+	pend, committed, err := p.commit(ctx, reqs)
+	if err != nil {
+		p.report(len(reqs), committed, 0, err)
+		return nil, err
+	}
+	committedAt := time.Now()
+	if p.pipe != nil {
+		p.pipe.begin()
+	}
+	res, werr := pend.Wait(ctx)
+	if p.pipe != nil {
+		p.pipe.end(len(reqs), committedAt, time.Now(), res != nil && (werr == nil || errors.As(werr, new(*ovsdb.ApplyError))))
+	}
+	var applied time.Duration
+	if res != nil {
+		applied = res.Applied
+	}
+	p.report(len(reqs), committed, applied, werr)
+	return p.outcomes(reqs, res, werr)
+}
+
+// commit is the first half of Commit: holding the turn, it commits reqs as one transaction and
+// calls settle when something may have been written. It returns the pending acknowledgement
+// and how long the commit took; an error means the whole batch failed before the wait.
+func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) (*ovsdb.Committed, time.Duration, error) {
 	if p.turn != nil {
 		if _, err := p.turn(ctx, true); err != nil {
-			return nil, err // nothing written
+			return nil, 0, err // nothing written
 		}
 		defer p.release()
 	}
 	start := time.Now()
-	outs, res, err := p.commit(ctx, reqs)
-	var committed, applied time.Duration
-	if res != nil {
-		committed, applied = res.Committed, res.Applied
-	}
-	if committed == 0 { // refused or failed before OVSDB committed
-		committed = time.Since(start)
-	}
-	if p.onBatch != nil {
-		p.onBatch(len(reqs), committed, applied, err)
-	}
-	if p.log != nil {
-		p.log.Debug("batch committed", "size", len(reqs), "committed", committed, "applied", applied, "error", err)
-	}
-	var item *batch.ItemError
-	if err != nil && (errors.As(err, &item) || p.Divisible(err)) {
-		return nil, err // refused before anything was written
+	pend, err := p.txn(reqs).CommitPending(ctx, p.opts)
+	committed := time.Since(start)
+	if err != nil {
+		if idx := culprits(err, reqs); len(idx) > 0 {
+			return nil, committed, &batch.ItemError{Indexes: idx, Err: err} // refused before anything was written
+		}
+		if p.Divisible(err) {
+			return nil, committed, err // refused before anything was written
+		}
+	} else {
+		committed = pend.Result().Committed
 	}
 	if p.settle != nil {
-		// Also after a whole-batch error: a commit whose acknowledgement was lost may have
-		// happened. No status refresh here: each caller gets its result from the batch, and
-		// the reconciler refreshes the statuses from the cache as the changes arrive.
+		// Also after a whole-batch error: a commit whose reply was lost may have happened.
+		// No status refresh here: each caller gets its result from the batch, and the
+		// reconciler refreshes the statuses from the cache as the changes arrive.
 		p.settle(reqs)
 	}
-	return outs, err
+	return pend, committed, err
 }
 
-// commit sends reqs as one transaction and returns each request's outcome, the commit's
-// result (nil when nothing was committed) and the whole-batch error.
-func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) ([]batch.Outcome[PortResult], *ovsdb.Result, error) {
+// report passes a batch's measurements to OnBatch and the debug log.
+func (p *portDoor) report(size int, committed, applied time.Duration, err error) {
+	if p.onBatch != nil {
+		p.onBatch(size, committed, applied, err)
+	}
+	if p.log != nil {
+		p.log.Debug("batch committed", "size", size, "committed", committed, "applied", applied, "error", err)
+	}
+}
+
+// txn builds the transaction of reqs.
+func (p *portDoor) txn(reqs []PortRequest) *ovsdb.Txn {
 	txn := p.db.NewTxn(p.gen())
 	for _, r := range reqs {
 		if r.Delete {
@@ -206,13 +239,15 @@ func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) ([]batch.Outc
 			txn.EnsurePort(on)
 		}
 	}
-	res, err := txn.Commit(ctx, p.opts)
+	return txn
+}
+
+// outcomes maps the acknowledged result of a batch to each request: an *ovsdb.ApplyError fails
+// only the requests whose interfaces it names; any other error fails the whole batch.
+func (p *portDoor) outcomes(reqs []PortRequest, res *ovsdb.Result, err error) ([]batch.Outcome[PortResult], error) {
 	var applyErr *ovsdb.ApplyError
 	if err != nil && !(errors.As(err, &applyErr) && res != nil) {
-		if idx := culprits(err, reqs); len(idx) > 0 {
-			return nil, res, &batch.ItemError{Indexes: idx, Err: err}
-		}
-		return nil, res, err
+		return nil, err
 	}
 	states := map[string]ovsdb.InterfaceState{}
 	for _, st := range res.Interfaces {
@@ -231,7 +266,7 @@ func (p *portDoor) commit(ctx context.Context, reqs []PortRequest) ([]batch.Outc
 		}
 		out[i] = p.portOutcome(r, states, failed)
 	}
-	return out, res, nil
+	return out, nil
 }
 
 func (p *portDoor) portOutcome(r PortRequest, states map[string]ovsdb.InterfaceState,

@@ -32,9 +32,23 @@ type Options struct {
 	// it lingers with cohorts (batch.Options.Linger, Cohort).
 	BatchMaxSize  int
 	BatchMaxDelay time.Duration
+	// BatchDepth bounds the port batches in flight at once (batch.Options.MaxInFlight): while
+	// ovs-vswitchd applies one, the next full batch (BatchMaxSize or the size the apply time
+	// allows) is committed, so with a backlog ovs-vswitchd never waits for the daemon between
+	// two reconfigurations; a partial batch waits for the one in flight
+	// (batch.Options.OverlapFullOnly), whose callers then join it. 1 commits a batch only
+	// once the previous one has been acknowledged. Default DefaultBatchDepth, at most
+	// MaxBatchDepth.
+	BatchDepth int
+	// ApplyTarget is the acknowledgement time batches are sized for: once the apply time has
+	// been measured (fixed + per request), a batch holds at most as many requests as fit in
+	// it, never fewer than a small minimum (PipelineStats.SizeLimit). Default
+	// DefaultApplyTarget.
+	ApplyTarget time.Duration
 	// OnBatch, if set, receives every port batch's size, how long it took to commit (planning
 	// included) and to be acknowledged by ovs-vswitchd after that, and its whole-batch error.
-	// It is called holding the turn and must not block.
+	// It is called once the batch is acknowledged (or failed), outside the turn, possibly
+	// from several goroutines at once, and must not block.
 	OnBatch func(size int, committed, applied time.Duration, err error)
 	// Settle, if set, is called holding the turn after every port batch that may have written
 	// something (also after a whole-batch error whose outcome is unknown, never after a
@@ -65,12 +79,26 @@ func New(ctx context.Context, db DB, opts Options) (*Writer, error) {
 	if opts.Generation == nil {
 		opts.Generation = func() int64 { return 1 }
 	}
+	if opts.BatchDepth < 0 || opts.BatchDepth > MaxBatchDepth {
+		return nil, fmt.Errorf("writer: batch depth %d: want 1 to %d (0 for the default, %d)", opts.BatchDepth, MaxBatchDepth, DefaultBatchDepth)
+	}
+	if opts.BatchDepth == 0 {
+		opts.BatchDepth = DefaultBatchDepth
+	}
+	if opts.ApplyTarget <= 0 {
+		opts.ApplyTarget = DefaultApplyTarget
+	}
+	maxSize := opts.BatchMaxSize
+	if maxSize <= 0 {
+		maxSize = batch.DefaultMaxSize
+	}
 	w := &Writer{db: db, log: opts.Logger, opts: opts, turn: make(chan struct{}, 1)}
 	w.ports = &portDoor{db: db, gen: opts.Generation, opts: opts.Commit, turn: w.take, release: w.release,
-		log: opts.Logger, onBatch: opts.OnBatch, settle: opts.Settle}
+		log: opts.Logger, onBatch: opts.OnBatch, settle: opts.Settle, pipe: newPipeline(opts.BatchDepth, maxSize, opts.ApplyTarget)}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b, err := batch.Start(bctx, batch.Committer[PortRequest, PortResult](w.ports), batch.Options[PortRequest]{
-		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Cohort: true, Key: portKey})
+		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Cohort: true, Key: portKey,
+		MaxInFlight: opts.BatchDepth, OverlapFullOnly: true, SizeLimit: w.ports.pipe.sizeLimit})
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("writer: starting the port batcher: %w", err)
@@ -78,6 +106,14 @@ func New(ctx context.Context, db DB, opts Options) (*Writer, error) {
 	w.batcher, w.stop = b, cancel
 	return w, nil
 }
+
+// Pipeline returns a snapshot of the port door's pipeline: the batches waiting for
+// ovs-vswitchd and the apply-time model that sizes them.
+func (w *Writer) Pipeline() PipelineStats { return w.ports.pipe.stats() }
+
+// Batches returns a snapshot of the port batcher's counters (queue, batches in flight, batch
+// sizes).
+func (w *Writer) Batches() batch.Stats { return w.batcher.Stats() }
 
 // Close stops accepting port requests (they fail with batch.ErrClosed), lets the batches in
 // flight finish or ctx end (see batch.Batcher.Close). The other doors stay usable.

@@ -1,0 +1,133 @@
+package writer
+
+import (
+	"sync"
+	"time"
+)
+
+// Defaults of the pipelined port door (Options.BatchDepth, Options.ApplyTarget).
+const (
+	// DefaultBatchDepth is how many port batches may be in flight at once: one being committed
+	// while one or more are applied by ovs-vswitchd.
+	DefaultBatchDepth = 2
+	// MaxBatchDepth bounds Options.BatchDepth: every batch in flight holds its callers, and
+	// ovs-vswitchd coalesces what is pending anyway.
+	MaxBatchDepth = 8
+	// DefaultApplyTarget is the acknowledgement time a batch is sized for once the apply cost
+	// has been measured (see Options.ApplyTarget).
+	DefaultApplyTarget = time.Second
+	// minAdaptiveSize is the smallest size the adaptive bound ever sets: below it, the fixed
+	// cost of a reconfiguration dominates and smaller batches only add reconfigurations.
+	minAdaptiveSize = 16
+	// applyDecay weighs the past in the apply-time model (per batch).
+	applyDecay = 0.9
+)
+
+// PipelineStats is a snapshot of the port door's pipeline.
+type PipelineStats struct {
+	// Applying is the number of port batches committed to OVSDB and not yet acknowledged by
+	// ovs-vswitchd (a gauge); PeakApplying its highest value so far.
+	Applying, PeakApplying int
+	// Acknowledged counts the batches acknowledged (cur_cfg reached their next_cfg).
+	Acknowledged uint64
+	// Depth is the bound on batches in flight (Options.BatchDepth).
+	Depth int
+	// SizeLimit is the batch size the measured apply time allows now (Options.BatchMaxSize
+	// until the cost has been measured).
+	SizeLimit int
+	// ApplyFixed and ApplyPerRequest are the fitted cost of one acknowledged batch: a fixed
+	// part (ovs-vswitchd's reconfiguration of the bridge) and a part per request.
+	ApplyFixed, ApplyPerRequest time.Duration
+}
+
+// pipeline tracks the port batches waiting for ovs-vswitchd and models their apply time as
+// fixed + perRequest·size, fitted by least squares over exponentially decayed samples; the
+// time of a batch counts from its commit or the previous acknowledgement, whichever is later
+// (before that, ovs-vswitchd was applying the previous batch).
+type pipeline struct {
+	depth, maxSize int
+	target         time.Duration
+
+	mu                   sync.Mutex
+	applying, peak       int
+	acked                uint64
+	lastAck              time.Time
+	sw, sx, sy, sxx, sxy float64 // decayed sums: weight, size, seconds, size², size·seconds
+	fixed, perReq        float64 // fitted, seconds
+	fitted               bool
+}
+
+func newPipeline(depth, maxSize int, target time.Duration) *pipeline {
+	return &pipeline{depth: depth, maxSize: maxSize, target: target}
+}
+
+// begin records a batch committed and now waiting for ovs-vswitchd.
+func (p *pipeline) begin() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.applying++
+	p.peak = max(p.peak, p.applying)
+}
+
+// end records the end, at now, of the wait of a batch of size requests committed at
+// committedAt; ok says it was acknowledged (its apply time is then a sample of the model).
+func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.applying--
+	if !ok {
+		return
+	}
+	p.acked++
+	from := committedAt
+	if p.lastAck.After(from) {
+		from = p.lastAck
+	}
+	p.lastAck = now
+	x, y := float64(size), now.Sub(from).Seconds()
+	p.sw = p.sw*applyDecay + 1
+	p.sx = p.sx*applyDecay + x
+	p.sy = p.sy*applyDecay + y
+	p.sxx = p.sxx*applyDecay + x*x
+	p.sxy = p.sxy*applyDecay + x*y
+	den := p.sw*p.sxx - p.sx*p.sx
+	if den <= 1e-9 { // one size seen so far: no slope to fit
+		return
+	}
+	slope := (p.sw*p.sxy - p.sx*p.sy) / den
+	p.perReq = max(slope, 0)
+	p.fixed = max((p.sy-p.perReq*p.sx)/p.sw, 0)
+	p.fitted = true
+}
+
+// sizeLimit is the batch size whose modelled apply time fits the target: the batcher's
+// Options.SizeLimit. MaxSize until the model is fitted, or when no size fits or all do.
+func (p *pipeline) sizeLimit() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sizeLimitLocked()
+}
+
+func (p *pipeline) sizeLimitLocked() int {
+	if !p.fitted || p.perReq <= 0 {
+		return p.maxSize
+	}
+	room := p.target.Seconds() - p.fixed
+	if room <= 0 {
+		return p.maxSize // the fixed cost alone exceeds the target: size does not matter
+	}
+	n := room / p.perReq
+	if n >= float64(p.maxSize) {
+		return p.maxSize
+	}
+	return min(max(int(n), minAdaptiveSize), p.maxSize)
+}
+
+func (p *pipeline) stats() PipelineStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PipelineStats{Applying: p.applying, PeakApplying: p.peak, Acknowledged: p.acked, Depth: p.depth,
+		SizeLimit: p.sizeLimitLocked(), ApplyFixed: seconds(p.fixed), ApplyPerRequest: seconds(p.perReq)}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -1,0 +1,189 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/ovsdb"
+	"github.com/ovsplane/ovsplane/ovsdb/ovsdbtest"
+	"github.com/ovsplane/ovsplane/ovsdb/simvswitchd"
+	"github.com/ovsplane/ovsplane/vswitchd/batch"
+)
+
+// pipelineEnv is a Writer of the given depth and batches of one request on an in-memory OVSDB
+// whose simulated ovs-vswitchd the test can stop acknowledging, with bridge br0.
+func pipelineEnv(t *testing.T, depth int) (context.Context, *simvswitchd.Switch, *Writer) {
+	t.Helper()
+	srv := ovsdbtest.Start(t)
+	sw := ovsdbtest.StartOVSVswitchd(t, srv)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	c, err := ovsdb.Dial(ctx, ovsdb.Config{Endpoints: []string{srv.Endpoint()},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// One request is a full batch: only full batches overlap (batch.Options.OverlapFullOnly).
+	w, err := New(ctx, c, Options{BatchDepth: depth, BatchMaxSize: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close(context.WithoutCancel(ctx)) })
+	return ctx, sw, w
+}
+
+// ensureAsync asks for port name from a goroutine of its own; its outcome arrives on the
+// returned channel.
+func ensureAsync(ctx context.Context, w *Writer, name string) <-chan portOutcome {
+	out := make(chan portOutcome, 1)
+	go func() {
+		r, err := w.EnsurePort(ctx, nil, "br0", internalPort(name))
+		out <- portOutcome{name, r, err}
+	}()
+	return out
+}
+
+// While ovs-vswitchd does not acknowledge, each new batch is still committed, up to the
+// depth: three waves of requests are three transactions waiting together, a fourth waits in
+// the queue; once acknowledgements resume every caller gets its ofport, and the
+// pipeline never held more than the depth.
+func TestPipelineCommitsWhileVswitchdApplies(t *testing.T) {
+	const depth = 3
+	ctx, sw, w := pipelineEnv(t, depth)
+	sw.PauseAck()
+	var waits []<-chan portOutcome
+	for wave := range depth + 1 { // one request a wave: a wave is one full batch
+		waits = append(waits, ensureAsync(ctx, w, fmt.Sprintf("w%d", wave)))
+		want := min(wave+1, depth)
+		eventually(t, fmt.Sprintf("%d batches waiting for ovs-vswitchd after wave %d", want, wave), func() bool {
+			st := w.Pipeline()
+			return st.Applying == want && (wave < depth || w.Batches().Queued == 1)
+		})
+	}
+	if st := w.Batches(); st.InFlight != depth || st.Batches != depth {
+		t.Fatalf("with acknowledgements paused: %d batches in flight, %d taken; want %d and %d", st.InFlight, st.Batches, depth, depth)
+	}
+	sw.ResumeAck()
+	for _, ch := range waits {
+		o := <-ch
+		if o.err != nil {
+			t.Fatalf("port %s: %v", o.name, o.err)
+		}
+		if len(o.r.Interfaces) != 1 || o.r.Interfaces[0].Ofport < 1 {
+			t.Fatalf("port %s: acknowledged without an ofport: %+v", o.name, o.r)
+		}
+	}
+	st := w.Pipeline()
+	if st.PeakApplying != depth || st.Applying != 0 || st.Acknowledged != depth+1 {
+		t.Fatalf("pipeline after the churn: %+v; want a peak of %d, none applying, %d acknowledged", st, depth, depth+1)
+	}
+}
+
+// Two requests for one port are never in flight together, even with room in the pipeline: the
+// delete of a waits in the queue while a's ensure waits for ovs-vswitchd, and b, another port,
+// goes past it. A caller that gives up while its batch is being applied learns that the outcome
+// is unknown; its neighbours still get theirs.
+func TestPipelineKeepsPerPortOrder(t *testing.T) {
+	ctx, sw, w := pipelineEnv(t, 4)
+	sw.PauseAck()
+	a := ensureAsync(ctx, w, "a")
+	eventually(t, "a's batch waiting for ovs-vswitchd", func() bool { return w.Pipeline().Applying == 1 })
+	del := make(chan error, 1)
+	go func() { del <- w.DeletePort(ctx, "br0", "a") }()
+	b := ensureAsync(ctx, w, "b")
+	cctx, cancel := context.WithCancel(ctx)
+	gone := ensureAsync(cctx, w, "gone")
+	eventually(t, "b and gone waiting for ovs-vswitchd too, a's delete queued behind a's ensure", func() bool {
+		st := w.Batches()
+		return st.InFlightRequests == 3 && st.Queued == 1 && w.Pipeline().Applying == st.InFlight
+	})
+	cancel()
+	if o := <-gone; !errors.Is(o.err, batch.ErrOutcomeUnknown) || !errors.Is(o.err, context.Canceled) {
+		t.Fatalf("caller gone while its batch was applied: %v; want ErrOutcomeUnknown and context.Canceled", o.err)
+	}
+	sw.ResumeAck()
+	for _, ch := range []<-chan portOutcome{a, b} {
+		if o := <-ch; o.err != nil {
+			t.Fatalf("port %s: %v", o.name, o.err)
+		}
+	}
+	if err := <-del; err != nil {
+		t.Fatalf("delete a: %v", err)
+	}
+	if _, err := w.db.Interface("a"); err == nil {
+		t.Fatal("a still exists after its delete, which was queued behind its ensure")
+	}
+	if st, err := w.db.Interface("b"); err != nil || st.Ofport < 1 {
+		t.Fatalf("b: %+v, %v", st, err)
+	}
+}
+
+func TestPipelineBatchDepthBounds(t *testing.T) {
+	for _, depth := range []int{-1, MaxBatchDepth + 1} {
+		if _, err := New(t.Context(), nil, Options{BatchDepth: depth}); err == nil {
+			t.Errorf("BatchDepth %d accepted", depth)
+		}
+	}
+}
+
+// The size bound follows the fitted model fixed + perRequest·size: unbounded (MaxSize) until
+// two sizes have been seen, then the size whose apply time fits the target, never below
+// minAdaptiveSize, and MaxSize again when the fixed cost alone exceeds the target.
+func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	sample := func(p *pipeline, size int, d time.Duration) {
+		p.begin()
+		p.end(size, t0, t0.Add(d), true)
+		t0 = t0.Add(time.Hour) // the next batch's wait starts after this acknowledgement
+	}
+	cost := func(n int) time.Duration { return 100*time.Millisecond + time.Duration(n)*time.Millisecond }
+
+	p := newPipeline(2, 512, 500*time.Millisecond)
+	sample(p, 10, cost(10))
+	if got := p.sizeLimit(); got != 512 {
+		t.Fatalf("one size seen: limit %d, want MaxSize 512", got)
+	}
+	sample(p, 50, cost(50))
+	sample(p, 30, cost(30))
+	if got := p.sizeLimit(); got < 398 || got > 400 { // (500 − 100) ms ÷ 1 ms
+		t.Fatalf("fixed 100 ms + 1 ms/request, target 500 ms: limit %d, want 400", got)
+	}
+	if st := p.stats(); st.ApplyPerRequest < 990*time.Microsecond || st.ApplyPerRequest > 1010*time.Microsecond {
+		t.Fatalf("fitted per-request cost %v, want 1ms", st.ApplyPerRequest)
+	}
+
+	tight := newPipeline(2, 512, 105*time.Millisecond)
+	sample(tight, 10, cost(10))
+	sample(tight, 50, cost(50))
+	if got := tight.sizeLimit(); got != minAdaptiveSize {
+		t.Fatalf("target 105 ms: limit %d, want the minimum %d", got, minAdaptiveSize)
+	}
+
+	slow := newPipeline(2, 512, 50*time.Millisecond)
+	sample(slow, 10, cost(10))
+	sample(slow, 50, cost(50))
+	if got := slow.sizeLimit(); got != 512 {
+		t.Fatalf("fixed cost above the target: limit %d, want MaxSize 512", got)
+	}
+
+	// A batch acknowledged while an earlier one was still applied counts from that
+	// acknowledgement, not from its own commit.
+	q := newPipeline(2, 512, time.Second)
+	q.begin()
+	q.begin()
+	q.end(10, t0, t0.Add(cost(10)), true)
+	q.end(50, t0, t0.Add(cost(10)+cost(50)), true)
+	if st := q.stats(); st.ApplyPerRequest < 990*time.Microsecond || st.ApplyPerRequest > 1010*time.Microsecond || st.PeakApplying != 2 {
+		t.Fatalf("overlapping batches: %+v, want 1ms per request and a peak of 2", st)
+	}
+}
