@@ -24,6 +24,7 @@ import (
 type scaleResult struct {
 	ports             int
 	build             time.Duration // creating the ports through the API
+	baseRSS           int64         // before any API port (KiB)
 	rssKB, peakKB     int64         // after the build
 	restart           time.Duration // exec to API answering with every object ready (the resync)
 	restartTxns       float64       // OVSDB transactions the restarted daemon sent before ready
@@ -66,6 +67,7 @@ func runScale(tb testing.TB, n, extra int) scaleResult {
 	d.start(ctx)
 	res := scaleResult{ports: n, extra: extra}
 	res.baseLiveMB, _ = d.liveHeapMB(ctx, "")
+	res.baseRSS, _ = d.rssKB()
 
 	names := make([]string, n)
 	for i := range names {
@@ -172,8 +174,8 @@ func (r scaleResult) liveKBPerPort() float64 {
 }
 
 func (r scaleResult) report(tb testing.TB) {
-	tb.Logf("scale: %d ports built through the API in %s; daemon RSS %.1f MB (peak %.1f MB)",
-		r.ports, r.build.Round(time.Millisecond), float64(r.rssKB)/1024, float64(r.peakKB)/1024)
+	tb.Logf("scale: %d ports built through the API in %s; daemon RSS %.1f MB (peak %.1f MB; %.1f MB before any port)",
+		r.ports, r.build.Round(time.Millisecond), float64(r.rssKB)/1024, float64(r.peakKB)/1024, float64(r.baseRSS)/1024)
 	tb.Logf("scale: restart to ready %s with %.0f OVSDB transactions; RSS after restart %.1f MB; ListPorts p50 %s",
 		r.restart.Round(time.Millisecond), r.restartTxns, float64(r.restartRSS)/1024, r.listP50.Round(100*time.Microsecond))
 	tb.Logf("scale: one extra port (p50 of %d): committed to OVSDB in %s, ovs-vswitchd acknowledged %s later; API call %s",
