@@ -184,6 +184,23 @@ bench-stripe-ovs:
 bench-overlay-route:
 	set -o pipefail; $(GO) test -run '^$$' -bench BenchmarkOverlayRoute -benchtime 1x -timeout 60m ./bench/overlayroute/ | tee bench-overlay-route.out
 
+## bench-scale: BenchmarkDaemonScale at 10,000 API ports (issue 20; as root, needs the lab): real
+## ovsdb-server + ovs-vswitchd, the daemon without GOMEMLIMIT. Reports the resync after a
+## restart, one extra port's commit p50 (ovs-vswitchd's ack apart), RSS, live heap, ListPorts p50,
+## and FAILS when a figure misses its goal by more than its noise margin (bench/scale_test.go).
+## The heap profile at rest is saved in bench-scale-prof/. bench-scale-20k: the same at 20,000.
+.PHONY: bench-scale bench-scale-20k
+bench-scale:
+	@scripts/lab-setup.sh
+	mkdir -p bench-scale-prof
+	set -o pipefail; env -u GOMEMLIMIT OVSPLANE_SCALE_PORTS=10000 OVSPLANE_SCALE_PROFILE=$(CURDIR)/bench-scale-prof \
+	  $(GO) test -run '^$$' -bench BenchmarkDaemonScale -benchtime 1x -timeout 60m -v ./bench/ | tee bench-scale.out
+bench-scale-20k:
+	@scripts/lab-setup.sh
+	mkdir -p bench-scale-prof
+	set -o pipefail; env -u GOMEMLIMIT OVSPLANE_SCALE_PORTS=20000 OVSPLANE_SCALE_PROFILE=$(CURDIR)/bench-scale-prof \
+	  $(GO) test -run '^$$' -bench BenchmarkDaemonScale -benchtime 1x -timeout 120m -v ./bench/ | tee bench-scale-20k.out
+
 ## bench-flowstore: the flow stores side by side (issue 18): Append rows/s and CPU-µs per row
 ## (client and PostgreSQL server) in 10k-record batches, and a top-N and a 24 h series, for DuckDB,
 ## PostgreSQL 15 (pgstore's binary COPY and pgx's CopyFromSource) and SQLite (modernc, test code

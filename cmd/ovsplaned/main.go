@@ -52,21 +52,15 @@ import (
 // localOVSSocket is where Debian's Open vSwitch serves its database.
 const localOVSSocket = "/var/run/openvswitch/db.sock"
 
-// defaultMemoryLimit is the Go runtime's soft memory limit when GOMEMLIMIT is not set.
-const defaultMemoryLimit = 96 << 20
-
 func main() {
 	// libovsdb's RPC layer prints connection-teardown noise through the standard logger.
 	stdlog.SetOutput(io.Discard)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// A soft limit: as the heap nears it the garbage collector runs earlier (never more
-		// than about half the CPU), so the daemon's memory stays near its live data (~63 MB at
-		// 10,000 ports) instead of twice it. GOMEMLIMIT overrides it (GOMEMLIMIT=off: none).
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
+	// No memory limit is set here: the daemon keeps little enough per port that Go's default
+	// pacing stays within its budget (docs/benchmarks.md, "Scale"). Operators may still set
+	// GOMEMLIMIT (and GOGC), which the Go runtime reads itself: see docs/architecture.md.
 	err := run(ctx, os.Args[1:], filterEnv(os.Environ()), hup, os.Stdout, os.Stderr)
 	stop()
 	var done cliDone
