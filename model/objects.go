@@ -50,7 +50,10 @@ type Port struct {
 	LACP        string            `mapstructure:"lacp" yaml:"lacp,omitempty"`
 	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
 	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
-	Interfaces  []Interface       `mapstructure:"interfaces" yaml:"interfaces"`
+	// QoS is the port's egress QoS with its queues (nil: none). See qos.go. Omitted from JSON
+	// when nil, so specs stored before it existed read the same.
+	QoS        *QoS        `mapstructure:"qos" yaml:"qos,omitempty" json:",omitempty"`
+	Interfaces []Interface `mapstructure:"interfaces" yaml:"interfaces"`
 }
 
 // Interface is one interface of a port.
@@ -65,6 +68,13 @@ type Interface struct {
 	OFPortRequest *int              `mapstructure:"ofport_request" yaml:"ofport_request,omitempty"`
 	OtherConfig   map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
 	ExternalIDs   map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+	// IngressPolicingRate (kbit/s) and IngressPolicingBurst (kbit) police what the interface
+	// receives; IngressPolicingKpktsRate (kpkt/s) and IngressPolicingKpktsBurst (kpkt) do it
+	// by packets. Each 0..MaxPolicing; nil or 0 is off. A burst needs its rate. See qos.go.
+	IngressPolicingRate       *int `mapstructure:"ingress_policing_rate" yaml:"ingress_policing_rate,omitempty" json:",omitempty"`
+	IngressPolicingBurst      *int `mapstructure:"ingress_policing_burst" yaml:"ingress_policing_burst,omitempty" json:",omitempty"`
+	IngressPolicingKpktsRate  *int `mapstructure:"ingress_policing_kpkts_rate" yaml:"ingress_policing_kpkts_rate,omitempty" json:",omitempty"`
+	IngressPolicingKpktsBurst *int `mapstructure:"ingress_policing_kpkts_burst" yaml:"ingress_policing_kpkts_burst,omitempty" json:",omitempty"`
 }
 
 // InterfaceTypes lists the interface types the configuration accepts, in the order error
@@ -98,7 +108,7 @@ func (b Bridge) Canonical() Bridge {
 }
 
 // Canonical returns a deep copy of p in canonical form: interfaces sorted by name, each in
-// canonical form (see Interface.Canonical); trunks sorted; empty maps and lists nil. p is not
+// canonical form (see Interface.Canonical); trunks sorted, QoS queues by id; empty maps and lists nil. p is not
 // modified.
 func (p Port) Canonical() Port {
 	np := p
@@ -106,6 +116,7 @@ func (p Port) Canonical() Port {
 	np.Trunks = sortedCopy(p.Trunks)
 	np.OtherConfig = cloneMap(p.OtherConfig)
 	np.ExternalIDs = cloneMap(p.ExternalIDs)
+	np.QoS = p.QoS.Canonical()
 	np.Interfaces = canonicalByName(p.Interfaces, Interface.Canonical, func(in Interface) string { return in.Name })
 	return np
 }
@@ -121,7 +132,7 @@ func canonicalByName[T any](items []T, canonical func(T) T, name func(T) string)
 }
 
 // Canonical returns a deep copy of in in canonical form: type "system" written as "" (they
-// are the same type), empty maps nil. in is not modified.
+// are the same type), empty maps nil, ingress policing 0 written as nil (both are off). in is not modified.
 func (in Interface) Canonical() Interface {
 	ni := in
 	if ni.Type == "system" {
@@ -132,6 +143,8 @@ func (in Interface) Canonical() Interface {
 	ni.ExternalIDs = cloneMap(in.ExternalIDs)
 	ni.MTURequest = cloneInt(in.MTURequest)
 	ni.OFPortRequest = cloneInt(in.OFPortRequest)
+	ni.IngressPolicingRate, ni.IngressPolicingBurst = zeroNil(in.IngressPolicingRate), zeroNil(in.IngressPolicingBurst)
+	ni.IngressPolicingKpktsRate, ni.IngressPolicingKpktsBurst = zeroNil(in.IngressPolicingKpktsRate), zeroNil(in.IngressPolicingKpktsBurst)
 	return ni
 }
 

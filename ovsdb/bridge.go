@@ -177,6 +177,7 @@ func (p *planner) dropPort(port *vswitch.Port) error {
 		}
 		ifaces = append(ifaces, iface{iu, ifc.Name})
 	}
+	p.dropPortQoS(port)
 	for _, i := range ifaces {
 		ref := objRef{vswitch.InterfaceTable, i.name}
 		p.guard(ref, i.uuid, true, existsRow(i.uuid))

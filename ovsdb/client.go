@@ -118,6 +118,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		vswitch.IPFIXTable:                  &vswitch.IPFIX{},
 		vswitch.SFlowTable:                  &vswitch.SFlow{},
 		vswitch.FlowSampleCollectorSetTable: &vswitch.FlowSampleCollectorSet{},
+		// QoS and queues of ports (qos.go): monitored whole.
+		vswitch.QoSTable:   &vswitch.QoS{},
+		vswitch.QueueTable: &vswitch.Queue{},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ovsdb: building the client model: %w", err)
@@ -168,7 +171,8 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 	ifc := &vswitch.Interface{}
 	ctl := &vswitch.Controller{}
 	ifCols := []any{&ifc.Name, &ifc.Type, &ifc.Options, &ifc.OtherConfig, &ifc.ExternalIDs, &ifc.MTURequest,
-		&ifc.OfportRequest, &ifc.Ofport, &ifc.Error, &ifc.LinkState, &ifc.AdminState, &ifc.MTU, &ifc.MACInUse}
+		&ifc.OfportRequest, &ifc.Ofport, &ifc.Error, &ifc.LinkState, &ifc.AdminState, &ifc.MTU, &ifc.MACInUse,
+		&ifc.IngressPolicingRate, &ifc.IngressPolicingBurst, &ifc.IngressPolicingKpktsRate, &ifc.IngressPolicingKpktsBurst}
 	if withStats {
 		ifCols = append(ifCols, &ifc.Statistics)
 	}
@@ -181,12 +185,14 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 		// (not Controller.status, which it rewrites as the connection's state changes).
 		client.WithTable(ctl, &ctl.Target, &ctl.ExternalIDs, &ctl.IsConnected),
 		client.WithTable(port, &port.Name, &port.Interfaces, &port.Tag, &port.Trunks, &port.VLANMode,
-			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs),
+			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs, &port.QOS),
 		client.WithTable(ifc, ifCols...),
 		client.WithTable(&vswitch.NetFlow{}),
 		client.WithTable(&vswitch.IPFIX{}),
 		client.WithTable(&vswitch.SFlow{}),
 		client.WithTable(&vswitch.FlowSampleCollectorSet{}),
+		client.WithTable(&vswitch.QoS{}),
+		client.WithTable(&vswitch.Queue{}),
 	}
 }
 

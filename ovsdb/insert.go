@@ -43,6 +43,12 @@ func interfaceInsert(ifc *vswitch.Interface) libovsdb.Operation {
 	putMap(row, "external_ids", ifc.ExternalIDs)
 	putOptInt(row, "mtu_request", ifc.MTURequest)
 	putOptInt(row, "ofport_request", ifc.OfportRequest)
+	for col, v := range map[string]int{"ingress_policing_rate": ifc.IngressPolicingRate, "ingress_policing_burst": ifc.IngressPolicingBurst,
+		"ingress_policing_kpkts_rate": ifc.IngressPolicingKpktsRate, "ingress_policing_kpkts_burst": ifc.IngressPolicingKpktsBurst} {
+		if v != 0 {
+			row[col] = v
+		}
+	}
 	return insertOp(vswitch.InterfaceTable, ifc.UUID, row)
 }
 
@@ -57,6 +63,9 @@ func portInsert(port *vswitch.Port) libovsdb.Operation {
 	putOptStr(row, "lacp", port.LACP)
 	putMap(row, "other_config", port.OtherConfig)
 	putMap(row, "external_ids", port.ExternalIDs)
+	if port.QOS != nil {
+		row["qos"] = optUUID(port.QOS)
+	}
 	return insertOp(vswitch.PortTable, port.UUID, row)
 }
 

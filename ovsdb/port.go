@@ -62,7 +62,9 @@ func (p *planner) newInterface(port string, s model.Interface) (*vswitch.Interfa
 	p.ifaces = append(p.ifaces, s.Name)
 	return &vswitch.Interface{UUID: p.namedUUID("if"), Name: s.Name, Type: s.Type, Options: s.Options,
 		OtherConfig: s.OtherConfig, ExternalIDs: tagged(s.ExternalIDs, p.owner, p.gen),
-		MTURequest: s.MTURequest, OfportRequest: s.OFPortRequest}, nil
+		MTURequest: s.MTURequest, OfportRequest: s.OFPortRequest,
+		IngressPolicingRate: deref0(s.IngressPolicingRate), IngressPolicingBurst: deref0(s.IngressPolicingBurst),
+		IngressPolicingKpktsRate: deref0(s.IngressPolicingKpktsRate), IngressPolicingKpktsBurst: deref0(s.IngressPolicingKpktsBurst)}, nil
 }
 
 // claim is a new interface name some port of the transaction wants.
@@ -98,6 +100,10 @@ func (p *planner) createPort(spec PortOn, b *bridgeState) error {
 	}
 	for _, ifc := range ifaces {
 		p.add(objRef{vswitch.InterfaceTable, ifc.Name}, interfaceInsert(ifc))
+	}
+	if q := spec.Port.QoS.Canonical(); q != nil {
+		u := p.insertQoS(spec.Port.Name, q)
+		port.QOS = &u
 	}
 	p.add(objRef{vswitch.PortTable, spec.Port.Name}, portInsert(port))
 	b.add = append(b.add, port.UUID)
@@ -153,13 +159,14 @@ func (p *planner) updatePort(spec PortOn, b *bridgeState, cur *vswitch.Port) err
 	muts = append(muts, setMutations("trunks", cur.Trunks, spec.Port.Trunks, intSet)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.Port.OtherConfig)...)
 	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, want.ExternalIDs)...)
+	qosUpdated := p.planPortQoS(spec.Port.Name, spec.Port.QoS.Canonical(), cur, row)
 
 	ifMuts, err := p.reconcileInterfaces(spec, cur)
 	if err != nil {
 		return err
 	}
 	muts = append(muts, ifMuts...)
-	muts = withGeneration(muts, len(row) > 0 || moved, cur.ExternalIDs, want.ExternalIDs)
+	muts = withGeneration(muts, len(row) > 0 || moved || qosUpdated, cur.ExternalIDs, want.ExternalIDs)
 	if len(row) == 0 && len(muts) == 0 && !moved {
 		return nil
 	}
@@ -167,7 +174,8 @@ func (p *planner) updatePort(spec PortOn, b *bridgeState, cur *vswitch.Port) err
 	// port row is written (a wait sees the effects of the operations placed before it).
 	read := map[string]any{"tag": optInt(cur.Tag), "vlan_mode": optString(derefStr(cur.VLANMode)),
 		"bond_mode": optString(derefStr(cur.BondMode)), "lacp": optString(derefStr(cur.LACP)),
-		"trunks": intSet(cur.Trunks), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}
+		"trunks": intSet(cur.Trunks), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs),
+		"qos": optUUID(cur.QOS)}
 	p.guard(ref, cur.UUID, true, guardColumns(libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)}, read, row, muts))
 	if len(row) > 0 {
 		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
@@ -237,6 +245,16 @@ func (p *planner) updateInterface(s model.Interface, cur *vswitch.Interface) {
 	if !eqIntPtr(cur.OfportRequest, s.OFPortRequest) {
 		row["ofport_request"] = optInt(s.OFPortRequest)
 	}
+	for col, v := range map[string][2]int{
+		"ingress_policing_rate":        {cur.IngressPolicingRate, deref0(s.IngressPolicingRate)},
+		"ingress_policing_burst":       {cur.IngressPolicingBurst, deref0(s.IngressPolicingBurst)},
+		"ingress_policing_kpkts_rate":  {cur.IngressPolicingKpktsRate, deref0(s.IngressPolicingKpktsRate)},
+		"ingress_policing_kpkts_burst": {cur.IngressPolicingKpktsBurst, deref0(s.IngressPolicingKpktsBurst)},
+	} {
+		if v[0] != v[1] {
+			row[col] = v[1]
+		}
+	}
 	var muts []libovsdb.Mutation
 	muts = append(muts, mapMutations("options", cur.Options, s.Options)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, keepTagged(cur, s.OtherConfig))...)
@@ -247,7 +265,9 @@ func (p *planner) updateInterface(s model.Interface, cur *vswitch.Interface) {
 		return
 	}
 	read := map[string]any{"type": cur.Type, "mtu_request": optInt(cur.MTURequest), "ofport_request": optInt(cur.OfportRequest),
-		"options": mustMap(cur.Options), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}
+		"options": mustMap(cur.Options), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs),
+		"ingress_policing_rate": cur.IngressPolicingRate, "ingress_policing_burst": cur.IngressPolicingBurst,
+		"ingress_policing_kpkts_rate": cur.IngressPolicingKpktsRate, "ingress_policing_kpkts_burst": cur.IngressPolicingKpktsBurst}
 	p.guard(ref, cur.UUID, true, guardColumns(libovsdb.Row{"name": cur.Name}, read, row, muts))
 	if len(row) > 0 {
 		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
@@ -301,4 +321,12 @@ func eqIntPtr(a, b *int) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// deref0 returns *v, or 0 for nil (the ingress policing columns' "off").
+func deref0(v *int) int {
+	if v == nil {
+		return 0
+	}
+	return *v
 }

@@ -104,6 +104,9 @@ func (s *PortOn) validate() error {
 			return err
 		}
 	}
+	if err := validatePortObjects(p, s.interfaces()); err != nil {
+		return err
+	}
 	return checkReservedKeys("port "+p.Name, p.ExternalIDs)
 }
 

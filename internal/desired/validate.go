@@ -176,6 +176,7 @@ func validatePort(v *Validator, pp string, p model.Port, ports, ifaces map[strin
 		v.Add(pp+".bond_mode", "unknown bond mode %q (%s)", p.BondMode, OneOf(bondModes))
 	}
 	validateVLANMode(v, pp, p)
+	checkQoS(v, pp, p)
 	if !slices.Contains(model.LACPModes, p.LACP) {
 		v.Add(pp+".lacp", "unknown LACP mode %q (%s)", p.LACP, OneOf(model.LACPModes))
 	}
@@ -246,6 +247,7 @@ func validateInterface(v *Validator, ip string, in model.Interface, ifaces map[s
 	if in.OFPortRequest != nil && (*in.OFPortRequest < 1 || *in.OFPortRequest > 65279) {
 		v.Add(ip+".ofport_request", "%d out of range (1..65279)", *in.OFPortRequest)
 	}
+	checkPolicing(v, ip, in)
 	checkMap(v, ip+".options", in.Options)
 	checkMap(v, ip+".other_config", in.OtherConfig)
 	checkMap(v, ip+".external_ids", in.ExternalIDs)

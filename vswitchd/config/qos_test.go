@@ -1,0 +1,87 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestQoSConfig: a port's qos (with queues) and an interface's ingress policing keys load into
+// the model, and bad values are refused with their key path and what is accepted.
+func TestQoSConfig(t *testing.T) {
+	c := mustLoad(t, `
+bridges:
+  - name: br0
+    ports:
+      - name: p0
+        qos:
+          type: linux-htb
+          max_rate: 100000000
+          queues:
+            - {id: 0, min_rate: 1000000, max_rate: 50000000, burst: 80000, priority: 2}
+            - {id: 5, max_rate: 10000000, dscp: 46}
+        interfaces:
+          - {name: p0, ingress_policing_rate: 10000, ingress_policing_burst: 1000}
+      - name: d0
+        qos: {type: trtcm-policer, cir: 1250000, cbs: 2048, eir: 2500000, ebs: 4096, queues: [{id: 1, cir: 125000, cbs: 2048}]}
+        interfaces:
+          - {name: d0, type: dpdk, options: {dpdk-devargs: "net_af_packet1,iface=v1"}, ingress_policing_kpkts_rate: 100, ingress_policing_kpkts_burst: 10}
+`, nil)
+	p := c.Bridges[0].Ports[0]
+	if q := p.QoS; q == nil || q.Type != "linux-htb" || *q.MaxRate != 100000000 || len(q.Queues) != 2 || *q.Queues[0].Priority != 2 || *q.Queues[1].DSCP != 46 {
+		t.Errorf("qos %+v", q)
+	}
+	if in := p.Interfaces[0]; *in.IngressPolicingRate != 10000 || *in.IngressPolicingBurst != 1000 {
+		t.Errorf("interface %+v", in)
+	}
+	if q := c.Bridges[0].Ports[1].QoS; q == nil || *q.EIR != 2500000 || *q.Queues[0].CIR != 125000 {
+		t.Errorf("trtcm qos %+v", q)
+	}
+
+	_, err := load(t, `
+bridges:
+  - name: br0
+    ports:
+      - name: p0
+        qos:
+          type: linux-htb
+          max_rate: 1000
+          cir: 5
+          queues:
+            - {id: 0, min_rate: 5000, max_rate: 2000, priority: 9}
+            - {id: 0, cir: 1}
+        interfaces:
+          - {name: p0, ingress_policing_burst: 10, ingress_policing_rate: -1}
+      - name: p1
+        qos: {type: egress-policer, cir: 0, eir: 5, queues: [{id: 1}]}
+      - name: p2
+        qos: {type: sfq}
+      - name: p3
+        qos: {type: trtcm-policer, cir: 1, cbs: 1, max_rate: 9, queues: [{id: -1, min_rate: 3}]}
+`, nil)
+	if err == nil {
+		t.Fatal("bad QoS settings accepted")
+	}
+	for _, want := range []string{
+		`bridges[0].ports[0].qos.cir: linux-htb does not take this setting (linux-htb takes max_rate, and rates per queue); remove it`,
+		`bridges[0].ports[0].qos.queues[0].priority: 9 is out of range 0..7`,
+		`bridges[0].ports[0].qos.queues[0].min_rate: 5000 is above max_rate 2000`,
+		`bridges[0].ports[0].qos.queues[0].max_rate: 2000 is above the QoS's max_rate 1000`,
+		`bridges[0].ports[0].qos.queues[1].id: duplicate queue id 0 (also queues[0])`,
+		`bridges[0].ports[0].qos.queues[1].cir: not a linux-htb queue setting`,
+		`bridges[0].ports[0].interfaces[0].ingress_policing_rate: -1 is out of range 0..4294967295`,
+		`bridges[0].ports[0].interfaces[0].ingress_policing_burst: set without ingress_policing_rate`,
+		`bridges[0].ports[1].qos.cir: 0 is out of range 1..125000000000`,
+		`bridges[0].ports[1].qos.cbs: required: the committed burst in bytes`,
+		`bridges[0].ports[1].qos.eir: egress-policer does not take this setting (only trtcm-policer has an excess rate)`,
+		`bridges[0].ports[1].qos.queues: egress-policer does not take this setting (egress-policer has one policer for the port; use trtcm-policer for queues)`,
+		`bridges[0].ports[2].qos.type: unknown QoS type "sfq" (one of: "linux-htb", "egress-policer", "trtcm-policer")`,
+		`bridges[0].ports[3].qos.max_rate: trtcm-policer does not take this setting (a policer takes cir and cbs in bytes)`,
+		`bridges[0].ports[3].qos.queues[0].id: -1 is out of range`,
+		`bridges[0].ports[3].qos.queues[0].cir: required: the queue's committed rate in bytes/s`,
+		`bridges[0].ports[3].qos.queues[0].min_rate: not a trtcm-policer queue setting`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("errors\n%v\nlack %q", err, want)
+		}
+	}
+}
