@@ -52,6 +52,7 @@ func PortToProto(p model.Port) *v1.Port {
 		Lacp:        p.LACP,
 		OtherConfig: cloneMap(p.OtherConfig),
 		ExternalIds: cloneMap(p.ExternalIDs),
+		Qos:         QoSToProto(p.QoS),
 	}
 	for _, t := range p.Trunks {
 		m.Trunks = append(m.Trunks, clampInt32(t))
@@ -75,6 +76,7 @@ func PortFromProto(p *v1.Port) model.Port {
 		LACP:        p.GetLacp(),
 		OtherConfig: cloneMap(p.GetOtherConfig()),
 		ExternalIDs: cloneMap(p.GetExternalIds()),
+		QoS:         QoSFromProto(p.GetQos()),
 	}
 	for _, t := range p.GetTrunks() {
 		c.Trunks = append(c.Trunks, int(t))
@@ -95,6 +97,11 @@ func InterfaceToProto(in model.Interface) *v1.Interface {
 		OfportRequest: int32Ptr(in.OFPortRequest),
 		OtherConfig:   cloneMap(in.OtherConfig),
 		ExternalIds:   cloneMap(in.ExternalIDs),
+
+		IngressPolicingRate:       int64Ptr(in.IngressPolicingRate),
+		IngressPolicingBurst:      int64Ptr(in.IngressPolicingBurst),
+		IngressPolicingKpktsRate:  int64Ptr(in.IngressPolicingKpktsRate),
+		IngressPolicingKpktsBurst: int64Ptr(in.IngressPolicingKpktsBurst),
 	}
 }
 
@@ -111,6 +118,11 @@ func InterfaceFromProto(in *v1.Interface) model.Interface {
 		OFPortRequest: intPtr(in.OfportRequest),
 		OtherConfig:   cloneMap(in.GetOtherConfig()),
 		ExternalIDs:   cloneMap(in.GetExternalIds()),
+
+		IngressPolicingRate:       intPtr64(in.IngressPolicingRate),
+		IngressPolicingBurst:      intPtr64(in.IngressPolicingBurst),
+		IngressPolicingKpktsRate:  intPtr64(in.IngressPolicingKpktsRate),
+		IngressPolicingKpktsBurst: intPtr64(in.IngressPolicingKpktsBurst),
 	}
 }
 

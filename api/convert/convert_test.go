@@ -24,8 +24,11 @@ func TestRoundTrip(t *testing.T) {
 			{Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:01:00.0"},
 				MTURequest: ptr(9000), OFPortRequest: ptr(1), OtherConfig: map[string]string{"k": "v"},
 				ExternalIDs: map[string]string{"e": "f"}},
-			{Name: "dpdk1"},
+			{Name: "dpdk1", IngressPolicingRate: ptr(1<<32 - 1), IngressPolicingBurst: ptr(0), IngressPolicingKpktsRate: ptr(3), IngressPolicingKpktsBurst: ptr(4)},
 		},
+		QoS: &model.QoS{Type: "trtcm-policer", CIR: ptr(1), CBS: ptr(2), EIR: ptr(3), EBS: ptr(4), Queues: []model.Queue{
+			{ID: 1<<32 - 1, CIR: ptr(5), CBS: ptr(6), EIR: ptr(7), EBS: ptr(8)},
+			{ID: 0, MinRate: ptr(1e12), MaxRate: ptr(2), Burst: ptr(3), Priority: ptr(7), DSCP: ptr(63)}}},
 	}
 	t.Run("bridge", func(t *testing.T) {
 		if got := convert.BridgeFromProto(convert.BridgeToProto(bridge)); !reflect.DeepEqual(got, bridge) {

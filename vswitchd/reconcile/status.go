@@ -94,6 +94,10 @@ func (r *Reconciler) refresh() {
 		bridgeErrs = be.BridgeErrors()
 	}
 	exports := r.bridgeExports()
+	var qoses map[string]ovsdb.PortQoS
+	if hasQoS(desired.Bridges) {
+		qoses = r.portQoSes()
+	}
 	next := make(map[string]model.Status, len(r.status))
 	put := func(s model.Status) { next[s.Key()] = s }
 	units := map[string][]string{} // UnitKey value → the status keys of its other rows
@@ -138,6 +142,10 @@ func (r *Reconciler) refresh() {
 				}
 			}
 			put(ps)
+			if p.QoS != nil {
+				have, ok := qoses[p.Name]
+				put(qosStatus(b.Name, p, have, ok, bridgeError(ps)))
+			}
 		}
 	}
 	foldUnits(next, units)
@@ -222,4 +230,16 @@ func foldUnits(next map[string]model.Status, units map[string][]string) {
 		}
 		next["port/"+u] = anchor
 	}
+}
+
+// hasQoS reports whether a desired port has a qos (so a refresh without any reads no QoS rows).
+func hasQoS(bs []model.Bridge) bool {
+	for _, b := range bs {
+		for _, p := range b.Ports {
+			if p.QoS != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
