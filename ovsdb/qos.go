@@ -164,7 +164,8 @@ func (p *planner) planPortQoS(port string, want *model.QoS, cur *vswitch.Port, r
 // updateQoS brings owned QoS st to want in place.
 func (p *planner) updateQoS(port string, st *qosState, want *model.QoS) bool {
 	bref := objRef{vswitch.PortTable, port}
-	refs := maps.Clone(st.refs)
+	refs := map[int]string{}
+	maps.Copy(refs, st.refs)
 	changed := false
 	for id, qs := range st.queues {
 		if !qs.owned {

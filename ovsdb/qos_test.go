@@ -104,6 +104,19 @@ func TestPortQoS(t *testing.T) {
 		}
 		return ""
 	})
+	// A QoS without queues gets its first queue in place.
+	commit(t, e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p3",
+		QoS: &model.QoS{Type: model.QoSEgressPolicer, CIR: intp(1000), CBS: intp(100)}}}))
+	commit(t, e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p3",
+		QoS: &model.QoS{Type: model.QoSTrTCMPolicer, CIR: intp(1000), CBS: intp(100), Queues: []model.Queue{{ID: 2, CIR: intp(10), CBS: intp(10)}}}}}))
+	qosOf(t, e, "p3", func(q *vswitch.QoS, qs map[int]*vswitch.Queue) string {
+		if q == nil || q.Type != "trtcm-policer" || qs[2] == nil || qs[2].OtherConfig["cir"] != "10" {
+			return fmt.Sprintf("p3 qos %+v queues %v, want trtcm-policer with queue 2", q, qs)
+		}
+		return ""
+	})
+	commit(t, e.c.NewTxn(1).DeletePort("br0", "p3"))
+
 	// Same intent again: nothing to do.
 	if res := commit(t, e.c.NewTxn(1).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: port})); res.Ops != 0 {
 		t.Errorf("unchanged QoS planned %d operations, want 0", res.Ops)

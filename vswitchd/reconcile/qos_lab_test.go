@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,98 @@ func TestLabQoSLinuxHTBAndIngressPolicing(t *testing.T) {
 	u, e := portQoS(t, db, dev)
 	if u == "" || strings.Contains(e, ovsdb.OwnerKey) || db.Get(t, "QoS", u, "other_config:max-rate") != "3000000" {
 		t.Errorf("operator's QoS %s (%s) was changed", u, e)
+	}
+}
+
+// qosDrops waits until Interface iface's statistics counter key (updated by ovs-vswitchd every
+// few seconds) is above floor while traffic runs, and returns it.
+func qosDrops(t *testing.T, db *lab.OVSDB, iface, key string, floor int, traffic func(context.Context)) int {
+	t.Helper()
+	var n int
+	lab.WaitFor(t, 90*time.Second, iface+" "+key+" above "+strconv.Itoa(floor), func(ctx context.Context) error {
+		traffic(ctx)
+		out, _, err := db.VsctlErr(ctx, "get", "Interface", iface, "statistics:"+key)
+		if err != nil {
+			return fmt.Errorf("statistics:%s: %w", key, err)
+		}
+		if n, err = strconv.Atoi(strings.Trim(strings.TrimSpace(out), `"`)); err != nil {
+			return err
+		}
+		if n <= floor {
+			return fmt.Errorf("%s %s = %d", iface, key, n)
+		}
+		return nil
+	})
+	return n
+}
+
+// TestLabDPDKPolicers: on the real ovs-vswitchd-dpdk, with two dpdk ports (af_packet vdevs on
+// veths into two namespaces), a port's desired egress-policer QoS and the other port's ingress
+// policing drop the packets of a flood ping above their rates (the interfaces' ovs_tx_qos_drops
+// and ovs_rx_qos_drops count them) while a slow ping still passes; ovs-appctl qos/show shows
+// the configured cir and cbs; replacing it by a trtcm-policer with a queue updates the owned
+// row in place and qos/show follows; packet-based ingress policing (kpkts) is accepted by OVS
+// 3.1 on a DPDK interface.
+func TestLabDPDKPolicers(t *testing.T) {
+	lab.Require(t, lab.NeedDPDK, lab.NeedTraffic)
+	ns1, ns2 := lab.NewNetns(t), lab.NewNetns(t)
+	v1 := lab.NewVethPair(t, lab.VethSpec{BNetns: ns1, BAddr: "10.99.7.1/24", DisableOffloads: true})
+	v2 := lab.NewVethPair(t, lab.VethSpec{BNetns: ns2, BAddr: "10.99.7.2/24", DisableOffloads: true})
+	db := lab.StartOVSDB(t)
+	sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.DPDK})
+	n := func(v int) *int { return &v }
+	dev0, dev1 := sw.AFPacketDevargs(v1.A.Name), sw.AFPacketDevargs(v2.A.Name)
+	br := func(q *model.QoS, in1 model.Interface) model.Bridge {
+		in1.Name, in1.Type, in1.Options = "d1", "dpdk", map[string]string{"dpdk-devargs": dev1}
+		return model.Bridge{Name: "ovlqosbr", DatapathType: "netdev", Ports: []model.Port{
+			{Name: "d0", QoS: q, Interfaces: []model.Interface{{Name: "d0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": dev0}}}},
+			{Name: "d1", Interfaces: []model.Interface{in1}}}}
+	}
+	// 20 kB/s (160 kbit/s) out of d0; 300 kbit/s into d1: a flood ping of 1400-byte packets
+	// (at least 100 a second, 1.1 Mbit/s) exceeds both; one ping a second does not.
+	egress := &model.QoS{Type: model.QoSEgressPolicer, CIR: n(20_000), CBS: n(3_000)}
+	r := labReconciler(t, db, desired(br(egress, model.Interface{IngressPolicingRate: n(300), IngressPolicingBurst: n(30)})))
+	for _, k := range []string{"interface/d0", "interface/d1", "qos/d0"} {
+		labState(t, r, k, model.StateReady)
+	}
+	if out := sw.Appctl(t, "qos/show", "d0"); !strings.Contains(out, "egress-policer") || !strings.Contains(out, "cir: 20000") || !strings.Contains(out, "cbs: 3000") {
+		t.Errorf("ovs-appctl qos/show d0:\n%s\nwant egress-policer with cir 20000 and cbs 3000", out)
+	}
+	if st, err := lab.Ping(t.Context(), ns1, "10.99.7.2", 3); err != nil || st.Received != 3 {
+		t.Fatalf("a slow ping through the policers: %+v, %v", st, err)
+	}
+	flood := func(ctx context.Context) {
+		// ping exits 1 when replies are lost, which is the point.
+		_, _ = ns1.Exec(ctx, "ping", "-f", "-q", "-c", "300", "-s", "1400", "-w", "5", "10.99.7.2")
+	}
+	// Requests enter d0 and leave d1; replies enter d1 (ingress policing) and leave d0
+	// (egress policer).
+	tx := qosDrops(t, db, "d0", "ovs_tx_qos_drops", 0, flood)
+	rx := qosDrops(t, db, "d1", "ovs_rx_qos_drops", 0, flood)
+	t.Logf("flood ping: d0 ovs_tx_qos_drops %d, d1 ovs_rx_qos_drops %d", tx, rx)
+
+	// A trtcm-policer with a queue replaces it, in place; kpkts ingress policing on d1.
+	uuid, _ := portQoS(t, db, "d0")
+	trtcm := &model.QoS{Type: model.QoSTrTCMPolicer, CIR: n(20_000), CBS: n(3_000), EIR: n(40_000), EBS: n(6_000),
+		Queues: []model.Queue{{ID: 1, CIR: n(10_000), CBS: n(2_000), EIR: n(20_000), EBS: n(4_000)}}}
+	r.Update(desired(br(trtcm, model.Interface{IngressPolicingKpktsRate: n(1), IngressPolicingKpktsBurst: n(1)})))
+	labState(t, r, "qos/d0", model.StateReady)
+	if u, _ := portQoS(t, db, "d0"); u != uuid {
+		t.Errorf("qos row replaced (%s → %s), want it updated in place", uuid, u)
+	}
+	lab.WaitFor(t, 60*time.Second, "qos/show d0 trtcm-policer", func(ctx context.Context) error {
+		out, _, err := sw.AppctlErr(ctx, "qos/show", "d0")
+		if err != nil || !strings.Contains(out, "trtcm-policer") || !strings.Contains(out, "eir: 40000") {
+			return fmt.Errorf("qos/show d0: %q %v", out, err)
+		}
+		return nil
+	})
+	for col, want := range map[string]string{"ingress_policing_rate": "0", "ingress_policing_kpkts_rate": "1", "ingress_policing_kpkts_burst": "1"} {
+		if got := db.Get(t, "Interface", "d1", col); got != want {
+			t.Errorf("d1 %s = %s, want %s", col, got, want)
+		}
+	}
+	if e := db.Get(t, "Interface", "d1", "error"); e != "[]" {
+		t.Errorf("d1 error %s after kpkts policing", e)
 	}
 }
