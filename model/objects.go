@@ -29,7 +29,9 @@ type Bridge struct {
 	IPFIX         *IPFIX         `mapstructure:"ipfix" yaml:"ipfix,omitempty" json:",omitempty"`
 	SFlow         *SFlow         `mapstructure:"sflow" yaml:"sflow,omitempty" json:",omitempty"`
 	CollectorSets []CollectorSet `mapstructure:"collector_sets" yaml:"collector_sets,omitempty" json:",omitempty"`
-	Ports         []Port         `mapstructure:"ports" yaml:"ports,omitempty"`
+	// Mirrors are the bridge's port mirrors (mirror.go), unique by name.
+	Mirrors []Mirror `mapstructure:"mirrors" yaml:"mirrors,omitempty" json:",omitempty"`
+	Ports   []Port   `mapstructure:"ports" yaml:"ports,omitempty"`
 }
 
 // Port is one port of a bridge. A port with two or more interfaces is a bond.
@@ -92,7 +94,7 @@ var LACPModes = []string{"", "active", "passive", "off"}
 
 // Canonical returns a deep copy of b in canonical form: ports sorted by name, each in
 // canonical form (see Port.Canonical); protocols, controllers and export targets sorted,
-// collector sets by id; empty maps and lists
+// collector sets by id, mirrors by name; empty maps and lists
 // nil. Two bridges ask for the same OVSDB contents exactly when their canonical forms are
 // equal (reflect.DeepEqual). b is not modified.
 func (b Bridge) Canonical() Bridge {
@@ -103,6 +105,7 @@ func (b Bridge) Canonical() Bridge {
 	nb.ExternalIDs = cloneMap(b.ExternalIDs)
 	nb.NetFlow, nb.IPFIX, nb.SFlow = b.NetFlow.Canonical(), b.IPFIX.Canonical(), b.SFlow.Canonical()
 	nb.CollectorSets = canonicalCollectorSets(b.CollectorSets)
+	nb.Mirrors = canonicalMirrors(b.Mirrors)
 	nb.Ports = canonicalByName(b.Ports, Port.Canonical, func(p Port) string { return p.Name })
 	return nb
 }

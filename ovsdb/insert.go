@@ -79,6 +79,9 @@ func bridgeInsert(br *vswitch.Bridge) libovsdb.Operation {
 		row["controller"] = uuidSet(br.Controller)
 	}
 	putExportRefs(row, br)
+	if len(br.Mirrors) > 0 {
+		row["mirrors"] = uuidSet(br.Mirrors)
+	}
 	if len(br.Protocols) > 0 {
 		protos := make([]string, len(br.Protocols))
 		for i, p := range br.Protocols {

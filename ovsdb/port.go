@@ -89,6 +89,7 @@ func (p *planner) checkClaims() error {
 func (p *planner) createPort(spec PortOn, b *bridgeState) error {
 	port := p.portModel(spec)
 	port.UUID = p.namedUUID("port")
+	p.newPortNames[port.UUID] = spec.Port.Name
 	var ifaces []*vswitch.Interface
 	for _, is := range spec.interfaces() {
 		ifc, err := p.newInterface(spec.Port.Name, is)

@@ -52,6 +52,9 @@ func validateBridge(b *model.Bridge, local *model.Interface) error {
 	if err := validateExport(b); err != nil {
 		return err
 	}
+	if probs := model.CheckMirrors(b.Mirrors, nil); len(probs) > 0 {
+		return fmt.Errorf("%w: bridge %q: mirrors%s", ErrInvalid, b.Name, probs[0])
+	}
 	if local != nil {
 		l := localPort(b.Name, local)
 		if err := l.validate(); err != nil {

@@ -22,6 +22,7 @@ func BridgeToProto(b model.Bridge) *v1.Bridge {
 		Ipfix:         IPFIXToProto(b.IPFIX),
 		Sflow:         SFlowToProto(b.SFlow),
 		CollectorSets: CollectorSetsToProto(b.CollectorSets),
+		Mirrors:       MirrorsToProto(b.Mirrors),
 	}
 }
 
@@ -39,6 +40,7 @@ func BridgeFromProto(b *v1.Bridge) model.Bridge {
 		IPFIX:         IPFIXFromProto(b.GetIpfix()),
 		SFlow:         SFlowFromProto(b.GetSflow()),
 		CollectorSets: CollectorSetsFromProto(b.GetCollectorSets()),
+		Mirrors:       MirrorsFromProto(b.GetMirrors()),
 	}
 }
 

@@ -16,6 +16,8 @@ func TestRoundTrip(t *testing.T) {
 		Name: "br0", DatapathType: "netdev", FailMode: "secure",
 		Protocols: []string{"OpenFlow13"}, Controllers: []string{"tcp:127.0.0.1:6653"},
 		OtherConfig: map[string]string{"hwaddr": "02:00:00:00:00:01"}, ExternalIDs: map[string]string{"a": "b"},
+		Mirrors: []model.Mirror{{Name: "span", SelectSrcPorts: []string{"p1"}, SelectDstPorts: []string{"p2"}, SelectVLANs: []int{0, 4095},
+			OutputPort: "p3", Snaplen: ptr(14)}, {Name: "all", SelectAll: true, OutputVLAN: ptr(4095)}},
 	}
 	port := model.Port{
 		Name: "bond0", Tag: ptr(0), Trunks: []int{10, 4095}, VLANMode: "native-untagged", BondMode: "balance-slb", LACP: "active",

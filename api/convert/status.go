@@ -16,6 +16,7 @@ var (
 		model.KindSFlow:        v1.Kind_KIND_SFLOW,
 		model.KindCollectorSet: v1.Kind_KIND_COLLECTOR_SET,
 		model.KindQoS:          v1.Kind_KIND_QOS,
+		model.KindMirror:       v1.Kind_KIND_MIRROR,
 	}
 	// The reconciler reports a removed object with an empty State.
 	states = map[model.State]v1.State{

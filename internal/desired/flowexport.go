@@ -28,4 +28,14 @@ func checkExport(v *Validator, bp string, b model.Bridge) {
 		put("sflow", b.SFlow.Check())
 	}
 	put("collector_sets", model.CheckCollectorSets(b.CollectorSets))
+	if len(b.Mirrors) > 0 {
+		ports := []string{}
+		for _, p := range b.Ports {
+			ports = append(ports, p.Name)
+		}
+		if b.Ports == nil {
+			ports = nil // a bridge given alone (the API): its ports are applied separately
+		}
+		put("mirrors", model.CheckMirrors(b.Mirrors, ports))
+	}
 }

@@ -85,3 +85,50 @@ bridges:
 		}
 	}
 }
+
+// TestMirrorConfig: a bridge's mirrors load, and bad ones are refused with their key path.
+func TestMirrorConfig(t *testing.T) {
+	c := mustLoad(t, `
+bridges:
+  - name: br0
+    mirrors:
+      - {name: span, select_src_port: [p1], select_vlan: [0, 4095], output_port: p2, snaplen: 14}
+    ports:
+      - {name: p1, interfaces: [{name: p1}]}
+      - {name: p2, interfaces: [{name: p2}]}
+`, nil)
+	if m := c.Bridges[0].Mirrors; len(m) != 1 || m[0].OutputPort != "p2" || *m[0].Snaplen != 14 || len(m[0].SelectVLANs) != 2 {
+		t.Errorf("mirrors %+v", m)
+	}
+	_, err := load(t, `
+bridges:
+  - name: br0
+    mirrors:
+      - {name: span, select_src_port: [p1, p9], output_port: p1, output_vlan: 3}
+      - {name: span, select_all: true, select_vlan: [5000], snaplen: 13}
+      - {name: "a/b", output_port: p1}
+    ports:
+      - {name: p1, interfaces: [{name: p1}]}
+`, nil)
+	if err == nil {
+		t.Fatal("bad mirrors accepted")
+	}
+	for _, want := range []string{
+		`bridges[0].mirrors[0].select_src_port[1]: no port "p9" on this bridge; name one of its ports`,
+		`bridges[0].mirrors[0].output_vlan: set together with output_port; a mirror has one output: keep one`,
+		`bridges[0].mirrors[1].name: duplicate mirror name "span" (also [0])`,
+		`bridges[0].mirrors[1].select_vlan[0]: VLAN 5000 out of range (0..4095)`,
+		`bridges[0].mirrors[1].output_port: required`,
+		`bridges[0].mirrors[1].snaplen: 13 is out of range 14..65535`,
+		`bridges[0].mirrors[2].name: must be 1..64 bytes without control characters or '/'`,
+		`bridges[0].mirrors[2].select_all: the mirror selects nothing`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("errors\n%v\nlack %q", err, want)
+		}
+	}
+	_, err = load(t, "bridges:\n  - name: br0\n    mirrors: {name: m}\n", nil)
+	if err == nil || !strings.Contains(err.Error(), "bridges[0].mirrors: must be a list") {
+		t.Errorf("mirrors as a mapping: %v", err)
+	}
+}

@@ -95,6 +95,7 @@ func (r *Reconciler) refresh() {
 	}
 	exports := r.bridgeExports()
 	var qoses map[string]ovsdb.PortQoS
+	var mirrors map[string]map[string]ovsdb.MirrorHave // read on first need
 	if hasQoS(desired.Bridges) {
 		qoses = r.portQoSes()
 	}
@@ -118,6 +119,14 @@ func (r *Reconciler) refresh() {
 		put(bs)
 		for _, es := range exportStatuses(b, exports[b.Name], bridgeError(bs)) {
 			put(es)
+		}
+		if len(b.Mirrors) > 0 {
+			if mirrors == nil {
+				mirrors = r.bridgeMirrors()
+			}
+			for _, ms := range mirrorStatuses(b, mirrors[b.Name], bridgeError(bs)) {
+				put(ms)
+			}
 		}
 		for _, p := range b.Ports {
 			if u := p.ExternalIDs[UnitKey]; u != "" && u != p.Name {

@@ -159,6 +159,7 @@ type wireBridge struct {
 	IPFIX         *wireIPFIX         `json:"ipfix,omitempty"`
 	SFlow         *wireSFlow         `json:"sflow,omitempty"`
 	CollectorSets []wireCollectorSet `json:"collector_sets,omitempty"`
+	Mirrors       []wireMirror       `json:"mirrors,omitempty"` // mirror.go
 }
 
 type wirePortReq struct {

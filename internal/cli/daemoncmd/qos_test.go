@@ -53,3 +53,41 @@ func TestApplyCarriesQoS(t *testing.T) {
 		t.Error("an invalid file applied bridge br1")
 	}
 }
+
+// apply -f carries a bridge's mirrors; a mirror naming a port the bridge lacks is refused
+// before anything is sent, naming the key.
+func TestApplyCarriesMirrors(t *testing.T) {
+	fake, addr := serve(t)
+	f := writeFile(t, `bridges:
+  - name: br0
+    mirrors:
+      - {name: span, select_src_port: [p1], select_dst_port: [p1, p2], select_vlan: [10, 20], output_port: p3, snaplen: 128}
+      - {name: all, select_all: true, output_vlan: 4000}
+    ports:
+      - {name: p1, interfaces: [{name: p1}]}
+      - {name: p2, interfaces: [{name: p2}]}
+      - {name: p3, interfaces: [{name: p3}]}
+`)
+	if r := run(t, nil, false, "--daemon="+addr, "apply", "-f", f); r.code != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	b, err := fake.Bridge("br0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := func(v int) *int { return &v }
+	want := model.Bridge{Name: "br0", Mirrors: []model.Mirror{
+		{Name: "span", SelectSrcPorts: []string{"p1"}, SelectDstPorts: []string{"p1", "p2"}, SelectVLANs: []int{10, 20}, OutputPort: "p3", Snaplen: n(128)},
+		{Name: "all", SelectAll: true, OutputVLAN: n(4000)}}}
+	got := b.Spec
+	got.Ports = nil
+	if !reflect.DeepEqual(got.Canonical(), want.Canonical()) {
+		t.Errorf("bridge br0 = %+v\nwant %+v", got.Canonical(), want.Canonical())
+	}
+
+	bad := writeFile(t, "bridges:\n  - name: br1\n    mirrors: [{name: m, select_all: true, output_port: nope}]\n    ports: [{name: q1, interfaces: [{name: q1}]}]\n")
+	r := run(t, nil, false, "--daemon="+addr, "apply", "-f", bad)
+	if want := `bridges[0].mirrors[0].output_port: no port "nope" on this bridge`; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, stderr %q, want %q", r.code, r.stderr, want)
+	}
+}

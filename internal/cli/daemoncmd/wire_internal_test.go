@@ -62,6 +62,7 @@ func TestWireQoSRoundTrip(t *testing.T) {
 		{"wireQoS", (&v1.QoS{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireQoS](), false},
 		{"wireQueue", (&v1.Queue{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireQueue](), false},
 		{"wireQoSResp", (&v1.QoS{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireQoSResp](), true},
+		{"wireMirror", (&v1.Mirror{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireMirror](), false},
 		{"wireQoSResp.Queues", (&v1.Queue{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireQoSResp]().Field(reflect.TypeFor[wireQoSResp]().NumField() - 1).Type.Elem(), true},
 	} {
 		tags := map[string]bool{}

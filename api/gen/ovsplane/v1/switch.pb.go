@@ -42,6 +42,8 @@ const (
 	Kind_KIND_COLLECTOR_SET Kind = 7
 	// A port's QoS (name: the port's name).
 	Kind_KIND_QOS Kind = 8
+	// A bridge's mirror (name: BRIDGE/MIRROR).
+	Kind_KIND_MIRROR Kind = 9
 )
 
 // Enum value maps for Kind.
@@ -56,6 +58,7 @@ var (
 		6: "KIND_SFLOW",
 		7: "KIND_COLLECTOR_SET",
 		8: "KIND_QOS",
+		9: "KIND_MIRROR",
 	}
 	Kind_value = map[string]int32{
 		"KIND_UNSPECIFIED":   0,
@@ -67,6 +70,7 @@ var (
 		"KIND_SFLOW":         6,
 		"KIND_COLLECTOR_SET": 7,
 		"KIND_QOS":           8,
+		"KIND_MIRROR":        9,
 	}
 )
 
@@ -465,6 +469,8 @@ type Bridge struct {
 	Ipfix         *IPFIX          `protobuf:"bytes,9,opt,name=ipfix,proto3" json:"ipfix,omitempty"`
 	Sflow         *SFlow          `protobuf:"bytes,10,opt,name=sflow,proto3" json:"sflow,omitempty"`
 	CollectorSets []*CollectorSet `protobuf:"bytes,11,rep,name=collector_sets,json=collectorSets,proto3" json:"collector_sets,omitempty"`
+	// mirrors: the bridge's port mirrors (at most 32, unique names).
+	Mirrors       []*Mirror `protobuf:"bytes,12,rep,name=mirrors,proto3" json:"mirrors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -576,6 +582,118 @@ func (x *Bridge) GetCollectorSets() []*CollectorSet {
 	return nil
 }
 
+func (x *Bridge) GetMirrors() []*Mirror {
+	if x != nil {
+		return x.Mirrors
+	}
+	return nil
+}
+
+// Mirror is one port mirror of a bridge (OVS's Mirror row).
+type Mirror struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// select_all, or the ports whose received (select_src_port) or sent (select_dst_port)
+	// packets are copied, by name; select_vlan narrows to VLANs 0..4095 (empty: all).
+	SelectAll     bool     `protobuf:"varint,2,opt,name=select_all,json=selectAll,proto3" json:"select_all,omitempty"`
+	SelectSrcPort []string `protobuf:"bytes,3,rep,name=select_src_port,json=selectSrcPort,proto3" json:"select_src_port,omitempty"`
+	SelectDstPort []string `protobuf:"bytes,4,rep,name=select_dst_port,json=selectDstPort,proto3" json:"select_dst_port,omitempty"`
+	SelectVlan    []int32  `protobuf:"varint,5,rep,packed,name=select_vlan,json=selectVlan,proto3" json:"select_vlan,omitempty"`
+	// output_port (a port of the bridge) or output_vlan (1..4095): exactly one.
+	OutputPort string `protobuf:"bytes,6,opt,name=output_port,json=outputPort,proto3" json:"output_port,omitempty"`
+	OutputVlan *int32 `protobuf:"varint,7,opt,name=output_vlan,json=outputVlan,proto3,oneof" json:"output_vlan,omitempty"`
+	// snaplen: 14..65535 bytes per copy; absent: whole packets.
+	Snaplen       *int32 `protobuf:"varint,8,opt,name=snaplen,proto3,oneof" json:"snaplen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Mirror) Reset() {
+	*x = Mirror{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Mirror) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Mirror) ProtoMessage() {}
+
+func (x *Mirror) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Mirror.ProtoReflect.Descriptor instead.
+func (*Mirror) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Mirror) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Mirror) GetSelectAll() bool {
+	if x != nil {
+		return x.SelectAll
+	}
+	return false
+}
+
+func (x *Mirror) GetSelectSrcPort() []string {
+	if x != nil {
+		return x.SelectSrcPort
+	}
+	return nil
+}
+
+func (x *Mirror) GetSelectDstPort() []string {
+	if x != nil {
+		return x.SelectDstPort
+	}
+	return nil
+}
+
+func (x *Mirror) GetSelectVlan() []int32 {
+	if x != nil {
+		return x.SelectVlan
+	}
+	return nil
+}
+
+func (x *Mirror) GetOutputPort() string {
+	if x != nil {
+		return x.OutputPort
+	}
+	return ""
+}
+
+func (x *Mirror) GetOutputVlan() int32 {
+	if x != nil && x.OutputVlan != nil {
+		return *x.OutputVlan
+	}
+	return 0
+}
+
+func (x *Mirror) GetSnaplen() int32 {
+	if x != nil && x.Snaplen != nil {
+		return *x.Snaplen
+	}
+	return 0
+}
+
 // NetFlow is a bridge's NetFlow v5 export (OVS's NetFlow row).
 type NetFlow struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -593,7 +711,7 @@ type NetFlow struct {
 
 func (x *NetFlow) Reset() {
 	*x = NetFlow{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -605,7 +723,7 @@ func (x *NetFlow) String() string {
 func (*NetFlow) ProtoMessage() {}
 
 func (x *NetFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -618,7 +736,7 @@ func (x *NetFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetFlow.ProtoReflect.Descriptor instead.
 func (*NetFlow) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{1}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *NetFlow) GetTargets() []string {
@@ -676,7 +794,7 @@ type IPFIX struct {
 
 func (x *IPFIX) Reset() {
 	*x = IPFIX{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -688,7 +806,7 @@ func (x *IPFIX) String() string {
 func (*IPFIX) ProtoMessage() {}
 
 func (x *IPFIX) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -701,7 +819,7 @@ func (x *IPFIX) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IPFIX.ProtoReflect.Descriptor instead.
 func (*IPFIX) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{2}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *IPFIX) GetTargets() []string {
@@ -767,7 +885,7 @@ type SFlow struct {
 
 func (x *SFlow) Reset() {
 	*x = SFlow{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -779,7 +897,7 @@ func (x *SFlow) String() string {
 func (*SFlow) ProtoMessage() {}
 
 func (x *SFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -792,7 +910,7 @@ func (x *SFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SFlow.ProtoReflect.Descriptor instead.
 func (*SFlow) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{3}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SFlow) GetTargets() []string {
@@ -841,7 +959,7 @@ type CollectorSet struct {
 
 func (x *CollectorSet) Reset() {
 	*x = CollectorSet{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -853,7 +971,7 @@ func (x *CollectorSet) String() string {
 func (*CollectorSet) ProtoMessage() {}
 
 func (x *CollectorSet) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -866,7 +984,7 @@ func (x *CollectorSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectorSet.ProtoReflect.Descriptor instead.
 func (*CollectorSet) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{4}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CollectorSet) GetId() int64 {
@@ -912,7 +1030,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +1042,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -937,7 +1055,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{5}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Port) GetName() string {
@@ -1031,7 +1149,7 @@ type QoS struct {
 
 func (x *QoS) Reset() {
 	*x = QoS{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1043,7 +1161,7 @@ func (x *QoS) String() string {
 func (*QoS) ProtoMessage() {}
 
 func (x *QoS) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +1174,7 @@ func (x *QoS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QoS.ProtoReflect.Descriptor instead.
 func (*QoS) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{6}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *QoS) GetType() string {
@@ -1131,7 +1249,7 @@ type Queue struct {
 
 func (x *Queue) Reset() {
 	*x = Queue{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1143,7 +1261,7 @@ func (x *Queue) String() string {
 func (*Queue) ProtoMessage() {}
 
 func (x *Queue) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1156,7 +1274,7 @@ func (x *Queue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queue.ProtoReflect.Descriptor instead.
 func (*Queue) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{7}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Queue) GetId() int64 {
@@ -1256,7 +1374,7 @@ type Interface struct {
 
 func (x *Interface) Reset() {
 	*x = Interface{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1268,7 +1386,7 @@ func (x *Interface) String() string {
 func (*Interface) ProtoMessage() {}
 
 func (x *Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1281,7 +1399,7 @@ func (x *Interface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interface.ProtoReflect.Descriptor instead.
 func (*Interface) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{8}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Interface) GetName() string {
@@ -1382,7 +1500,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1512,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1525,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{9}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Status) GetKind() Kind {
@@ -1471,7 +1589,7 @@ type BridgeInfo struct {
 
 func (x *BridgeInfo) Reset() {
 	*x = BridgeInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1483,7 +1601,7 @@ func (x *BridgeInfo) String() string {
 func (*BridgeInfo) ProtoMessage() {}
 
 func (x *BridgeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1496,7 +1614,7 @@ func (x *BridgeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BridgeInfo.ProtoReflect.Descriptor instead.
 func (*BridgeInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{10}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *BridgeInfo) GetSpec() *Bridge {
@@ -1545,7 +1663,7 @@ type PortInfo struct {
 
 func (x *PortInfo) Reset() {
 	*x = PortInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1675,7 @@ func (x *PortInfo) String() string {
 func (*PortInfo) ProtoMessage() {}
 
 func (x *PortInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1688,7 @@ func (x *PortInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortInfo.ProtoReflect.Descriptor instead.
 func (*PortInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{11}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PortInfo) GetBridge() string {
@@ -1645,7 +1763,7 @@ type ApplyBridgeRequest struct {
 
 func (x *ApplyBridgeRequest) Reset() {
 	*x = ApplyBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1657,7 +1775,7 @@ func (x *ApplyBridgeRequest) String() string {
 func (*ApplyBridgeRequest) ProtoMessage() {}
 
 func (x *ApplyBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1670,7 +1788,7 @@ func (x *ApplyBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyBridgeRequest.ProtoReflect.Descriptor instead.
 func (*ApplyBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{12}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ApplyBridgeRequest) GetBridge() *Bridge {
@@ -1689,7 +1807,7 @@ type ApplyBridgeResponse struct {
 
 func (x *ApplyBridgeResponse) Reset() {
 	*x = ApplyBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1701,7 +1819,7 @@ func (x *ApplyBridgeResponse) String() string {
 func (*ApplyBridgeResponse) ProtoMessage() {}
 
 func (x *ApplyBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1714,7 +1832,7 @@ func (x *ApplyBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyBridgeResponse.ProtoReflect.Descriptor instead.
 func (*ApplyBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{13}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ApplyBridgeResponse) GetBridge() *BridgeInfo {
@@ -1733,7 +1851,7 @@ type GetBridgeRequest struct {
 
 func (x *GetBridgeRequest) Reset() {
 	*x = GetBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1745,7 +1863,7 @@ func (x *GetBridgeRequest) String() string {
 func (*GetBridgeRequest) ProtoMessage() {}
 
 func (x *GetBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1758,7 +1876,7 @@ func (x *GetBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBridgeRequest.ProtoReflect.Descriptor instead.
 func (*GetBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{14}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetBridgeRequest) GetName() string {
@@ -1777,7 +1895,7 @@ type GetBridgeResponse struct {
 
 func (x *GetBridgeResponse) Reset() {
 	*x = GetBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1907,7 @@ func (x *GetBridgeResponse) String() string {
 func (*GetBridgeResponse) ProtoMessage() {}
 
 func (x *GetBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1920,7 @@ func (x *GetBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBridgeResponse.ProtoReflect.Descriptor instead.
 func (*GetBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{15}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetBridgeResponse) GetBridge() *BridgeInfo {
@@ -1820,7 +1938,7 @@ type ListBridgesRequest struct {
 
 func (x *ListBridgesRequest) Reset() {
 	*x = ListBridgesRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +1950,7 @@ func (x *ListBridgesRequest) String() string {
 func (*ListBridgesRequest) ProtoMessage() {}
 
 func (x *ListBridgesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +1963,7 @@ func (x *ListBridgesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBridgesRequest.ProtoReflect.Descriptor instead.
 func (*ListBridgesRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{16}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{17}
 }
 
 type ListBridgesResponse struct {
@@ -1857,7 +1975,7 @@ type ListBridgesResponse struct {
 
 func (x *ListBridgesResponse) Reset() {
 	*x = ListBridgesResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1869,7 +1987,7 @@ func (x *ListBridgesResponse) String() string {
 func (*ListBridgesResponse) ProtoMessage() {}
 
 func (x *ListBridgesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1882,7 +2000,7 @@ func (x *ListBridgesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBridgesResponse.ProtoReflect.Descriptor instead.
 func (*ListBridgesResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{17}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListBridgesResponse) GetBridges() []*BridgeInfo {
@@ -1901,7 +2019,7 @@ type DeleteBridgeRequest struct {
 
 func (x *DeleteBridgeRequest) Reset() {
 	*x = DeleteBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +2031,7 @@ func (x *DeleteBridgeRequest) String() string {
 func (*DeleteBridgeRequest) ProtoMessage() {}
 
 func (x *DeleteBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +2044,7 @@ func (x *DeleteBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBridgeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{18}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteBridgeRequest) GetName() string {
@@ -1944,7 +2062,7 @@ type DeleteBridgeResponse struct {
 
 func (x *DeleteBridgeResponse) Reset() {
 	*x = DeleteBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2074,7 @@ func (x *DeleteBridgeResponse) String() string {
 func (*DeleteBridgeResponse) ProtoMessage() {}
 
 func (x *DeleteBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2087,7 @@ func (x *DeleteBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBridgeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{19}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{20}
 }
 
 type ApplyPortRequest struct {
@@ -1983,7 +2101,7 @@ type ApplyPortRequest struct {
 
 func (x *ApplyPortRequest) Reset() {
 	*x = ApplyPortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1995,7 +2113,7 @@ func (x *ApplyPortRequest) String() string {
 func (*ApplyPortRequest) ProtoMessage() {}
 
 func (x *ApplyPortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2008,7 +2126,7 @@ func (x *ApplyPortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPortRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{20}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ApplyPortRequest) GetBridge() string {
@@ -2034,7 +2152,7 @@ type ApplyPortResponse struct {
 
 func (x *ApplyPortResponse) Reset() {
 	*x = ApplyPortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2164,7 @@ func (x *ApplyPortResponse) String() string {
 func (*ApplyPortResponse) ProtoMessage() {}
 
 func (x *ApplyPortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2177,7 @@ func (x *ApplyPortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPortResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{21}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ApplyPortResponse) GetPort() *PortInfo {
@@ -2078,7 +2196,7 @@ type GetPortRequest struct {
 
 func (x *GetPortRequest) Reset() {
 	*x = GetPortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2090,7 +2208,7 @@ func (x *GetPortRequest) String() string {
 func (*GetPortRequest) ProtoMessage() {}
 
 func (x *GetPortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2103,7 +2221,7 @@ func (x *GetPortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPortRequest.ProtoReflect.Descriptor instead.
 func (*GetPortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{22}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetPortRequest) GetName() string {
@@ -2122,7 +2240,7 @@ type GetPortResponse struct {
 
 func (x *GetPortResponse) Reset() {
 	*x = GetPortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2134,7 +2252,7 @@ func (x *GetPortResponse) String() string {
 func (*GetPortResponse) ProtoMessage() {}
 
 func (x *GetPortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2147,7 +2265,7 @@ func (x *GetPortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPortResponse.ProtoReflect.Descriptor instead.
 func (*GetPortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{23}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetPortResponse) GetPort() *PortInfo {
@@ -2167,7 +2285,7 @@ type ListPortsRequest struct {
 
 func (x *ListPortsRequest) Reset() {
 	*x = ListPortsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2297,7 @@ func (x *ListPortsRequest) String() string {
 func (*ListPortsRequest) ProtoMessage() {}
 
 func (x *ListPortsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2310,7 @@ func (x *ListPortsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPortsRequest.ProtoReflect.Descriptor instead.
 func (*ListPortsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListPortsRequest) GetBridge() string {
@@ -2211,7 +2329,7 @@ type ListPortsResponse struct {
 
 func (x *ListPortsResponse) Reset() {
 	*x = ListPortsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2341,7 @@ func (x *ListPortsResponse) String() string {
 func (*ListPortsResponse) ProtoMessage() {}
 
 func (x *ListPortsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2354,7 @@ func (x *ListPortsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPortsResponse.ProtoReflect.Descriptor instead.
 func (*ListPortsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPortsResponse) GetPorts() []*PortInfo {
@@ -2255,7 +2373,7 @@ type DeletePortRequest struct {
 
 func (x *DeletePortRequest) Reset() {
 	*x = DeletePortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2385,7 @@ func (x *DeletePortRequest) String() string {
 func (*DeletePortRequest) ProtoMessage() {}
 
 func (x *DeletePortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2398,7 @@ func (x *DeletePortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePortRequest.ProtoReflect.Descriptor instead.
 func (*DeletePortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DeletePortRequest) GetName() string {
@@ -2298,7 +2416,7 @@ type DeletePortResponse struct {
 
 func (x *DeletePortResponse) Reset() {
 	*x = DeletePortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2310,7 +2428,7 @@ func (x *DeletePortResponse) String() string {
 func (*DeletePortResponse) ProtoMessage() {}
 
 func (x *DeletePortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2323,7 +2441,7 @@ func (x *DeletePortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePortResponse.ProtoReflect.Descriptor instead.
 func (*DeletePortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
 }
 
 type ListStatusRequest struct {
@@ -2334,7 +2452,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2464,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2477,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
 }
 
 type ListStatusResponse struct {
@@ -2374,7 +2492,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2386,7 +2504,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2399,7 +2517,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*Status {
@@ -2441,7 +2559,7 @@ type WatchedStatus struct {
 
 func (x *WatchedStatus) Reset() {
 	*x = WatchedStatus{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2571,7 @@ func (x *WatchedStatus) String() string {
 func (*WatchedStatus) ProtoMessage() {}
 
 func (x *WatchedStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2584,7 @@ func (x *WatchedStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchedStatus.ProtoReflect.Descriptor instead.
 func (*WatchedStatus) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WatchedStatus) GetPlugin() string {
@@ -2535,7 +2653,7 @@ type WaitReadyRequest struct {
 
 func (x *WaitReadyRequest) Reset() {
 	*x = WaitReadyRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2547,7 +2665,7 @@ func (x *WaitReadyRequest) String() string {
 func (*WaitReadyRequest) ProtoMessage() {}
 
 func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2560,7 +2678,7 @@ func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyRequest.ProtoReflect.Descriptor instead.
 func (*WaitReadyRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WaitReadyRequest) GetKeys() []string {
@@ -2580,7 +2698,7 @@ type WaitReadyResponse struct {
 
 func (x *WaitReadyResponse) Reset() {
 	*x = WaitReadyResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2710,7 @@ func (x *WaitReadyResponse) String() string {
 func (*WaitReadyResponse) ProtoMessage() {}
 
 func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2723,7 @@ func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyResponse.ProtoReflect.Descriptor instead.
 func (*WaitReadyResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WaitReadyResponse) GetStatuses() []*Status {
@@ -2623,7 +2741,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2753,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2766,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
 }
 
 type WatchResponse struct {
@@ -2662,7 +2780,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2792,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2805,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WatchResponse) GetSnapshot() bool {
@@ -2712,7 +2830,7 @@ type ReloadRequest struct {
 
 func (x *ReloadRequest) Reset() {
 	*x = ReloadRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2842,7 @@ func (x *ReloadRequest) String() string {
 func (*ReloadRequest) ProtoMessage() {}
 
 func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +2855,7 @@ func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadRequest.ProtoReflect.Descriptor instead.
 func (*ReloadRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
 }
 
 type ReloadResponse struct {
@@ -2748,7 +2866,7 @@ type ReloadResponse struct {
 
 func (x *ReloadResponse) Reset() {
 	*x = ReloadResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2760,7 +2878,7 @@ func (x *ReloadResponse) String() string {
 func (*ReloadResponse) ProtoMessage() {}
 
 func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2773,7 +2891,7 @@ func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadResponse.ProtoReflect.Descriptor instead.
 func (*ReloadResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
 }
 
 type HealthRequest struct {
@@ -2784,7 +2902,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2796,7 +2914,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2809,7 +2927,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
 }
 
 type HealthResponse struct {
@@ -2840,7 +2958,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2852,7 +2970,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2865,7 +2983,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *HealthResponse) GetVersion() string {
@@ -2958,7 +3076,7 @@ type PluginInfo struct {
 
 func (x *PluginInfo) Reset() {
 	*x = PluginInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +3088,7 @@ func (x *PluginInfo) String() string {
 func (*PluginInfo) ProtoMessage() {}
 
 func (x *PluginInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +3101,7 @@ func (x *PluginInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfo.ProtoReflect.Descriptor instead.
 func (*PluginInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{39}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PluginInfo) GetName() string {
@@ -3057,7 +3175,7 @@ type ListPluginsRequest struct {
 
 func (x *ListPluginsRequest) Reset() {
 	*x = ListPluginsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3069,7 +3187,7 @@ func (x *ListPluginsRequest) String() string {
 func (*ListPluginsRequest) ProtoMessage() {}
 
 func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3082,7 +3200,7 @@ func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsRequest.ProtoReflect.Descriptor instead.
 func (*ListPluginsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{40}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{41}
 }
 
 type ListPluginsResponse struct {
@@ -3094,7 +3212,7 @@ type ListPluginsResponse struct {
 
 func (x *ListPluginsResponse) Reset() {
 	*x = ListPluginsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3106,7 +3224,7 @@ func (x *ListPluginsResponse) String() string {
 func (*ListPluginsResponse) ProtoMessage() {}
 
 func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3119,7 +3237,7 @@ func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsResponse.ProtoReflect.Descriptor instead.
 func (*ListPluginsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{41}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListPluginsResponse) GetPlugins() []*PluginInfo {
@@ -3142,7 +3260,7 @@ type JobMetric struct {
 
 func (x *JobMetric) Reset() {
 	*x = JobMetric{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3154,7 +3272,7 @@ func (x *JobMetric) String() string {
 func (*JobMetric) ProtoMessage() {}
 
 func (x *JobMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3167,7 +3285,7 @@ func (x *JobMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobMetric.ProtoReflect.Descriptor instead.
 func (*JobMetric) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{42}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *JobMetric) GetName() string {
@@ -3225,7 +3343,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3237,7 +3355,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3250,7 +3368,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{43}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *JobInfo) GetPlugin() string {
@@ -3332,7 +3450,7 @@ type PluginStatsRequest struct {
 
 func (x *PluginStatsRequest) Reset() {
 	*x = PluginStatsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3344,7 +3462,7 @@ func (x *PluginStatsRequest) String() string {
 func (*PluginStatsRequest) ProtoMessage() {}
 
 func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3357,7 +3475,7 @@ func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsRequest.ProtoReflect.Descriptor instead.
 func (*PluginStatsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{44}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PluginStatsRequest) GetPlugin() string {
@@ -3376,7 +3494,7 @@ type PluginStatsResponse struct {
 
 func (x *PluginStatsResponse) Reset() {
 	*x = PluginStatsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3388,7 +3506,7 @@ func (x *PluginStatsResponse) String() string {
 func (*PluginStatsResponse) ProtoMessage() {}
 
 func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3401,7 +3519,7 @@ func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsResponse.ProtoReflect.Descriptor instead.
 func (*PluginStatsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{45}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PluginStatsResponse) GetJobs() []*JobInfo {
@@ -3415,7 +3533,7 @@ var File_ovsplane_v1_switch_proto protoreflect.FileDescriptor
 
 const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\n" +
-	"\x18ovsplane/v1/switch.proto\x12\vovsplane.v1\"\xf4\x04\n" +
+	"\x18ovsplane/v1/switch.proto\x12\vovsplane.v1\"\xa3\x05\n" +
 	"\x06Bridge\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
 	"\rdatapath_type\x18\x02 \x01(\tR\fdatapathType\x12\x1b\n" +
@@ -3430,13 +3548,30 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x05ipfix\x18\t \x01(\v2\x12.ovsplane.v1.IPFIXR\x05ipfix\x12(\n" +
 	"\x05sflow\x18\n" +
 	" \x01(\v2\x12.ovsplane.v1.SFlowR\x05sflow\x12@\n" +
-	"\x0ecollector_sets\x18\v \x03(\v2\x19.ovsplane.v1.CollectorSetR\rcollectorSets\x1a>\n" +
+	"\x0ecollector_sets\x18\v \x03(\v2\x19.ovsplane.v1.CollectorSetR\rcollectorSets\x12-\n" +
+	"\amirrors\x18\f \x03(\v2\x13.ovsplane.v1.MirrorR\amirrors\x1a>\n" +
 	"\x10OtherConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10ExternalIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdf\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xae\x02\n" +
+	"\x06Mirror\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"select_all\x18\x02 \x01(\bR\tselectAll\x12&\n" +
+	"\x0fselect_src_port\x18\x03 \x03(\tR\rselectSrcPort\x12&\n" +
+	"\x0fselect_dst_port\x18\x04 \x03(\tR\rselectDstPort\x12\x1f\n" +
+	"\vselect_vlan\x18\x05 \x03(\x05R\n" +
+	"selectVlan\x12\x1f\n" +
+	"\voutput_port\x18\x06 \x01(\tR\n" +
+	"outputPort\x12$\n" +
+	"\voutput_vlan\x18\a \x01(\x05H\x00R\n" +
+	"outputVlan\x88\x01\x01\x12\x1d\n" +
+	"\asnaplen\x18\b \x01(\x05H\x01R\asnaplen\x88\x01\x01B\x0e\n" +
+	"\f_output_vlanB\n" +
+	"\n" +
+	"\b_snaplen\"\xdf\x01\n" +
 	"\aNetFlow\x12\x18\n" +
 	"\atargets\x18\x01 \x03(\tR\atargets\x12%\n" +
 	"\x0eactive_timeout\x18\x02 \x01(\x05R\ractiveTimeout\x12$\n" +
@@ -3700,7 +3835,7 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x12PluginStatsRequest\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\"?\n" +
 	"\x13PluginStatsResponse\x12(\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x14.ovsplane.v1.JobInfoR\x04jobs*\xa8\x01\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x14.ovsplane.v1.JobInfoR\x04jobs*\xb9\x01\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vKIND_BRIDGE\x10\x01\x12\r\n" +
@@ -3712,7 +3847,8 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\n" +
 	"KIND_SFLOW\x10\x06\x12\x16\n" +
 	"\x12KIND_COLLECTOR_SET\x10\a\x12\f\n" +
-	"\bKIND_QOS\x10\b*f\n" +
+	"\bKIND_QOS\x10\b\x12\x0f\n" +
+	"\vKIND_MIRROR\x10\t*f\n" +
 	"\x05State\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTATE_PENDING\x10\x01\x12\x0f\n" +
@@ -3779,7 +3915,7 @@ func file_ovsplane_v1_switch_proto_rawDescGZIP() []byte {
 }
 
 var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(Kind)(0),                    // 0: ovsplane.v1.Kind
 	(State)(0),                   // 1: ovsplane.v1.State
@@ -3789,149 +3925,151 @@ var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(JobState)(0),                // 5: ovsplane.v1.JobState
 	(MetricKind)(0),              // 6: ovsplane.v1.MetricKind
 	(*Bridge)(nil),               // 7: ovsplane.v1.Bridge
-	(*NetFlow)(nil),              // 8: ovsplane.v1.NetFlow
-	(*IPFIX)(nil),                // 9: ovsplane.v1.IPFIX
-	(*SFlow)(nil),                // 10: ovsplane.v1.SFlow
-	(*CollectorSet)(nil),         // 11: ovsplane.v1.CollectorSet
-	(*Port)(nil),                 // 12: ovsplane.v1.Port
-	(*QoS)(nil),                  // 13: ovsplane.v1.QoS
-	(*Queue)(nil),                // 14: ovsplane.v1.Queue
-	(*Interface)(nil),            // 15: ovsplane.v1.Interface
-	(*Status)(nil),               // 16: ovsplane.v1.Status
-	(*BridgeInfo)(nil),           // 17: ovsplane.v1.BridgeInfo
-	(*PortInfo)(nil),             // 18: ovsplane.v1.PortInfo
-	(*ApplyBridgeRequest)(nil),   // 19: ovsplane.v1.ApplyBridgeRequest
-	(*ApplyBridgeResponse)(nil),  // 20: ovsplane.v1.ApplyBridgeResponse
-	(*GetBridgeRequest)(nil),     // 21: ovsplane.v1.GetBridgeRequest
-	(*GetBridgeResponse)(nil),    // 22: ovsplane.v1.GetBridgeResponse
-	(*ListBridgesRequest)(nil),   // 23: ovsplane.v1.ListBridgesRequest
-	(*ListBridgesResponse)(nil),  // 24: ovsplane.v1.ListBridgesResponse
-	(*DeleteBridgeRequest)(nil),  // 25: ovsplane.v1.DeleteBridgeRequest
-	(*DeleteBridgeResponse)(nil), // 26: ovsplane.v1.DeleteBridgeResponse
-	(*ApplyPortRequest)(nil),     // 27: ovsplane.v1.ApplyPortRequest
-	(*ApplyPortResponse)(nil),    // 28: ovsplane.v1.ApplyPortResponse
-	(*GetPortRequest)(nil),       // 29: ovsplane.v1.GetPortRequest
-	(*GetPortResponse)(nil),      // 30: ovsplane.v1.GetPortResponse
-	(*ListPortsRequest)(nil),     // 31: ovsplane.v1.ListPortsRequest
-	(*ListPortsResponse)(nil),    // 32: ovsplane.v1.ListPortsResponse
-	(*DeletePortRequest)(nil),    // 33: ovsplane.v1.DeletePortRequest
-	(*DeletePortResponse)(nil),   // 34: ovsplane.v1.DeletePortResponse
-	(*ListStatusRequest)(nil),    // 35: ovsplane.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),   // 36: ovsplane.v1.ListStatusResponse
-	(*WatchedStatus)(nil),        // 37: ovsplane.v1.WatchedStatus
-	(*WaitReadyRequest)(nil),     // 38: ovsplane.v1.WaitReadyRequest
-	(*WaitReadyResponse)(nil),    // 39: ovsplane.v1.WaitReadyResponse
-	(*WatchRequest)(nil),         // 40: ovsplane.v1.WatchRequest
-	(*WatchResponse)(nil),        // 41: ovsplane.v1.WatchResponse
-	(*ReloadRequest)(nil),        // 42: ovsplane.v1.ReloadRequest
-	(*ReloadResponse)(nil),       // 43: ovsplane.v1.ReloadResponse
-	(*HealthRequest)(nil),        // 44: ovsplane.v1.HealthRequest
-	(*HealthResponse)(nil),       // 45: ovsplane.v1.HealthResponse
-	(*PluginInfo)(nil),           // 46: ovsplane.v1.PluginInfo
-	(*ListPluginsRequest)(nil),   // 47: ovsplane.v1.ListPluginsRequest
-	(*ListPluginsResponse)(nil),  // 48: ovsplane.v1.ListPluginsResponse
-	(*JobMetric)(nil),            // 49: ovsplane.v1.JobMetric
-	(*JobInfo)(nil),              // 50: ovsplane.v1.JobInfo
-	(*PluginStatsRequest)(nil),   // 51: ovsplane.v1.PluginStatsRequest
-	(*PluginStatsResponse)(nil),  // 52: ovsplane.v1.PluginStatsResponse
-	nil,                          // 53: ovsplane.v1.Bridge.OtherConfigEntry
-	nil,                          // 54: ovsplane.v1.Bridge.ExternalIdsEntry
-	nil,                          // 55: ovsplane.v1.IPFIX.OtherConfigEntry
-	nil,                          // 56: ovsplane.v1.Port.OtherConfigEntry
-	nil,                          // 57: ovsplane.v1.Port.ExternalIdsEntry
-	nil,                          // 58: ovsplane.v1.Interface.OptionsEntry
-	nil,                          // 59: ovsplane.v1.Interface.OtherConfigEntry
-	nil,                          // 60: ovsplane.v1.Interface.ExternalIdsEntry
-	nil,                          // 61: ovsplane.v1.PortInfo.EndpointsEntry
-	nil,                          // 62: ovsplane.v1.WatchedStatus.DetailsEntry
-	nil,                          // 63: ovsplane.v1.HealthResponse.ObjectsEntry
-	nil,                          // 64: ovsplane.v1.JobMetric.LabelsEntry
+	(*Mirror)(nil),               // 8: ovsplane.v1.Mirror
+	(*NetFlow)(nil),              // 9: ovsplane.v1.NetFlow
+	(*IPFIX)(nil),                // 10: ovsplane.v1.IPFIX
+	(*SFlow)(nil),                // 11: ovsplane.v1.SFlow
+	(*CollectorSet)(nil),         // 12: ovsplane.v1.CollectorSet
+	(*Port)(nil),                 // 13: ovsplane.v1.Port
+	(*QoS)(nil),                  // 14: ovsplane.v1.QoS
+	(*Queue)(nil),                // 15: ovsplane.v1.Queue
+	(*Interface)(nil),            // 16: ovsplane.v1.Interface
+	(*Status)(nil),               // 17: ovsplane.v1.Status
+	(*BridgeInfo)(nil),           // 18: ovsplane.v1.BridgeInfo
+	(*PortInfo)(nil),             // 19: ovsplane.v1.PortInfo
+	(*ApplyBridgeRequest)(nil),   // 20: ovsplane.v1.ApplyBridgeRequest
+	(*ApplyBridgeResponse)(nil),  // 21: ovsplane.v1.ApplyBridgeResponse
+	(*GetBridgeRequest)(nil),     // 22: ovsplane.v1.GetBridgeRequest
+	(*GetBridgeResponse)(nil),    // 23: ovsplane.v1.GetBridgeResponse
+	(*ListBridgesRequest)(nil),   // 24: ovsplane.v1.ListBridgesRequest
+	(*ListBridgesResponse)(nil),  // 25: ovsplane.v1.ListBridgesResponse
+	(*DeleteBridgeRequest)(nil),  // 26: ovsplane.v1.DeleteBridgeRequest
+	(*DeleteBridgeResponse)(nil), // 27: ovsplane.v1.DeleteBridgeResponse
+	(*ApplyPortRequest)(nil),     // 28: ovsplane.v1.ApplyPortRequest
+	(*ApplyPortResponse)(nil),    // 29: ovsplane.v1.ApplyPortResponse
+	(*GetPortRequest)(nil),       // 30: ovsplane.v1.GetPortRequest
+	(*GetPortResponse)(nil),      // 31: ovsplane.v1.GetPortResponse
+	(*ListPortsRequest)(nil),     // 32: ovsplane.v1.ListPortsRequest
+	(*ListPortsResponse)(nil),    // 33: ovsplane.v1.ListPortsResponse
+	(*DeletePortRequest)(nil),    // 34: ovsplane.v1.DeletePortRequest
+	(*DeletePortResponse)(nil),   // 35: ovsplane.v1.DeletePortResponse
+	(*ListStatusRequest)(nil),    // 36: ovsplane.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),   // 37: ovsplane.v1.ListStatusResponse
+	(*WatchedStatus)(nil),        // 38: ovsplane.v1.WatchedStatus
+	(*WaitReadyRequest)(nil),     // 39: ovsplane.v1.WaitReadyRequest
+	(*WaitReadyResponse)(nil),    // 40: ovsplane.v1.WaitReadyResponse
+	(*WatchRequest)(nil),         // 41: ovsplane.v1.WatchRequest
+	(*WatchResponse)(nil),        // 42: ovsplane.v1.WatchResponse
+	(*ReloadRequest)(nil),        // 43: ovsplane.v1.ReloadRequest
+	(*ReloadResponse)(nil),       // 44: ovsplane.v1.ReloadResponse
+	(*HealthRequest)(nil),        // 45: ovsplane.v1.HealthRequest
+	(*HealthResponse)(nil),       // 46: ovsplane.v1.HealthResponse
+	(*PluginInfo)(nil),           // 47: ovsplane.v1.PluginInfo
+	(*ListPluginsRequest)(nil),   // 48: ovsplane.v1.ListPluginsRequest
+	(*ListPluginsResponse)(nil),  // 49: ovsplane.v1.ListPluginsResponse
+	(*JobMetric)(nil),            // 50: ovsplane.v1.JobMetric
+	(*JobInfo)(nil),              // 51: ovsplane.v1.JobInfo
+	(*PluginStatsRequest)(nil),   // 52: ovsplane.v1.PluginStatsRequest
+	(*PluginStatsResponse)(nil),  // 53: ovsplane.v1.PluginStatsResponse
+	nil,                          // 54: ovsplane.v1.Bridge.OtherConfigEntry
+	nil,                          // 55: ovsplane.v1.Bridge.ExternalIdsEntry
+	nil,                          // 56: ovsplane.v1.IPFIX.OtherConfigEntry
+	nil,                          // 57: ovsplane.v1.Port.OtherConfigEntry
+	nil,                          // 58: ovsplane.v1.Port.ExternalIdsEntry
+	nil,                          // 59: ovsplane.v1.Interface.OptionsEntry
+	nil,                          // 60: ovsplane.v1.Interface.OtherConfigEntry
+	nil,                          // 61: ovsplane.v1.Interface.ExternalIdsEntry
+	nil,                          // 62: ovsplane.v1.PortInfo.EndpointsEntry
+	nil,                          // 63: ovsplane.v1.WatchedStatus.DetailsEntry
+	nil,                          // 64: ovsplane.v1.HealthResponse.ObjectsEntry
+	nil,                          // 65: ovsplane.v1.JobMetric.LabelsEntry
 }
 var file_ovsplane_v1_switch_proto_depIdxs = []int32{
-	53, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
-	54, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
-	8,  // 2: ovsplane.v1.Bridge.netflow:type_name -> ovsplane.v1.NetFlow
-	9,  // 3: ovsplane.v1.Bridge.ipfix:type_name -> ovsplane.v1.IPFIX
-	10, // 4: ovsplane.v1.Bridge.sflow:type_name -> ovsplane.v1.SFlow
-	11, // 5: ovsplane.v1.Bridge.collector_sets:type_name -> ovsplane.v1.CollectorSet
-	55, // 6: ovsplane.v1.IPFIX.other_config:type_name -> ovsplane.v1.IPFIX.OtherConfigEntry
-	9,  // 7: ovsplane.v1.CollectorSet.ipfix:type_name -> ovsplane.v1.IPFIX
-	56, // 8: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
-	57, // 9: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
-	15, // 10: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
-	13, // 11: ovsplane.v1.Port.qos:type_name -> ovsplane.v1.QoS
-	14, // 12: ovsplane.v1.QoS.queues:type_name -> ovsplane.v1.Queue
-	58, // 13: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
-	59, // 14: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
-	60, // 15: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
-	0,  // 16: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
-	1,  // 17: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
-	7,  // 18: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
-	2,  // 19: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
-	16, // 20: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
-	12, // 21: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
-	2,  // 22: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
-	16, // 23: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
-	16, // 24: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
-	61, // 25: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
-	12, // 26: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
-	7,  // 27: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
-	17, // 28: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	17, // 29: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	17, // 30: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
-	12, // 31: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
-	18, // 32: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	18, // 33: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	18, // 34: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
-	16, // 35: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
-	37, // 36: ovsplane.v1.ListStatusResponse.watched:type_name -> ovsplane.v1.WatchedStatus
-	62, // 37: ovsplane.v1.WatchedStatus.details:type_name -> ovsplane.v1.WatchedStatus.DetailsEntry
-	16, // 38: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
-	16, // 39: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
-	3,  // 40: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
-	63, // 41: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
-	4,  // 42: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
-	46, // 43: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
-	6,  // 44: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
-	64, // 45: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
-	5,  // 46: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
-	49, // 47: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
-	50, // 48: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
-	19, // 49: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
-	21, // 50: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
-	23, // 51: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
-	25, // 52: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
-	27, // 53: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
-	29, // 54: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
-	31, // 55: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
-	33, // 56: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
-	35, // 57: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
-	38, // 58: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
-	40, // 59: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
-	42, // 60: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
-	44, // 61: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
-	47, // 62: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
-	51, // 63: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
-	20, // 64: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
-	22, // 65: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
-	24, // 66: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
-	26, // 67: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
-	28, // 68: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
-	30, // 69: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
-	32, // 70: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
-	34, // 71: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
-	36, // 72: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
-	39, // 73: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
-	41, // 74: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
-	43, // 75: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
-	45, // 76: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
-	48, // 77: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
-	52, // 78: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
-	64, // [64:79] is the sub-list for method output_type
-	49, // [49:64] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	54, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
+	55, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
+	9,  // 2: ovsplane.v1.Bridge.netflow:type_name -> ovsplane.v1.NetFlow
+	10, // 3: ovsplane.v1.Bridge.ipfix:type_name -> ovsplane.v1.IPFIX
+	11, // 4: ovsplane.v1.Bridge.sflow:type_name -> ovsplane.v1.SFlow
+	12, // 5: ovsplane.v1.Bridge.collector_sets:type_name -> ovsplane.v1.CollectorSet
+	8,  // 6: ovsplane.v1.Bridge.mirrors:type_name -> ovsplane.v1.Mirror
+	56, // 7: ovsplane.v1.IPFIX.other_config:type_name -> ovsplane.v1.IPFIX.OtherConfigEntry
+	10, // 8: ovsplane.v1.CollectorSet.ipfix:type_name -> ovsplane.v1.IPFIX
+	57, // 9: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
+	58, // 10: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
+	16, // 11: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
+	14, // 12: ovsplane.v1.Port.qos:type_name -> ovsplane.v1.QoS
+	15, // 13: ovsplane.v1.QoS.queues:type_name -> ovsplane.v1.Queue
+	59, // 14: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
+	60, // 15: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
+	61, // 16: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
+	0,  // 17: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
+	1,  // 18: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
+	7,  // 19: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
+	2,  // 20: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
+	17, // 21: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
+	13, // 22: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
+	2,  // 23: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
+	17, // 24: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
+	17, // 25: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
+	62, // 26: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
+	13, // 27: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
+	7,  // 28: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
+	18, // 29: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	18, // 30: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	18, // 31: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
+	13, // 32: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
+	19, // 33: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	19, // 34: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	19, // 35: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
+	17, // 36: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
+	38, // 37: ovsplane.v1.ListStatusResponse.watched:type_name -> ovsplane.v1.WatchedStatus
+	63, // 38: ovsplane.v1.WatchedStatus.details:type_name -> ovsplane.v1.WatchedStatus.DetailsEntry
+	17, // 39: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
+	17, // 40: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
+	3,  // 41: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
+	64, // 42: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
+	4,  // 43: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
+	47, // 44: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
+	6,  // 45: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
+	65, // 46: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
+	5,  // 47: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
+	50, // 48: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
+	51, // 49: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
+	20, // 50: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
+	22, // 51: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
+	24, // 52: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
+	26, // 53: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
+	28, // 54: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
+	30, // 55: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
+	32, // 56: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
+	34, // 57: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
+	36, // 58: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
+	39, // 59: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
+	41, // 60: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
+	43, // 61: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
+	45, // 62: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
+	48, // 63: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
+	52, // 64: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
+	21, // 65: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
+	23, // 66: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
+	25, // 67: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
+	27, // 68: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
+	29, // 69: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
+	31, // 70: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
+	33, // 71: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
+	35, // 72: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
+	37, // 73: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
+	40, // 74: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
+	42, // 75: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
+	44, // 76: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
+	46, // 77: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
+	49, // 78: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
+	53, // 79: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
+	65, // [65:80] is the sub-list for method output_type
+	50, // [50:65] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_v1_switch_proto_init() }
@@ -3942,17 +4080,18 @@ func file_ovsplane_v1_switch_proto_init() {
 	file_ovsplane_v1_switch_proto_msgTypes[1].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[2].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[3].OneofWrappers = []any{}
-	file_ovsplane_v1_switch_proto_msgTypes[5].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[4].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[6].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[7].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[8].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_v1_switch_proto_rawDesc), len(file_ovsplane_v1_switch_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   58,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
