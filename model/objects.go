@@ -54,7 +54,10 @@ type Port struct {
 	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
 	// QoS is the port's egress QoS with its queues (nil: none). See qos.go. Omitted from JSON
 	// when nil, so specs stored before it existed read the same.
-	QoS        *QoS        `mapstructure:"qos" yaml:"qos,omitempty" json:",omitempty"`
+	QoS *QoS `mapstructure:"qos" yaml:"qos,omitempty" json:",omitempty"`
+	// Bond is a bond's link detection, LACP timing and rebalancing (nil: OVS's defaults). See
+	// bond.go.
+	Bond       *Bond       `mapstructure:"bond" yaml:"bond,omitempty" json:",omitempty"`
 	Interfaces []Interface `mapstructure:"interfaces" yaml:"interfaces"`
 }
 
@@ -120,6 +123,7 @@ func (p Port) Canonical() Port {
 	np.OtherConfig = cloneMap(p.OtherConfig)
 	np.ExternalIDs = cloneMap(p.ExternalIDs)
 	np.QoS = p.QoS.Canonical()
+	np.Bond = p.Bond.Canonical()
 	np.Interfaces = canonicalByName(p.Interfaces, Interface.Canonical, func(in Interface) string { return in.Name })
 	return np
 }

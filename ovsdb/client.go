@@ -188,7 +188,7 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 		// (not Controller.status, which it rewrites as the connection's state changes).
 		client.WithTable(ctl, &ctl.Target, &ctl.ExternalIDs, &ctl.IsConnected),
 		client.WithTable(port, &port.Name, &port.Interfaces, &port.Tag, &port.Trunks, &port.VLANMode,
-			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs, &port.QOS),
+			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs, &port.QOS, &port.BondUpdelay, &port.BondDowndelay),
 		client.WithTable(ifc, ifCols...),
 		client.WithTable(&vswitch.NetFlow{}),
 		client.WithTable(&vswitch.IPFIX{}),

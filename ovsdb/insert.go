@@ -61,6 +61,12 @@ func portInsert(port *vswitch.Port) libovsdb.Operation {
 	putOptStr(row, "vlan_mode", port.VLANMode)
 	putOptStr(row, "bond_mode", port.BondMode)
 	putOptStr(row, "lacp", port.LACP)
+	if port.BondUpdelay != 0 {
+		row["bond_updelay"] = port.BondUpdelay
+	}
+	if port.BondDowndelay != 0 {
+		row["bond_downdelay"] = port.BondDowndelay
+	}
 	putMap(row, "other_config", port.OtherConfig)
 	putMap(row, "external_ids", port.ExternalIDs)
 	if port.QOS != nil {

@@ -112,8 +112,11 @@ func (p *planner) createPort(spec PortOn, b *bridgeState) error {
 }
 
 func (p *planner) portModel(spec PortOn) *vswitch.Port {
-	port := &vswitch.Port{Name: spec.Port.Name, Tag: spec.Port.Tag, Trunks: spec.Port.Trunks, OtherConfig: spec.Port.OtherConfig,
+	port := &vswitch.Port{Name: spec.Port.Name, Tag: spec.Port.Tag, Trunks: spec.Port.Trunks, OtherConfig: portOtherConfig(&spec.Port),
 		ExternalIDs: tagged(spec.Port.ExternalIDs, p.owner, p.gen)}
+	if b := spec.Port.Bond; b != nil {
+		port.BondUpdelay, port.BondDowndelay = deref0(b.Updelay), deref0(b.Downdelay)
+	}
 	if spec.Port.VLANMode != "" {
 		v := vswitch.PortVLANMode(spec.Port.VLANMode)
 		port.VLANMode = &v
@@ -156,9 +159,15 @@ func (p *planner) updatePort(spec PortOn, b *bridgeState, cur *vswitch.Port) err
 	if derefStr(cur.LACP) != spec.Port.LACP {
 		row["lacp"] = optString(spec.Port.LACP)
 	}
+	if cur.BondUpdelay != want.BondUpdelay {
+		row["bond_updelay"] = want.BondUpdelay
+	}
+	if cur.BondDowndelay != want.BondDowndelay {
+		row["bond_downdelay"] = want.BondDowndelay
+	}
 	var muts []libovsdb.Mutation
 	muts = append(muts, setMutations("trunks", cur.Trunks, spec.Port.Trunks, intSet)...)
-	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.Port.OtherConfig)...)
+	muts = append(muts, mapMutations("other_config", cur.OtherConfig, want.OtherConfig)...)
 	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, want.ExternalIDs)...)
 	qosUpdated := p.planPortQoS(spec.Port.Name, spec.Port.QoS.Canonical(), cur, row)
 
@@ -176,7 +185,7 @@ func (p *planner) updatePort(spec PortOn, b *bridgeState, cur *vswitch.Port) err
 	read := map[string]any{"tag": optInt(cur.Tag), "vlan_mode": optString(derefStr(cur.VLANMode)),
 		"bond_mode": optString(derefStr(cur.BondMode)), "lacp": optString(derefStr(cur.LACP)),
 		"trunks": intSet(cur.Trunks), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs),
-		"qos": optUUID(cur.QOS)}
+		"qos": optUUID(cur.QOS), "bond_updelay": cur.BondUpdelay, "bond_downdelay": cur.BondDowndelay}
 	p.guard(ref, cur.UUID, true, guardColumns(libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)}, read, row, muts))
 	if len(row) > 0 {
 		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
@@ -330,4 +339,18 @@ func deref0(v *int) int {
 		return 0
 	}
 	return *v
+}
+
+// portOtherConfig is the Port row's other_config for p: its own keys and its bond settings'
+// (model.Bond.OtherConfig; validation keeps them apart).
+func portOtherConfig(p *model.Port) map[string]string {
+	if p.Bond == nil {
+		return p.OtherConfig
+	}
+	m := maps.Clone(p.OtherConfig)
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, p.Bond.OtherConfig())
+	return m
 }

@@ -282,6 +282,9 @@ func (c *Client) PortQoSes() map[string]PortQoS {
 // error matches ErrInvalid and names every problem.
 func validatePortObjects(p *model.Port, ifaces []model.Interface) error {
 	var probs []string
+	for _, fp := range p.CheckBond() {
+		probs = append(probs, fp.String())
+	}
 	if p.QoS != nil {
 		for _, fp := range p.QoS.Check() {
 			probs = append(probs, "qos."+fp.String())

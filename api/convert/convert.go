@@ -55,6 +55,7 @@ func PortToProto(p model.Port) *v1.Port {
 		OtherConfig: cloneMap(p.OtherConfig),
 		ExternalIds: cloneMap(p.ExternalIDs),
 		Qos:         QoSToProto(p.QoS),
+		Bond:        BondToProto(p.Bond),
 	}
 	for _, t := range p.Trunks {
 		m.Trunks = append(m.Trunks, clampInt32(t))
@@ -79,6 +80,7 @@ func PortFromProto(p *v1.Port) model.Port {
 		OtherConfig: cloneMap(p.GetOtherConfig()),
 		ExternalIDs: cloneMap(p.GetExternalIds()),
 		QoS:         QoSFromProto(p.GetQos()),
+		Bond:        BondFromProto(p.GetBond()),
 	}
 	for _, t := range p.GetTrunks() {
 		c.Trunks = append(c.Trunks, int(t))

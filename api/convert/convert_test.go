@@ -28,6 +28,8 @@ func TestRoundTrip(t *testing.T) {
 				ExternalIDs: map[string]string{"e": "f"}},
 			{Name: "dpdk1", IngressPolicingRate: ptr(1<<32 - 1), IngressPolicingBurst: ptr(0), IngressPolicingKpktsRate: ptr(3), IngressPolicingKpktsBurst: ptr(4)},
 		},
+		Bond: &model.Bond{Updelay: ptr(1), Downdelay: ptr(0), DetectMode: "miimon", MiimonInterval: ptr(100), RebalanceInterval: ptr(1<<31 - 1),
+			LACPTime: "fast", LACPFallbackAB: new(false), Primary: "dpdk1"},
 		QoS: &model.QoS{Type: "trtcm-policer", CIR: ptr(1), CBS: ptr(2), EIR: ptr(3), EBS: ptr(4), Queues: []model.Queue{
 			{ID: 1<<32 - 1, CIR: ptr(5), CBS: ptr(6), EIR: ptr(7), EBS: ptr(8)},
 			{ID: 0, MinRate: ptr(1e12), MaxRate: ptr(2), Burst: ptr(3), Priority: ptr(7), DSCP: ptr(63)}}},

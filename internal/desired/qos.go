@@ -11,6 +11,11 @@ func checkQoS(v *Validator, pp string, p model.Port) {
 	putProblems(v, pp+".qos", p.QoS.Check())
 }
 
+// checkBond records the problems of port p's bond settings under pp.
+func checkBond(v *Validator, pp string, p model.Port) {
+	putProblems(v, pp, p.CheckBond())
+}
+
 // checkPolicing records the problems of interface in's ingress policing under ip, the
 // interface's key path.
 func checkPolicing(v *Validator, ip string, in model.Interface) {

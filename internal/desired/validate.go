@@ -177,6 +177,7 @@ func validatePort(v *Validator, pp string, p model.Port, ports, ifaces map[strin
 	}
 	validateVLANMode(v, pp, p)
 	checkQoS(v, pp, p)
+	checkBond(v, pp, p)
 	if !slices.Contains(model.LACPModes, p.LACP) {
 		v.Add(pp+".lacp", "unknown LACP mode %q (%s)", p.LACP, OneOf(model.LACPModes))
 	}

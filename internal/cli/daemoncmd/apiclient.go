@@ -172,7 +172,8 @@ type wirePortReq struct {
 	OtherConfig map[string]string  `json:"other_config,omitempty"`
 	ExternalIDs map[string]string  `json:"external_ids,omitempty"`
 	Interfaces  []wireInterfaceReq `json:"interfaces,omitempty"`
-	QoS         *wireQoS           `json:"qos,omitempty"` // qos.go
+	QoS         *wireQoS           `json:"qos,omitempty"`  // qos.go
+	Bond        *wireBond          `json:"bond,omitempty"` // bond.go
 }
 
 type wireInterfaceReq struct {
@@ -201,6 +202,7 @@ type wirePort struct {
 	OtherConfig map[string]string `json:"otherConfig"`
 	ExternalIDs map[string]string `json:"externalIds"`
 	QoS         *wireQoSResp      `json:"qos"`
+	Bond        *wireBondResp     `json:"bond"`
 	Interfaces  []struct {
 		Name          string            `json:"name"`
 		Type          string            `json:"type"`
@@ -319,7 +321,7 @@ func (c *apiClient) listPlugins(ctx context.Context) ([]wirePluginInfo, error) {
 // portToWire is api/convert.PortToProto for the wire struct.
 func portToWire(p model.Port) wirePortReq {
 	w := wirePortReq{Name: p.Name, Tag: int32Ptr(p.Tag), BondMode: p.BondMode, VLANMode: p.VLANMode, LACP: p.LACP,
-		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs, QoS: qosToWire(p.QoS)}
+		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs, QoS: qosToWire(p.QoS), Bond: bondToWire(p.Bond)}
 	for _, t := range p.Trunks {
 		w.Trunks = append(w.Trunks, clampInt32(t))
 	}
@@ -339,7 +341,7 @@ func portFromWire(p *wirePort) model.Port {
 		return model.Port{}
 	}
 	m := model.Port{Name: p.Name, Tag: intPtr(p.Tag), BondMode: p.BondMode, VLANMode: p.VLANMode, LACP: p.LACP,
-		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs, QoS: qosFromWire(p.QoS)}
+		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs, QoS: qosFromWire(p.QoS), Bond: bondFromWire(p.Bond)}
 	for _, t := range p.Trunks {
 		m.Trunks = append(m.Trunks, int(t))
 	}

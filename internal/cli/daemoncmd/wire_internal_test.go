@@ -63,6 +63,8 @@ func TestWireQoSRoundTrip(t *testing.T) {
 		{"wireQueue", (&v1.Queue{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireQueue](), false},
 		{"wireQoSResp", (&v1.QoS{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireQoSResp](), true},
 		{"wireMirror", (&v1.Mirror{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireMirror](), false},
+		{"wireBond", (&v1.Bond{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireBond](), false},
+		{"wireBondResp", (&v1.Bond{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireBondResp](), true},
 		{"wireQoSResp.Queues", (&v1.Queue{}).ProtoReflect().Descriptor(), reflect.TypeFor[wireQoSResp]().Field(reflect.TypeFor[wireQoSResp]().NumField() - 1).Type.Elem(), true},
 	} {
 		tags := map[string]bool{}
@@ -82,7 +84,8 @@ func TestWireQoSRoundTrip(t *testing.T) {
 	}
 
 	n := func(v int) *int { return &v }
-	p := model.Port{Name: "p0", QoS: &model.QoS{Type: "linux-htb", MaxRate: n(1e12), Queues: []model.Queue{
+	p := model.Port{Name: "p0", Bond: &model.Bond{Updelay: n(5), DetectMode: "carrier", RebalanceInterval: n(1<<31 - 1),
+		LACPTime: "slow", LACPFallbackAB: new(true), Primary: "p0"}, QoS: &model.QoS{Type: "linux-htb", MaxRate: n(1e12), Queues: []model.Queue{
 		{ID: 1<<32 - 1, MinRate: n(5), MaxRate: n(6), Burst: n(7), Priority: n(3), DSCP: n(46)},
 		{ID: 2, CIR: n(1), CBS: n(2), EIR: n(3), EBS: n(4)}}},
 		Interfaces: []model.Interface{{Name: "p0", IngressPolicingRate: n(1<<32 - 1), IngressPolicingBurst: n(9),

@@ -1023,7 +1023,9 @@ type Port struct {
 	// bonds; OVS also accepts it on a port with one interface.
 	Lacp string `protobuf:"bytes,9,opt,name=lacp,proto3" json:"lacp,omitempty"`
 	// qos is the port's egress QoS with its queues; absent means none.
-	Qos           *QoS `protobuf:"bytes,10,opt,name=qos,proto3" json:"qos,omitempty"`
+	Qos *QoS `protobuf:"bytes,10,opt,name=qos,proto3" json:"qos,omitempty"`
+	// bond: a bond's link detection, LACP timing and rebalancing; absent: OVS's defaults.
+	Bond          *Bond `protobuf:"bytes,11,opt,name=bond,proto3" json:"bond,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1128,6 +1130,119 @@ func (x *Port) GetQos() *QoS {
 	return nil
 }
 
+func (x *Port) GetBond() *Bond {
+	if x != nil {
+		return x.Bond
+	}
+	return nil
+}
+
+// Bond is a bond port's settings beyond bond_mode and lacp (Port columns and other_config).
+type Bond struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// updelay, downdelay: 0..60000 ms (bond_updelay, bond_downdelay).
+	Updelay   *int32 `protobuf:"varint,1,opt,name=updelay,proto3,oneof" json:"updelay,omitempty"`
+	Downdelay *int32 `protobuf:"varint,2,opt,name=downdelay,proto3,oneof" json:"downdelay,omitempty"`
+	// detect_mode: "", carrier or miimon; miimon_interval 1..60000 ms, only with miimon.
+	DetectMode     string `protobuf:"bytes,3,opt,name=detect_mode,json=detectMode,proto3" json:"detect_mode,omitempty"`
+	MiimonInterval *int32 `protobuf:"varint,4,opt,name=miimon_interval,json=miimonInterval,proto3,oneof" json:"miimon_interval,omitempty"`
+	// rebalance_interval: 0..2^31-1 ms, 0 off; balance-slb and balance-tcp only.
+	RebalanceInterval *int32 `protobuf:"varint,5,opt,name=rebalance_interval,json=rebalanceInterval,proto3,oneof" json:"rebalance_interval,omitempty"`
+	// lacp_time ("", fast, slow) and lacp_fallback_ab: only with lacp active or passive.
+	LacpTime       string `protobuf:"bytes,6,opt,name=lacp_time,json=lacpTime,proto3" json:"lacp_time,omitempty"`
+	LacpFallbackAb *bool  `protobuf:"varint,7,opt,name=lacp_fallback_ab,json=lacpFallbackAb,proto3,oneof" json:"lacp_fallback_ab,omitempty"`
+	// primary: the member interface made active when up (bond-primary).
+	Primary       string `protobuf:"bytes,8,opt,name=primary,proto3" json:"primary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Bond) Reset() {
+	*x = Bond{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Bond) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Bond) ProtoMessage() {}
+
+func (x *Bond) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Bond.ProtoReflect.Descriptor instead.
+func (*Bond) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Bond) GetUpdelay() int32 {
+	if x != nil && x.Updelay != nil {
+		return *x.Updelay
+	}
+	return 0
+}
+
+func (x *Bond) GetDowndelay() int32 {
+	if x != nil && x.Downdelay != nil {
+		return *x.Downdelay
+	}
+	return 0
+}
+
+func (x *Bond) GetDetectMode() string {
+	if x != nil {
+		return x.DetectMode
+	}
+	return ""
+}
+
+func (x *Bond) GetMiimonInterval() int32 {
+	if x != nil && x.MiimonInterval != nil {
+		return *x.MiimonInterval
+	}
+	return 0
+}
+
+func (x *Bond) GetRebalanceInterval() int32 {
+	if x != nil && x.RebalanceInterval != nil {
+		return *x.RebalanceInterval
+	}
+	return 0
+}
+
+func (x *Bond) GetLacpTime() string {
+	if x != nil {
+		return x.LacpTime
+	}
+	return ""
+}
+
+func (x *Bond) GetLacpFallbackAb() bool {
+	if x != nil && x.LacpFallbackAb != nil {
+		return *x.LacpFallbackAb
+	}
+	return false
+}
+
+func (x *Bond) GetPrimary() string {
+	if x != nil {
+		return x.Primary
+	}
+	return ""
+}
+
 // QoS is a port's egress QoS (OVS's QoS row) with its queues (Queue rows).
 type QoS struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1149,7 +1264,7 @@ type QoS struct {
 
 func (x *QoS) Reset() {
 	*x = QoS{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1161,7 +1276,7 @@ func (x *QoS) String() string {
 func (*QoS) ProtoMessage() {}
 
 func (x *QoS) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1174,7 +1289,7 @@ func (x *QoS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QoS.ProtoReflect.Descriptor instead.
 func (*QoS) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{7}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *QoS) GetType() string {
@@ -1249,7 +1364,7 @@ type Queue struct {
 
 func (x *Queue) Reset() {
 	*x = Queue{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1376,7 @@ func (x *Queue) String() string {
 func (*Queue) ProtoMessage() {}
 
 func (x *Queue) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1389,7 @@ func (x *Queue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queue.ProtoReflect.Descriptor instead.
 func (*Queue) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{8}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Queue) GetId() int64 {
@@ -1374,7 +1489,7 @@ type Interface struct {
 
 func (x *Interface) Reset() {
 	*x = Interface{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1501,7 @@ func (x *Interface) String() string {
 func (*Interface) ProtoMessage() {}
 
 func (x *Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1514,7 @@ func (x *Interface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interface.ProtoReflect.Descriptor instead.
 func (*Interface) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{9}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Interface) GetName() string {
@@ -1500,7 +1615,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1627,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1640,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{10}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Status) GetKind() Kind {
@@ -1589,7 +1704,7 @@ type BridgeInfo struct {
 
 func (x *BridgeInfo) Reset() {
 	*x = BridgeInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1716,7 @@ func (x *BridgeInfo) String() string {
 func (*BridgeInfo) ProtoMessage() {}
 
 func (x *BridgeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1729,7 @@ func (x *BridgeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BridgeInfo.ProtoReflect.Descriptor instead.
 func (*BridgeInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{11}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *BridgeInfo) GetSpec() *Bridge {
@@ -1663,7 +1778,7 @@ type PortInfo struct {
 
 func (x *PortInfo) Reset() {
 	*x = PortInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1675,7 +1790,7 @@ func (x *PortInfo) String() string {
 func (*PortInfo) ProtoMessage() {}
 
 func (x *PortInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1688,7 +1803,7 @@ func (x *PortInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortInfo.ProtoReflect.Descriptor instead.
 func (*PortInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{12}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PortInfo) GetBridge() string {
@@ -1763,7 +1878,7 @@ type ApplyBridgeRequest struct {
 
 func (x *ApplyBridgeRequest) Reset() {
 	*x = ApplyBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1775,7 +1890,7 @@ func (x *ApplyBridgeRequest) String() string {
 func (*ApplyBridgeRequest) ProtoMessage() {}
 
 func (x *ApplyBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +1903,7 @@ func (x *ApplyBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyBridgeRequest.ProtoReflect.Descriptor instead.
 func (*ApplyBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{13}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ApplyBridgeRequest) GetBridge() *Bridge {
@@ -1807,7 +1922,7 @@ type ApplyBridgeResponse struct {
 
 func (x *ApplyBridgeResponse) Reset() {
 	*x = ApplyBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +1934,7 @@ func (x *ApplyBridgeResponse) String() string {
 func (*ApplyBridgeResponse) ProtoMessage() {}
 
 func (x *ApplyBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +1947,7 @@ func (x *ApplyBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyBridgeResponse.ProtoReflect.Descriptor instead.
 func (*ApplyBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{14}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ApplyBridgeResponse) GetBridge() *BridgeInfo {
@@ -1851,7 +1966,7 @@ type GetBridgeRequest struct {
 
 func (x *GetBridgeRequest) Reset() {
 	*x = GetBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +1978,7 @@ func (x *GetBridgeRequest) String() string {
 func (*GetBridgeRequest) ProtoMessage() {}
 
 func (x *GetBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +1991,7 @@ func (x *GetBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBridgeRequest.ProtoReflect.Descriptor instead.
 func (*GetBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{15}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetBridgeRequest) GetName() string {
@@ -1895,7 +2010,7 @@ type GetBridgeResponse struct {
 
 func (x *GetBridgeResponse) Reset() {
 	*x = GetBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +2022,7 @@ func (x *GetBridgeResponse) String() string {
 func (*GetBridgeResponse) ProtoMessage() {}
 
 func (x *GetBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2035,7 @@ func (x *GetBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBridgeResponse.ProtoReflect.Descriptor instead.
 func (*GetBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{16}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetBridgeResponse) GetBridge() *BridgeInfo {
@@ -1938,7 +2053,7 @@ type ListBridgesRequest struct {
 
 func (x *ListBridgesRequest) Reset() {
 	*x = ListBridgesRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +2065,7 @@ func (x *ListBridgesRequest) String() string {
 func (*ListBridgesRequest) ProtoMessage() {}
 
 func (x *ListBridgesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +2078,7 @@ func (x *ListBridgesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBridgesRequest.ProtoReflect.Descriptor instead.
 func (*ListBridgesRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{17}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{18}
 }
 
 type ListBridgesResponse struct {
@@ -1975,7 +2090,7 @@ type ListBridgesResponse struct {
 
 func (x *ListBridgesResponse) Reset() {
 	*x = ListBridgesResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2102,7 @@ func (x *ListBridgesResponse) String() string {
 func (*ListBridgesResponse) ProtoMessage() {}
 
 func (x *ListBridgesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2115,7 @@ func (x *ListBridgesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBridgesResponse.ProtoReflect.Descriptor instead.
 func (*ListBridgesResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{18}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListBridgesResponse) GetBridges() []*BridgeInfo {
@@ -2019,7 +2134,7 @@ type DeleteBridgeRequest struct {
 
 func (x *DeleteBridgeRequest) Reset() {
 	*x = DeleteBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2031,7 +2146,7 @@ func (x *DeleteBridgeRequest) String() string {
 func (*DeleteBridgeRequest) ProtoMessage() {}
 
 func (x *DeleteBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2044,7 +2159,7 @@ func (x *DeleteBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBridgeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{19}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeleteBridgeRequest) GetName() string {
@@ -2062,7 +2177,7 @@ type DeleteBridgeResponse struct {
 
 func (x *DeleteBridgeResponse) Reset() {
 	*x = DeleteBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2189,7 @@ func (x *DeleteBridgeResponse) String() string {
 func (*DeleteBridgeResponse) ProtoMessage() {}
 
 func (x *DeleteBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2202,7 @@ func (x *DeleteBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBridgeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{20}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{21}
 }
 
 type ApplyPortRequest struct {
@@ -2101,7 +2216,7 @@ type ApplyPortRequest struct {
 
 func (x *ApplyPortRequest) Reset() {
 	*x = ApplyPortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2113,7 +2228,7 @@ func (x *ApplyPortRequest) String() string {
 func (*ApplyPortRequest) ProtoMessage() {}
 
 func (x *ApplyPortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2126,7 +2241,7 @@ func (x *ApplyPortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPortRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{21}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ApplyPortRequest) GetBridge() string {
@@ -2152,7 +2267,7 @@ type ApplyPortResponse struct {
 
 func (x *ApplyPortResponse) Reset() {
 	*x = ApplyPortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2279,7 @@ func (x *ApplyPortResponse) String() string {
 func (*ApplyPortResponse) ProtoMessage() {}
 
 func (x *ApplyPortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2292,7 @@ func (x *ApplyPortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPortResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{22}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ApplyPortResponse) GetPort() *PortInfo {
@@ -2196,7 +2311,7 @@ type GetPortRequest struct {
 
 func (x *GetPortRequest) Reset() {
 	*x = GetPortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +2323,7 @@ func (x *GetPortRequest) String() string {
 func (*GetPortRequest) ProtoMessage() {}
 
 func (x *GetPortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2336,7 @@ func (x *GetPortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPortRequest.ProtoReflect.Descriptor instead.
 func (*GetPortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{23}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetPortRequest) GetName() string {
@@ -2240,7 +2355,7 @@ type GetPortResponse struct {
 
 func (x *GetPortResponse) Reset() {
 	*x = GetPortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2252,7 +2367,7 @@ func (x *GetPortResponse) String() string {
 func (*GetPortResponse) ProtoMessage() {}
 
 func (x *GetPortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2265,7 +2380,7 @@ func (x *GetPortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPortResponse.ProtoReflect.Descriptor instead.
 func (*GetPortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetPortResponse) GetPort() *PortInfo {
@@ -2285,7 +2400,7 @@ type ListPortsRequest struct {
 
 func (x *ListPortsRequest) Reset() {
 	*x = ListPortsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2297,7 +2412,7 @@ func (x *ListPortsRequest) String() string {
 func (*ListPortsRequest) ProtoMessage() {}
 
 func (x *ListPortsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2310,7 +2425,7 @@ func (x *ListPortsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPortsRequest.ProtoReflect.Descriptor instead.
 func (*ListPortsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPortsRequest) GetBridge() string {
@@ -2329,7 +2444,7 @@ type ListPortsResponse struct {
 
 func (x *ListPortsResponse) Reset() {
 	*x = ListPortsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +2456,7 @@ func (x *ListPortsResponse) String() string {
 func (*ListPortsResponse) ProtoMessage() {}
 
 func (x *ListPortsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +2469,7 @@ func (x *ListPortsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPortsResponse.ProtoReflect.Descriptor instead.
 func (*ListPortsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListPortsResponse) GetPorts() []*PortInfo {
@@ -2373,7 +2488,7 @@ type DeletePortRequest struct {
 
 func (x *DeletePortRequest) Reset() {
 	*x = DeletePortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2500,7 @@ func (x *DeletePortRequest) String() string {
 func (*DeletePortRequest) ProtoMessage() {}
 
 func (x *DeletePortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2513,7 @@ func (x *DeletePortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePortRequest.ProtoReflect.Descriptor instead.
 func (*DeletePortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeletePortRequest) GetName() string {
@@ -2416,7 +2531,7 @@ type DeletePortResponse struct {
 
 func (x *DeletePortResponse) Reset() {
 	*x = DeletePortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2428,7 +2543,7 @@ func (x *DeletePortResponse) String() string {
 func (*DeletePortResponse) ProtoMessage() {}
 
 func (x *DeletePortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2441,7 +2556,7 @@ func (x *DeletePortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePortResponse.ProtoReflect.Descriptor instead.
 func (*DeletePortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
 }
 
 type ListStatusRequest struct {
@@ -2452,7 +2567,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2464,7 +2579,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2477,7 +2592,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
 }
 
 type ListStatusResponse struct {
@@ -2492,7 +2607,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2504,7 +2619,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2517,7 +2632,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*Status {
@@ -2559,7 +2674,7 @@ type WatchedStatus struct {
 
 func (x *WatchedStatus) Reset() {
 	*x = WatchedStatus{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2571,7 +2686,7 @@ func (x *WatchedStatus) String() string {
 func (*WatchedStatus) ProtoMessage() {}
 
 func (x *WatchedStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2584,7 +2699,7 @@ func (x *WatchedStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchedStatus.ProtoReflect.Descriptor instead.
 func (*WatchedStatus) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchedStatus) GetPlugin() string {
@@ -2653,7 +2768,7 @@ type WaitReadyRequest struct {
 
 func (x *WaitReadyRequest) Reset() {
 	*x = WaitReadyRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2665,7 +2780,7 @@ func (x *WaitReadyRequest) String() string {
 func (*WaitReadyRequest) ProtoMessage() {}
 
 func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2678,7 +2793,7 @@ func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyRequest.ProtoReflect.Descriptor instead.
 func (*WaitReadyRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WaitReadyRequest) GetKeys() []string {
@@ -2698,7 +2813,7 @@ type WaitReadyResponse struct {
 
 func (x *WaitReadyResponse) Reset() {
 	*x = WaitReadyResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2710,7 +2825,7 @@ func (x *WaitReadyResponse) String() string {
 func (*WaitReadyResponse) ProtoMessage() {}
 
 func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2723,7 +2838,7 @@ func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyResponse.ProtoReflect.Descriptor instead.
 func (*WaitReadyResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WaitReadyResponse) GetStatuses() []*Status {
@@ -2741,7 +2856,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2753,7 +2868,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2766,7 +2881,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
 }
 
 type WatchResponse struct {
@@ -2780,7 +2895,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2792,7 +2907,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2805,7 +2920,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WatchResponse) GetSnapshot() bool {
@@ -2830,7 +2945,7 @@ type ReloadRequest struct {
 
 func (x *ReloadRequest) Reset() {
 	*x = ReloadRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2842,7 +2957,7 @@ func (x *ReloadRequest) String() string {
 func (*ReloadRequest) ProtoMessage() {}
 
 func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2855,7 +2970,7 @@ func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadRequest.ProtoReflect.Descriptor instead.
 func (*ReloadRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
 }
 
 type ReloadResponse struct {
@@ -2866,7 +2981,7 @@ type ReloadResponse struct {
 
 func (x *ReloadResponse) Reset() {
 	*x = ReloadResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2878,7 +2993,7 @@ func (x *ReloadResponse) String() string {
 func (*ReloadResponse) ProtoMessage() {}
 
 func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2891,7 +3006,7 @@ func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadResponse.ProtoReflect.Descriptor instead.
 func (*ReloadResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
 }
 
 type HealthRequest struct {
@@ -2902,7 +3017,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2914,7 +3029,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2927,7 +3042,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{39}
 }
 
 type HealthResponse struct {
@@ -2958,7 +3073,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +3085,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +3098,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{39}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *HealthResponse) GetVersion() string {
@@ -3076,7 +3191,7 @@ type PluginInfo struct {
 
 func (x *PluginInfo) Reset() {
 	*x = PluginInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3088,7 +3203,7 @@ func (x *PluginInfo) String() string {
 func (*PluginInfo) ProtoMessage() {}
 
 func (x *PluginInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3101,7 +3216,7 @@ func (x *PluginInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfo.ProtoReflect.Descriptor instead.
 func (*PluginInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{40}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PluginInfo) GetName() string {
@@ -3175,7 +3290,7 @@ type ListPluginsRequest struct {
 
 func (x *ListPluginsRequest) Reset() {
 	*x = ListPluginsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3187,7 +3302,7 @@ func (x *ListPluginsRequest) String() string {
 func (*ListPluginsRequest) ProtoMessage() {}
 
 func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3200,7 +3315,7 @@ func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsRequest.ProtoReflect.Descriptor instead.
 func (*ListPluginsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{41}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{42}
 }
 
 type ListPluginsResponse struct {
@@ -3212,7 +3327,7 @@ type ListPluginsResponse struct {
 
 func (x *ListPluginsResponse) Reset() {
 	*x = ListPluginsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3224,7 +3339,7 @@ func (x *ListPluginsResponse) String() string {
 func (*ListPluginsResponse) ProtoMessage() {}
 
 func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3237,7 +3352,7 @@ func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsResponse.ProtoReflect.Descriptor instead.
 func (*ListPluginsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{42}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListPluginsResponse) GetPlugins() []*PluginInfo {
@@ -3260,7 +3375,7 @@ type JobMetric struct {
 
 func (x *JobMetric) Reset() {
 	*x = JobMetric{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3272,7 +3387,7 @@ func (x *JobMetric) String() string {
 func (*JobMetric) ProtoMessage() {}
 
 func (x *JobMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3285,7 +3400,7 @@ func (x *JobMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobMetric.ProtoReflect.Descriptor instead.
 func (*JobMetric) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{43}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *JobMetric) GetName() string {
@@ -3343,7 +3458,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3355,7 +3470,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3368,7 +3483,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{44}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *JobInfo) GetPlugin() string {
@@ -3450,7 +3565,7 @@ type PluginStatsRequest struct {
 
 func (x *PluginStatsRequest) Reset() {
 	*x = PluginStatsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3462,7 +3577,7 @@ func (x *PluginStatsRequest) String() string {
 func (*PluginStatsRequest) ProtoMessage() {}
 
 func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3475,7 +3590,7 @@ func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsRequest.ProtoReflect.Descriptor instead.
 func (*PluginStatsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{45}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PluginStatsRequest) GetPlugin() string {
@@ -3494,7 +3609,7 @@ type PluginStatsResponse struct {
 
 func (x *PluginStatsResponse) Reset() {
 	*x = PluginStatsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[46]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3506,7 +3621,7 @@ func (x *PluginStatsResponse) String() string {
 func (*PluginStatsResponse) ProtoMessage() {}
 
 func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[46]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3519,7 +3634,7 @@ func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsResponse.ProtoReflect.Descriptor instead.
 func (*PluginStatsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{46}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PluginStatsResponse) GetJobs() []*JobInfo {
@@ -3611,7 +3726,7 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\t_sampling\"H\n" +
 	"\fCollectorSet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12(\n" +
-	"\x05ipfix\x18\x02 \x01(\v2\x12.ovsplane.v1.IPFIXR\x05ipfix\"\x89\x04\n" +
+	"\x05ipfix\x18\x02 \x01(\v2\x12.ovsplane.v1.IPFIXR\x05ipfix\"\xb0\x04\n" +
 	"\x04Port\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x15\n" +
 	"\x03tag\x18\x02 \x01(\x05H\x00R\x03tag\x88\x01\x01\x12\x16\n" +
@@ -3625,14 +3740,32 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\tvlan_mode\x18\b \x01(\tR\bvlanMode\x12\x12\n" +
 	"\x04lacp\x18\t \x01(\tR\x04lacp\x12\"\n" +
 	"\x03qos\x18\n" +
-	" \x01(\v2\x10.ovsplane.v1.QoSR\x03qos\x1a>\n" +
+	" \x01(\v2\x10.ovsplane.v1.QoSR\x03qos\x12%\n" +
+	"\x04bond\x18\v \x01(\v2\x11.ovsplane.v1.BondR\x04bond\x1a>\n" +
 	"\x10OtherConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10ExternalIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04_tag\"\xee\x01\n" +
+	"\x04_tag\"\x8b\x03\n" +
+	"\x04Bond\x12\x1d\n" +
+	"\aupdelay\x18\x01 \x01(\x05H\x00R\aupdelay\x88\x01\x01\x12!\n" +
+	"\tdowndelay\x18\x02 \x01(\x05H\x01R\tdowndelay\x88\x01\x01\x12\x1f\n" +
+	"\vdetect_mode\x18\x03 \x01(\tR\n" +
+	"detectMode\x12,\n" +
+	"\x0fmiimon_interval\x18\x04 \x01(\x05H\x02R\x0emiimonInterval\x88\x01\x01\x122\n" +
+	"\x12rebalance_interval\x18\x05 \x01(\x05H\x03R\x11rebalanceInterval\x88\x01\x01\x12\x1b\n" +
+	"\tlacp_time\x18\x06 \x01(\tR\blacpTime\x12-\n" +
+	"\x10lacp_fallback_ab\x18\a \x01(\bH\x04R\x0elacpFallbackAb\x88\x01\x01\x12\x18\n" +
+	"\aprimary\x18\b \x01(\tR\aprimaryB\n" +
+	"\n" +
+	"\b_updelayB\f\n" +
+	"\n" +
+	"_downdelayB\x12\n" +
+	"\x10_miimon_intervalB\x15\n" +
+	"\x13_rebalance_intervalB\x13\n" +
+	"\x11_lacp_fallback_ab\"\xee\x01\n" +
 	"\x03QoS\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1e\n" +
 	"\bmax_rate\x18\x02 \x01(\x03H\x00R\amaxRate\x88\x01\x01\x12\x15\n" +
@@ -3915,7 +4048,7 @@ func file_ovsplane_v1_switch_proto_rawDescGZIP() []byte {
 }
 
 var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(Kind)(0),                    // 0: ovsplane.v1.Kind
 	(State)(0),                   // 1: ovsplane.v1.State
@@ -3931,145 +4064,147 @@ var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(*SFlow)(nil),                // 11: ovsplane.v1.SFlow
 	(*CollectorSet)(nil),         // 12: ovsplane.v1.CollectorSet
 	(*Port)(nil),                 // 13: ovsplane.v1.Port
-	(*QoS)(nil),                  // 14: ovsplane.v1.QoS
-	(*Queue)(nil),                // 15: ovsplane.v1.Queue
-	(*Interface)(nil),            // 16: ovsplane.v1.Interface
-	(*Status)(nil),               // 17: ovsplane.v1.Status
-	(*BridgeInfo)(nil),           // 18: ovsplane.v1.BridgeInfo
-	(*PortInfo)(nil),             // 19: ovsplane.v1.PortInfo
-	(*ApplyBridgeRequest)(nil),   // 20: ovsplane.v1.ApplyBridgeRequest
-	(*ApplyBridgeResponse)(nil),  // 21: ovsplane.v1.ApplyBridgeResponse
-	(*GetBridgeRequest)(nil),     // 22: ovsplane.v1.GetBridgeRequest
-	(*GetBridgeResponse)(nil),    // 23: ovsplane.v1.GetBridgeResponse
-	(*ListBridgesRequest)(nil),   // 24: ovsplane.v1.ListBridgesRequest
-	(*ListBridgesResponse)(nil),  // 25: ovsplane.v1.ListBridgesResponse
-	(*DeleteBridgeRequest)(nil),  // 26: ovsplane.v1.DeleteBridgeRequest
-	(*DeleteBridgeResponse)(nil), // 27: ovsplane.v1.DeleteBridgeResponse
-	(*ApplyPortRequest)(nil),     // 28: ovsplane.v1.ApplyPortRequest
-	(*ApplyPortResponse)(nil),    // 29: ovsplane.v1.ApplyPortResponse
-	(*GetPortRequest)(nil),       // 30: ovsplane.v1.GetPortRequest
-	(*GetPortResponse)(nil),      // 31: ovsplane.v1.GetPortResponse
-	(*ListPortsRequest)(nil),     // 32: ovsplane.v1.ListPortsRequest
-	(*ListPortsResponse)(nil),    // 33: ovsplane.v1.ListPortsResponse
-	(*DeletePortRequest)(nil),    // 34: ovsplane.v1.DeletePortRequest
-	(*DeletePortResponse)(nil),   // 35: ovsplane.v1.DeletePortResponse
-	(*ListStatusRequest)(nil),    // 36: ovsplane.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),   // 37: ovsplane.v1.ListStatusResponse
-	(*WatchedStatus)(nil),        // 38: ovsplane.v1.WatchedStatus
-	(*WaitReadyRequest)(nil),     // 39: ovsplane.v1.WaitReadyRequest
-	(*WaitReadyResponse)(nil),    // 40: ovsplane.v1.WaitReadyResponse
-	(*WatchRequest)(nil),         // 41: ovsplane.v1.WatchRequest
-	(*WatchResponse)(nil),        // 42: ovsplane.v1.WatchResponse
-	(*ReloadRequest)(nil),        // 43: ovsplane.v1.ReloadRequest
-	(*ReloadResponse)(nil),       // 44: ovsplane.v1.ReloadResponse
-	(*HealthRequest)(nil),        // 45: ovsplane.v1.HealthRequest
-	(*HealthResponse)(nil),       // 46: ovsplane.v1.HealthResponse
-	(*PluginInfo)(nil),           // 47: ovsplane.v1.PluginInfo
-	(*ListPluginsRequest)(nil),   // 48: ovsplane.v1.ListPluginsRequest
-	(*ListPluginsResponse)(nil),  // 49: ovsplane.v1.ListPluginsResponse
-	(*JobMetric)(nil),            // 50: ovsplane.v1.JobMetric
-	(*JobInfo)(nil),              // 51: ovsplane.v1.JobInfo
-	(*PluginStatsRequest)(nil),   // 52: ovsplane.v1.PluginStatsRequest
-	(*PluginStatsResponse)(nil),  // 53: ovsplane.v1.PluginStatsResponse
-	nil,                          // 54: ovsplane.v1.Bridge.OtherConfigEntry
-	nil,                          // 55: ovsplane.v1.Bridge.ExternalIdsEntry
-	nil,                          // 56: ovsplane.v1.IPFIX.OtherConfigEntry
-	nil,                          // 57: ovsplane.v1.Port.OtherConfigEntry
-	nil,                          // 58: ovsplane.v1.Port.ExternalIdsEntry
-	nil,                          // 59: ovsplane.v1.Interface.OptionsEntry
-	nil,                          // 60: ovsplane.v1.Interface.OtherConfigEntry
-	nil,                          // 61: ovsplane.v1.Interface.ExternalIdsEntry
-	nil,                          // 62: ovsplane.v1.PortInfo.EndpointsEntry
-	nil,                          // 63: ovsplane.v1.WatchedStatus.DetailsEntry
-	nil,                          // 64: ovsplane.v1.HealthResponse.ObjectsEntry
-	nil,                          // 65: ovsplane.v1.JobMetric.LabelsEntry
+	(*Bond)(nil),                 // 14: ovsplane.v1.Bond
+	(*QoS)(nil),                  // 15: ovsplane.v1.QoS
+	(*Queue)(nil),                // 16: ovsplane.v1.Queue
+	(*Interface)(nil),            // 17: ovsplane.v1.Interface
+	(*Status)(nil),               // 18: ovsplane.v1.Status
+	(*BridgeInfo)(nil),           // 19: ovsplane.v1.BridgeInfo
+	(*PortInfo)(nil),             // 20: ovsplane.v1.PortInfo
+	(*ApplyBridgeRequest)(nil),   // 21: ovsplane.v1.ApplyBridgeRequest
+	(*ApplyBridgeResponse)(nil),  // 22: ovsplane.v1.ApplyBridgeResponse
+	(*GetBridgeRequest)(nil),     // 23: ovsplane.v1.GetBridgeRequest
+	(*GetBridgeResponse)(nil),    // 24: ovsplane.v1.GetBridgeResponse
+	(*ListBridgesRequest)(nil),   // 25: ovsplane.v1.ListBridgesRequest
+	(*ListBridgesResponse)(nil),  // 26: ovsplane.v1.ListBridgesResponse
+	(*DeleteBridgeRequest)(nil),  // 27: ovsplane.v1.DeleteBridgeRequest
+	(*DeleteBridgeResponse)(nil), // 28: ovsplane.v1.DeleteBridgeResponse
+	(*ApplyPortRequest)(nil),     // 29: ovsplane.v1.ApplyPortRequest
+	(*ApplyPortResponse)(nil),    // 30: ovsplane.v1.ApplyPortResponse
+	(*GetPortRequest)(nil),       // 31: ovsplane.v1.GetPortRequest
+	(*GetPortResponse)(nil),      // 32: ovsplane.v1.GetPortResponse
+	(*ListPortsRequest)(nil),     // 33: ovsplane.v1.ListPortsRequest
+	(*ListPortsResponse)(nil),    // 34: ovsplane.v1.ListPortsResponse
+	(*DeletePortRequest)(nil),    // 35: ovsplane.v1.DeletePortRequest
+	(*DeletePortResponse)(nil),   // 36: ovsplane.v1.DeletePortResponse
+	(*ListStatusRequest)(nil),    // 37: ovsplane.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),   // 38: ovsplane.v1.ListStatusResponse
+	(*WatchedStatus)(nil),        // 39: ovsplane.v1.WatchedStatus
+	(*WaitReadyRequest)(nil),     // 40: ovsplane.v1.WaitReadyRequest
+	(*WaitReadyResponse)(nil),    // 41: ovsplane.v1.WaitReadyResponse
+	(*WatchRequest)(nil),         // 42: ovsplane.v1.WatchRequest
+	(*WatchResponse)(nil),        // 43: ovsplane.v1.WatchResponse
+	(*ReloadRequest)(nil),        // 44: ovsplane.v1.ReloadRequest
+	(*ReloadResponse)(nil),       // 45: ovsplane.v1.ReloadResponse
+	(*HealthRequest)(nil),        // 46: ovsplane.v1.HealthRequest
+	(*HealthResponse)(nil),       // 47: ovsplane.v1.HealthResponse
+	(*PluginInfo)(nil),           // 48: ovsplane.v1.PluginInfo
+	(*ListPluginsRequest)(nil),   // 49: ovsplane.v1.ListPluginsRequest
+	(*ListPluginsResponse)(nil),  // 50: ovsplane.v1.ListPluginsResponse
+	(*JobMetric)(nil),            // 51: ovsplane.v1.JobMetric
+	(*JobInfo)(nil),              // 52: ovsplane.v1.JobInfo
+	(*PluginStatsRequest)(nil),   // 53: ovsplane.v1.PluginStatsRequest
+	(*PluginStatsResponse)(nil),  // 54: ovsplane.v1.PluginStatsResponse
+	nil,                          // 55: ovsplane.v1.Bridge.OtherConfigEntry
+	nil,                          // 56: ovsplane.v1.Bridge.ExternalIdsEntry
+	nil,                          // 57: ovsplane.v1.IPFIX.OtherConfigEntry
+	nil,                          // 58: ovsplane.v1.Port.OtherConfigEntry
+	nil,                          // 59: ovsplane.v1.Port.ExternalIdsEntry
+	nil,                          // 60: ovsplane.v1.Interface.OptionsEntry
+	nil,                          // 61: ovsplane.v1.Interface.OtherConfigEntry
+	nil,                          // 62: ovsplane.v1.Interface.ExternalIdsEntry
+	nil,                          // 63: ovsplane.v1.PortInfo.EndpointsEntry
+	nil,                          // 64: ovsplane.v1.WatchedStatus.DetailsEntry
+	nil,                          // 65: ovsplane.v1.HealthResponse.ObjectsEntry
+	nil,                          // 66: ovsplane.v1.JobMetric.LabelsEntry
 }
 var file_ovsplane_v1_switch_proto_depIdxs = []int32{
-	54, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
-	55, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
+	55, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
+	56, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
 	9,  // 2: ovsplane.v1.Bridge.netflow:type_name -> ovsplane.v1.NetFlow
 	10, // 3: ovsplane.v1.Bridge.ipfix:type_name -> ovsplane.v1.IPFIX
 	11, // 4: ovsplane.v1.Bridge.sflow:type_name -> ovsplane.v1.SFlow
 	12, // 5: ovsplane.v1.Bridge.collector_sets:type_name -> ovsplane.v1.CollectorSet
 	8,  // 6: ovsplane.v1.Bridge.mirrors:type_name -> ovsplane.v1.Mirror
-	56, // 7: ovsplane.v1.IPFIX.other_config:type_name -> ovsplane.v1.IPFIX.OtherConfigEntry
+	57, // 7: ovsplane.v1.IPFIX.other_config:type_name -> ovsplane.v1.IPFIX.OtherConfigEntry
 	10, // 8: ovsplane.v1.CollectorSet.ipfix:type_name -> ovsplane.v1.IPFIX
-	57, // 9: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
-	58, // 10: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
-	16, // 11: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
-	14, // 12: ovsplane.v1.Port.qos:type_name -> ovsplane.v1.QoS
-	15, // 13: ovsplane.v1.QoS.queues:type_name -> ovsplane.v1.Queue
-	59, // 14: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
-	60, // 15: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
-	61, // 16: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
-	0,  // 17: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
-	1,  // 18: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
-	7,  // 19: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
-	2,  // 20: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
-	17, // 21: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
-	13, // 22: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
-	2,  // 23: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
-	17, // 24: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
-	17, // 25: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
-	62, // 26: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
-	13, // 27: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
-	7,  // 28: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
-	18, // 29: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	18, // 30: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	18, // 31: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
-	13, // 32: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
-	19, // 33: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	19, // 34: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	19, // 35: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
-	17, // 36: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
-	38, // 37: ovsplane.v1.ListStatusResponse.watched:type_name -> ovsplane.v1.WatchedStatus
-	63, // 38: ovsplane.v1.WatchedStatus.details:type_name -> ovsplane.v1.WatchedStatus.DetailsEntry
-	17, // 39: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
-	17, // 40: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
-	3,  // 41: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
-	64, // 42: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
-	4,  // 43: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
-	47, // 44: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
-	6,  // 45: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
-	65, // 46: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
-	5,  // 47: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
-	50, // 48: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
-	51, // 49: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
-	20, // 50: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
-	22, // 51: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
-	24, // 52: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
-	26, // 53: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
-	28, // 54: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
-	30, // 55: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
-	32, // 56: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
-	34, // 57: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
-	36, // 58: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
-	39, // 59: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
-	41, // 60: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
-	43, // 61: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
-	45, // 62: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
-	48, // 63: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
-	52, // 64: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
-	21, // 65: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
-	23, // 66: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
-	25, // 67: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
-	27, // 68: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
-	29, // 69: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
-	31, // 70: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
-	33, // 71: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
-	35, // 72: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
-	37, // 73: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
-	40, // 74: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
-	42, // 75: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
-	44, // 76: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
-	46, // 77: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
-	49, // 78: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
-	53, // 79: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
-	65, // [65:80] is the sub-list for method output_type
-	50, // [50:65] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	58, // 9: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
+	59, // 10: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
+	17, // 11: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
+	15, // 12: ovsplane.v1.Port.qos:type_name -> ovsplane.v1.QoS
+	14, // 13: ovsplane.v1.Port.bond:type_name -> ovsplane.v1.Bond
+	16, // 14: ovsplane.v1.QoS.queues:type_name -> ovsplane.v1.Queue
+	60, // 15: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
+	61, // 16: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
+	62, // 17: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
+	0,  // 18: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
+	1,  // 19: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
+	7,  // 20: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
+	2,  // 21: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
+	18, // 22: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
+	13, // 23: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
+	2,  // 24: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
+	18, // 25: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
+	18, // 26: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
+	63, // 27: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
+	13, // 28: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
+	7,  // 29: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
+	19, // 30: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	19, // 31: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	19, // 32: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
+	13, // 33: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
+	20, // 34: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	20, // 35: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	20, // 36: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
+	18, // 37: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
+	39, // 38: ovsplane.v1.ListStatusResponse.watched:type_name -> ovsplane.v1.WatchedStatus
+	64, // 39: ovsplane.v1.WatchedStatus.details:type_name -> ovsplane.v1.WatchedStatus.DetailsEntry
+	18, // 40: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
+	18, // 41: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
+	3,  // 42: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
+	65, // 43: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
+	4,  // 44: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
+	48, // 45: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
+	6,  // 46: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
+	66, // 47: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
+	5,  // 48: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
+	51, // 49: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
+	52, // 50: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
+	21, // 51: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
+	23, // 52: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
+	25, // 53: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
+	27, // 54: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
+	29, // 55: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
+	31, // 56: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
+	33, // 57: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
+	35, // 58: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
+	37, // 59: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
+	40, // 60: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
+	42, // 61: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
+	44, // 62: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
+	46, // 63: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
+	49, // 64: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
+	53, // 65: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
+	22, // 66: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
+	24, // 67: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
+	26, // 68: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
+	28, // 69: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
+	30, // 70: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
+	32, // 71: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
+	34, // 72: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
+	36, // 73: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
+	38, // 74: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
+	41, // 75: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
+	43, // 76: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
+	45, // 77: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
+	47, // 78: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
+	50, // 79: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
+	54, // 80: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
+	66, // [66:81] is the sub-list for method output_type
+	51, // [51:66] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_v1_switch_proto_init() }
@@ -4085,13 +4220,14 @@ func file_ovsplane_v1_switch_proto_init() {
 	file_ovsplane_v1_switch_proto_msgTypes[7].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[8].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[9].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_v1_switch_proto_rawDesc), len(file_ovsplane_v1_switch_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   59,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
