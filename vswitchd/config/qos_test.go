@@ -132,3 +132,51 @@ bridges:
 		t.Errorf("mirrors as a mapping: %v", err)
 	}
 }
+
+// TestBondConfig: a bond's settings load, and bad ones are refused with their key path.
+func TestBondConfig(t *testing.T) {
+	c := mustLoad(t, `
+bridges:
+  - name: br0
+    ports:
+      - name: bond0
+        bond_mode: balance-tcp
+        lacp: active
+        bond: {updelay: 100, downdelay: 50, detect_mode: miimon, miimon_interval: 100, rebalance_interval: 10000, lacp_time: fast, lacp_fallback_ab: true, primary: e1}
+        interfaces: [{name: e0}, {name: e1}]
+`, nil)
+	b := c.Bridges[0].Ports[0].Bond
+	if b == nil || *b.Updelay != 100 || b.DetectMode != "miimon" || *b.RebalanceInterval != 10000 || !*b.LACPFallbackAB || b.Primary != "e1" {
+		t.Errorf("bond %+v", b)
+	}
+	_, err := load(t, `
+bridges:
+  - name: br0
+    ports:
+      - name: bond0
+        bond_mode: active-backup
+        other_config: {bond-primary: e0}
+        bond: {updelay: 70000, detect_mode: mii, miimon_interval: 10, rebalance_interval: 5, lacp_time: fast, primary: e9}
+        interfaces: [{name: e0}, {name: e1}]
+      - name: p1
+        bond: {downdelay: 1}
+        interfaces: [{name: p1}]
+`, nil)
+	if err == nil {
+		t.Fatal("bad bond settings accepted")
+	}
+	for _, want := range []string{
+		`bridges[0].ports[0].bond.updelay: 70000 is out of range 0..60000`,
+		`bridges[0].ports[0].bond.detect_mode: unknown detect mode "mii" (one of: "", "carrier", "miimon")`,
+		`bridges[0].ports[0].bond.miimon_interval: set without detect_mode: miimon`,
+		`bridges[0].ports[0].bond.rebalance_interval: set on a "active-backup" bond; only balance-slb and balance-tcp rebalance`,
+		`bridges[0].ports[0].bond.lacp_time: set without lacp active or passive`,
+		`bridges[0].ports[0].bond.primary: "e9" is not an interface of this bond`,
+		`bridges[0].ports[0].other_config.bond-primary: set by the bond settings; remove it from other_config and use bond`,
+		`bridges[0].ports[1].bond: set on a port with 1 interface(s); bond settings need two or more (a bond)`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("errors\n%v\nlack %q", err, want)
+		}
+	}
+}
