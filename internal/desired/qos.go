@@ -11,6 +11,23 @@ func checkQoS(v *Validator, pp string, p model.Port) {
 	putProblems(v, pp+".qos", p.QoS.Check())
 }
 
+// checkMirrors records the problems of bridge b's mirrors under bp, the bridge's key path. The
+// ports they name must be b's, unless b has none listed (a bridge given alone through the API,
+// whose ports are applied separately).
+func checkMirrors(v *Validator, bp string, b model.Bridge) {
+	if len(b.Mirrors) == 0 {
+		return
+	}
+	var ports []string
+	if b.Ports != nil {
+		ports = []string{}
+		for _, p := range b.Ports {
+			ports = append(ports, p.Name)
+		}
+	}
+	putProblems(v, bp+".mirrors", model.CheckMirrors(b.Mirrors, ports))
+}
+
 // checkBond records the problems of port p's bond settings under pp.
 func checkBond(v *Validator, pp string, p model.Port) {
 	putProblems(v, pp, p.CheckBond())

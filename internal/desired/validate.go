@@ -123,6 +123,7 @@ func (v *Validator) Desired(otherConfig map[string]string, bs []model.Bridge) {
 		checkMap(v, bp+".other_config", b.OtherConfig)
 		checkMap(v, bp+".external_ids", b.ExternalIDs)
 		checkExport(v, bp, b)
+		checkMirrors(v, bp, b)
 		limitMap(v, bp+".other_config", limits.Object(limits.Bridge, b.Name), "other_config", b.OtherConfig)
 		limitMap(v, bp+".external_ids", limits.Object(limits.Bridge, b.Name), "external_ids", b.ExternalIDs)
 		for pi, p := range b.Ports {
