@@ -120,14 +120,6 @@ func (r *Reconciler) refresh() {
 		for _, es := range exportStatuses(b, exports[b.Name], bridgeError(bs)) {
 			put(es)
 		}
-		if len(b.Mirrors) > 0 {
-			if mirrors == nil {
-				mirrors = r.bridgeMirrors()
-			}
-			for _, ms := range mirrorStatuses(b, mirrors[b.Name], bridgeError(bs)) {
-				put(ms)
-			}
-		}
 		for _, p := range b.Ports {
 			if u := p.ExternalIDs[UnitKey]; u != "" && u != p.Name {
 				units[u] = append(units[u], "port/"+p.Name)
@@ -154,6 +146,14 @@ func (r *Reconciler) refresh() {
 			if p.QoS != nil {
 				have, ok := qoses[p.Name]
 				put(qosStatus(b.Name, p, have, ok, bridgeError(ps)))
+			}
+		}
+		if len(b.Mirrors) > 0 {
+			if mirrors == nil {
+				mirrors = r.bridgeMirrors()
+			}
+			for _, ms := range mirrorStatuses(b, mirrors[b.Name], bridgeError(bs)) {
+				put(ms)
 			}
 		}
 	}
