@@ -29,7 +29,9 @@ type Bridge struct {
 	IPFIX         *IPFIX         `mapstructure:"ipfix" yaml:"ipfix,omitempty" json:",omitempty"`
 	SFlow         *SFlow         `mapstructure:"sflow" yaml:"sflow,omitempty" json:",omitempty"`
 	CollectorSets []CollectorSet `mapstructure:"collector_sets" yaml:"collector_sets,omitempty" json:",omitempty"`
-	Ports         []Port         `mapstructure:"ports" yaml:"ports,omitempty"`
+	// Mirrors are the bridge's port mirrors (mirror.go), unique by name.
+	Mirrors []Mirror `mapstructure:"mirrors" yaml:"mirrors,omitempty" json:",omitempty"`
+	Ports   []Port   `mapstructure:"ports" yaml:"ports,omitempty"`
 }
 
 // Port is one port of a bridge. A port with two or more interfaces is a bond.
@@ -50,7 +52,13 @@ type Port struct {
 	LACP        string            `mapstructure:"lacp" yaml:"lacp,omitempty"`
 	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
 	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
-	Interfaces  []Interface       `mapstructure:"interfaces" yaml:"interfaces"`
+	// QoS is the port's egress QoS with its queues (nil: none). See qos.go. Omitted from JSON
+	// when nil, so specs stored before it existed read the same.
+	QoS *QoS `mapstructure:"qos" yaml:"qos,omitempty" json:",omitempty"`
+	// Bond is a bond's link detection, LACP timing and rebalancing (nil: OVS's defaults). See
+	// bond.go.
+	Bond       *Bond       `mapstructure:"bond" yaml:"bond,omitempty" json:",omitempty"`
+	Interfaces []Interface `mapstructure:"interfaces" yaml:"interfaces"`
 }
 
 // Interface is one interface of a port.
@@ -65,6 +73,13 @@ type Interface struct {
 	OFPortRequest *int              `mapstructure:"ofport_request" yaml:"ofport_request,omitempty"`
 	OtherConfig   map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
 	ExternalIDs   map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+	// IngressPolicingRate (kbit/s) and IngressPolicingBurst (kbit) police what the interface
+	// receives; IngressPolicingKpktsRate (kpkt/s) and IngressPolicingKpktsBurst (kpkt) do it
+	// by packets. Each 0..MaxPolicing; nil or 0 is off. A burst needs its rate. See qos.go.
+	IngressPolicingRate       *int `mapstructure:"ingress_policing_rate" yaml:"ingress_policing_rate,omitempty" json:",omitempty"`
+	IngressPolicingBurst      *int `mapstructure:"ingress_policing_burst" yaml:"ingress_policing_burst,omitempty" json:",omitempty"`
+	IngressPolicingKpktsRate  *int `mapstructure:"ingress_policing_kpkts_rate" yaml:"ingress_policing_kpkts_rate,omitempty" json:",omitempty"`
+	IngressPolicingKpktsBurst *int `mapstructure:"ingress_policing_kpkts_burst" yaml:"ingress_policing_kpkts_burst,omitempty" json:",omitempty"`
 }
 
 // InterfaceTypes lists the interface types the configuration accepts, in the order error
@@ -82,7 +97,7 @@ var LACPModes = []string{"", "active", "passive", "off"}
 
 // Canonical returns a deep copy of b in canonical form: ports sorted by name, each in
 // canonical form (see Port.Canonical); protocols, controllers and export targets sorted,
-// collector sets by id; empty maps and lists
+// collector sets by id, mirrors by name; empty maps and lists
 // nil. Two bridges ask for the same OVSDB contents exactly when their canonical forms are
 // equal (reflect.DeepEqual). b is not modified.
 func (b Bridge) Canonical() Bridge {
@@ -93,12 +108,13 @@ func (b Bridge) Canonical() Bridge {
 	nb.ExternalIDs = cloneMap(b.ExternalIDs)
 	nb.NetFlow, nb.IPFIX, nb.SFlow = b.NetFlow.Canonical(), b.IPFIX.Canonical(), b.SFlow.Canonical()
 	nb.CollectorSets = canonicalCollectorSets(b.CollectorSets)
+	nb.Mirrors = canonicalMirrors(b.Mirrors)
 	nb.Ports = canonicalByName(b.Ports, Port.Canonical, func(p Port) string { return p.Name })
 	return nb
 }
 
 // Canonical returns a deep copy of p in canonical form: interfaces sorted by name, each in
-// canonical form (see Interface.Canonical); trunks sorted; empty maps and lists nil. p is not
+// canonical form (see Interface.Canonical); trunks sorted, QoS queues by id; empty maps and lists nil. p is not
 // modified.
 func (p Port) Canonical() Port {
 	np := p
@@ -106,6 +122,8 @@ func (p Port) Canonical() Port {
 	np.Trunks = sortedCopy(p.Trunks)
 	np.OtherConfig = cloneMap(p.OtherConfig)
 	np.ExternalIDs = cloneMap(p.ExternalIDs)
+	np.QoS = p.QoS.Canonical()
+	np.Bond = p.Bond.Canonical()
 	np.Interfaces = canonicalByName(p.Interfaces, Interface.Canonical, func(in Interface) string { return in.Name })
 	return np
 }
@@ -121,7 +139,7 @@ func canonicalByName[T any](items []T, canonical func(T) T, name func(T) string)
 }
 
 // Canonical returns a deep copy of in in canonical form: type "system" written as "" (they
-// are the same type), empty maps nil. in is not modified.
+// are the same type), empty maps nil, ingress policing 0 written as nil (both are off). in is not modified.
 func (in Interface) Canonical() Interface {
 	ni := in
 	if ni.Type == "system" {
@@ -132,6 +150,8 @@ func (in Interface) Canonical() Interface {
 	ni.ExternalIDs = cloneMap(in.ExternalIDs)
 	ni.MTURequest = cloneInt(in.MTURequest)
 	ni.OFPortRequest = cloneInt(in.OFPortRequest)
+	ni.IngressPolicingRate, ni.IngressPolicingBurst = zeroNil(in.IngressPolicingRate), zeroNil(in.IngressPolicingBurst)
+	ni.IngressPolicingKpktsRate, ni.IngressPolicingKpktsBurst = zeroNil(in.IngressPolicingKpktsRate), zeroNil(in.IngressPolicingKpktsBurst)
 	return ni
 }
 

@@ -60,6 +60,9 @@ func (p *planner) ensureBridge(spec model.Bridge, local *model.Interface) error 
 	if p.planCollectorSets(spec.Name, b.uuid, p.c.bridgeCollectorSets(b.uuid), spec.CollectorSets) {
 		exportsChanged = true
 	}
+	if len(spec.Mirrors)+len(cur.Mirrors) > 0 {
+		p.mirrorPlans = append(p.mirrorPlans, mirrorPlan{name: spec.Name, spec: &spec, cur: cur})
+	}
 	_, ctlMuts := p.planControllers(spec.Name, p.bridgeControllers(cur), spec.Controllers)
 	muts = append(muts, ctlMuts...)
 	wantExt := tagged(spec.ExternalIDs, p.owner, p.gen)
@@ -107,6 +110,7 @@ func (p *planner) insertBridge(name string, b *bridgeState) error {
 	}
 	br.Controller, _ = p.planControllers(name, nil, s.Controllers)
 	p.planExportsNew(name, s, br)
+	br.Mirrors = p.planMirrorsNew(name, b)
 	p.add(objRef{vswitch.BridgeTable, name}, bridgeInsert(br))
 	p.planCollectorSets(name, b.uuid, nil, s.CollectorSets)
 	return nil
@@ -177,6 +181,7 @@ func (p *planner) dropPort(port *vswitch.Port) error {
 		}
 		ifaces = append(ifaces, iface{iu, ifc.Name})
 	}
+	p.dropPortQoS(port)
 	for _, i := range ifaces {
 		ref := objRef{vswitch.InterfaceTable, i.name}
 		p.guard(ref, i.uuid, true, existsRow(i.uuid))

@@ -118,6 +118,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		vswitch.IPFIXTable:                  &vswitch.IPFIX{},
 		vswitch.SFlowTable:                  &vswitch.SFlow{},
 		vswitch.FlowSampleCollectorSetTable: &vswitch.FlowSampleCollectorSet{},
+		// QoS and queues of ports (qos.go): monitored whole.
+		vswitch.QoSTable:   &vswitch.QoS{},
+		vswitch.QueueTable: &vswitch.Queue{},
+		// Mirrors of bridges (mirror.go), without their statistics.
+		vswitch.MirrorTable: &vswitch.Mirror{},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ovsdb: building the client model: %w", err)
@@ -167,8 +172,10 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 	port := &vswitch.Port{}
 	ifc := &vswitch.Interface{}
 	ctl := &vswitch.Controller{}
+	mir := &vswitch.Mirror{}
 	ifCols := []any{&ifc.Name, &ifc.Type, &ifc.Options, &ifc.OtherConfig, &ifc.ExternalIDs, &ifc.MTURequest,
-		&ifc.OfportRequest, &ifc.Ofport, &ifc.Error, &ifc.LinkState, &ifc.AdminState, &ifc.MTU, &ifc.MACInUse}
+		&ifc.OfportRequest, &ifc.Ofport, &ifc.Error, &ifc.LinkState, &ifc.AdminState, &ifc.MTU, &ifc.MACInUse,
+		&ifc.IngressPolicingRate, &ifc.IngressPolicingBurst, &ifc.IngressPolicingKpktsRate, &ifc.IngressPolicingKpktsBurst}
 	if withStats {
 		ifCols = append(ifCols, &ifc.Statistics)
 	}
@@ -176,17 +183,21 @@ func monitoredColumns(withStats bool) []client.MonitorOption {
 		client.WithTable(ovs, &ovs.Bridges, &ovs.CurCfg, &ovs.NextCfg, &ovs.OtherConfig, &ovs.ExternalIDs,
 			&ovs.OVSVersion, &ovs.DpdkVersion, &ovs.DpdkInitialized, &ovs.IfaceTypes, &ovs.DatapathTypes),
 		client.WithTable(br, &br.Name, &br.DatapathType, &br.DatapathID, &br.FailMode, &br.Protocols, &br.OtherConfig,
-			&br.ExternalIDs, &br.Ports, &br.Controller, &br.Netflow, &br.IPFIX, &br.Sflow),
+			&br.ExternalIDs, &br.Ports, &br.Controller, &br.Netflow, &br.IPFIX, &br.Sflow, &br.Mirrors),
 		// Controllers: what the typed operations read, and whether ovs-vswitchd is connected
 		// (not Controller.status, which it rewrites as the connection's state changes).
 		client.WithTable(ctl, &ctl.Target, &ctl.ExternalIDs, &ctl.IsConnected),
 		client.WithTable(port, &port.Name, &port.Interfaces, &port.Tag, &port.Trunks, &port.VLANMode,
-			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs),
+			&port.BondMode, &port.LACP, &port.OtherConfig, &port.ExternalIDs, &port.QOS, &port.BondUpdelay, &port.BondDowndelay),
 		client.WithTable(ifc, ifCols...),
 		client.WithTable(&vswitch.NetFlow{}),
 		client.WithTable(&vswitch.IPFIX{}),
 		client.WithTable(&vswitch.SFlow{}),
 		client.WithTable(&vswitch.FlowSampleCollectorSet{}),
+		client.WithTable(&vswitch.QoS{}),
+		client.WithTable(&vswitch.Queue{}),
+		client.WithTable(mir, &mir.Name, &mir.SelectAll, &mir.SelectSrcPort, &mir.SelectDstPort, &mir.SelectVLAN,
+			&mir.OutputPort, &mir.OutputVLAN, &mir.Snaplen, &mir.ExternalIDs),
 	}
 }
 

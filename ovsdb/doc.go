@@ -62,7 +62,10 @@
 // rows tagged the same way, referenced from Bridge.controller by mutation: controllers others
 // add to the bridge are kept. Its flow export (NetFlow, IPFIX, sFlow, IPFIX collector sets) is
 // tagged rows too, created with the column that refers to them (flowexport.go); an export row
-// someone else set on the bridge is never touched, and Client.BridgeExports reports it.
+// someone else set on the bridge is never touched, and Client.BridgeExports reports it. A
+// bridge's mirrors (mirror.go) and a port's QoS with its queues (qos.go) follow the same rules;
+// QoS and Queue are root tables, so their owned rows are deleted when unlinked, and
+// Client.BridgeMirrors and Client.PortQoSes report foreign rows.
 //
 // # Acknowledgement from ovs-vswitchd
 //

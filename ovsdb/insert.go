@@ -43,6 +43,12 @@ func interfaceInsert(ifc *vswitch.Interface) libovsdb.Operation {
 	putMap(row, "external_ids", ifc.ExternalIDs)
 	putOptInt(row, "mtu_request", ifc.MTURequest)
 	putOptInt(row, "ofport_request", ifc.OfportRequest)
+	for col, v := range map[string]int{"ingress_policing_rate": ifc.IngressPolicingRate, "ingress_policing_burst": ifc.IngressPolicingBurst,
+		"ingress_policing_kpkts_rate": ifc.IngressPolicingKpktsRate, "ingress_policing_kpkts_burst": ifc.IngressPolicingKpktsBurst} {
+		if v != 0 {
+			row[col] = v
+		}
+	}
 	return insertOp(vswitch.InterfaceTable, ifc.UUID, row)
 }
 
@@ -55,8 +61,17 @@ func portInsert(port *vswitch.Port) libovsdb.Operation {
 	putOptStr(row, "vlan_mode", port.VLANMode)
 	putOptStr(row, "bond_mode", port.BondMode)
 	putOptStr(row, "lacp", port.LACP)
+	if port.BondUpdelay != 0 {
+		row["bond_updelay"] = port.BondUpdelay
+	}
+	if port.BondDowndelay != 0 {
+		row["bond_downdelay"] = port.BondDowndelay
+	}
 	putMap(row, "other_config", port.OtherConfig)
 	putMap(row, "external_ids", port.ExternalIDs)
+	if port.QOS != nil {
+		row["qos"] = optUUID(port.QOS)
+	}
 	return insertOp(vswitch.PortTable, port.UUID, row)
 }
 
@@ -70,6 +85,9 @@ func bridgeInsert(br *vswitch.Bridge) libovsdb.Operation {
 		row["controller"] = uuidSet(br.Controller)
 	}
 	putExportRefs(row, br)
+	if len(br.Mirrors) > 0 {
+		row["mirrors"] = uuidSet(br.Mirrors)
+	}
 	if len(br.Protocols) > 0 {
 		protos := make([]string, len(br.Protocols))
 		for i, p := range br.Protocols {

@@ -37,6 +37,10 @@ type planner struct {
 	globalUnset map[string]bool
 	rootAdd     []string
 	rootDel     []string
+	// newPortNames: named UUID → name of the ports created in this txn; mirrorPlans: the
+	// existing bridges whose mirrors finish plans (mirror.go).
+	newPortNames map[string]string
+	mirrorPlans  []mirrorPlan
 }
 
 type bridgeState struct {
@@ -51,7 +55,8 @@ type bridgeState struct {
 func newPlanner(ctx context.Context, c *Client, gen int64) *planner {
 	return &planner{ctx: ctx, c: c, owner: c.owner, gen: gen, bridges: map[string]*bridgeState{},
 		newPorts: map[string]bool{}, goneUUIDs: map[string]bool{}, guarded: map[string]bool{},
-		newIfaces: map[string]bool{}, globalSet: map[string]string{}, globalUnset: map[string]bool{}}
+		newIfaces: map[string]bool{}, globalSet: map[string]string{}, globalUnset: map[string]bool{},
+		newPortNames: map[string]string{}}
 }
 
 func (p *planner) add(ref objRef, ops ...libovsdb.Operation) {
@@ -195,6 +200,9 @@ func (p *planner) finish() error {
 				p.add(ref, mutateOp(vswitch.BridgeTable, whereUUID(b.uuid), pairMutations("ports", b.del, b.add)))
 			}
 		}
+	}
+	for _, mp := range p.mirrorPlans {
+		p.planMirrors(mp)
 	}
 	if len(p.rootAdd)+len(p.rootDel) > 0 {
 		root, err := p.rootRow()

@@ -62,7 +62,9 @@ func (p *planner) newInterface(port string, s model.Interface) (*vswitch.Interfa
 	p.ifaces = append(p.ifaces, s.Name)
 	return &vswitch.Interface{UUID: p.namedUUID("if"), Name: s.Name, Type: s.Type, Options: s.Options,
 		OtherConfig: s.OtherConfig, ExternalIDs: tagged(s.ExternalIDs, p.owner, p.gen),
-		MTURequest: s.MTURequest, OfportRequest: s.OFPortRequest}, nil
+		MTURequest: s.MTURequest, OfportRequest: s.OFPortRequest,
+		IngressPolicingRate: deref0(s.IngressPolicingRate), IngressPolicingBurst: deref0(s.IngressPolicingBurst),
+		IngressPolicingKpktsRate: deref0(s.IngressPolicingKpktsRate), IngressPolicingKpktsBurst: deref0(s.IngressPolicingKpktsBurst)}, nil
 }
 
 // claim is a new interface name some port of the transaction wants.
@@ -87,6 +89,7 @@ func (p *planner) checkClaims() error {
 func (p *planner) createPort(spec PortOn, b *bridgeState) error {
 	port := p.portModel(spec)
 	port.UUID = p.namedUUID("port")
+	p.newPortNames[port.UUID] = spec.Port.Name
 	var ifaces []*vswitch.Interface
 	for _, is := range spec.interfaces() {
 		ifc, err := p.newInterface(spec.Port.Name, is)
@@ -99,14 +102,21 @@ func (p *planner) createPort(spec PortOn, b *bridgeState) error {
 	for _, ifc := range ifaces {
 		p.add(objRef{vswitch.InterfaceTable, ifc.Name}, interfaceInsert(ifc))
 	}
+	if q := spec.Port.QoS.Canonical(); q != nil {
+		u := p.insertQoS(spec.Port.Name, q)
+		port.QOS = &u
+	}
 	p.add(objRef{vswitch.PortTable, spec.Port.Name}, portInsert(port))
 	b.add = append(b.add, port.UUID)
 	return nil
 }
 
 func (p *planner) portModel(spec PortOn) *vswitch.Port {
-	port := &vswitch.Port{Name: spec.Port.Name, Tag: spec.Port.Tag, Trunks: spec.Port.Trunks, OtherConfig: spec.Port.OtherConfig,
+	port := &vswitch.Port{Name: spec.Port.Name, Tag: spec.Port.Tag, Trunks: spec.Port.Trunks, OtherConfig: portOtherConfig(&spec.Port),
 		ExternalIDs: tagged(spec.Port.ExternalIDs, p.owner, p.gen)}
+	if b := spec.Port.Bond; b != nil {
+		port.BondUpdelay, port.BondDowndelay = deref0(b.Updelay), deref0(b.Downdelay)
+	}
 	if spec.Port.VLANMode != "" {
 		v := vswitch.PortVLANMode(spec.Port.VLANMode)
 		port.VLANMode = &v
@@ -149,17 +159,24 @@ func (p *planner) updatePort(spec PortOn, b *bridgeState, cur *vswitch.Port) err
 	if derefStr(cur.LACP) != spec.Port.LACP {
 		row["lacp"] = optString(spec.Port.LACP)
 	}
+	if cur.BondUpdelay != want.BondUpdelay {
+		row["bond_updelay"] = want.BondUpdelay
+	}
+	if cur.BondDowndelay != want.BondDowndelay {
+		row["bond_downdelay"] = want.BondDowndelay
+	}
 	var muts []libovsdb.Mutation
 	muts = append(muts, setMutations("trunks", cur.Trunks, spec.Port.Trunks, intSet)...)
-	muts = append(muts, mapMutations("other_config", cur.OtherConfig, spec.Port.OtherConfig)...)
+	muts = append(muts, mapMutations("other_config", cur.OtherConfig, want.OtherConfig)...)
 	muts = append(muts, mergeMutations("external_ids", cur.ExternalIDs, want.ExternalIDs)...)
+	qosUpdated := p.planPortQoS(spec.Port.Name, spec.Port.QoS.Canonical(), cur, row)
 
 	ifMuts, err := p.reconcileInterfaces(spec, cur)
 	if err != nil {
 		return err
 	}
 	muts = append(muts, ifMuts...)
-	muts = withGeneration(muts, len(row) > 0 || moved, cur.ExternalIDs, want.ExternalIDs)
+	muts = withGeneration(muts, len(row) > 0 || moved || qosUpdated, cur.ExternalIDs, want.ExternalIDs)
 	if len(row) == 0 && len(muts) == 0 && !moved {
 		return nil
 	}
@@ -167,7 +184,8 @@ func (p *planner) updatePort(spec PortOn, b *bridgeState, cur *vswitch.Port) err
 	// port row is written (a wait sees the effects of the operations placed before it).
 	read := map[string]any{"tag": optInt(cur.Tag), "vlan_mode": optString(derefStr(cur.VLANMode)),
 		"bond_mode": optString(derefStr(cur.BondMode)), "lacp": optString(derefStr(cur.LACP)),
-		"trunks": intSet(cur.Trunks), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}
+		"trunks": intSet(cur.Trunks), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs),
+		"qos": optUUID(cur.QOS), "bond_updelay": cur.BondUpdelay, "bond_downdelay": cur.BondDowndelay}
 	p.guard(ref, cur.UUID, true, guardColumns(libovsdb.Row{"name": cur.Name, "interfaces": uuidSet(cur.Interfaces)}, read, row, muts))
 	if len(row) > 0 {
 		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
@@ -237,6 +255,16 @@ func (p *planner) updateInterface(s model.Interface, cur *vswitch.Interface) {
 	if !eqIntPtr(cur.OfportRequest, s.OFPortRequest) {
 		row["ofport_request"] = optInt(s.OFPortRequest)
 	}
+	for col, v := range map[string][2]int{
+		"ingress_policing_rate":        {cur.IngressPolicingRate, deref0(s.IngressPolicingRate)},
+		"ingress_policing_burst":       {cur.IngressPolicingBurst, deref0(s.IngressPolicingBurst)},
+		"ingress_policing_kpkts_rate":  {cur.IngressPolicingKpktsRate, deref0(s.IngressPolicingKpktsRate)},
+		"ingress_policing_kpkts_burst": {cur.IngressPolicingKpktsBurst, deref0(s.IngressPolicingKpktsBurst)},
+	} {
+		if v[0] != v[1] {
+			row[col] = v[1]
+		}
+	}
 	var muts []libovsdb.Mutation
 	muts = append(muts, mapMutations("options", cur.Options, s.Options)...)
 	muts = append(muts, mapMutations("other_config", cur.OtherConfig, keepTagged(cur, s.OtherConfig))...)
@@ -247,7 +275,9 @@ func (p *planner) updateInterface(s model.Interface, cur *vswitch.Interface) {
 		return
 	}
 	read := map[string]any{"type": cur.Type, "mtu_request": optInt(cur.MTURequest), "ofport_request": optInt(cur.OfportRequest),
-		"options": mustMap(cur.Options), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs)}
+		"options": mustMap(cur.Options), "other_config": mustMap(cur.OtherConfig), "external_ids": mustMap(cur.ExternalIDs),
+		"ingress_policing_rate": cur.IngressPolicingRate, "ingress_policing_burst": cur.IngressPolicingBurst,
+		"ingress_policing_kpkts_rate": cur.IngressPolicingKpktsRate, "ingress_policing_kpkts_burst": cur.IngressPolicingKpktsBurst}
 	p.guard(ref, cur.UUID, true, guardColumns(libovsdb.Row{"name": cur.Name}, read, row, muts))
 	if len(row) > 0 {
 		p.add(ref, updateOp(ref.table, whereUUID(cur.UUID), row))
@@ -301,4 +331,26 @@ func eqIntPtr(a, b *int) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// deref0 returns *v, or 0 for nil (the ingress policing columns' "off").
+func deref0(v *int) int {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+// portOtherConfig is the Port row's other_config for p: its own keys and its bond settings'
+// (model.Bond.OtherConfig; validation keeps them apart).
+func portOtherConfig(p *model.Port) map[string]string {
+	if p.Bond == nil {
+		return p.OtherConfig
+	}
+	m := maps.Clone(p.OtherConfig)
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, p.Bond.OtherConfig())
+	return m
 }

@@ -52,6 +52,9 @@ func validateBridge(b *model.Bridge, local *model.Interface) error {
 	if err := validateExport(b); err != nil {
 		return err
 	}
+	if probs := model.CheckMirrors(b.Mirrors, nil); len(probs) > 0 {
+		return fmt.Errorf("%w: bridge %q: mirrors%s", ErrInvalid, b.Name, probs[0])
+	}
 	if local != nil {
 		l := localPort(b.Name, local)
 		if err := l.validate(); err != nil {
@@ -103,6 +106,9 @@ func (s *PortOn) validate() error {
 		if err := checkReservedKeys("interface "+ifc.Name, ifc.ExternalIDs); err != nil {
 			return err
 		}
+	}
+	if err := validatePortObjects(p, s.interfaces()); err != nil {
+		return err
 	}
 	return checkReservedKeys("port "+p.Name, p.ExternalIDs)
 }

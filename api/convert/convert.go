@@ -22,6 +22,7 @@ func BridgeToProto(b model.Bridge) *v1.Bridge {
 		Ipfix:         IPFIXToProto(b.IPFIX),
 		Sflow:         SFlowToProto(b.SFlow),
 		CollectorSets: CollectorSetsToProto(b.CollectorSets),
+		Mirrors:       MirrorsToProto(b.Mirrors),
 	}
 }
 
@@ -39,6 +40,7 @@ func BridgeFromProto(b *v1.Bridge) model.Bridge {
 		IPFIX:         IPFIXFromProto(b.GetIpfix()),
 		SFlow:         SFlowFromProto(b.GetSflow()),
 		CollectorSets: CollectorSetsFromProto(b.GetCollectorSets()),
+		Mirrors:       MirrorsFromProto(b.GetMirrors()),
 	}
 }
 
@@ -52,6 +54,8 @@ func PortToProto(p model.Port) *v1.Port {
 		Lacp:        p.LACP,
 		OtherConfig: cloneMap(p.OtherConfig),
 		ExternalIds: cloneMap(p.ExternalIDs),
+		Qos:         QoSToProto(p.QoS),
+		Bond:        BondToProto(p.Bond),
 	}
 	for _, t := range p.Trunks {
 		m.Trunks = append(m.Trunks, clampInt32(t))
@@ -75,6 +79,8 @@ func PortFromProto(p *v1.Port) model.Port {
 		LACP:        p.GetLacp(),
 		OtherConfig: cloneMap(p.GetOtherConfig()),
 		ExternalIDs: cloneMap(p.GetExternalIds()),
+		QoS:         QoSFromProto(p.GetQos()),
+		Bond:        BondFromProto(p.GetBond()),
 	}
 	for _, t := range p.GetTrunks() {
 		c.Trunks = append(c.Trunks, int(t))
@@ -95,6 +101,11 @@ func InterfaceToProto(in model.Interface) *v1.Interface {
 		OfportRequest: int32Ptr(in.OFPortRequest),
 		OtherConfig:   cloneMap(in.OtherConfig),
 		ExternalIds:   cloneMap(in.ExternalIDs),
+
+		IngressPolicingRate:       int64Ptr(in.IngressPolicingRate),
+		IngressPolicingBurst:      int64Ptr(in.IngressPolicingBurst),
+		IngressPolicingKpktsRate:  int64Ptr(in.IngressPolicingKpktsRate),
+		IngressPolicingKpktsBurst: int64Ptr(in.IngressPolicingKpktsBurst),
 	}
 }
 
@@ -111,6 +122,11 @@ func InterfaceFromProto(in *v1.Interface) model.Interface {
 		OFPortRequest: intPtr(in.OfportRequest),
 		OtherConfig:   cloneMap(in.GetOtherConfig()),
 		ExternalIDs:   cloneMap(in.GetExternalIds()),
+
+		IngressPolicingRate:       intPtr64(in.IngressPolicingRate),
+		IngressPolicingBurst:      intPtr64(in.IngressPolicingBurst),
+		IngressPolicingKpktsRate:  intPtr64(in.IngressPolicingKpktsRate),
+		IngressPolicingKpktsBurst: intPtr64(in.IngressPolicingKpktsBurst),
 	}
 }
 

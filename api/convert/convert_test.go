@@ -16,6 +16,8 @@ func TestRoundTrip(t *testing.T) {
 		Name: "br0", DatapathType: "netdev", FailMode: "secure",
 		Protocols: []string{"OpenFlow13"}, Controllers: []string{"tcp:127.0.0.1:6653"},
 		OtherConfig: map[string]string{"hwaddr": "02:00:00:00:00:01"}, ExternalIDs: map[string]string{"a": "b"},
+		Mirrors: []model.Mirror{{Name: "span", SelectSrcPorts: []string{"p1"}, SelectDstPorts: []string{"p2"}, SelectVLANs: []int{0, 4095},
+			OutputPort: "p3", Snaplen: ptr(14)}, {Name: "all", SelectAll: true, OutputVLAN: ptr(4095)}},
 	}
 	port := model.Port{
 		Name: "bond0", Tag: ptr(0), Trunks: []int{10, 4095}, VLANMode: "native-untagged", BondMode: "balance-slb", LACP: "active",
@@ -24,8 +26,13 @@ func TestRoundTrip(t *testing.T) {
 			{Name: "dpdk0", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:01:00.0"},
 				MTURequest: ptr(9000), OFPortRequest: ptr(1), OtherConfig: map[string]string{"k": "v"},
 				ExternalIDs: map[string]string{"e": "f"}},
-			{Name: "dpdk1"},
+			{Name: "dpdk1", IngressPolicingRate: ptr(1<<32 - 1), IngressPolicingBurst: ptr(0), IngressPolicingKpktsRate: ptr(3), IngressPolicingKpktsBurst: ptr(4)},
 		},
+		Bond: &model.Bond{Updelay: ptr(1), Downdelay: ptr(0), DetectMode: "miimon", MiimonInterval: ptr(100), RebalanceInterval: ptr(1<<31 - 1),
+			LACPTime: "fast", LACPFallbackAB: new(false), Primary: "dpdk1"},
+		QoS: &model.QoS{Type: "trtcm-policer", CIR: ptr(1), CBS: ptr(2), EIR: ptr(3), EBS: ptr(4), Queues: []model.Queue{
+			{ID: 1<<32 - 1, CIR: ptr(5), CBS: ptr(6), EIR: ptr(7), EBS: ptr(8)},
+			{ID: 0, MinRate: ptr(1e12), MaxRate: ptr(2), Burst: ptr(3), Priority: ptr(7), DSCP: ptr(63)}}},
 	}
 	t.Run("bridge", func(t *testing.T) {
 		if got := convert.BridgeFromProto(convert.BridgeToProto(bridge)); !reflect.DeepEqual(got, bridge) {

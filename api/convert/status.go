@@ -15,6 +15,8 @@ var (
 		model.KindIPFIX:        v1.Kind_KIND_IPFIX,
 		model.KindSFlow:        v1.Kind_KIND_SFLOW,
 		model.KindCollectorSet: v1.Kind_KIND_COLLECTOR_SET,
+		model.KindQoS:          v1.Kind_KIND_QOS,
+		model.KindMirror:       v1.Kind_KIND_MIRROR,
 	}
 	// The reconciler reports a removed object with an empty State.
 	states = map[model.State]v1.State{

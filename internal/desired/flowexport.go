@@ -5,19 +5,7 @@ import "github.com/ovsplane/ovsplane/model"
 // checkExport records the problems of bridge b's flow export settings (netflow, ipfix, sflow,
 // collector_sets) under bp, the bridge's key path.
 func checkExport(v *Validator, bp string, b model.Bridge) {
-	put := func(key string, probs []model.FieldProblem) {
-		for _, p := range probs {
-			path := bp + "." + key
-			switch {
-			case p.Path == "":
-			case p.Path[0] == '[':
-				path += p.Path
-			default:
-				path += "." + p.Path
-			}
-			v.Add(path, "%s", p.Message)
-		}
-	}
+	put := func(key string, probs []model.FieldProblem) { putProblems(v, bp+"."+key, probs) }
 	if b.NetFlow != nil {
 		put("netflow", b.NetFlow.Check())
 	}

@@ -18,6 +18,7 @@ var desiredLists = map[string]listShape{
 		"protocols":      {what: "protocol"},
 		"controller":     {what: "controller target"},
 		"collector_sets": {what: "IPFIX collector set"},
+		"mirrors":        {what: "mirror"},
 		"ports": {what: "port", items: map[string]listShape{
 			"trunks":     {what: "VLAN"},
 			"interfaces": {what: "interface"},

@@ -123,6 +123,7 @@ func (v *Validator) Desired(otherConfig map[string]string, bs []model.Bridge) {
 		checkMap(v, bp+".other_config", b.OtherConfig)
 		checkMap(v, bp+".external_ids", b.ExternalIDs)
 		checkExport(v, bp, b)
+		checkMirrors(v, bp, b)
 		limitMap(v, bp+".other_config", limits.Object(limits.Bridge, b.Name), "other_config", b.OtherConfig)
 		limitMap(v, bp+".external_ids", limits.Object(limits.Bridge, b.Name), "external_ids", b.ExternalIDs)
 		for pi, p := range b.Ports {
@@ -176,6 +177,8 @@ func validatePort(v *Validator, pp string, p model.Port, ports, ifaces map[strin
 		v.Add(pp+".bond_mode", "unknown bond mode %q (%s)", p.BondMode, OneOf(bondModes))
 	}
 	validateVLANMode(v, pp, p)
+	checkQoS(v, pp, p)
+	checkBond(v, pp, p)
 	if !slices.Contains(model.LACPModes, p.LACP) {
 		v.Add(pp+".lacp", "unknown LACP mode %q (%s)", p.LACP, OneOf(model.LACPModes))
 	}
@@ -246,6 +249,7 @@ func validateInterface(v *Validator, ip string, in model.Interface, ifaces map[s
 	if in.OFPortRequest != nil && (*in.OFPortRequest < 1 || *in.OFPortRequest > 65279) {
 		v.Add(ip+".ofport_request", "%d out of range (1..65279)", *in.OFPortRequest)
 	}
+	checkPolicing(v, ip, in)
 	checkMap(v, ip+".options", in.Options)
 	checkMap(v, ip+".other_config", in.OtherConfig)
 	checkMap(v, ip+".external_ids", in.ExternalIDs)

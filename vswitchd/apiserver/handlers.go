@@ -141,7 +141,7 @@ func (sv *service) WaitReady(ctx context.Context, req *connect.Request[v1.WaitRe
 }
 
 func validKey(k string) bool {
-	for _, kind := range []model.Kind{model.KindBridge, model.KindPort, model.KindInterface, model.KindNetFlow, model.KindIPFIX, model.KindSFlow, model.KindCollectorSet} {
+	for _, kind := range []model.Kind{model.KindBridge, model.KindPort, model.KindInterface, model.KindNetFlow, model.KindIPFIX, model.KindSFlow, model.KindCollectorSet, model.KindQoS, model.KindMirror} {
 		if name, ok := strings.CutPrefix(k, string(kind)+"/"); ok && name != "" {
 			return true
 		}

@@ -156,7 +156,9 @@
 // settings; ovs-vswitchd ignores unix: and punix: paths outside its run directory).
 //
 // A bridge's netflow, ipfix, sflow and collector_sets keys are its flow export, each a row
-// ovsplane owns (docs/flow-export.md has the keys and their bounds).
+// ovsplane owns (docs/flow-export.md has the keys and their bounds). A bridge's mirrors, a
+// port's qos (with queues) and bond settings, and an interface's ingress_policing_* keys are in
+// docs/qos-mirrors.md.
 //
 // Plugins: the list is an allow-list; each binary must sit below plugin_dir, and its SHA-256
 // must match the pin (the plugin host checks ownership, permissions and the pin before every

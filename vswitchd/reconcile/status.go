@@ -94,6 +94,11 @@ func (r *Reconciler) refresh() {
 		bridgeErrs = be.BridgeErrors()
 	}
 	exports := r.bridgeExports()
+	var qoses map[string]ovsdb.PortQoS
+	var mirrors map[string]map[string]ovsdb.MirrorHave // read on first need
+	if hasQoS(desired.Bridges) {
+		qoses = r.portQoSes()
+	}
 	next := make(map[string]model.Status, len(r.status))
 	put := func(s model.Status) { next[s.Key()] = s }
 	units := map[string][]string{} // UnitKey value → the status keys of its other rows
@@ -142,6 +147,18 @@ func (r *Reconciler) refresh() {
 				}
 			}
 			put(ps)
+			if p.QoS != nil {
+				have, ok := qoses[p.Name]
+				put(qosStatus(b.Name, p, have, ok, bridgeError(ps)))
+			}
+		}
+		if len(b.Mirrors) > 0 {
+			if mirrors == nil {
+				mirrors = r.bridgeMirrors()
+			}
+			for _, ms := range mirrorStatuses(b, mirrors[b.Name], bridgeError(bs)) {
+				put(ms)
+			}
 		}
 	}
 	foldUnits(next, units)
@@ -226,4 +243,16 @@ func foldUnits(next map[string]model.Status, units map[string][]string) {
 		}
 		next["port/"+u] = anchor
 	}
+}
+
+// hasQoS reports whether a desired port has a qos (so a refresh without any reads no QoS rows).
+func hasQoS(bs []model.Bridge) bool {
+	for _, b := range bs {
+		for _, p := range b.Ports {
+			if p.QoS != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -159,6 +159,7 @@ type wireBridge struct {
 	IPFIX         *wireIPFIX         `json:"ipfix,omitempty"`
 	SFlow         *wireSFlow         `json:"sflow,omitempty"`
 	CollectorSets []wireCollectorSet `json:"collector_sets,omitempty"`
+	Mirrors       []wireMirror       `json:"mirrors,omitempty"` // mirror.go
 }
 
 type wirePortReq struct {
@@ -171,6 +172,8 @@ type wirePortReq struct {
 	OtherConfig map[string]string  `json:"other_config,omitempty"`
 	ExternalIDs map[string]string  `json:"external_ids,omitempty"`
 	Interfaces  []wireInterfaceReq `json:"interfaces,omitempty"`
+	QoS         *wireQoS           `json:"qos,omitempty"`  // qos.go
+	Bond        *wireBond          `json:"bond,omitempty"` // bond.go
 }
 
 type wireInterfaceReq struct {
@@ -181,6 +184,11 @@ type wireInterfaceReq struct {
 	OFPortRequest *int32            `json:"ofport_request,omitempty"`
 	OtherConfig   map[string]string `json:"other_config,omitempty"`
 	ExternalIDs   map[string]string `json:"external_ids,omitempty"`
+	// Ingress policing (qos.go).
+	IngressPolicingRate       *wireInt `json:"ingress_policing_rate,omitempty"`
+	IngressPolicingBurst      *wireInt `json:"ingress_policing_burst,omitempty"`
+	IngressPolicingKpktsRate  *wireInt `json:"ingress_policing_kpkts_rate,omitempty"`
+	IngressPolicingKpktsBurst *wireInt `json:"ingress_policing_kpkts_burst,omitempty"`
 }
 
 // wirePort is a Port message as the server writes it.
@@ -193,6 +201,8 @@ type wirePort struct {
 	LACP        string            `json:"lacp"`
 	OtherConfig map[string]string `json:"otherConfig"`
 	ExternalIDs map[string]string `json:"externalIds"`
+	QoS         *wireQoSResp      `json:"qos"`
+	Bond        *wireBondResp     `json:"bond"`
 	Interfaces  []struct {
 		Name          string            `json:"name"`
 		Type          string            `json:"type"`
@@ -201,6 +211,11 @@ type wirePort struct {
 		OFPortRequest *int32            `json:"ofportRequest"`
 		OtherConfig   map[string]string `json:"otherConfig"`
 		ExternalIDs   map[string]string `json:"externalIds"`
+		// Ingress policing (qos.go).
+		IngressPolicingRate       *wireInt `json:"ingressPolicingRate"`
+		IngressPolicingBurst      *wireInt `json:"ingressPolicingBurst"`
+		IngressPolicingKpktsRate  *wireInt `json:"ingressPolicingKpktsRate"`
+		IngressPolicingKpktsBurst *wireInt `json:"ingressPolicingKpktsBurst"`
 	} `json:"interfaces"`
 }
 
@@ -306,14 +321,16 @@ func (c *apiClient) listPlugins(ctx context.Context) ([]wirePluginInfo, error) {
 // portToWire is api/convert.PortToProto for the wire struct.
 func portToWire(p model.Port) wirePortReq {
 	w := wirePortReq{Name: p.Name, Tag: int32Ptr(p.Tag), BondMode: p.BondMode, VLANMode: p.VLANMode, LACP: p.LACP,
-		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
+		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs, QoS: qosToWire(p.QoS), Bond: bondToWire(p.Bond)}
 	for _, t := range p.Trunks {
 		w.Trunks = append(w.Trunks, clampInt32(t))
 	}
 	for _, in := range p.Interfaces {
 		w.Interfaces = append(w.Interfaces, wireInterfaceReq{Name: in.Name, Type: in.Type, Options: in.Options,
 			MTURequest: int32Ptr(in.MTURequest), OFPortRequest: int32Ptr(in.OFPortRequest),
-			OtherConfig: in.OtherConfig, ExternalIDs: in.ExternalIDs})
+			OtherConfig: in.OtherConfig, ExternalIDs: in.ExternalIDs,
+			IngressPolicingRate: toWireInt(in.IngressPolicingRate), IngressPolicingBurst: toWireInt(in.IngressPolicingBurst),
+			IngressPolicingKpktsRate: toWireInt(in.IngressPolicingKpktsRate), IngressPolicingKpktsBurst: toWireInt(in.IngressPolicingKpktsBurst)})
 	}
 	return w
 }
@@ -324,14 +341,16 @@ func portFromWire(p *wirePort) model.Port {
 		return model.Port{}
 	}
 	m := model.Port{Name: p.Name, Tag: intPtr(p.Tag), BondMode: p.BondMode, VLANMode: p.VLANMode, LACP: p.LACP,
-		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs}
+		OtherConfig: p.OtherConfig, ExternalIDs: p.ExternalIDs, QoS: qosFromWire(p.QoS), Bond: bondFromWire(p.Bond)}
 	for _, t := range p.Trunks {
 		m.Trunks = append(m.Trunks, int(t))
 	}
 	for _, in := range p.Interfaces {
 		m.Interfaces = append(m.Interfaces, model.Interface{Name: in.Name, Type: in.Type, Options: in.Options,
 			MTURequest: intPtr(in.MTURequest), OFPortRequest: intPtr(in.OFPortRequest),
-			OtherConfig: in.OtherConfig, ExternalIDs: in.ExternalIDs})
+			OtherConfig: in.OtherConfig, ExternalIDs: in.ExternalIDs,
+			IngressPolicingRate: fromWireInt(in.IngressPolicingRate), IngressPolicingBurst: fromWireInt(in.IngressPolicingBurst),
+			IngressPolicingKpktsRate: fromWireInt(in.IngressPolicingKpktsRate), IngressPolicingKpktsBurst: fromWireInt(in.IngressPolicingKpktsBurst)})
 	}
 	return m
 }

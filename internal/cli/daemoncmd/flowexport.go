@@ -52,6 +52,7 @@ func exportToWire(w *wireBridge, b model.Bridge) {
 	for _, cs := range b.CollectorSets {
 		w.CollectorSets = append(w.CollectorSets, wireCollectorSet{ID: cs.ID, IPFIX: ipfixToWire(cs.IPFIX)})
 	}
+	w.Mirrors = mirrorsToWire(b.Mirrors)
 }
 
 func ipfixToWire(x model.IPFIX) wireIPFIX {

@@ -40,6 +40,10 @@ const (
 	Kind_KIND_IPFIX         Kind = 5
 	Kind_KIND_SFLOW         Kind = 6
 	Kind_KIND_COLLECTOR_SET Kind = 7
+	// A port's QoS (name: the port's name).
+	Kind_KIND_QOS Kind = 8
+	// A bridge's mirror (name: BRIDGE/MIRROR).
+	Kind_KIND_MIRROR Kind = 9
 )
 
 // Enum value maps for Kind.
@@ -53,6 +57,8 @@ var (
 		5: "KIND_IPFIX",
 		6: "KIND_SFLOW",
 		7: "KIND_COLLECTOR_SET",
+		8: "KIND_QOS",
+		9: "KIND_MIRROR",
 	}
 	Kind_value = map[string]int32{
 		"KIND_UNSPECIFIED":   0,
@@ -63,6 +69,8 @@ var (
 		"KIND_IPFIX":         5,
 		"KIND_SFLOW":         6,
 		"KIND_COLLECTOR_SET": 7,
+		"KIND_QOS":           8,
+		"KIND_MIRROR":        9,
 	}
 )
 
@@ -461,6 +469,8 @@ type Bridge struct {
 	Ipfix         *IPFIX          `protobuf:"bytes,9,opt,name=ipfix,proto3" json:"ipfix,omitempty"`
 	Sflow         *SFlow          `protobuf:"bytes,10,opt,name=sflow,proto3" json:"sflow,omitempty"`
 	CollectorSets []*CollectorSet `protobuf:"bytes,11,rep,name=collector_sets,json=collectorSets,proto3" json:"collector_sets,omitempty"`
+	// mirrors: the bridge's port mirrors (at most 32, unique names).
+	Mirrors       []*Mirror `protobuf:"bytes,12,rep,name=mirrors,proto3" json:"mirrors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -572,6 +582,118 @@ func (x *Bridge) GetCollectorSets() []*CollectorSet {
 	return nil
 }
 
+func (x *Bridge) GetMirrors() []*Mirror {
+	if x != nil {
+		return x.Mirrors
+	}
+	return nil
+}
+
+// Mirror is one port mirror of a bridge (OVS's Mirror row).
+type Mirror struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// select_all, or the ports whose received (select_src_port) or sent (select_dst_port)
+	// packets are copied, by name; select_vlan narrows to VLANs 0..4095 (empty: all).
+	SelectAll     bool     `protobuf:"varint,2,opt,name=select_all,json=selectAll,proto3" json:"select_all,omitempty"`
+	SelectSrcPort []string `protobuf:"bytes,3,rep,name=select_src_port,json=selectSrcPort,proto3" json:"select_src_port,omitempty"`
+	SelectDstPort []string `protobuf:"bytes,4,rep,name=select_dst_port,json=selectDstPort,proto3" json:"select_dst_port,omitempty"`
+	SelectVlan    []int32  `protobuf:"varint,5,rep,packed,name=select_vlan,json=selectVlan,proto3" json:"select_vlan,omitempty"`
+	// output_port (a port of the bridge) or output_vlan (1..4095): exactly one.
+	OutputPort string `protobuf:"bytes,6,opt,name=output_port,json=outputPort,proto3" json:"output_port,omitempty"`
+	OutputVlan *int32 `protobuf:"varint,7,opt,name=output_vlan,json=outputVlan,proto3,oneof" json:"output_vlan,omitempty"`
+	// snaplen: 14..65535 bytes per copy; absent: whole packets.
+	Snaplen       *int32 `protobuf:"varint,8,opt,name=snaplen,proto3,oneof" json:"snaplen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Mirror) Reset() {
+	*x = Mirror{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Mirror) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Mirror) ProtoMessage() {}
+
+func (x *Mirror) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Mirror.ProtoReflect.Descriptor instead.
+func (*Mirror) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Mirror) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Mirror) GetSelectAll() bool {
+	if x != nil {
+		return x.SelectAll
+	}
+	return false
+}
+
+func (x *Mirror) GetSelectSrcPort() []string {
+	if x != nil {
+		return x.SelectSrcPort
+	}
+	return nil
+}
+
+func (x *Mirror) GetSelectDstPort() []string {
+	if x != nil {
+		return x.SelectDstPort
+	}
+	return nil
+}
+
+func (x *Mirror) GetSelectVlan() []int32 {
+	if x != nil {
+		return x.SelectVlan
+	}
+	return nil
+}
+
+func (x *Mirror) GetOutputPort() string {
+	if x != nil {
+		return x.OutputPort
+	}
+	return ""
+}
+
+func (x *Mirror) GetOutputVlan() int32 {
+	if x != nil && x.OutputVlan != nil {
+		return *x.OutputVlan
+	}
+	return 0
+}
+
+func (x *Mirror) GetSnaplen() int32 {
+	if x != nil && x.Snaplen != nil {
+		return *x.Snaplen
+	}
+	return 0
+}
+
 // NetFlow is a bridge's NetFlow v5 export (OVS's NetFlow row).
 type NetFlow struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -589,7 +711,7 @@ type NetFlow struct {
 
 func (x *NetFlow) Reset() {
 	*x = NetFlow{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +723,7 @@ func (x *NetFlow) String() string {
 func (*NetFlow) ProtoMessage() {}
 
 func (x *NetFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[1]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +736,7 @@ func (x *NetFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetFlow.ProtoReflect.Descriptor instead.
 func (*NetFlow) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{1}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *NetFlow) GetTargets() []string {
@@ -672,7 +794,7 @@ type IPFIX struct {
 
 func (x *IPFIX) Reset() {
 	*x = IPFIX{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -684,7 +806,7 @@ func (x *IPFIX) String() string {
 func (*IPFIX) ProtoMessage() {}
 
 func (x *IPFIX) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[2]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -697,7 +819,7 @@ func (x *IPFIX) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IPFIX.ProtoReflect.Descriptor instead.
 func (*IPFIX) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{2}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *IPFIX) GetTargets() []string {
@@ -763,7 +885,7 @@ type SFlow struct {
 
 func (x *SFlow) Reset() {
 	*x = SFlow{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -775,7 +897,7 @@ func (x *SFlow) String() string {
 func (*SFlow) ProtoMessage() {}
 
 func (x *SFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[3]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -788,7 +910,7 @@ func (x *SFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SFlow.ProtoReflect.Descriptor instead.
 func (*SFlow) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{3}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SFlow) GetTargets() []string {
@@ -837,7 +959,7 @@ type CollectorSet struct {
 
 func (x *CollectorSet) Reset() {
 	*x = CollectorSet{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -849,7 +971,7 @@ func (x *CollectorSet) String() string {
 func (*CollectorSet) ProtoMessage() {}
 
 func (x *CollectorSet) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[4]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -862,7 +984,7 @@ func (x *CollectorSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectorSet.ProtoReflect.Descriptor instead.
 func (*CollectorSet) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{4}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CollectorSet) GetId() int64 {
@@ -899,14 +1021,18 @@ type Port struct {
 	VlanMode string `protobuf:"bytes,8,opt,name=vlan_mode,json=vlanMode,proto3" json:"vlan_mode,omitempty"`
 	// lacp is OVS's Port.lacp: "" (OVS's default, off), active, passive or off. It matters to
 	// bonds; OVS also accepts it on a port with one interface.
-	Lacp          string `protobuf:"bytes,9,opt,name=lacp,proto3" json:"lacp,omitempty"`
+	Lacp string `protobuf:"bytes,9,opt,name=lacp,proto3" json:"lacp,omitempty"`
+	// qos is the port's egress QoS with its queues; absent means none.
+	Qos *QoS `protobuf:"bytes,10,opt,name=qos,proto3" json:"qos,omitempty"`
+	// bond: a bond's link detection, LACP timing and rebalancing; absent: OVS's defaults.
+	Bond          *Bond `protobuf:"bytes,11,opt,name=bond,proto3" json:"bond,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1044,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[5]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1057,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{5}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Port) GetName() string {
@@ -997,6 +1123,345 @@ func (x *Port) GetLacp() string {
 	return ""
 }
 
+func (x *Port) GetQos() *QoS {
+	if x != nil {
+		return x.Qos
+	}
+	return nil
+}
+
+func (x *Port) GetBond() *Bond {
+	if x != nil {
+		return x.Bond
+	}
+	return nil
+}
+
+// Bond is a bond port's settings beyond bond_mode and lacp (Port columns and other_config).
+type Bond struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// updelay, downdelay: 0..60000 ms (bond_updelay, bond_downdelay).
+	Updelay   *int32 `protobuf:"varint,1,opt,name=updelay,proto3,oneof" json:"updelay,omitempty"`
+	Downdelay *int32 `protobuf:"varint,2,opt,name=downdelay,proto3,oneof" json:"downdelay,omitempty"`
+	// detect_mode: "", carrier or miimon; miimon_interval 1..60000 ms, only with miimon.
+	DetectMode     string `protobuf:"bytes,3,opt,name=detect_mode,json=detectMode,proto3" json:"detect_mode,omitempty"`
+	MiimonInterval *int32 `protobuf:"varint,4,opt,name=miimon_interval,json=miimonInterval,proto3,oneof" json:"miimon_interval,omitempty"`
+	// rebalance_interval: 0..2^31-1 ms, 0 off; balance-slb and balance-tcp only.
+	RebalanceInterval *int32 `protobuf:"varint,5,opt,name=rebalance_interval,json=rebalanceInterval,proto3,oneof" json:"rebalance_interval,omitempty"`
+	// lacp_time ("", fast, slow) and lacp_fallback_ab: only with lacp active or passive.
+	LacpTime       string `protobuf:"bytes,6,opt,name=lacp_time,json=lacpTime,proto3" json:"lacp_time,omitempty"`
+	LacpFallbackAb *bool  `protobuf:"varint,7,opt,name=lacp_fallback_ab,json=lacpFallbackAb,proto3,oneof" json:"lacp_fallback_ab,omitempty"`
+	// primary: the member interface made active when up (bond-primary).
+	Primary       string `protobuf:"bytes,8,opt,name=primary,proto3" json:"primary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Bond) Reset() {
+	*x = Bond{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Bond) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Bond) ProtoMessage() {}
+
+func (x *Bond) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Bond.ProtoReflect.Descriptor instead.
+func (*Bond) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Bond) GetUpdelay() int32 {
+	if x != nil && x.Updelay != nil {
+		return *x.Updelay
+	}
+	return 0
+}
+
+func (x *Bond) GetDowndelay() int32 {
+	if x != nil && x.Downdelay != nil {
+		return *x.Downdelay
+	}
+	return 0
+}
+
+func (x *Bond) GetDetectMode() string {
+	if x != nil {
+		return x.DetectMode
+	}
+	return ""
+}
+
+func (x *Bond) GetMiimonInterval() int32 {
+	if x != nil && x.MiimonInterval != nil {
+		return *x.MiimonInterval
+	}
+	return 0
+}
+
+func (x *Bond) GetRebalanceInterval() int32 {
+	if x != nil && x.RebalanceInterval != nil {
+		return *x.RebalanceInterval
+	}
+	return 0
+}
+
+func (x *Bond) GetLacpTime() string {
+	if x != nil {
+		return x.LacpTime
+	}
+	return ""
+}
+
+func (x *Bond) GetLacpFallbackAb() bool {
+	if x != nil && x.LacpFallbackAb != nil {
+		return *x.LacpFallbackAb
+	}
+	return false
+}
+
+func (x *Bond) GetPrimary() string {
+	if x != nil {
+		return x.Primary
+	}
+	return ""
+}
+
+// QoS is a port's egress QoS (OVS's QoS row) with its queues (Queue rows).
+type QoS struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// type: linux-htb (tc on a Linux netdev), egress-policer or trtcm-policer (DPDK interfaces).
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// max_rate (linux-htb): the port's total rate in bits/s, 1..10^12.
+	MaxRate *int64 `protobuf:"varint,2,opt,name=max_rate,json=maxRate,proto3,oneof" json:"max_rate,omitempty"`
+	// cir, cbs (policers, required): committed rate in bytes/s and burst in bytes.
+	Cir *int64 `protobuf:"varint,3,opt,name=cir,proto3,oneof" json:"cir,omitempty"`
+	Cbs *int64 `protobuf:"varint,4,opt,name=cbs,proto3,oneof" json:"cbs,omitempty"`
+	// eir, ebs (trtcm-policer): excess rate in bytes/s and burst in bytes.
+	Eir *int64 `protobuf:"varint,5,opt,name=eir,proto3,oneof" json:"eir,omitempty"`
+	Ebs *int64 `protobuf:"varint,6,opt,name=ebs,proto3,oneof" json:"ebs,omitempty"`
+	// queues (linux-htb, trtcm-policer): at most 64, unique ids.
+	Queues        []*Queue `protobuf:"bytes,7,rep,name=queues,proto3" json:"queues,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QoS) Reset() {
+	*x = QoS{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QoS) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QoS) ProtoMessage() {}
+
+func (x *QoS) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QoS.ProtoReflect.Descriptor instead.
+func (*QoS) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *QoS) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *QoS) GetMaxRate() int64 {
+	if x != nil && x.MaxRate != nil {
+		return *x.MaxRate
+	}
+	return 0
+}
+
+func (x *QoS) GetCir() int64 {
+	if x != nil && x.Cir != nil {
+		return *x.Cir
+	}
+	return 0
+}
+
+func (x *QoS) GetCbs() int64 {
+	if x != nil && x.Cbs != nil {
+		return *x.Cbs
+	}
+	return 0
+}
+
+func (x *QoS) GetEir() int64 {
+	if x != nil && x.Eir != nil {
+		return *x.Eir
+	}
+	return 0
+}
+
+func (x *QoS) GetEbs() int64 {
+	if x != nil && x.Ebs != nil {
+		return *x.Ebs
+	}
+	return 0
+}
+
+func (x *QoS) GetQueues() []*Queue {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+// Queue is one queue of a QoS (OVS's Queue row), selected by OpenFlow's set_queue action.
+type Queue struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id: 0..2^32-1.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// min_rate, max_rate (bits/s), burst (bits), priority (0..7): linux-htb.
+	MinRate  *int64 `protobuf:"varint,2,opt,name=min_rate,json=minRate,proto3,oneof" json:"min_rate,omitempty"`
+	MaxRate  *int64 `protobuf:"varint,3,opt,name=max_rate,json=maxRate,proto3,oneof" json:"max_rate,omitempty"`
+	Burst    *int64 `protobuf:"varint,4,opt,name=burst,proto3,oneof" json:"burst,omitempty"`
+	Priority *int32 `protobuf:"varint,5,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	// cir, cbs, eir, ebs (bytes/s, bytes): trtcm-policer; cir and cbs required there.
+	Cir *int64 `protobuf:"varint,6,opt,name=cir,proto3,oneof" json:"cir,omitempty"`
+	Cbs *int64 `protobuf:"varint,7,opt,name=cbs,proto3,oneof" json:"cbs,omitempty"`
+	Eir *int64 `protobuf:"varint,8,opt,name=eir,proto3,oneof" json:"eir,omitempty"`
+	Ebs *int64 `protobuf:"varint,9,opt,name=ebs,proto3,oneof" json:"ebs,omitempty"`
+	// dscp: 0..63, the DSCP value the queue's packets get.
+	Dscp          *int32 `protobuf:"varint,10,opt,name=dscp,proto3,oneof" json:"dscp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Queue) Reset() {
+	*x = Queue{}
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Queue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Queue) ProtoMessage() {}
+
+func (x *Queue) ProtoReflect() protoreflect.Message {
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Queue.ProtoReflect.Descriptor instead.
+func (*Queue) Descriptor() ([]byte, []int) {
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Queue) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Queue) GetMinRate() int64 {
+	if x != nil && x.MinRate != nil {
+		return *x.MinRate
+	}
+	return 0
+}
+
+func (x *Queue) GetMaxRate() int64 {
+	if x != nil && x.MaxRate != nil {
+		return *x.MaxRate
+	}
+	return 0
+}
+
+func (x *Queue) GetBurst() int64 {
+	if x != nil && x.Burst != nil {
+		return *x.Burst
+	}
+	return 0
+}
+
+func (x *Queue) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *Queue) GetCir() int64 {
+	if x != nil && x.Cir != nil {
+		return *x.Cir
+	}
+	return 0
+}
+
+func (x *Queue) GetCbs() int64 {
+	if x != nil && x.Cbs != nil {
+		return *x.Cbs
+	}
+	return 0
+}
+
+func (x *Queue) GetEir() int64 {
+	if x != nil && x.Eir != nil {
+		return *x.Eir
+	}
+	return 0
+}
+
+func (x *Queue) GetEbs() int64 {
+	if x != nil && x.Ebs != nil {
+		return *x.Ebs
+	}
+	return 0
+}
+
+func (x *Queue) GetDscp() int32 {
+	if x != nil && x.Dscp != nil {
+		return *x.Dscp
+	}
+	return 0
+}
+
 // Interface is one interface of a port.
 type Interface struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1011,13 +1476,20 @@ type Interface struct {
 	OfportRequest *int32            `protobuf:"varint,5,opt,name=ofport_request,json=ofportRequest,proto3,oneof" json:"ofport_request,omitempty"`
 	OtherConfig   map[string]string `protobuf:"bytes,6,rep,name=other_config,json=otherConfig,proto3" json:"other_config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	ExternalIds   map[string]string `protobuf:"bytes,7,rep,name=external_ids,json=externalIds,proto3" json:"external_ids,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Ingress policing, each 0..2^32-1, absent or 0 is off; a burst needs its rate.
+	// ingress_policing_rate in kbit/s, ingress_policing_burst in kbit.
+	IngressPolicingRate  *int64 `protobuf:"varint,8,opt,name=ingress_policing_rate,json=ingressPolicingRate,proto3,oneof" json:"ingress_policing_rate,omitempty"`
+	IngressPolicingBurst *int64 `protobuf:"varint,9,opt,name=ingress_policing_burst,json=ingressPolicingBurst,proto3,oneof" json:"ingress_policing_burst,omitempty"`
+	// ingress_policing_kpkts_rate in kpkt/s, ingress_policing_kpkts_burst in kpkt.
+	IngressPolicingKpktsRate  *int64 `protobuf:"varint,10,opt,name=ingress_policing_kpkts_rate,json=ingressPolicingKpktsRate,proto3,oneof" json:"ingress_policing_kpkts_rate,omitempty"`
+	IngressPolicingKpktsBurst *int64 `protobuf:"varint,11,opt,name=ingress_policing_kpkts_burst,json=ingressPolicingKpktsBurst,proto3,oneof" json:"ingress_policing_kpkts_burst,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
 }
 
 func (x *Interface) Reset() {
 	*x = Interface{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1029,7 +1501,7 @@ func (x *Interface) String() string {
 func (*Interface) ProtoMessage() {}
 
 func (x *Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[6]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1042,7 +1514,7 @@ func (x *Interface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interface.ProtoReflect.Descriptor instead.
 func (*Interface) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{6}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Interface) GetName() string {
@@ -1094,6 +1566,34 @@ func (x *Interface) GetExternalIds() map[string]string {
 	return nil
 }
 
+func (x *Interface) GetIngressPolicingRate() int64 {
+	if x != nil && x.IngressPolicingRate != nil {
+		return *x.IngressPolicingRate
+	}
+	return 0
+}
+
+func (x *Interface) GetIngressPolicingBurst() int64 {
+	if x != nil && x.IngressPolicingBurst != nil {
+		return *x.IngressPolicingBurst
+	}
+	return 0
+}
+
+func (x *Interface) GetIngressPolicingKpktsRate() int64 {
+	if x != nil && x.IngressPolicingKpktsRate != nil {
+		return *x.IngressPolicingKpktsRate
+	}
+	return 0
+}
+
+func (x *Interface) GetIngressPolicingKpktsBurst() int64 {
+	if x != nil && x.IngressPolicingKpktsBurst != nil {
+		return *x.IngressPolicingKpktsBurst
+	}
+	return 0
+}
+
 // Status is the status of one managed object.
 type Status struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1115,7 +1615,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1627,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[7]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1640,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{7}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Status) GetKind() Kind {
@@ -1204,7 +1704,7 @@ type BridgeInfo struct {
 
 func (x *BridgeInfo) Reset() {
 	*x = BridgeInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1716,7 @@ func (x *BridgeInfo) String() string {
 func (*BridgeInfo) ProtoMessage() {}
 
 func (x *BridgeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[8]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1729,7 @@ func (x *BridgeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BridgeInfo.ProtoReflect.Descriptor instead.
 func (*BridgeInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{8}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *BridgeInfo) GetSpec() *Bridge {
@@ -1278,7 +1778,7 @@ type PortInfo struct {
 
 func (x *PortInfo) Reset() {
 	*x = PortInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1790,7 @@ func (x *PortInfo) String() string {
 func (*PortInfo) ProtoMessage() {}
 
 func (x *PortInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[9]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1803,7 @@ func (x *PortInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortInfo.ProtoReflect.Descriptor instead.
 func (*PortInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{9}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PortInfo) GetBridge() string {
@@ -1378,7 +1878,7 @@ type ApplyBridgeRequest struct {
 
 func (x *ApplyBridgeRequest) Reset() {
 	*x = ApplyBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1890,7 @@ func (x *ApplyBridgeRequest) String() string {
 func (*ApplyBridgeRequest) ProtoMessage() {}
 
 func (x *ApplyBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[10]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1903,7 @@ func (x *ApplyBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyBridgeRequest.ProtoReflect.Descriptor instead.
 func (*ApplyBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{10}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ApplyBridgeRequest) GetBridge() *Bridge {
@@ -1422,7 +1922,7 @@ type ApplyBridgeResponse struct {
 
 func (x *ApplyBridgeResponse) Reset() {
 	*x = ApplyBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1934,7 @@ func (x *ApplyBridgeResponse) String() string {
 func (*ApplyBridgeResponse) ProtoMessage() {}
 
 func (x *ApplyBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[11]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1947,7 @@ func (x *ApplyBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyBridgeResponse.ProtoReflect.Descriptor instead.
 func (*ApplyBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{11}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ApplyBridgeResponse) GetBridge() *BridgeInfo {
@@ -1466,7 +1966,7 @@ type GetBridgeRequest struct {
 
 func (x *GetBridgeRequest) Reset() {
 	*x = GetBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1478,7 +1978,7 @@ func (x *GetBridgeRequest) String() string {
 func (*GetBridgeRequest) ProtoMessage() {}
 
 func (x *GetBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[12]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1491,7 +1991,7 @@ func (x *GetBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBridgeRequest.ProtoReflect.Descriptor instead.
 func (*GetBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{12}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetBridgeRequest) GetName() string {
@@ -1510,7 +2010,7 @@ type GetBridgeResponse struct {
 
 func (x *GetBridgeResponse) Reset() {
 	*x = GetBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1522,7 +2022,7 @@ func (x *GetBridgeResponse) String() string {
 func (*GetBridgeResponse) ProtoMessage() {}
 
 func (x *GetBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[13]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1535,7 +2035,7 @@ func (x *GetBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBridgeResponse.ProtoReflect.Descriptor instead.
 func (*GetBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{13}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetBridgeResponse) GetBridge() *BridgeInfo {
@@ -1553,7 +2053,7 @@ type ListBridgesRequest struct {
 
 func (x *ListBridgesRequest) Reset() {
 	*x = ListBridgesRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1565,7 +2065,7 @@ func (x *ListBridgesRequest) String() string {
 func (*ListBridgesRequest) ProtoMessage() {}
 
 func (x *ListBridgesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[14]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1578,7 +2078,7 @@ func (x *ListBridgesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBridgesRequest.ProtoReflect.Descriptor instead.
 func (*ListBridgesRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{14}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{18}
 }
 
 type ListBridgesResponse struct {
@@ -1590,7 +2090,7 @@ type ListBridgesResponse struct {
 
 func (x *ListBridgesResponse) Reset() {
 	*x = ListBridgesResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +2102,7 @@ func (x *ListBridgesResponse) String() string {
 func (*ListBridgesResponse) ProtoMessage() {}
 
 func (x *ListBridgesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[15]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +2115,7 @@ func (x *ListBridgesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBridgesResponse.ProtoReflect.Descriptor instead.
 func (*ListBridgesResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{15}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListBridgesResponse) GetBridges() []*BridgeInfo {
@@ -1634,7 +2134,7 @@ type DeleteBridgeRequest struct {
 
 func (x *DeleteBridgeRequest) Reset() {
 	*x = DeleteBridgeRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1646,7 +2146,7 @@ func (x *DeleteBridgeRequest) String() string {
 func (*DeleteBridgeRequest) ProtoMessage() {}
 
 func (x *DeleteBridgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[16]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1659,7 +2159,7 @@ func (x *DeleteBridgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBridgeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBridgeRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{16}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeleteBridgeRequest) GetName() string {
@@ -1677,7 +2177,7 @@ type DeleteBridgeResponse struct {
 
 func (x *DeleteBridgeResponse) Reset() {
 	*x = DeleteBridgeResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +2189,7 @@ func (x *DeleteBridgeResponse) String() string {
 func (*DeleteBridgeResponse) ProtoMessage() {}
 
 func (x *DeleteBridgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[17]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +2202,7 @@ func (x *DeleteBridgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBridgeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBridgeResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{17}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{21}
 }
 
 type ApplyPortRequest struct {
@@ -1716,7 +2216,7 @@ type ApplyPortRequest struct {
 
 func (x *ApplyPortRequest) Reset() {
 	*x = ApplyPortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1728,7 +2228,7 @@ func (x *ApplyPortRequest) String() string {
 func (*ApplyPortRequest) ProtoMessage() {}
 
 func (x *ApplyPortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[18]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1741,7 +2241,7 @@ func (x *ApplyPortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPortRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{18}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ApplyPortRequest) GetBridge() string {
@@ -1767,7 +2267,7 @@ type ApplyPortResponse struct {
 
 func (x *ApplyPortResponse) Reset() {
 	*x = ApplyPortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +2279,7 @@ func (x *ApplyPortResponse) String() string {
 func (*ApplyPortResponse) ProtoMessage() {}
 
 func (x *ApplyPortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[19]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +2292,7 @@ func (x *ApplyPortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPortResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{19}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ApplyPortResponse) GetPort() *PortInfo {
@@ -1811,7 +2311,7 @@ type GetPortRequest struct {
 
 func (x *GetPortRequest) Reset() {
 	*x = GetPortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +2323,7 @@ func (x *GetPortRequest) String() string {
 func (*GetPortRequest) ProtoMessage() {}
 
 func (x *GetPortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[20]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +2336,7 @@ func (x *GetPortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPortRequest.ProtoReflect.Descriptor instead.
 func (*GetPortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{20}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetPortRequest) GetName() string {
@@ -1855,7 +2355,7 @@ type GetPortResponse struct {
 
 func (x *GetPortResponse) Reset() {
 	*x = GetPortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +2367,7 @@ func (x *GetPortResponse) String() string {
 func (*GetPortResponse) ProtoMessage() {}
 
 func (x *GetPortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[21]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +2380,7 @@ func (x *GetPortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPortResponse.ProtoReflect.Descriptor instead.
 func (*GetPortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{21}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetPortResponse) GetPort() *PortInfo {
@@ -1900,7 +2400,7 @@ type ListPortsRequest struct {
 
 func (x *ListPortsRequest) Reset() {
 	*x = ListPortsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +2412,7 @@ func (x *ListPortsRequest) String() string {
 func (*ListPortsRequest) ProtoMessage() {}
 
 func (x *ListPortsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[22]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +2425,7 @@ func (x *ListPortsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPortsRequest.ProtoReflect.Descriptor instead.
 func (*ListPortsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{22}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPortsRequest) GetBridge() string {
@@ -1944,7 +2444,7 @@ type ListPortsResponse struct {
 
 func (x *ListPortsResponse) Reset() {
 	*x = ListPortsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2456,7 @@ func (x *ListPortsResponse) String() string {
 func (*ListPortsResponse) ProtoMessage() {}
 
 func (x *ListPortsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[23]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2469,7 @@ func (x *ListPortsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPortsResponse.ProtoReflect.Descriptor instead.
 func (*ListPortsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{23}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListPortsResponse) GetPorts() []*PortInfo {
@@ -1988,7 +2488,7 @@ type DeletePortRequest struct {
 
 func (x *DeletePortRequest) Reset() {
 	*x = DeletePortRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2000,7 +2500,7 @@ func (x *DeletePortRequest) String() string {
 func (*DeletePortRequest) ProtoMessage() {}
 
 func (x *DeletePortRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[24]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2013,7 +2513,7 @@ func (x *DeletePortRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePortRequest.ProtoReflect.Descriptor instead.
 func (*DeletePortRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{24}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeletePortRequest) GetName() string {
@@ -2031,7 +2531,7 @@ type DeletePortResponse struct {
 
 func (x *DeletePortResponse) Reset() {
 	*x = DeletePortResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2543,7 @@ func (x *DeletePortResponse) String() string {
 func (*DeletePortResponse) ProtoMessage() {}
 
 func (x *DeletePortResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[25]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2556,7 @@ func (x *DeletePortResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePortResponse.ProtoReflect.Descriptor instead.
 func (*DeletePortResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{25}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
 }
 
 type ListStatusRequest struct {
@@ -2067,7 +2567,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2579,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[26]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2592,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{26}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
 }
 
 type ListStatusResponse struct {
@@ -2107,7 +2607,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2619,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[27]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2632,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{27}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*Status {
@@ -2174,7 +2674,7 @@ type WatchedStatus struct {
 
 func (x *WatchedStatus) Reset() {
 	*x = WatchedStatus{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2686,7 @@ func (x *WatchedStatus) String() string {
 func (*WatchedStatus) ProtoMessage() {}
 
 func (x *WatchedStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[28]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2699,7 @@ func (x *WatchedStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchedStatus.ProtoReflect.Descriptor instead.
 func (*WatchedStatus) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{28}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchedStatus) GetPlugin() string {
@@ -2268,7 +2768,7 @@ type WaitReadyRequest struct {
 
 func (x *WaitReadyRequest) Reset() {
 	*x = WaitReadyRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2280,7 +2780,7 @@ func (x *WaitReadyRequest) String() string {
 func (*WaitReadyRequest) ProtoMessage() {}
 
 func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[29]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2293,7 +2793,7 @@ func (x *WaitReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyRequest.ProtoReflect.Descriptor instead.
 func (*WaitReadyRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{29}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WaitReadyRequest) GetKeys() []string {
@@ -2313,7 +2813,7 @@ type WaitReadyResponse struct {
 
 func (x *WaitReadyResponse) Reset() {
 	*x = WaitReadyResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2325,7 +2825,7 @@ func (x *WaitReadyResponse) String() string {
 func (*WaitReadyResponse) ProtoMessage() {}
 
 func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[30]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2338,7 +2838,7 @@ func (x *WaitReadyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitReadyResponse.ProtoReflect.Descriptor instead.
 func (*WaitReadyResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{30}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WaitReadyResponse) GetStatuses() []*Status {
@@ -2356,7 +2856,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2368,7 +2868,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[31]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2381,7 +2881,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{31}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
 }
 
 type WatchResponse struct {
@@ -2395,7 +2895,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2907,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[32]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2920,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{32}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WatchResponse) GetSnapshot() bool {
@@ -2445,7 +2945,7 @@ type ReloadRequest struct {
 
 func (x *ReloadRequest) Reset() {
 	*x = ReloadRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2457,7 +2957,7 @@ func (x *ReloadRequest) String() string {
 func (*ReloadRequest) ProtoMessage() {}
 
 func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[33]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2470,7 +2970,7 @@ func (x *ReloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadRequest.ProtoReflect.Descriptor instead.
 func (*ReloadRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{33}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
 }
 
 type ReloadResponse struct {
@@ -2481,7 +2981,7 @@ type ReloadResponse struct {
 
 func (x *ReloadResponse) Reset() {
 	*x = ReloadResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2493,7 +2993,7 @@ func (x *ReloadResponse) String() string {
 func (*ReloadResponse) ProtoMessage() {}
 
 func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[34]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2506,7 +3006,7 @@ func (x *ReloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadResponse.ProtoReflect.Descriptor instead.
 func (*ReloadResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{34}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
 }
 
 type HealthRequest struct {
@@ -2517,7 +3017,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2529,7 +3029,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[35]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2542,7 +3042,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{35}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{39}
 }
 
 type HealthResponse struct {
@@ -2573,7 +3073,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2585,7 +3085,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[36]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2598,7 +3098,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{36}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *HealthResponse) GetVersion() string {
@@ -2691,7 +3191,7 @@ type PluginInfo struct {
 
 func (x *PluginInfo) Reset() {
 	*x = PluginInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2703,7 +3203,7 @@ func (x *PluginInfo) String() string {
 func (*PluginInfo) ProtoMessage() {}
 
 func (x *PluginInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[37]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2716,7 +3216,7 @@ func (x *PluginInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfo.ProtoReflect.Descriptor instead.
 func (*PluginInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{37}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PluginInfo) GetName() string {
@@ -2790,7 +3290,7 @@ type ListPluginsRequest struct {
 
 func (x *ListPluginsRequest) Reset() {
 	*x = ListPluginsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2802,7 +3302,7 @@ func (x *ListPluginsRequest) String() string {
 func (*ListPluginsRequest) ProtoMessage() {}
 
 func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[38]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2815,7 +3315,7 @@ func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsRequest.ProtoReflect.Descriptor instead.
 func (*ListPluginsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{38}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{42}
 }
 
 type ListPluginsResponse struct {
@@ -2827,7 +3327,7 @@ type ListPluginsResponse struct {
 
 func (x *ListPluginsResponse) Reset() {
 	*x = ListPluginsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +3339,7 @@ func (x *ListPluginsResponse) String() string {
 func (*ListPluginsResponse) ProtoMessage() {}
 
 func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[39]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2852,7 +3352,7 @@ func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsResponse.ProtoReflect.Descriptor instead.
 func (*ListPluginsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{39}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListPluginsResponse) GetPlugins() []*PluginInfo {
@@ -2875,7 +3375,7 @@ type JobMetric struct {
 
 func (x *JobMetric) Reset() {
 	*x = JobMetric{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2887,7 +3387,7 @@ func (x *JobMetric) String() string {
 func (*JobMetric) ProtoMessage() {}
 
 func (x *JobMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[40]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2900,7 +3400,7 @@ func (x *JobMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobMetric.ProtoReflect.Descriptor instead.
 func (*JobMetric) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{40}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *JobMetric) GetName() string {
@@ -2958,7 +3458,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +3470,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[41]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +3483,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{41}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *JobInfo) GetPlugin() string {
@@ -3065,7 +3565,7 @@ type PluginStatsRequest struct {
 
 func (x *PluginStatsRequest) Reset() {
 	*x = PluginStatsRequest{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3077,7 +3577,7 @@ func (x *PluginStatsRequest) String() string {
 func (*PluginStatsRequest) ProtoMessage() {}
 
 func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[42]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3090,7 +3590,7 @@ func (x *PluginStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsRequest.ProtoReflect.Descriptor instead.
 func (*PluginStatsRequest) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{42}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PluginStatsRequest) GetPlugin() string {
@@ -3109,7 +3609,7 @@ type PluginStatsResponse struct {
 
 func (x *PluginStatsResponse) Reset() {
 	*x = PluginStatsResponse{}
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3121,7 +3621,7 @@ func (x *PluginStatsResponse) String() string {
 func (*PluginStatsResponse) ProtoMessage() {}
 
 func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ovsplane_v1_switch_proto_msgTypes[43]
+	mi := &file_ovsplane_v1_switch_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3134,7 +3634,7 @@ func (x *PluginStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatsResponse.ProtoReflect.Descriptor instead.
 func (*PluginStatsResponse) Descriptor() ([]byte, []int) {
-	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{43}
+	return file_ovsplane_v1_switch_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PluginStatsResponse) GetJobs() []*JobInfo {
@@ -3148,7 +3648,7 @@ var File_ovsplane_v1_switch_proto protoreflect.FileDescriptor
 
 const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\n" +
-	"\x18ovsplane/v1/switch.proto\x12\vovsplane.v1\"\xf4\x04\n" +
+	"\x18ovsplane/v1/switch.proto\x12\vovsplane.v1\"\xa3\x05\n" +
 	"\x06Bridge\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
 	"\rdatapath_type\x18\x02 \x01(\tR\fdatapathType\x12\x1b\n" +
@@ -3163,13 +3663,30 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x05ipfix\x18\t \x01(\v2\x12.ovsplane.v1.IPFIXR\x05ipfix\x12(\n" +
 	"\x05sflow\x18\n" +
 	" \x01(\v2\x12.ovsplane.v1.SFlowR\x05sflow\x12@\n" +
-	"\x0ecollector_sets\x18\v \x03(\v2\x19.ovsplane.v1.CollectorSetR\rcollectorSets\x1a>\n" +
+	"\x0ecollector_sets\x18\v \x03(\v2\x19.ovsplane.v1.CollectorSetR\rcollectorSets\x12-\n" +
+	"\amirrors\x18\f \x03(\v2\x13.ovsplane.v1.MirrorR\amirrors\x1a>\n" +
 	"\x10OtherConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10ExternalIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdf\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xae\x02\n" +
+	"\x06Mirror\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"select_all\x18\x02 \x01(\bR\tselectAll\x12&\n" +
+	"\x0fselect_src_port\x18\x03 \x03(\tR\rselectSrcPort\x12&\n" +
+	"\x0fselect_dst_port\x18\x04 \x03(\tR\rselectDstPort\x12\x1f\n" +
+	"\vselect_vlan\x18\x05 \x03(\x05R\n" +
+	"selectVlan\x12\x1f\n" +
+	"\voutput_port\x18\x06 \x01(\tR\n" +
+	"outputPort\x12$\n" +
+	"\voutput_vlan\x18\a \x01(\x05H\x00R\n" +
+	"outputVlan\x88\x01\x01\x12\x1d\n" +
+	"\asnaplen\x18\b \x01(\x05H\x01R\asnaplen\x88\x01\x01B\x0e\n" +
+	"\f_output_vlanB\n" +
+	"\n" +
+	"\b_snaplen\"\xdf\x01\n" +
 	"\aNetFlow\x12\x18\n" +
 	"\atargets\x18\x01 \x03(\tR\atargets\x12%\n" +
 	"\x0eactive_timeout\x18\x02 \x01(\x05R\ractiveTimeout\x12$\n" +
@@ -3209,7 +3726,7 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\t_sampling\"H\n" +
 	"\fCollectorSet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12(\n" +
-	"\x05ipfix\x18\x02 \x01(\v2\x12.ovsplane.v1.IPFIXR\x05ipfix\"\xe5\x03\n" +
+	"\x05ipfix\x18\x02 \x01(\v2\x12.ovsplane.v1.IPFIXR\x05ipfix\"\xb0\x04\n" +
 	"\x04Port\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x15\n" +
 	"\x03tag\x18\x02 \x01(\x05H\x00R\x03tag\x88\x01\x01\x12\x16\n" +
@@ -3221,14 +3738,68 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"interfaces\x18\a \x03(\v2\x16.ovsplane.v1.InterfaceR\n" +
 	"interfaces\x12\x1b\n" +
 	"\tvlan_mode\x18\b \x01(\tR\bvlanMode\x12\x12\n" +
-	"\x04lacp\x18\t \x01(\tR\x04lacp\x1a>\n" +
+	"\x04lacp\x18\t \x01(\tR\x04lacp\x12\"\n" +
+	"\x03qos\x18\n" +
+	" \x01(\v2\x10.ovsplane.v1.QoSR\x03qos\x12%\n" +
+	"\x04bond\x18\v \x01(\v2\x11.ovsplane.v1.BondR\x04bond\x1a>\n" +
 	"\x10OtherConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10ExternalIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04_tag\"\xbb\x04\n" +
+	"\x04_tag\"\x8b\x03\n" +
+	"\x04Bond\x12\x1d\n" +
+	"\aupdelay\x18\x01 \x01(\x05H\x00R\aupdelay\x88\x01\x01\x12!\n" +
+	"\tdowndelay\x18\x02 \x01(\x05H\x01R\tdowndelay\x88\x01\x01\x12\x1f\n" +
+	"\vdetect_mode\x18\x03 \x01(\tR\n" +
+	"detectMode\x12,\n" +
+	"\x0fmiimon_interval\x18\x04 \x01(\x05H\x02R\x0emiimonInterval\x88\x01\x01\x122\n" +
+	"\x12rebalance_interval\x18\x05 \x01(\x05H\x03R\x11rebalanceInterval\x88\x01\x01\x12\x1b\n" +
+	"\tlacp_time\x18\x06 \x01(\tR\blacpTime\x12-\n" +
+	"\x10lacp_fallback_ab\x18\a \x01(\bH\x04R\x0elacpFallbackAb\x88\x01\x01\x12\x18\n" +
+	"\aprimary\x18\b \x01(\tR\aprimaryB\n" +
+	"\n" +
+	"\b_updelayB\f\n" +
+	"\n" +
+	"_downdelayB\x12\n" +
+	"\x10_miimon_intervalB\x15\n" +
+	"\x13_rebalance_intervalB\x13\n" +
+	"\x11_lacp_fallback_ab\"\xee\x01\n" +
+	"\x03QoS\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1e\n" +
+	"\bmax_rate\x18\x02 \x01(\x03H\x00R\amaxRate\x88\x01\x01\x12\x15\n" +
+	"\x03cir\x18\x03 \x01(\x03H\x01R\x03cir\x88\x01\x01\x12\x15\n" +
+	"\x03cbs\x18\x04 \x01(\x03H\x02R\x03cbs\x88\x01\x01\x12\x15\n" +
+	"\x03eir\x18\x05 \x01(\x03H\x03R\x03eir\x88\x01\x01\x12\x15\n" +
+	"\x03ebs\x18\x06 \x01(\x03H\x04R\x03ebs\x88\x01\x01\x12*\n" +
+	"\x06queues\x18\a \x03(\v2\x12.ovsplane.v1.QueueR\x06queuesB\v\n" +
+	"\t_max_rateB\x06\n" +
+	"\x04_cirB\x06\n" +
+	"\x04_cbsB\x06\n" +
+	"\x04_eirB\x06\n" +
+	"\x04_ebs\"\xe2\x02\n" +
+	"\x05Queue\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1e\n" +
+	"\bmin_rate\x18\x02 \x01(\x03H\x00R\aminRate\x88\x01\x01\x12\x1e\n" +
+	"\bmax_rate\x18\x03 \x01(\x03H\x01R\amaxRate\x88\x01\x01\x12\x19\n" +
+	"\x05burst\x18\x04 \x01(\x03H\x02R\x05burst\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18\x05 \x01(\x05H\x03R\bpriority\x88\x01\x01\x12\x15\n" +
+	"\x03cir\x18\x06 \x01(\x03H\x04R\x03cir\x88\x01\x01\x12\x15\n" +
+	"\x03cbs\x18\a \x01(\x03H\x05R\x03cbs\x88\x01\x01\x12\x15\n" +
+	"\x03eir\x18\b \x01(\x03H\x06R\x03eir\x88\x01\x01\x12\x15\n" +
+	"\x03ebs\x18\t \x01(\x03H\aR\x03ebs\x88\x01\x01\x12\x17\n" +
+	"\x04dscp\x18\n" +
+	" \x01(\x05H\bR\x04dscp\x88\x01\x01B\v\n" +
+	"\t_min_rateB\v\n" +
+	"\t_max_rateB\b\n" +
+	"\x06_burstB\v\n" +
+	"\t_priorityB\x06\n" +
+	"\x04_cirB\x06\n" +
+	"\x04_cbsB\x06\n" +
+	"\x04_eirB\x06\n" +
+	"\x04_ebsB\a\n" +
+	"\x05_dscp\"\xaf\a\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12=\n" +
@@ -3237,7 +3808,12 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"mtuRequest\x88\x01\x01\x12*\n" +
 	"\x0eofport_request\x18\x05 \x01(\x05H\x01R\rofportRequest\x88\x01\x01\x12J\n" +
 	"\fother_config\x18\x06 \x03(\v2'.ovsplane.v1.Interface.OtherConfigEntryR\votherConfig\x12J\n" +
-	"\fexternal_ids\x18\a \x03(\v2'.ovsplane.v1.Interface.ExternalIdsEntryR\vexternalIds\x1a:\n" +
+	"\fexternal_ids\x18\a \x03(\v2'.ovsplane.v1.Interface.ExternalIdsEntryR\vexternalIds\x127\n" +
+	"\x15ingress_policing_rate\x18\b \x01(\x03H\x02R\x13ingressPolicingRate\x88\x01\x01\x129\n" +
+	"\x16ingress_policing_burst\x18\t \x01(\x03H\x03R\x14ingressPolicingBurst\x88\x01\x01\x12B\n" +
+	"\x1bingress_policing_kpkts_rate\x18\n" +
+	" \x01(\x03H\x04R\x18ingressPolicingKpktsRate\x88\x01\x01\x12D\n" +
+	"\x1cingress_policing_kpkts_burst\x18\v \x01(\x03H\x05R\x19ingressPolicingKpktsBurst\x88\x01\x01\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
@@ -3248,7 +3824,11 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
 	"\f_mtu_requestB\x11\n" +
-	"\x0f_ofport_request\"\xc5\x01\n" +
+	"\x0f_ofport_requestB\x18\n" +
+	"\x16_ingress_policing_rateB\x19\n" +
+	"\x17_ingress_policing_burstB\x1e\n" +
+	"\x1c_ingress_policing_kpkts_rateB\x1f\n" +
+	"\x1d_ingress_policing_kpkts_burst\"\xc5\x01\n" +
 	"\x06Status\x12%\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x11.ovsplane.v1.KindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -3388,7 +3968,7 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"\x12PluginStatsRequest\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\"?\n" +
 	"\x13PluginStatsResponse\x12(\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x14.ovsplane.v1.JobInfoR\x04jobs*\x9a\x01\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x14.ovsplane.v1.JobInfoR\x04jobs*\xb9\x01\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vKIND_BRIDGE\x10\x01\x12\r\n" +
@@ -3399,7 +3979,9 @@ const file_ovsplane_v1_switch_proto_rawDesc = "" +
 	"KIND_IPFIX\x10\x05\x12\x0e\n" +
 	"\n" +
 	"KIND_SFLOW\x10\x06\x12\x16\n" +
-	"\x12KIND_COLLECTOR_SET\x10\a*f\n" +
+	"\x12KIND_COLLECTOR_SET\x10\a\x12\f\n" +
+	"\bKIND_QOS\x10\b\x12\x0f\n" +
+	"\vKIND_MIRROR\x10\t*f\n" +
 	"\x05State\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTATE_PENDING\x10\x01\x12\x0f\n" +
@@ -3466,7 +4048,7 @@ func file_ovsplane_v1_switch_proto_rawDescGZIP() []byte {
 }
 
 var file_ovsplane_v1_switch_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_ovsplane_v1_switch_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(Kind)(0),                    // 0: ovsplane.v1.Kind
 	(State)(0),                   // 1: ovsplane.v1.State
@@ -3476,145 +4058,153 @@ var file_ovsplane_v1_switch_proto_goTypes = []any{
 	(JobState)(0),                // 5: ovsplane.v1.JobState
 	(MetricKind)(0),              // 6: ovsplane.v1.MetricKind
 	(*Bridge)(nil),               // 7: ovsplane.v1.Bridge
-	(*NetFlow)(nil),              // 8: ovsplane.v1.NetFlow
-	(*IPFIX)(nil),                // 9: ovsplane.v1.IPFIX
-	(*SFlow)(nil),                // 10: ovsplane.v1.SFlow
-	(*CollectorSet)(nil),         // 11: ovsplane.v1.CollectorSet
-	(*Port)(nil),                 // 12: ovsplane.v1.Port
-	(*Interface)(nil),            // 13: ovsplane.v1.Interface
-	(*Status)(nil),               // 14: ovsplane.v1.Status
-	(*BridgeInfo)(nil),           // 15: ovsplane.v1.BridgeInfo
-	(*PortInfo)(nil),             // 16: ovsplane.v1.PortInfo
-	(*ApplyBridgeRequest)(nil),   // 17: ovsplane.v1.ApplyBridgeRequest
-	(*ApplyBridgeResponse)(nil),  // 18: ovsplane.v1.ApplyBridgeResponse
-	(*GetBridgeRequest)(nil),     // 19: ovsplane.v1.GetBridgeRequest
-	(*GetBridgeResponse)(nil),    // 20: ovsplane.v1.GetBridgeResponse
-	(*ListBridgesRequest)(nil),   // 21: ovsplane.v1.ListBridgesRequest
-	(*ListBridgesResponse)(nil),  // 22: ovsplane.v1.ListBridgesResponse
-	(*DeleteBridgeRequest)(nil),  // 23: ovsplane.v1.DeleteBridgeRequest
-	(*DeleteBridgeResponse)(nil), // 24: ovsplane.v1.DeleteBridgeResponse
-	(*ApplyPortRequest)(nil),     // 25: ovsplane.v1.ApplyPortRequest
-	(*ApplyPortResponse)(nil),    // 26: ovsplane.v1.ApplyPortResponse
-	(*GetPortRequest)(nil),       // 27: ovsplane.v1.GetPortRequest
-	(*GetPortResponse)(nil),      // 28: ovsplane.v1.GetPortResponse
-	(*ListPortsRequest)(nil),     // 29: ovsplane.v1.ListPortsRequest
-	(*ListPortsResponse)(nil),    // 30: ovsplane.v1.ListPortsResponse
-	(*DeletePortRequest)(nil),    // 31: ovsplane.v1.DeletePortRequest
-	(*DeletePortResponse)(nil),   // 32: ovsplane.v1.DeletePortResponse
-	(*ListStatusRequest)(nil),    // 33: ovsplane.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),   // 34: ovsplane.v1.ListStatusResponse
-	(*WatchedStatus)(nil),        // 35: ovsplane.v1.WatchedStatus
-	(*WaitReadyRequest)(nil),     // 36: ovsplane.v1.WaitReadyRequest
-	(*WaitReadyResponse)(nil),    // 37: ovsplane.v1.WaitReadyResponse
-	(*WatchRequest)(nil),         // 38: ovsplane.v1.WatchRequest
-	(*WatchResponse)(nil),        // 39: ovsplane.v1.WatchResponse
-	(*ReloadRequest)(nil),        // 40: ovsplane.v1.ReloadRequest
-	(*ReloadResponse)(nil),       // 41: ovsplane.v1.ReloadResponse
-	(*HealthRequest)(nil),        // 42: ovsplane.v1.HealthRequest
-	(*HealthResponse)(nil),       // 43: ovsplane.v1.HealthResponse
-	(*PluginInfo)(nil),           // 44: ovsplane.v1.PluginInfo
-	(*ListPluginsRequest)(nil),   // 45: ovsplane.v1.ListPluginsRequest
-	(*ListPluginsResponse)(nil),  // 46: ovsplane.v1.ListPluginsResponse
-	(*JobMetric)(nil),            // 47: ovsplane.v1.JobMetric
-	(*JobInfo)(nil),              // 48: ovsplane.v1.JobInfo
-	(*PluginStatsRequest)(nil),   // 49: ovsplane.v1.PluginStatsRequest
-	(*PluginStatsResponse)(nil),  // 50: ovsplane.v1.PluginStatsResponse
-	nil,                          // 51: ovsplane.v1.Bridge.OtherConfigEntry
-	nil,                          // 52: ovsplane.v1.Bridge.ExternalIdsEntry
-	nil,                          // 53: ovsplane.v1.IPFIX.OtherConfigEntry
-	nil,                          // 54: ovsplane.v1.Port.OtherConfigEntry
-	nil,                          // 55: ovsplane.v1.Port.ExternalIdsEntry
-	nil,                          // 56: ovsplane.v1.Interface.OptionsEntry
-	nil,                          // 57: ovsplane.v1.Interface.OtherConfigEntry
-	nil,                          // 58: ovsplane.v1.Interface.ExternalIdsEntry
-	nil,                          // 59: ovsplane.v1.PortInfo.EndpointsEntry
-	nil,                          // 60: ovsplane.v1.WatchedStatus.DetailsEntry
-	nil,                          // 61: ovsplane.v1.HealthResponse.ObjectsEntry
-	nil,                          // 62: ovsplane.v1.JobMetric.LabelsEntry
+	(*Mirror)(nil),               // 8: ovsplane.v1.Mirror
+	(*NetFlow)(nil),              // 9: ovsplane.v1.NetFlow
+	(*IPFIX)(nil),                // 10: ovsplane.v1.IPFIX
+	(*SFlow)(nil),                // 11: ovsplane.v1.SFlow
+	(*CollectorSet)(nil),         // 12: ovsplane.v1.CollectorSet
+	(*Port)(nil),                 // 13: ovsplane.v1.Port
+	(*Bond)(nil),                 // 14: ovsplane.v1.Bond
+	(*QoS)(nil),                  // 15: ovsplane.v1.QoS
+	(*Queue)(nil),                // 16: ovsplane.v1.Queue
+	(*Interface)(nil),            // 17: ovsplane.v1.Interface
+	(*Status)(nil),               // 18: ovsplane.v1.Status
+	(*BridgeInfo)(nil),           // 19: ovsplane.v1.BridgeInfo
+	(*PortInfo)(nil),             // 20: ovsplane.v1.PortInfo
+	(*ApplyBridgeRequest)(nil),   // 21: ovsplane.v1.ApplyBridgeRequest
+	(*ApplyBridgeResponse)(nil),  // 22: ovsplane.v1.ApplyBridgeResponse
+	(*GetBridgeRequest)(nil),     // 23: ovsplane.v1.GetBridgeRequest
+	(*GetBridgeResponse)(nil),    // 24: ovsplane.v1.GetBridgeResponse
+	(*ListBridgesRequest)(nil),   // 25: ovsplane.v1.ListBridgesRequest
+	(*ListBridgesResponse)(nil),  // 26: ovsplane.v1.ListBridgesResponse
+	(*DeleteBridgeRequest)(nil),  // 27: ovsplane.v1.DeleteBridgeRequest
+	(*DeleteBridgeResponse)(nil), // 28: ovsplane.v1.DeleteBridgeResponse
+	(*ApplyPortRequest)(nil),     // 29: ovsplane.v1.ApplyPortRequest
+	(*ApplyPortResponse)(nil),    // 30: ovsplane.v1.ApplyPortResponse
+	(*GetPortRequest)(nil),       // 31: ovsplane.v1.GetPortRequest
+	(*GetPortResponse)(nil),      // 32: ovsplane.v1.GetPortResponse
+	(*ListPortsRequest)(nil),     // 33: ovsplane.v1.ListPortsRequest
+	(*ListPortsResponse)(nil),    // 34: ovsplane.v1.ListPortsResponse
+	(*DeletePortRequest)(nil),    // 35: ovsplane.v1.DeletePortRequest
+	(*DeletePortResponse)(nil),   // 36: ovsplane.v1.DeletePortResponse
+	(*ListStatusRequest)(nil),    // 37: ovsplane.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),   // 38: ovsplane.v1.ListStatusResponse
+	(*WatchedStatus)(nil),        // 39: ovsplane.v1.WatchedStatus
+	(*WaitReadyRequest)(nil),     // 40: ovsplane.v1.WaitReadyRequest
+	(*WaitReadyResponse)(nil),    // 41: ovsplane.v1.WaitReadyResponse
+	(*WatchRequest)(nil),         // 42: ovsplane.v1.WatchRequest
+	(*WatchResponse)(nil),        // 43: ovsplane.v1.WatchResponse
+	(*ReloadRequest)(nil),        // 44: ovsplane.v1.ReloadRequest
+	(*ReloadResponse)(nil),       // 45: ovsplane.v1.ReloadResponse
+	(*HealthRequest)(nil),        // 46: ovsplane.v1.HealthRequest
+	(*HealthResponse)(nil),       // 47: ovsplane.v1.HealthResponse
+	(*PluginInfo)(nil),           // 48: ovsplane.v1.PluginInfo
+	(*ListPluginsRequest)(nil),   // 49: ovsplane.v1.ListPluginsRequest
+	(*ListPluginsResponse)(nil),  // 50: ovsplane.v1.ListPluginsResponse
+	(*JobMetric)(nil),            // 51: ovsplane.v1.JobMetric
+	(*JobInfo)(nil),              // 52: ovsplane.v1.JobInfo
+	(*PluginStatsRequest)(nil),   // 53: ovsplane.v1.PluginStatsRequest
+	(*PluginStatsResponse)(nil),  // 54: ovsplane.v1.PluginStatsResponse
+	nil,                          // 55: ovsplane.v1.Bridge.OtherConfigEntry
+	nil,                          // 56: ovsplane.v1.Bridge.ExternalIdsEntry
+	nil,                          // 57: ovsplane.v1.IPFIX.OtherConfigEntry
+	nil,                          // 58: ovsplane.v1.Port.OtherConfigEntry
+	nil,                          // 59: ovsplane.v1.Port.ExternalIdsEntry
+	nil,                          // 60: ovsplane.v1.Interface.OptionsEntry
+	nil,                          // 61: ovsplane.v1.Interface.OtherConfigEntry
+	nil,                          // 62: ovsplane.v1.Interface.ExternalIdsEntry
+	nil,                          // 63: ovsplane.v1.PortInfo.EndpointsEntry
+	nil,                          // 64: ovsplane.v1.WatchedStatus.DetailsEntry
+	nil,                          // 65: ovsplane.v1.HealthResponse.ObjectsEntry
+	nil,                          // 66: ovsplane.v1.JobMetric.LabelsEntry
 }
 var file_ovsplane_v1_switch_proto_depIdxs = []int32{
-	51, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
-	52, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
-	8,  // 2: ovsplane.v1.Bridge.netflow:type_name -> ovsplane.v1.NetFlow
-	9,  // 3: ovsplane.v1.Bridge.ipfix:type_name -> ovsplane.v1.IPFIX
-	10, // 4: ovsplane.v1.Bridge.sflow:type_name -> ovsplane.v1.SFlow
-	11, // 5: ovsplane.v1.Bridge.collector_sets:type_name -> ovsplane.v1.CollectorSet
-	53, // 6: ovsplane.v1.IPFIX.other_config:type_name -> ovsplane.v1.IPFIX.OtherConfigEntry
-	9,  // 7: ovsplane.v1.CollectorSet.ipfix:type_name -> ovsplane.v1.IPFIX
-	54, // 8: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
-	55, // 9: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
-	13, // 10: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
-	56, // 11: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
-	57, // 12: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
-	58, // 13: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
-	0,  // 14: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
-	1,  // 15: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
-	7,  // 16: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
-	2,  // 17: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
-	14, // 18: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
-	12, // 19: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
-	2,  // 20: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
-	14, // 21: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
-	14, // 22: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
-	59, // 23: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
-	12, // 24: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
-	7,  // 25: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
-	15, // 26: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	15, // 27: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
-	15, // 28: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
-	12, // 29: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
-	16, // 30: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	16, // 31: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
-	16, // 32: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
-	14, // 33: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
-	35, // 34: ovsplane.v1.ListStatusResponse.watched:type_name -> ovsplane.v1.WatchedStatus
-	60, // 35: ovsplane.v1.WatchedStatus.details:type_name -> ovsplane.v1.WatchedStatus.DetailsEntry
-	14, // 36: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
-	14, // 37: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
-	3,  // 38: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
-	61, // 39: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
-	4,  // 40: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
-	44, // 41: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
-	6,  // 42: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
-	62, // 43: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
-	5,  // 44: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
-	47, // 45: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
-	48, // 46: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
-	17, // 47: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
-	19, // 48: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
-	21, // 49: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
-	23, // 50: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
-	25, // 51: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
-	27, // 52: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
-	29, // 53: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
-	31, // 54: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
-	33, // 55: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
-	36, // 56: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
-	38, // 57: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
-	40, // 58: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
-	42, // 59: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
-	45, // 60: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
-	49, // 61: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
-	18, // 62: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
-	20, // 63: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
-	22, // 64: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
-	24, // 65: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
-	26, // 66: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
-	28, // 67: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
-	30, // 68: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
-	32, // 69: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
-	34, // 70: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
-	37, // 71: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
-	39, // 72: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
-	41, // 73: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
-	43, // 74: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
-	46, // 75: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
-	50, // 76: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
-	62, // [62:77] is the sub-list for method output_type
-	47, // [47:62] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	55, // 0: ovsplane.v1.Bridge.other_config:type_name -> ovsplane.v1.Bridge.OtherConfigEntry
+	56, // 1: ovsplane.v1.Bridge.external_ids:type_name -> ovsplane.v1.Bridge.ExternalIdsEntry
+	9,  // 2: ovsplane.v1.Bridge.netflow:type_name -> ovsplane.v1.NetFlow
+	10, // 3: ovsplane.v1.Bridge.ipfix:type_name -> ovsplane.v1.IPFIX
+	11, // 4: ovsplane.v1.Bridge.sflow:type_name -> ovsplane.v1.SFlow
+	12, // 5: ovsplane.v1.Bridge.collector_sets:type_name -> ovsplane.v1.CollectorSet
+	8,  // 6: ovsplane.v1.Bridge.mirrors:type_name -> ovsplane.v1.Mirror
+	57, // 7: ovsplane.v1.IPFIX.other_config:type_name -> ovsplane.v1.IPFIX.OtherConfigEntry
+	10, // 8: ovsplane.v1.CollectorSet.ipfix:type_name -> ovsplane.v1.IPFIX
+	58, // 9: ovsplane.v1.Port.other_config:type_name -> ovsplane.v1.Port.OtherConfigEntry
+	59, // 10: ovsplane.v1.Port.external_ids:type_name -> ovsplane.v1.Port.ExternalIdsEntry
+	17, // 11: ovsplane.v1.Port.interfaces:type_name -> ovsplane.v1.Interface
+	15, // 12: ovsplane.v1.Port.qos:type_name -> ovsplane.v1.QoS
+	14, // 13: ovsplane.v1.Port.bond:type_name -> ovsplane.v1.Bond
+	16, // 14: ovsplane.v1.QoS.queues:type_name -> ovsplane.v1.Queue
+	60, // 15: ovsplane.v1.Interface.options:type_name -> ovsplane.v1.Interface.OptionsEntry
+	61, // 16: ovsplane.v1.Interface.other_config:type_name -> ovsplane.v1.Interface.OtherConfigEntry
+	62, // 17: ovsplane.v1.Interface.external_ids:type_name -> ovsplane.v1.Interface.ExternalIdsEntry
+	0,  // 18: ovsplane.v1.Status.kind:type_name -> ovsplane.v1.Kind
+	1,  // 19: ovsplane.v1.Status.state:type_name -> ovsplane.v1.State
+	7,  // 20: ovsplane.v1.BridgeInfo.spec:type_name -> ovsplane.v1.Bridge
+	2,  // 21: ovsplane.v1.BridgeInfo.origin:type_name -> ovsplane.v1.Origin
+	18, // 22: ovsplane.v1.BridgeInfo.status:type_name -> ovsplane.v1.Status
+	13, // 23: ovsplane.v1.PortInfo.spec:type_name -> ovsplane.v1.Port
+	2,  // 24: ovsplane.v1.PortInfo.origin:type_name -> ovsplane.v1.Origin
+	18, // 25: ovsplane.v1.PortInfo.status:type_name -> ovsplane.v1.Status
+	18, // 26: ovsplane.v1.PortInfo.interfaces:type_name -> ovsplane.v1.Status
+	63, // 27: ovsplane.v1.PortInfo.endpoints:type_name -> ovsplane.v1.PortInfo.EndpointsEntry
+	13, // 28: ovsplane.v1.PortInfo.shape:type_name -> ovsplane.v1.Port
+	7,  // 29: ovsplane.v1.ApplyBridgeRequest.bridge:type_name -> ovsplane.v1.Bridge
+	19, // 30: ovsplane.v1.ApplyBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	19, // 31: ovsplane.v1.GetBridgeResponse.bridge:type_name -> ovsplane.v1.BridgeInfo
+	19, // 32: ovsplane.v1.ListBridgesResponse.bridges:type_name -> ovsplane.v1.BridgeInfo
+	13, // 33: ovsplane.v1.ApplyPortRequest.port:type_name -> ovsplane.v1.Port
+	20, // 34: ovsplane.v1.ApplyPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	20, // 35: ovsplane.v1.GetPortResponse.port:type_name -> ovsplane.v1.PortInfo
+	20, // 36: ovsplane.v1.ListPortsResponse.ports:type_name -> ovsplane.v1.PortInfo
+	18, // 37: ovsplane.v1.ListStatusResponse.statuses:type_name -> ovsplane.v1.Status
+	39, // 38: ovsplane.v1.ListStatusResponse.watched:type_name -> ovsplane.v1.WatchedStatus
+	64, // 39: ovsplane.v1.WatchedStatus.details:type_name -> ovsplane.v1.WatchedStatus.DetailsEntry
+	18, // 40: ovsplane.v1.WaitReadyResponse.statuses:type_name -> ovsplane.v1.Status
+	18, // 41: ovsplane.v1.WatchResponse.statuses:type_name -> ovsplane.v1.Status
+	3,  // 42: ovsplane.v1.HealthResponse.mode:type_name -> ovsplane.v1.Mode
+	65, // 43: ovsplane.v1.HealthResponse.objects:type_name -> ovsplane.v1.HealthResponse.ObjectsEntry
+	4,  // 44: ovsplane.v1.PluginInfo.state:type_name -> ovsplane.v1.PluginState
+	48, // 45: ovsplane.v1.ListPluginsResponse.plugins:type_name -> ovsplane.v1.PluginInfo
+	6,  // 46: ovsplane.v1.JobMetric.kind:type_name -> ovsplane.v1.MetricKind
+	66, // 47: ovsplane.v1.JobMetric.labels:type_name -> ovsplane.v1.JobMetric.LabelsEntry
+	5,  // 48: ovsplane.v1.JobInfo.state:type_name -> ovsplane.v1.JobState
+	51, // 49: ovsplane.v1.JobInfo.metrics:type_name -> ovsplane.v1.JobMetric
+	52, // 50: ovsplane.v1.PluginStatsResponse.jobs:type_name -> ovsplane.v1.JobInfo
+	21, // 51: ovsplane.v1.SwitchService.ApplyBridge:input_type -> ovsplane.v1.ApplyBridgeRequest
+	23, // 52: ovsplane.v1.SwitchService.GetBridge:input_type -> ovsplane.v1.GetBridgeRequest
+	25, // 53: ovsplane.v1.SwitchService.ListBridges:input_type -> ovsplane.v1.ListBridgesRequest
+	27, // 54: ovsplane.v1.SwitchService.DeleteBridge:input_type -> ovsplane.v1.DeleteBridgeRequest
+	29, // 55: ovsplane.v1.SwitchService.ApplyPort:input_type -> ovsplane.v1.ApplyPortRequest
+	31, // 56: ovsplane.v1.SwitchService.GetPort:input_type -> ovsplane.v1.GetPortRequest
+	33, // 57: ovsplane.v1.SwitchService.ListPorts:input_type -> ovsplane.v1.ListPortsRequest
+	35, // 58: ovsplane.v1.SwitchService.DeletePort:input_type -> ovsplane.v1.DeletePortRequest
+	37, // 59: ovsplane.v1.SwitchService.ListStatus:input_type -> ovsplane.v1.ListStatusRequest
+	40, // 60: ovsplane.v1.SwitchService.WaitReady:input_type -> ovsplane.v1.WaitReadyRequest
+	42, // 61: ovsplane.v1.SwitchService.Watch:input_type -> ovsplane.v1.WatchRequest
+	44, // 62: ovsplane.v1.SwitchService.Reload:input_type -> ovsplane.v1.ReloadRequest
+	46, // 63: ovsplane.v1.SwitchService.Health:input_type -> ovsplane.v1.HealthRequest
+	49, // 64: ovsplane.v1.SwitchService.ListPlugins:input_type -> ovsplane.v1.ListPluginsRequest
+	53, // 65: ovsplane.v1.SwitchService.PluginStats:input_type -> ovsplane.v1.PluginStatsRequest
+	22, // 66: ovsplane.v1.SwitchService.ApplyBridge:output_type -> ovsplane.v1.ApplyBridgeResponse
+	24, // 67: ovsplane.v1.SwitchService.GetBridge:output_type -> ovsplane.v1.GetBridgeResponse
+	26, // 68: ovsplane.v1.SwitchService.ListBridges:output_type -> ovsplane.v1.ListBridgesResponse
+	28, // 69: ovsplane.v1.SwitchService.DeleteBridge:output_type -> ovsplane.v1.DeleteBridgeResponse
+	30, // 70: ovsplane.v1.SwitchService.ApplyPort:output_type -> ovsplane.v1.ApplyPortResponse
+	32, // 71: ovsplane.v1.SwitchService.GetPort:output_type -> ovsplane.v1.GetPortResponse
+	34, // 72: ovsplane.v1.SwitchService.ListPorts:output_type -> ovsplane.v1.ListPortsResponse
+	36, // 73: ovsplane.v1.SwitchService.DeletePort:output_type -> ovsplane.v1.DeletePortResponse
+	38, // 74: ovsplane.v1.SwitchService.ListStatus:output_type -> ovsplane.v1.ListStatusResponse
+	41, // 75: ovsplane.v1.SwitchService.WaitReady:output_type -> ovsplane.v1.WaitReadyResponse
+	43, // 76: ovsplane.v1.SwitchService.Watch:output_type -> ovsplane.v1.WatchResponse
+	45, // 77: ovsplane.v1.SwitchService.Reload:output_type -> ovsplane.v1.ReloadResponse
+	47, // 78: ovsplane.v1.SwitchService.Health:output_type -> ovsplane.v1.HealthResponse
+	50, // 79: ovsplane.v1.SwitchService.ListPlugins:output_type -> ovsplane.v1.ListPluginsResponse
+	54, // 80: ovsplane.v1.SwitchService.PluginStats:output_type -> ovsplane.v1.PluginStatsResponse
+	66, // [66:81] is the sub-list for method output_type
+	51, // [51:66] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_ovsplane_v1_switch_proto_init() }
@@ -3625,15 +4215,19 @@ func file_ovsplane_v1_switch_proto_init() {
 	file_ovsplane_v1_switch_proto_msgTypes[1].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[2].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[3].OneofWrappers = []any{}
-	file_ovsplane_v1_switch_proto_msgTypes[5].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[4].OneofWrappers = []any{}
 	file_ovsplane_v1_switch_proto_msgTypes[6].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[7].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[8].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[9].OneofWrappers = []any{}
+	file_ovsplane_v1_switch_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ovsplane_v1_switch_proto_rawDesc), len(file_ovsplane_v1_switch_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   56,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
