@@ -139,3 +139,31 @@ func assertOfport(t *testing.T, db *lab.OVSDB, port string) {
 		return nil
 	})
 }
+
+// TestDPDKVswitchdsOneAfterTheOther: one test runs two DPDK vswitchds one after the other,
+// each on its own database, in namespaces of their own (as the stripe testbed's OVS-DPDK arms
+// do). Stopping the first gives the DPDK lock up, so the second starts instead of waiting for
+// a lock its own test holds; a restart takes the lock again.
+func TestDPDKVswitchdsOneAfterTheOther(t *testing.T) {
+	lab.Require(t, lab.NeedDPDK)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	var prev *lab.OVSVswitchd
+	for i := range 2 {
+		db := lab.StartOVSDB(t)
+		sw := db.StartOVSVswitchd(t, lab.OVSVswitchdSpec{Mode: lab.DPDK, Netns: lab.NewNetns(t)})
+		if got := db.Get(t, "Open_vSwitch", ".", "dpdk_initialized"); got != "true" {
+			t.Fatalf("vswitchd %d: dpdk_initialized = %q, want true", i, got)
+		}
+		if prev != nil && prev.PID() == sw.PID() {
+			t.Fatalf("vswitchd %d has the first one's pid %d", i, sw.PID())
+		}
+		sw.Stop(t)
+		prev = sw
+	}
+	// Restarting the stopped second one takes the lock again.
+	prev.Start(t)
+	if _, _, err := prev.AppctlErr(ctx, "version"); err != nil {
+		t.Fatalf("restarted DPDK vswitchd: %v", err)
+	}
+}

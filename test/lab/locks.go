@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,7 +43,10 @@ const lockWait = 5 * time.Minute
 
 // lockExclusive takes the flock on path for the rest of the test, waiting for other holders at
 // most until 30 s before the test's deadline (or lockWait). why explains the lock in messages.
-func lockExclusive(t testing.TB, path, why string) {
+// The returned release gives the lock up earlier (a flock is per open file, so the same
+// process taking it again waits like any other holder); calling it again, or the test's
+// cleanup after it, does nothing.
+func lockExclusive(t testing.TB, path, why string) (release func()) {
 	t.Helper()
 	deadline := time.Now().Add(lockWait)
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
@@ -66,13 +70,18 @@ func lockExclusive(t testing.TB, path, why string) {
 	if err != nil {
 		t.Fatalf("lab: %s: %v (holder: %s)", why, err, lockHolder(path))
 	}
-	t.Cleanup(func() {
-		_ = f.Truncate(0)
-		f.Close()
-	})
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			_ = f.Truncate(0)
+			f.Close()
+		})
+	}
+	t.Cleanup(release)
 	if err := f.Truncate(0); err == nil {
 		_, _ = fmt.Fprintf(f, "pid %d, test %s\n", os.Getpid(), t.Name())
 	}
+	return release
 }
 
 // lockHolder describes who holds the lock at path, as recorded in the file.

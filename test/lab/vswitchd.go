@@ -99,6 +99,11 @@ type OVSVswitchd struct {
 	d            *ovsproc.Daemon
 	startTimeout time.Duration
 	vdevs        atomic.Int64 // af_packet vdev numbers handed out
+	socketMem    int          // DPDK: the hugepage memory it needs, MB
+	// releaseDPDK gives DPDKLockFile up (DPDK mode, while running; nil while stopped): Stop
+	// releases it and Start takes it again, so that one test can run DPDK vswitchds one after
+	// the other.
+	releaseDPDK func()
 }
 
 // StartOVSVswitchd writes the spec's other_config, starts ovs-vswitchd on o and waits until it
@@ -106,7 +111,7 @@ type OVSVswitchd struct {
 // dpdk_initialized=true, and ovs-appctl answers. For DPDK it first takes DPDKLockFile and
 // checks that enough hugepages are free; Userspace and DPDK without a Netns take
 // RootNetdevLockFile. Locks are waited for at most until the test's deadline and held until
-// cleanup. One vswitchd per OVSDB. It calls Require for the mode's needs and fails the test on
+// cleanup (DPDKLockFile only while the vswitchd runs: see Stop). One vswitchd per OVSDB. It calls Require for the mode's needs and fails the test on
 // any other error, quoting the tail of the vswitchd log.
 func (o *OVSDB) StartOVSVswitchd(t testing.TB, spec OVSVswitchdSpec) *OVSVswitchd {
 	t.Helper()
@@ -120,8 +125,9 @@ func (o *OVSDB) StartOVSVswitchd(t testing.TB, spec OVSVswitchdSpec) *OVSVswitch
 		t.Fatalf("lab: start ovs-vswitchd: %s already has one (one vswitchd per OVSDB)", o.Dir)
 	}
 	if spec.Mode == DPDK {
-		lockExclusive(t, DPDKLockFile, "one DPDK vswitchd at a time")
-		checkFreeHugepages(t, spec.socketMem())
+		v.socketMem = spec.socketMem()
+		v.releaseDPDK = lockExclusive(t, DPDKLockFile, "one DPDK vswitchd at a time")
+		checkFreeHugepages(t, v.socketMem)
 	}
 	if spec.Mode != Dummy && spec.Netns == nil {
 		lockExclusive(t, RootNetdevLockFile, "one userspace datapath in the root namespace at a time")
@@ -218,6 +224,10 @@ func (v *OVSVswitchd) PID() int { return v.d.Running().PID() }
 // It fails the test when it is already running or does not come up.
 func (v *OVSVswitchd) Start(t testing.TB) {
 	t.Helper()
+	if v.Mode == DPDK && v.releaseDPDK == nil {
+		v.releaseDPDK = lockExclusive(t, DPDKLockFile, "one DPDK vswitchd at a time")
+		checkFreeHugepages(t, v.socketMem)
+	}
 	p, err := v.d.Start()
 	if err != nil {
 		t.Fatalf("lab: %v", err)
@@ -236,7 +246,8 @@ func (v *OVSVswitchd) Start(t testing.TB) {
 
 // Stop asks ovs-vswitchd to exit with `ovs-appctl exit --cleanup` (datapath, tap devices and
 // DPDK ports released; OVSDB untouched), escalating to SIGTERM and SIGKILL, and waits for it
-// to exit. Stopping a stopped vswitchd does nothing.
+// to exit; a DPDK vswitchd then gives DPDKLockFile up (Start takes it again), so the test may
+// start another. Stopping a stopped vswitchd does nothing.
 func (v *OVSVswitchd) Stop(t testing.TB) {
 	t.Helper()
 	err := v.d.Stop(context.Background(), func(ctx context.Context) error {
@@ -246,6 +257,10 @@ func (v *OVSVswitchd) Stop(t testing.TB) {
 	if err != nil {
 		t.Logf("lab: %v", err)
 		v.removeTaps(t)
+	}
+	if v.releaseDPDK != nil { // stopped: its hugepages are free for the next DPDK vswitchd
+		v.releaseDPDK()
+		v.releaseDPDK = nil
 	}
 }
 
