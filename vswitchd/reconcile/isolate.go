@@ -128,8 +128,8 @@ func objectError(err error) bool {
 }
 
 // refusedStatus turns the refusals into the status errors of the objects concerned (by status
-// key: the object and its interfaces) and one error for the pass naming each refused object
-// (nil when none was).
+// key: the object and its interfaces; a refused deletion the object alone) and one error for
+// the pass naming each refused object (nil when none was).
 func refusedStatus(refused []refusal) (map[string]string, error) {
 	if len(refused) == 0 {
 		return nil, nil
@@ -143,10 +143,13 @@ func refusedStatus(refused []refusal) (map[string]string, error) {
 		}
 		e := fmt.Errorf("%s %s %q refused, nothing written for it (everything else was applied): %w", what, rf.it.kind, rf.it.name, rf.err)
 		errs = append(errs, e)
-		if rf.it.del || rf.it.kind == kindGlobal {
-			continue // not a desired object: no status of its own
+		if rf.it.kind == kindGlobal {
+			continue // no status of its own
 		}
 		objErr[rf.it.key()] = e.Error()
+		if rf.it.del {
+			continue // no longer desired: its status says why it stays (refresh)
+		}
 		for _, in := range rf.it.ifaces {
 			objErr[string(model.KindInterface)+"/"+in] = e.Error()
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ovsplane/ovsplane/model"
@@ -162,6 +163,15 @@ func (r *Reconciler) refresh() {
 		}
 	}
 	foldUnits(next, units)
+	// An object no longer desired whose deletion the last pass refused is still in OVSDB: it
+	// keeps a status, an error saying why it stays and what releases it, instead of vanishing
+	// from the list as if it were gone.
+	for key, msg := range objErr {
+		kind, name, ok := strings.Cut(key, "/")
+		if _, desired := next[key]; ok && !desired && name != "" {
+			put(model.Status{Kind: model.Kind(kind), Name: name, State: model.StateError, Error: msg})
+		}
+	}
 
 	r.mu.Lock()
 	var changed []model.Status
