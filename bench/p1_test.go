@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -137,7 +138,7 @@ func BenchmarkChurnP1(b *testing.B) {
 	md := formatP1(runs)
 	fmt.Fprint(os.Stdout, "\n"+md)
 	if path := os.Getenv(p1DocEnv); path != "" {
-		if err := updateDocSection(path, p1DocHeading, p1DocBegin, p1DocEnd, md); err != nil {
+		if err := testkit.UpdateDocSection(path, p1DocHeading, p1DocBegin, p1DocEnd, md); err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("wrote the P1 tables into %s", path)
@@ -394,54 +395,6 @@ func gitCommit() string {
 		return "unknown"
 	}
 	return strings.TrimSpace(string(out))
-}
-
-// updateDocSection replaces what lies between begin and end in the file at path with
-// generated, or appends heading and the markers with it when the file has neither.
-func updateDocSection(path, heading, begin, end, generated string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	doc := string(b)
-	block := begin + "\n" + strings.TrimRight(generated, "\n") + "\n" + end
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	switch {
-	case i >= 0 && j > i:
-		doc = doc[:i] + block + doc[j+len(end):]
-	case i < 0 && j < 0:
-		doc = strings.TrimRight(doc, "\n") + "\n\n" + heading + "\n\n" + block + "\n"
-	default:
-		return fmt.Errorf("update %s: unmatched markers %q and %q", path, begin, end)
-	}
-	return os.WriteFile(path, []byte(doc), 0o644)
-}
-
-// TestUpdateDocSection: the section is appended once, then replaced in place; unmatched
-// markers are refused.
-func TestUpdateDocSection(t *testing.T) {
-	path := t.TempDir() + "/doc.md"
-	if err := os.WriteFile(path, []byte("# B\n\ntext\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range []string{"one", "two"} {
-		if err := updateDocSection(path, p1DocHeading, p1DocBegin, p1DocEnd, g); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "# B\n\ntext\n\n" + p1DocHeading + "\n\n" + p1DocBegin + "\ntwo\n" + p1DocEnd + "\n"; string(got) != want {
-		t.Errorf("doc after two updates:\n%s\nwant:\n%s", got, want)
-	}
-	if err := os.WriteFile(path, []byte(p1DocEnd+p1DocBegin), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := updateDocSection(path, p1DocHeading, p1DocBegin, p1DocEnd, "x"); err == nil {
-		t.Error("unmatched markers accepted")
-	}
 }
 
 // TestChurnHalfPluginShort runs the half-noop arm at 200 ports from 20 clients: every port is

@@ -4,11 +4,11 @@ package stripebed
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -42,7 +42,7 @@ func BenchmarkAlternatives(b *testing.B) {
 		}
 	}
 	if path := os.Getenv(docEnv); path != "" {
-		if err := updateDoc(path, md); err != nil {
+		if err := testkit.UpdateDocSection(path, docHeading, docBegin, docEnd, md); err != nil {
 			b.Fatalf("%v", err)
 		}
 		b.Logf("wrote the results into %s", path)
@@ -58,44 +58,6 @@ func metricName(arm string) string {
 		}
 		return r
 	}, strings.ToLower(arm))
-}
-
-// updateDoc replaces the generated part of the section in the markdown file at path, or
-// appends the section when the file has none.
-func updateDoc(path, generated string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("update %s: %w", path, err)
-	}
-	doc := string(data)
-	block := docBegin + "\n" + generated + docEnd
-	i, j := strings.Index(doc, docBegin), strings.Index(doc, docEnd)
-	switch {
-	case i >= 0 && j > i:
-		doc = doc[:i] + block + doc[j+len(docEnd):]
-	case i < 0 && j < 0:
-		doc = strings.TrimRight(doc, "\n") + "\n\n" + docHeading + "\n\n" + block + "\n"
-	default:
-		return fmt.Errorf("update %s: unmatched markers %q and %q", path, docBegin, docEnd)
-	}
-	return os.WriteFile(path, []byte(doc), 0o644)
-}
-
-func TestUpdateDoc(t *testing.T) {
-	path := t.TempDir() + "/b.md"
-	if err := os.WriteFile(path, []byte("# B\n\ntext\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, gen := range []string{"one\n", "two\n"} {
-		if err := updateDoc(path, gen); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, _ := os.ReadFile(path)
-	want := "# B\n\ntext\n\n" + docHeading + "\n\n" + docBegin + "\ntwo\n" + docEnd + "\n"
-	if string(got) != want {
-		t.Errorf("doc after two updates:\n%s\nwant:\n%s", got, want)
-	}
 }
 
 // TestOVSDeletesRootQdisc checks the testbed fact StartOVSBond relies on: adding a port to a
