@@ -18,8 +18,9 @@ import (
 
 // TestOpenStackPlugOntoABridgeBeingDeleted: os-vif plugs a VM port onto a bridge ovsplaned
 // owns, and the operator then drops that bridge from ovsplaned's configuration. Deleting the
-// bridge would delete os-vif's port with it, so the daemon refuses: the bridge and os-vif's
-// port stay in OVSDB unchanged (same UUID, same external_ids), the bridge's status is an error
+// bridge would delete os-vif's port with it, so the daemon refuses: the bridge (its local port
+// included) and os-vif's port stay in OVSDB unchanged (same UUID, same external_ids), the
+// bridge's status is an error
 // naming the port and the command that releases it, and once os-vif unplugs the port the
 // daemon completes the deletion. Nothing of os-vif's is lost at any point.
 func TestOpenStackPlugOntoABridgeBeingDeleted(t *testing.T) {
@@ -93,6 +94,10 @@ bridges:
 	})
 	if got := osvifRows(t, db, []string{port}); fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Errorf("os-vif's rows changed while the daemon refused to delete br-old:\nbefore %v\nafter  %v", before, got)
+	}
+	// The bridge stays whole: its local port goes only with it.
+	if _, _, err := db.VsctlErr(ctx, "get", "Port", "br-old", "name"); err != nil {
+		t.Errorf("br-old's local port is gone while the bridge's deletion was refused: %v", err)
 	}
 	if got := db.Vsctl(t, "port-to-br", port); strings.TrimSpace(got) != "br-old" {
 		t.Errorf("os-vif's port %s is on %q, want br-old", port, got)

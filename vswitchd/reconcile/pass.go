@@ -40,10 +40,12 @@ func (r *Reconciler) pass(ctx context.Context) error {
 	}
 	var deleted, missing []string
 	var items []item
-	// Deletions first: stale ports, then stale bridges, then other_config keys.
+	// Deletions first: stale ports, then stale bridges, then other_config keys. A port named
+	// like an owned bridge is that bridge's local port: it goes with its bridge, and stays
+	// when the bridge's deletion is refused.
 	for _, o := range owned {
 		k := tableKind(o.Table) + "/" + o.Name
-		if o.Table == "Port" && !want[k] && !want["bridge/"+o.Name] {
+		if o.Table == "Port" && !want[k] && !want["bridge/"+o.Name] && !have["bridge/"+o.Name] {
 			items = append(items, item{kind: model.KindPort, name: o.Name, del: true, unit: o.Tags[UnitKey],
 				add: func(t *ovsdb.Txn) { t.DeletePort("", o.Name) }})
 			deleted = append(deleted, k)
