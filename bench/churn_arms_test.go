@@ -64,10 +64,17 @@ func churnFloor(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 				tx.DeletePort("br0", name)
 			}
 		}
-		res, err := tx.Commit(ctx, ovsdb.CommitOptions{ApplyTimeout: e.phaseTimeout})
+		pending, err := tx.CommitPending(ctx, ovsdb.CommitOptions{ApplyTimeout: e.phaseTimeout})
 		if err != nil {
 			tb.Fatalf("floor %s %s…: %v", phase, chunk[0], err)
 		}
+		t1 := time.Now()
+		res, err := pending.Wait(ctx)
+		if err != nil {
+			tb.Fatalf("floor %s %s…: %v", phase, chunk[0], err)
+		}
+		t.commit += t1.Sub(t0)
+		t.ack += time.Since(t1)
 		if phase == churnCreate {
 			if len(res.Interfaces) != len(chunk) {
 				tb.Fatalf("floor create %s…: %d interfaces acknowledged, want %d", chunk[0], len(res.Interfaces), len(chunk))
@@ -101,6 +108,7 @@ func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 	}
 	d := e.daemon
 	logged := len(d.out.String())
+	commit0, ack0 := d.metric(`ovsplane_batch_commit_seconds_sum{result="ok"}`), d.metric(`ovsplane_batch_apply_seconds_sum`)
 	t := churnFanOut(tb, e, func(ctx context.Context, name string) error {
 		if phase == churnDelete {
 			_, err := d.API.DeletePort(ctx, connect.NewRequest(&ovsplanev1.DeletePortRequest{Name: name}))
@@ -117,6 +125,8 @@ func churnOvsplaned(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 		}
 		return nil
 	})
+	t.commit = secs(d.metric(`ovsplane_batch_commit_seconds_sum{result="ok"}`) - commit0)
+	t.ack = secs(d.metric(`ovsplane_batch_apply_seconds_sum`) - ack0)
 	// The daemon's log reaches us through a pipe: the last batches' lines may still be on
 	// their way when the last caller has its answer. Every request is in one batch.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {

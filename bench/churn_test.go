@@ -146,6 +146,10 @@ type churnTiming struct {
 	wall    time.Duration   // first request sent → last request confirmed
 	lat     []time.Duration // one per port: its request's latency
 	batches []int           // ports per OVSDB transaction, when the arm knows (floor, ovsplaned)
+	// commit and ack are the phase's transactions' time to commit to OVSDB and then to be
+	// acknowledged by ovs-vswitchd (next_cfg to cur_cfg), summed, when the arm knows (floor,
+	// ovsplaned): what is left of wall is the time between transactions.
+	commit, ack time.Duration
 }
 
 // churnArmFunc runs one phase of one arm against e: every port of e.names created (each with an

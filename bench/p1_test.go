@@ -339,6 +339,16 @@ func formatP1(runs []*p1Run) string {
 				ms(percentile(c.lat, 0.5)), ms(percentile(c.lat, 0.99)), ms(percentile(d.lat, 0.5)), ms(percentile(d.lat, 0.99)),
 				c.txns, d.txns, c.reconfigs, d.reconfigs, batchShort(c.batches), batchShort(d.batches))
 		}
+		fmt.Fprint(&w, "\nWhere a transaction's time goes (mean ms per transaction, create / delete: commit to OVSDB, then ovs-vswitchd's acknowledgement, then the rest of the phase's time per transaction: callers answered, their next requests, a batch forming):")
+		for _, arm := range p1Arms {
+			if cell := r.cells[arm.name]; cell != nil && cell.res != nil {
+				c, d := cell.res.phases[churnCreate], cell.res.phases[churnDelete]
+				if c.commit > 0 && len(c.batches) > 0 && len(d.batches) > 0 {
+					fmt.Fprintf(&w, " %s %s / %s;", arm.name, txnSplit(c), txnSplit(d))
+				}
+			}
+		}
+		fmt.Fprintln(&w)
 		if cell := r.cells["ovsplaned-half-noop"]; cell != nil && len(cell.rpc) > 0 {
 			fmt.Fprint(&w, "\nPlugin calls of ovsplaned-half-noop (round trip from the daemon, ms):")
 			for _, call := range []string{"validate", "attach", "detach"} {
@@ -357,6 +367,15 @@ func formatP1(runs []*p1Run) string {
 			ratioOf(r.result("ovsplaned-depth1"), op))
 	}
 	return w.String()
+}
+
+// txnSplit renders a phase's mean commit, acknowledgement and remaining time per transaction
+// ("c 3.1 + a 70.2 + r 5.0"). With batches in flight at once the parts overlap and the rest
+// can be negative.
+func txnSplit(p churnPhaseResult) string {
+	n := float64(len(p.batches))
+	commit, ack := ms(p.commit)/n, ms(p.ack)/n
+	return fmt.Sprintf("c %.1f + a %.1f + r %.1f", commit, ack, ms(p.wall)/n-commit-ack)
 }
 
 func (r *p1Run) result(arm string) *churnResult {
