@@ -96,7 +96,7 @@ def main():
 
     def client():
         while True:
-            if args.deadline > 0 and time.monotonic() - start >= args.deadline:
+            if args.deadline > 0 and time.monotonic() - phase_start >= args.deadline:
                 if not work.empty():
                     cut.set()
                 return
@@ -114,12 +114,12 @@ def main():
             latencies[i] = time.monotonic() - start
 
     threads = [threading.Thread(target=client, daemon=True) for _ in range(args.clients)]
-    start = time.monotonic()  # read by client() only after the threads start
+    phase_start = time.monotonic()  # read by client() only after the threads start
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    wall = time.monotonic() - start
+    wall = time.monotonic() - phase_start
     conn.stop(timeout=10)
     out = {"wall_s": wall, "latencies_s": [x for x in latencies if x is not None],
            "failed": len(errors), "errors": errors[:10], "cut": cut.is_set()}
