@@ -116,7 +116,9 @@ bench:
 ## bench-churn: issue 20's P1 port churn matrix (as root; needs the lab and python3-ovsdbapp):
 ## 2,000 ports / 50 clients and 5,000 / 100, quiet and with a CPU hog on one core; the floor,
 ## ovsplaned (pipelined, and at --batch-depth 1), half the ports through the noop plugin,
-## ovsdbapp and per-port ovs-vsctl (bounded by OVSPLANE_P1_VSCTL_TIMEOUT per phase, default 5m);
+## ovsdbapp (bounded by OVSPLANE_P1_OVSDBAPP_TIMEOUT per phase when set; unset: unbounded) and
+## per-port ovs-vsctl (bounded by OVSPLANE_P1_VSCTL_TIMEOUT per phase, default 5m): a bounded arm
+## that does not finish shows how far it got, and ovsdbapp's ratios become lower bounds ("> x");
 ## rewrites docs/benchmarks.md's "Port churn P1" tables. About an hour on 2 vCPUs.
 .PHONY: bench-churn
 bench-churn:

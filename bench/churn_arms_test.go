@@ -257,12 +257,30 @@ func churnBulkVsctl(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 // connection has synchronised (a long-running agent is connected already).
 func churnOvsdbapp(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 	tb.Helper()
+	return runOvsdbappScript(tb, e, phase, e.names, 0).churnTiming
+}
+
+// ovsdbappRun is one run of churn_ovsdbapp.py: its timing (a latency per port done) and, when a
+// deadline cut it (some ports never started), the ports it did.
+type ovsdbappRun struct {
+	churnTiming
+	cut  bool
+	done []string // the ports done, when cut
+}
+
+// runOvsdbappScript runs churn_ovsdbapp.py's phase on names. With deadline > 0 the script starts
+// no request once deadline has passed and lets those in flight finish (the run is then cut if
+// some ports were never started); e.phaseTimeout still bounds the whole process. Any failed
+// request fails tb.
+func runOvsdbappScript(tb testing.TB, e *churnEnv, phase churnPhase, names []string, deadline time.Duration) ovsdbappRun {
+	tb.Helper()
 	requireOvsdbapp(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), e.phaseTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, churnPython, "churn_ovsdbapp.py", "--db", e.db.Endpoint, "--bridge", "br0",
 		"--phase", phase.String(), "--clients", strconv.Itoa(e.clients),
-		"--timeout", strconv.Itoa(int(e.phaseTimeout.Seconds())), "--names", strings.Join(e.names, ","))
+		"--timeout", strconv.Itoa(int(e.phaseTimeout.Seconds())), "--names", strings.Join(names, ","),
+		"--deadline", strconv.FormatFloat(deadline.Seconds(), 'f', 3, 64))
 	cmd.Env = append(os.Environ(), e.db.Env()...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -274,19 +292,27 @@ func churnOvsdbapp(tb testing.TB, e *churnEnv, phase churnPhase) churnTiming {
 		Latencies   []float64 `json:"latencies_s"`
 		Failed      int       `json:"failed"`
 		FirstErrors []string  `json:"errors"`
+		Cut         bool      `json:"cut"`
+		DoneNames   []string  `json:"done_names"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		tb.Fatalf("churn_ovsdbapp.py %s printed %q: %v\n%s", phase, stdout.String(), err, lastLines(stderr.String(), 30))
 	}
 	if out.Failed > 0 {
-		tb.Fatalf("ovsdbapp %s: %d of %d requests failed; first errors:\n%s", phase, out.Failed, len(e.names),
+		tb.Fatalf("ovsdbapp %s: %d of %d requests failed; first errors:\n%s", phase, out.Failed, len(names),
 			strings.Join(out.FirstErrors, "\n"))
 	}
-	t := churnTiming{wall: seconds(out.WallS)}
-	for _, s := range out.Latencies {
-		t.lat = append(t.lat, seconds(s))
+	if out.Cut && len(out.DoneNames) != len(out.Latencies) {
+		tb.Fatalf("ovsdbapp %s: cut with %d ports done but %d latencies", phase, len(out.DoneNames), len(out.Latencies))
 	}
-	return t
+	if !out.Cut && len(out.Latencies) != len(names) {
+		tb.Fatalf("ovsdbapp %s: not cut, yet %d latencies for %d ports", phase, len(out.Latencies), len(names))
+	}
+	r := ovsdbappRun{churnTiming: churnTiming{wall: seconds(out.WallS)}, cut: out.Cut, done: out.DoneNames}
+	for _, s := range out.Latencies {
+		r.lat = append(r.lat, seconds(s))
+	}
+	return r
 }
 
 // requireOvsdbapp skips tb when python3-ovsdbapp is missing (fails it under OVSPLANE_REQUIRE_LAB,

@@ -18,10 +18,12 @@ one-slot queue, so the threads' transactions go one after the other: that is how
 os-vif behaves too.
 
 Timing starts once the connection has synchronised its replica of the database (a long-running
-agent is already connected) and ends when the last thread is done. Prints one JSON object on
-stdout: {"wall_s": float, "latencies_s": [one per port], "failed": int, "errors": [first few]}.
-Exit status 0 even when requests failed; the caller checks "failed". Needs /usr/bin/python3 with
-python3-ovsdbapp (Debian 12).
+agent is already connected) and ends when the last thread is done. With --deadline D > 0 no
+request starts once D seconds of that timing have passed; those in flight finish, and the phase is
+"cut" when some ports were never started. Prints one JSON object on stdout: {"wall_s": float,
+"latencies_s": [one per port done], "failed": int, "errors": [first few], "cut": bool,
+"done_names": [the ports done, only when cut]}. Exit status 0 even when requests failed; the
+caller checks "failed". Needs /usr/bin/python3 with python3-ovsdbapp (Debian 12).
 """
 
 import argparse
@@ -45,7 +47,12 @@ def parse_args():
     p.add_argument("--timeout", type=int, default=600,
                    help="ovsdbapp connection timeout in seconds (queueing, commit and the wait "
                         "for ovs-vswitchd; os-vif's ovs_vsctl_timeout defaults to 120)")
-    return p.parse_args()
+    p.add_argument("--deadline", type=float, default=0,
+                   help="seconds after the timing starts past which no request starts (0: none)")
+    args = p.parse_args()
+    if args.deadline < 0 or args.clients < 1:
+        p.error("--deadline must be >= 0 and --clients >= 1")
+    return args
 
 
 def create(api, bridge, name):
@@ -85,8 +92,14 @@ def main():
     lock = threading.Lock()
     op = create if args.phase == "create" else delete
 
+    cut = threading.Event()
+
     def client():
         while True:
+            if args.deadline > 0 and time.monotonic() - phase_start >= args.deadline:
+                if not work.empty():
+                    cut.set()
+                return
             try:
                 i, name = work.get_nowait()
             except queue.Empty:
@@ -101,15 +114,18 @@ def main():
             latencies[i] = time.monotonic() - start
 
     threads = [threading.Thread(target=client, daemon=True) for _ in range(args.clients)]
-    start = time.monotonic()
+    phase_start = time.monotonic()  # read by client() only after the threads start
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    wall = time.monotonic() - start
+    wall = time.monotonic() - phase_start
     conn.stop(timeout=10)
-    json.dump({"wall_s": wall, "latencies_s": [x for x in latencies if x is not None],
-               "failed": len(errors), "errors": errors[:10]}, sys.stdout)
+    out = {"wall_s": wall, "latencies_s": [x for x in latencies if x is not None],
+           "failed": len(errors), "errors": errors[:10], "cut": cut.is_set()}
+    if cut.is_set():
+        out["done_names"] = [n for n, x in zip(names, latencies) if x is not None]
+    json.dump(out, sys.stdout)
     sys.stdout.write("\n")
     return 0
 

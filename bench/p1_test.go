@@ -5,6 +5,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"slices"
@@ -29,7 +30,10 @@ import (
 //	ovsplaned-half-noop the same as ovsplaned with every other port of the noop plugin's type
 //	                   (validated and attached over the plugin's gRPC before its write, detached
 //	                   after its delete): the plugin path's overhead and its RPC p50/p99
-//	ovsdbapp           churn_ovsdbapp.py: one transaction per port, as Neutron and os-vif do
+//	ovsdbapp           churn_ovsdbapp.py: one transaction per port, as Neutron and os-vif do;
+//	                   bounded by OVSPLANE_P1_OVSDBAPP_TIMEOUT per phase when set (unset:
+//	                   unbounded): past it no request starts, those in flight finish, the delete
+//	                   removes the ports made, and the row says how far it got
 //	ovs-vsctl          one waiting ovs-vsctl process per port, bounded by OVSPLANE_P1_VSCTL_TIMEOUT
 //	                   per phase (default 5m): reported as not finishing when it does not
 //
@@ -37,7 +41,8 @@ import (
 // per size and condition, each arm's times, ratios, p50/p99 time to acknowledgement per request,
 // OVSDB transactions and ovs-vswitchd reconfigurations (its bridge_reconfigure coverage counter)
 // and batch size distribution, then the targets of issue 20; with OVSPLANE_CHURN_DOC set (make
-// bench-churn) it writes them between the markers of docs/benchmarks.md. Sub-benchmarks are
+// bench-churn) it writes them between the markers of docs/benchmarks.md. When the ovsdbapp arm is
+// cut by its bound, its ratios are lower bounds ("> x", see p1Partial.lowerBound). Sub-benchmarks are
 // named size/condition/arm, so -bench can pick some (the others show as not run).
 //
 //	make bench-churn
@@ -45,9 +50,10 @@ import (
 
 // Environment of BenchmarkChurnP1.
 const (
-	p1SizesEnv        = "OVSPLANE_P1_SIZES"
-	p1VsctlTimeoutEnv = "OVSPLANE_P1_VSCTL_TIMEOUT"
-	p1DocEnv          = "OVSPLANE_CHURN_DOC"
+	p1SizesEnv           = "OVSPLANE_P1_SIZES"
+	p1VsctlTimeoutEnv    = "OVSPLANE_P1_VSCTL_TIMEOUT"
+	p1OvsdbappTimeoutEnv = "OVSPLANE_P1_OVSDBAPP_TIMEOUT"
+	p1DocEnv             = "OVSPLANE_CHURN_DOC"
 )
 
 // Markers of the generated part of docs/benchmarks.md.
@@ -60,11 +66,16 @@ const (
 // p1Conditions are the machine conditions of every size.
 var p1Conditions = []string{"quiet", "hog"}
 
-// p1Arm is one arm of the matrix: run on a fresh switch, or bounded (ovs-vsctl).
+// p1Arm is one arm of the matrix: run on a fresh switch, or, with a bound, by bounded, which
+// reports how far the arm got instead of failing when a phase does not finish within it.
 type p1Arm struct {
-	name    string
-	run     churnArmFunc
-	bounded bool // may not finish within OVSPLANE_P1_VSCTL_TIMEOUT: reported, not failed
+	name string
+	run  churnArmFunc
+	// boundEnv names the variable (a Go duration) bounding each phase of the arm; boundDefault
+	// applies when it is unset (0: unbounded, the arm runs as run).
+	boundEnv     string
+	boundDefault time.Duration
+	bounded      func(tb testing.TB, arm p1Arm, size churnSize, bound time.Duration) *p1Cell
 }
 
 var p1Arms = []p1Arm{
@@ -72,8 +83,8 @@ var p1Arms = []p1Arm{
 	{name: "ovsplaned", run: churnOvsplaned},
 	{name: "ovsplaned-depth1", run: churnOvsplanedDepth(1)},
 	{name: "ovsplaned-half-noop", run: churnOvsplanedHalfNoop},
-	{name: "ovsdbapp", run: churnOvsdbapp},
-	{name: "ovs-vsctl", run: churnVsctl, bounded: true},
+	{name: "ovsdbapp", run: churnOvsdbapp, boundEnv: p1OvsdbappTimeoutEnv, bounded: runP1OvsdbappBounded},
+	{name: "ovs-vsctl", run: churnVsctl, boundEnv: p1VsctlTimeoutEnv, boundDefault: 5 * time.Minute, bounded: runP1VsctlBounded},
 }
 
 // p1Cell is one arm's outcome in one size and condition.
@@ -83,6 +94,59 @@ type p1Cell struct {
 	rpc map[string][]time.Duration
 	// why says why there is no result (not run, did not finish…).
 	why string
+	// partial is how far a bounded arm got when it did not finish a phase (res is then nil).
+	partial *p1Partial
+}
+
+// p1Partial is how far a bounded arm got: the phases it ran, one of them at least cut by the bound.
+type p1Partial struct {
+	ports  int           // the size's ports
+	bound  time.Duration // each phase's bound
+	phases []p1PartialPhase
+	note   string // what stopped the cut phase, when it was an error (ovs-vsctl's killed processes)
+}
+
+// p1PartialPhase is one phase of a bounded arm.
+type p1PartialPhase struct {
+	phase    churnPhase
+	of, done int           // ports the phase was to do (a delete after a cut create: those made), and did
+	wall     time.Duration // the phase's time, the requests in flight at the bound included
+	cut      bool          // the bound passed before every port was started
+}
+
+// lowerBound is a sound lower bound on the arm's create + delete time over all ports, had it run
+// unbounded: each phase over all ports that was cut needed more than the bound, and each that
+// finished took its time. A delete that removed only the ports of a cut create counts for
+// nothing (it did not do the phase's work). 0 when nothing is known.
+func (p *p1Partial) lowerBound() time.Duration {
+	var lb time.Duration
+	for _, ph := range p.phases {
+		switch {
+		case ph.of != p.ports:
+		case ph.cut:
+			lb += p.bound
+		default:
+			lb += ph.wall
+		}
+	}
+	return lb
+}
+
+// String says how far the arm got, for its row.
+func (p *p1Partial) String() string {
+	var parts []string
+	for _, ph := range p.phases {
+		s := fmt.Sprintf("%s %d of %d ports in %.2f s", ph.phase, ph.done, ph.of, ph.wall.Seconds())
+		if ph.cut {
+			s += ", cut"
+		}
+		parts = append(parts, s)
+	}
+	s := fmt.Sprintf("did not finish in %s per phase: %s", p.bound, strings.Join(parts, "; "))
+	if p.note != "" {
+		s += " (" + p.note + ")"
+	}
+	return s
 }
 
 // p1Run is one size in one condition.
@@ -97,13 +161,17 @@ type p1Run struct {
 // BenchmarkChurnP1 runs the P1 matrix once, whatever b.N is (see above).
 func BenchmarkChurnP1(b *testing.B) {
 	sizes := p1Sizes(b)
-	vsctlBound := 5 * time.Minute
-	if v := os.Getenv(p1VsctlTimeoutEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			b.Fatalf("%s=%q: want a positive Go duration", p1VsctlTimeoutEnv, v)
+	bounds := map[string]time.Duration{}
+	for _, arm := range p1Arms {
+		bounds[arm.name] = arm.boundDefault
+		if v := os.Getenv(arm.boundEnv); arm.boundEnv != "" && v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				b.Fatalf("%s=%q: want a positive Go duration such as 5m (unset: %s)", arm.boundEnv, v,
+					map[bool]string{true: "unbounded", false: arm.boundDefault.String()}[arm.boundDefault == 0])
+			}
+			bounds[arm.name] = d
 		}
-		vsctlBound = d
 	}
 	var runs []*p1Run
 	for _, size := range sizes {
@@ -121,14 +189,9 @@ func BenchmarkChurnP1(b *testing.B) {
 					run.cells[arm.name] = cell
 					b.Run(arm.name, func(b *testing.B) {
 						cell.why = "failed"
-						sz := size
-						if arm.bounded {
-							sz.phaseTimeout = vsctlBound
-						}
-						r, rpc, why := runP1Arm(b, arm, sz)
-						cell.res, cell.rpc, cell.why = r, rpc, why
-						if r != nil {
-							reportChurn(b, r, map[string]*churnResult{})
+						*cell = *runP1Arm(b, arm, size, bounds[arm.name])
+						if cell.res != nil {
+							reportChurn(b, cell.res, map[string]*churnResult{})
 						}
 					})
 				}
@@ -164,19 +227,27 @@ func p1Sizes(tb testing.TB) []churnSize {
 	return out
 }
 
-// runP1Arm runs arm's create and delete phases on a fresh switch. A bounded arm that does not
-// finish a phase in time returns no result and why, instead of failing.
-func runP1Arm(tb testing.TB, arm p1Arm, size churnSize) (*churnResult, map[string][]time.Duration, string) {
+// runP1Arm runs arm's create and delete phases on a fresh switch, within bound per phase when
+// bound > 0 (then a phase that does not finish gives a cell without a result, saying how far the
+// arm got, instead of failing).
+func runP1Arm(tb testing.TB, arm p1Arm, size churnSize, bound time.Duration) *p1Cell {
 	tb.Helper()
-	if !arm.bounded {
-		e := newChurnEnv(tb, size)
-		r := runChurnArmOn(tb, e, churnArm{arm.name, arm.run}, size)
-		var rpc map[string][]time.Duration
-		if e.daemon != nil && e.portType != "" {
-			rpc = pluginCallTimes(e.daemon.out.String())
-		}
-		return r, rpc, ""
+	if bound > 0 && arm.bounded != nil {
+		return arm.bounded(tb, arm, size, bound)
 	}
+	e := newChurnEnv(tb, size)
+	cell := &p1Cell{res: runChurnArmOn(tb, e, churnArm{arm.name, arm.run}, size)}
+	if e.daemon != nil && e.portType != "" {
+		cell.rpc = pluginCallTimes(e.daemon.out.String())
+	}
+	return cell
+}
+
+// runP1VsctlBounded runs the per-port ovs-vsctl arm with each phase's processes killed at bound.
+// When a phase does not finish it stops there (the ports of killed processes are in doubt).
+func runP1VsctlBounded(tb testing.TB, arm p1Arm, size churnSize, bound time.Duration) *p1Cell {
+	tb.Helper()
+	size.phaseTimeout = bound
 	e := newChurnEnv(tb, size)
 	r := &churnResult{arm: arm.name, ports: size.ports}
 	for _, phase := range []churnPhase{churnCreate, churnDelete} {
@@ -191,8 +262,13 @@ func runP1Arm(tb testing.TB, arm p1Arm, size churnSize) (*churnResult, map[strin
 					done++
 				}
 			}
-			return nil, nil, fmt.Sprintf("did not finish: %s reached %d of %d ports in %s (%v)", phase, done, size.ports,
-				size.phaseTimeout, firstLine(err.Error()))
+			p := &p1Partial{ports: size.ports, bound: bound, note: firstLine(err.Error()),
+				phases: []p1PartialPhase{{phase: phase, of: size.ports, done: done, wall: t.wall, cut: true}}}
+			if phase == churnDelete {
+				c := r.phases[churnCreate]
+				p.phases = []p1PartialPhase{{phase: churnCreate, of: size.ports, done: size.ports, wall: c.wall}, p.phases[0]}
+			}
+			return &p1Cell{partial: p, why: p.String()}
 		}
 		next1, rec1 := e.counters(tb)
 		if err := e.check(phase); err != nil {
@@ -200,7 +276,59 @@ func runP1Arm(tb testing.TB, arm p1Arm, size churnSize) (*churnResult, map[strin
 		}
 		r.phases[phase] = churnPhaseResult{churnTiming: t, txns: next1 - next0, reconfigs: rec1 - rec0}
 	}
-	return r, nil, ""
+	return &p1Cell{res: r}
+}
+
+// runP1OvsdbappBounded runs the ovsdbapp arm with a deadline of bound per phase: past it the
+// script starts no request and lets those in flight finish. After a cut create the delete
+// removes the ports made (within the bound too); each phase's outcome is checked, a cut one on
+// the ports it did.
+func runP1OvsdbappBounded(tb testing.TB, arm p1Arm, size churnSize, bound time.Duration) *p1Cell {
+	tb.Helper()
+	e := newChurnEnv(tb, size)
+	r := &churnResult{arm: arm.name, ports: size.ports}
+	p := &p1Partial{ports: size.ports, bound: bound}
+	names, cut := e.names, false
+	for _, phase := range []churnPhase{churnCreate, churnDelete} {
+		next0, rec0 := e.counters(tb)
+		run := runOvsdbappScript(tb, e, phase, names, bound)
+		next1, rec1 := e.counters(tb)
+		done := names
+		if run.cut {
+			done, cut = run.done, true
+		}
+		if err := checkOvsdbappPhase(e, phase, done, run.cut); err != nil {
+			tb.Fatalf("%s, after %s (%d of %d ports done): %v", arm.name, phase, len(done), len(names), err)
+		}
+		p.phases = append(p.phases, p1PartialPhase{phase: phase, of: len(names), done: len(done), wall: run.wall, cut: run.cut})
+		r.phases[phase] = churnPhaseResult{churnTiming: run.churnTiming, txns: next1 - next0, reconfigs: rec1 - rec0}
+		names = done
+	}
+	if cut {
+		return &p1Cell{partial: p, why: p.String()}
+	}
+	return &p1Cell{res: r}
+}
+
+// checkOvsdbappPhase checks a phase of the bounded ovsdbapp arm: a full one as e.check does; a
+// cut create left br0 with exactly the ports done, each with an ofport; a cut delete left none
+// of the ports it did.
+func checkOvsdbappPhase(e *churnEnv, phase churnPhase, done []string, cut bool) error {
+	switch {
+	case !cut:
+		return e.check(phase)
+	case phase == churnDelete:
+		return e.raw.checkGone(done)
+	}
+	if n, err := e.raw.portCount("br0"); err != nil {
+		return err
+	} else if n != len(done)+1 {
+		return fmt.Errorf("br0 has %d ports, want %d (the ports done and br0's own)", n, len(done)+1)
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	return e.raw.checkPorts(done, true)
 }
 
 func firstLine(s string) string {
@@ -311,7 +439,7 @@ func loadavg() string {
 // formatP1 renders the runs as the markdown of docs/benchmarks.md.
 func formatP1(runs []*p1Run) string {
 	var w strings.Builder
-	fmt.Fprintf(&w, "Run of %s, commit %s, `make bench-churn` (times in s; latencies are each request's time to acknowledgement, in ms; × floor: create + delete time ÷ the floor's; ovsdbapp ÷: ovsdbapp's time ÷ this arm's).\n",
+	fmt.Fprintf(&w, "Run of %s, commit %s, `make bench-churn` (times in s; latencies are each request's time to acknowledgement, in ms; × floor: create + delete time ÷ the floor's; ovsdbapp ÷: ovsdbapp's time ÷ this arm's, \"> x\" a lower bound when ovsdbapp was cut: see under the targets).\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), gitCommit())
 	for _, r := range runs {
 		fmt.Fprintf(&w, "\n**%d ports / %d clients, %s** (load average before: %s", r.size.ports, r.size.clients, r.condition, r.loadavg)
@@ -321,7 +449,7 @@ func formatP1(runs []*p1Run) string {
 		fmt.Fprint(&w, ")\n\n")
 		fmt.Fprintln(&w, "| arm | create s | delete s | × floor | ovsdbapp ÷ | create p50 / p99 ms | delete p50 / p99 ms | txns c+d | reconfigs c+d | batch sizes c / d |")
 		fmt.Fprintln(&w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-		floor, app := r.result("floor"), r.result("ovsdbapp")
+		floor := r.result("floor")
 		for _, arm := range p1Arms {
 			cell := r.cells[arm.name]
 			if cell == nil || cell.res == nil {
@@ -335,7 +463,7 @@ func formatP1(runs []*p1Run) string {
 			res := cell.res
 			c, d := res.phases[churnCreate], res.phases[churnDelete]
 			fmt.Fprintf(&w, "| %s | %.2f | %.2f | %s | %s | %.0f / %.0f | %.0f / %.0f | %d+%d | %d+%d | %s / %s |\n", arm.name,
-				c.wall.Seconds(), d.wall.Seconds(), ratioOf(res, floor), ratioOf(app, res),
+				c.wall.Seconds(), d.wall.Seconds(), ratioOf(res, floor), r.ovsdbappRatio(res),
 				ms(percentile(c.lat, 0.5)), ms(percentile(c.lat, 0.99)), ms(percentile(d.lat, 0.5)), ms(percentile(d.lat, 0.99)),
 				c.txns, d.txns, c.reconfigs, d.reconfigs, batchShort(c.batches), batchShort(d.batches))
 		}
@@ -363,10 +491,43 @@ func formatP1(runs []*p1Run) string {
 	for _, r := range runs {
 		op := r.result("ovsplaned")
 		fmt.Fprintf(&w, "| %d / %d | %s | %s | %s | %s | %s |\n", r.size.ports, r.size.clients, r.condition,
-			ratioOf(op, r.result("floor")), ratioOf(r.result("ovsdbapp"), op), ratioOf(r.result("ovsplaned-half-noop"), op),
+			ratioOf(op, r.result("floor")), r.ovsdbappRatio(op), ratioOf(r.result("ovsplaned-half-noop"), op),
 			ratioOf(r.result("ovsplaned-depth1"), op))
 	}
+	for _, r := range runs {
+		if c := r.cells["ovsdbapp"]; c != nil && c.partial != nil {
+			fmt.Fprintf(&w, "\n\"> x\": ovsdbapp did not finish a phase within its bound (%s, %s), so its ratios are lower bounds,"+
+				" rounded down: ovsdbapp's create + delete over all ports takes more than the bound for each phase it did not finish"+
+				" plus the time of each it finished over all ports (a delete of only the ports a cut create made counts for nothing),"+
+				" and that sum is divided by the other arm's create + delete time. ovsdbapp's rate before the bound is not extrapolated.\n",
+				p1OvsdbappTimeoutEnv, c.partial.bound)
+			break
+		}
+	}
 	return w.String()
+}
+
+// ovsdbappRatio is ovsdbapp's create + delete time ÷ res's in r (see boundRatio).
+func (r *p1Run) ovsdbappRatio(res *churnResult) string {
+	var cut *p1Partial
+	if c := r.cells["ovsdbapp"]; c != nil {
+		cut = c.partial
+	}
+	return boundRatio(r.result("ovsdbapp"), cut, res)
+}
+
+// boundRatio is a's create + delete time ÷ b's: exact (ratioOf) when a finished; "> x" when a
+// bound cut a, x being a's lower bound (p1Partial.lowerBound) ÷ b's time rounded down, so that
+// the claim stays true; "–" when nothing can be said.
+func boundRatio(a *churnResult, aCut *p1Partial, b *churnResult) string {
+	if a != nil || aCut == nil {
+		return ratioOf(a, b)
+	}
+	lb := aCut.lowerBound()
+	if b == nil || b.total() <= 0 || lb <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("> %.2f", math.Floor(100*lb.Seconds()/b.total().Seconds())/100)
 }
 
 // txnSplit renders a phase's mean commit, acknowledgement and remaining time per transaction
@@ -421,8 +582,9 @@ func gitCommit() string {
 // and the daemon logged a round trip for each plugin port's validate, attach and detach.
 func TestChurnHalfPluginShort(t *testing.T) {
 	lab.Require(t, lab.NeedOVS)
-	r, rpc, _ := runP1Arm(t, p1Arm{name: "ovsplaned-half-noop", run: churnOvsplanedHalfNoop},
-		churnSize{ports: 200, clients: 20, phaseTimeout: churnDefaultPhaseTimeout})
+	cell := runP1Arm(t, p1Arm{name: "ovsplaned-half-noop", run: churnOvsplanedHalfNoop},
+		churnSize{ports: 200, clients: 20, phaseTimeout: churnDefaultPhaseTimeout}, 0)
+	r, rpc := cell.res, cell.rpc
 	for _, call := range []string{"validate", "attach", "detach"} {
 		if len(rpc[call]) < 100 {
 			t.Errorf("%d %s calls logged, want one per noop port (100)", len(rpc[call]), call)
@@ -430,4 +592,45 @@ func TestChurnHalfPluginShort(t *testing.T) {
 	}
 	t.Logf("create %.2f s, delete %.2f s; attach p50 %v p99 %v", r.phases[0].wall.Seconds(), r.phases[1].wall.Seconds(),
 		percentile(rpc["attach"], 0.5), percentile(rpc["attach"], 0.99))
+}
+
+// TestP1OvsdbappBoundRatio checks the "ovsdbapp ÷" figure when a bound cut ovsdbapp (no lab): a
+// cut phase counts as the bound, a finished one over all ports as its time, a delete of only the
+// ports a cut create made as nothing, and the ratio is rounded down.
+func TestP1OvsdbappBoundRatio(t *testing.T) {
+	arm := &churnResult{phases: [2]churnPhaseResult{{churnTiming: churnTiming{wall: 2 * time.Second}},
+		{churnTiming: churnTiming{wall: time.Second}}}} // 3 s in all
+	full := &churnResult{phases: arm.phases}
+	full.phases[0].wall = 9 * time.Second
+	createCut := &p1Partial{ports: 300, bound: 10 * time.Second, phases: []p1PartialPhase{
+		{phase: churnCreate, of: 300, done: 120, wall: 10300 * time.Millisecond, cut: true},
+		{phase: churnDelete, of: 120, done: 120, wall: 4 * time.Second}}}
+	deleteCut := &p1Partial{ports: 300, bound: 10 * time.Second, phases: []p1PartialPhase{
+		{phase: churnCreate, of: 300, done: 300, wall: 7 * time.Second},
+		{phase: churnDelete, of: 300, done: 200, wall: 10100 * time.Millisecond, cut: true}}}
+	bothCut := &p1Partial{ports: 300, bound: 10 * time.Second, phases: []p1PartialPhase{
+		{phase: churnCreate, of: 300, done: 120, wall: 10 * time.Second, cut: true},
+		{phase: churnDelete, of: 120, done: 90, wall: 10 * time.Second, cut: true}}}
+	for _, c := range []struct {
+		name string
+		app  *churnResult
+		cut  *p1Partial
+		arm  *churnResult
+		want string
+	}{
+		{"finished", full, nil, arm, "3.33"},           // 10 s ÷ 3 s
+		{"create cut", nil, createCut, arm, "> 3.33"},  // > 10 s (the partial delete not counted) ÷ 3 s
+		{"delete cut", nil, deleteCut, arm, "> 5.66"},  // > 7 + 10 s ÷ 3 s = 5.666…, rounded down
+		{"both cut", nil, bothCut, arm, "> 3.33"},      // the delete was of 120 ports only
+		{"arm missing", nil, createCut, nil, "–"},      // nothing to divide by
+		{"ovsdbapp not run", nil, nil, arm, "–"},       // no result, no bound
+		{"nothing known", nil, &p1Partial{}, arm, "–"}, // a bound with no phase
+	} {
+		if got := boundRatio(c.app, c.cut, c.arm); got != c.want {
+			t.Errorf("%s: boundRatio = %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got, want := createCut.String(), "did not finish in 10s per phase: create 120 of 300 ports in 10.30 s, cut; delete 120 of 120 ports in 4.00 s"; got != want {
+		t.Errorf("row text %q, want %q", got, want)
+	}
 }
