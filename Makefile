@@ -119,11 +119,13 @@ bench:
 ## ovsdbapp (bounded by OVSPLANE_P1_OVSDBAPP_TIMEOUT per phase when set; unset: unbounded) and
 ## per-port ovs-vsctl (bounded by OVSPLANE_P1_VSCTL_TIMEOUT per phase, default 5m): a bounded arm
 ## that does not finish shows how far it got, and ovsdbapp's ratios become lower bounds ("> x");
-## rewrites docs/benchmarks.md's "Port churn P1" tables. About an hour on 2 vCPUs.
+## rewrites docs/benchmarks.md's "Port churn P1" tables. About an hour on 2 vCPUs. P1_BENCH, the
+## -bench pattern, selects part of the matrix, e.g. P1_BENCH='BenchmarkChurnP1/.*/.*/^(floor|ovsplaned)$$'.
 .PHONY: bench-churn
 bench-churn:
 	@scripts/lab-setup.sh
-	set -o pipefail; OVSPLANE_CHURN_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench 'BenchmarkChurnP1' -benchtime 1x -timeout 4h -v ./bench/ | tee bench-churn.out
+	set -o pipefail; OVSPLANE_CHURN_DOC=$(CURDIR)/docs/benchmarks.md $(GO) test -run '^$$' -bench '$(P1_BENCH)' -benchtime 1x -timeout 4h -v ./bench/ | tee bench-churn.out
+P1_BENCH ?= BenchmarkChurnP1
 
 ## bench-vsctl: BenchmarkVsctl and BenchmarkVsctlWait (vsctl against ovs-vsctl, as root; needs
 ## the lab), then rewrite docs/benchmarks.md's vsctl tables from their output (bench-vsctl.out)

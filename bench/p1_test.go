@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -436,11 +437,27 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
+// p1Command is the command line that reproduces this run: make bench-churn with the P1 knobs
+// set in the environment and the -bench pattern when it is not the whole matrix.
+func p1Command() string {
+	var parts []string
+	for _, k := range []string{p1SizesEnv, "OVSPLANE_P1_OVSDBAPP_TIMEOUT", "OVSPLANE_P1_VSCTL_TIMEOUT"} {
+		if v := os.Getenv(k); v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	parts = append(parts, "make bench-churn")
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "BenchmarkChurnP1" {
+		parts = append(parts, "P1_BENCH='"+f.Value.String()+"'")
+	}
+	return strings.Join(parts, " ")
+}
+
 // formatP1 renders the runs as the markdown of docs/benchmarks.md.
 func formatP1(runs []*p1Run) string {
 	var w strings.Builder
-	fmt.Fprintf(&w, "Run of %s, commit %s, `make bench-churn` (times in s; latencies are each request's time to acknowledgement, in ms; × floor: create + delete time ÷ the floor's; ovsdbapp ÷: ovsdbapp's time ÷ this arm's, \"> x\" a lower bound when ovsdbapp was cut: see under the targets).\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), gitCommit())
+	fmt.Fprintf(&w, "Run of %s, commit %s, `%s` (times in s; latencies are each request's time to acknowledgement, in ms; × floor: create + delete time ÷ the floor's; ovsdbapp ÷: ovsdbapp's time ÷ this arm's, \"> x\" a lower bound when ovsdbapp was cut: see under the targets).\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), gitCommit(), p1Command())
 	for _, r := range runs {
 		fmt.Fprintf(&w, "\n**%d ports / %d clients, %s** (load average before: %s", r.size.ports, r.size.clients, r.condition, r.loadavg)
 		if r.condition == "hog" {
