@@ -55,8 +55,10 @@ func (a *attacher) request(p model.Port) (prov api.PortProvider, plugin, typ str
 // a different one is refused (delete the port first). fresh reports whether this call created
 // the plugin's side (so a failed write must detach it). Every answer refused — by the host's
 // checks, by shapeOf, or because the shape names rows another object or someone else holds —
-// is detached at once with the refused answer's State and logged (see refuse).
-func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov api.PortProvider, plugin, typ string, prev *storedPort) (pp *pluginPort, fresh bool, err error) {
+// is detached at once with the refused answer's State and logged (see refuse). failed, if not
+// nil, is called before that clean-up (it withdraws the port's announcement to the batcher; an
+// error returned without clean-up leaves that to the caller).
+func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov api.PortProvider, plugin, typ string, prev *storedPort, failed func()) (pp *pluginPort, fresh bool, err error) {
 	in := p.Interfaces[0]
 	req := api.PortRequest{Bridge: bridge, Name: p.Name, Type: typ, Options: in.Options, ExternalIDs: p.ExternalIDs}
 	if prev != nil && prev.Plugin != nil {
@@ -90,6 +92,9 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 	if err != nil {
 		var refused *api.RefusedAnswerError
 		if errors.As(err, &refused) { // the plugin did its host work, then answered what cannot be stored
+			if failed != nil {
+				failed()
+			}
 			a.refuse(bridge, p, plugin, typ, refused.State, req.Replay, err)
 		}
 		return nil, false, pluginError(p.Name, err)
@@ -104,6 +109,9 @@ func (a *attacher) attach(ctx context.Context, bridge string, p model.Port, prov
 		err = checkPortJobs(plugin, p.Name, att.Jobs)
 	}
 	if err != nil {
+		if failed != nil {
+			failed()
+		}
 		a.refuse(bridge, p, plugin, typ, att.State, req.Replay, err)
 		return nil, false, err
 	}

@@ -272,7 +272,7 @@ func (a *attacher) attachConfig(ctx context.Context, gone []attachment) (changed
 		case !ok:
 			c.err = fmt.Errorf("no configured plugin provides type %q (yet); configure it under plugins: or check `vsctl plugin list`", pluginTypeOf(c.spec))
 		default:
-			c.pp, _, c.err = a.attach(ctx, c.bridge, c.spec, prov, plugin, typ, nil)
+			c.pp, _, c.err = a.attach(ctx, c.bridge, c.spec, prov, plugin, typ, nil, nil)
 		}
 		a.mu.Lock()
 		a.releaseLocked(c.spec.Name) // registered below, or detached

@@ -62,7 +62,9 @@ type Options struct {
 	// after MaxDelay. Without lingering, the first client answered after a batch would find
 	// nothing in flight and go alone, and N clients in lock step would make batches far smaller
 	// than N (more ovs-vswitchd reconfigurations); without cohorts every batch would wait the
-	// full delay.
+	// full delay. A plugin port is announced to the batcher before its plugin's Validate and
+	// Attach, and a batch ready to go waits for announced ports up to 5 × MaxDelay (see
+	// batch.Options.AnnouncedDelay), so plugin ports join their cohort's transaction.
 	BatchMaxSize  int
 	BatchMaxDelay time.Duration
 	BatchDepth    int

@@ -47,10 +47,12 @@ func (d *Daemon) ApplyPort(ctx context.Context, bridge string, p model.Port) (mo
 	if isPlugin {
 		// The plugin's work comes before the port reaches the batcher: announce it so its
 		// batch waits for it instead of leaving without it (splitting the cohort).
-		announced = d.w.Announce()
+		// A failed or cancelled plugin call withdraws it at once (before any clean-up), so it
+		// never holds a batch.
+		announced = d.w.Announce(ctx)
 		defer announced.Cancel() // no-op once submitted
 		defer d.att.begin(p.Name)()
-		if sp.Plugin, fresh, err = d.att.attach(ctx, bridge, p, prov, plugin, typ, prev); err != nil {
+		if sp.Plugin, fresh, err = d.att.attach(ctx, bridge, p, prov, plugin, typ, prev, announced.Cancel); err != nil {
 			return model.PortInfo{}, err
 		}
 	}

@@ -106,10 +106,13 @@ type Options[Req any] struct {
 	// request's arrival and the end of the last commit (so requests that waited for the slot
 	// still gather with the callers of the batch that freed it).
 	Cohort bool
-	// AnnouncedDelay, with Cohort, replaces MaxDelay while requests announced with Announce
-	// are still being prepared and the batch is short of the cohort's size: callers
-	// that do work before they submit (a plugin's attach) still join their cohort instead of
-	// splitting it. Default 5 × MaxDelay.
+	// AnnouncedDelay, with Cohort, bounds how long requests announced with Announce hold a
+	// batch that is otherwise ready (cohort reached or MaxDelay passed): such a batch waits
+	// while an announcement made less than AnnouncedDelay ago is still being prepared (a
+	// plugin's Validate and Attach before the write), and for at most AnnouncedDelay from its
+	// oldest request. Callers that do work before they submit then join their cohort instead of
+	// reaching the batcher just after it left and splitting it from then on. Default
+	// 5 × MaxDelay.
 	AnnouncedDelay time.Duration
 	// Key, if set, names the object a request changes. Requests with the same non-empty key never
 	// share a batch and are never in flight together, so they are applied in submission order.
@@ -234,7 +237,7 @@ type Batcher[Req, Res any] struct {
 	lastDone     time.Time // when the last commit finished (Options.Cohort)
 	inflightReqs int
 	inflightKeys map[string]int
-	announced    int // requests announced (Announce) and not yet submitted or cancelled
+	announced    map[*Announcement[Req, Res]]struct{} // announced, not yet submitted or withdrawn
 	st           counters
 }
 
@@ -255,6 +258,7 @@ func Start[Req, Res any](ctx context.Context, c Committer[Req, Res], opts Option
 		wake:         make(chan struct{}, 1),
 		stopped:      make(chan struct{}),
 		inflightKeys: map[string]int{},
+		announced:    map[*Announcement[Req, Res]]struct{}{},
 		st:           newCounters(o.MaxSize),
 	}
 	go b.dispatch()
@@ -263,32 +267,65 @@ func Start[Req, Res any](ctx context.Context, c Committer[Req, Res], opts Option
 
 // Announcement is a request a caller will submit soon (see Announce).
 type Announcement[Req, Res any] struct {
-	b    *Batcher[Req, Res]
-	once sync.Once
+	b  *Batcher[Req, Res]
+	at time.Time // when it was announced
+
+	// Guarded by b.mu.
+	ended bool        // submitted or withdrawn
+	stop  func() bool // stops the withdrawal on ctx's end (context.AfterFunc)
 }
 
-// Announce tells the Batcher that a request is coming once the caller has prepared it, so a
-// cohort waits for it (up to Options.AnnouncedDelay). Submit it with SubmitAnnounced, or call
-// Cancel when it will not come; an Announcement is used once.
-func (b *Batcher[Req, Res]) Announce() *Announcement[Req, Res] {
+// Announce tells the Batcher that a request is coming once the caller has prepared it (for
+// example after a plugin's calls), so that with Options.Cohort a batch ready to go waits for it
+// (see Options.AnnouncedDelay) instead of leaving without it. Submit the request with
+// SubmitAnnounced, or call Cancel as soon as it will not come (its preparation failed); the
+// announcement is withdrawn by itself when ctx ends. A withdrawn announcement holds no batch.
+// An Announcement is used once.
+func (b *Batcher[Req, Res]) Announce(ctx context.Context) *Announcement[Req, Res] {
+	a := &Announcement[Req, Res]{b: b}
 	b.mu.Lock()
-	b.announced++
+	a.at = b.clock.Now()
+	b.announced[a] = struct{}{}
 	b.mu.Unlock()
-	return &Announcement[Req, Res]{b: b}
+	stop := context.AfterFunc(ctx, a.Cancel)
+	b.mu.Lock()
+	if a.ended {
+		b.mu.Unlock()
+		stop()
+		return a
+	}
+	a.stop = stop
+	b.mu.Unlock()
+	return a
 }
 
-// Cancel withdraws the announcement (no-op once submitted or cancelled).
+// Cancel withdraws the announcement: a batch no longer waits for it. It is a no-op once the
+// request was submitted or the announcement withdrawn.
 func (a *Announcement[Req, Res]) Cancel() {
-	a.once.Do(func() {
-		a.b.mu.Lock()
-		a.b.announced--
-		a.b.mu.Unlock()
-		a.b.signal()
-	})
+	a.b.mu.Lock()
+	stop := a.endLocked()
+	a.b.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	a.b.signal()
+}
+
+// endLocked ends the announcement (idempotent) and returns the function that stops its
+// withdrawal on ctx's end, to be called without the lock, or nil.
+func (a *Announcement[Req, Res]) endLocked() func() bool {
+	if a.ended {
+		return nil
+	}
+	a.ended = true
+	delete(a.b.announced, a)
+	stop := a.stop
+	a.stop = nil
+	return stop
 }
 
 // SubmitAnnounced is Submit for an announced request: the announcement ends as the request is
-// queued.
+// queued (or refused). A nil a makes it Submit.
 func (b *Batcher[Req, Res]) SubmitAnnounced(ctx context.Context, a *Announcement[Req, Res], req Req) (Res, error) {
 	return b.submit(ctx, req, a)
 }
@@ -327,17 +364,25 @@ func (b *Batcher[Req, Res]) submit(ctx context.Context, req Req, a *Announcement
 		it.key = b.opts.Key(req)
 	}
 	b.mu.Lock()
+	var stop func() bool
 	if a != nil {
-		a.once.Do(func() { b.announced-- })
+		stop = a.endLocked()
 	}
 	if b.closing {
 		b.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		b.signal()
 		return zero, ErrClosed
 	}
 	b.queue = append(b.queue, it)
 	b.st.queued++
 	b.st.submitted++
 	b.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	b.signal()
 
 	select {

@@ -46,6 +46,13 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
+// pending is the number of timers armed and not yet fired.
+func (c *fakeClock) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiters)
+}
+
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -534,7 +541,7 @@ func TestAnnouncedRequestsJoinTheirCohort(t *testing.T) {
 	clk.Advance(time.Second)
 	collect(t, ch, 3) // the cohort is 3
 
-	late := b.Announce()
+	late := b.Announce(context.Background())
 	ch = submitAll(context.Background(), b, 4, 5)
 	eventually(t, "2 queued", func() bool { return b.Stats().Queued == 2 })
 	clk.Advance(2 * time.Second) // past MaxDelay: the announced third member keeps them waiting
@@ -551,7 +558,7 @@ func TestAnnouncedRequestsJoinTheirCohort(t *testing.T) {
 		t.Fatalf("batch sizes = %v, want [3 3]", got)
 	}
 
-	gone := b.Announce()
+	gone := b.Announce(context.Background())
 	ch = submitAll(context.Background(), b, 7, 8)
 	eventually(t, "2 queued", func() bool { return b.Stats().Queued == 2 })
 	clk.Advance(2 * time.Second)
@@ -595,5 +602,138 @@ func TestOverlapFullOnly(t *testing.T) {
 			collect(t, second, 1)
 			collect(t, rest, 2)
 		})
+	}
+}
+
+// startCohort starts a lingering cohort batcher (MaxDelay 1s, AnnouncedDelay 10s) on clk and
+// forms a cohort of 2: the first batch, of 2, goes after MaxDelay.
+func startCohort(t *testing.T, f *fakeCommitter, clk *fakeClock) *batch.Batcher[int, int] {
+	t.Helper()
+	b := start(t, f, batch.Options[int]{MaxSize: 100, MaxDelay: time.Second, AnnouncedDelay: 10 * time.Second,
+		Linger: true, Cohort: true, Clock: clk})
+	ch := submitAll(context.Background(), b, 1, 2)
+	eventually(t, "2 queued", func() bool { return b.Stats().Queued == 2 })
+	clk.Advance(time.Second)
+	collect(t, ch, 2)
+	return b
+}
+
+// submitAnnounced submits req for announcement a in its own goroutine.
+func submitAnnounced(b *batch.Batcher[int, int], a *batch.Announcement[int, int], req int) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		v, err := b.SubmitAnnounced(context.Background(), a, req)
+		ch <- result{req, v, err}
+	}()
+	return ch
+}
+
+// held waits until queued requests wait in the queue with a timer armed, then checks that no
+// batch beyond the first commits has gone.
+func held(t *testing.T, b *batch.Batcher[int, int], f *fakeCommitter, clk *fakeClock, queued, commits int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d queued, a timer armed", queued), func() bool {
+		return b.Stats().Queued == queued && clk.pending() > 0
+	})
+	if n := len(f.calls()); n != commits {
+		t.Fatalf("%d commits, want %d: the batch must wait for the announced request", n, commits)
+	}
+}
+
+// A cohort reached while a member announced earlier is still preparing (a plugin port whose
+// Validate and Attach have not returned) waits for it instead of leaving without it; the
+// batch that then goes is the whole cohort, which becomes the new cohort size.
+func TestAnnouncedMemberHoldsAReachedCohort(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := startCohort(t, f, clk)
+
+	late := b.Announce(t.Context())
+	ch := submitAll(context.Background(), b, 3, 4) // the cohort of 2 is reached
+	held(t, b, f, clk, 2, 1)
+	clk.Advance(2 * time.Second) // past MaxDelay, within AnnouncedDelay: still held
+	held(t, b, f, clk, 2, 1)
+	lateRes := submitAnnounced(b, late, 5)
+	collect(t, ch, 2)
+	collect(t, lateRes, 1)
+	if got := sizes(f.calls()); !slices.Equal(got, []int{2, 3}) {
+		t.Fatalf("batch sizes = %v, want [2 3]: the announced request joins its cohort", got)
+	}
+	// The cohort is now 3: three requests go at once, without the clock moving.
+	collect(t, submitAll(context.Background(), b, 6, 7, 8), 3)
+	if got := sizes(f.calls()); !slices.Equal(got, []int{2, 3, 3}) {
+		t.Errorf("batch sizes = %v, want [2 3 3]", got)
+	}
+}
+
+// A withdrawn announcement — cancelled by its caller (its plugin call failed) or by the end
+// of its context — releases the batch it held at once, without the clock moving.
+func TestWithdrawnAnnouncementHoldsNothing(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := startCohort(t, f, clk)
+
+	a := b.Announce(t.Context())
+	ch := submitAll(context.Background(), b, 3, 4)
+	held(t, b, f, clk, 2, 1)
+	a.Cancel()
+	collect(t, ch, 2)
+	a.Cancel() // idempotent
+
+	ctx, cancel := context.WithCancel(t.Context())
+	b.Announce(ctx)
+	ch = submitAll(context.Background(), b, 5, 6)
+	held(t, b, f, clk, 2, 2)
+	cancel()
+	collect(t, ch, 2)
+
+	if got := sizes(f.calls()); !slices.Equal(got, []int{2, 2, 2}) {
+		t.Errorf("batch sizes = %v, want [2 2 2]", got)
+	}
+}
+
+// An announcement that is never submitted nor withdrawn (a plugin call that hangs) holds a
+// batch for at most AnnouncedDelay, and once AnnouncedDelay has passed since it was made it
+// holds no later batch.
+func TestAnnouncementHoldsAtMostAnnouncedDelay(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := startCohort(t, f, clk)
+
+	hung := b.Announce(t.Context())
+	defer hung.Cancel()
+	ch := submitAll(context.Background(), b, 3, 4)
+	held(t, b, f, clk, 2, 1)
+	clk.Advance(9 * time.Second)
+	held(t, b, f, clk, 2, 1)
+	clk.Advance(time.Second) // AnnouncedDelay
+	collect(t, ch, 2)
+	collect(t, submitAll(context.Background(), b, 5, 6), 2) // the cohort, at once: hung holds no more
+	if got := sizes(f.calls()); !slices.Equal(got, []int{2, 2, 2}) {
+		t.Errorf("batch sizes = %v, want [2 2 2]", got)
+	}
+}
+
+// Announcements change nothing where no cohort is gathered: an idle batcher without Linger
+// sends at once, and a full batch goes with announcements pending.
+func TestAnnouncementsHoldNoIdleOrFullBatch(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := start(t, f, batch.Options[int]{MaxSize: 2, MaxDelay: time.Second, Clock: clk})
+	a := b.Announce(t.Context())
+	defer a.Cancel()
+	collect(t, submitAll(context.Background(), b, 1), 1) // idle: at once
+
+	c := start(t, f, batch.Options[int]{MaxSize: 2, MaxDelay: time.Second, AnnouncedDelay: 10 * time.Second,
+		Linger: true, Cohort: true, Clock: clk})
+	a2 := c.Announce(t.Context())
+	defer a2.Cancel()
+	collect(t, submitAll(context.Background(), c, 2, 3), 2) // full (MaxSize 2): at once
+	if got := sizes(f.calls()); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("batch sizes = %v, want [1 2]", got)
 	}
 }

@@ -41,10 +41,18 @@ func (b *Batcher[Req, Res]) dispatch() {
 				// the batch that just finished: the delay starts when the slot freed.
 				oldest = b.lastDone
 			}
-			delay := b.opts.MaxDelay
 			cohort := b.cohortLocked()
-			if b.opts.Cohort && b.announced > 0 && len(batch) < cohort {
-				delay = b.opts.AnnouncedDelay // members of the cohort are still preparing
+			ready := (b.inflight == 0 && !b.opts.Linger) ||
+				(b.opts.Cohort && cohort > 0 && len(batch) >= cohort) ||
+				!now.Before(oldest.Add(b.opts.MaxDelay))
+			wait := oldest.Add(b.opts.MaxDelay)
+			if ready && b.opts.Cohort {
+				// Members of the cohort announced and still preparing hold a batch that is
+				// otherwise ready, each for AnnouncedDelay from its announcement, the batch for
+				// at most AnnouncedDelay from its oldest request.
+				if until := b.heldUntilLocked(); now.Before(until) && now.Before(oldest.Add(b.opts.AnnouncedDelay)) {
+					ready, wait = false, minTime(until, oldest.Add(b.opts.AnnouncedDelay))
+				}
 			}
 			switch {
 			case len(batch) == 0:
@@ -56,14 +64,13 @@ func (b *Batcher[Req, Res]) dispatch() {
 			case b.inflight > 0 && b.opts.OverlapFullOnly:
 				// A partial batch waits for the slot to free: the callers of the batch in
 				// flight come back then and join it. A finishing commit wakes us.
-			case (b.inflight == 0 && !b.opts.Linger) ||
-				(b.opts.Cohort && cohort > 0 && len(batch) >= cohort) ||
-				!now.Before(oldest.Add(delay)):
+			case ready:
 				b.takeLocked(batch)
 				b.mu.Unlock()
 				continue
 			default:
-				timer = b.clock.After(oldest.Add(delay).Sub(now))
+				// A submission, a withdrawn announcement or a finishing commit wakes us too.
+				timer = b.clock.After(wait.Sub(now))
 			}
 		}
 		b.mu.Unlock()
@@ -73,6 +80,25 @@ func (b *Batcher[Req, Res]) dispatch() {
 		case <-b.runCtx.Done():
 		}
 	}
+}
+
+// heldUntilLocked is when the announcements still pending stop holding batches: the latest
+// announcement's time plus Options.AnnouncedDelay; the zero time when none is pending.
+func (b *Batcher[Req, Res]) heldUntilLocked() time.Time {
+	var until time.Time
+	for a := range b.announced {
+		if t := a.at.Add(b.opts.AnnouncedDelay); t.After(until) {
+			until = t
+		}
+	}
+	return until
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // cohortLocked is the size of the cohort of callers (Options.Cohort): the largest of the last

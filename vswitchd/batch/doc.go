@@ -24,6 +24,20 @@
 // for a batch to fill. Requests with the same non-empty Options.Key never share a batch (nor are
 // in flight together); a later one waits for a following batch, so per-key order is kept.
 //
+// # Announced requests
+//
+// A caller that must do work before its request is ready (ovsplaned: a plugin port's Validate
+// and Attach round trips) announces it first (Announce) and submits it with SubmitAnnounced.
+// With Options.Cohort, a batch that would go (cohort reached, or MaxDelay passed) but would
+// leave out an announced request still being prepared waits for it: until every pending
+// announcement is submitted or withdrawn, bounded twice by Options.AnnouncedDelay — an
+// announcement holds batches only for AnnouncedDelay after it was made, and a batch waits no
+// longer than AnnouncedDelay from its oldest request. A withdrawn announcement (Cancel, or the
+// end of the context given to Announce) holds nothing from then on; a full batch, a closing
+// Batcher and a batcher without Cohort ignore announcements. Without this, requests arriving a
+// few milliseconds after their cohort's batch left form the start of the next one, the cohort
+// size shrinks to the part that came first, and every following batch is split the same way.
+//
 // Options.Weight and MaxWeight bound the objects of one batch as well (default
 // limits.MaxObjectsPerBatch; the OVSDB port committer of vswitchd/writer weighs a port and
 // its interfaces), so a stream of

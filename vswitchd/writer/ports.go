@@ -49,9 +49,10 @@ type PortResult struct {
 type Announcement = batch.Announcement[PortRequest, PortResult]
 
 // Announce tells the port batcher that a request is coming (its caller first does other work,
-// a plugin's attach), so the batch it belongs to waits for it. Pass it to EnsurePort, or
-// Cancel it.
-func (w *Writer) Announce() *Announcement { return w.batcher.Announce() }
+// a plugin's Validate and Attach), so the batch it belongs to waits for it (bounded; see
+// batch.Options.AnnouncedDelay). Pass it to EnsurePort or EnsureObject, or Cancel it as soon
+// as the request will not come; it is withdrawn by itself when ctx ends.
+func (w *Writer) Announce(ctx context.Context) *Announcement { return w.batcher.Announce(ctx) }
 
 // EnsurePort makes port p of bridge exist as p says (converted by PortSpec), in a batch with
 // concurrent requests, and returns its interfaces as ovs-vswitchd acknowledged them. An
