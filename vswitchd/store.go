@@ -48,27 +48,81 @@ func newObjectStore(log *slog.Logger, tags func(table, name string) (map[string]
 }
 
 // apiPort is a port created through the API, as the store keeps it. Its plugin's attachment,
-// if its type is a plugin's, is the attacher's.
+// if its type is a plugin's, is the attacher's. It keeps one model.Port per port, not two: the
+// request of a port without a plugin is its tagged port without the API tags (see request).
 type apiPort struct {
-	bridge string
-	spec   model.Port // the request
-	tagged model.Port // spec (or the plugin's shape) with the API tags: what the reconciler ensures (computed once)
+	bridge string // the store's own copy of the bridge name, shared by its ports (see bridgeNameLocked)
+	// tagged is the request (or the plugin's shape) with the API tags: what the reconciler
+	// ensures (computed once). Its SpecKey value is the string the cache holds for the row
+	// when the store read the port back from it.
+	tagged model.Port
+	// spec is the request when request cannot derive it from tagged (a plugin's port, or a
+	// request with an empty non-nil external_ids); nil otherwise.
+	spec *model.Port
 	// more and created are a plugin object's other ports and the bridges it created, tagged
 	// with the plugin and the object (computed once).
 	more    []placedPort
 	created []model.Bridge
 }
 
+// request returns the port as the API received it.
+func (p apiPort) request() model.Port {
+	if p.spec != nil {
+		return *p.spec
+	}
+	req := p.tagged
+	req.ExternalIDs = nil
+	for k, v := range p.tagged.ExternalIDs {
+		if k == OriginKey || k == SpecKey {
+			continue
+		}
+		if req.ExternalIDs == nil {
+			req.ExternalIDs = make(map[string]string, len(p.tagged.ExternalIDs)-2)
+		}
+		req.ExternalIDs[k] = v
+	}
+	return req
+}
+
 // putPortLocked records an API port read back from its stored spec, its plugin's attachment
-// first. s.mu must be held.
-func (s *objectStore) putPortLocked(sp storedPort) {
+// first. stored is the spec's JSON as OVSDB holds it ("" when unknown): the tagged port keeps
+// that string instead of an equal copy. s.mu must be held.
+func (s *objectStore) putPortLocked(sp storedPort, stored string) {
 	s.att.register(sp.Port.Name, sp.Bridge, sp.Port, sp.Plugin)
-	ap := apiPort{bridge: sp.Bridge, spec: sp.Port, tagged: sp.tagged()}
+	ap := apiPort{bridge: s.bridgeNameLocked(sp.Bridge), tagged: sp.tagged()}
+	if stored != "" && ap.tagged.ExternalIDs[SpecKey] == stored {
+		ap.tagged.ExternalIDs[SpecKey] = stored // the cache's string, not a second one
+	}
+	_, hasOrigin := sp.Port.ExternalIDs[OriginKey]
+	_, hasSpec := sp.Port.ExternalIDs[SpecKey]
+	if sp.Plugin != nil || hasOrigin || hasSpec || sp.Port.ExternalIDs != nil && len(sp.Port.ExternalIDs) == 0 {
+		req := sp.Port
+		ap.spec = &req
+	}
 	if sp.Plugin != nil {
 		ap.more, ap.created = sp.Plugin.objectRows(sp.Port.Name)
 	}
 	s.ports[sp.Port.Name] = ap
 	s.objVer++
+}
+
+// bridgeNameLocked returns name as a string the store already holds (the configuration's or an
+// API bridge's name, or another API port's bridge), so that the ports of one bridge share it
+// instead of each keeping the copy its spec was decoded into. s.mu must be held.
+func (s *objectStore) bridgeNameLocked(name string) string {
+	if b, ok := s.cfgDes.Bridge(name); ok {
+		return b.Name
+	}
+	if b, ok := s.bridges[name]; ok {
+		return b.Name
+	}
+	for _, p := range s.ports {
+		if p.bridge == name {
+			return p.bridge
+		}
+		break // one look only: the API ports of a bridge the API did not create are rare
+	}
+	return name
 }
 
 // deletePortLocked forgets API port name, then its plugin's attachment, which it returns (nil:
@@ -115,7 +169,7 @@ func (s *objectStore) adopt(owned []ovsdb.OwnedRow) {
 			s.log.Warn("API port with an unreadable spec; it will be pruned", "port", o.Name, "error", err)
 			continue
 		}
-		s.putPortLocked(sp)
+		s.putPortLocked(sp, o.Tags[SpecKey])
 	}
 }
 
@@ -130,7 +184,19 @@ func (s *objectStore) extra(owned []ovsdb.OwnedRow) []model.Bridge {
 	if s.extraCache != nil && s.extraVer == s.objVer {
 		return s.extraCache // callers only read it
 	}
-	byBridge := map[string][]model.Port{}
+	// Each bridge's ports in a slice of its exact size: the result is kept until the next
+	// change (extraCache), so it should not keep append's spare capacity.
+	counts := map[string]int{}
+	for _, p := range s.ports {
+		counts[p.bridge]++
+		for _, mp := range p.more {
+			counts[mp.Bridge]++
+		}
+	}
+	byBridge := make(map[string][]model.Port, len(counts))
+	for name, n := range counts {
+		byBridge[name] = make([]model.Port, 0, n)
+	}
 	var created []model.Bridge // by plugin objects
 	for _, p := range s.ports {
 		byBridge[p.bridge] = append(byBridge[p.bridge], p.tagged)
@@ -230,7 +296,7 @@ func (s *objectStore) settle(reqs []writer.PortRequest) {
 			// The spec key round-trips the API's view of the port exactly.
 			var sp storedPort
 			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {
-				s.putPortLocked(sp)
+				s.putPortLocked(sp, tags[SpecKey])
 			}
 		}
 	}
@@ -257,7 +323,7 @@ func (s *objectStore) deleteBridge(name string) (attached []storedPort) {
 	for pn, p := range s.ports {
 		if p.bridge == name {
 			if pp := s.deletePortLocked(pn); pp != nil {
-				attached = append(attached, storedPort{Bridge: p.bridge, Port: p.spec, Plugin: pp})
+				attached = append(attached, storedPort{Bridge: p.bridge, Port: p.request(), Plugin: pp})
 			}
 		}
 	}
@@ -325,7 +391,7 @@ func (s *objectStore) portInfos(bridge string) []model.PortInfo {
 	}
 	for _, p := range s.ports {
 		if bridge == "" || p.bridge == bridge {
-			out = append(out, s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: model.OriginAPI}))
+			out = append(out, s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.request(), Origin: model.OriginAPI}))
 		}
 	}
 	return out
@@ -337,7 +403,7 @@ func (s *objectStore) portInfo(name string) (model.PortInfo, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p, ok := s.ports[name]; ok {
-		return s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: model.OriginAPI}), true
+		return s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.request(), Origin: model.OriginAPI}), true
 	}
 	for _, b := range s.cfgDes.Bridges {
 		for _, p := range b.Ports {
