@@ -94,10 +94,10 @@ type Reconciler struct {
 	refreshCost atomic.Int64 // duration of the last refresh, in ns
 	mu          sync.Mutex
 	desired     config.DesiredState
-	version     int64 // incremented by every Update that changes desired
-	gen         int64 // 0 until the first pass
-	genVer      int64 // version gen was computed for
-	applied     int64 // version of the last successful pass, -1 before any
+	version     int64     // incremented by every Update that changes desired
+	gen         int64     // 0 until the first pass
+	genVer      int64     // version gen was computed for
+	applied     int64     // version of the last successful pass, -1 before any
 	status      statusSet // sorted by kind then name (see statusSet)
 	passErr     error
 	objErr      map[string]string // status key → why the last pass left that object out
