@@ -47,22 +47,43 @@ func newObjectStore(log *slog.Logger, tags func(table, name string) (map[string]
 	return s
 }
 
-// apiPort is a port created through the API, as the store keeps it. Its plugin's attachment,
-// if its type is a plugin's, is the attacher's. It keeps one model.Port per port, not two: the
-// request of a port without a plugin is its tagged port without the API tags (see request).
+// apiPort is a port created through the API, as the store keeps it: small (a map slot per
+// port), with one model.Port per port, not two. Its plugin's attachment, if its type is a
+// plugin's, is the attacher's.
 type apiPort struct {
 	bridge string // the store's own copy of the bridge name, shared by its ports (see bridgeNameLocked)
 	// tagged is the request (or the plugin's shape) with the API tags: what the reconciler
-	// ensures (computed once). Its SpecKey value is the string the cache holds for the row
-	// when the store read the port back from it.
-	tagged model.Port
+	// ensures (computed once): read only. Once extra ran it points into extra's result, so
+	// the desired set and the store share one copy. Its SpecKey value is the string the cache
+	// holds for the row when the store read the port back from it.
+	tagged *model.Port
 	// spec is the request when request cannot derive it from tagged (a plugin's port, or a
 	// request with an empty non-nil external_ids); nil otherwise.
 	spec *model.Port
-	// more and created are a plugin object's other ports and the bridges it created, tagged
-	// with the plugin and the object (computed once).
+	obj  *objectRows // a plugin object's other rows; nil: none
+}
+
+// objectRows are a plugin object's other ports and the bridges it created, tagged with the
+// plugin and the object (computed once).
+type objectRows struct {
 	more    []placedPort
 	created []model.Bridge
+}
+
+// more returns the object's other ports (none for a plain port).
+func (p apiPort) more() []placedPort {
+	if p.obj == nil {
+		return nil
+	}
+	return p.obj.more
+}
+
+// created returns the bridges the object created (none for a plain port).
+func (p apiPort) created() []model.Bridge {
+	if p.obj == nil {
+		return nil
+	}
+	return p.obj.created
 }
 
 // request returns the port as the API received it.
@@ -70,7 +91,7 @@ func (p apiPort) request() model.Port {
 	if p.spec != nil {
 		return *p.spec
 	}
-	req := p.tagged
+	req := *p.tagged
 	req.ExternalIDs = nil
 	for k, v := range p.tagged.ExternalIDs {
 		if k == OriginKey || k == SpecKey {
@@ -89,7 +110,8 @@ func (p apiPort) request() model.Port {
 // that string instead of an equal copy. s.mu must be held.
 func (s *objectStore) putPortLocked(sp storedPort, stored string) {
 	s.att.register(sp.Port.Name, sp.Bridge, sp.Port, sp.Plugin)
-	ap := apiPort{bridge: s.bridgeNameLocked(sp.Bridge), tagged: sp.tagged()}
+	tagged := sp.tagged()
+	ap := apiPort{bridge: s.bridgeNameLocked(sp.Bridge), tagged: &tagged}
 	if stored != "" && ap.tagged.ExternalIDs[SpecKey] == stored {
 		ap.tagged.ExternalIDs[SpecKey] = stored // the cache's string, not a second one
 	}
@@ -100,7 +122,9 @@ func (s *objectStore) putPortLocked(sp storedPort, stored string) {
 		ap.spec = &req
 	}
 	if sp.Plugin != nil {
-		ap.more, ap.created = sp.Plugin.objectRows(sp.Port.Name)
+		var o objectRows
+		o.more, o.created = sp.Plugin.objectRows(sp.Port.Name)
+		ap.obj = &o
 	}
 	s.ports[sp.Port.Name] = ap
 	s.objVer++
@@ -189,7 +213,7 @@ func (s *objectStore) extra(owned []ovsdb.OwnedRow) []model.Bridge {
 	counts := map[string]int{}
 	for _, p := range s.ports {
 		counts[p.bridge]++
-		for _, mp := range p.more {
+		for _, mp := range p.more() {
 			counts[mp.Bridge]++
 		}
 	}
@@ -198,12 +222,17 @@ func (s *objectStore) extra(owned []ovsdb.OwnedRow) []model.Bridge {
 		byBridge[name] = make([]model.Port, 0, n)
 	}
 	var created []model.Bridge // by plugin objects
-	for _, p := range s.ports {
-		byBridge[p.bridge] = append(byBridge[p.bridge], p.tagged)
-		for _, mp := range p.more {
+	for name, p := range s.ports {
+		ports := append(byBridge[p.bridge], *p.tagged)
+		byBridge[p.bridge] = ports
+		// The slice has its final size (counts): the element stays where it is, and the store
+		// keeps it rather than a copy of its own.
+		p.tagged = &ports[len(ports)-1]
+		s.ports[name] = p
+		for _, mp := range p.more() {
 			byBridge[mp.Bridge] = append(byBridge[mp.Bridge], mp.Port)
 		}
-		created = append(created, p.created...)
+		created = append(created, p.created()...)
 	}
 	out := make([]model.Bridge, 0, len(s.bridges)+len(byBridge))
 	for _, b := range created { // desired whole, with the object's ports on it
@@ -337,11 +366,11 @@ func (s *objectStore) objectsOn(bridge string) []writer.PortRequest {
 	defer s.mu.Unlock()
 	var out []writer.PortRequest
 	for name, p := range s.ports {
-		if p.bridge != bridge || len(p.more)+len(p.created) == 0 {
+		if p.bridge != bridge || p.obj == nil || len(p.obj.more)+len(p.obj.created) == 0 {
 			continue
 		}
-		r := writer.PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: bridge, Port: model.Port{Name: name}}, Bridges: p.created}
-		for _, mp := range p.more {
+		r := writer.PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: bridge, Port: model.Port{Name: name}}, Bridges: p.obj.created}
+		for _, mp := range p.obj.more {
 			r.More = append(r.More, ovsdb.PortOn{Bridge: mp.Bridge, Port: model.Port{Name: mp.Port.Name}})
 		}
 		out = append(out, r)
