@@ -29,7 +29,10 @@ type Watcher struct {
 	Configured uint64
 }
 
-// Feed is what the Dispatcher needs from the OVSDB client: *ovsdb.InterfaceWatch.
+// Feed is what the Dispatcher needs from the OVSDB client: *ovsdb.InterfaceWatch. A Feed may
+// also have a Pause method (as *ovsdb.InterfaceWatch does): the Dispatcher calls it when it
+// goes idle, and reads nothing until a watcher is configured, then a Full update (Pause must
+// make the next Collect Full).
 type Feed interface {
 	// Ready holds a token while Collect has something to say.
 	Ready() <-chan struct{}
@@ -238,15 +241,23 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // collect reads the feed and offers every interface whose state changed to the running
 // plugins' queues, in order.
 func (d *Dispatcher) collect(full bool) {
+	pauser, pausable := d.feed.(interface{ Pause() })
 	d.mu.Lock()
+	if pausable && d.idle && len(d.want) == 0 && len(d.plugins) == 0 {
+		d.mu.Unlock()
+		return // the feed is paused: nothing to read
+	}
 	full = full || d.idle && len(d.want) > 0 // resuming: cur is empty
 	d.mu.Unlock()
-	upd := d.feed.Collect(full) // drained even while idle, so its dirty sets stay small
+	upd := d.feed.Collect(full) // a feed that cannot pause is drained even while idle, so its dirty sets stay small
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.want) == 0 && len(d.plugins) == 0 {
 		if !d.idle {
 			d.cur, d.idle = map[string]*state{}, true // a new map: clear would keep the old one's room
+			if pausable {
+				pauser.Pause()
+			}
 		}
 		return
 	}

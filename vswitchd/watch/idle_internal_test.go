@@ -90,3 +90,39 @@ func TestIdleDispatcherKeepsNoInterfaces(t *testing.T) {
 		t.Errorf("after its last watcher left the Dispatcher holds %d interfaces, want 0", n)
 	}
 }
+
+// pausingFeed is a countingFeed that can pause (as *ovsdb.InterfaceWatch can) and counts its
+// pauses and its Collects.
+type pausingFeed struct {
+	countingFeed
+	pauses, collects int
+}
+
+func (f *pausingFeed) Pause() { f.pauses++ }
+
+func (f *pausingFeed) Collect(full bool) ovsdb.InterfaceUpdate {
+	f.collects++
+	return f.countingFeed.Collect(full)
+}
+
+// TestIdleDispatcherPausesItsFeed: an idle Dispatcher pauses a feed that can pause, once, and
+// reads nothing from it until a watcher is configured; then it reads it whole.
+func TestIdleDispatcherPausesItsFeed(t *testing.T) {
+	feed := &pausingFeed{countingFeed: countingFeed{fakeFeed: newFakeFeed()}}
+	feed.set(ovsdb.InterfaceView{Name: "a", Port: "a", Bridge: "br0"})
+	d := New(feed, nil, Options{Owner: "o", PluginKey: "k"})
+	d.collect(true)
+	d.collect(false)
+	d.collect(true) // the audit
+	if feed.pauses != 1 || feed.collects != 1 {
+		t.Fatalf("idle Dispatcher: %d pauses, %d collects; want 1 and 1", feed.pauses, feed.collects)
+	}
+	rec := &recorder{end: make(chan struct{})}
+	d.SetWatchers([]Watcher{{Plugin: "w", Watcher: rec, Running: true, Instance: "1"}})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer func() { cancel(); d.stopAll() }()
+	d.syncWatchers(ctx)
+	if feed.fulls != 2 || d.Interfaces() != 1 {
+		t.Errorf("after a watcher was configured: %d full reads (want 2), %d interfaces held (want 1)", feed.fulls, d.Interfaces())
+	}
+}
