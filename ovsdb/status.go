@@ -139,8 +139,10 @@ type OwnedRow struct {
 	Name       string
 	UUID       string
 	Generation int64 // -1 when the generation key is missing or unreadable
-	// Tags holds the row's external_ids keys that start with TagPrefix ("ovsplane-"), the
-	// ownership keys included: what a restarted daemon needs to rebuild its view of the row.
+	// Tags holds the row's external_ids, whose keys that start with TagPrefix ("ovsplane-"),
+	// the ownership keys included, are what a restarted daemon needs to rebuild its view of
+	// the row. It is the cache's own map, shared and never copied (the cache replaces a row on
+	// update, it never changes one in place): read only; read only its TagPrefix keys.
 	Tags map[string]string
 }
 
@@ -148,19 +150,9 @@ type OwnedRow struct {
 // GenerationKey and the daemon's own keys). Specs may not set such keys.
 const TagPrefix = "ovsplane-"
 
-// ownTags returns the TagPrefix keys of ext.
-func ownTags(ext map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range ext {
-		if strings.HasPrefix(k, TagPrefix) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// Tags returns the TagPrefix keys of the named Bridge, Port or Interface row when this
-// client's owner owns it (from the cache); ok is false when the row is absent or not owned.
+// Tags returns the external_ids of the named Bridge, Port or Interface row when this client's
+// owner owns it (from the cache), for their TagPrefix keys; ok is false when the row is absent
+// or not owned. The map is the cache's own (see OwnedRow.Tags): read only.
 func (c *Client) Tags(table, name string) (tags map[string]string, ok bool) {
 	tc := c.lc.Cache()
 	if tc == nil {
@@ -200,7 +192,7 @@ func (c *Client) Tags(table, name string) (tags map[string]string, ok bool) {
 	if !ownedBy(ext, c.owner) {
 		return nil, false
 	}
-	return ownTags(ext), true
+	return ext, true
 }
 
 // Owned lists, from the cache, every Bridge, Port and Interface row tagged with this client's
@@ -220,7 +212,7 @@ func (c *Client) Owned() []OwnedRow {
 		if err != nil {
 			gen = -1
 		}
-		out = append(out, OwnedRow{Table: table, Name: name, UUID: uuid, Generation: gen, Tags: ownTags(ext)})
+		out = append(out, OwnedRow{Table: table, Name: name, UUID: uuid, Generation: gen, Tags: ext})
 	}
 	for uuid, row := range tc.Table(vswitch.BridgeTable).RowsShallow() {
 		if b, ok := row.(*vswitch.Bridge); ok {

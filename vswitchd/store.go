@@ -47,28 +47,106 @@ func newObjectStore(log *slog.Logger, tags func(table, name string) (map[string]
 	return s
 }
 
-// apiPort is a port created through the API, as the store keeps it. Its plugin's attachment,
-// if its type is a plugin's, is the attacher's.
+// apiPort is a port created through the API, as the store keeps it: small (a map slot per
+// port), with one model.Port per port, not two. Its plugin's attachment, if its type is a
+// plugin's, is the attacher's.
 type apiPort struct {
-	bridge string
-	spec   model.Port // the request
-	tagged model.Port // spec (or the plugin's shape) with the API tags: what the reconciler ensures (computed once)
-	// more and created are a plugin object's other ports and the bridges it created, tagged
-	// with the plugin and the object (computed once).
+	bridge string // the store's own copy of the bridge name, shared by its ports (see bridgeNameLocked)
+	// tagged is the request (or the plugin's shape) with the API tags: what the reconciler
+	// ensures (computed once): read only. Once extra ran it points into extra's result, so
+	// the desired set and the store share one copy. Its SpecKey value is the string the cache
+	// holds for the row when the store read the port back from it.
+	tagged *model.Port
+	// spec is the request when request cannot derive it from tagged (a plugin's port, or a
+	// request with an empty non-nil external_ids); nil otherwise.
+	spec *model.Port
+	obj  *objectRows // a plugin object's other rows; nil: none
+}
+
+// objectRows are a plugin object's other ports and the bridges it created, tagged with the
+// plugin and the object (computed once).
+type objectRows struct {
 	more    []placedPort
 	created []model.Bridge
 }
 
+// more returns the object's other ports (none for a plain port).
+func (p apiPort) more() []placedPort {
+	if p.obj == nil {
+		return nil
+	}
+	return p.obj.more
+}
+
+// created returns the bridges the object created (none for a plain port).
+func (p apiPort) created() []model.Bridge {
+	if p.obj == nil {
+		return nil
+	}
+	return p.obj.created
+}
+
+// request returns the port as the API received it.
+func (p apiPort) request() model.Port {
+	if p.spec != nil {
+		return *p.spec
+	}
+	req := *p.tagged
+	req.ExternalIDs = nil
+	for k, v := range p.tagged.ExternalIDs {
+		if k == OriginKey || k == SpecKey {
+			continue
+		}
+		if req.ExternalIDs == nil {
+			req.ExternalIDs = make(map[string]string, len(p.tagged.ExternalIDs)-2)
+		}
+		req.ExternalIDs[k] = v
+	}
+	return req
+}
+
 // putPortLocked records an API port read back from its stored spec, its plugin's attachment
-// first. s.mu must be held.
-func (s *objectStore) putPortLocked(sp storedPort) {
+// first. stored is the spec's JSON as OVSDB holds it ("" when unknown): the tagged port keeps
+// that string instead of an equal copy. s.mu must be held.
+func (s *objectStore) putPortLocked(sp storedPort, stored string) {
 	s.att.register(sp.Port.Name, sp.Bridge, sp.Port, sp.Plugin)
-	ap := apiPort{bridge: sp.Bridge, spec: sp.Port, tagged: sp.tagged()}
+	tagged := sp.tagged()
+	ap := apiPort{bridge: s.bridgeNameLocked(sp.Bridge), tagged: &tagged}
+	if stored != "" && ap.tagged.ExternalIDs[SpecKey] == stored {
+		ap.tagged.ExternalIDs[SpecKey] = stored // the cache's string, not a second one
+	}
+	_, hasOrigin := sp.Port.ExternalIDs[OriginKey]
+	_, hasSpec := sp.Port.ExternalIDs[SpecKey]
+	if sp.Plugin != nil || hasOrigin || hasSpec || sp.Port.ExternalIDs != nil && len(sp.Port.ExternalIDs) == 0 {
+		req := sp.Port
+		ap.spec = &req
+	}
 	if sp.Plugin != nil {
-		ap.more, ap.created = sp.Plugin.objectRows(sp.Port.Name)
+		var o objectRows
+		o.more, o.created = sp.Plugin.objectRows(sp.Port.Name)
+		ap.obj = &o
 	}
 	s.ports[sp.Port.Name] = ap
 	s.objVer++
+}
+
+// bridgeNameLocked returns name as a string the store already holds (the configuration's or an
+// API bridge's name, or another API port's bridge), so that the ports of one bridge share it
+// instead of each keeping the copy its spec was decoded into. s.mu must be held.
+func (s *objectStore) bridgeNameLocked(name string) string {
+	if b, ok := s.cfgDes.Bridge(name); ok {
+		return b.Name
+	}
+	if b, ok := s.bridges[name]; ok {
+		return b.Name
+	}
+	for _, p := range s.ports {
+		if p.bridge == name {
+			return p.bridge
+		}
+		break // one look only: the API ports of a bridge the API did not create are rare
+	}
+	return name
 }
 
 // deletePortLocked forgets API port name, then its plugin's attachment, which it returns (nil:
@@ -115,7 +193,7 @@ func (s *objectStore) adopt(owned []ovsdb.OwnedRow) {
 			s.log.Warn("API port with an unreadable spec; it will be pruned", "port", o.Name, "error", err)
 			continue
 		}
-		s.putPortLocked(sp)
+		s.putPortLocked(sp, o.Tags[SpecKey])
 	}
 }
 
@@ -130,14 +208,31 @@ func (s *objectStore) extra(owned []ovsdb.OwnedRow) []model.Bridge {
 	if s.extraCache != nil && s.extraVer == s.objVer {
 		return s.extraCache // callers only read it
 	}
-	byBridge := map[string][]model.Port{}
-	var created []model.Bridge // by plugin objects
+	// Each bridge's ports in a slice of its exact size: the result is kept until the next
+	// change (extraCache), so it should not keep append's spare capacity.
+	counts := map[string]int{}
 	for _, p := range s.ports {
-		byBridge[p.bridge] = append(byBridge[p.bridge], p.tagged)
-		for _, mp := range p.more {
+		counts[p.bridge]++
+		for _, mp := range p.more() {
+			counts[mp.Bridge]++
+		}
+	}
+	byBridge := make(map[string][]model.Port, len(counts))
+	for name, n := range counts {
+		byBridge[name] = make([]model.Port, 0, n)
+	}
+	var created []model.Bridge // by plugin objects
+	for name, p := range s.ports {
+		ports := append(byBridge[p.bridge], *p.tagged)
+		byBridge[p.bridge] = ports
+		// The slice has its final size (counts): the element stays where it is, and the store
+		// keeps it rather than a copy of its own.
+		p.tagged = &ports[len(ports)-1]
+		s.ports[name] = p
+		for _, mp := range p.more() {
 			byBridge[mp.Bridge] = append(byBridge[mp.Bridge], mp.Port)
 		}
-		created = append(created, p.created...)
+		created = append(created, p.created()...)
 	}
 	out := make([]model.Bridge, 0, len(s.bridges)+len(byBridge))
 	for _, b := range created { // desired whole, with the object's ports on it
@@ -230,7 +325,7 @@ func (s *objectStore) settle(reqs []writer.PortRequest) {
 			// The spec key round-trips the API's view of the port exactly.
 			var sp storedPort
 			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {
-				s.putPortLocked(sp)
+				s.putPortLocked(sp, tags[SpecKey])
 			}
 		}
 	}
@@ -257,7 +352,7 @@ func (s *objectStore) deleteBridge(name string) (attached []storedPort) {
 	for pn, p := range s.ports {
 		if p.bridge == name {
 			if pp := s.deletePortLocked(pn); pp != nil {
-				attached = append(attached, storedPort{Bridge: p.bridge, Port: p.spec, Plugin: pp})
+				attached = append(attached, storedPort{Bridge: p.bridge, Port: p.request(), Plugin: pp})
 			}
 		}
 	}
@@ -271,11 +366,11 @@ func (s *objectStore) objectsOn(bridge string) []writer.PortRequest {
 	defer s.mu.Unlock()
 	var out []writer.PortRequest
 	for name, p := range s.ports {
-		if p.bridge != bridge || len(p.more)+len(p.created) == 0 {
+		if p.bridge != bridge || p.obj == nil || len(p.obj.more)+len(p.obj.created) == 0 {
 			continue
 		}
-		r := writer.PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: bridge, Port: model.Port{Name: name}}, Bridges: p.created}
-		for _, mp := range p.more {
+		r := writer.PortRequest{Delete: true, Spec: ovsdb.PortOn{Bridge: bridge, Port: model.Port{Name: name}}, Bridges: p.obj.created}
+		for _, mp := range p.obj.more {
 			r.More = append(r.More, ovsdb.PortOn{Bridge: mp.Bridge, Port: model.Port{Name: mp.Port.Name}})
 		}
 		out = append(out, r)
@@ -325,7 +420,7 @@ func (s *objectStore) portInfos(bridge string) []model.PortInfo {
 	}
 	for _, p := range s.ports {
 		if bridge == "" || p.bridge == bridge {
-			out = append(out, s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: model.OriginAPI}))
+			out = append(out, s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.request(), Origin: model.OriginAPI}))
 		}
 	}
 	return out
@@ -337,7 +432,7 @@ func (s *objectStore) portInfo(name string) (model.PortInfo, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p, ok := s.ports[name]; ok {
-		return s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.spec, Origin: model.OriginAPI}), true
+		return s.withPluginLocked(model.PortInfo{Bridge: p.bridge, Spec: p.request(), Origin: model.OriginAPI}), true
 	}
 	for _, b := range s.cfgDes.Bridges {
 		for _, p := range b.Ports {

@@ -128,7 +128,7 @@ func (s *objectStore) checkPort(bridge string, p model.Port) (prev *storedPort, 
 		return nil, err
 	}
 	if cur, ok := s.ports[p.Name]; ok {
-		prev = &storedPort{Bridge: cur.bridge, Port: cur.spec, Plugin: s.att.pluginOf(p.Name)}
+		prev = &storedPort{Bridge: cur.bridge, Port: cur.request(), Plugin: s.att.pluginOf(p.Name)}
 	}
 	return prev, nil
 }
@@ -140,7 +140,7 @@ func (s *objectStore) deletablePort(name string) (p storedPort, isAPI bool, cfgB
 	defer s.mu.Unlock()
 	cur, isAPI := s.ports[name]
 	if isAPI {
-		p = storedPort{Bridge: cur.bridge, Port: cur.spec, Plugin: s.att.pluginOf(name)}
+		p = storedPort{Bridge: cur.bridge, Port: cur.request(), Plugin: s.att.pluginOf(name)}
 	}
 	return p, isAPI, s.cfgPortBridgeLocked(name)
 }
@@ -235,7 +235,7 @@ func (s *objectStore) heldLocked(object string) map[string]string {
 	}
 	for name, p := range s.ports {
 		if name != object {
-			port(p.spec, fmt.Sprintf("port %q created through the API", name))
+			port(p.request(), fmt.Sprintf("port %q created through the API", name))
 		}
 	}
 	return held

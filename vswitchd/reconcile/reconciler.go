@@ -1,10 +1,8 @@
 package reconcile
 
 import (
-	"cmp"
 	"context"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -96,11 +94,11 @@ type Reconciler struct {
 	refreshCost atomic.Int64 // duration of the last refresh, in ns
 	mu          sync.Mutex
 	desired     config.DesiredState
-	version     int64 // incremented by every Update that changes desired
-	gen         int64 // 0 until the first pass
-	genVer      int64 // version gen was computed for
-	applied     int64 // version of the last successful pass, -1 before any
-	status      map[string]model.Status
+	version     int64     // incremented by every Update that changes desired
+	gen         int64     // 0 until the first pass
+	genVer      int64     // version gen was computed for
+	applied     int64     // version of the last successful pass, -1 before any
+	status      statusSet // sorted by kind then name (see statusSet)
 	passErr     error
 	objErr      map[string]string // status key → why the last pass left that object out
 	watch       chan struct{}
@@ -136,7 +134,7 @@ func New(c Client, desired config.DesiredState, opts Options) *Reconciler {
 		opts.MaxBackoff = max(10*time.Second, opts.MinBackoff)
 	}
 	return &Reconciler{c: c, log: opts.Logger, opts: opts, kick: make(chan struct{}, 1),
-		desired: desired, applied: -1, status: map[string]model.Status{}, watch: make(chan struct{}),
+		desired: desired, applied: -1, watch: make(chan struct{}),
 		conf: newConflicts(opts)}
 }
 
@@ -159,14 +157,7 @@ func (r *Reconciler) Update(desired config.DesiredState) {
 func (r *Reconciler) Status() []model.Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := slices.Collect(maps.Values(r.status))
-	slices.SortFunc(out, func(a, b model.Status) int {
-		if a.Kind != b.Kind {
-			return cmp.Compare(string(a.Kind), string(b.Kind))
-		}
-		return cmp.Compare(a.Name, b.Name)
-	})
-	return out
+	return slices.Clone(r.status) // already in that order
 }
 
 // Watch returns a channel closed at the next change of any status. Call it again after each

@@ -34,8 +34,7 @@ func (r *Reconciler) Counts() map[model.State]int {
 func (r *Reconciler) StatusOf(key string) (model.Status, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s, ok := r.status[key]
-	return s, ok
+	return r.status.get(key)
 }
 
 // LastError returns the error of the last pass, nil when it succeeded (or none ran yet).
@@ -100,8 +99,8 @@ func (r *Reconciler) refresh() {
 	if hasQoS(desired.Bridges) {
 		qoses = r.portQoSes()
 	}
-	next := make(map[string]model.Status, len(r.status))
-	put := func(s model.Status) { next[s.Key()] = s }
+	next := make(statusSet, 0, len(r.status))
+	put := func(s model.Status) { next = append(next, s) }
 	units := map[string][]string{} // UnitKey value → the status keys of its other rows
 	for _, b := range desired.Bridges {
 		if u := b.ExternalIDs[UnitKey]; u != "" {
@@ -162,29 +161,24 @@ func (r *Reconciler) refresh() {
 			}
 		}
 	}
+	next = next.settle()
 	foldUnits(next, units)
 	// An object no longer desired whose deletion the last pass refused is still in OVSDB: it
 	// keeps a status, an error saying why it stays and what releases it, instead of vanishing
 	// from the list as if it were gone.
+	refused := len(next)
 	for key, msg := range objErr {
 		kind, name, ok := strings.Cut(key, "/")
-		if _, desired := next[key]; ok && !desired && name != "" {
+		if _, desired := next[:refused].find(model.Kind(kind), name); ok && !desired && name != "" {
 			put(model.Status{Kind: model.Kind(kind), Name: name, State: model.StateError, Error: msg})
 		}
 	}
+	if len(next) > refused {
+		next = next.settle()
+	}
 
 	r.mu.Lock()
-	var changed []model.Status
-	for k, s := range next {
-		if old, ok := r.status[k]; !ok || old != s {
-			changed = append(changed, s)
-		}
-	}
-	for k, s := range r.status {
-		if _, ok := next[k]; !ok {
-			changed = append(changed, model.Status{Kind: s.Kind, Name: s.Name, Bridge: s.Bridge})
-		}
-	}
+	changed := changes(r.status, next)
 	if len(changed) == 0 {
 		r.mu.Unlock()
 		return
@@ -234,15 +228,16 @@ func bridgeError(bs model.Status) string {
 // foldUnits makes the status of each unit's port (the port named like the unit) its unit's:
 // in error when one of the unit's rows is (naming it), pending when one is pending, ready when
 // all are.
-func foldUnits(next map[string]model.Status, units map[string][]string) {
+func foldUnits(next statusSet, units map[string][]string) {
 	for u, keys := range units {
-		anchor, ok := next["port/"+u]
+		at, ok := next.find(model.KindPort, u)
 		if !ok {
 			continue
 		}
+		anchor := next[at]
 		slices.Sort(keys)
 		for _, k := range keys {
-			s, ok := next[k]
+			s, ok := next.get(k)
 			switch {
 			case !ok:
 			case s.State == model.StateError && anchor.State != model.StateError:
@@ -251,7 +246,7 @@ func foldUnits(next map[string]model.Status, units map[string][]string) {
 				anchor.State = model.StatePending
 			}
 		}
-		next["port/"+u] = anchor
+		next[at] = anchor
 	}
 }
 

@@ -29,7 +29,10 @@ type Watcher struct {
 	Configured uint64
 }
 
-// Feed is what the Dispatcher needs from the OVSDB client: *ovsdb.InterfaceWatch.
+// Feed is what the Dispatcher needs from the OVSDB client: *ovsdb.InterfaceWatch. A Feed may
+// also have a Pause method (as *ovsdb.InterfaceWatch does): the Dispatcher calls it when it
+// goes idle, and reads nothing until a watcher is configured, then a Full update (Pause must
+// make the next Collect Full).
 type Feed interface {
 	// Ready holds a token while Collect has something to say.
 	Ready() <-chan struct{}
@@ -142,10 +145,14 @@ type Dispatcher struct {
 	log   *slog.Logger
 	sync  chan struct{} // SetWatchers was called
 
-	mu      sync.Mutex
-	want    []Watcher
-	cur     map[string]*state // every interface on a bridge, by name
-	seq     uint64            // order of the states in cur
+	mu   sync.Mutex
+	want []Watcher
+	cur  map[string]*state // every interface on a bridge, by name (none while idle)
+	// idle: no watcher plugin is configured, so cur is kept empty (nothing reads it: at
+	// 10,000 interfaces it would hold several MB for nobody); the first collect once a watcher
+	// is configured reads the cache whole.
+	idle    bool
+	seq     uint64 // order of the states in cur
 	plugins map[string]*plugin
 }
 
@@ -196,7 +203,8 @@ func (d *Dispatcher) Stats() []Stats {
 	return out
 }
 
-// Interfaces returns how many interfaces the Dispatcher holds (every interface on a bridge).
+// Interfaces returns how many interfaces the Dispatcher holds (every interface on a bridge
+// while a watcher plugin is configured, none otherwise).
 func (d *Dispatcher) Interfaces() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -233,9 +241,30 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // collect reads the feed and offers every interface whose state changed to the running
 // plugins' queues, in order.
 func (d *Dispatcher) collect(full bool) {
-	upd := d.feed.Collect(full)
+	pauser, pausable := d.feed.(interface{ Pause() })
+	d.mu.Lock()
+	if pausable && d.idle && len(d.want) == 0 && len(d.plugins) == 0 {
+		d.mu.Unlock()
+		return // the feed is paused: nothing to read
+	}
+	full = full || d.idle && len(d.want) > 0 // resuming: cur is empty
+	d.mu.Unlock()
+	upd := d.feed.Collect(full) // a feed that cannot pause is drained even while idle, so its dirty sets stay small
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if len(d.want) == 0 && len(d.plugins) == 0 {
+		if !d.idle {
+			d.cur, d.idle = map[string]*state{}, true // a new map: clear would keep the old one's room
+			if pausable {
+				pauser.Pause()
+			}
+		}
+		return
+	}
+	if !upd.Full && d.idle {
+		return // SetWatchers came after this Collect: the next one is full
+	}
+	d.idle = false
 	var seen map[string]struct{}
 	if upd.Full {
 		seen = make(map[string]struct{}, len(upd.Views))
@@ -293,6 +322,12 @@ func (d *Dispatcher) collect(full bool) {
 
 // syncWatchers applies the last SetWatchers.
 func (d *Dispatcher) syncWatchers(ctx context.Context) {
+	d.mu.Lock()
+	resume := d.idle && len(d.want) > 0
+	d.mu.Unlock()
+	if resume { // the snapshot needs every interface
+		d.collect(true)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	wanted := map[string]bool{}

@@ -40,7 +40,7 @@ type classifier struct {
 func (c classifier) newState(v ovsdb.InterfaceView) (s *state, cut bool) {
 	s = &state{rawExt: v.ExternalIDs, ifExt: stripTags(v.ExternalIDs), portExt: stripTags(v.PortExternalIDs)}
 	s.ev = api.PortEvent{Owner: api.OwnerForeign, Bridge: v.Bridge, Port: v.Port, Interface: v.Name, Type: v.Type,
-		Options: maps.Clone(v.Options), OtherConfig: maps.Clone(v.OtherConfig), ExternalIDs: s.ifExt,
+		Options: cloneOrNil(v.Options), OtherConfig: cloneOrNil(v.OtherConfig), ExternalIDs: s.ifExt,
 		Ofport: v.Ofport, Error: v.Error}
 	switch {
 	case v.PortExternalIDs[ovsdb.OwnerKey] == c.owner && v.PortExternalIDs[c.pluginKey] != "":
@@ -55,6 +55,15 @@ func (c classifier) newState(v ovsdb.InterfaceView) (s *state, cut bool) {
 		cut = true
 	}
 	return s, cut
+}
+
+// cloneOrNil returns a copy of m, nil when m is empty (the cache's rows hold empty maps, which
+// a copy would allocate for each interface).
+func cloneOrNil(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
 }
 
 // stripTags returns m without the host's own keys (api.ReservedKeyPrefix: ownership, specs,
