@@ -8,19 +8,21 @@ import (
 
 // Bridge is one desired OVS bridge. Its name is also the name of its local (internal) port.
 // The struct tags are the configuration file's keys (vswitchd/config decodes the file into
-// these types); the API has its own wire form (api/convert).
+// these types); the API has its own wire form (api/convert). The JSON form (what the daemon
+// keeps of an API object in its rows' external_ids) omits every empty field: it is read back
+// by field name, so rows written before (with every field, nulls included) read the same.
 type Bridge struct {
 	Name string `mapstructure:"name" yaml:"name"`
 	// DatapathType is "" or "system" (kernel) or "netdev" (userspace, DPDK).
-	DatapathType string `mapstructure:"datapath_type" yaml:"datapath_type,omitempty"`
+	DatapathType string `mapstructure:"datapath_type" yaml:"datapath_type,omitempty" json:",omitempty"`
 	// FailMode is "", "standalone" or "secure".
-	FailMode string `mapstructure:"fail_mode" yaml:"fail_mode,omitempty"`
+	FailMode string `mapstructure:"fail_mode" yaml:"fail_mode,omitempty" json:",omitempty"`
 	// Protocols are OpenFlow10 ... OpenFlow15.
-	Protocols []string `mapstructure:"protocols" yaml:"protocols,omitempty"`
+	Protocols []string `mapstructure:"protocols" yaml:"protocols,omitempty" json:",omitempty"`
 	// Controllers are OpenFlow controller targets (tcp:, ssl:, unix:, ptcp:, pssl:, punix:).
-	Controllers []string          `mapstructure:"controller" yaml:"controller,omitempty"`
-	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
-	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+	Controllers []string          `mapstructure:"controller" yaml:"controller,omitempty" json:",omitempty"`
+	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty" json:",omitempty"`
+	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty" json:",omitempty"`
 	// NetFlow, IPFIX and SFlow are the bridge's flow export (nil: none); CollectorSets its
 	// IPFIX collector sets for flow-based sampling. See flowexport.go. Their JSON keys are
 	// omitted when empty, so the spec an API bridge keeps in external_ids (vswitchd's store)
@@ -31,27 +33,27 @@ type Bridge struct {
 	CollectorSets []CollectorSet `mapstructure:"collector_sets" yaml:"collector_sets,omitempty" json:",omitempty"`
 	// Mirrors are the bridge's port mirrors (mirror.go), unique by name.
 	Mirrors []Mirror `mapstructure:"mirrors" yaml:"mirrors,omitempty" json:",omitempty"`
-	Ports   []Port   `mapstructure:"ports" yaml:"ports,omitempty"`
+	Ports   []Port   `mapstructure:"ports" yaml:"ports,omitempty" json:",omitempty"`
 }
 
 // Port is one port of a bridge. A port with two or more interfaces is a bond.
 type Port struct {
 	Name string `mapstructure:"name" yaml:"name"`
 	// Tag is the access VLAN (0..4095); nil means none.
-	Tag *int `mapstructure:"tag" yaml:"tag,omitempty"`
+	Tag *int `mapstructure:"tag" yaml:"tag,omitempty" json:",omitempty"`
 	// Trunks are the VLANs (0..4095) a trunk port carries; empty means all.
-	Trunks []int `mapstructure:"trunks" yaml:"trunks,omitempty"`
+	Trunks []int `mapstructure:"trunks" yaml:"trunks,omitempty" json:",omitempty"`
 	// VLANMode is OVS's Port.vlan_mode: "" (OVS picks access when Tag is set, trunk
 	// otherwise), access (Tag only, Trunks empty), trunk (Trunks, Tag empty), native-tagged or
 	// native-untagged (Tag is the native VLAN, Trunks the others).
-	VLANMode string `mapstructure:"vlan_mode" yaml:"vlan_mode,omitempty"`
+	VLANMode string `mapstructure:"vlan_mode" yaml:"vlan_mode,omitempty" json:",omitempty"`
 	// BondMode is "", active-backup, balance-slb or balance-tcp; only for bonds.
-	BondMode string `mapstructure:"bond_mode" yaml:"bond_mode,omitempty"`
+	BondMode string `mapstructure:"bond_mode" yaml:"bond_mode,omitempty" json:",omitempty"`
 	// LACP is OVS's Port.lacp: "" (OVS's default, off), active, passive or off. It matters to
 	// bonds; OVS also accepts it on a port with one interface, for the switch at the other end.
-	LACP        string            `mapstructure:"lacp" yaml:"lacp,omitempty"`
-	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
-	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+	LACP        string            `mapstructure:"lacp" yaml:"lacp,omitempty" json:",omitempty"`
+	OtherConfig map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty" json:",omitempty"`
+	ExternalIDs map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty" json:",omitempty"`
 	// QoS is the port's egress QoS with its queues (nil: none). See qos.go. Omitted from JSON
 	// when nil, so specs stored before it existed read the same.
 	QoS *QoS `mapstructure:"qos" yaml:"qos,omitempty" json:",omitempty"`
@@ -65,14 +67,14 @@ type Port struct {
 type Interface struct {
 	Name string `mapstructure:"name" yaml:"name"`
 	// Type is one of InterfaceTypes; "" means system.
-	Type    string            `mapstructure:"type" yaml:"type,omitempty"`
-	Options map[string]string `mapstructure:"options" yaml:"options,omitempty"`
+	Type    string            `mapstructure:"type" yaml:"type,omitempty" json:",omitempty"`
+	Options map[string]string `mapstructure:"options" yaml:"options,omitempty" json:",omitempty"`
 	// MTURequest is the requested MTU (68..65535); nil leaves OVS's default.
-	MTURequest *int `mapstructure:"mtu_request" yaml:"mtu_request,omitempty"`
+	MTURequest *int `mapstructure:"mtu_request" yaml:"mtu_request,omitempty" json:",omitempty"`
 	// OFPortRequest is the requested OpenFlow port number (1..65279); nil lets OVS choose.
-	OFPortRequest *int              `mapstructure:"ofport_request" yaml:"ofport_request,omitempty"`
-	OtherConfig   map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty"`
-	ExternalIDs   map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty"`
+	OFPortRequest *int              `mapstructure:"ofport_request" yaml:"ofport_request,omitempty" json:",omitempty"`
+	OtherConfig   map[string]string `mapstructure:"other_config" yaml:"other_config,omitempty" json:",omitempty"`
+	ExternalIDs   map[string]string `mapstructure:"external_ids" yaml:"external_ids,omitempty" json:",omitempty"`
 	// IngressPolicingRate (kbit/s) and IngressPolicingBurst (kbit) police what the interface
 	// receives; IngressPolicingKpktsRate (kpkt/s) and IngressPolicingKpktsBurst (kpkt) do it
 	// by packets. Each 0..MaxPolicing; nil or 0 is off. A burst needs its rate. See qos.go.

@@ -412,3 +412,52 @@ func TestSubscribeSeesChanges(t *testing.T) {
 	for range ch { //nolint:revive // drain until closed
 	}
 }
+
+// An API port whose row carries its spec in the verbose JSON an older daemon wrote (every field,
+// nulls included) is adopted as that spec and its row left as it is: a daemon upgrade does not
+// rewrite every API row to the compact form.
+func TestVerboseSpecAdoptedWithoutRewrite(t *testing.T) {
+	e := newEnv(t)
+	d, stop := startDaemon(t, e, cfgWithBridge(), nil)
+	if _, err := d.ApplyPort(e.Ctx, "br-cfg", internalPort("old0")); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	port := &vswitch.Port{Name: "old0"}
+	if err := e.Raw.Get(e.Ctx, port); err != nil {
+		t.Fatal(err)
+	}
+	const verbose = `{"bridge":"br-cfg","port":{"Name":"old0","Tag":null,"Trunks":null,"VLANMode":"","BondMode":"","LACP":"",` +
+		`"OtherConfig":null,"ExternalIDs":null,"Interfaces":[{"Name":"old0","Type":"internal","Options":null,"MTURequest":null,` +
+		`"OFPortRequest":null,"OtherConfig":null,"ExternalIDs":null}]}}`
+	if !strings.HasPrefix(port.ExternalIDs[vswitchd.SpecKey], `{"bridge":"br-cfg","port":{"Name":"old0","Interfaces"`) {
+		t.Fatalf("the daemon wrote the spec %s, want the compact form", port.ExternalIDs[vswitchd.SpecKey])
+	}
+	port.ExternalIDs[vswitchd.SpecKey] = verbose
+	ops, err := e.Raw.Where(port).Update(port, &port.ExternalIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.Raw.Transact(e.Ctx, ops...); err != nil || res[0].Error != "" {
+		t.Fatal(err, res)
+	}
+
+	d2, _ := startDaemon(t, e, cfgWithBridge(), nil)
+	p, err := d2.Port("old0")
+	if err != nil || p.Origin != model.OriginAPI || p.Bridge != "br-cfg" || len(p.Spec.Interfaces) != 1 || p.Spec.Interfaces[0].Type != "internal" {
+		t.Fatalf("port after restart: %+v, %v", p, err)
+	}
+	if _, err := d2.WaitReady(e.Ctx, []string{"port/old0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d2.Reconcile(e.Ctx); err != nil { // a pass that would repair what differs
+		t.Fatal(err)
+	}
+	after := &vswitch.Port{Name: "old0"}
+	if err := e.Raw.Get(e.Ctx, after); err != nil {
+		t.Fatal(err)
+	}
+	if got := after.ExternalIDs[vswitchd.SpecKey]; got != verbose {
+		t.Errorf("the adopted port's spec was rewritten:\n got %s\nwant %s", got, verbose)
+	}
+}

@@ -106,14 +106,16 @@ func (p apiPort) request() model.Port {
 }
 
 // putPortLocked records an API port read back from its stored spec, its plugin's attachment
-// first. stored is the spec's JSON as OVSDB holds it ("" when unknown): the tagged port keeps
-// that string instead of an equal copy. s.mu must be held.
+// first. stored is the JSON OVSDB holds, which sp was decoded from ("" when unknown): the tagged
+// port keeps that string (the cache's, not a second copy) even when it is not the form this
+// daemon would write (an older daemon's verbose JSON of the same spec), so adopting a row
+// never rewrites it. s.mu must be held.
 func (s *objectStore) putPortLocked(sp storedPort, stored string) {
 	s.att.register(sp.Port.Name, sp.Bridge, sp.Port, sp.Plugin)
 	tagged := sp.tagged()
 	ap := apiPort{bridge: s.bridgeNameLocked(sp.Bridge), tagged: &tagged}
-	if stored != "" && ap.tagged.ExternalIDs[SpecKey] == stored {
-		ap.tagged.ExternalIDs[SpecKey] = stored // the cache's string, not a second one
+	if stored != "" {
+		ap.tagged.ExternalIDs[SpecKey] = stored
 	}
 	_, hasOrigin := sp.Port.ExternalIDs[OriginKey]
 	_, hasSpec := sp.Port.ExternalIDs[SpecKey]
