@@ -19,6 +19,10 @@ const (
 	// minAdaptiveSize is the smallest size the adaptive bound ever sets: below it, the fixed
 	// cost of a reconfiguration dominates and smaller batches only add reconfigurations.
 	minAdaptiveSize = 16
+	// applyBudgetShare is the share of the apply timeout (ovsdb.CommitOptions.ApplyTimeout)
+	// that BatchDepth batches applied one after another may take in the model: the last
+	// batch's callers wait for all of them, and the model is an estimate.
+	applyBudgetShare = 0.5
 	// applyDecay weighs the past in the apply-time model (per batch).
 	applyDecay = 0.9
 )
@@ -43,10 +47,13 @@ type PipelineStats struct {
 // pipeline tracks the port batches waiting for ovs-vswitchd and models their apply time as
 // fixed + perRequest·size, fitted by least squares over exponentially decayed samples; the
 // time of a batch counts from its commit or the previous acknowledgement, whichever is later
-// (before that, ovs-vswitchd was applying the previous batch).
+// (before that, ovs-vswitchd was applying the previous batch). Both parts grow with the
+// bridge (ovs-vswitchd reconfigures every port of it, and with the userspace datapath adding
+// one port revisits the others); the decay lets the fit follow that growth.
 type pipeline struct {
 	depth, maxSize int
 	target         time.Duration
+	timeout        time.Duration // bound on one batch's wait for ovs-vswitchd; 0: none
 
 	mu                   sync.Mutex
 	applying, peak       int
@@ -57,8 +64,11 @@ type pipeline struct {
 	fitted               bool
 }
 
-func newPipeline(depth, maxSize int, target time.Duration) *pipeline {
-	return &pipeline{depth: depth, maxSize: maxSize, target: target}
+// newPipeline returns a pipeline of at most depth batches of at most maxSize requests, sized
+// for an acknowledgement within target once measured; timeout is the bound on a batch's wait
+// for ovs-vswitchd (0: none).
+func newPipeline(depth, maxSize int, target, timeout time.Duration) *pipeline {
+	return &pipeline{depth: depth, maxSize: maxSize, target: target, timeout: timeout}
 }
 
 // begin records a batch committed and now waiting for ovs-vswitchd.
@@ -100,8 +110,17 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 	p.fitted = true
 }
 
-// sizeLimit is the batch size whose modelled apply time fits the target: the batcher's
-// Options.SizeLimit. MaxSize until the model is fitted, or when no size fits or all do.
+// sizeLimit is the batcher's Options.SizeLimit: the most requests a batch may hold now, from
+// the fitted model. MaxSize until the model is fitted with a per-request part. Then, in order:
+//   - the size whose modelled apply time fits the target;
+//   - raised to at least fixed ÷ perRequest, the size whose per-request part equals the fixed
+//     part. Where the fixed part alone takes most of the target or more (a large bridge), a
+//     smaller batch does not make the acknowledgement come sooner than the fixed part; it
+//     only spends more of ovs-vswitchd's time on reconfigurations;
+//   - lowered so that depth batches applied one after another fit within applyBudgetShare of
+//     the apply timeout: the callers of the last batch in flight wait for all of them, and a
+//     wait longer than the timeout fails the batch;
+//   - clamped to [minAdaptiveSize, MaxSize].
 func (p *pipeline) sizeLimit() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -112,11 +131,11 @@ func (p *pipeline) sizeLimitLocked() int {
 	if !p.fitted || p.perReq <= 0 {
 		return p.maxSize
 	}
-	room := p.target.Seconds() - p.fixed
-	if room <= 0 {
-		return p.maxSize // the fixed cost alone exceeds the target: size does not matter
+	n := max((p.target.Seconds()-p.fixed)/p.perReq, p.fixed/p.perReq)
+	if p.timeout > 0 {
+		budget := p.timeout.Seconds() * applyBudgetShare / float64(p.depth)
+		n = min(n, (budget-p.fixed)/p.perReq)
 	}
-	n := room / p.perReq
 	if n >= float64(p.maxSize) {
 		return p.maxSize
 	}

@@ -137,8 +137,10 @@ func TestPipelineBatchDepthBounds(t *testing.T) {
 }
 
 // The size bound follows the fitted model fixed + perRequest·size: unbounded (MaxSize) until
-// two sizes have been seen, then the size whose apply time fits the target, never below
-// minAdaptiveSize, and MaxSize again when the fixed cost alone exceeds the target.
+// two sizes have been seen, then the size whose apply time fits the target; never below the
+// size whose per-request part equals the fixed part (a fixed part near or above the target
+// must not shrink batches: that only adds reconfigurations); never more than keep the
+// batches in flight within half the apply timeout; never below minAdaptiveSize.
 func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	sample := func(p *pipeline, size int, d time.Duration) {
@@ -147,8 +149,14 @@ func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 		t0 = t0.Add(time.Hour) // the next batch's wait starts after this acknowledgement
 	}
 	cost := func(n int) time.Duration { return 100*time.Millisecond + time.Duration(n)*time.Millisecond }
+	fit := func(target, timeout time.Duration) *pipeline {
+		p := newPipeline(2, 512, target, timeout)
+		sample(p, 10, cost(10))
+		sample(p, 50, cost(50))
+		return p
+	}
 
-	p := newPipeline(2, 512, 500*time.Millisecond)
+	p := newPipeline(2, 512, 500*time.Millisecond, 0)
 	sample(p, 10, cost(10))
 	if got := p.sizeLimit(); got != 512 {
 		t.Fatalf("one size seen: limit %d, want MaxSize 512", got)
@@ -161,24 +169,32 @@ func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 	if st := p.stats(); st.ApplyPerRequest < 990*time.Microsecond || st.ApplyPerRequest > 1010*time.Microsecond {
 		t.Fatalf("fitted per-request cost %v, want 1ms", st.ApplyPerRequest)
 	}
-
-	tight := newPipeline(2, 512, 105*time.Millisecond)
-	sample(tight, 10, cost(10))
-	sample(tight, 50, cost(50))
-	if got := tight.sizeLimit(); got != minAdaptiveSize {
-		t.Fatalf("target 105 ms: limit %d, want the minimum %d", got, minAdaptiveSize)
+	if got := fit(500*time.Millisecond, 2*time.Minute).sizeLimit(); got < 398 || got > 400 {
+		t.Fatalf("a 2-minute apply timeout does not bind at 400 ms per batch: limit %d, want 400", got)
 	}
 
-	slow := newPipeline(2, 512, 50*time.Millisecond)
-	sample(slow, 10, cost(10))
-	sample(slow, 50, cost(50))
-	if got := slow.sizeLimit(); got != 512 {
-		t.Fatalf("fixed cost above the target: limit %d, want MaxSize 512", got)
+	// The fixed part near the target (a bridge grown to thousands of ports): the batch keeps
+	// the size whose per-request part equals the fixed part, 100, instead of falling to the
+	// minimum, and so when the fixed part exceeds the target.
+	for _, target := range []time.Duration{105 * time.Millisecond, 50 * time.Millisecond} {
+		if got := fit(target, 0).sizeLimit(); got < 99 || got > 100 {
+			t.Fatalf("fixed 100 ms + 1 ms/request, target %v: limit %d, want 100 (fixed ÷ per request)", target, got)
+		}
+	}
+
+	// The apply timeout bounds what the target would allow: 2 batches in flight within half
+	// of 1 s is 250 ms each, 150 requests.
+	if got := fit(500*time.Millisecond, time.Second).sizeLimit(); got < 149 || got > 150 {
+		t.Fatalf("target 500 ms, apply timeout 1 s, depth 2: limit %d, want 150", got)
+	}
+	// And the fixed part beyond that budget leaves the minimum.
+	if got := fit(time.Second, 300*time.Millisecond).sizeLimit(); got != minAdaptiveSize {
+		t.Fatalf("fixed part above the timeout's budget: limit %d, want the minimum %d", got, minAdaptiveSize)
 	}
 
 	// A batch acknowledged while an earlier one was still applied counts from that
 	// acknowledgement, not from its own commit.
-	q := newPipeline(2, 512, time.Second)
+	q := newPipeline(2, 512, time.Second, 0)
 	q.begin()
 	q.begin()
 	q.end(10, t0, t0.Add(cost(10)), true)

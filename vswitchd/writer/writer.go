@@ -42,8 +42,10 @@ type Options struct {
 	BatchDepth int
 	// ApplyTarget is the acknowledgement time batches are sized for: once the apply time has
 	// been measured (fixed + per request), a batch holds at most as many requests as fit in
-	// it, never fewer than a small minimum (PipelineStats.SizeLimit). Default
-	// DefaultApplyTarget.
+	// it, but no fewer than make the per-request part as large as the fixed part (on a large
+	// bridge the fixed part alone may exceed the target), no more than keep BatchDepth
+	// batches within half of Commit.ApplyTimeout, and never fewer than a small minimum
+	// (PipelineStats.SizeLimit). Default DefaultApplyTarget.
 	ApplyTarget time.Duration
 	// OnBatch, if set, receives every port batch's size, how long it took to commit (planning
 	// included) and to be acknowledged by ovs-vswitchd after that, and its whole-batch error.
@@ -92,9 +94,16 @@ func New(ctx context.Context, db DB, opts Options) (*Writer, error) {
 	if maxSize <= 0 {
 		maxSize = batch.DefaultMaxSize
 	}
+	applyTimeout := opts.Commit.ApplyTimeout
+	switch {
+	case applyTimeout == 0:
+		applyTimeout = ovsdb.DefaultApplyTimeout
+	case applyTimeout < 0:
+		applyTimeout = 0 // no bound but the callers' contexts
+	}
 	w := &Writer{db: db, log: opts.Logger, opts: opts, turn: make(chan struct{}, 1)}
 	w.ports = &portDoor{db: db, gen: opts.Generation, opts: opts.Commit, turn: w.take, release: w.release,
-		log: opts.Logger, onBatch: opts.OnBatch, settle: opts.Settle, pipe: newPipeline(opts.BatchDepth, maxSize, opts.ApplyTarget)}
+		log: opts.Logger, onBatch: opts.OnBatch, settle: opts.Settle, pipe: newPipeline(opts.BatchDepth, maxSize, opts.ApplyTarget, applyTimeout)}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b, err := batch.Start(bctx, batch.Committer[PortRequest, PortResult](w.ports), batch.Options[PortRequest]{
 		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Cohort: true, Key: portKey,
