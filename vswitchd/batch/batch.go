@@ -96,15 +96,19 @@ type Options[Req any] struct {
 	// batch in flight, who come back together, instead of splitting a cohort of callers into
 	// ever smaller batches (every batch costs ovs-vswitchd a reconfiguration).
 	OverlapFullOnly bool
-	// Cohort, with Linger, sends a batch as soon as it holds as many requests as the largest
-	// of the last few batches did (the cohort), without waiting for MaxDelay: callers answered
-	// together (clients each with one request outstanding) come back together, and waiting
-	// longer for them only adds latency, while sending before they are all back splits them
-	// over two commits. Taking the largest of the last few, not the last, lets a cohort split
-	// by a straggler come back together at the next batch instead of alternating halves. MaxDelay
-	// still bounds the wait when fewer come back, counted from the later of the oldest
-	// request's arrival and the end of the last commit (so requests that waited for the slot
-	// still gather with the callers of the batch that freed it).
+	// Cohort, with Linger, sends a batch as soon as it holds as many requests as the cohort,
+	// without waiting for MaxDelay: callers answered together (clients each with one request
+	// outstanding) come back together, and waiting longer for them only adds latency, while
+	// sending before they are all back splits them over two commits. The cohort is the
+	// largest of the last few batches' sizes and of the requests outstanding (in flight,
+	// queued, or announced within AnnouncedDelay) when each of them finished. Taking the
+	// largest of the last few, not the last, lets a cohort split by a straggler come back
+	// together at the next batch; counting those outstanding at a finish lets a cohort split
+	// over two batches (by SizeLimit, or by a batch sent while the rest was preparing) join
+	// again instead of alternating halves. MaxDelay still bounds the wait when fewer come
+	// back, counted from the later of the oldest request's arrival and the end of the last
+	// commit (so requests that waited for the slot still gather with the callers of the
+	// batch that freed it).
 	Cohort bool
 	// AnnouncedDelay, with Cohort, bounds how long requests announced with Announce hold a
 	// batch that is otherwise ready (cohort reached or MaxDelay passed): such a batch waits
@@ -234,6 +238,8 @@ type Batcher[Req, Res any] struct {
 	inflight     int
 	recent       [cohortWindow]int // sizes of the last batches taken, a ring (Options.Cohort)
 	recentNext   int
+	callers      [cohortWindow]int // requests outstanding when each of the last batches finished, a ring
+	callersNext  int
 	lastDone     time.Time // when the last commit finished (Options.Cohort)
 	inflightReqs int
 	inflightKeys map[string]int

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -603,6 +604,42 @@ func TestOverlapFullOnly(t *testing.T) {
 			collect(t, rest, 2)
 		})
 	}
+}
+
+// A cohort split over two batches by SizeLimit (4 of 5 callers in one batch, the fifth left
+// waiting for it) joins again once the limit allows: the callers of the finished batch and
+// the request still queued are counted as one cohort, so the queued request waits for all four
+// to come back instead of leaving with the first three of them (batch sizes 4 then 5, not 4
+// then 4, then 1 and so on in alternation).
+func TestCohortSplitBySizeLimitJoinsAgain(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{gate: make(chan struct{})}
+	var limit atomic.Int64
+	limit.Store(4)
+	b := start(t, f, batch.Options[int]{MaxSize: 100, MaxDelay: time.Second, Linger: true, Cohort: true, Clock: clk,
+		MaxInFlight: 2, OverlapFullOnly: true, SizeLimit: func() int { return int(limit.Load()) }})
+	gate := f.gate
+	t.Cleanup(func() { close(gate) }) // before the Batcher closes (cleanups run last first): a failure leaves no commit waiting
+	first := submitAll(context.Background(), b, 1, 2, 3, 4, 5)
+	eventually(t, "a full batch of 4 sent, 1 queued", func() bool {
+		return slices.Equal(sizes(f.calls()), []int{4}) && b.Stats().Queued == 1
+	})
+	limit.Store(100)
+	f.gate <- struct{}{} // the batch of 4 is acknowledged: its callers come back
+	back := collect(t, first, 4)
+	var again []int
+	for r := range back {
+		again = append(again, 10+r)
+	}
+	second := submitAll(context.Background(), b, again...)
+	eventually(t, "a second batch", func() bool { return len(f.calls()) == 2 })
+	if got := sizes(f.calls()); !slices.Equal(got, []int{4, 5}) {
+		t.Fatalf("batch sizes %v, want [4 5]: the queued request and the 4 callers that came back are one cohort", got)
+	}
+	f.gate <- struct{}{}
+	collect(t, first, 1)
+	collect(t, second, 4)
 }
 
 // startCohort starts a lingering cohort batcher (MaxDelay 1s, AnnouncedDelay 10s) on clk and

@@ -94,6 +94,19 @@ func (b *Batcher[Req, Res]) heldUntilLocked() time.Time {
 	return until
 }
 
+// liveAnnouncedLocked counts the announcements still pending and made less than
+// Options.AnnouncedDelay ago (those that may still hold a batch).
+func (b *Batcher[Req, Res]) liveAnnouncedLocked() int {
+	n := 0
+	now := b.clock.Now()
+	for a := range b.announced {
+		if now.Before(a.at.Add(b.opts.AnnouncedDelay)) {
+			n++
+		}
+	}
+	return n
+}
+
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
 		return a
@@ -102,9 +115,10 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // cohortLocked is the size of the cohort of callers (Options.Cohort): the largest of the last
-// cohortWindow batches, 0 before the first.
+// cohortWindow batches' sizes and of the requests outstanding when each of the last
+// cohortWindow batches finished; 0 before the first batch.
 func (b *Batcher[Req, Res]) cohortLocked() int {
-	return slices.Max(b.recent[:])
+	return max(slices.Max(b.recent[:]), slices.Max(b.callers[:]))
 }
 
 // candidatesLocked picks, in queue order, up to MaxSize (or SizeLimit's) waiting requests whose key is neither in
@@ -199,6 +213,10 @@ func (b *Batcher[Req, Res]) run(batch []*item[Req, Res]) {
 			}
 		}
 	}
+	// The callers answered now come back with the requests still outstanding: together
+	// they are the cohort the next batch waits for.
+	b.callers[b.callersNext] = b.inflightReqs + b.st.queued + b.liveAnnouncedLocked()
+	b.callersNext = (b.callersNext + 1) % cohortWindow
 	b.inflight--
 	b.inflightReqs -= len(batch)
 	b.lastDone = b.clock.Now()
