@@ -51,6 +51,20 @@ func (c *Client) Interface(name string) (InterfaceState, error) {
 	return st[0], nil
 }
 
+// InterfaceCount returns the number of Interface rows in the cache (of every owner): the size
+// of the switch that ovs-vswitchd reconfigures; 0 before the cache is filled.
+func (c *Client) InterfaceCount() int {
+	tc := c.lc.Cache()
+	if tc == nil {
+		return 0
+	}
+	t := tc.Table(vswitch.InterfaceTable)
+	if t == nil {
+		return 0
+	}
+	return t.Len()
+}
+
 // InterfaceStates returns the cached state of every Interface row, by name, reading the cache
 // without copying its rows (cheaper than Interface for many names).
 func (c *Client) InterfaceStates() map[string]InterfaceState {

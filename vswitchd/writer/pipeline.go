@@ -39,36 +39,59 @@ type PipelineStats struct {
 	// SizeLimit is the batch size the measured apply time allows now (Options.BatchMaxSize
 	// until the cost has been measured).
 	SizeLimit int
-	// ApplyFixed and ApplyPerRequest are the fitted cost of one acknowledged batch: a fixed
-	// part (ovs-vswitchd's reconfiguration of the bridge) and a part per request.
+	// ApplyFixed and ApplyPerRequest are the fitted cost of one acknowledged batch at the
+	// switch's current size: a fixed part (ovs-vswitchd's reconfiguration of the switch) and
+	// a part per request.
 	ApplyFixed, ApplyPerRequest time.Duration
 }
 
-// pipeline tracks the port batches waiting for ovs-vswitchd and models their apply time as
-// fixed + perRequest·size, fitted by least squares over exponentially decayed samples; the
-// time of a batch counts from its commit or the previous acknowledgement, whichever is later
-// (before that, ovs-vswitchd was applying the previous batch). Both parts grow with the
-// bridge (ovs-vswitchd reconfigures every port of it, and with the userspace datapath adding
-// one port revisits the others); the decay lets the fit follow that growth.
+// pipeline tracks the port batches waiting for ovs-vswitchd and models their apply time.
+//
+// The time of a batch counts from its commit or the previous acknowledgement, whichever is
+// later (before that, ovs-vswitchd was applying the previous batch). ovs-vswitchd's work per
+// reconfiguration grows with the switch: it revisits every port, and its userspace datapath
+// revisits them for every port it adds or removes. So the model is
+//
+//	time = scale · (fixed + perRequest·size),  scale = interfaces on the switch + scaleOffset
+//
+// fitted by least squares on time ÷ scale over exponentially decayed samples, and read at
+// the switch's current size. Without the scale, a switch that grows (or shrinks) while batch
+// sizes drift the same way makes the growth look like a cost per request, and the limit
+// then shrinks batches for nothing.
 type pipeline struct {
 	depth, maxSize int
 	target         time.Duration
 	timeout        time.Duration // bound on one batch's wait for ovs-vswitchd; 0: none
+	count          func() int    // interfaces on the switch now; nil: a constant scale
 
 	mu                   sync.Mutex
 	applying, peak       int
 	acked                uint64
 	lastAck              time.Time
-	sw, sx, sy, sxx, sxy float64 // decayed sums: weight, size, seconds, size², size·seconds
-	fixed, perReq        float64 // fitted, seconds
+	sw, sx, sy, sxx, sxy float64 // decayed sums: weight, size, seconds÷scale, size², size·seconds÷scale
+	fixed, perReq        float64 // fitted, seconds per unit of scale
 	fitted               bool
 }
 
+// scaleOffset is added to the switch's interface count in the model's scale: the part of a
+// reconfiguration that does not grow with the switch, counted in interfaces. It matters only
+// on small switches, where batches are fast anyway.
+const scaleOffset = 32
+
 // newPipeline returns a pipeline of at most depth batches of at most maxSize requests, sized
 // for an acknowledgement within target once measured; timeout is the bound on a batch's wait
-// for ovs-vswitchd (0: none).
-func newPipeline(depth, maxSize int, target, timeout time.Duration) *pipeline {
-	return &pipeline{depth: depth, maxSize: maxSize, target: target, timeout: timeout}
+// for ovs-vswitchd (0: none); count, if not nil, returns the interfaces on the switch (the
+// model's scale), and is called with no lock of the caller's held but the pipeline's.
+func newPipeline(depth, maxSize int, target, timeout time.Duration, count func() int) *pipeline {
+	return &pipeline{depth: depth, maxSize: maxSize, target: target, timeout: timeout, count: count}
+}
+
+// scale is the model's scale now.
+func (p *pipeline) scale() float64 {
+	if p.count == nil {
+		return 1
+	}
+	return float64(max(p.count(), 0) + scaleOffset)
 }
 
 // begin records a batch committed and now waiting for ovs-vswitchd.
@@ -94,7 +117,7 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 		from = p.lastAck
 	}
 	p.lastAck = now
-	x, y := float64(size), now.Sub(from).Seconds()
+	x, y := float64(size), now.Sub(from).Seconds()/p.scale()
 	p.sw = p.sw*applyDecay + 1
 	p.sx = p.sx*applyDecay + x
 	p.sy = p.sy*applyDecay + y
@@ -111,10 +134,12 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 }
 
 // sizeLimit is the batcher's Options.SizeLimit: the most requests a batch may hold now, from
-// the fitted model. MaxSize until the model is fitted with a per-request part. Then, in order:
+// the model at the switch's current size. MaxSize until a sample is in. With no per-request
+// part measured (one batch size seen so far), only the timeout bounds batches, reading the
+// whole mean apply time as a cost per request (the cautious reading). Otherwise, in order:
 //   - the size whose modelled apply time fits the target;
 //   - raised to at least fixed ÷ perRequest, the size whose per-request part equals the fixed
-//     part. Where the fixed part alone takes most of the target or more (a large bridge), a
+//     part. Where the fixed part alone takes most of the target or more (a large switch), a
 //     smaller batch does not make the acknowledgement come sooner than the fixed part; it
 //     only spends more of ovs-vswitchd's time on reconfigurations;
 //   - lowered so that depth batches applied one after another fit within applyBudgetShare of
@@ -128,14 +153,31 @@ func (p *pipeline) sizeLimit() int {
 }
 
 func (p *pipeline) sizeLimitLocked() int {
-	if !p.fitted || p.perReq <= 0 {
+	if p.sw == 0 {
 		return p.maxSize
 	}
-	n := max((p.target.Seconds()-p.fixed)/p.perReq, p.fixed/p.perReq)
+	sc := p.scale()
+	budget := 0.0
 	if p.timeout > 0 {
-		budget := p.timeout.Seconds() * applyBudgetShare / float64(p.depth)
-		n = min(n, (budget-p.fixed)/p.perReq)
+		budget = p.timeout.Seconds() * applyBudgetShare / float64(p.depth)
 	}
+	if !p.fitted || p.perReq <= 0 {
+		meanSize, meanTime := p.sx/p.sw, sc*p.sy/p.sw
+		if budget > 0 && meanTime > budget {
+			return p.clamp(meanSize * budget / meanTime)
+		}
+		return p.maxSize
+	}
+	fixed, perReq := sc*p.fixed, sc*p.perReq
+	n := max((p.target.Seconds()-fixed)/perReq, fixed/perReq)
+	if budget > 0 {
+		n = min(n, (budget-fixed)/perReq)
+	}
+	return p.clamp(n)
+}
+
+// clamp bounds a modelled size to [minAdaptiveSize, maxSize].
+func (p *pipeline) clamp(n float64) int {
 	if n >= float64(p.maxSize) {
 		return p.maxSize
 	}
@@ -146,7 +188,7 @@ func (p *pipeline) stats() PipelineStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return PipelineStats{Applying: p.applying, PeakApplying: p.peak, Acknowledged: p.acked, Depth: p.depth,
-		SizeLimit: p.sizeLimitLocked(), ApplyFixed: seconds(p.fixed), ApplyPerRequest: seconds(p.perReq)}
+		SizeLimit: p.sizeLimitLocked(), ApplyFixed: seconds(p.scale() * p.fixed), ApplyPerRequest: seconds(p.scale() * p.perReq)}
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -150,13 +150,13 @@ func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 	}
 	cost := func(n int) time.Duration { return 100*time.Millisecond + time.Duration(n)*time.Millisecond }
 	fit := func(target, timeout time.Duration) *pipeline {
-		p := newPipeline(2, 512, target, timeout)
+		p := newPipeline(2, 512, target, timeout, nil)
 		sample(p, 10, cost(10))
 		sample(p, 50, cost(50))
 		return p
 	}
 
-	p := newPipeline(2, 512, 500*time.Millisecond, 0)
+	p := newPipeline(2, 512, 500*time.Millisecond, 0, nil)
 	sample(p, 10, cost(10))
 	if got := p.sizeLimit(); got != 512 {
 		t.Fatalf("one size seen: limit %d, want MaxSize 512", got)
@@ -194,12 +194,58 @@ func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 
 	// A batch acknowledged while an earlier one was still applied counts from that
 	// acknowledgement, not from its own commit.
-	q := newPipeline(2, 512, time.Second, 0)
+	q := newPipeline(2, 512, time.Second, 0, nil)
 	q.begin()
 	q.begin()
 	q.end(10, t0, t0.Add(cost(10)), true)
 	q.end(50, t0, t0.Add(cost(10)+cost(50)), true)
 	if st := q.stats(); st.ApplyPerRequest < 990*time.Microsecond || st.ApplyPerRequest > 1010*time.Microsecond || st.PeakApplying != 2 {
 		t.Fatalf("overlapping batches: %+v, want 1ms per request and a peak of 2", st)
+	}
+}
+
+// ovs-vswitchd's apply time grows with the switch. A switch shrinking while batch sizes shrink
+// too (ports deleted by a cohort the limit trims) must not read as a cost per request: the
+// model divides each sample by the switch's size and reads it at the current size.
+func TestPipelineModelFollowsTheSwitchSize(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	ifaces := 0
+	p := newPipeline(2, 512, time.Second, 2*time.Minute, func() int { return ifaces })
+	// Per unit of scale (interfaces + scaleOffset): 100 µs fixed, 1 µs per request.
+	cost := func(n int) time.Duration {
+		return time.Duration(float64(ifaces+scaleOffset) * (100e-6 + 1e-6*float64(n)) * float64(time.Second))
+	}
+	for i := range 12 {
+		ifaces = 5000 - 400*i
+		size := 100 - 5*i
+		p.begin()
+		p.end(size, t0, t0.Add(cost(size)), true)
+		t0 = t0.Add(time.Hour)
+	}
+	st := p.stats() // at 600 interfaces: 632 × 100 µs fixed, 632 × 1 µs per request
+	if got, want := st.ApplyPerRequest.Seconds(), 632e-6; got < want*0.99 || got > want*1.01 {
+		t.Fatalf("per-request cost %v at 600 interfaces, want %.0f µs (the switch's shrinking is not a per-request cost)", st.ApplyPerRequest, want*1e6)
+	}
+	if got, want := st.ApplyFixed.Seconds(), 63.2e-3; got < want*0.99 || got > want*1.01 {
+		t.Fatalf("fixed cost %v at 600 interfaces, want %.1f ms", st.ApplyFixed, want*1e3)
+	}
+	if st.SizeLimit != 512 { // (1 s − 63 ms) ÷ 0.632 ms is past MaxSize
+		t.Fatalf("limit %d, want 512", st.SizeLimit)
+	}
+}
+
+// With one batch size seen there is no per-request part to size batches for the target, but
+// batches whose apply time would overrun the apply timeout's budget are cut, in proportion.
+func TestPipelineCutsUnfittedBatchesToTheTimeout(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	p := newPipeline(2, 512, time.Second, 2*time.Minute, nil)
+	for range 3 {
+		p.begin()
+		p.end(512, t0, t0.Add(60*time.Second), true)
+		t0 = t0.Add(time.Hour)
+	}
+	// Budget: half of 2 minutes for 2 batches, 30 s each: 512 × 30 ÷ 60.
+	if got := p.sizeLimit(); got < 255 || got > 256 {
+		t.Fatalf("512-request batches taking 60 s against a 30 s budget: limit %d, want 256", got)
 	}
 }

@@ -19,6 +19,12 @@ type DB interface {
 	Interface(name string) (ovsdb.InterfaceState, error)
 }
 
+// interfaceCounter is what the batch size model asks of a DB that can say how large the switch
+// is (*ovsdb.Client); without it the model assumes a switch of constant size.
+type interfaceCounter interface {
+	InterfaceCount() int
+}
+
 // Options configure a Writer. Zero values are usable.
 type Options struct {
 	Logger *slog.Logger
@@ -101,9 +107,13 @@ func New(ctx context.Context, db DB, opts Options) (*Writer, error) {
 	case applyTimeout < 0:
 		applyTimeout = 0 // no bound but the callers' contexts
 	}
+	var counter func() int
+	if c, ok := db.(interfaceCounter); ok {
+		counter = c.InterfaceCount
+	}
 	w := &Writer{db: db, log: opts.Logger, opts: opts, turn: make(chan struct{}, 1)}
 	w.ports = &portDoor{db: db, gen: opts.Generation, opts: opts.Commit, turn: w.take, release: w.release,
-		log: opts.Logger, onBatch: opts.OnBatch, settle: opts.Settle, pipe: newPipeline(opts.BatchDepth, maxSize, opts.ApplyTarget, applyTimeout)}
+		log: opts.Logger, onBatch: opts.OnBatch, settle: opts.Settle, pipe: newPipeline(opts.BatchDepth, maxSize, opts.ApplyTarget, applyTimeout, counter)}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b, err := batch.Start(bctx, batch.Committer[PortRequest, PortResult](w.ports), batch.Options[PortRequest]{
 		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Cohort: true, Key: portKey,
