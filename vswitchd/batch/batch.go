@@ -110,6 +110,13 @@ type Options[Req any] struct {
 	// commit (so requests that waited for the slot still gather with the callers of the
 	// batch that freed it).
 	Cohort bool
+	// GatherDelay, with Cohort, if set, is asked at every batch that holds fewer requests than
+	// its cohort for how long it may wait for the rest, in place of MaxDelay when longer: a
+	// cohort whose callers come back over more than MaxDelay (many callers, a busy machine)
+	// otherwise leaves in two batches, and each batch costs ovs-vswitchd a reconfiguration
+	// (vswitchd/writer answers with a share of the modelled reconfiguration time). It is
+	// called with the Batcher's lock held and must not call the Batcher.
+	GatherDelay func() time.Duration
 	// AnnouncedDelay, with Cohort, bounds how long requests announced with Announce hold a
 	// batch that is otherwise ready (cohort reached or MaxDelay passed): such a batch waits
 	// while an announcement made less than AnnouncedDelay ago is still being prepared (a

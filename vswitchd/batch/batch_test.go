@@ -642,6 +642,33 @@ func TestCohortSplitBySizeLimitJoinsAgain(t *testing.T) {
 	collect(t, second, 4)
 }
 
+// GatherDelay lengthens the wait of a batch short of its cohort past MaxDelay; a batch that
+// reached its cohort does not wait for it.
+func TestGatherDelayHoldsAShortCohort(t *testing.T) {
+	noLeak(t)
+	clk := newFakeClock()
+	f := &fakeCommitter{}
+	b := start(t, f, batch.Options[int]{MaxSize: 100, MaxDelay: time.Second, Linger: true, Cohort: true, Clock: clk,
+		GatherDelay: func() time.Duration { return 5 * time.Second }})
+	ch := submitAll(context.Background(), b, 1, 2, 3)
+	eventually(t, "3 queued", func() bool { return b.Stats().Queued == 3 })
+	clk.Advance(5 * time.Second) // no cohort yet: the first batch waits as long as GatherDelay
+	collect(t, ch, 3)
+	ch = submitAll(context.Background(), b, 4, 5)
+	eventually(t, "2 queued, a timer armed", func() bool { return b.Stats().Queued == 2 && clk.pending() > 0 })
+	clk.Advance(2 * time.Second) // past MaxDelay, within GatherDelay: still waiting for the third
+	eventually(t, "a timer armed again", func() bool { return clk.pending() > 0 })
+	if n := len(f.calls()); n != 1 {
+		t.Fatalf("%d commits; 2 of a cohort of 3 must wait GatherDelay, not MaxDelay", n)
+	}
+	clk.Advance(3 * time.Second)
+	collect(t, ch, 2)
+	collect(t, submitAll(context.Background(), b, 6, 7, 8), 3) // the cohort of 3: at once
+	if got := sizes(f.calls()); !slices.Equal(got, []int{3, 2, 3}) {
+		t.Errorf("batch sizes = %v, want [3 2 3]", got)
+	}
+}
+
 // startCohort starts a lingering cohort batcher (MaxDelay 1s, AnnouncedDelay 10s) on clk and
 // forms a cohort of 2: the first batch, of 2, goes after MaxDelay.
 func startCohort(t *testing.T, f *fakeCommitter, clk *fakeClock) *batch.Batcher[int, int] {

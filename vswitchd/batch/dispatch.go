@@ -42,10 +42,14 @@ func (b *Batcher[Req, Res]) dispatch() {
 				oldest = b.lastDone
 			}
 			cohort := b.cohortLocked()
+			delay := b.opts.MaxDelay
+			if b.opts.Cohort && b.opts.GatherDelay != nil && cohort > len(batch) {
+				delay = max(delay, b.opts.GatherDelay())
+			}
 			ready := (b.inflight == 0 && !b.opts.Linger) ||
 				(b.opts.Cohort && cohort > 0 && len(batch) >= cohort) ||
-				!now.Before(oldest.Add(b.opts.MaxDelay))
-			wait := oldest.Add(b.opts.MaxDelay)
+				!now.Before(oldest.Add(delay))
+			wait := oldest.Add(delay)
 			if ready && b.opts.Cohort {
 				// Members of the cohort announced and still preparing hold a batch that is
 				// otherwise ready, each for AnnouncedDelay from its announcement, the batch for

@@ -23,6 +23,11 @@ const (
 	// that BatchDepth batches applied one after another may take in the model: the last
 	// batch's callers wait for all of them, and the model is an estimate.
 	applyBudgetShare = 0.5
+	// gatherShare and maxGatherDelay bound how long a batch short of its cohort waits for the
+	// rest of it (batch.Options.GatherDelay): a share of the modelled fixed apply time (what
+	// the reconfiguration of a second, split-off batch would cost), at most maxGatherDelay.
+	gatherShare    = 0.125
+	maxGatherDelay = 250 * time.Millisecond
 	// applyDecay weighs the past in the apply-time model (per batch).
 	applyDecay = 0.9
 )
@@ -174,6 +179,22 @@ func (p *pipeline) sizeLimitLocked() int {
 		n = min(n, (budget-fixed)/perReq)
 	}
 	return p.clamp(n)
+}
+
+// gatherDelay is the batcher's Options.GatherDelay: gatherShare of the modelled fixed apply
+// time at the switch's current size (of the mean apply time until the model is fitted: an
+// upper bound), at most maxGatherDelay; 0 before any sample.
+func (p *pipeline) gatherDelay() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sw == 0 {
+		return 0
+	}
+	fixed := p.fixed
+	if !p.fitted {
+		fixed = p.sy / p.sw
+	}
+	return min(seconds(gatherShare*p.scale()*fixed), maxGatherDelay)
 }
 
 // clamp bounds a modelled size to [minAdaptiveSize, maxSize].

@@ -249,3 +249,29 @@ func TestPipelineCutsUnfittedBatchesToTheTimeout(t *testing.T) {
 		t.Fatalf("512-request batches taking 60 s against a 30 s budget: limit %d, want 256", got)
 	}
 }
+
+// A batch short of its cohort may wait a share of the modelled fixed apply time for the rest
+// (what a second reconfiguration would cost), never more than maxGatherDelay.
+func TestPipelineGatherDelay(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	p := newPipeline(2, 512, time.Second, 0, nil)
+	if got := p.gatherDelay(); got != 0 {
+		t.Fatalf("no sample: gather delay %v, want 0", got)
+	}
+	for _, n := range []int{10, 50} { // 400 ms fixed, 1 ms per request
+		p.begin()
+		p.end(n, t0, t0.Add(400*time.Millisecond+time.Duration(n)*time.Millisecond), true)
+		t0 = t0.Add(time.Hour)
+	}
+	if got := p.gatherDelay(); got < 49*time.Millisecond || got > 51*time.Millisecond {
+		t.Fatalf("fixed 400 ms: gather delay %v, want 50ms (1/8)", got)
+	}
+	for _, n := range []int{10, 50, 30} { // 10 s fixed: capped
+		p.begin()
+		p.end(n, t0, t0.Add(10*time.Second+time.Duration(n)*time.Millisecond), true)
+		t0 = t0.Add(time.Hour)
+	}
+	if got := p.gatherDelay(); got != maxGatherDelay {
+		t.Fatalf("fixed near 10 s: gather delay %v, want the cap %v", got, maxGatherDelay)
+	}
+}
