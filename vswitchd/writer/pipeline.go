@@ -23,6 +23,11 @@ const (
 	// that BatchDepth batches applied one after another may take in the model: the last
 	// batch's callers wait for all of them, and the model is an estimate.
 	applyBudgetShare = 0.5
+	// perRequestToFixed is the least ratio of a batch's per-request part to its fixed part
+	// that the size limit keeps: two thirds of ovs-vswitchd's time then goes to the requests.
+	// Below it, smaller batches add reconfigurations more than they shorten the wait; and
+	// the fit, made on a switch whose size changes under it, errs by tens of percent.
+	perRequestToFixed = 2
 	// gatherShare and maxGatherDelay bound how long a batch short of its cohort waits for the
 	// rest of it (batch.Options.GatherDelay): a share of the modelled fixed apply time (what
 	// the reconfiguration of a second, split-off batch would cost), at most maxGatherDelay.
@@ -143,8 +148,8 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 // part measured (one batch size seen so far), only the timeout bounds batches, reading the
 // whole mean apply time as a cost per request (the cautious reading). Otherwise, in order:
 //   - the size whose modelled apply time fits the target;
-//   - raised to at least fixed ÷ perRequest, the size whose per-request part equals the fixed
-//     part. Where the fixed part alone takes most of the target or more (a large switch), a
+//   - raised to at least perRequestToFixed · fixed ÷ perRequest, the size whose per-request
+//     part is that many times the fixed part. Where the fixed part alone takes most of the target or more (a large switch), a
 //     smaller batch does not make the acknowledgement come sooner than the fixed part; it
 //     only spends more of ovs-vswitchd's time on reconfigurations;
 //   - lowered so that depth batches applied one after another fit within applyBudgetShare of
@@ -174,7 +179,7 @@ func (p *pipeline) sizeLimitLocked() int {
 		return p.maxSize
 	}
 	fixed, perReq := sc*p.fixed, sc*p.perReq
-	n := max((p.target.Seconds()-fixed)/perReq, fixed/perReq)
+	n := max((p.target.Seconds()-fixed)/perReq, perRequestToFixed*fixed/perReq)
 	if budget > 0 {
 		n = min(n, (budget-fixed)/perReq)
 	}

@@ -138,7 +138,7 @@ func TestPipelineBatchDepthBounds(t *testing.T) {
 
 // The size bound follows the fitted model fixed + perRequest·size: unbounded (MaxSize) until
 // two sizes have been seen, then the size whose apply time fits the target; never below the
-// size whose per-request part equals the fixed part (a fixed part near or above the target
+// size whose per-request part is twice the fixed part (a fixed part near or above the target
 // must not shrink batches: that only adds reconfigurations); never more than keep the
 // batches in flight within half the apply timeout; never below minAdaptiveSize.
 func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
@@ -174,11 +174,11 @@ func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 	}
 
 	// The fixed part near the target (a bridge grown to thousands of ports): the batch keeps
-	// the size whose per-request part equals the fixed part, 100, instead of falling to the
+	// the size whose per-request part is twice the fixed part, 200, instead of falling to the
 	// minimum, and so when the fixed part exceeds the target.
 	for _, target := range []time.Duration{105 * time.Millisecond, 50 * time.Millisecond} {
-		if got := fit(target, 0).sizeLimit(); got < 99 || got > 100 {
-			t.Fatalf("fixed 100 ms + 1 ms/request, target %v: limit %d, want 100 (fixed ÷ per request)", target, got)
+		if got := fit(target, 0).sizeLimit(); got < 199 || got > 200 {
+			t.Fatalf("fixed 100 ms + 1 ms/request, target %v: limit %d, want 200 (2 × fixed ÷ per request)", target, got)
 		}
 	}
 
