@@ -55,7 +55,7 @@
 // bounded time. The apply time is modelled as a fixed part and a part per request, both
 // proportional to the switch's interface count (the DB's InterfaceCount, when it has one),
 // and read at the switch's current size; a batch is never cut below the size whose
-// per-request part is twice the fixed part, and the batches in flight are kept within half of
-// the apply timeout. Writer.Pipeline reports the transactions waiting for ovs-vswitchd and
+// per-request part is twice the fixed part, nor for the target once the fixed part takes
+// half of it, and the batches in flight are kept within half of the apply timeout. Writer.Pipeline reports the transactions waiting for ovs-vswitchd and
 // the fitted model.
 package writer

@@ -147,11 +147,12 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 // the model at the switch's current size. MaxSize until a sample is in. With no per-request
 // part measured (one batch size seen so far), only the timeout bounds batches, reading the
 // whole mean apply time as a cost per request (the cautious reading). Otherwise, in order:
-//   - the size whose modelled apply time fits the target;
-//   - raised to at least perRequestToFixed · fixed ÷ perRequest, the size whose per-request
-//     part is that many times the fixed part. Where the fixed part alone takes most of the target or more (a large switch), a
-//     smaller batch does not make the acknowledgement come sooner than the fixed part; it
-//     only spends more of ovs-vswitchd's time on reconfigurations;
+//   - while the fixed part is under half the target, the size whose modelled apply time fits
+//     the target, raised to at least perRequestToFixed · fixed ÷ perRequest (the size whose
+//     per-request part is that many times the fixed part); otherwise MaxSize. Where the
+//     fixed part alone takes half the target or more (a large switch), a smaller batch
+//     hardly makes the acknowledgement come sooner; it only spends more of ovs-vswitchd's
+//     time on reconfigurations;
 //   - lowered so that depth batches applied one after another fit within applyBudgetShare of
 //     the apply timeout: the callers of the last batch in flight wait for all of them, and a
 //     wait longer than the timeout fails the batch;
@@ -179,7 +180,10 @@ func (p *pipeline) sizeLimitLocked() int {
 		return p.maxSize
 	}
 	fixed, perReq := sc*p.fixed, sc*p.perReq
-	n := max((p.target.Seconds()-fixed)/perReq, perRequestToFixed*fixed/perReq)
+	n := float64(p.maxSize)
+	if target := p.target.Seconds(); fixed < target/2 {
+		n = max((target-fixed)/perReq, perRequestToFixed*fixed/perReq)
+	}
 	if budget > 0 {
 		n = min(n, (budget-fixed)/perReq)
 	}

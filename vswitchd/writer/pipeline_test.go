@@ -138,9 +138,10 @@ func TestPipelineBatchDepthBounds(t *testing.T) {
 
 // The size bound follows the fitted model fixed + perRequest·size: unbounded (MaxSize) until
 // two sizes have been seen, then the size whose apply time fits the target; never below the
-// size whose per-request part is twice the fixed part (a fixed part near or above the target
-// must not shrink batches: that only adds reconfigurations); never more than keep the
-// batches in flight within half the apply timeout; never below minAdaptiveSize.
+// size whose per-request part is twice the fixed part, and not bounded by the target at all
+// once the fixed part takes half of it (smaller batches then only add reconfigurations);
+// never more than keep the batches in flight within half the apply timeout; never below
+// minAdaptiveSize.
 func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	sample := func(p *pipeline, size int, d time.Duration) {
@@ -175,10 +176,16 @@ func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 
 	// The fixed part near the target (a bridge grown to thousands of ports): the batch keeps
 	// the size whose per-request part is twice the fixed part, 200, instead of falling to the
-	// minimum, and so when the fixed part exceeds the target.
+	// minimum; from half the target on, only the timeout bounds it.
+	if got := fit(250*time.Millisecond, 0).sizeLimit(); got < 199 || got > 200 {
+		t.Fatalf("fixed 100 ms + 1 ms/request, target 250 ms: limit %d, want 200 (2 × fixed ÷ per request)", got)
+	}
 	for _, target := range []time.Duration{105 * time.Millisecond, 50 * time.Millisecond} {
-		if got := fit(target, 0).sizeLimit(); got < 199 || got > 200 {
-			t.Fatalf("fixed 100 ms + 1 ms/request, target %v: limit %d, want 200 (2 × fixed ÷ per request)", target, got)
+		if got := fit(target, 0).sizeLimit(); got != 512 {
+			t.Fatalf("fixed 100 ms + 1 ms/request, target %v: limit %d, want MaxSize", target, got)
+		}
+		if got := fit(target, 2*time.Minute).sizeLimit(); got != 512 {
+			t.Fatalf("fixed 100 ms + 1 ms/request, target %v, 2-minute timeout: limit %d, want MaxSize", target, got)
 		}
 	}
 

@@ -48,9 +48,9 @@ type Options struct {
 	BatchDepth int
 	// ApplyTarget is the acknowledgement time batches are sized for: once the apply time has
 	// been measured (fixed + per request), a batch holds at most as many requests as fit in
-	// it, but no fewer than make the per-request part twice the fixed part (on a large
-	// bridge the fixed part alone may exceed the target), no more than keep BatchDepth
-	// batches within half of Commit.ApplyTimeout, and never fewer than a small minimum
+	// it, but no fewer than make the per-request part twice the fixed part, and none fewer at
+	// all once the fixed part takes half the target (a large switch); never more than keep
+	// BatchDepth batches within half of Commit.ApplyTimeout, never fewer than a small minimum
 	// (PipelineStats.SizeLimit). Default DefaultApplyTarget.
 	ApplyTarget time.Duration
 	// OnBatch, if set, receives every port batch's size, how long it took to commit (planning
