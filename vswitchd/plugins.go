@@ -89,11 +89,17 @@ type storedPort struct {
 // with the API tags (and PluginKey) in its external_ids.
 func (sp storedPort) tagged() model.Port {
 	spec, _ := json.Marshal(sp) // plain data: cannot fail
+	return sp.taggedWith(string(spec))
+}
+
+// taggedWith is tagged with spec, the JSON of sp already at hand (a row's stored spec, which
+// may be an older but equivalent form), in place of marshalling sp again.
+func (sp storedPort) taggedWith(spec string) model.Port {
 	p := sp.Port
 	if sp.Plugin != nil {
 		p = sp.Plugin.Shape
 	}
-	p.ExternalIDs = withTags(p.ExternalIDs, string(spec))
+	p.ExternalIDs = withTags(p.ExternalIDs, spec)
 	if sp.Plugin != nil {
 		p.ExternalIDs[PluginKey], p.ExternalIDs[ObjectKey] = sp.Plugin.Plugin, sp.Port.Name
 	}

@@ -112,11 +112,13 @@ func (p apiPort) request() model.Port {
 // never rewrites it. s.mu must be held.
 func (s *objectStore) putPortLocked(sp storedPort, stored string) {
 	s.att.register(sp.Port.Name, sp.Bridge, sp.Port, sp.Plugin)
-	tagged := sp.tagged()
-	ap := apiPort{bridge: s.bridgeNameLocked(sp.Bridge), tagged: &tagged}
+	var tagged model.Port
 	if stored != "" {
-		ap.tagged.ExternalIDs[SpecKey] = stored
+		tagged = sp.taggedWith(stored) // the row's own string: no marshalling, and no rewrite of an older form
+	} else {
+		tagged = sp.tagged()
 	}
+	ap := apiPort{bridge: s.bridgeNameLocked(sp.Bridge), tagged: &tagged}
 	_, hasOrigin := sp.Port.ExternalIDs[OriginKey]
 	_, hasSpec := sp.Port.ExternalIDs[SpecKey]
 	if sp.Plugin != nil || hasOrigin || hasSpec || sp.Port.ExternalIDs != nil && len(sp.Port.ExternalIDs) == 0 {
