@@ -56,6 +56,9 @@
 // proportional to the switch's interface count (the DB's InterfaceCount, when it has one),
 // and read at the switch's current size; a batch is never cut below the size whose
 // per-request part is twice the fixed part, nor for the target once the fixed part takes
-// half of it, and the batches in flight are kept within half of the apply timeout. Writer.Pipeline reports the transactions waiting for ovs-vswitchd and
+// half of it, and the batches in flight are kept within half of the apply timeout. On a switch
+// so large that the fixed part alone takes over half of what each overlapping batch could
+// have of that, batches are committed one at a time instead (each caller then waits for one
+// reconfiguration, not several). Writer.Pipeline reports the transactions waiting for ovs-vswitchd and
 // the fitted model.
 package writer

@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -76,6 +77,8 @@ type pipeline struct {
 
 	mu                   sync.Mutex
 	applying, peak       int
+	committing           int           // batches admitted (admit) and not yet begun or aborted
+	changed              chan struct{} // closed and replaced when applying or committing falls
 	acked                uint64
 	lastAck              time.Time
 	sw, sx, sy, sxx, sxy float64 // decayed sums: weight, size, seconds÷scale, size², size·seconds÷scale
@@ -93,7 +96,59 @@ const scaleOffset = 32
 // for ovs-vswitchd (0: none); count, if not nil, returns the interfaces on the switch (the
 // model's scale), and is called with no lock of the caller's held but the pipeline's.
 func newPipeline(depth, maxSize int, target, timeout time.Duration, count func() int) *pipeline {
-	return &pipeline{depth: depth, maxSize: maxSize, target: target, timeout: timeout, count: count}
+	return &pipeline{depth: depth, maxSize: maxSize, target: target, timeout: timeout, count: count,
+		changed: make(chan struct{})}
+}
+
+// admit waits until a batch may be committed and reserves its place. That is at once, unless
+// the switch is so large that batches overlapping in ovs-vswitchd could outlast the apply
+// timeout (serialLocked): then a batch is committed only when no other is committing or
+// waiting for ovs-vswitchd, and each caller waits for one batch's reconfiguration, not
+// depth of them. A nil error must be followed by begin (committed) or abort (not committed).
+func (p *pipeline) admit(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		if p.applying+p.committing == 0 || !p.serialLocked() {
+			p.committing++
+			p.mu.Unlock()
+			return nil
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// abort releases the place of an admitted batch that was not committed.
+func (p *pipeline) abort() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.committing--
+	p.signalLocked()
+}
+
+func (p *pipeline) signalLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// serialLocked reports whether batches must be applied one at a time: when the fixed part of
+// the apply time (the mean apply time until the model is fitted) takes more than half of the
+// budget that depth overlapping batches would each have. The size limit then uses the budget
+// of a single batch.
+func (p *pipeline) serialLocked() bool {
+	if p.timeout <= 0 || p.depth <= 1 || p.sw == 0 {
+		return false
+	}
+	fixed := p.fixed
+	if !p.fitted {
+		fixed = p.sy / p.sw
+	}
+	return p.scale()*fixed > p.timeout.Seconds()*applyBudgetShare/float64(p.depth)/2
 }
 
 // scale is the model's scale now.
@@ -108,6 +163,7 @@ func (p *pipeline) scale() float64 {
 func (p *pipeline) begin() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.committing = max(p.committing-1, 0)
 	p.applying++
 	p.peak = max(p.peak, p.applying)
 }
@@ -118,6 +174,7 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.applying--
+	p.signalLocked()
 	if !ok {
 		return
 	}
@@ -155,7 +212,8 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 //     time on reconfigurations;
 //   - lowered so that depth batches applied one after another fit within applyBudgetShare of
 //     the apply timeout: the callers of the last batch in flight wait for all of them, and a
-//     wait longer than the timeout fails the batch;
+//     wait longer than the timeout fails the batch (one batch, when batches are applied one
+//     at a time: see admit);
 //   - clamped to [minAdaptiveSize, MaxSize].
 func (p *pipeline) sizeLimit() int {
 	p.mu.Lock()
@@ -170,7 +228,10 @@ func (p *pipeline) sizeLimitLocked() int {
 	sc := p.scale()
 	budget := 0.0
 	if p.timeout > 0 {
-		budget = p.timeout.Seconds() * applyBudgetShare / float64(p.depth)
+		budget = p.timeout.Seconds() * applyBudgetShare
+		if !p.serialLocked() {
+			budget /= float64(p.depth)
+		}
 	}
 	if !p.fitted || p.perReq <= 0 {
 		meanSize, meanTime := p.sx/p.sw, sc*p.sy/p.sw

@@ -194,8 +194,13 @@ func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 	if got := fit(500*time.Millisecond, time.Second).sizeLimit(); got < 149 || got > 150 {
 		t.Fatalf("target 500 ms, apply timeout 1 s, depth 2: limit %d, want 150", got)
 	}
-	// And the fixed part beyond that budget leaves the minimum.
-	if got := fit(time.Second, 300*time.Millisecond).sizeLimit(); got != minAdaptiveSize {
+	// A fixed part over half of an overlapping batch's budget (300 ms timeout: 75 ms each)
+	// makes batches go one at a time, with the budget of one (150 ms): 50 requests.
+	if got := fit(time.Second, 300*time.Millisecond).sizeLimit(); got < 49 || got > 50 {
+		t.Fatalf("fixed part above half the overlapping budget: limit %d, want 50", got)
+	}
+	// And a fixed part beyond even that budget leaves the minimum.
+	if got := fit(time.Second, 150*time.Millisecond).sizeLimit(); got != minAdaptiveSize {
 		t.Fatalf("fixed part above the timeout's budget: limit %d, want the minimum %d", got, minAdaptiveSize)
 	}
 
@@ -248,12 +253,53 @@ func TestPipelineCutsUnfittedBatchesToTheTimeout(t *testing.T) {
 	p := newPipeline(2, 512, time.Second, 2*time.Minute, nil)
 	for range 3 {
 		p.begin()
-		p.end(512, t0, t0.Add(60*time.Second), true)
+		p.end(512, t0, t0.Add(90*time.Second), true)
 		t0 = t0.Add(time.Hour)
 	}
-	// Budget: half of 2 minutes for 2 batches, 30 s each: 512 × 30 ÷ 60.
-	if got := p.sizeLimit(); got < 255 || got > 256 {
-		t.Fatalf("512-request batches taking 60 s against a 30 s budget: limit %d, want 256", got)
+	// 90 s batches: applied one at a time, each within half of 2 minutes: 512 × 60 ÷ 90.
+	if got := p.sizeLimit(); got < 340 || got > 342 {
+		t.Fatalf("512-request batches taking 90 s against a 60 s budget: limit %d, want 341", got)
+	}
+}
+
+// On a switch so large that overlapping batches could outlast the apply timeout, a batch is
+// admitted only when no other is committing or waiting for ovs-vswitchd; on a smaller one,
+// at once.
+func TestPipelineAdmitsOneAtATimeOnALargeSwitch(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	ctx := t.Context()
+	small := newPipeline(2, 512, time.Second, 2*time.Minute, nil)
+	large := newPipeline(2, 512, time.Second, 2*time.Minute, nil)
+	for _, n := range []int{100, 200} {
+		small.begin()
+		small.end(n, t0, t0.Add(time.Second+time.Duration(n)*time.Millisecond), true)
+		large.begin()
+		large.end(n, t0, t0.Add(20*time.Second+time.Duration(n)*time.Millisecond), true)
+		t0 = t0.Add(time.Hour)
+	}
+	for _, p := range []*pipeline{small, large} {
+		if err := p.admit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		p.begin() // one batch committed, waiting for ovs-vswitchd
+	}
+	quick, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := small.admit(quick); err != nil {
+		t.Fatalf("1 s fixed part: a second batch must be admitted while one is applied: %v", err)
+	}
+	if err := large.admit(quick); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("20 s fixed part: a second batch admitted while one is applied (%v), want it held", err)
+	}
+	admitted := make(chan error, 1)
+	go func() { admitted <- large.admit(ctx) }()
+	large.end(100, t0, t0.Add(20*time.Second), true) // the batch in flight is acknowledged
+	if err := <-admitted; err != nil {
+		t.Fatalf("after the acknowledgement: %v", err)
+	}
+	large.abort()
+	if st := large.stats(); st.Applying != 0 {
+		t.Fatalf("applying %d after the acknowledgement and the abort, want 0", st.Applying)
 	}
 }
 

@@ -151,8 +151,18 @@ var _ batch.Committer[PortRequest, PortResult] = (*portDoor)(nil)
 // acknowledgement, so the next batch is committed while this one is applied (the Batcher's
 // MaxInFlight bounds how many wait together).
 func (p *portDoor) Commit(ctx context.Context, reqs []PortRequest) ([]batch.Outcome[PortResult], error) {
+	if p.pipe != nil {
+		if err := p.pipe.admit(ctx); err != nil {
+			err = fmt.Errorf("waiting for the batch in flight on a large switch: %w", err)
+			p.report(len(reqs), 0, 0, err)
+			return nil, err
+		}
+	}
 	pend, committed, err := p.commit(ctx, reqs)
 	if err != nil {
+		if p.pipe != nil {
+			p.pipe.abort()
+		}
 		p.report(len(reqs), committed, 0, err)
 		return nil, err
 	}
