@@ -224,6 +224,16 @@ type item[Req, Res any] struct {
 	done   chan struct{}
 	res    Res // written before done is closed
 	err    error
+	sent   *sentBatch // the batch it was taken in; nil while queued
+}
+
+// sentBatch is what the batcher records about one batch taken from the queue.
+type sentBatch struct {
+	// outstanding is the number of requests outstanding (in flight, queued, or announced
+	// within AnnouncedDelay) when the batch's first answer went out, -1 before. It is taken
+	// then, not when the batch's commit returns: by that time answered callers may be back in
+	// the queue, and would be counted twice.
+	outstanding int
 }
 
 // Batcher groups concurrent requests into batches committed by a Committer. Create it with

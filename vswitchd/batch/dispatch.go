@@ -98,6 +98,11 @@ func (b *Batcher[Req, Res]) heldUntilLocked() time.Time {
 	return until
 }
 
+// outstandingLocked counts the requests in flight or queued and the live announcements.
+func (b *Batcher[Req, Res]) outstandingLocked() int {
+	return b.inflightReqs + b.st.queued + b.liveAnnouncedLocked()
+}
+
 // liveAnnouncedLocked counts the announcements still pending and made less than
 // Options.AnnouncedDelay ago (those that may still hold a batch).
 func (b *Batcher[Req, Res]) liveAnnouncedLocked() int {
@@ -169,8 +174,10 @@ func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest 
 func (b *Batcher[Req, Res]) takeLocked(batch []*item[Req, Res]) {
 	b.recent[b.recentNext] = len(batch)
 	b.recentNext = (b.recentNext + 1) % cohortWindow
+	sent := &sentBatch{outstanding: -1}
 	for _, it := range batch {
 		it.state = stateSent
+		it.sent = sent
 		if it.key != "" {
 			b.inflightKeys[it.key]++
 		}
@@ -188,7 +195,7 @@ func (b *Batcher[Req, Res]) takeLocked(batch []*item[Req, Res]) {
 	b.inflightReqs += len(batch)
 	b.st.observeBatch(len(batch))
 	b.commits.Add(1)
-	go b.run(batch)
+	go b.run(batch, sent)
 }
 
 func (b *Batcher[Req, Res]) failQueuedLocked(err error) {
@@ -203,7 +210,7 @@ func (b *Batcher[Req, Res]) failQueuedLocked(err error) {
 }
 
 // run commits one batch taken from the queue, with isolation retries, then frees its slot.
-func (b *Batcher[Req, Res]) run(batch []*item[Req, Res]) {
+func (b *Batcher[Req, Res]) run(batch []*item[Req, Res], sent *sentBatch) {
 	defer b.commits.Done()
 	b.commit(b.runCtx, batch, false)
 	b.mu.Lock()
@@ -217,9 +224,12 @@ func (b *Batcher[Req, Res]) run(batch []*item[Req, Res]) {
 			}
 		}
 	}
-	// The callers answered now come back with the requests still outstanding: together
-	// they are the cohort the next batch waits for.
-	b.callers[b.callersNext] = b.inflightReqs + b.st.queued + b.liveAnnouncedLocked()
+	// The callers answered come back with the requests outstanding when they were answered:
+	// together they are the cohort the next batch waits for.
+	if sent.outstanding < 0 { // nothing answered (every caller gone)
+		sent.outstanding = b.outstandingLocked()
+	}
+	b.callers[b.callersNext] = sent.outstanding
 	b.callersNext = (b.callersNext + 1) % cohortWindow
 	b.inflight--
 	b.inflightReqs -= len(batch)
@@ -334,6 +344,9 @@ func (b *Batcher[Req, Res]) finishAll(items []*item[Req, Res], err error) {
 func (b *Batcher[Req, Res]) finishLocked(it *item[Req, Res], res Res, err error) {
 	if it.state == stateDone || it.state == stateAbandoned {
 		return
+	}
+	if it.sent != nil && it.sent.outstanding < 0 {
+		it.sent.outstanding = b.outstandingLocked()
 	}
 	it.state = stateDone
 	it.res, it.err = res, err
