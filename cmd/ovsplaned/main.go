@@ -267,7 +267,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	met.RegisterJobs(d.Jobs)
 	met.RegisterPipeline(func() metrics.Pipeline {
 		s := d.Pipeline()
-		return metrics.Pipeline{Applying: s.Applying, Depth: s.Depth, SizeLimit: s.SizeLimit,
+		return metrics.Pipeline{Applying: s.Applying, Depth: s.Depth, InFlightLimit: s.InFlightLimit, SizeLimit: s.SizeLimit,
 			ApplyFixed: s.ApplyFixed, ApplyPerRequest: s.ApplyPerRequest}
 	})
 	met.RegisterWatchers(plugins.watchQueues)

@@ -144,6 +144,12 @@ type Options[Req any] struct {
 	Weight func(Req) int
 	// MaxWeight bounds the summed Weight of one batch. Default limits.MaxObjectsPerBatch.
 	MaxWeight int
+	// InFlightLimit, if set, is asked at every batch for the most batches that may be in
+	// flight now (an adaptive bound, e.g. one at a time once applying a batch takes long); it
+	// is clamped to [1, MaxInFlight]. A batch waits in the queue, where requests may still
+	// join it, until the batches in flight are under the bound. It is called with the
+	// Batcher's lock held and must not call the Batcher.
+	InFlightLimit func() int
 	// SizeLimit, if set, is asked at every batch for the most requests it may hold now (an
 	// adaptive bound, e.g. from the measured time to apply a batch); it is clamped to
 	// [1, MaxSize]. It is called with the Batcher's lock held and must not call the Batcher.

@@ -606,6 +606,44 @@ func TestOverlapFullOnly(t *testing.T) {
 	}
 }
 
+// InFlightLimit lowers MaxInFlight while it answers 1: full batches wait in the queue for
+// the one in flight. Once it answers 2 again (asked when the batcher next looks, here at a
+// submission), a full batch overlaps the one in flight.
+func TestInFlightLimit(t *testing.T) {
+	noLeak(t)
+	f := &fakeCommitter{gate: make(chan struct{})}
+	var limit atomic.Int64
+	limit.Store(1)
+	b := start(t, f, batch.Options[int]{MaxSize: 3, MaxInFlight: 2, MaxDelay: time.Nanosecond, OverlapFullOnly: true,
+		InFlightLimit: func() int { return int(limit.Load()) }})
+	first := submitAll(context.Background(), b, 0)
+	eventually(t, "first commit", func() bool { return len(f.calls()) == 1 })
+	second := submitAll(context.Background(), b, 1, 2, 3, 4, 5, 6)
+	eventually(t, "6 queued", func() bool { return b.Stats().Queued == 6 })
+	if n := len(f.calls()); n != 1 {
+		t.Fatalf("%d commits with an in-flight limit of 1, want the full batches held", n)
+	}
+	limit.Store(2)
+	third := submitAll(context.Background(), b, 7)
+	eventually(t, "a full batch in flight with the first", func() bool {
+		return len(f.calls()) == 2 && len(f.calls()[1]) == 3 && b.Stats().InFlight == 2
+	})
+	done := make(chan struct{})
+	go func() { // let every batch through
+		for {
+			select {
+			case f.gate <- struct{}{}:
+			case <-done:
+				return
+			}
+		}
+	}()
+	collect(t, first, 1)
+	collect(t, second, 6)
+	collect(t, third, 1)
+	close(done)
+}
+
 // A cohort split over two batches by SizeLimit (4 of 5 callers in one batch, the fifth left
 // waiting for it) joins again once the limit allows: the callers of the finished batch and
 // the request still queued are counted as one cohort, so the queued request waits for all four

@@ -33,7 +33,7 @@ func (b *Batcher[Req, Res]) dispatch() {
 			return
 		}
 		var timer <-chan time.Time
-		if b.inflight < b.opts.MaxInFlight && b.st.queued > 0 {
+		if b.st.queued > 0 && b.inflight < b.inFlightLimitLocked() {
 			batch, oldest, full := b.candidatesLocked()
 			now := b.clock.Now()
 			if b.opts.Cohort && b.lastDone.After(oldest) {
@@ -84,6 +84,15 @@ func (b *Batcher[Req, Res]) dispatch() {
 		case <-b.runCtx.Done():
 		}
 	}
+}
+
+// inFlightLimitLocked is the bound on batches in flight now: MaxInFlight, or InFlightLimit's
+// answer clamped to [1, MaxInFlight].
+func (b *Batcher[Req, Res]) inFlightLimitLocked() int {
+	if b.opts.InFlightLimit == nil {
+		return b.opts.MaxInFlight
+	}
+	return min(max(b.opts.InFlightLimit(), 1), b.opts.MaxInFlight)
 }
 
 // heldUntilLocked is when the announcements still pending stop holding batches: the latest

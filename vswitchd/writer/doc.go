@@ -57,8 +57,9 @@
 // and read at the switch's current size; a batch is never cut below the size whose
 // per-request part is twice the fixed part, nor for the target once the fixed part takes
 // half of it, and the batches in flight are kept within half of the apply timeout. On a switch
-// so large that the fixed part alone takes over half of what each overlapping batch could
-// have of that, batches are committed one at a time instead (each caller then waits for one
-// reconfiguration, not several). Writer.Pipeline reports the transactions waiting for ovs-vswitchd and
+// so large that a full batch sized for overlap would take over half of what each overlapping
+// batch could have of that (15 s at the default 2-minute timeout), batches go one at a time
+// instead (the batcher's InFlightLimit; each caller then waits for one reconfiguration, not
+// several), each sized for the whole budget. Writer.Pipeline reports the transactions waiting for ovs-vswitchd and
 // the fitted model.
 package writer

@@ -1,7 +1,6 @@
 package writer
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -50,6 +49,9 @@ type PipelineStats struct {
 	// SizeLimit is the batch size the measured apply time allows now (Options.BatchMaxSize
 	// until the cost has been measured).
 	SizeLimit int
+	// InFlightLimit is how many batches may be in flight now: Depth, or 1 on a switch so
+	// large that overlapping batches could outlast the apply timeout.
+	InFlightLimit int
 	// ApplyFixed and ApplyPerRequest are the fitted cost of one acknowledged batch at the
 	// switch's current size: a fixed part (ovs-vswitchd's reconfiguration of the switch) and
 	// a part per request.
@@ -66,9 +68,9 @@ type PipelineStats struct {
 //	time = scale · (fixed + perRequest·size),  scale = interfaces on the switch + scaleOffset
 //
 // fitted by least squares on time ÷ scale over exponentially decayed samples, and read at
-// the switch's current size. Without the scale, a switch that grows (or shrinks) while batch
-// sizes drift the same way makes the growth look like a cost per request, and the limit
-// then shrinks batches for nothing.
+// the switch's size when the last batch began or ended. Without the scale, a switch that
+// grows (or shrinks) while batch sizes drift the same way makes the growth look like a cost
+// per request, and the limit then shrinks batches for nothing.
 type pipeline struct {
 	depth, maxSize int
 	target         time.Duration
@@ -77,10 +79,9 @@ type pipeline struct {
 
 	mu                   sync.Mutex
 	applying, peak       int
-	committing           int           // batches admitted (admit) and not yet begun or aborted
-	changed              chan struct{} // closed and replaced when applying or committing falls
 	acked                uint64
 	lastAck              time.Time
+	sc                   float64 // the scale when the last batch began or ended
 	sw, sx, sy, sxx, sxy float64 // decayed sums: weight, size, seconds÷scale, size², size·seconds÷scale
 	fixed, perReq        float64 // fitted, seconds per unit of scale
 	fitted               bool
@@ -94,78 +95,28 @@ const scaleOffset = 32
 // newPipeline returns a pipeline of at most depth batches of at most maxSize requests, sized
 // for an acknowledgement within target once measured; timeout is the bound on a batch's wait
 // for ovs-vswitchd (0: none); count, if not nil, returns the interfaces on the switch (the
-// model's scale), and is called with no lock of the caller's held but the pipeline's.
+// model's scale). count is called only when a batch begins or ends, with no lock of the
+// caller's held but the pipeline's: never on the batcher's dispatch path.
 func newPipeline(depth, maxSize int, target, timeout time.Duration, count func() int) *pipeline {
-	return &pipeline{depth: depth, maxSize: maxSize, target: target, timeout: timeout, count: count,
-		changed: make(chan struct{})}
+	return &pipeline{depth: depth, maxSize: maxSize, target: target, timeout: timeout, count: count, sc: 1}
 }
 
-// admit waits until a batch may be committed and reserves its place. That is at once, unless
-// the switch is so large that batches overlapping in ovs-vswitchd could outlast the apply
-// timeout (serialLocked): then a batch is committed only when no other is committing or
-// waiting for ovs-vswitchd, and each caller waits for one batch's reconfiguration, not
-// depth of them. A nil error must be followed by begin (committed) or abort (not committed).
-func (p *pipeline) admit(ctx context.Context) error {
-	for {
-		p.mu.Lock()
-		if p.applying+p.committing == 0 || !p.serialLocked() {
-			p.committing++
-			p.mu.Unlock()
-			return nil
-		}
-		ch := p.changed
-		p.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+// readScaleLocked reads the model's scale now and keeps it for the limits.
+func (p *pipeline) readScaleLocked() float64 {
+	p.sc = 1
+	if p.count != nil {
+		p.sc = float64(max(p.count(), 0) + scaleOffset)
 	}
-}
-
-// abort releases the place of an admitted batch that was not committed.
-func (p *pipeline) abort() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.committing--
-	p.signalLocked()
-}
-
-func (p *pipeline) signalLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-}
-
-// serialLocked reports whether batches must be applied one at a time: when the fixed part of
-// the apply time (the mean apply time until the model is fitted) takes more than half of the
-// budget that depth overlapping batches would each have. The size limit then uses the budget
-// of a single batch.
-func (p *pipeline) serialLocked() bool {
-	if p.timeout <= 0 || p.depth <= 1 || p.sw == 0 {
-		return false
-	}
-	fixed := p.fixed
-	if !p.fitted {
-		fixed = p.sy / p.sw
-	}
-	return p.scale()*fixed > p.timeout.Seconds()*applyBudgetShare/float64(p.depth)/2
-}
-
-// scale is the model's scale now.
-func (p *pipeline) scale() float64 {
-	if p.count == nil {
-		return 1
-	}
-	return float64(max(p.count(), 0) + scaleOffset)
+	return p.sc
 }
 
 // begin records a batch committed and now waiting for ovs-vswitchd.
 func (p *pipeline) begin() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.committing = max(p.committing-1, 0)
 	p.applying++
 	p.peak = max(p.peak, p.applying)
+	p.readScaleLocked()
 }
 
 // end records the end, at now, of the wait of a batch of size requests committed at
@@ -174,7 +125,7 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.applying--
-	p.signalLocked()
+	sc := p.readScaleLocked()
 	if !ok {
 		return
 	}
@@ -184,7 +135,7 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 		from = p.lastAck
 	}
 	p.lastAck = now
-	x, y := float64(size), now.Sub(from).Seconds()/p.scale()
+	x, y := float64(size), now.Sub(from).Seconds()/sc
 	p.sw = p.sw*applyDecay + 1
 	p.sx = p.sx*applyDecay + x
 	p.sy = p.sy*applyDecay + y
@@ -200,47 +151,63 @@ func (p *pipeline) end(size int, committedAt, now time.Time, ok bool) {
 	p.fitted = true
 }
 
-// sizeLimit is the batcher's Options.SizeLimit: the most requests a batch may hold now, from
-// the model at the switch's current size. MaxSize until a sample is in. With no per-request
-// part measured (one batch size seen so far), only the timeout bounds batches, reading the
-// whole mean apply time as a cost per request (the cautious reading). Otherwise, in order:
+// modelLocked is the modelled apply time, in seconds, of a batch of size requests at the
+// kept scale: the fit, or until it is made the mean apply time whatever the size. Only
+// called once a sample is in.
+func (p *pipeline) modelLocked(size float64) float64 {
+	if !p.fitted {
+		return p.sc * p.sy / p.sw
+	}
+	return p.sc * (p.fixed + p.perReq*size)
+}
+
+// limitsLocked returns the most requests a batch may hold now and the most batches that may
+// be in flight, from the model at the kept scale; MaxSize and depth until a sample is in.
+//
+// Only full batches overlap (batch.Options.OverlapFullOnly), so batches go one at a time
+// when a full batch sized for overlap (sizeForLocked with 1/depth of the budget) would take
+// more than half of that budget: at 120 s of apply timeout, past 15 s a batch. There the
+// commit of the next batch is a small share of the apply time, so overlap gains little,
+// while the callers of the last batch in flight wait for all of them, and the model, fitted
+// on a switch whose size changes under it, errs by tens of percent. One at a time, a batch
+// is sized for the whole budget.
+func (p *pipeline) limitsLocked() (size, inFlight int) {
+	if p.sw == 0 {
+		return p.maxSize, p.depth
+	}
+	budget := 0.0
+	if p.timeout > 0 {
+		budget = p.timeout.Seconds() * applyBudgetShare
+	}
+	each := budget / float64(p.depth)
+	size = p.sizeForLocked(each)
+	if p.depth <= 1 || budget == 0 || p.modelLocked(float64(size)) <= each/2 {
+		return size, p.depth
+	}
+	return p.sizeForLocked(budget), 1
+}
+
+// sizeForLocked is the batch size the model allows with budget seconds of apply time (0: no
+// bound). With no per-request part measured (one batch size seen so far), only the budget
+// bounds batches, reading the whole mean apply time as a cost per request (the cautious
+// reading). Otherwise, in order:
 //   - while the fixed part is under half the target, the size whose modelled apply time fits
 //     the target, raised to at least perRequestToFixed · fixed ÷ perRequest (the size whose
 //     per-request part is that many times the fixed part); otherwise MaxSize. Where the
 //     fixed part alone takes half the target or more (a large switch), a smaller batch
 //     hardly makes the acknowledgement come sooner; it only spends more of ovs-vswitchd's
 //     time on reconfigurations;
-//   - lowered so that depth batches applied one after another fit within applyBudgetShare of
-//     the apply timeout: the callers of the last batch in flight wait for all of them, and a
-//     wait longer than the timeout fails the batch (one batch, when batches are applied one
-//     at a time: see admit);
+//   - lowered so that the modelled apply time fits the budget;
 //   - clamped to [minAdaptiveSize, MaxSize].
-func (p *pipeline) sizeLimit() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.sizeLimitLocked()
-}
-
-func (p *pipeline) sizeLimitLocked() int {
-	if p.sw == 0 {
-		return p.maxSize
-	}
-	sc := p.scale()
-	budget := 0.0
-	if p.timeout > 0 {
-		budget = p.timeout.Seconds() * applyBudgetShare
-		if !p.serialLocked() {
-			budget /= float64(p.depth)
-		}
-	}
+func (p *pipeline) sizeForLocked(budget float64) int {
 	if !p.fitted || p.perReq <= 0 {
-		meanSize, meanTime := p.sx/p.sw, sc*p.sy/p.sw
+		meanSize, meanTime := p.sx/p.sw, p.modelLocked(0)
 		if budget > 0 && meanTime > budget {
 			return p.clamp(meanSize * budget / meanTime)
 		}
 		return p.maxSize
 	}
-	fixed, perReq := sc*p.fixed, sc*p.perReq
+	fixed, perReq := p.sc*p.fixed, p.sc*p.perReq
 	n := float64(p.maxSize)
 	if target := p.target.Seconds(); fixed < target/2 {
 		n = max((target-fixed)/perReq, perRequestToFixed*fixed/perReq)
@@ -251,20 +218,32 @@ func (p *pipeline) sizeLimitLocked() int {
 	return p.clamp(n)
 }
 
+// sizeLimit is the batcher's Options.SizeLimit (see limitsLocked).
+func (p *pipeline) sizeLimit() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	size, _ := p.limitsLocked()
+	return size
+}
+
+// inFlightLimit is the batcher's Options.InFlightLimit (see limitsLocked).
+func (p *pipeline) inFlightLimit() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, n := p.limitsLocked()
+	return n
+}
+
 // gatherDelay is the batcher's Options.GatherDelay: gatherShare of the modelled fixed apply
-// time at the switch's current size (of the mean apply time until the model is fitted: an
-// upper bound), at most maxGatherDelay; 0 before any sample.
+// time (of the mean apply time until the model is fitted: an upper bound), at most
+// maxGatherDelay; 0 before any sample.
 func (p *pipeline) gatherDelay() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sw == 0 {
 		return 0
 	}
-	fixed := p.fixed
-	if !p.fitted {
-		fixed = p.sy / p.sw
-	}
-	return min(seconds(gatherShare*p.scale()*fixed), maxGatherDelay)
+	return min(seconds(gatherShare*p.modelLocked(0)), maxGatherDelay)
 }
 
 // clamp bounds a modelled size to [minAdaptiveSize, maxSize].
@@ -278,8 +257,9 @@ func (p *pipeline) clamp(n float64) int {
 func (p *pipeline) stats() PipelineStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	size, inFlight := p.limitsLocked()
 	return PipelineStats{Applying: p.applying, PeakApplying: p.peak, Acknowledged: p.acked, Depth: p.depth,
-		SizeLimit: p.sizeLimitLocked(), ApplyFixed: seconds(p.scale() * p.fixed), ApplyPerRequest: seconds(p.scale() * p.perReq)}
+		SizeLimit: size, InFlightLimit: inFlight, ApplyFixed: seconds(p.sc * p.fixed), ApplyPerRequest: seconds(p.sc * p.perReq)}
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -190,9 +190,15 @@ func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 	}
 
 	// The apply timeout bounds what the target would allow: 2 batches in flight within half
-	// of 1 s is 250 ms each, 150 requests.
-	if got := fit(500*time.Millisecond, time.Second).sizeLimit(); got < 149 || got > 150 {
-		t.Fatalf("target 500 ms, apply timeout 1 s, depth 2: limit %d, want 150", got)
+	// of 4 s is 1 s each, and the target's 400 requests take 500 ms, half of that.
+	if got := fit(500*time.Millisecond, 4*time.Second); got.sizeLimit() < 399 || got.sizeLimit() > 400 || got.inFlightLimit() != 2 {
+		t.Fatalf("target 500 ms, apply timeout 4 s, depth 2: limit %d, in flight %d, want 400 and 2", got.sizeLimit(), got.inFlightLimit())
+	}
+	// With a 1 s timeout, an overlapping batch would be cut to 150 requests (250 ms each) and
+	// still take more than half of its budget: batches go one at a time, each with the whole
+	// budget (500 ms): the target's 400 again.
+	if got := fit(500*time.Millisecond, time.Second); got.sizeLimit() < 399 || got.sizeLimit() > 400 || got.inFlightLimit() != 1 {
+		t.Fatalf("target 500 ms, apply timeout 1 s, depth 2: limit %d, in flight %d, want 400 and 1", got.sizeLimit(), got.inFlightLimit())
 	}
 	// A fixed part over half of an overlapping batch's budget (300 ms timeout: 75 ms each)
 	// makes batches go one at a time, with the budget of one (150 ms): 50 requests.
@@ -262,44 +268,42 @@ func TestPipelineCutsUnfittedBatchesToTheTimeout(t *testing.T) {
 	}
 }
 
-// On a switch so large that overlapping batches could outlast the apply timeout, a batch is
-// admitted only when no other is committing or waiting for ovs-vswitchd; on a smaller one,
-// at once.
-func TestPipelineAdmitsOneAtATimeOnALargeSwitch(t *testing.T) {
-	t0 := time.Unix(1_000_000, 0)
-	ctx := t.Context()
-	small := newPipeline(2, 512, time.Second, 2*time.Minute, nil)
-	large := newPipeline(2, 512, time.Second, 2*time.Minute, nil)
-	for _, n := range []int{100, 200} {
-		small.begin()
-		small.end(n, t0, t0.Add(time.Second+time.Duration(n)*time.Millisecond), true)
-		large.begin()
-		large.end(n, t0, t0.Add(20*time.Second+time.Duration(n)*time.Millisecond), true)
-		t0 = t0.Add(time.Hour)
-	}
-	for _, p := range []*pipeline{small, large} {
-		if err := p.admit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		p.begin() // one batch committed, waiting for ovs-vswitchd
-	}
-	quick, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	if err := small.admit(quick); err != nil {
-		t.Fatalf("1 s fixed part: a second batch must be admitted while one is applied: %v", err)
-	}
-	if err := large.admit(quick); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("20 s fixed part: a second batch admitted while one is applied (%v), want it held", err)
-	}
-	admitted := make(chan error, 1)
-	go func() { admitted <- large.admit(ctx) }()
-	large.end(100, t0, t0.Add(20*time.Second), true) // the batch in flight is acknowledged
-	if err := <-admitted; err != nil {
-		t.Fatalf("after the acknowledgement: %v", err)
-	}
-	large.abort()
-	if st := large.stats(); st.Applying != 0 {
-		t.Fatalf("applying %d after the acknowledgement and the abort, want 0", st.Applying)
+// On a switch so large that overlapping batches could outlast the apply timeout, batches go
+// one at a time: when a full batch would take more than half of an overlapping batch's budget
+// (15 s of the 30 s each of two batches has in half of 2 minutes), whether the time is in the
+// fixed part or in the requests.
+func TestPipelineOneAtATimeOnALargeSwitch(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		fixed, perReq  time.Duration
+		size, inFlight int
+	}{
+		{"1 s fixed, 1 ms per request: 1.5 s at 512", time.Second, time.Millisecond, 512, 2},
+		{"20 s fixed: over 15 s at any size", 20 * time.Second, time.Millisecond, 512, 1},
+		// The batch that overran the timeout at 14,800 ports in the 20k scale run: 25 s at 512,
+		// most of it per request.
+		{"3.4 s fixed, 43 ms per request: 25 s at 512", 3400 * time.Millisecond, 43 * time.Millisecond, 512, 1},
+		// Under 15 s at 512 (an overlapping batch could have (30 − 3.4) ÷ 0.02 = 1,330): overlapped.
+		{"3.4 s fixed, 20 ms per request: 13.6 s at 512", 3400 * time.Millisecond, 20 * time.Millisecond, 512, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t0 := time.Unix(1_000_000, 0)
+			p := newPipeline(2, 512, time.Second, 2*time.Minute, nil)
+			if got := p.inFlightLimit(); got != 2 {
+				t.Fatalf("no sample: in flight %d, want the depth 2", got)
+			}
+			for _, n := range []int{100, 200} {
+				p.begin()
+				p.end(n, t0, t0.Add(c.fixed+time.Duration(n)*c.perReq), true)
+				t0 = t0.Add(time.Hour)
+			}
+			if size, inFlight := p.sizeLimit(), p.inFlightLimit(); size != c.size || inFlight != c.inFlight {
+				t.Fatalf("limit %d, in flight %d; want %d and %d", size, inFlight, c.size, c.inFlight)
+			}
+			if st := p.stats(); st.InFlightLimit != c.inFlight {
+				t.Fatalf("stats in flight limit %d, want %d", st.InFlightLimit, c.inFlight)
+			}
+		})
 	}
 }
 

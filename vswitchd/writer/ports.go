@@ -149,20 +149,10 @@ var _ batch.Committer[PortRequest, PortResult] = (*portDoor)(nil)
 // Commit implements batch.Committer. It commits the batch holding the Writer's turn, calls
 // settle (still holding it), releases the turn and only then waits for ovs-vswitchd's
 // acknowledgement, so the next batch is committed while this one is applied (the Batcher's
-// MaxInFlight bounds how many wait together).
+// MaxInFlight and InFlightLimit bound how many wait together).
 func (p *portDoor) Commit(ctx context.Context, reqs []PortRequest) ([]batch.Outcome[PortResult], error) {
-	if p.pipe != nil {
-		if err := p.pipe.admit(ctx); err != nil {
-			err = fmt.Errorf("waiting for the batch in flight on a large switch: %w", err)
-			p.report(len(reqs), 0, 0, err)
-			return nil, err
-		}
-	}
 	pend, committed, err := p.commit(ctx, reqs)
 	if err != nil {
-		if p.pipe != nil {
-			p.pipe.abort()
-		}
 		p.report(len(reqs), committed, 0, err)
 		return nil, err
 	}

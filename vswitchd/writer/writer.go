@@ -118,7 +118,7 @@ func New(ctx context.Context, db DB, opts Options) (*Writer, error) {
 	b, err := batch.Start(bctx, batch.Committer[PortRequest, PortResult](w.ports), batch.Options[PortRequest]{
 		MaxSize: opts.BatchMaxSize, MaxDelay: opts.BatchMaxDelay, Linger: true, Cohort: true, Key: portKey,
 		MaxInFlight: opts.BatchDepth, OverlapFullOnly: true, SizeLimit: w.ports.pipe.sizeLimit,
-		GatherDelay: w.ports.pipe.gatherDelay})
+		InFlightLimit: w.ports.pipe.inFlightLimit, GatherDelay: w.ports.pipe.gatherDelay})
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("writer: starting the port batcher: %w", err)
