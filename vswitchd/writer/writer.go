@@ -43,8 +43,9 @@ type Options struct {
 	// allows) is committed, so with a backlog ovs-vswitchd never waits for the daemon between
 	// two reconfigurations; a partial batch waits for the one in flight
 	// (batch.Options.OverlapFullOnly), whose callers then join it. 1 commits a batch only
-	// once the previous one has been acknowledged. Default DefaultBatchDepth, at most
-	// MaxBatchDepth.
+	// once the previous one has been acknowledged; so does a switch so large that a full
+	// batch would take over Commit.ApplyTimeout ÷ (4 × BatchDepth), 15 s at the defaults
+	// (PipelineStats.InFlightLimit). Default DefaultBatchDepth, at most MaxBatchDepth.
 	BatchDepth int
 	// ApplyTarget is the acknowledgement time batches are sized for: once the apply time has
 	// been measured (fixed + per request), a batch holds at most as many requests as fit in
