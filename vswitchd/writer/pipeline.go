@@ -170,7 +170,8 @@ func (p *pipeline) modelLocked(size float64) float64 {
 // commit of the next batch is a small share of the apply time, so overlap gains little,
 // while the callers of the last batch in flight wait for all of them, and the model, fitted
 // on a switch whose size changes under it, errs by tens of percent. One at a time, a batch
-// is sized for the whole budget.
+// is sized for the whole budget, or for half of what the timeout leaves after the fixed part
+// when that is more.
 func (p *pipeline) limitsLocked() (size, inFlight int) {
 	if p.sw == 0 {
 		return p.maxSize, p.depth
@@ -180,9 +181,19 @@ func (p *pipeline) limitsLocked() (size, inFlight int) {
 		budget = p.timeout.Seconds() * applyBudgetShare
 	}
 	each := budget / float64(p.depth)
-	size = p.sizeForLocked(each)
-	if p.depth <= 1 || budget == 0 || p.modelLocked(float64(size)) <= each/2 {
-		return size, p.depth
+	if p.depth > 1 {
+		size = p.sizeForLocked(each)
+		if budget == 0 || p.modelLocked(float64(size)) <= each/2 {
+			return size, p.depth
+		}
+	}
+	if p.fitted && budget > 0 {
+		// One at a time, the requests get half of what the timeout leaves after the fixed
+		// part, at least what the budget leaves: where the fixed part alone nears the budget
+		// (ovs-vswitchd's reconfiguration of a 20,000-port switch takes over a minute), a
+		// smaller batch would not make the wait shorter, and batches of the minimum size
+		// would stall a backlog.
+		budget = max(budget, (p.timeout.Seconds()+p.sc*p.fixed)*applyBudgetShare)
 	}
 	return p.sizeForLocked(budget), 1
 }

@@ -201,13 +201,19 @@ func TestPipelineSizeLimitFromApplyTime(t *testing.T) {
 		t.Fatalf("target 500 ms, apply timeout 1 s, depth 2: limit %d, in flight %d, want 400 and 1", got.sizeLimit(), got.inFlightLimit())
 	}
 	// A fixed part over half of an overlapping batch's budget (300 ms timeout: 75 ms each)
-	// makes batches go one at a time, with the budget of one (150 ms): 50 requests.
-	if got := fit(time.Second, 300*time.Millisecond).sizeLimit(); got < 49 || got > 50 {
-		t.Fatalf("fixed part above half the overlapping budget: limit %d, want 50", got)
+	// makes batches go one at a time, with the budget of one (150 ms), raised to half of what
+	// the timeout leaves after the fixed part ((300 − 100) ÷ 2 = 100 ms): 100 requests.
+	if got := fit(time.Second, 300*time.Millisecond).sizeLimit(); got < 99 || got > 100 {
+		t.Fatalf("fixed part above half the overlapping budget: limit %d, want 100", got)
 	}
-	// And a fixed part beyond even that budget leaves the minimum.
-	if got := fit(time.Second, 150*time.Millisecond).sizeLimit(); got != minAdaptiveSize {
-		t.Fatalf("fixed part above the timeout's budget: limit %d, want the minimum %d", got, minAdaptiveSize)
+	// A fixed part above the budget of one batch (75 ms of a 150 ms timeout) still leaves the
+	// requests half of the rest of the timeout: 25 ms, 25 requests.
+	if got := fit(time.Second, 150*time.Millisecond).sizeLimit(); got < 24 || got > 25 {
+		t.Fatalf("fixed part above the timeout's budget: limit %d, want 25", got)
+	}
+	// And a fixed part beyond the timeout itself leaves the minimum.
+	if got := fit(time.Second, 90*time.Millisecond).sizeLimit(); got != minAdaptiveSize {
+		t.Fatalf("fixed part above the apply timeout: limit %d, want the minimum %d", got, minAdaptiveSize)
 	}
 
 	// A batch acknowledged while an earlier one was still applied counts from that
@@ -285,6 +291,10 @@ func TestPipelineOneAtATimeOnALargeSwitch(t *testing.T) {
 		{"3.4 s fixed, 43 ms per request: 25 s at 512", 3400 * time.Millisecond, 43 * time.Millisecond, 512, 1},
 		// Under 15 s at 512 (an overlapping batch could have (30 − 3.4) ÷ 0.02 = 1,330): overlapped.
 		{"3.4 s fixed, 20 ms per request: 13.6 s at 512", 3400 * time.Millisecond, 20 * time.Millisecond, 512, 2},
+		// The 20k build at 18,000 ports: 70 s fixed, 24 ms per request. The budget of one
+		// (60 s) leaves nothing for requests; half of the 50 s the timeout leaves does.
+		{"70 s fixed, 24 ms per request: half the room under the timeout", 70 * time.Second, 24 * time.Millisecond, 512, 1},
+		{"100 s fixed, 100 ms per request: 10 s of room, 100 requests", 100 * time.Second, 100 * time.Millisecond, 100, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t0 := time.Unix(1_000_000, 0)
