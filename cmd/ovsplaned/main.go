@@ -336,10 +336,13 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 }
 
 // commitOptions are the daemon's OVSDB commit options (vswitchd.Options.Commit) from cfg:
-// ovsdb.reconnect_wait bounds how long a write waits for a lost OVSDB connection; unset (0), the
-// daemon uses vswitchd.DefaultReconnectWait. Read once at start: a reload does not change it.
+// ovsdb.reconnect_wait bounds how long a write waits for a lost OVSDB connection (unset, 0: the
+// daemon uses vswitchd.DefaultReconnectWait), ovsdb.apply_timeout how long it waits for
+// ovs-vswitchd to apply it (unset: ovsdb.DefaultApplyTimeout). Read once at start: a reload
+// does not change them.
 func commitOptions(cfg *config.Config) ovsdb.CommitOptions {
-	return ovsdb.CommitOptions{ReconnectWait: time.Duration(cfg.OVSDB.ReconnectWait)}
+	return ovsdb.CommitOptions{ReconnectWait: time.Duration(cfg.OVSDB.ReconnectWait),
+		ApplyTimeout: time.Duration(cfg.OVSDB.ApplyTimeout)}
 }
 
 // auditLogger is the API's audit log (see vswitchd/apiserver): stderr in log.format, every line

@@ -62,3 +62,23 @@ func TestCommitOptionsCarryReconnectWait(t *testing.T) {
 		}
 	}
 }
+
+// ovsdb.apply_timeout reaches the daemon's commit options; unset, they carry 0, which the
+// writer and ovsdb.Commit read as ovsdb.DefaultApplyTimeout.
+func TestCommitOptionsCarryApplyTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]string{"OVSPLANE_OVSDB_APPLY_TIMEOUT=10m"}, 10 * time.Minute},
+	} {
+		cfg, err := config.Load(context.Background(), config.Options{Env: tc.env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := commitOptions(cfg).ApplyTimeout; got != tc.want {
+			t.Errorf("env %q: Commit.ApplyTimeout = %v, want %v", tc.env, got, tc.want)
+		}
+	}
+}

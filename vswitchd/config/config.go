@@ -57,6 +57,14 @@ type OVSDB struct {
 	// default (vswitchd.DefaultReconnectWait, 5 s); Validate accepts 0 and 0 < d ≤
 	// MaxReconnectWait, and Load refuses an explicit 0. Read at start: a change needs a restart.
 	ReconnectWait Duration `mapstructure:"reconnect_wait" yaml:"reconnect_wait,omitempty"`
+	// ApplyTimeout bounds how long a write waits for ovs-vswitchd to apply its transaction
+	// (cur_cfg reaching the transaction's next_cfg) before it fails: the daemon's
+	// Options.Commit.ApplyTimeout. It also sizes port batches: the batches in flight are kept
+	// within half of it. 0 means unset, the default (ovsdb.DefaultApplyTimeout, 2 minutes);
+	// Validate accepts 0 and MinApplyTimeout ≤ d ≤ MaxApplyTimeout, and Load refuses an
+	// explicit 0. Raise it where ovs-vswitchd takes minutes to reconfigure (tens of thousands
+	// of ports on one switch). Read at start: a change needs a restart.
+	ApplyTimeout Duration `mapstructure:"apply_timeout" yaml:"apply_timeout,omitempty"`
 	// VswitchdUnixctl is ovs-vswitchd's unixctl socket when it was started with
 	// --unixctl=PATH (a ZStack host: /var/run/openvswitch/ovs-vswitchd.zs.ctl), which the
 	// daemon then reads the plugins' facts (the appctl command set) from instead of the

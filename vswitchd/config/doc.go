@@ -18,10 +18,10 @@
 // bad. Unknown keys are errors, as are unknown OVSPLANE_ variables (OVSPLANE_CONFIG and
 // OVSPLANE_PLUGIN_REATTACH excepted).
 // YAML anchors and aliases work; merge keys (<<) do not.
-// Durations (ovsdb.reconnect_wait) are Go duration text with a unit ("5s", "1m30s", "250ms"), in
-// the file, the environment and flags alike; a bare number is an error, as is a value out of the
-// key's range. ovsdb.reconnect_wait is read at start only: a reload does not change it (a
-// restart does).
+// Durations (ovsdb.reconnect_wait, ovsdb.apply_timeout) are Go duration text with a unit ("5s",
+// "1m30s", "250ms"), in the file, the environment and flags alike; a bare number is an error, as
+// is a value out of the key's range. Both are read at start only: a reload does not change them
+// (a restart does).
 //
 // # Defaults
 //
@@ -33,6 +33,7 @@
 //	log.format        text   (text, json → slog.TextHandler, slog.JSONHandler)
 //	ovsdb.endpoints   none: the local /var/run/openvswitch/db.sock if present, else the embedded OVSDB
 //	ovsdb.reconnect_wait  5s (vswitchd.DefaultReconnectWait; unset loads as 0, which the daemon reads as 5s)
+//	ovsdb.apply_timeout   2m (ovsdb.DefaultApplyTimeout; unset loads as 0, which the daemon reads as 2m)
 //	ovsdb.vswitchd_unixctl  none: ovs-vswitchd's unixctl socket is found in Open vSwitch's run directory
 //	metrics.address   none: no /metrics
 //	overlay.fabric_remotes  none: the API's /overlay/ view answers that no fabric is configured
@@ -48,6 +49,7 @@
 //	    certificate: /etc/ovsplane/cert.pem
 //	    ca_cert: /etc/ovsplane/ca.pem
 //	  reconnect_wait: 5s          # writes wait for a lost connection, then UNAVAILABLE; 0 < d ≤ 10m; needs a restart
+//	  apply_timeout: 2m           # writes wait for ovs-vswitchd to apply them, then fail; 1s ≤ d ≤ 1h; needs a restart
 //	data_dir: /var/lib/ovsplane   # absolute
 //	api:
 //	  listen: [unix:/var/lib/ovsplane/ovsplaned.sock, "tcp:0.0.0.0:9470"]

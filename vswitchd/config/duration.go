@@ -12,6 +12,14 @@ import (
 // longer than that for an OVSDB outage is better told to retry.
 const MaxReconnectWait = 10 * time.Minute
 
+// MinApplyTimeout and MaxApplyTimeout bound ovsdb.apply_timeout: below a second, a busy
+// ovs-vswitchd fails writes it is about to apply; above an hour, an ovs-vswitchd that is not
+// running holds every writer that long before anyone is told.
+const (
+	MinApplyTimeout = time.Second
+	MaxApplyTimeout = time.Hour
+)
+
 // Duration is a time.Duration written, in the file, the environment and flags, as Go duration
 // text with a unit ("5s", "1m30s", "250ms"); a bare number such as "5" is refused, since its unit
 // would be a guess. It marshals back to that text, so a marshalled Config loads again as the
@@ -47,6 +55,16 @@ var decodeHook = mapstructure.ComposeDecodeHookFunc(
 	mapstructure.StringToTimeDurationHookFunc(),
 	mapstructure.StringToSliceHookFunc(","),
 )
+
+// applyTimeoutProblem says what is wrong with an ovsdb.apply_timeout of d that was set, or ""
+// when MinApplyTimeout ≤ d ≤ MaxApplyTimeout.
+func applyTimeoutProblem(d Duration) string {
+	if time.Duration(d) >= MinApplyTimeout && time.Duration(d) <= MaxApplyTimeout {
+		return ""
+	}
+	return fmt.Sprintf("%s out of range: write a duration from %s to %s, like \"5m\" (or leave the key out for the default, 2m)",
+		d, MinApplyTimeout, MaxApplyTimeout)
+}
 
 // reconnectWaitProblem says what is wrong with an ovsdb.reconnect_wait of w that was set, or ""
 // when 0 < w ≤ MaxReconnectWait.

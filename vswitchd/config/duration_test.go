@@ -8,6 +8,47 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// ovsdb.apply_timeout loads from the file, the environment and flags, and is refused out of
+// [1s, 1h] or written as 0, naming the key and the range.
+func TestApplyTimeout(t *testing.T) {
+	if c := mustLoad(t, "", nil); c.OVSDB.ApplyTimeout != 0 {
+		t.Fatalf("default: %v, want 0 (the daemon's default)", c.OVSDB.ApplyTimeout)
+	}
+	for _, tc := range []struct {
+		doc  string
+		env  []string
+		args []string
+		want time.Duration
+	}{
+		{doc: "ovsdb:\n  apply_timeout: 10m\n", want: 10 * time.Minute},
+		{doc: "ovsdb:\n  apply_timeout: 1s\n", want: MinApplyTimeout},
+		{doc: "ovsdb:\n  apply_timeout: 1h\n", want: MaxApplyTimeout},
+		{env: []string{"OVSPLANE_OVSDB_APPLY_TIMEOUT=5m"}, want: 5 * time.Minute},
+		{doc: "ovsdb:\n  apply_timeout: 10m\n", env: []string{"OVSPLANE_OVSDB_APPLY_TIMEOUT=5m"},
+			args: []string{"--ovsdb-apply-timeout", "3m"}, want: 3 * time.Minute},
+	} {
+		c := mustLoad(t, tc.doc, tc.env, tc.args...)
+		if got := time.Duration(c.OVSDB.ApplyTimeout); got != tc.want {
+			t.Errorf("%q %q %q: apply_timeout %v, want %v", tc.doc, tc.env, tc.args, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ value, want string }{
+		{"999ms", `ovsdb.apply_timeout: 999ms out of range: write a duration from 1s to 1h0m0s`},
+		{"1h0m0.001s", `ovsdb.apply_timeout: 1h0m0.001s out of range`},
+		{"-2m", `ovsdb.apply_timeout: -2m0s out of range`},
+		{"0s", `ovsdb.apply_timeout: 0s out of range`},
+		{"120", `"120" is not a duration`},
+	} {
+		_, err := load(t, "ovsdb:\n  apply_timeout: "+tc.value+"\n", nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "ovsdb.apply_timeout") {
+			t.Errorf("apply_timeout %s: error %v, want %q and the key", tc.value, err, tc.want)
+		}
+	}
+	if _, err := load(t, "", []string{"OVSPLANE_OVSDB_APPLY_TIMEOUT=2h"}); err == nil || !strings.Contains(err.Error(), "ovsdb.apply_timeout: 2h0m0s out of range") {
+		t.Errorf("2h from the environment: %v", err)
+	}
+}
+
 func TestReconnectWait(t *testing.T) {
 	// Unset: 0, which the daemon reads as its default.
 	if c := mustLoad(t, "", nil); c.OVSDB.ReconnectWait != 0 {

@@ -60,6 +60,7 @@ var settings = []setting{
 	{"ovsdb.tls.certificate", false, "certificate (PEM) for ssl: OVSDB endpoints"},
 	{"ovsdb.tls.ca_cert", false, "CA certificate (PEM) for ssl: OVSDB endpoints"},
 	{"ovsdb.reconnect_wait", false, "how long a write waits for a lost OVSDB connection before failing Unavailable, like 5s (default 5s, at most 10m; needs a restart)"},
+	{"ovsdb.apply_timeout", false, "how long a write waits for ovs-vswitchd to apply it before failing, like 5m (default 2m, 1s to 1h; raise it where ovs-vswitchd takes minutes to reconfigure; needs a restart)"},
 	{"ovsdb.vswitchd_unixctl", false, "ovs-vswitchd's unixctl socket when it was started with --unixctl=PATH (a ZStack host), like /var/run/openvswitch/ovs-vswitchd.zs.ctl; default: found in the run directory; needs a restart"},
 	{"data_dir", false, "data directory (default " + model.DefaultDataDir + ")"},
 	{"api.listen", true, "API listen addresses (unix:PATH, tcp:HOST:PORT; default unix:<data_dir>/" + model.SocketName + ")"},
@@ -182,6 +183,8 @@ func loadData(data []byte, opts Options) (*Config, []error) {
 	} else if v.IsSet("ovsdb.reconnect_wait") && c.OVSDB.ReconnectWait == 0 {
 		// 0 in a Config means unset (the default); written out, it is refused, not ignored.
 		errs = append(errs, fmt.Errorf("ovsdb.reconnect_wait: %s", reconnectWaitProblem(0)))
+	} else if v.IsSet("ovsdb.apply_timeout") && c.OVSDB.ApplyTimeout == 0 {
+		errs = append(errs, fmt.Errorf("ovsdb.apply_timeout: %s", applyTimeoutProblem(0)))
 	}
 	errs = append(errs, desired.Decode(desiredTree, c)...)
 	if len(errs) > 0 {

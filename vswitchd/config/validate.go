@@ -66,6 +66,11 @@ func (c *Config) validateSettings(v *desired.Validator) {
 			v.Add("ovsdb.reconnect_wait", "%s", p)
 		}
 	}
+	if d := c.OVSDB.ApplyTimeout; d != 0 { // 0: unset, the default
+		if p := applyTimeoutProblem(d); p != "" {
+			v.Add("ovsdb.apply_timeout", "%s", p)
+		}
+	}
 	if p := c.OVSDB.VswitchdUnixctl; p != "" {
 		if !filepath.IsAbs(p) || len(p) > MaxUnixctlPath || strings.ContainsFunc(p, unicode.IsControl) {
 			v.Add("ovsdb.vswitchd_unixctl", "%.120q: want the absolute path (at most %d bytes, no control characters) of the socket ovs-vswitchd was started with --unixctl=PATH, e.g. /var/run/openvswitch/ovs-vswitchd.zs.ctl", p, MaxUnixctlPath)
