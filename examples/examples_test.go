@@ -53,7 +53,7 @@ func TestEveryExampleConfigLoads(t *testing.T) {
 
 // commentedKey matches a commented-out settings line of the sample ("  # socket_group: x",
 // "  #   private_key: …"), capturing the indentation and the line without its "# ".
-var commentedKey = regexp.MustCompile(`^(\s*)# (\s*(?:ovsdb|endpoints|tls|private_key|certificate|ca_cert|reconnect_wait|vswitchd_unixctl|data_dir|api|listen|socket_mode|socket_group|log|level|format|metrics|address|plugin_dir):(?:\s.*)?)$`)
+var commentedKey = regexp.MustCompile(`^(\s*)# (\s*(?:ovsdb|endpoints|tls|private_key|certificate|ca_cert|reconnect_wait|apply_timeout|vswitchd_unixctl|data_dir|api|listen|socket_mode|socket_group|log|level|format|metrics|address|plugin_dir):(?:\s.*)?)$`)
 
 // uncomment returns the sample with its commented-out settings lines enabled.
 func uncomment(data []byte) []byte {
