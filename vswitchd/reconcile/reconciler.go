@@ -56,8 +56,9 @@ type Options struct {
 	// Writer, if set, serialises the passes with the other writers of the owner's rows
 	// (ovsplaned's vswitchd/writer.Writer): every pass runs inside Writer.Pass, from reading
 	// the owned rows to the end of its commit, so no other writer interleaves with it. Passes
-	// that look for drift do not wait: when another writer holds the turn they only refresh
-	// the statuses and look again after DriftDelay.
+	// that look for drift do not wait: when the writer is busy (Pass with wait false declines)
+	// they only refresh the statuses and look again after DriftDelay, until MaxDriftDelay has
+	// passed since the first change; that look waits for the writer's turn.
 	Writer Writer
 	// OnPass, if set, is called after every pass with its duration and error.
 	OnPass func(d time.Duration, err error)
@@ -77,8 +78,9 @@ type Options struct {
 // Writer serialises writers of OVSDB (vswitchd/writer.Writer implements it).
 type Writer interface {
 	// Pass runs pass as the only writer and returns its error. With wait false it returns
-	// (false, nil) at once, without running pass, when another writer holds the turn; with
-	// wait true it waits, failing with ctx's error if ctx ends first.
+	// (false, nil) at once, without running pass, when another writer holds the turn or is
+	// otherwise busy; with wait true it waits for the turn, failing with ctx's error if ctx
+	// ends first.
 	Pass(ctx context.Context, wait bool, pass func(context.Context) error) (ran bool, err error)
 }
 
@@ -229,14 +231,21 @@ func (r *Reconciler) Run(ctx context.Context) error {
 				r.refresh()
 			case <-drift:
 				next := r.c.Changes()
-				ran, perr := r.reconcile(ctx, false)
+				// Past MaxDriftDelay since the first change, the look waits for the writer's
+				// turn instead of giving way to a busy writer.
+				overdue := !driftLimit.IsZero() && !time.Now().Before(driftLimit)
+				ran, perr := r.reconcile(ctx, overdue)
 				if ran {
 					changes, err = next, perr
 					break wait
 				}
-				// Another writer is committing (and may wait seconds for ovs-vswitchd): look
-				// again later; the changes it causes refresh the statuses meanwhile.
-				drift = time.After(r.opts.DriftDelay)
+				// Another writer is committing, or waiting for ovs-vswitchd to apply its
+				// writes: look again later, by MaxDriftDelay at the latest; the changes it
+				// causes refresh the statuses meanwhile.
+				if driftLimit.IsZero() {
+					driftLimit = time.Now().Add(r.opts.MaxDriftDelay)
+				}
+				drift = time.After(max(0, min(r.opts.DriftDelay, time.Until(driftLimit))))
 			}
 			if waited {
 				changes = r.c.Changes()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -280,6 +281,59 @@ br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 tag=5 owner=ovsplane [p1map[dpd
 	}
 	waitDump(t, e, want)
 	waitState(t, r, "interface/p2", model.StateReady)
+}
+
+// busyWriter is a Writer that is always busy: every look for drift (Pass without waiting)
+// gives way, every waiting pass runs. It counts both.
+type busyWriter struct{ declined, ran atomic.Int32 }
+
+func (w *busyWriter) Pass(ctx context.Context, wait bool, pass func(context.Context) error) (bool, error) {
+	if !wait {
+		w.declined.Add(1)
+		return false, nil
+	}
+	w.ran.Add(1)
+	return true, pass(ctx)
+}
+
+// A writer that stays busy delays the look for drift, but not past MaxDriftDelay: the look
+// then waits for the writer and repairs. Resync is off, so nothing else would.
+func TestDriftRepairedWhileTheWriterStaysBusy(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, "", false)
+	w := &busyWriter{}
+	r := reconcile.New(c, desired(model.Bridge{Name: "br0", DatapathType: "netdev",
+		Ports: []model.Port{tapPort("p1", nil), tapPort("p2", nil)}}), reconcile.Options{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
+		Resync: -1, DriftDelay: 20 * time.Millisecond, MaxDriftDelay: 300 * time.Millisecond, Writer: w})
+	ctx, cancel := context.WithCancel(e.Ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	want := `
+br0 owner=ovsplane: br0 owner=ovsplane [br0]; p1 owner=ovsplane [p1map[dpdk-devargs:net_tap_p1]]; p2 owner=ovsplane [p2map[dpdk-devargs:net_tap_p2]]`
+	waitDump(t, e, want)
+	vandal := e.client(t, "", false)
+	if _, err := vandal.NewTxn(99).DeletePort("br0", "p2").Commit(e.Ctx, ovsdb.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The repair needs a waiting pass after the delete: one that began before it could not
+	// have made it.
+	declined, ran := w.declined.Load(), w.ran.Load()
+	want = strings.TrimSpace(want)
+	eventually(t, "p2 repaired by a waiting pass", func() error {
+		got, err := dump(e.Ctx, e.Raw)
+		if err != nil {
+			return err
+		}
+		if got != want || w.ran.Load() == ran {
+			return fmt.Errorf("%d waiting passes since the delete; database:\n%s", w.ran.Load()-ran, got)
+		}
+		return nil
+	})
+	if w.declined.Load() == declined {
+		t.Fatalf("no look for drift gave way to the busy writer after the delete")
+	}
 }
 
 func TestInterfaceErrorStatus(t *testing.T) {

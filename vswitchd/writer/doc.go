@@ -17,7 +17,9 @@
 // another one half done (a pass never reads the owned rows in the middle of a batch, a batch
 // never lands between a pass's read and its commit). A door waiting for the turn gives up
 // when its context ends; a pass that looks for drift does not wait at all (Pass with wait
-// false), since the writer holding the turn causes the changes it would look at.
+// false), since the writer holding the turn causes the changes it would look at, and it gives
+// way too while a port batch waits for ovs-vswitchd (the changes are then ours, and
+// ovs-vswitchd applying them needs the CPU the look would take).
 //
 // What a door's caller records about its outcome (the daemon's API objects) is recorded while
 // the door still holds the turn: ApplyBridge and DeleteBridge call their settle function, and

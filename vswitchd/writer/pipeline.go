@@ -229,6 +229,13 @@ func (p *pipeline) sizeForLocked(budget float64) int {
 	return p.clamp(n)
 }
 
+// busy reports whether a batch is waiting for ovs-vswitchd.
+func (p *pipeline) busy() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.applying > 0
+}
+
 // sizeLimit is the batcher's Options.SizeLimit (see limitsLocked).
 func (p *pipeline) sizeLimit() int {
 	p.mu.Lock()

@@ -342,3 +342,29 @@ func TestPipelineGatherDelay(t *testing.T) {
 		t.Fatalf("fixed near 10 s: gather delay %v, want the cap %v", got, maxGatherDelay)
 	}
 }
+
+// A look for drift (Pass without waiting) gives way while a port batch waits for
+// ovs-vswitchd, even with the turn free; a pass that waits runs; once the batch is
+// acknowledged the look runs again.
+func TestPassGivesWayWhileABatchIsApplied(t *testing.T) {
+	ctx, sw, w := pipelineEnv(t, 2)
+	sw.PauseAck()
+	a := ensureAsync(ctx, w, "a")
+	eventually(t, "a's batch waiting for ovs-vswitchd", func() bool { return w.Pipeline().Applying == 1 })
+	ran, err := w.Pass(ctx, false, func(context.Context) error { return nil })
+	if ran || err != nil {
+		t.Fatalf("look for drift while a batch is applied: ran %v, err %v; want it to give way", ran, err)
+	}
+	ran, err = w.Pass(ctx, true, func(context.Context) error { return nil })
+	if !ran || err != nil {
+		t.Fatalf("waiting pass while a batch is applied: ran %v, err %v; want it to run", ran, err)
+	}
+	sw.ResumeAck()
+	if o := <-a; o.err != nil {
+		t.Fatalf("port a: %v", o.err)
+	}
+	ran, err = w.Pass(ctx, false, func(context.Context) error { return nil })
+	if !ran || err != nil {
+		t.Fatalf("look for drift with nothing applied: ran %v, err %v; want it to run", ran, err)
+	}
+}
