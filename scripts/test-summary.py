@@ -4,10 +4,24 @@
 Echoes the tests' output as it arrives, then prints per-kind counts (unit: everything outside
 test/; integration: test/...), the skipped tests with their reasons, failed packages, and a
 closing "N passed, N failed, N skipped" line. Exits 1 if any test or package failed.
+
+Each failed test is listed with the last messages it logged (the first line of each, so a
+t.Fatalf stays visible even when a helper dumped daemon logs after it): a reader who sees only
+the tail of the run still learns why it failed.
 """
 import collections
 import json
+import re
 import sys
+
+# A message a test logged: four spaces, then file.go:LINE: at the start of the line. Lines
+# indented further are its continuation lines.
+LOGGED = re.compile(r"^    \S+\.go:\d+: ")
+# How many of a failed test's last messages the summary repeats, and how much of each.
+REASONS_PER_TEST = 6
+REASON_CHARS = 300
+# How many failed tests the summary lists with their messages.
+FAILED_LISTED = 20
 
 
 def main():
@@ -52,6 +66,18 @@ def main():
                      if l.startswith("    ") and not l.startswith("        ")]
             reason = lines[-1].split(": ", 1)[-1] if lines else "(no reason given)"
             print("  %s %s: %s" % (pkg.split("/", 3)[-1], test, reason))
+    failed_tests = sorted(key for key, action in results.items() if action == "fail")
+    if failed_tests:
+        print("failed, and their last messages:")
+        for pkg, test in failed_tests[:FAILED_LISTED]:
+            print("  %s %s" % (pkg.split("/", 3)[-1], test))
+            logged = [l.rstrip("\n") for l in output[(pkg, test)] if LOGGED.match(l)]
+            # A helper's dump of a log file says only where the dump comes from.
+            logged = [l for l in logged if ": lab: tail of " not in l]
+            for l in logged[-REASONS_PER_TEST:]:
+                print("    %s" % l.strip()[:REASON_CHARS])
+        if len(failed_tests) > FAILED_LISTED:
+            print("  ... and %d more" % (len(failed_tests) - FAILED_LISTED))
     for pkg in sorted(failed_pkgs):
         print("FAILED package: %s" % pkg)
     passed = sum(v for (_, a), v in counts.items() if a == "pass")
