@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	libmodel "github.com/ovn-kubernetes/libovsdb/model"
+
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -20,28 +22,31 @@ import (
 // (ovs-vsctl --no-wait) may look failed until ovs-vswitchd has read it. The result is empty
 // before the first configuration was applied; it is computed from the cache, without I/O.
 func (c *Client) BridgeErrors() map[string]string {
-	tc := c.lc.Cache()
-	root := c.cachedRoot()
-	if tc == nil || root == nil || root.CurCfg < 1 || root.CurCfg < root.NextCfg {
+	r, ok := c.read()
+	if !ok {
 		return nil
 	}
-	ifaces := tc.Table(vswitch.InterfaceTable)
+	root := r.root()
+	if root == nil || root.CurCfg < 1 || root.CurCfg < root.NextCfg {
+		return nil
+	}
 	var out map[string]string
-	for _, row := range tc.Table(vswitch.BridgeTable).RowsShallow() {
+	r.each(vswitch.BridgeTable, func(_ string, row libmodel.Model) bool {
 		b, ok := row.(*vswitch.Bridge)
 		if !ok || derefStr(b.DatapathID) != "" {
-			continue
+			return true
 		}
-		_, irow, err := ifaces.RowByModel(&vswitch.Interface{Name: b.Name})
+		_, irow := r.byName(vswitch.InterfaceTable, b.Name)
 		local, ok := irow.(*vswitch.Interface)
-		if err != nil || !ok || derefStr(local.Error) != "" || (local.Ofport != nil && *local.Ofport != 0) {
-			continue
+		if !ok || derefStr(local.Error) != "" || (local.Ofport != nil && *local.Ofport != 0) {
+			return true
 		}
 		if out == nil {
 			out = map[string]string{}
 		}
 		out[b.Name] = bridgeFailure(b.Name, b.DatapathType, root.DatapathTypes, root.CurCfg)
-	}
+		return true
+	})
 	return out
 }
 

@@ -148,7 +148,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err := lc.Connect(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotConnected, strings.Join(cfg.Endpoints, ","), err)
 	}
-	lc.Cache().AddEventHandler(&cache.EventHandlerFuncs{
+	c.subscribe(&cache.EventHandlerFuncs{
 		AddFunc:    func(string, model.Model) { c.onChange() },
 		UpdateFunc: func(string, model.Model, model.Model) { c.onChange() },
 		DeleteFunc: func(string, model.Model) { c.onChange() },
@@ -382,16 +382,11 @@ func (c *Client) onChange() {
 
 // cachedRoot returns the cached Open_vSwitch row without copying it (read only), or nil.
 func (c *Client) cachedRoot() *vswitch.OpenvSwitch {
-	tc := c.lc.Cache()
-	if tc == nil {
+	r, ok := c.read()
+	if !ok {
 		return nil
 	}
-	for _, row := range tc.Table(vswitch.OpenvSwitchTable).RowsShallow() {
-		if r, ok := row.(*vswitch.OpenvSwitch); ok {
-			return r
-		}
-	}
-	return nil
+	return r.root()
 }
 
 // changes returns a channel closed at the next cache change.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	libmodel "github.com/ovn-kubernetes/libovsdb/model"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovsplane/ovsplane/model"
@@ -216,19 +217,19 @@ type collectorSetRow struct {
 
 // bridgeCollectorSets reads the collector sets that name bridge uuid.
 func (c *Client) bridgeCollectorSets(bridgeUUID string) []collectorSetRow {
-	tc := c.lc.Cache()
-	if tc == nil {
+	rr, ok := c.read()
+	if !ok {
 		return nil
 	}
 	var out []collectorSetRow
-	for _, m := range tc.Table(vswitch.FlowSampleCollectorSetTable).RowsShallow() {
+	rr.each(vswitch.FlowSampleCollectorSetTable, func(_ string, m libmodel.Model) bool {
 		cs, ok := m.(*vswitch.FlowSampleCollectorSet)
 		if !ok || cs.Bridge != bridgeUUID {
-			continue
+			return true
 		}
 		r := collectorSetRow{uuid: cs.UUID, id: cs.ID, owned: ownedBy(cs.ExternalIDs, c.owner)}
 		if cs.IPFIX != nil {
-			if x, ok := tc.Table(vswitch.IPFIXTable).Row(*cs.IPFIX).(*vswitch.IPFIX); ok {
+			if x, ok := rr.byUUID(vswitch.IPFIXTable, *cs.IPFIX).(*vswitch.IPFIX); ok {
 				r.ipfix = ipfixModel(x)
 				if ownedBy(x.ExternalIDs, c.owner) {
 					r.ipfixUUID = x.UUID
@@ -236,7 +237,8 @@ func (c *Client) bridgeCollectorSets(bridgeUUID string) []collectorSetRow {
 			}
 		}
 		out = append(out, r)
-	}
+		return true
+	})
 	slices.SortFunc(out, func(a, b collectorSetRow) int { return a.id - b.id })
 	return out
 }
@@ -339,8 +341,8 @@ type BridgeExport struct {
 // BridgeExports returns, by bridge name, the flow export rows OVSDB holds for each bridge in
 // the cache (bridges without any are absent).
 func (c *Client) BridgeExports() map[string]BridgeExport {
-	tc := c.lc.Cache()
-	if tc == nil {
+	rr, ok := c.read()
+	if !ok {
 		return nil
 	}
 	holder := func(ext map[string]string) ExportHolder {
@@ -350,24 +352,24 @@ func (c *Client) BridgeExports() map[string]BridgeExport {
 		return ExportForeign
 	}
 	out := map[string]BridgeExport{}
-	for _, m := range tc.Table(vswitch.BridgeTable).RowsShallow() {
+	rr.each(vswitch.BridgeTable, func(_ string, m libmodel.Model) bool {
 		br, ok := m.(*vswitch.Bridge)
 		if !ok {
-			continue
+			return true
 		}
 		var e BridgeExport
 		if br.Netflow != nil {
-			if r, ok := tc.Table(vswitch.NetFlowTable).Row(*br.Netflow).(*vswitch.NetFlow); ok {
+			if r, ok := rr.byUUID(vswitch.NetFlowTable, *br.Netflow).(*vswitch.NetFlow); ok {
 				e.NetFlow, e.NetFlowHolder = netflowModel(r), holder(r.ExternalIDs)
 			}
 		}
 		if br.IPFIX != nil {
-			if r, ok := tc.Table(vswitch.IPFIXTable).Row(*br.IPFIX).(*vswitch.IPFIX); ok {
+			if r, ok := rr.byUUID(vswitch.IPFIXTable, *br.IPFIX).(*vswitch.IPFIX); ok {
 				e.IPFIX, e.IPFIXHolder = ipfixModel(r), holder(r.ExternalIDs)
 			}
 		}
 		if br.Sflow != nil {
-			if r, ok := tc.Table(vswitch.SFlowTable).Row(*br.Sflow).(*vswitch.SFlow); ok {
+			if r, ok := rr.byUUID(vswitch.SFlowTable, *br.Sflow).(*vswitch.SFlow); ok {
 				e.SFlow, e.SFlowHolder = sflowModel(r), holder(r.ExternalIDs)
 			}
 		}
@@ -384,7 +386,8 @@ func (c *Client) BridgeExports() map[string]BridgeExport {
 		if e.NetFlowHolder != ExportNone || e.IPFIXHolder != ExportNone || e.SFlowHolder != ExportNone || len(e.CollectorSets)+len(e.ForeignSets) > 0 {
 			out[br.Name] = e
 		}
-	}
+		return true
+	})
 	return out
 }
 

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 
+	libmodel "github.com/ovn-kubernetes/libovsdb/model"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovsplane/ovsplane/model"
@@ -219,29 +220,30 @@ type MirrorHave struct {
 // BridgeMirrors returns, by bridge name and mirror name, the mirrors OVSDB holds for each
 // bridge in the cache that has any.
 func (c *Client) BridgeMirrors() map[string]map[string]MirrorHave {
-	tc := c.lc.Cache()
-	if tc == nil {
+	rr, ok := c.read()
+	if !ok {
 		return nil
 	}
 	out := map[string]map[string]MirrorHave{}
-	for _, m := range tc.Table(vswitch.BridgeTable).RowsShallow() {
+	rr.each(vswitch.BridgeTable, func(_ string, m libmodel.Model) bool {
 		br, ok := m.(*vswitch.Bridge)
 		if !ok || len(br.Mirrors) == 0 {
-			continue
+			return true
 		}
 		names := map[string]string{}
 		for _, pu := range br.Ports {
-			if pt, ok := tc.Table(vswitch.PortTable).Row(pu).(*vswitch.Port); ok {
+			if pt, ok := rr.byUUID(vswitch.PortTable, pu).(*vswitch.Port); ok {
 				names[pu] = pt.Name
 			}
 		}
 		have := map[string]MirrorHave{}
 		for _, mu := range br.Mirrors {
-			if r, ok := tc.Table(vswitch.MirrorTable).Row(mu).(*vswitch.Mirror); ok {
+			if r, ok := rr.byUUID(vswitch.MirrorTable, mu).(*vswitch.Mirror); ok {
 				have[r.Name] = MirrorHave{Mirror: mirrorModel(r, names), Owned: ownedBy(r.ExternalIDs, c.owner)}
 			}
 		}
 		out[br.Name] = have
-	}
+		return true
+	})
 	return out
 }

@@ -13,17 +13,13 @@ import (
 // client's owner. The reconciler compares them with the desired bridge to tell which owned
 // column another writer changed (vswitchd/reconcile's conflict detection).
 func (c *Client) OwnedBridgeColumns(name string) (cols map[string]string, ok bool) {
-	tc := c.lc.Cache()
-	if tc == nil {
+	r, ok := c.read()
+	if !ok {
 		return nil, false
 	}
-	rc := tc.Table(vswitch.BridgeTable)
-	if rc == nil {
-		return nil, false
-	}
-	_, row, err := rc.RowByModel(&vswitch.Bridge{Name: name})
+	_, row := r.byName(vswitch.BridgeTable, name)
 	b, isBridge := row.(*vswitch.Bridge)
-	if err != nil || !isBridge || !ownedBy(b.ExternalIDs, c.owner) {
+	if !isBridge || !ownedBy(b.ExternalIDs, c.owner) {
 		return nil, false
 	}
 	protocols := make([]string, len(b.Protocols))

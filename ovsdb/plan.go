@@ -3,6 +3,7 @@ package ovsdb
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 
 	libmodel "github.com/ovn-kubernetes/libovsdb/model"
@@ -71,35 +72,56 @@ func (p *planner) namedUUID(prefix string) string {
 	return fmt.Sprintf("%s%d", prefix, p.seq)
 }
 
-// lookup fills m (a model with its index column set) from the cache; false when absent or
-// deleted earlier in this transaction.
+// lookup fills m (a pointer to a Bridge, Port or Interface model with its name set) from the
+// cache; false when absent or deleted earlier in this transaction.
 func (p *planner) lookup(table string, m libmodel.Model) (bool, error) {
-	tc := p.c.lc.Cache()
-	if tc == nil {
+	r, ok := p.c.read()
+	if !ok {
 		return false, ErrNotConnected
 	}
-	uuid, row, err := tc.Table(table).RowByModel(m)
-	if err != nil {
-		return false, fmt.Errorf("ovsdb: cache lookup in %s: %w", table, err)
-	}
+	uuid, row := r.byName(table, nameOf(m))
 	if row == nil || p.goneUUIDs[uuid] {
 		return false, nil
 	}
-	libmodel.CloneInto(row, m)
+	if err := assign(m, row); err != nil {
+		return false, fmt.Errorf("ovsdb: cache lookup in %s: %w", table, err)
+	}
 	return true, nil
 }
 
+// rowByUUID fills m (a pointer to the model of table) with row uuid from the cache; false when
+// it is not there.
 func (p *planner) rowByUUID(table, uuid string, m libmodel.Model) bool {
-	tc := p.c.lc.Cache()
-	if tc == nil {
+	r, ok := p.c.read()
+	if !ok {
 		return false
 	}
-	row := tc.Table(table).Row(uuid)
-	if row == nil {
-		return false
+	row := r.byUUID(table, uuid)
+	return row != nil && assign(m, row) == nil
+}
+
+// nameOf returns the name of a Bridge, Port or Interface model ("" for any other).
+func nameOf(m libmodel.Model) string {
+	switch v := m.(type) {
+	case *vswitch.Bridge:
+		return v.Name
+	case *vswitch.Port:
+		return v.Name
+	case *vswitch.Interface:
+		return v.Name
 	}
-	libmodel.CloneInto(row, m)
-	return true
+	return ""
+}
+
+// assign makes *dst equal to *src, a row the caller owns (rowReader's copies): a shallow copy,
+// since src shares nothing with the cache. Both must be pointers to the same model type.
+func assign(dst, src libmodel.Model) error {
+	d, s := reflect.ValueOf(dst), reflect.ValueOf(src)
+	if d.Kind() != reflect.Pointer || d.IsNil() || d.Type() != s.Type() || s.IsNil() {
+		return fmt.Errorf("%w: cannot fill a %T from a %T", ErrInvalid, dst, src)
+	}
+	d.Elem().Set(s.Elem())
+	return nil
 }
 
 // bridge returns the state of the named bridge, or nil when it does not exist.
@@ -153,18 +175,15 @@ func notOwned(table, name, owner string, ext map[string]string) error {
 func (p *planner) bridgeOf(portUUID string) string {
 	if p.portBridge == nil {
 		p.portBridge = map[string]string{}
-		var all []vswitch.Bridge
-		if tc := p.c.lc.Cache(); tc != nil {
-			for _, row := range tc.Table(vswitch.BridgeTable).RowsShallow() {
+		if r, ok := p.c.read(); ok {
+			r.each(vswitch.BridgeTable, func(_ string, row libmodel.Model) bool {
 				if br, ok := row.(*vswitch.Bridge); ok {
-					all = append(all, *br)
+					for _, pu := range br.Ports {
+						p.portBridge[pu] = br.Name
+					}
 				}
-			}
-		}
-		for _, br := range all {
-			for _, pu := range br.Ports {
-				p.portBridge[pu] = br.Name
-			}
+				return true
+			})
 		}
 	}
 	return p.portBridge[portUUID]

@@ -17,7 +17,7 @@ import (
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
-func dialInternal(t *testing.T) (*Client, *ovsdbtest.Server) {
+func dialInternal(t testing.TB) (*Client, *ovsdbtest.Server) {
 	t.Helper()
 	srv := ovsdbtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	libmodel "github.com/ovn-kubernetes/libovsdb/model"
 	libovsdb "github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovsplane/ovsplane/model"
@@ -80,18 +81,18 @@ func (s *qosState) foreignQueues() []int {
 
 // readQoS reads QoS row uuid and its queues from the cache.
 func (c *Client) readQoS(uuid string) (*qosState, bool) {
-	tc := c.lc.Cache()
-	if tc == nil {
+	rr, ok := c.read()
+	if !ok {
 		return nil, false
 	}
-	r, ok := tc.Table(vswitch.QoSTable).Row(uuid).(*vswitch.QoS)
+	r, ok := rr.byUUID(vswitch.QoSTable, uuid).(*vswitch.QoS)
 	if !ok {
 		return nil, false
 	}
 	s := &qosState{uuid: uuid, owned: ownedBy(r.ExternalIDs, c.owner), typ: r.Type, oc: maps.Clone(r.OtherConfig),
 		ext: maps.Clone(r.ExternalIDs), queues: map[int]queueState{}, refs: maps.Clone(r.Queues)}
 	for id, qu := range r.Queues {
-		q, ok := tc.Table(vswitch.QueueTable).Row(qu).(*vswitch.Queue)
+		q, ok := rr.byUUID(vswitch.QueueTable, qu).(*vswitch.Queue)
 		if !ok {
 			continue
 		}
@@ -255,26 +256,27 @@ type PortQoS struct {
 // PortQoSes returns, by port name, the QoS rows OVSDB holds for each port in the cache that
 // has one.
 func (c *Client) PortQoSes() map[string]PortQoS {
-	tc := c.lc.Cache()
-	if tc == nil {
+	r, ok := c.read()
+	if !ok {
 		return nil
 	}
 	out := map[string]PortQoS{}
-	for _, m := range tc.Table(vswitch.PortTable).RowsShallow() {
+	r.each(vswitch.PortTable, func(_ string, m libmodel.Model) bool {
 		pt, ok := m.(*vswitch.Port)
 		if !ok || pt.QOS == nil {
-			continue
+			return true
 		}
 		st, ok := c.readQoS(*pt.QOS)
 		if !ok {
-			continue
+			return true
 		}
 		pq := PortQoS{QoS: st.settings(), Holder: ExportForeign}
 		if st.owned {
 			pq.Holder, pq.ForeignQueues = ExportOwned, st.foreignQueues()
 		}
 		out[pt.Name] = pq
-	}
+		return true
+	})
 	return out
 }
 

@@ -54,47 +54,39 @@ func (c *Client) Interface(name string) (InterfaceState, error) {
 // InterfaceCount returns the number of Interface rows in the cache (of every owner): the size
 // of the switch that ovs-vswitchd reconfigures; 0 before the cache is filled.
 func (c *Client) InterfaceCount() int {
-	tc := c.lc.Cache()
-	if tc == nil {
+	r, ok := c.read()
+	if !ok {
 		return 0
 	}
-	t := tc.Table(vswitch.InterfaceTable)
-	if t == nil {
-		return 0
-	}
-	return t.Len()
+	return r.count(vswitch.InterfaceTable)
 }
 
 // InterfaceStates returns the cached state of every Interface row, by name, reading the cache
 // without copying its rows (cheaper than Interface for many names).
 func (c *Client) InterfaceStates() map[string]InterfaceState {
-	tc := c.lc.Cache()
-	if tc == nil {
+	r, ok := c.read()
+	if !ok {
 		return nil
 	}
-	rows := tc.Table(vswitch.InterfaceTable).RowsShallow()
-	out := make(map[string]InterfaceState, len(rows))
-	for _, row := range rows {
+	out := make(map[string]InterfaceState, r.count(vswitch.InterfaceTable))
+	r.each(vswitch.InterfaceTable, func(_ string, row model.Model) bool {
 		if ifc, ok := row.(*vswitch.Interface); ok {
 			out[ifc.Name] = stateOf(ifc, c.owner)
 		}
-	}
+		return true
+	})
 	return out
 }
 
 // interfaceStates returns the cached states of the named interfaces that exist, in order.
 func (c *Client) interfaceStates(names []string) []InterfaceState {
-	tc := c.lc.Cache()
-	if tc == nil {
+	r, ok := c.read()
+	if !ok {
 		return nil
 	}
-	table := tc.Table(vswitch.InterfaceTable)
 	out := make([]InterfaceState, 0, len(names))
 	for _, n := range names {
-		_, row, err := table.RowByModel(&vswitch.Interface{Name: n})
-		if err != nil || row == nil {
-			continue
-		}
+		_, row := r.byName(vswitch.InterfaceTable, n)
 		if ifc, ok := row.(*vswitch.Interface); ok {
 			out = append(out, stateOf(ifc, c.owner))
 		}
@@ -166,34 +158,16 @@ const TagPrefix = "ovsplane-"
 
 // Tags returns the external_ids of the named Bridge, Port or Interface row when this client's
 // owner owns it (from the cache), for their TagPrefix keys; ok is false when the row is absent
-// or not owned. The map is the cache's own (see OwnedRow.Tags): read only.
+// or not owned. The map may be the cache's own (see OwnedRow.Tags): read only.
 func (c *Client) Tags(table, name string) (tags map[string]string, ok bool) {
-	tc := c.lc.Cache()
-	if tc == nil {
+	// Straight from the cache, never through lc.Get: libovsdb's Get waits for the cache to be
+	// consistent, which it is not while the connection is down (a caller settling a commit the
+	// lost connection left unknown would hang until it is back).
+	r, ok := c.read()
+	if !ok {
 		return nil, false
 	}
-	// Straight from the cache's index, never through lc.Get: libovsdb's Get waits for the
-	// cache to be consistent, which it is not while the connection is down (a caller settling
-	// a commit the lost connection left unknown would hang until it is back).
-	var key model.Model
-	switch table {
-	case vswitch.BridgeTable:
-		key = &vswitch.Bridge{Name: name}
-	case vswitch.PortTable:
-		key = &vswitch.Port{Name: name}
-	case vswitch.InterfaceTable:
-		key = &vswitch.Interface{Name: name}
-	default:
-		return nil, false
-	}
-	rc := tc.Table(table)
-	if rc == nil {
-		return nil, false
-	}
-	_, row, err := rc.RowByModel(key)
-	if err != nil || row == nil {
-		return nil, false
-	}
+	_, row := r.byName(table, name)
 	var ext map[string]string
 	switch r := row.(type) {
 	case *vswitch.Bridge:
@@ -213,8 +187,8 @@ func (c *Client) Tags(table, name string) (tags map[string]string, ok bool) {
 // owner, sorted by table then name. A restarted daemon uses it to rebuild its view and to find
 // stale rows (an older Generation) to prune.
 func (c *Client) Owned() []OwnedRow {
-	tc := c.lc.Cache()
-	if tc == nil {
+	r, ok := c.read()
+	if !ok {
 		return nil
 	}
 	var out []OwnedRow
@@ -228,20 +202,18 @@ func (c *Client) Owned() []OwnedRow {
 		}
 		out = append(out, OwnedRow{Table: table, Name: name, UUID: uuid, Generation: gen, Tags: ext})
 	}
-	for uuid, row := range tc.Table(vswitch.BridgeTable).RowsShallow() {
-		if b, ok := row.(*vswitch.Bridge); ok {
-			add(vswitch.BridgeTable, b.Name, uuid, b.ExternalIDs)
-		}
-	}
-	for uuid, row := range tc.Table(vswitch.PortTable).RowsShallow() {
-		if p, ok := row.(*vswitch.Port); ok {
-			add(vswitch.PortTable, p.Name, uuid, p.ExternalIDs)
-		}
-	}
-	for uuid, row := range tc.Table(vswitch.InterfaceTable).RowsShallow() {
-		if i, ok := row.(*vswitch.Interface); ok {
-			add(vswitch.InterfaceTable, i.Name, uuid, i.ExternalIDs)
-		}
+	for _, table := range []string{vswitch.BridgeTable, vswitch.PortTable, vswitch.InterfaceTable} {
+		r.each(table, func(uuid string, row model.Model) bool {
+			switch v := row.(type) {
+			case *vswitch.Bridge:
+				add(table, v.Name, uuid, v.ExternalIDs)
+			case *vswitch.Port:
+				add(table, v.Name, uuid, v.ExternalIDs)
+			case *vswitch.Interface:
+				add(table, v.Name, uuid, v.ExternalIDs)
+			}
+			return true
+		})
 	}
 	slices.SortFunc(out, func(a, b OwnedRow) int {
 		if a.Table != b.Table {

@@ -373,16 +373,15 @@ func (c *Client) awaitCache(ctx context.Context, p *planner, results []libovsdb.
 	}
 	for {
 		ch := c.changes()
-		tc := c.lc.Cache()
-		synced := tc != nil
+		rr, synced := c.read()
 		for _, r := range present {
-			if !synced || !tc.Table(r.table).HasRow(r.uuid) {
+			if !synced || !rr.has(r.table, r.uuid) {
 				synced = false
 				break
 			}
 		}
 		for _, r := range gone {
-			if !synced || tc.Table(r.table).HasRow(r.uuid) {
+			if !synced || rr.has(r.table, r.uuid) {
 				synced = false
 				break
 			}

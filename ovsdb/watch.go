@@ -75,9 +75,7 @@ func (c *Client) WatchInterfaces() *InterfaceWatch {
 		ifUUIDs: map[string]struct{}{}, ports: map[string]struct{}{}, portOf: map[string]*vswitch.Port{}, portRows: map[string]*vswitch.Port{},
 		bridgeOf: map[string]string{}}
 	w.ready <- struct{}{}
-	if tc := c.lc.Cache(); tc != nil {
-		tc.AddEventHandler(w)
-	}
+	c.subscribe(w)
 	return w
 }
 
@@ -228,32 +226,32 @@ func (w *InterfaceWatch) bridgeEvent(old, m *vswitch.Bridge) {
 // many dirty rows). It reads the cache as it is now, so a view may be newer than the event
 // that marked it; every later change marks it again.
 func (w *InterfaceWatch) Collect(full bool) InterfaceUpdate {
-	tc := w.c.lc.Cache()
+	r, ok := w.c.read()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return InterfaceUpdate{}
 	}
-	if tc == nil {
+	if !ok {
 		w.full = true
 		return InterfaceUpdate{}
 	}
-	ifTable := tc.Table(vswitch.InterfaceTable)
 	if full || w.full {
 		w.full, w.paused = false, false
 		clear(w.named)
 		clear(w.ifUUIDs)
 		clear(w.ports)
 		w.names = w.names[:0]
-		w.rebuild(tc.Table(vswitch.BridgeTable).RowsShallow(), tc.Table(vswitch.PortTable).RowsShallow())
+		w.rebuild(r)
 		out := InterfaceUpdate{Full: true}
-		for uuid, row := range ifTable.RowsShallow() {
+		r.each(vswitch.InterfaceTable, func(uuid string, row libmodel.Model) bool {
 			if ifc, ok := row.(*vswitch.Interface); ok {
 				if v, ok := w.view(uuid, ifc); ok {
 					out.Views = append(out.Views, v)
 				}
 			}
-		}
+			return true
+		})
 		return out
 	}
 	names := w.names
@@ -265,7 +263,7 @@ func (w *InterfaceWatch) Collect(full bool) InterfaceUpdate {
 		}
 	}
 	for u := range w.ifUUIDs {
-		if ifc, ok := ifTable.Row(u).(*vswitch.Interface); ok {
+		if ifc, ok := r.byUUID(vswitch.InterfaceTable, u).(*vswitch.Interface); ok {
 			if _, seen := w.named[ifc.Name]; !seen {
 				w.named[ifc.Name] = struct{}{}
 				names = append(names, ifc.Name)
@@ -274,9 +272,9 @@ func (w *InterfaceWatch) Collect(full bool) InterfaceUpdate {
 	}
 	var out InterfaceUpdate
 	for _, name := range names {
-		uuid, row, err := ifTable.RowByModel(&vswitch.Interface{Name: name})
+		uuid, row := r.byName(vswitch.InterfaceTable, name)
 		ifc, ok := row.(*vswitch.Interface)
-		if err != nil || !ok {
+		if !ok {
 			out.Gone = append(out.Gone, name)
 			continue
 		}
@@ -293,26 +291,28 @@ func (w *InterfaceWatch) Collect(full bool) InterfaceUpdate {
 	return out
 }
 
-// rebuild makes the topology that of the given Bridge and Port rows.
-func (w *InterfaceWatch) rebuild(bridges, ports map[string]libmodel.Model) {
+// rebuild makes the topology that of the Bridge and Port rows r holds.
+func (w *InterfaceWatch) rebuild(r rowReader) {
 	clear(w.portOf)
 	clear(w.portRows)
 	clear(w.bridgeOf)
-	for _, row := range bridges {
+	r.each(vswitch.BridgeTable, func(_ string, row libmodel.Model) bool {
 		if br, ok := row.(*vswitch.Bridge); ok {
 			for _, p := range br.Ports {
 				w.bridgeOf[p] = br.Name
 			}
 		}
-	}
-	for _, row := range ports {
+		return true
+	})
+	r.each(vswitch.PortTable, func(_ string, row libmodel.Model) bool {
 		if p, ok := row.(*vswitch.Port); ok {
 			w.portRows[p.UUID] = p
 			for _, u := range p.Interfaces {
 				w.portOf[u] = p
 			}
 		}
-	}
+		return true
+	})
 }
 
 // view builds the view of one interface row; false when it is on no bridge (as far as the

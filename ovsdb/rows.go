@@ -1,0 +1,126 @@
+package ovsdb
+
+import (
+	"github.com/ovn-kubernetes/libovsdb/cache"
+	libmodel "github.com/ovn-kubernetes/libovsdb/model"
+
+	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
+)
+
+// rowReader is the client's read side of the monitored tables: the rows as last received from
+// the server. Every read answers from that state without I/O and without waiting for the
+// connection (during an outage it answers from the last state received). It is the one seam
+// between package ovsdb and the replica behind it (libovsdb's cache today); nothing else in the
+// package reads the replica (TestCacheReadOnlyThroughRows).
+//
+// Rows passed to each are the replica's own, shared and never changed by it (an update replaces
+// a row; it never edits one in place): callers must not modify them, nor their maps and slices.
+// Rows returned by byName and byUUID are copies the caller owns.
+type rowReader interface {
+	// root returns the Open_vSwitch row (shared, read only), or nil when the table is empty.
+	root() *vswitch.OpenvSwitch
+	// byName returns a copy of the Bridge, Port or Interface row named name (unique by the
+	// schema's index) and its uuid, or nil when there is none or table has no name index.
+	byName(table, name string) (uuid string, m libmodel.Model)
+	// byUUID returns a copy of row uuid of table, or nil when table does not hold it.
+	byUUID(table, uuid string) libmodel.Model
+	// each calls fn with every row of table and its uuid, in no particular order, until fn
+	// returns false. The rows are shared (read only). fn may read through the same rowReader;
+	// each read sees the replica as it is then (a change may land between two of them).
+	each(table string, fn func(uuid string, m libmodel.Model) bool)
+	// has reports whether table holds row uuid.
+	has(table, uuid string) bool
+	// count returns the number of rows in table.
+	count(table string) int
+}
+
+// read returns the replica's read side, or false when there is none: before the client's
+// first connection and after Close.
+func (c *Client) read() (rowReader, bool) {
+	tc := c.lc.Cache()
+	if tc == nil {
+		return nil, false
+	}
+	return cacheRows{tc: tc}, true
+}
+
+// subscribe registers h for every later change of the replica's rows; false when there is no
+// replica (see read). A handler runs on the replica's event goroutine and is never removed.
+func (c *Client) subscribe(h cache.EventHandler) bool {
+	tc := c.lc.Cache()
+	if tc == nil {
+		return false
+	}
+	tc.AddEventHandler(h)
+	return true
+}
+
+// cacheRows is rowReader over libovsdb's cache.
+type cacheRows struct{ tc *cache.TableCache }
+
+func (r cacheRows) root() *vswitch.OpenvSwitch {
+	var out *vswitch.OpenvSwitch
+	r.each(vswitch.OpenvSwitchTable, func(_ string, m libmodel.Model) bool {
+		out, _ = m.(*vswitch.OpenvSwitch)
+		return out == nil
+	})
+	return out
+}
+
+func (r cacheRows) byName(table, name string) (string, libmodel.Model) {
+	var key libmodel.Model
+	switch table {
+	case vswitch.BridgeTable:
+		key = &vswitch.Bridge{Name: name}
+	case vswitch.PortTable:
+		key = &vswitch.Port{Name: name}
+	case vswitch.InterfaceTable:
+		key = &vswitch.Interface{Name: name}
+	default:
+		return "", nil
+	}
+	t := r.tc.Table(table)
+	if t == nil {
+		return "", nil
+	}
+	// RowByModel reads the cache's index as it is; libovsdb's Get would wait for the cache to
+	// be consistent, which it is not while the connection is down. It returns a copy.
+	uuid, m, err := t.RowByModel(key)
+	if err != nil || m == nil {
+		return "", nil
+	}
+	return uuid, m
+}
+
+func (r cacheRows) byUUID(table, uuid string) libmodel.Model {
+	t := r.tc.Table(table)
+	if t == nil {
+		return nil
+	}
+	return t.Row(uuid) // a copy
+}
+
+func (r cacheRows) each(table string, fn func(string, libmodel.Model) bool) {
+	t := r.tc.Table(table)
+	if t == nil {
+		return
+	}
+	for uuid, m := range t.RowsShallow() { // a copy of the table's map; the rows are shared
+		if !fn(uuid, m) {
+			return
+		}
+	}
+}
+
+func (r cacheRows) has(table, uuid string) bool {
+	t := r.tc.Table(table)
+	return t != nil && t.HasRow(uuid)
+}
+
+func (r cacheRows) count(table string) int {
+	t := r.tc.Table(table)
+	if t == nil {
+		return 0
+	}
+	return t.Len()
+}
