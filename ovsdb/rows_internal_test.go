@@ -111,6 +111,27 @@ func TestRowReaderCopies(t *testing.T) {
 		t.Errorf("byName on a table without a name index returned %#v", m)
 	}
 
+	tags, ok := c.Tags(vswitch.PortTable, "p0")
+	if !ok || tags.Get(OwnerKey) != DefaultOwner {
+		t.Fatalf("Tags(Port, p0) = %v, %v", tags, ok)
+	}
+	if v, ok := tags.Lookup("no-such-key"); ok || v != "" {
+		t.Errorf("Lookup of a missing key = %q, %v", v, ok)
+	}
+	n := 0
+	for k, v := range tags.All() {
+		if got, _ := tags.Lookup(k); got != v {
+			t.Errorf("All yields %s=%s, Lookup says %q", k, v, got)
+		}
+		n++
+	}
+	if n != tags.Len() || n < 2 { // owner and generation at least
+		t.Errorf("All yielded %d pairs, Len says %d", n, tags.Len())
+	}
+	if _, ok := c.Tags(vswitch.ControllerTable, "x"); ok {
+		t.Error("Tags of a table without names answered")
+	}
+
 	pl := newPlanner(ctx, c, 1)
 	got := &vswitch.Port{Name: "p0"}
 	found, err := pl.lookup(vswitch.PortTable, got)

@@ -143,13 +143,11 @@ func (c *Client) WaitApplied(ctx context.Context, nextCfg int, ifaces ...string)
 type OwnedRow struct {
 	Table      string
 	Name       string
-	UUID       string
 	Generation int64 // -1 when the generation key is missing or unreadable
 	// Tags holds the row's external_ids, whose keys that start with TagPrefix ("ovsplane-"),
 	// the ownership keys included, are what a restarted daemon needs to rebuild its view of
-	// the row. It is the cache's own map, shared and never copied (the cache replaces a row on
-	// update, it never changes one in place): read only; read only its TagPrefix keys.
-	Tags map[string]string
+	// the row. Read only its TagPrefix keys.
+	Tags Tags
 }
 
 // TagPrefix starts every external_ids key ovsplane reserves for itself (OwnerKey,
@@ -158,14 +156,14 @@ const TagPrefix = "ovsplane-"
 
 // Tags returns the external_ids of the named Bridge, Port or Interface row when this client's
 // owner owns it (from the cache), for their TagPrefix keys; ok is false when the row is absent
-// or not owned. The map may be the cache's own (see OwnedRow.Tags): read only.
-func (c *Client) Tags(table, name string) (tags map[string]string, ok bool) {
+// or not owned.
+func (c *Client) Tags(table, name string) (tags Tags, ok bool) {
 	// Straight from the cache, never through lc.Get: libovsdb's Get waits for the cache to be
 	// consistent, which it is not while the connection is down (a caller settling a commit the
 	// lost connection left unknown would hang until it is back).
 	r, ok := c.read()
 	if !ok {
-		return nil, false
+		return Tags{}, false
 	}
 	_, row := r.byName(table, name)
 	var ext map[string]string
@@ -178,9 +176,9 @@ func (c *Client) Tags(table, name string) (tags map[string]string, ok bool) {
 		ext = r.ExternalIDs
 	}
 	if !ownedBy(ext, c.owner) {
-		return nil, false
+		return Tags{}, false
 	}
-	return ext, true
+	return Tags{m: ext}, true
 }
 
 // Owned lists, from the cache, every Bridge, Port and Interface row tagged with this client's
@@ -192,7 +190,7 @@ func (c *Client) Owned() []OwnedRow {
 		return nil
 	}
 	var out []OwnedRow
-	add := func(table, name, uuid string, ext map[string]string) {
+	add := func(table, name string, ext map[string]string) {
 		if !ownedBy(ext, c.owner) {
 			return
 		}
@@ -200,17 +198,17 @@ func (c *Client) Owned() []OwnedRow {
 		if err != nil {
 			gen = -1
 		}
-		out = append(out, OwnedRow{Table: table, Name: name, UUID: uuid, Generation: gen, Tags: ext})
+		out = append(out, OwnedRow{Table: table, Name: name, Generation: gen, Tags: Tags{m: ext}})
 	}
 	for _, table := range []string{vswitch.BridgeTable, vswitch.PortTable, vswitch.InterfaceTable} {
-		r.each(table, func(uuid string, row model.Model) bool {
+		r.each(table, func(_ string, row model.Model) bool {
 			switch v := row.(type) {
 			case *vswitch.Bridge:
-				add(table, v.Name, uuid, v.ExternalIDs)
+				add(table, v.Name, v.ExternalIDs)
 			case *vswitch.Port:
-				add(table, v.Name, uuid, v.ExternalIDs)
+				add(table, v.Name, v.ExternalIDs)
 			case *vswitch.Interface:
-				add(table, v.Name, uuid, v.ExternalIDs)
+				add(table, v.Name, v.ExternalIDs)
 			}
 			return true
 		})

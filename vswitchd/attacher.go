@@ -190,7 +190,7 @@ func (a *attacher) adoptConfig(owned []ovsdb.OwnedRow) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, o := range owned {
-		if o.Table != "Port" || o.Tags[OriginKey] != "" || o.Tags[PluginKey] == "" {
+		if o.Table != "Port" || o.Tags.Get(OriginKey) != "" || o.Tags.Get(PluginKey) == "" {
 			continue
 		}
 		cur := a.ports[o.Name]
@@ -198,7 +198,7 @@ func (a *attacher) adoptConfig(owned []ovsdb.OwnedRow) {
 			continue
 		}
 		var sp storedPort
-		if err := json.Unmarshal([]byte(o.Tags[SpecKey]), &sp); err != nil || sp.Plugin == nil ||
+		if err := json.Unmarshal([]byte(o.Tags.Get(SpecKey)), &sp); err != nil || sp.Plugin == nil ||
 			sp.Bridge != cur.bridge || !samePort(sp.Port, cur.spec) {
 			continue
 		}

@@ -27,7 +27,7 @@ func (d *Daemon) ApplyBridge(ctx context.Context, b model.Bridge) (model.BridgeI
 	}
 	cerr := d.w.ApplyBridge(ctx, taggedBridge(b), func(cerr error) error {
 		var applyErr *ovsdb.ApplyError
-		if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags[OriginKey] == string(model.OriginAPI) && !notSent(cerr) &&
+		if tags, ok := d.c.Tags("Bridge", b.Name); ok && tags.Get(OriginKey) == string(model.OriginAPI) && !notSent(cerr) &&
 			(cerr == nil || errors.As(cerr, &applyErr) || unknownOutcome(cerr)) {
 			d.store.putBridge(b)
 			return nil // committed: its status tells the rest

@@ -37,7 +37,7 @@ type Client interface {
 	reconcile.Client
 	writer.DB
 	// Tags returns the ovsdb.TagPrefix keys of an owned row (ok false when absent or foreign).
-	Tags(table, name string) (map[string]string, bool)
+	Tags(table, name string) (ovsdb.Tags, bool)
 	Connected() bool
 	Endpoint() string
 	// AwaitConnected waits for a lost connection, at most wait after it was lost (see

@@ -26,7 +26,7 @@ import (
 // removes the port before its attachment.
 type objectStore struct {
 	log  *slog.Logger
-	tags func(table, name string) (map[string]string, bool) // Client.Tags
+	tags func(table, name string) (ovsdb.Tags, bool) // Client.Tags
 	att  *attacher
 
 	mu      sync.Mutex
@@ -40,7 +40,7 @@ type objectStore struct {
 	extraCache       []model.Bridge
 }
 
-func newObjectStore(log *slog.Logger, tags func(table, name string) (map[string]string, bool), att *attacher, cfg *config.Config) *objectStore {
+func newObjectStore(log *slog.Logger, tags func(table, name string) (ovsdb.Tags, bool), att *attacher, cfg *config.Config) *objectStore {
 	s := &objectStore{log: log, tags: tags, att: att, cfg: cfg, cfgDes: cfg.Desired(),
 		bridges: map[string]model.Bridge{}, ports: map[string]apiPort{}}
 	att.taken = s.taken
@@ -169,7 +169,7 @@ func (s *objectStore) adopt(owned []ovsdb.OwnedRow) {
 	defer s.mu.Unlock()
 	var ports []ovsdb.OwnedRow
 	for _, o := range owned {
-		if o.Tags[OriginKey] != string(model.OriginAPI) {
+		if o.Tags.Get(OriginKey) != string(model.OriginAPI) {
 			continue
 		}
 		switch o.Table {
@@ -178,7 +178,7 @@ func (s *objectStore) adopt(owned []ovsdb.OwnedRow) {
 				continue
 			}
 			var b model.Bridge
-			if err := json.Unmarshal([]byte(o.Tags[SpecKey]), &b); err != nil || b.Name != o.Name {
+			if err := json.Unmarshal([]byte(o.Tags.Get(SpecKey)), &b); err != nil || b.Name != o.Name {
 				s.log.Warn("API bridge with an unreadable spec; it will be pruned", "bridge", o.Name, "error", err)
 				continue
 			}
@@ -193,11 +193,11 @@ func (s *objectStore) adopt(owned []ovsdb.OwnedRow) {
 			continue
 		}
 		var sp storedPort
-		if err := json.Unmarshal([]byte(o.Tags[SpecKey]), &sp); err != nil || sp.Port.Name != o.Name {
+		if err := json.Unmarshal([]byte(o.Tags.Get(SpecKey)), &sp); err != nil || sp.Port.Name != o.Name {
 			s.log.Warn("API port with an unreadable spec; it will be pruned", "port", o.Name, "error", err)
 			continue
 		}
-		s.putPortLocked(sp, o.Tags[SpecKey])
+		s.putPortLocked(sp, o.Tags.Get(SpecKey))
 	}
 }
 
@@ -325,11 +325,11 @@ func (s *objectStore) settle(reqs []writer.PortRequest) {
 		switch {
 		case r.Delete && !present:
 			s.deletePortLocked(r.Spec.Port.Name)
-		case !r.Delete && present && tags[OriginKey] == string(model.OriginAPI) && tags[SpecKey] == r.Spec.Port.ExternalIDs[SpecKey]:
+		case !r.Delete && present && tags.Get(OriginKey) == string(model.OriginAPI) && tags.Get(SpecKey) == r.Spec.Port.ExternalIDs[SpecKey]:
 			// The spec key round-trips the API's view of the port exactly.
 			var sp storedPort
-			if err := unmarshalSpec(tags[SpecKey], &sp); err == nil {
-				s.putPortLocked(sp, tags[SpecKey])
+			if err := unmarshalSpec(tags.Get(SpecKey), &sp); err == nil {
+				s.putPortLocked(sp, tags.Get(SpecKey))
 			}
 		}
 	}

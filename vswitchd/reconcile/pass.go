@@ -46,14 +46,14 @@ func (r *Reconciler) pass(ctx context.Context) error {
 	for _, o := range owned {
 		k := tableKind(o.Table) + "/" + o.Name
 		if o.Table == "Port" && !want[k] && !want["bridge/"+o.Name] && !have["bridge/"+o.Name] {
-			items = append(items, item{kind: model.KindPort, name: o.Name, del: true, unit: o.Tags[UnitKey],
+			items = append(items, item{kind: model.KindPort, name: o.Name, del: true, unit: o.Tags.Get(UnitKey),
 				add: func(t *ovsdb.Txn) { t.DeletePort("", o.Name) }})
 			deleted = append(deleted, k)
 		}
 	}
 	for _, o := range owned {
 		if k := "bridge/" + o.Name; o.Table == "Bridge" && !want[k] {
-			items = append(items, item{kind: model.KindBridge, name: o.Name, del: true, unit: o.Tags[UnitKey],
+			items = append(items, item{kind: model.KindBridge, name: o.Name, del: true, unit: o.Tags.Get(UnitKey),
 				add: func(t *ovsdb.Txn) { t.DeleteBridge(o.Name) }})
 			deleted = append(deleted, k)
 		}

@@ -52,6 +52,6 @@ func TestInterfaceConfigDoorTakesTheTurn(t *testing.T) {
 	}
 	eventually(t, "p1's other_config written", func() bool {
 		tags, _ := db.Tags("Interface", "p1")
-		return tags[ovsdb.InterfaceKeysPrefix+"dsa"] == "dma"
+		return tags.Get(ovsdb.InterfaceKeysPrefix+"dsa") == "dma"
 	})
 }
