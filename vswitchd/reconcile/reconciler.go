@@ -221,11 +221,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 				if err != nil {
 					continue // in backoff: the retry is the next pass
 				}
-				now := time.Now()
-				if driftLimit.IsZero() {
-					driftLimit = now.Add(r.opts.MaxDriftDelay)
-				}
-				drift = time.After(max(0, min(r.opts.DriftDelay, driftLimit.Sub(now))))
+				drift = r.nextLook(&driftLimit)
 			case <-refresh:
 				refresh = nil
 				r.refresh()
@@ -242,10 +238,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 				// Another writer is committing, or waiting for ovs-vswitchd to apply its
 				// writes: look again later, by MaxDriftDelay at the latest; the changes it
 				// causes refresh the statuses meanwhile.
-				if driftLimit.IsZero() {
-					driftLimit = time.Now().Add(r.opts.MaxDriftDelay)
-				}
-				drift = time.After(max(0, min(r.opts.DriftDelay, time.Until(driftLimit))))
+				drift = r.nextLook(&driftLimit)
 			}
 			if waited {
 				changes = r.c.Changes()
@@ -254,6 +247,16 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// nextLook arms the next drift look: after DriftDelay, and no later than *limit, which it sets
+// to MaxDriftDelay from now when unset (the first change or declined look since the last pass).
+func (r *Reconciler) nextLook(limit *time.Time) <-chan time.Time {
+	now := time.Now()
+	if limit.IsZero() {
+		*limit = now.Add(r.opts.MaxDriftDelay)
+	}
+	return time.After(max(0, min(r.opts.DriftDelay, limit.Sub(now))))
 }
 
 // Reconcile runs one pass: it prunes the owner's rows that are no longer desired and ensures
