@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -392,6 +393,39 @@ func (p *Plugin) linksConverged(ctx context.Context, b *Bed, want []string) (Con
 		return Converged{}, fmt.Errorf("route version %d predates the measured links: the tables of %v differ from the graph's", g.RouteVersion, behind)
 	}
 	return p.converged(ctx, b, g.RouteVersion-1)
+}
+
+// Describe returns the fabric's state for a failure message: the newest route version with
+// each site's acknowledged version, every link measurement and the version's route tables.
+// What it could not read is said in its place.
+func (p *Plugin) Describe(ctx context.Context) string {
+	g, err := p.Fabric.Status(ctx)
+	if err != nil {
+		return fmt.Sprintf("fabric status: %v", err)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "route version %d", g.RouteVersion)
+	if _, per, err := p.Fabric.MinApplied(ctx); err != nil {
+		fmt.Fprintf(&sb, "; acks: %v", err)
+	} else {
+		fmt.Fprintf(&sb, ", acked %v", per)
+	}
+	if links, err := p.Fabric.Links(ctx); err != nil {
+		fmt.Fprintf(&sb, "; links: %v", err)
+	} else {
+		for _, l := range links {
+			fmt.Fprintf(&sb, "; link %s: %d µs, %d kbit/s, loss %d ppm at %s", linkKey(l.A, l.B), l.LatencyUs, l.BandwidthKbps,
+				l.LossPPM, l.MeasuredAt.Format("15:04:05.000"))
+		}
+	}
+	if tables, err := p.Fabric.Routes(ctx, g.RouteVersion); err != nil {
+		fmt.Fprintf(&sb, "; routes: %v", err)
+	} else {
+		for _, n := range slices.Sorted(maps.Keys(tables)) {
+			fmt.Fprintf(&sb, "; %s routes %v", n, tables[n])
+		}
+	}
+	return sb.String()
 }
 
 // linkKey names an undirected link by its ends in name order.

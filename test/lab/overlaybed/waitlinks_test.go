@@ -98,4 +98,10 @@ func TestWaitLinksTakesTheVersionThatHoldsEveryLink(t *testing.T) {
 	if c.Version != 2 || c.MinApplied != 2 {
 		t.Errorf("WaitLinks returned %+v, want version 2 acked everywhere", c)
 	}
+	d := p.Describe(ctx)
+	for _, part := range []string{"route version 2, acked map[a1:2 b1:2 s1:2 s2:2]", "; link s1-s2: 20000 µs, 50000 kbit/s, loss 0 ppm at ", "; a1 routes map["} {
+		if !strings.Contains(d, part) {
+			t.Errorf("Describe: %s\nwant it to hold %q", d, part)
+		}
+	}
 }
