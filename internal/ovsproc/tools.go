@@ -53,18 +53,24 @@ func Run(ctx context.Context, env []string, name string, args ...string) (stdout
 }
 
 // Poll calls cond every PollInterval until it returns nil or ctx ends; then it returns ctx's
-// cause with cond's last error.
+// cause with cond's last error. A last try that failed only because ctx ended during it (it
+// would say no more than that the deadline passed) does not hide the try before it: the
+// error then quotes the last try that failed while ctx was live, which says what was missing.
 func Poll(ctx context.Context, cond func(ctx context.Context) error) error {
 	t := time.NewTicker(PollInterval)
 	defer t.Stop()
+	var last error // the last error of a try that ctx's end did not cut short
 	for {
 		err := cond(ctx)
 		if err == nil {
 			return nil
 		}
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w (last try: %w)", context.Cause(ctx), err)
+			return fmt.Errorf("%w (last try: %w)", context.Cause(ctx), last)
 		case <-t.C:
 		}
 	}

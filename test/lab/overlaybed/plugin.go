@@ -7,14 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ovsplane/ovsplane/internal/testkit"
+	"github.com/ovsplane/ovsplane/overlay/controller"
 	"github.com/ovsplane/ovsplane/overlay/fabric"
 	"github.com/ovsplane/ovsplane/test/lab"
 	"github.com/ovsplane/ovsplane/test/lab/udprelay"
@@ -102,7 +105,12 @@ type agentJob struct {
 	} `json:"probe"`
 }
 
-// controllerJob is the JSON of an overlay-controller job's config.
+// BedCostHysteresis is the cost hysteresis of the bed's controllers: their jobs set none, so
+// it is the controller's default (a route version moves only for a larger change).
+const BedCostHysteresis = controller.DefaultCostHysteresis
+
+// controllerJob is the JSON of an overlay-controller job's config (no cost_hysteresis_pct:
+// BedCostHysteresis).
 type controllerJob struct {
 	Holder        string   `json:"holder"`
 	FabricRemotes []string `json:"fabric_remotes"`
@@ -287,10 +295,29 @@ func (p *Plugin) converged(ctx context.Context, b *Bed, after int64) (Converged,
 
 // WaitLinks waits until the fabric holds a live measurement (bandwidth above 0) of every link
 // the probes measure (each pair of sites sharing a carrier with a super node at one end or
-// both), then until every site acked a version published after that, and returns the state:
-// routes computed from the whole graph. It fails the test after timeout.
+// both), the newest route version is computed from them, and every site acked that version or
+// a newer one; it returns the state: routes computed from the whole graph. It fails the test
+// after timeout, saying which of these was missing (links not measured, the nodes whose tables
+// in the newest version are not the graph's, or the sites not at it yet).
+//
+// "Computed from them" is checked on the tables, not on a version published after the links
+// were seen: the controller publishes only when the tables move (past its cost hysteresis), so
+// once it has published the version holding the last link, no newer one may ever come.
 func (p *Plugin) WaitLinks(t testing.TB, b *Bed, timeout time.Duration) Converged {
 	t.Helper()
+	want := b.probedLinks()
+	var c Converged
+	lab.WaitFor(t, timeout, fmt.Sprintf("live measurements of the %d links %v in a route version every site acked", len(want), want), func(ctx context.Context) error {
+		var err error
+		c, err = p.linksConverged(ctx, b, want)
+		return err
+	})
+	return c
+}
+
+// probedLinks names the links the probes measure (linkKey): each pair of sites sharing a
+// carrier with a super node at one end or both.
+func (b *Bed) probedLinks() []string {
 	var want []string
 	for i, x := range b.Sites {
 		for _, y := range b.Sites[i+1:] {
@@ -300,30 +327,105 @@ func (p *Plugin) WaitLinks(t testing.TB, b *Bed, timeout time.Duration) Converge
 			}
 		}
 	}
-	var version int64
-	lab.WaitFor(t, timeout, fmt.Sprintf("live measurements of the %d links %v", len(want), want), func(ctx context.Context) error {
-		links, err := p.Fabric.Links(ctx)
+	return want
+}
+
+// linksConverged reports the fabric's state when every link in want (linkKey names) is live,
+// the newest route version's tables are those the fabric's nodes and links give (within
+// the controller's cost hysteresis, BedCostHysteresis), and every site acked that version or a
+// newer one; otherwise an error saying what is missing.
+func (p *Plugin) linksConverged(ctx context.Context, b *Bed, want []string) (Converged, error) {
+	// Nodes and links first: a version read after them was computed from these or newer.
+	nodes, err := p.Fabric.Nodes(ctx)
+	if err != nil {
+		return Converged{}, err
+	}
+	links, err := p.Fabric.Links(ctx)
+	if err != nil {
+		return Converged{}, err
+	}
+	live := map[string]bool{}
+	for _, l := range links {
+		live[linkKey(l.A, l.B)] = l.BandwidthKbps > 0
+	}
+	var missing []string
+	for _, k := range want {
+		if !live[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return Converged{}, fmt.Errorf("not measured yet: %v", missing)
+	}
+	g, err := p.Fabric.Status(ctx)
+	if err != nil {
+		return Converged{}, err
+	}
+	if g.RouteVersion == 0 {
+		return Converged{}, fmt.Errorf("no route version published yet")
+	}
+	cur, err := p.Fabric.Routes(ctx, g.RouteVersion)
+	if err != nil {
+		return Converged{}, err
+	}
+	full, _, err := controller.Tables(nodes, links)
+	if err != nil {
+		return Converged{}, fmt.Errorf("overlaybed: the routes of the measured graph: %w", err)
+	}
+	names := map[string]bool{}
+	for n := range cur {
+		names[n] = true
+	}
+	for n := range full {
+		names[n] = true
+	}
+	var behind []string
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		_, moved, err := controller.Settle(fabric.Tables{n: cur[n]}, fabric.Tables{n: full[n]}, BedCostHysteresis)
 		if err != nil {
-			return err
+			return Converged{}, fmt.Errorf("overlaybed: compare the routes of %s: %w", n, err)
 		}
-		live := map[string]bool{}
+		if moved > 0 {
+			behind = append(behind, n)
+		}
+	}
+	if len(behind) > 0 {
+		return Converged{}, fmt.Errorf("route version %d predates the measured links: the tables of %v differ from the graph's", g.RouteVersion, behind)
+	}
+	return p.converged(ctx, b, g.RouteVersion-1)
+}
+
+// Describe returns the fabric's state for a failure message: the newest route version with
+// each site's acknowledged version, every link measurement and the version's route tables.
+// What it could not read is said in its place.
+func (p *Plugin) Describe(ctx context.Context) string {
+	g, err := p.Fabric.Status(ctx)
+	if err != nil {
+		return fmt.Sprintf("fabric status: %v", err)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "route version %d", g.RouteVersion)
+	if _, per, err := p.Fabric.MinApplied(ctx); err != nil {
+		fmt.Fprintf(&sb, "; acks: %v", err)
+	} else {
+		fmt.Fprintf(&sb, ", acked %v", per)
+	}
+	if links, err := p.Fabric.Links(ctx); err != nil {
+		fmt.Fprintf(&sb, "; links: %v", err)
+	} else {
 		for _, l := range links {
-			live[linkKey(l.A, l.B)] = l.BandwidthKbps > 0
+			fmt.Fprintf(&sb, "; link %s: %d µs, %d kbit/s, loss %d ppm at %s", linkKey(l.A, l.B), l.LatencyUs, l.BandwidthKbps,
+				l.LossPPM, l.MeasuredAt.Format("15:04:05.000"))
 		}
-		var missing []string
-		for _, k := range want {
-			if !live[k] {
-				missing = append(missing, k)
-			}
+	}
+	if tables, err := p.Fabric.Routes(ctx, g.RouteVersion); err != nil {
+		fmt.Fprintf(&sb, "; routes: %v", err)
+	} else {
+		for _, n := range slices.Sorted(maps.Keys(tables)) {
+			fmt.Fprintf(&sb, "; %s routes %v", n, tables[n])
 		}
-		if len(missing) > 0 {
-			return fmt.Errorf("not measured yet: %v", missing)
-		}
-		g, err := p.Fabric.Status(ctx)
-		version = g.RouteVersion
-		return err
-	})
-	return p.WaitConverged(t, b, version, timeout)
+	}
+	return sb.String()
 }
 
 // linkKey names an undirected link by its ends in name order.

@@ -30,14 +30,14 @@ func TestPluginBed(t *testing.T) {
 	path, st := p.ObserveSteadyPath(t, b, "a1", "b1", 5, 2*time.Minute)
 	t.Logf("a1→b1: path %v, %d/%d replies, rtt %v", path, st.Received, st.Transmitted, st.AvgRTT)
 	if want := []string{"a1", "s1", "b1"}; !slices.Equal(path, want) {
-		t.Fatalf("a1→b1 took %v, want %v (ordinary sites never talk directly; s1 is the nearer super)", path, want)
+		t.Fatalf("a1→b1 took %v, want %v (ordinary sites never talk directly; s1 is the nearer super); %s", path, want, p.Describe(t.Context()))
 	}
 	// The path (from the relays' counters) is the assertion; the round trip is only logged.
 	t.Logf("a1→b1 round trip %v (the relays' delay: %v)", st.AvgRTT, 4*DefaultSuperDelay)
 
 	m := b.MeasureMove(t, p, "a1", "b1", "a1", "s1", udprelay.Shape{Delay: DefaultSuperDelay + 100*time.Millisecond}, time.Minute)
 	if want := []string{"a1", "s2", "b1"}; !slices.Equal(m.After, want) {
-		t.Errorf("after degrading a1-s1, a1→b1 took %v, want %v", m.After, want)
+		t.Errorf("after degrading a1-s1, a1→b1 took %v, want %v; %s", m.After, want, p.Describe(t.Context()))
 	}
 	if m.Acked < m.Moved || m.Version < 1 {
 		t.Errorf("move %+v: acks before the move or no version", m)
