@@ -435,10 +435,10 @@ func (c *Conn) inputErr(err error) error {
 	switch {
 	case errors.Is(err, ErrTooLarge):
 		return err
-	case errors.As(err, &se):
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("jsonrpc: connection closed by peer within a message: %w", io.EOF)
+	case errors.As(err, &se):
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	default:
 		return fmt.Errorf("jsonrpc: read: %w", err)
 	}
