@@ -121,6 +121,13 @@ const writeBufferKeep = 64 << 10
 // New starts a Conn on nc and its read goroutine, which owns nc's read side until the
 // connection ends. The Conn closes nc when it ends.
 func New(nc net.Conn, opts Options) *Conn {
+	c := newConn(nc, opts)
+	go c.readLoop()
+	return c
+}
+
+// newConn is New without starting the read goroutine.
+func newConn(nc net.Conn, opts Options) *Conn {
 	if opts.MaxToken <= 0 {
 		opts.MaxToken = DefaultMaxToken
 	}
@@ -148,7 +155,6 @@ func New(nc net.Conn, opts Options) *Conn {
 	c.dec = jsontext.NewDecoder(&c.meter, jsontext.AllowDuplicateNames(true))
 	c.enc = json.NewEncoder(&c.wbuf)
 	c.enc.SetEscapeHTML(false)
-	go c.readLoop()
 	return c
 }
 
