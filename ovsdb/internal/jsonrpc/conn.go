@@ -313,8 +313,8 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params []any, mon *
 // pastDeadline is a write deadline that has passed: it makes a blocked Write return.
 var pastDeadline = time.Unix(1, 0)
 
-// send encodes v and writes it as one Write. With ctx (nil from the read goroutine), ctx's
-// end interrupts a blocked Write. written reports whether all of it was written. A write
+// send encodes v and writes it as one Write; ctx's end interrupts a blocked Write (the read
+// goroutine passes context.Background()). written reports whether all of it was written. A write
 // that failed after some bytes, or for another reason than ctx, ends the connection.
 func (c *Conn) send(ctx context.Context, v any) (written bool, err error) {
 	c.wmu.Lock()
@@ -331,7 +331,7 @@ func (c *Conn) send(ctx context.Context, v any) (written bool, err error) {
 	b := c.wbuf.Bytes()
 	var stop func() bool
 	fired := make(chan struct{})
-	if ctx != nil {
+	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() {
 			c.nc.SetWriteDeadline(pastDeadline)
 			close(fired)
@@ -345,7 +345,7 @@ func (c *Conn) send(ctx context.Context, v any) (written bool, err error) {
 	if err == nil {
 		return true, nil
 	}
-	if n == 0 && ctx != nil && ctx.Err() != nil {
+	if n == 0 && ctx.Err() != nil {
 		return false, ctx.Err()
 	}
 	err = fmt.Errorf("jsonrpc: write (%d of %d bytes written): %w", n, len(b), err)
@@ -680,7 +680,7 @@ func (c *Conn) answer(m *message) error {
 			r.Result = json.RawMessage("[]")
 		}
 	}
-	_, err := c.send(nil, r)
+	_, err := c.send(context.Background(), r)
 	return err
 }
 

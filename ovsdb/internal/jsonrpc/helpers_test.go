@@ -171,7 +171,9 @@ func (p *recPending) Discard() {
 func startMonitor(t testing.TB, c *Conn, p *peer, initial string) {
 	t.Helper()
 	errc := make(chan error, 1)
-	go func() { errc <- c.Monitor(testCtx(t), "Open_vSwitch", "m", map[string]any{"T": []any{map[string]any{}}}) }()
+	go func() {
+		errc <- c.Monitor(testCtx(t), "Open_vSwitch", "m", map[string]any{"T": []any{map[string]any{}}})
+	}()
 	req := p.recv()
 	if got := string(req["method"]); got != `"monitor_cond"` {
 		t.Fatalf("method %s, want monitor_cond", got)
