@@ -3,6 +3,12 @@
 // Sink token by token, so that no buffer grows to the size of the largest message
 // (docs/design/compact-read-path.md §3).
 //
+// A message's members are handled in whatever order they come: ovsdb-server writes them in
+// hash order (3.1 writes "id","result","error" and "id","method","params", as TestRealServer
+// logs), the embedded and libovsdb test servers in their own. Table-updates met before the
+// member that says what the message is are read into a Pending, committed only once the whole
+// message turns out to be the monitor's reply or an update2 for it.
+//
 // It does not dial, reconnect, or choose a server: a Conn lives as long as its net.Conn, and
 // ends for good at the first transport error, bound crossed, malformed message or Close.
 package jsonrpc
@@ -72,7 +78,8 @@ type Options struct {
 	MaxNotification int64 // see DefaultMaxNotification
 }
 
-// Conn is one JSON-RPC connection. Its methods may be called from any goroutine.
+// Conn is one JSON-RPC connection. Its methods may be called from any goroutine, and calls
+// may be outstanding concurrently; requests are written whole, one at a time.
 type Conn struct {
 	nc   net.Conn
 	opts Options
@@ -310,9 +317,6 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params []any, mon *
 	}
 }
 
-// pastDeadline is a write deadline that has passed: it makes a blocked Write return.
-var pastDeadline = time.Unix(1, 0)
-
 // send encodes v and writes it as one Write; ctx's end interrupts a blocked Write (the read
 // goroutine passes context.Background()). written reports whether all of it was written. A write
 // that failed after some bytes, or for another reason than ctx, ends the connection.
@@ -333,7 +337,7 @@ func (c *Conn) send(ctx context.Context, v any) (written bool, err error) {
 	fired := make(chan struct{})
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() {
-			c.nc.SetWriteDeadline(pastDeadline)
+			c.nc.SetWriteDeadline(time.Unix(1, 0)) // passed: a blocked Write returns
 			close(fired)
 		})
 	}
