@@ -37,7 +37,9 @@ type Sink interface {
 	//
 	// It must consume exactly that value, and should read it token by token (ReadToken, and
 	// ReadValue for atoms only): ReadValue or SkipValue of a composite value holds all of it
-	// in the decoder's buffer. Values read are valid only until the next read. On error it
+	// in the decoder's buffer. Values read are valid only until the next read. dec's reads
+	// fail with an error wrapping a *LimitError when the peer crosses a bound; the Sink should
+	// wrap dec's errors with %w (the connection reports the bound in any case). On error it
 	// returns a nil Pending; the connection then ends with the error (wrapped).
 	ReadTableUpdates(dec *jsontext.Decoder, initial bool) (Pending, error)
 }
@@ -49,7 +51,8 @@ type Pending interface {
 	// the monitor's reply or an update2 for the monitor. An error means the replica is
 	// inconsistent: the connection ends with it (wrapped).
 	Commit() error
-	// Discard drops it: the message was cut, malformed, or not for the monitor.
+	// Discard drops it: the message was cut, malformed, or not for the monitor, or the
+	// connection ended before the message did.
 	Discard()
 }
 
@@ -597,14 +600,10 @@ func (c *Conn) monitorParams(quoted []byte) (string, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.mon.idIs(s)
-}
-
-func (mon *monitor) idIs(s []byte) (string, bool) {
-	if mon == nil || mon.id != string(s) {
+	if c.mon == nil || c.mon.id != string(s) {
 		return "", false
 	}
-	return mon.id, true
+	return c.mon.id, true
 }
 
 // streamParams streams the params' second element, an object, into the Sink and skips the
