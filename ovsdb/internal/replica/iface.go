@@ -116,14 +116,6 @@ type ifaceRow struct {
 	extra *ifaceExtra // nil for a plain interface
 }
 
-// Indexes of ifaceRow.ints, in column order.
-const (
-	iOfport = iota
-	iMTU
-	iMTURequest
-	iOfportRequest
-)
-
 const (
 	flagInt      = 1 << 0 // +i: ints[i] present
 	flagWide     = 1 << 4 // +i: int i present, in extra.wide[i] (outside int32)
@@ -260,8 +252,8 @@ func (r *ifaceRow) vals() ifaceVals {
 }
 
 // apply returns old with the update2 difference d applied to the columns in mask.
-func (old ifaceVals) apply(d *ifaceVals, mask uint32) (ifaceVals, error) {
-	n := old
+func (v ifaceVals) apply(d *ifaceVals, mask uint32) (ifaceVals, error) {
+	old, n := v, v
 	has := func(c int) bool { return mask&(1<<c) != 0 }
 	if has(ifName) && d.name != old.name {
 		return n, fmt.Errorf("column name is immutable (%q → %q): %w", old.name, d.name, ErrInconsistent)

@@ -186,8 +186,9 @@ func (r *portRow) vals() portVals {
 	return v
 }
 
-func (old portVals) apply(d *portVals, mask uint32) (portVals, error) {
-	n := old
+// apply returns v with the update2 difference d applied to the columns in mask.
+func (v portVals) apply(d *portVals, mask uint32) (portVals, error) {
+	old, n := v, v
 	has := func(c int) bool { return mask&(1<<c) != 0 }
 	if has(ptName) && d.name != old.name {
 		return n, fmt.Errorf("column name is immutable (%q → %q): %w", old.name, d.name, ErrInconsistent)

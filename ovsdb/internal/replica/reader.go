@@ -343,10 +343,10 @@ func (r *reader) pairs(kk, vk atomKind, max int, fn func(k, v atom) error) error
 		if err != nil {
 			return err
 		}
-		if err := r.expect(']'); err != nil {
+		if err := fn(k, v); err != nil { // before the next read, which may move v's bytes
 			return err
 		}
-		if err := fn(k, v); err != nil {
+		if err := r.expect(']'); err != nil {
 			return err
 		}
 	}

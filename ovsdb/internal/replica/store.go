@@ -3,7 +3,6 @@ package replica
 import (
 	"encoding/json/jsontext"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/ovn-kubernetes/libovsdb/model"
@@ -754,14 +753,4 @@ func (s *Store) smallChanges(cur *state, ops []smallOp) ([]smallChange, error) {
 		}
 	}
 	return out, nil
-}
-
-// sortedKeys is used by tests and Each for a stable order.
-func sortedKeys[V any](m map[UUID]V) []UUID {
-	ids := make([]UUID, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, compareUUID)
-	return ids
 }
