@@ -662,6 +662,14 @@ func (c *Conn) dispatch(m *message) error {
 	switch {
 	case m.seen&hasMethod != 0 && m.seen&(hasResult|hasError) != 0:
 		return fmt.Errorf("%w: message has both a method and a result or error", ErrMalformed)
+	case m.seen&hasMethod != 0 && idSet && m.method == "update2" && m.pending != nil:
+		// An update2 sent as a request (libovsdb's server does; ovsdb-server sends it as a
+		// notification): applied as one, then acknowledged with a null result.
+		if err := c.notification(m); err != nil {
+			return err
+		}
+		_, err := c.send(context.Background(), response{ID: m.id, Result: json.RawMessage("null")})
+		return err
 	case m.seen&hasMethod != 0 && idSet:
 		return c.answer(m)
 	case m.seen&hasMethod != 0:
