@@ -142,6 +142,16 @@ type Pending struct {
 	brOps   []bridgeOp
 	smOps   []smallOp
 	done    bool
+	// What a committed diff changed, for EachChange.
+	changed *changes
+}
+
+// changes are the rows a committed diff replaced, inserted or deleted.
+type changes struct {
+	ifc []ifaceChange
+	ptc []portChange
+	brc []bridgeChange
+	smc []smallChange
 }
 
 // ReadTableUpdates reads one <table-updates2> JSON object (RFC 7047 as extended by
@@ -479,9 +489,9 @@ type ifaceChange struct{ old, new *ifaceRow }
 type portChange struct{ old, new *portRow }
 type bridgeChange struct{ old, new *bridgeRow }
 type smallChange struct {
-	table string
-	id    UUID
-	new   model.Model // nil: delete
+	table    string
+	id       UUID
+	old, new model.Model // old nil: insert; new nil: delete
 }
 
 // apply applies a diff in two passes after checking all of it: rows by uuid first, then the
@@ -505,6 +515,7 @@ func (s *Store) apply(p *Pending) error {
 	if err != nil {
 		return err
 	}
+	p.changed = &changes{ifc: ifc, ptc: ptc, brc: brc, smc: smc}
 	// Pass 1: rows by uuid.
 	for _, c := range ifc {
 		if c.new == nil {
@@ -734,7 +745,7 @@ func (s *Store) smallChanges(cur *state, ops []smallOp) ([]smallChange, error) {
 			if old == nil {
 				return nil, inconsistent(op.table, op.id, "delete of a row the replica does not hold")
 			}
-			out = append(out, smallChange{table: op.table, id: op.id})
+			out = append(out, smallChange{table: op.table, id: op.id, old: old})
 			del[op.table]++
 		case opModify:
 			if old == nil {
@@ -744,7 +755,7 @@ func (s *Store) smallChanges(cur *state, ops []smallOp) ([]smallChange, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, smallChange{table: op.table, id: op.id, new: m})
+			out = append(out, smallChange{table: op.table, id: op.id, old: old, new: m})
 		}
 	}
 	for t, n := range ins {
