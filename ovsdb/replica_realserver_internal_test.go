@@ -116,6 +116,16 @@ func readsDiffer(legacy, compact *Client) string {
 			}
 		}
 	}
+	if a, b := legacy.InterfaceStates(), compact.InterfaceStates(); !reflect.DeepEqual(a, b) {
+		return fmt.Sprintf("InterfaceStates: libovsdb %v, compact %v", a, b)
+	}
+	for name := range legacy.InterfaceStates() {
+		a, erra := legacy.Interface(name)
+		b, errb := compact.Interface(name)
+		if !reflect.DeepEqual(a, b) || (erra == nil) != (errb == nil) {
+			return fmt.Sprintf("Interface(%s): libovsdb %+v, compact %+v", name, a, b)
+		}
+	}
 	if a, b := legacy.Owned(), compact.Owned(); len(a) != len(b) {
 		return fmt.Sprintf("Owned: libovsdb %d rows, compact %d", len(a), len(b))
 	}

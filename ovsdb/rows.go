@@ -33,6 +33,11 @@ type rowReader interface {
 	has(table, uuid string) bool
 	// count returns the number of rows in table.
 	count(table string) int
+	// eachState calls fn with the state of every Interface row (InterfaceState, Owned by
+	// owner), in no particular order, until fn returns false.
+	eachState(owner string, fn func(InterfaceState) bool)
+	// state returns the state of the Interface row named name; false when there is none.
+	state(owner, name string) (InterfaceState, bool)
 	// tags returns the external_ids of the Bridge, Port or Interface row named name; false
 	// when there is none.
 	tags(table, name string) (Tags, bool)
@@ -136,6 +141,22 @@ func (r cacheRows) has(table, uuid string) bool {
 	return t != nil && t.HasRow(uuid)
 }
 
+func (r cacheRows) eachState(owner string, fn func(InterfaceState) bool) {
+	r.each(vswitch.InterfaceTable, func(_ string, row libmodel.Model) bool {
+		ifc, ok := row.(*vswitch.Interface)
+		return !ok || fn(stateOf(ifc, owner))
+	})
+}
+
+func (r cacheRows) state(owner, name string) (InterfaceState, bool) {
+	_, row := r.byName(vswitch.InterfaceTable, name)
+	ifc, ok := row.(*vswitch.Interface)
+	if !ok {
+		return InterfaceState{}, false
+	}
+	return stateOf(ifc, owner), true
+}
+
 func (r cacheRows) tags(table, name string) (Tags, bool) {
 	_, m := r.byName(table, name)
 	switch v := m.(type) {
@@ -182,6 +203,10 @@ func (r cacheRows) count(table string) int {
 	return t.Len()
 }
 
+// eventFilter is implemented by event handlers that can tell they would ignore every event
+// now (a paused or closed InterfaceWatch): the compact replica then builds no rows for them.
+type eventFilter interface{ wantsEvents() bool }
+
 // replicaCommitted is the compact replica link's OnCommit: it wakes the client's waiters and
 // gives the subscribed handlers libovsdb's events for the rows p changed. A new generation
 // (initial) is told as the Open_vSwitch row's add, as libovsdb's refill after a reconnection
@@ -189,10 +214,16 @@ func (r cacheRows) count(table string) int {
 func (c *Client) replicaCommitted(initial bool, p *replica.Pending) {
 	c.onChange()
 	c.mu.Lock()
-	hs := c.handlers
+	all := c.handlers
 	c.mu.Unlock()
+	var hs []cache.EventHandler
+	for _, h := range all {
+		if f, ok := h.(eventFilter); !ok || f.wantsEvents() {
+			hs = append(hs, h)
+		}
+	}
 	if len(hs) == 0 {
-		return
+		return // no row is built for nobody
 	}
 	if initial {
 		if root := c.store.Root(); root != nil {

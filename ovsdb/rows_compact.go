@@ -48,6 +48,25 @@ func (r compactRows) has(table, uuid string) bool { return r.s.Has(table, uuid) 
 
 func (r compactRows) count(table string) int { return r.s.Count(table) }
 
+func (r compactRows) eachState(owner string, fn func(InterfaceState) bool) {
+	r.s.EachInterfaceStatus(func(st replica.InterfaceStatus) bool { return fn(stateOfStatus(st, owner)) })
+}
+
+func (r compactRows) state(owner, name string) (InterfaceState, bool) {
+	st, ok := r.s.InterfaceStatusOf(name)
+	if !ok {
+		return InterfaceState{}, false
+	}
+	return stateOfStatus(st, owner), true
+}
+
+// stateOfStatus is stateOf for the compact replica's status of a row.
+func stateOfStatus(st replica.InterfaceStatus, owner string) InterfaceState {
+	return InterfaceState{Name: st.Name, Type: st.Type, Ofport: st.Ofport, Error: st.Error, LinkState: st.LinkState,
+		AdminState: st.AdminState, MTU: st.MTU, MAC: st.MAC, Statistics: st.Statistics,
+		Owned: st.ExternalIDs.Get(OwnerKey) == owner}
+}
+
 func (r compactRows) tags(table, name string) (Tags, bool) {
 	t, ok := r.s.Tags(table, name)
 	return Tags{r: t}, ok

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,5 +226,44 @@ func TestCompactReplicaMonitorsTheCacheColumns(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("statistics %v: the compact replica monitors %v, libovsdb's cache %v", stats, got, want)
 		}
+	}
+}
+
+// countingHandler counts the row events it gets; with quiet set it says it wants none.
+type countingHandler struct {
+	quiet  bool
+	events atomic.Int64
+}
+
+func (h *countingHandler) wantsEvents() bool                               { return !h.quiet }
+func (h *countingHandler) OnAdd(string, libmodel.Model)                    { h.events.Add(1) }
+func (h *countingHandler) OnUpdate(string, libmodel.Model, libmodel.Model) { h.events.Add(1) }
+func (h *countingHandler) OnDelete(string, libmodel.Model)                 { h.events.Add(1) }
+
+// TestCompactReplicaEventsOnlyForWantingHandlers: the compact replica gives every committed
+// row change to the handlers that want events, and none to one that says it wants none (a
+// paused watch), for which it would otherwise build every changed row.
+func TestCompactReplicaEventsOnlyForWantingHandlers(t *testing.T) {
+	c, _ := dialInternalPath(t, false)
+	quiet, loud := &countingHandler{quiet: true}, &countingHandler{}
+	c.subscribe(quiet)
+	c.subscribe(loud)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, CommitOptions{NoWait: true}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for loud.events.Load() < 3 && time.Now().Before(deadline) { // root, bridge, port, interface
+		time.Sleep(10 * time.Millisecond)
+	}
+	if loud.events.Load() < 3 {
+		t.Fatalf("a handler that wants events got %d", loud.events.Load())
+	}
+	if n := quiet.events.Load(); n != 0 {
+		t.Errorf("a handler that wants no events got %d", n)
 	}
 }

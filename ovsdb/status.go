@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ovn-kubernetes/libovsdb/model"
-
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -69,10 +67,8 @@ func (c *Client) InterfaceStates() map[string]InterfaceState {
 		return nil
 	}
 	out := make(map[string]InterfaceState, r.count(vswitch.InterfaceTable))
-	r.each(vswitch.InterfaceTable, func(_ string, row model.Model) bool {
-		if ifc, ok := row.(*vswitch.Interface); ok {
-			out[ifc.Name] = stateOf(ifc, c.owner)
-		}
+	r.eachState(c.owner, func(st InterfaceState) bool {
+		out[st.Name] = st
 		return true
 	})
 	return out
@@ -86,9 +82,8 @@ func (c *Client) interfaceStates(names []string) []InterfaceState {
 	}
 	out := make([]InterfaceState, 0, len(names))
 	for _, n := range names {
-		_, row := r.byName(vswitch.InterfaceTable, n)
-		if ifc, ok := row.(*vswitch.Interface); ok {
-			out = append(out, stateOf(ifc, c.owner))
+		if st, ok := r.state(c.owner, n); ok {
+			out = append(out, st)
 		}
 	}
 	return out
