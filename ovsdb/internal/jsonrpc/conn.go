@@ -664,11 +664,13 @@ func (c *Conn) dispatch(m *message) error {
 		return fmt.Errorf("%w: message has both a method and a result or error", ErrMalformed)
 	case m.seen&hasMethod != 0 && idSet && m.method == "update2" && m.pending != nil:
 		// An update2 sent as a request (libovsdb's server does; ovsdb-server sends it as a
-		// notification): applied as one, then acknowledged with a null result.
+		// notification): applied as one, then acknowledged with an empty array, as libovsdb's
+		// client answers (its server's rpc2 codec takes a null result for an invalid reply and
+		// drops the connection).
 		if err := c.notification(m); err != nil {
 			return err
 		}
-		_, err := c.send(context.Background(), response{ID: m.id, Result: json.RawMessage("null")})
+		_, err := c.send(context.Background(), response{ID: m.id, Result: json.RawMessage("[]")})
 		return err
 	case m.seen&hasMethod != 0 && idSet:
 		return c.answer(m)

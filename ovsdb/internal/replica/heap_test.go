@@ -74,9 +74,6 @@ func liveHeap() uint64 {
 // TestHeapPerPort loads 10,000 daemon-shaped ports and checks the live heap they cost against
 // the design's measured 733 B per port plus 25 %. A size assertion, not a timing one.
 func TestHeapPerPort(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector changes allocation sizes")
-	}
 	const n = 10000
 	reply := genReply(n)
 	s := newTestStore(t, Options{})
