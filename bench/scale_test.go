@@ -292,11 +292,11 @@ func BenchmarkDaemonScale(b *testing.B) {
 }
 
 // shortLiveKBPerPort bounds the live Go heap each API port adds (TestDaemonScaleShort). Measured
-// 5.0–7.3 KB at 1,000 ports after the daemon kept less (issue 20: 6.2–8.3 KB before; see
-// docs/benchmarks.md, "Scale without a memory limit"); most of the spread is libovsdb's decoder
-// buffer, which doubles in steps. The bound leaves room for noise, not for another copy of
-// every port.
-const shortLiveKBPerPort = 9.0
+// 1.92 KB at 1,000 ports with the compact replica (decision 0007; 5.0–7.3 KB on libovsdb's cache,
+// whose decoder buffer doubled in steps; see docs/benchmarks.md, "Scale without a memory
+// limit"). The bound leaves room for noise, not for another copy of every port (the replica's
+// rows alone are ~0.73 KB, libovsdb's cache was 2.6 KB).
+const shortLiveKBPerPort = 3.0
 
 // TestDaemonScaleShort is the CI form of BenchmarkDaemonScale: 1,000 ports. It checks what must
 // hold at any size — the restart needs no transaction, every port comes back, each port costs

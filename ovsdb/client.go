@@ -19,6 +19,7 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/client"
 	"github.com/ovn-kubernetes/libovsdb/model"
 
+	"github.com/ovsplane/ovsplane/ovsdb/internal/replica"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -66,6 +67,14 @@ type Config struct {
 	// InactivityProbe, when non-zero, sends echo requests after this much silence and
 	// reconnects when they go unanswered (useful over TCP). Must exceed ConnectTimeout.
 	InactivityProbe time.Duration
+
+	// libovsdbCache makes the client read from libovsdb's cache, filled by a monitor on
+	// libovsdb's connection, as before the compact replica (docs/design/compact-read-path.md):
+	// for the tests that compare the two read paths, until that path is deleted (step 9).
+	// By default the client reads from the compact replica (ovsdb/internal/replica), filled by
+	// a monitor on a connection of its own, and libovsdb's connection carries only
+	// transactions.
+	libovsdbCache bool
 }
 
 // Observer receives a Client's measurements. Implementations must be fast and must not block.
@@ -77,8 +86,10 @@ type Observer interface {
 	Reconnecting()
 }
 
-// Client is a cached, reconnecting connection to the Open_vSwitch database. It caches only the
-// tables it needs (Open_vSwitch, Bridge, Port, Interface) and is safe for concurrent use.
+// Client is a cached, reconnecting connection to the Open_vSwitch database, safe for concurrent
+// use. It keeps a replica of only the tables and columns it needs (monitoredColumns), in the
+// compact form of ovsdb/internal/replica, filled by a monitor on a connection of its own;
+// transactions go through libovsdb's client on another (docs/design/compact-read-path.md).
 type Client struct {
 	lc             client.Client
 	bo             *closableBackOff
@@ -89,12 +100,19 @@ type Client struct {
 	log            *slog.Logger
 	obs            Observer
 	link           *link // the connection's outages, for writers with CommitOptions.ReconnectWait
+	// store and rl: the compact replica read through rowReader and the monitor connection
+	// that fills it; nil with Config.libovsdbCache.
+	store *replica.Store
+	rl    *replicaLink
 
 	// beforeTransact, when set (tests only), runs between planning and sending a transaction.
 	beforeTransact func()
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every cache change
+	// handlers receive the compact replica's row events (see subscribe); nil with libovsdb's
+	// cache, which calls its own.
+	handlers []cache.EventHandler
 }
 
 // Dial validates cfg, connects to the first reachable endpoint, and fills the cache before
@@ -147,6 +165,14 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	bo.onReset = c.link.lost
 	if err := lc.Connect(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotConnected, strings.Join(cfg.Endpoints, ","), err)
+	}
+	if !cfg.libovsdbCache {
+		if err := c.startReplica(ctx, cfg); err != nil {
+			lc.Close()
+			return nil, err
+		}
+		c.log.Info("connected to OVSDB", "endpoint", lc.CurrentEndpoint(), "owner", c.owner, "replica", "compact")
+		return c, nil
 	}
 	c.subscribe(&cache.EventHandlerFuncs{
 		AddFunc:    func(string, model.Model) { c.onChange() },
@@ -343,7 +369,10 @@ func verifyChain(raw [][]byte, roots *x509.CertPool) error {
 // for that for one connect timeout and closes it too.
 func (c *Client) Close() {
 	c.bo.closed.Store(true)
-	wasConnected := c.Connected()
+	if c.rl != nil {
+		c.rl.Close()
+	}
+	wasConnected := c.lcConnected()
 	c.lc.Close()
 	if wasConnected {
 		return
@@ -352,7 +381,7 @@ func (c *Client) Close() {
 		deadline := time.Now().Add(c.connectTimeout + time.Second)
 		for time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
-			if c.Connected() {
+			if c.lcConnected() {
 				c.lc.Close()
 				return
 			}
@@ -366,7 +395,48 @@ func (c *Client) Owner() string { return c.owner }
 // Connected reports whether the client currently has a live connection. (libovsdb keeps its own
 // "connected" flag set while it reconnects; the RPC client it drops on disconnection is the
 // reliable signal, and CurrentEndpoint reports it.)
-func (c *Client) Connected() bool { return c.lc.Connected() && c.lc.CurrentEndpoint() != "" }
+// With the compact replica, its monitor connection must be up too: writers then plan from
+// rows as current as libovsdb's cache would hold.
+func (c *Client) Connected() bool {
+	return c.lcConnected() && (c.rl == nil || c.rl.Connected())
+}
+
+// lcConnected reports whether libovsdb's connection is up.
+func (c *Client) lcConnected() bool { return c.lc.Connected() && c.lc.CurrentEndpoint() != "" }
+
+// startReplica creates the compact replica and its monitor connection, which
+// wakes the client's waiters at every applied message and reports its outages to the link.
+func (c *Client) startReplica(ctx context.Context, cfg Config) error {
+	store, err := replica.NewStore(replica.Options{Statistics: cfg.MonitorStatistics})
+	if err != nil {
+		return fmt.Errorf("ovsdb: %w", err)
+	}
+	var tc *tls.Config
+	for _, ep := range cfg.Endpoints {
+		if strings.HasPrefix(ep, "ssl:") {
+			if tc, err = loadTLS(cfg.TLS); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	c.store = store
+	c.rl, err = startReplicaLink(ctx, replicaLinkOptions{
+		Store: store, Endpoints: cfg.Endpoints, Prefer: c.lc.CurrentEndpoint, TLS: tc,
+		ConnectTimeout: c.connectTimeout, MaxBackoff: cfg.MaxBackoff, Probe: cfg.InactivityProbe, Logger: c.log,
+		OnCommit: c.replicaCommitted,
+		OnState: func(up bool) {
+			if !up {
+				c.link.lost()
+			}
+		},
+	})
+	if err != nil {
+		c.store = nil
+		return fmt.Errorf("ovsdb: monitoring %s: %w", strings.Join(cfg.Endpoints, ","), err)
+	}
+	return nil
+}
 
 // Endpoint returns the endpoint currently in use, or "" when disconnected.
 func (c *Client) Endpoint() string { return c.lc.CurrentEndpoint() }

@@ -19,10 +19,17 @@ import (
 
 func dialInternal(t testing.TB) (*Client, *ovsdbtest.Server) {
 	t.Helper()
+	return dialInternalPath(t, false)
+}
+
+// dialInternalPath is dialInternal reading libovsdb's cache (legacy) or the compact replica.
+func dialInternalPath(t testing.TB, legacy bool) (*Client, *ovsdbtest.Server) {
+	t.Helper()
 	srv := ovsdbtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, Config{Endpoints: []string{srv.Endpoint()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c, err := Dial(ctx, Config{Endpoints: []string{srv.Endpoint()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		libovsdbCache: legacy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,17 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	libmodel "github.com/ovn-kubernetes/libovsdb/model"
 
 	"github.com/ovsplane/ovsplane/model"
+	"github.com/ovsplane/ovsplane/ovsdb/internal/replica"
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -58,11 +62,19 @@ func TestCacheReadOnlyThroughRows(t *testing.T) {
 	}
 }
 
-// TestRowReaderCopies checks the seam's contract on libovsdb's cache: byName and byUUID return
-// copies the caller may change without changing the cache, each's rows are the cache's own, and
-// the planner's lookup fills its model from a copy.
+// TestRowReaderCopies checks the seam's contract on both read paths: byName and byUUID return
+// copies the caller may change without changing the replica, tags and counts answer, and the
+// planner's lookup fills its model from a copy.
 func TestRowReaderCopies(t *testing.T) {
-	c, _ := dialInternal(t)
+	for _, legacy := range []bool{true, false} {
+		t.Run(map[bool]string{true: "libovsdb cache", false: "compact replica"}[legacy], func(t *testing.T) {
+			testRowReaderCopies(t, legacy)
+		})
+	}
+}
+
+func testRowReaderCopies(t *testing.T, legacy bool) {
+	c, _ := dialInternalPath(t, legacy)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.Init(ctx); err != nil {
@@ -179,5 +191,79 @@ func BenchmarkPlanUnchangedPorts(b *testing.B) {
 		if len(p.ops) > 0 {
 			b.Fatalf("planned %d operations for ports that are as asked", len(p.ops))
 		}
+	}
+}
+
+// TestCompactReplicaMonitorsTheCacheColumns keeps the two read paths' monitors in step: the
+// compact replica asks for exactly the tables and columns libovsdb's monitor asked for
+// (monitoredColumns), with and without statistics.
+func TestCompactReplicaMonitorsTheCacheColumns(t *testing.T) {
+	c, _ := dialInternal(t)
+	for _, stats := range []bool{false, true} {
+		mon := c.lc.NewMonitor(monitoredColumns(stats)...)
+		if len(mon.Errors) > 0 {
+			t.Fatal(mon.Errors)
+		}
+		want := map[string][]string{}
+		for _, tm := range mon.Tables {
+			cols := slices.Clone(tm.Fields)
+			if len(cols) == 0 { // every column of the table
+				for col := range vswitch.Schema().Table(tm.Table).Columns {
+					cols = append(cols, col)
+				}
+			}
+			slices.Sort(cols)
+			want[tm.Table] = cols
+		}
+		store, err := replica.NewStore(replica.Options{Statistics: stats})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]string{}
+		for table, req := range store.MonitorRequests() {
+			got[table] = req.Columns
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("statistics %v: the compact replica monitors %v, libovsdb's cache %v", stats, got, want)
+		}
+	}
+}
+
+// countingHandler counts the row events it gets; with quiet set it says it wants none.
+type countingHandler struct {
+	quiet  bool
+	events atomic.Int64
+}
+
+func (h *countingHandler) wantsEvents() bool                               { return !h.quiet }
+func (h *countingHandler) OnAdd(string, libmodel.Model)                    { h.events.Add(1) }
+func (h *countingHandler) OnUpdate(string, libmodel.Model, libmodel.Model) { h.events.Add(1) }
+func (h *countingHandler) OnDelete(string, libmodel.Model)                 { h.events.Add(1) }
+
+// TestCompactReplicaEventsOnlyForWantingHandlers: the compact replica gives every committed
+// row change to the handlers that want events, and none to one that says it wants none (a
+// paused watch), for which it would otherwise build every changed row.
+func TestCompactReplicaEventsOnlyForWantingHandlers(t *testing.T) {
+	c, _ := dialInternalPath(t, false)
+	quiet, loud := &countingHandler{quiet: true}, &countingHandler{}
+	c.subscribe(quiet)
+	c.subscribe(loud)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil).Commit(ctx, CommitOptions{NoWait: true}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for loud.events.Load() < 3 && time.Now().Before(deadline) { // root, bridge, port, interface
+		time.Sleep(10 * time.Millisecond)
+	}
+	if loud.events.Load() < 3 {
+		t.Fatalf("a handler that wants events got %d", loud.events.Load())
+	}
+	if n := quiet.events.Load(); n != 0 {
+		t.Errorf("a handler that wants no events got %d", n)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ovn-kubernetes/libovsdb/model"
-
 	"github.com/ovsplane/ovsplane/ovsdb/vswitch"
 )
 
@@ -69,10 +67,8 @@ func (c *Client) InterfaceStates() map[string]InterfaceState {
 		return nil
 	}
 	out := make(map[string]InterfaceState, r.count(vswitch.InterfaceTable))
-	r.each(vswitch.InterfaceTable, func(_ string, row model.Model) bool {
-		if ifc, ok := row.(*vswitch.Interface); ok {
-			out[ifc.Name] = stateOf(ifc, c.owner)
-		}
+	r.eachState(c.owner, func(st InterfaceState) bool {
+		out[st.Name] = st
 		return true
 	})
 	return out
@@ -86,9 +82,8 @@ func (c *Client) interfaceStates(names []string) []InterfaceState {
 	}
 	out := make([]InterfaceState, 0, len(names))
 	for _, n := range names {
-		_, row := r.byName(vswitch.InterfaceTable, n)
-		if ifc, ok := row.(*vswitch.Interface); ok {
-			out = append(out, stateOf(ifc, c.owner))
+		if st, ok := r.state(c.owner, n); ok {
+			out = append(out, st)
 		}
 	}
 	return out
@@ -158,27 +153,18 @@ const TagPrefix = "ovsplane-"
 // owner owns it (from the cache), for their TagPrefix keys; ok is false when the row is absent
 // or not owned.
 func (c *Client) Tags(table, name string) (tags Tags, ok bool) {
-	// Straight from the cache, never through lc.Get: libovsdb's Get waits for the cache to be
-	// consistent, which it is not while the connection is down (a caller settling a commit the
-	// lost connection left unknown would hang until it is back).
+	// Straight from the replica, never through lc.Get: libovsdb's Get waits for the cache to
+	// be consistent, which it is not while the connection is down (a caller settling a commit
+	// the lost connection left unknown would hang until it is back).
 	r, ok := c.read()
 	if !ok {
 		return Tags{}, false
 	}
-	_, row := r.byName(table, name)
-	var ext map[string]string
-	switch r := row.(type) {
-	case *vswitch.Bridge:
-		ext = r.ExternalIDs
-	case *vswitch.Port:
-		ext = r.ExternalIDs
-	case *vswitch.Interface:
-		ext = r.ExternalIDs
-	}
-	if !ownedBy(ext, c.owner) {
+	tags, ok = r.tags(table, name)
+	if !ok || tags.Get(OwnerKey) != c.owner {
 		return Tags{}, false
 	}
-	return Tags{m: ext}, true
+	return tags, true
 }
 
 // Owned lists, from the cache, every Bridge, Port and Interface row tagged with this client's
@@ -190,29 +176,17 @@ func (c *Client) Owned() []OwnedRow {
 		return nil
 	}
 	var out []OwnedRow
-	add := func(table, name string, ext map[string]string) {
-		if !ownedBy(ext, c.owner) {
-			return
+	r.eachTagged(func(table, name string, tags Tags) bool {
+		if tags.Get(OwnerKey) != c.owner {
+			return true
 		}
-		gen, err := strconv.ParseInt(ext[GenerationKey], 10, 64)
+		gen, err := strconv.ParseInt(tags.Get(GenerationKey), 10, 64)
 		if err != nil {
 			gen = -1
 		}
-		out = append(out, OwnedRow{Table: table, Name: name, Generation: gen, Tags: Tags{m: ext}})
-	}
-	for _, table := range []string{vswitch.BridgeTable, vswitch.PortTable, vswitch.InterfaceTable} {
-		r.each(table, func(_ string, row model.Model) bool {
-			switch v := row.(type) {
-			case *vswitch.Bridge:
-				add(table, v.Name, v.ExternalIDs)
-			case *vswitch.Port:
-				add(table, v.Name, v.ExternalIDs)
-			case *vswitch.Interface:
-				add(table, v.Name, v.ExternalIDs)
-			}
-			return true
-		})
-	}
+		out = append(out, OwnedRow{Table: table, Name: name, Generation: gen, Tags: tags})
+		return true
+	})
 	slices.SortFunc(out, func(a, b OwnedRow) int {
 		if a.Table != b.Table {
 			return strings.Compare(a.Table, b.Table)

@@ -106,6 +106,14 @@ func (w *InterfaceWatch) Pause() {
 	w.portOf, w.portRows, w.bridgeOf = map[string]*vswitch.Port{}, map[string]*vswitch.Port{}, map[string]string{}
 }
 
+// wantsEvents reports whether the watch would record an event now (it is neither paused nor
+// closed); see eventFilter.
+func (w *InterfaceWatch) wantsEvents() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.closed && !w.paused
+}
+
 // OnAdd implements libovsdb's cache.EventHandler.
 func (w *InterfaceWatch) OnAdd(table string, m libmodel.Model) { w.event(table, nil, m) }
 
