@@ -481,6 +481,20 @@ func (s *Store) checkElems(table string, id UUID, column string, n, limit int) e
 	return nil
 }
 
+// checkHeld refuses an operation the replica's state contradicts: an insert of a row it holds,
+// a modify or delete of one it does not.
+func checkHeld(table string, id UUID, kind opKind, held bool) error {
+	switch {
+	case kind == opInsert && held:
+		return inconsistent(table, id, "insert of a row the replica holds")
+	case kind == opDelete && !held:
+		return inconsistent(table, id, "delete of a row the replica does not hold")
+	case kind == opModify && !held:
+		return inconsistent(table, id, "modify of a row the replica does not hold")
+	}
+	return nil
+}
+
 func inconsistent(table string, id UUID, what string) error {
 	return fmt.Errorf("replica: %s row %s: %s: %w", table, id, what, ErrInconsistent)
 }
@@ -592,23 +606,17 @@ func (s *Store) ifaceChanges(cur *state, ops []ifaceOp) ([]ifaceChange, error) {
 	ins, del := 0, 0
 	for _, op := range ops {
 		old := cur.ifaces[op.id]
+		if err := checkHeld(t, op.id, op.kind, old != nil); err != nil {
+			return nil, err
+		}
 		switch op.kind {
 		case opInsert:
-			if old != nil {
-				return nil, inconsistent(t, op.id, "insert of a row the replica holds")
-			}
 			out = append(out, ifaceChange{new: op.row})
 			ins++
 		case opDelete:
-			if old == nil {
-				return nil, inconsistent(t, op.id, "delete of a row the replica does not hold")
-			}
 			out = append(out, ifaceChange{old: old})
 			del++
 		case opModify:
-			if old == nil {
-				return nil, inconsistent(t, op.id, "modify of a row the replica does not hold")
-			}
 			v, err := old.vals().apply(op.d, op.mask)
 			if err != nil {
 				return nil, fmt.Errorf("replica: %s row %s: %w", t, op.id, err)
@@ -633,23 +641,17 @@ func (s *Store) portChanges(cur *state, ops []portOp) ([]portChange, error) {
 	ins, del := 0, 0
 	for _, op := range ops {
 		old := cur.ports[op.id]
+		if err := checkHeld(t, op.id, op.kind, old != nil); err != nil {
+			return nil, err
+		}
 		switch op.kind {
 		case opInsert:
-			if old != nil {
-				return nil, inconsistent(t, op.id, "insert of a row the replica holds")
-			}
 			out = append(out, portChange{new: op.row})
 			ins++
 		case opDelete:
-			if old == nil {
-				return nil, inconsistent(t, op.id, "delete of a row the replica does not hold")
-			}
 			out = append(out, portChange{old: old})
 			del++
 		case opModify:
-			if old == nil {
-				return nil, inconsistent(t, op.id, "modify of a row the replica does not hold")
-			}
 			v, err := old.vals().apply(op.d, op.mask)
 			if err != nil {
 				return nil, fmt.Errorf("replica: %s row %s: %w", t, op.id, err)
@@ -674,23 +676,17 @@ func (s *Store) bridgeChanges(cur *state, ops []bridgeOp) ([]bridgeChange, error
 	ins, del := 0, 0
 	for _, op := range ops {
 		old := cur.bridges[op.id]
+		if err := checkHeld(t, op.id, op.kind, old != nil); err != nil {
+			return nil, err
+		}
 		switch op.kind {
 		case opInsert:
-			if old != nil {
-				return nil, inconsistent(t, op.id, "insert of a row the replica holds")
-			}
 			out = append(out, bridgeChange{new: op.row})
 			ins++
 		case opDelete:
-			if old == nil {
-				return nil, inconsistent(t, op.id, "delete of a row the replica does not hold")
-			}
 			out = append(out, bridgeChange{old: old})
 			del++
 		case opModify:
-			if old == nil {
-				return nil, inconsistent(t, op.id, "modify of a row the replica does not hold")
-			}
 			n := &bridgeRow{id: op.id, ports: old.ports, ext: old.ext, m: old.m}
 			if op.hasPorts {
 				n.ports = symDiff(old.ports, op.ports, compareUUID)
@@ -734,23 +730,17 @@ func (s *Store) smallChanges(cur *state, ops []smallOp) ([]smallChange, error) {
 	del := make(map[string]int)
 	for _, op := range ops {
 		old := cur.small[op.table][op.id]
+		if err := checkHeld(op.table, op.id, op.kind, old != nil); err != nil {
+			return nil, err
+		}
 		switch op.kind {
 		case opInsert:
-			if old != nil {
-				return nil, inconsistent(op.table, op.id, "insert of a row the replica holds")
-			}
 			out = append(out, smallChange{table: op.table, id: op.id, new: op.m})
 			ins[op.table]++
 		case opDelete:
-			if old == nil {
-				return nil, inconsistent(op.table, op.id, "delete of a row the replica does not hold")
-			}
 			out = append(out, smallChange{table: op.table, id: op.id, old: old})
 			del[op.table]++
 		case opModify:
-			if old == nil {
-				return nil, inconsistent(op.table, op.id, "modify of a row the replica does not hold")
-			}
 			m, err := s.modifyModel(op.table, op.id, old, op.diff)
 			if err != nil {
 				return nil, err
