@@ -266,8 +266,11 @@ type Batcher[Req, Res any] struct {
 	lastDone     time.Time // when the last commit finished (Options.Cohort)
 	inflightReqs int
 	inflightKeys map[string]int
-	announced    map[*Announcement[Req, Res]]struct{} // announced, not yet submitted or withdrawn
-	st           counters
+	// scratch and picked are candidatesLocked's reused batch slice and set of picked keys.
+	scratch   []*item[Req, Res]
+	picked    map[string]bool
+	announced map[*Announcement[Req, Res]]struct{} // announced, not yet submitted or withdrawn
+	st        counters
 }
 
 // Start returns a running Batcher committing through c. ctx bounds its life: when ctx ends the
@@ -286,9 +289,9 @@ func Start[Req, Res any](ctx context.Context, c Committer[Req, Res], opts Option
 		runCtx: runCtx, stop: stop,
 		wake:         make(chan struct{}, 1),
 		stopped:      make(chan struct{}),
-		inflightKeys: map[string]int{},
-		announced:    map[*Announcement[Req, Res]]struct{}{},
-		st:           newCounters(o.MaxSize),
+		inflightKeys: map[string]int{}, picked: map[string]bool{},
+		announced: map[*Announcement[Req, Res]]struct{}{},
+		st:        newCounters(o.MaxSize),
 	}
 	go b.dispatch()
 	return b, nil

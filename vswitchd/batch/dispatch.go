@@ -142,8 +142,18 @@ func (b *Batcher[Req, Res]) cohortLocked() int {
 // candidatesLocked picks, in queue order, up to MaxSize (or SizeLimit's) waiting requests whose key is neither in
 // flight nor already picked and whose weights sum to at most MaxWeight, and returns them with
 // the enqueue time of the first; full reports that a bound stopped the picking.
+//
+// The batch is the Batcher's scratch slice, reused by the next call (the dispatcher looks at the
+// queue after every submission: a fresh slice and key set each time were most of its garbage
+// while a thousand callers wait); takeLocked copies what it sends.
 func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest time.Time, full bool) {
-	var picked map[string]bool
+	batch = b.scratch[:0]
+	picked := b.picked
+	clear(picked)
+	defer func() {
+		clear(batch[len(batch):cap(batch)]) // no pointers kept to requests that left the queue
+		b.scratch = batch[:0]
+	}()
 	weight := 0
 	limit := b.opts.MaxSize
 	if b.opts.SizeLimit != nil {
@@ -165,9 +175,6 @@ func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest 
 			if b.inflightKeys[it.key] > 0 || picked[it.key] {
 				continue
 			}
-			if picked == nil {
-				picked = map[string]bool{}
-			}
 			picked[it.key] = true
 		}
 		batch = append(batch, it)
@@ -179,8 +186,11 @@ func (b *Batcher[Req, Res]) candidatesLocked() (batch []*item[Req, Res], oldest 
 	return batch, batch[0].enq, full || len(batch) >= limit
 }
 
-// takeLocked removes batch from the queue, marks it sent and starts its commit.
-func (b *Batcher[Req, Res]) takeLocked(batch []*item[Req, Res]) {
+// takeLocked removes batch (candidatesLocked's scratch) from the queue, marks it sent and starts
+// its commit on a copy.
+func (b *Batcher[Req, Res]) takeLocked(scratch []*item[Req, Res]) {
+	batch := slices.Clone(scratch)
+	clear(scratch)
 	b.recent[b.recentNext] = len(batch)
 	b.recentNext = (b.recentNext + 1) % cohortWindow
 	sent := &sentBatch{outstanding: -1}
