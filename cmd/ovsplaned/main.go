@@ -30,6 +30,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -226,7 +227,14 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	if mode != model.ModeEmbedded { // the simulated ovs-vswitchd speaks no OpenFlow
 		of = &openflow.Programmer{RunDir: tgt.runDir}
 	}
-	var freeOnce sync.Once
+	// The memory a burst of work (the start-up sync, a build of thousands of ports, a pass
+	// over every row) left behind goes back to the OS once the daemon is idle (burstRelease).
+	var daemon atomic.Pointer[vswitchd.Daemon]
+	rel := newBurstRelease(releaseQuiet, releaseEvery, func() bool {
+		d := daemon.Load()
+		return d != nil && d.Pipeline().Applying > 0
+	}, debug.FreeOSMemory)
+	defer rel.stop()
 	conflicts := metrics.NewConflicts(met)
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{
 		Plugins:      plugins,
@@ -238,17 +246,13 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		BatchDepth:   df.depth,
 		BatchMaxSize: df.maxBatch,
 		Reload:       load,
-		Observer:     met,
+		Observer:     burstObserver{Observer: met, rel: rel},
 		SwitchProbe:  probe,
 		Degraded:     tgt.degraded,
 		Reconcile: reconcile.Options{OnChange: func(changed []model.Status) {
 			logStatuses(log, changed)
-		}, OnPass: func(_ time.Duration, err error) {
-			if err == nil {
-				// The start-up sync (reading every row, adopting every API object) leaves a
-				// lot of garbage behind: hand it back to the OS once instead of keeping it.
-				freeOnce.Do(func() { go debug.FreeOSMemory() })
-			}
+		}, OnPass: func(time.Duration, error) {
+			rel.active()
 		}, OnConflict: func(c reconcile.Conflict) { conflicts.Observe(c.Key(), c.Column, c.Active) }},
 		RefreshFacts:    plugins.h.RefreshFacts, // the plugins get a restarted ovs-vswitchd's facts
 		WatchedStatuses: plugins.watchedStatuses,
@@ -264,6 +268,7 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 		}
 	}()
 	plugins.d.Store(d)
+	daemon.Store(d)
 	met.RegisterJobs(d.Jobs)
 	met.RegisterPipeline(func() metrics.Pipeline {
 		s := d.Pipeline()
