@@ -25,18 +25,21 @@ type scaleResult struct {
 	ports             int
 	build             time.Duration // creating the ports through the API
 	baseRSS           int64         // before any API port (KiB)
-	rssKB, peakKB     int64         // after the build
+	burstRSS, peakKB  int64         // right as the build's last call returns, and the peak (VmHWM) until then
+	rssKB             int64         // after the build, once the daemon is quiet
 	restart           time.Duration // exec to API answering with every object ready (the resync)
 	restartTxns       float64       // OVSDB transactions the restarted daemon sent before ready
-	restartRSS        int64
+	readyRSS          int64         // right when the restarted daemon is ready
+	restartRSS        int64         // after the restart, once the daemon is quiet
 	listP50           time.Duration // ListPorts of the bridge (every port, statuses included)
-	steadyRSS         int64         // after the extra ports: the daemon at rest at that size
+	steadyRSS         int64         // after the extra ports, once quiet: the daemon at rest at that size
 	heapMB            float64       // Go heap in use then (go_memstats_heap_inuse_bytes)
 	baseLiveMB        float64       // live Go heap (allocated bytes right after a forced GC) before any API port
 	liveMB            float64       // the same at rest at full size
 	liveInuseMB       float64       // Go heap in use (spans holding live objects) then: live plus fragmentation
 	cpu               float64       // CPU seconds of the restarted daemon until then
 	gcs               float64       // its garbage collections until then
+	releases          float64       // its hand-backs of free memory to the OS until then (burstRelease)
 	commitP50, ackP50 time.Duration // one extra port: commit to OVSDB, then ovs-vswitchd's ack
 	totalP50          time.Duration // one extra port: the API call, ack included
 	extra             int
@@ -82,12 +85,18 @@ func runScale(tb testing.TB, n, extra int) scaleResult {
 	t0 := time.Now()
 	d.applyPorts(ctx, names, 1000)
 	res.build = time.Since(t0)
-	res.rssKB, res.peakKB = d.rssKB()
+	res.burstRSS, res.peakKB = d.rssKB()
+	// What the daemon holds with n ports, rather than what the build's thousand calls in flight
+	// held a moment ago (their goroutines' stacks, requests and plans: the peak, reported apart).
+	d.settled(ctx)
+	res.rssKB, _ = d.rssKB()
 
 	d.stop()
 	res.restart = d.start(ctx)
 	res.restartTxns = d.metric(`ovsplane_ovsdb_transaction_duration_seconds_count{result="ok"}`) +
 		d.metric(`ovsplane_ovsdb_transaction_duration_seconds_count{result="error"}`)
+	res.readyRSS, _ = d.rssKB()
+	d.settled(ctx)
 	res.restartRSS, _ = d.rssKB()
 
 	var lists []time.Duration
@@ -115,10 +124,12 @@ func runScale(tb testing.TB, n, extra int) scaleResult {
 		acks = append(acks, secs(d.metric(`ovsplane_batch_apply_seconds_sum`)-a0))
 	}
 	res.commitP50, res.ackP50, res.totalP50 = p50(commits), p50(acks), p50(totals)
+	d.settled(ctx)
 	res.steadyRSS, _ = d.rssKB()
 	res.heapMB = d.metric("go_memstats_heap_inuse_bytes") / (1 << 20)
 	res.cpu = d.metric("process_cpu_seconds_total")
 	res.gcs = d.metric("go_gc_duration_seconds_count")
+	res.releases = d.metric("ovsplane_memory_releases_total")
 	if dir := os.Getenv("OVSPLANE_SCALE_PROFILE"); dir != "" {
 		res.profile = filepath.Join(dir, fmt.Sprintf("ovsplaned-heap-%d.pb.gz", n))
 	}
@@ -126,6 +137,18 @@ func runScale(tb testing.TB, n, extra int) scaleResult {
 	res.liveMB, res.liveInuseMB = d.liveHeapMB(ctx, res.profile)
 	d.stop()
 	return res
+}
+
+// settled returns once the daemon is quiet (see quiet) and has had the time to hand back the
+// memory a burst left behind: it does that a second after its last activity
+// (cmd/ovsplaned's burstRelease).
+func (d *benchDaemon) settled(ctx context.Context) {
+	d.tb.Helper()
+	d.quiet(ctx)
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+	}
 }
 
 // quiet returns once no reconcile pass has ended for 2 s (twice the reconciler's drift delay),
@@ -205,14 +228,14 @@ func (r scaleResult) liveKBPerPort() float64 {
 }
 
 func (r scaleResult) report(tb testing.TB) {
-	tb.Logf("scale: %d ports built through the API in %s; daemon RSS %.1f MB (peak %.1f MB; %.1f MB before any port)",
-		r.ports, r.build.Round(time.Millisecond), float64(r.rssKB)/1024, float64(r.peakKB)/1024, float64(r.baseRSS)/1024)
-	tb.Logf("scale: restart to ready %s with %.0f OVSDB transactions; RSS after restart %.1f MB; ListPorts p50 %s",
-		r.restart.Round(time.Millisecond), r.restartTxns, float64(r.restartRSS)/1024, r.listP50.Round(100*time.Microsecond))
+	tb.Logf("scale: %d ports built through the API in %s; daemon RSS %.1f MB once quiet (%.1f MB as the last call returned, peak %.1f MB during the build with 1,000 calls in flight; %.1f MB before any port)",
+		r.ports, r.build.Round(time.Millisecond), float64(r.rssKB)/1024, float64(r.burstRSS)/1024, float64(r.peakKB)/1024, float64(r.baseRSS)/1024)
+	tb.Logf("scale: restart to ready %s with %.0f OVSDB transactions; RSS after restart %.1f MB once quiet (%.1f MB when ready); ListPorts p50 %s",
+		r.restart.Round(time.Millisecond), r.restartTxns, float64(r.restartRSS)/1024, float64(r.readyRSS)/1024, r.listP50.Round(100*time.Microsecond))
 	tb.Logf("scale: one extra port (p50 of %d): committed to OVSDB in %s, ovs-vswitchd acknowledged %s later; API call %s",
 		r.extra, r.commitP50.Round(100*time.Microsecond), r.ackP50.Round(time.Millisecond), r.totalP50.Round(time.Millisecond))
-	tb.Logf("scale: at rest after the extra ports: RSS %.1f MB, Go heap in use %.1f MB; after a forced GC %.1f MB live in %.1f MB of heap in use (%.1f MB live before any port: %.2f KB per port); the restarted daemon used %.1f s of CPU in %d GCs",
-		float64(r.steadyRSS)/1024, r.heapMB, r.liveMB, r.liveInuseMB, r.baseLiveMB, r.liveKBPerPort(), r.cpu, int(r.gcs))
+	tb.Logf("scale: at rest after the extra ports: RSS %.1f MB, Go heap in use %.1f MB; after a forced GC %.1f MB live in %.1f MB of heap in use (%.1f MB live before any port: %.2f KB per port); the restarted daemon used %.1f s of CPU in %d GCs and handed memory back to the OS %d times",
+		float64(r.steadyRSS)/1024, r.heapMB, r.liveMB, r.liveInuseMB, r.baseLiveMB, r.liveKBPerPort(), r.cpu, int(r.gcs), int(r.releases))
 	if r.profile != "" {
 		tb.Logf("scale: heap profile at rest saved: go tool pprof -top -sample_index=inuse_space %s", r.profile)
 	}
@@ -221,7 +244,7 @@ func (r scaleResult) report(tb testing.TB) {
 // Scale goals (issue 20) at 10,000 ports, and the noise margins a run may exceed them by before
 // it fails: timings vary with the machine's load, memory hardly at all.
 const (
-	goalRSSMB      = 80                     // daemon RSS after the build, after the restart and at rest
+	goalRSSMB      = 80                     // daemon RSS once quiet after the build and after the restart, and at rest
 	goalRestart    = 2 * time.Second        // restart to ready, per 10,000 ports
 	goalCommitP50  = 20 * time.Millisecond  // one extra port committed to OVSDB
 	goalListP50    = 250 * time.Millisecond // ListPorts of every port, per 10,000 ports
@@ -246,14 +269,15 @@ func (r scaleResult) checkGoals(tb testing.TB) {
 	over("restart to ready", r.restart.Seconds(), goalRestart.Seconds()*per, marginTimings, "s")
 	over("one extra port committed, p50", ms(r.commitP50), ms(goalCommitP50), marginTimings, "ms")
 	over("ListPorts p50", ms(r.listP50), ms(goalListP50)*per, marginTimings, "ms")
-	over("RSS after the build", float64(r.rssKB)/1024, goalRSSMB, marginMemory, "MB")
-	over("RSS after the restart", float64(r.restartRSS)/1024, goalRSSMB, marginMemory, "MB")
+	over("RSS after the build, once quiet", float64(r.rssKB)/1024, goalRSSMB, marginMemory, "MB")
+	over("RSS after the restart, once quiet", float64(r.restartRSS)/1024, goalRSSMB, marginMemory, "MB")
 	over("RSS at rest", float64(r.steadyRSS)/1024, goalRSSMB, marginMemory, "MB")
 }
 
 // BenchmarkDaemonScale: 10,000 owned ports (OVSPLANE_SCALE_PORTS; `make bench-scale`, and
 // `make bench-scale-20k`), checked against issue 20's goals (see checkGoals): RSS ≤ 80 MB with
-// no GOMEMLIMIT, restart-to-ready ≤ 2 s with no transaction, one extra port committed in ≤ 20 ms
+// no GOMEMLIMIT once the daemon is quiet after the build and after the restart, and at rest (the
+// peak during the build, with 1,000 API calls in flight, is reported, not checked), restart-to-ready ≤ 2 s with no transaction, one extra port committed in ≤ 20 ms
 // p50 (ovs-vswitchd's acknowledgement reported apart), ListPorts p50 ≤ 250 ms. A figure that
 // misses its goal by more than the noise margin fails the run. OVSPLANE_SCALE_PROFILE=DIR saves
 // the heap profile at rest there; OVSPLANE_SCALE_EXTRA (1..1000, default 21) is how many extra
@@ -281,6 +305,8 @@ func BenchmarkDaemonScale(b *testing.B) {
 		b.ReportMetric(r.liveKBPerPort(), "live-KB/port")
 		b.ReportMetric(r.cpu, "restarted-cpu-s")
 		b.ReportMetric(float64(r.peakKB)/1024, "peak-rss-MB")
+		b.ReportMetric(float64(r.burstRSS)/1024, "build-end-rss-MB")
+		b.ReportMetric(float64(r.readyRSS)/1024, "ready-rss-MB")
 		b.ReportMetric(r.restart.Seconds(), "restart-s")
 		b.ReportMetric(r.restartTxns, "restart-txns")
 		b.ReportMetric(ms(r.listP50), "list-p50-ms")
@@ -306,6 +332,9 @@ func TestDaemonScaleShort(t *testing.T) {
 	r.report(t)
 	if r.restartTxns != 0 {
 		t.Errorf("the restarted daemon sent %.0f OVSDB transactions although nothing changed", r.restartTxns)
+	}
+	if r.releases < 1 {
+		t.Errorf("the restarted daemon never handed the memory its start-up and the extra ports left behind back to the OS (ovsplane_memory_releases_total %.0f, want ≥ 1 once quiet)", r.releases)
 	}
 	if r.commitP50 <= 0 || r.ackP50 <= 0 {
 		t.Errorf("commit/ack timings not measured: %v %v", r.commitP50, r.ackP50)

@@ -233,7 +233,10 @@ func run(ctx context.Context, args, env []string, hup <-chan os.Signal, stdout, 
 	rel := newBurstRelease(releaseQuiet, releaseEvery, func() bool {
 		d := daemon.Load()
 		return d != nil && d.Pipeline().Applying > 0
-	}, debug.FreeOSMemory)
+	}, func() {
+		debug.FreeOSMemory()
+		met.MemoryReleased()
+	})
 	defer rel.stop()
 	conflicts := metrics.NewConflicts(met)
 	d, err := vswitchd.New(ctx, client, cfg, vswitchd.Options{

@@ -8,11 +8,14 @@ import (
 )
 
 // releaseQuiet and releaseEvery are the daemon's burstRelease: the memory goes back once the
-// daemon has done nothing for a second, at most every ten seconds (each release is one garbage
-// collection: about 10 ms of CPU at 10,000 ports).
+// daemon has done nothing for a second, at most every two seconds. Each release is one garbage
+// collection (about 10 ms of CPU at 10,000 ports) and the pages given back are faulted in again
+// as the heap regrows, so a trickle of changes a second and a half apart costs about 1 % of a
+// CPU; a longer bound would miss the burst's tail: the drift pass that follows the last change
+// by a second (reconcile.Options.DriftDelay) allocates as much as the burst's end did.
 const (
 	releaseQuiet = time.Second
-	releaseEvery = 10 * time.Second
+	releaseEvery = 2 * time.Second
 )
 
 // burstRelease hands the memory a burst of work left behind (a build of thousands of ports

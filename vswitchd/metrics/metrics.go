@@ -14,6 +14,8 @@
 //     measured apply time allows (RegisterPipeline)
 //   - objects{state}: managed objects (bridges, ports, interfaces) by state
 //   - ovsdb_reconnects_total, ovsdb_connected
+//   - memory_releases_total: the memory a burst of work left behind handed back to the OS
+//     once the daemon was idle (MemoryReleased; cmd/ovsplaned's burstRelease)
 //   - reconcile_conflict{object,column}, reconcile_conflict_repairs_total{object,column}:
 //     another OVSDB writer fighting over an owned column (NewConflicts)
 //   - build_info{version,mode}
@@ -45,6 +47,7 @@ type Metrics struct {
 	batchApply prometheus.Histogram
 	objects    *prometheus.GaugeVec
 	reconnects prometheus.Counter
+	releases   prometheus.Counter
 }
 
 // latencyBuckets cover 1 ms (one transaction on an idle server) to 60 s (ovs-vswitchd
@@ -77,10 +80,12 @@ func New(version, mode string, connected func() bool) *Metrics {
 		Name: "objects", Help: "Managed objects (bridges, ports, interfaces) by state."}, []string{"state"})
 	m.reconnects = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ovsplane",
 		Name: "ovsdb_reconnects_total", Help: "Reconnection attempts to OVSDB after a lost connection."})
+	m.releases = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ovsplane",
+		Name: "memory_releases_total", Help: "Times the daemon, idle after a burst of work, handed its free heap memory back to the OS."})
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ovsplane", Name: "build_info",
 		Help: "Always 1; labels say the version and the mode.", ConstLabels: prometheus.Labels{"version": version, "mode": mode}})
 	info.Set(1)
-	m.reg.MustRegister(m.reconcile, m.txn, m.txnOps, m.batchSize, m.batchDur, m.batchApply, m.objects, m.reconnects, info,
+	m.reg.MustRegister(m.reconcile, m.txn, m.txnOps, m.batchSize, m.batchDur, m.batchApply, m.objects, m.reconnects, m.releases, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if connected != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "ovsplane",
@@ -141,3 +146,6 @@ func (m *Metrics) Transacted(d time.Duration, ops int, err error) {
 
 // Reconnecting implements ovsdb.Observer.
 func (m *Metrics) Reconnecting() { m.reconnects.Inc() }
+
+// MemoryReleased counts one hand-back of free heap memory to the OS.
+func (m *Metrics) MemoryReleased() { m.releases.Inc() }

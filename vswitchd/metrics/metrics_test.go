@@ -45,6 +45,7 @@ func TestExposition(t *testing.T) {
 	m.Transacted(2*time.Millisecond, 7, nil)
 	m.Reconnecting()
 	m.Reconnecting()
+	m.MemoryReleased()
 	m.Statuses(map[model.State]int{model.StateReady: 12, model.StateError: 1})
 	out := scrape(t, m)
 	for _, want := range []string{
@@ -58,6 +59,7 @@ func TestExposition(t *testing.T) {
 		`ovsplane_reconcile_duration_seconds_count{result="ok"} 1`,
 		`ovsplane_ovsdb_transaction_operations_sum 7`,
 		`ovsplane_ovsdb_reconnects_total 2`,
+		`ovsplane_memory_releases_total 1`,
 		`ovsplane_objects{state="ready"} 12`,
 		`ovsplane_objects{state="error"} 1`,
 		`ovsplane_objects{state="pending"} 0`,
