@@ -121,6 +121,8 @@ bench:
 ## that does not finish shows how far it got, and ovsdbapp's ratios become lower bounds ("> x");
 ## rewrites docs/benchmarks.md's "Port churn P1" tables. About an hour on 2 vCPUs. P1_BENCH, the
 ## -bench pattern, selects part of the matrix, e.g. P1_BENCH='BenchmarkChurnP1/.*/.*/^(floor|ovsplaned)$$'.
+## OVSPLANE_P1_REPEAT=N (1-9) runs floor and ovsplaned N times alternating per size and condition
+## and reports the median of their ratios.
 .PHONY: bench-churn
 bench-churn:
 	@scripts/lab-setup.sh
