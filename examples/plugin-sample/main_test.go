@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
@@ -69,7 +70,9 @@ func TestPluginProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = h.Close(t.Context()) })
+	// t.Context() is already cancelled when cleanups run: Close would return at once and leave
+	// the plugin process stopping (and logging through t) after the test.
+	t.Cleanup(func() { _ = h.Close(context.WithoutCancel(t.Context())) })
 	err = h.Start(t.Context(), []model.Plugin{{Name: Name, Path: "ovsplane-plugin-sample", SHA256: hex.EncodeToString(sum[:])}})
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,9 @@ func TestBinaryUnderThePluginHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = h.Close(t.Context()) })
+	// t.Context() is already cancelled when cleanups run: Close would return at once and leave
+	// the plugin process stopping (and logging through t) after the test.
+	t.Cleanup(func() { _ = h.Close(context.WithoutCancel(t.Context())) })
 	err = h.Start(ctx, []model.Plugin{{
 		Name: "veth", Path: "ovsplane-plugin-veth", SHA256: sum,
 		Config: map[string]any{"host_netns": hostNS.Name, "stats_update_interval_ms": int64(10000)},

@@ -1,6 +1,7 @@
 package overlayplugin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -40,7 +41,9 @@ func agentJSON(t *testing.T, mutate func(m map[string]any)) []byte {
 func newHost(t *testing.T) (*sdktest.FakeHost, *Plugin) {
 	t.Helper()
 	p := New(Options{})
-	t.Cleanup(func() { _ = p.Close(t.Context()) })
+	// t.Context() is already cancelled when cleanups run: Close would return at once and leave
+	// the plugin process stopping (and logging through t) after the test.
+	t.Cleanup(func() { _ = p.Close(context.WithoutCancel(t.Context())) })
 	h := sdktest.NewFakeHost(t, p)
 	h.Facts.DataDir = t.TempDir()
 	if err := h.Configure(nil); err != nil {
