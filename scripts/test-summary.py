@@ -7,7 +7,9 @@ closing "N passed, N failed, N skipped" line. Exits 1 if any test or package fai
 
 Each failed test is listed with the last messages it logged (the first line of each, so a
 t.Fatalf stays visible even when a helper dumped daemon logs after it): a reader who sees only
-the tail of the run still learns why it failed.
+the tail of the run still learns why it failed. A test failed by the race detector also gets the
+first race report printed while it ran, cut to its access and goroutine headers and the frames in
+this module, since "race detected during execution of test" alone does not say where.
 """
 import collections
 import json
@@ -22,6 +24,37 @@ REASONS_PER_TEST = 6
 REASON_CHARS = 300
 # How many failed tests the summary lists with their messages.
 FAILED_LISTED = 20
+# How many lines of a race report the summary repeats.
+RACE_LINES = 40
+MODULE = "github.com/ovsplane/ovsplane/"
+
+
+def race_report(lines):
+    """The first race report in a test's output, cut to what locates it: the access and
+    goroutine headers ("Read at", "Previous write at", "Goroutine 7 (running) created at") and
+    the frames of this module with the file:line under each. Empty if there is none."""
+    out, inside, keep_next = [], False, False
+    for l in lines:
+        l = l.rstrip("\n")
+        if "WARNING: DATA RACE" in l:
+            inside = True
+            out.append(l.strip())
+            continue
+        if not inside:
+            continue
+        if l.strip() == "==================":
+            break
+        s = l.strip()
+        if keep_next:
+            out.append("      " + s)
+            keep_next = False
+        elif s.endswith(":") and not s.startswith("/"):
+            out.append("    " + s)
+        elif MODULE in s:
+            out.append("      " + s.replace(MODULE, ""))
+            keep_next = True
+    return out[:RACE_LINES]
+
 
 
 def main():
@@ -76,6 +109,8 @@ def main():
             logged = [l for l in logged if ": lab: tail of " not in l]
             for l in logged[-REASONS_PER_TEST:]:
                 print("    %s" % l.strip()[:REASON_CHARS])
+            for l in race_report(output[(pkg, test)]):
+                print("    %s" % l[:REASON_CHARS])
         if len(failed_tests) > FAILED_LISTED:
             print("  ... and %d more" % (len(failed_tests) - FAILED_LISTED))
     for pkg in sorted(failed_pkgs):
