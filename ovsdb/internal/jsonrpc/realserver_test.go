@@ -61,6 +61,16 @@ func (s *tu2Sink) count() int {
 	return len(s.committed)
 }
 
+// get returns the i-th object committed and whether it was initial. It holds the lock: the
+// read goroutine's next Commit appends to the slices, and what orders that Commit after this
+// read is ovsdb-server answering a change made through another process, which the race
+// detector cannot see.
+func (s *tu2Sink) get(i int) (libovsdb.TableUpdates2, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.committed[i], s.initial[i]
+}
+
 // TestRealServer runs a Conn against the lab's ovsdb-server: 1,000 ports written in one
 // transact, a monitor_cond whose reply must hold exactly them, then update2 diffs for a change
 // made by ovs-vsctl and one made on the Conn itself. It logs the member order ovsdb-server
@@ -136,11 +146,14 @@ func TestRealServer(t *testing.T) {
 	if err := c.Monitor(ctx, "Open_vSwitch", "m", requests); err != nil {
 		t.Fatal(err)
 	}
-	if sink.count() != 1 || !sink.initial[0] {
-		t.Fatalf("%d commits after Monitor, want the initial one", sink.count())
+	if n := sink.count(); n != 1 {
+		t.Fatalf("%d commits after Monitor, want the initial one", n)
 	}
 	wait(t, sink.changed)
-	init := sink.committed[0]
+	init, initial := sink.get(0)
+	if !initial {
+		t.Fatal("the monitor's reply was not committed as initial")
+	}
 	if len(init["Port"]) != ports || len(init["Interface"]) != ports || len(init["Bridge"]) != 1 {
 		t.Fatalf("reply has %d ports, %d interfaces, %d bridges", len(init["Port"]), len(init["Interface"]), len(init["Bridge"]))
 	}
@@ -190,7 +203,7 @@ func TestRealServer(t *testing.T) {
 			portUUID = u
 		}
 	}
-	up := sink.committed[1]
+	up, _ := sink.get(1)
 	ru := up["Port"][portUUID]
 	if len(up) != 1 || len(up["Port"]) != 1 || ru == nil || ru.Modify == nil {
 		t.Fatalf("update2 %+v, want a modify of port-0007 (%s)", up, portUUID)
@@ -208,7 +221,7 @@ func TestRealServer(t *testing.T) {
 	}
 	t.Logf("commits when the transact reply was delivered: %d (3: its update2 came first)", sink.count())
 	wait(t, sink.changed)
-	up = sink.committed[2]
+	up, _ = sink.get(2)
 	// "delete": null decodes to a RowUpdate2 with no row at all.
 	if ru, ok := up["Port"][portUUID]; !ok || ru != nil && (ru.Insert != nil || ru.Modify != nil || ru.Initial != nil) || len(up["Interface"]) != 1 {
 		t.Fatalf("update2 %+v, want port-0007 and its interface deleted", up)
