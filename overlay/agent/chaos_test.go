@@ -229,7 +229,9 @@ func startChild(t *testing.T, cl *lab.OVSDBCluster, role, name string, kind fabr
 		t.Fatalf("start %s child %s: %v", role, name, err)
 	}
 	c := &child{cmd: cmd, done: make(chan error, 1)}
+	exited := make(chan struct{}) // closed once Wait returned; c.done may be drained by kill9
 	go func() {
+		defer close(exited)
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 64<<10), 4<<20)
 		for sc.Scan() {
@@ -244,9 +246,11 @@ func startChild(t *testing.T, cl *lab.OVSDBCluster, role, name string, kind fabr
 		c.done <- cmd.Wait()
 	}()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
+		select {
+		case <-exited:
+		default:
 			_ = cmd.Process.Kill()
-			<-c.done
+			<-exited
 		}
 	})
 	return c

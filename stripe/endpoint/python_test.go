@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/stripe/endpoint"
 )
 
@@ -53,7 +54,8 @@ func TestPythonClient(t *testing.T) {
 				args = append(args, fmt.Sprintf("from python %d", k))
 			}
 			cmd := exec.CommandContext(ctx, python, args...)
-			var out, errb bytes.Buffer
+			var out bytes.Buffer
+			var errb testkit.LogBuffer // read on a failure while the child may still write
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

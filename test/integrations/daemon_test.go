@@ -1,7 +1,6 @@
 package integrations
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovsplane/ovsplane/internal/testkit"
 	"github.com/ovsplane/ovsplane/test/lab"
 )
 
@@ -61,7 +61,7 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 		return (&net.Dialer{}).DialContext(ctx, "unix", d.Sock)
 	}}}
 	t.Cleanup(d.hc.CloseIdleConnections)
-	var stderr bytes.Buffer
+	var stderr testkit.LogBuffer // written by exec's copying goroutine while the test reads it
 	cmd := exec.Command(bin, append([]string{"--data-dir", filepath.Join(dir, "data"),
 		"--api-listen", "unix:" + d.Sock, "--log-level", "info"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
@@ -82,6 +82,7 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 			}
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
+			<-exited
 			t.Errorf("ovsplaned did not stop within 30s of SIGTERM:\n%s", stderr.String())
 		}
 	})

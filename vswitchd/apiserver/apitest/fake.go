@@ -482,9 +482,9 @@ func (f *Fake) Subscribe(ctx context.Context) ([]model.Status, <-chan []model.St
 func (f *Fake) WaitReady(ctx context.Context, keys []string) ([]model.Status, error) {
 	for {
 		f.mu.Lock()
-		if f.err != nil {
+		if err := f.err; err != nil {
 			f.mu.Unlock()
-			return nil, f.err
+			return nil, err
 		}
 		all := f.statusLocked()
 		changed := f.changed
