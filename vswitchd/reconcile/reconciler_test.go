@@ -297,7 +297,9 @@ func (w *busyWriter) Pass(ctx context.Context, wait bool, pass func(context.Cont
 }
 
 // A writer that stays busy delays the look for drift, but not past MaxDriftDelay: the look
-// then waits for the writer and repairs. Resync is off, so nothing else would.
+// then waits for the writer and repairs. Resync is off, so nothing else would. MaxDriftDelay is
+// a hundred DriftDelays: on a loaded machine the first 20 ms look can fire late, and one that
+// fired past MaxDriftDelay would wait at once instead of giving way (seen with 300 ms).
 func TestDriftRepairedWhileTheWriterStaysBusy(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, "", false)
@@ -305,7 +307,7 @@ func TestDriftRepairedWhileTheWriterStaysBusy(t *testing.T) {
 	r := reconcile.New(c, desired(model.Bridge{Name: "br0", DatapathType: "netdev",
 		Ports: []model.Port{tapPort("p1", nil), tapPort("p2", nil)}}), reconcile.Options{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Commit: ovsdb.CommitOptions{ApplyTimeout: 30 * time.Second},
-		Resync: -1, DriftDelay: 20 * time.Millisecond, MaxDriftDelay: 300 * time.Millisecond, Writer: w})
+		Resync: -1, DriftDelay: 20 * time.Millisecond, MaxDriftDelay: 2 * time.Second, Writer: w})
 	ctx, cancel := context.WithCancel(e.Ctx)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
