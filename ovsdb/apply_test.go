@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,9 +129,20 @@ func TestWaitAppliedTimeoutAndCancel(t *testing.T) {
 	}
 }
 
+// reconnectCounter is an Observer counting reconnection attempts per connection.
+type reconnectCounter struct{ transactions, monitor atomic.Int32 }
+
+func (o *reconnectCounter) Transacted(time.Duration, int, error) {}
+func (o *reconnectCounter) Reconnecting()                        { o.transactions.Add(1) }
+func (o *reconnectCounter) MonitorReconnecting()                 { o.monitor.Add(1) }
+
 func TestClientSurvivesServerRestart(t *testing.T) {
-	e := newEnv(t)
+	obs := &reconnectCounter{}
+	e := newEnv(t, func(c *ovsdb.Config) { c.Observer = obs })
 	commit(t, e.c.NewTxn(1).EnsureBridge(model.Bridge{Name: "br0"}, nil))
+	if n, m := obs.transactions.Load(), obs.monitor.Load(); n != 0 || m != 0 {
+		t.Fatalf("%d + %d reconnection attempts before the restart", n, m)
+	}
 	e.srv.Restart(t)
 	eventually(t, func() string {
 		if !e.c.Connected() {
@@ -138,6 +150,11 @@ func TestClientSurvivesServerRestart(t *testing.T) {
 		}
 		return ""
 	})
+	// Both connections were lost with the server, and the Observer heard of each one's retries.
+	if obs.transactions.Load() == 0 || obs.monitor.Load() == 0 {
+		t.Errorf("reconnection attempts seen: %d on the transactions' connection, %d on the monitor's; want both > 0",
+			obs.transactions.Load(), obs.monitor.Load())
+	}
 	res := commit(t, e.c.NewTxn(2).EnsurePort(ovsdb.PortOn{Bridge: "br0", Port: model.Port{Name: "p1"}}))
 	if res.Ops == 0 {
 		t.Error("no operations sent after reconnect")

@@ -82,8 +82,14 @@ type Observer interface {
 	// Transacted: one transaction of ops operations took d on the wire (err is its transport
 	// or result error, nil when committed).
 	Transacted(d time.Duration, ops int, err error)
-	// Reconnecting: the connection was lost and the client is about to try again.
+	// Reconnecting: the connection carrying transactions (libovsdb's) was lost, or an attempt
+	// to restore it failed, and the client is about to try again.
 	Reconnecting()
+	// MonitorReconnecting: the replica's monitor connection was lost, or an attempt to restore
+	// it failed, and the client is about to try again. The two connections are lost together
+	// when ovsdb-server goes away, and apart when only one of them is cut (an unanswered echo on
+	// the monitor's, for one).
+	MonitorReconnecting()
 }
 
 // Client is a cached, reconnecting connection to the Open_vSwitch database, safe for concurrent
@@ -239,14 +245,20 @@ type closableBackOff struct {
 	onReset func()
 }
 
-// Reset implements backoff.BackOff.
+// Reset implements backoff.BackOff. libovsdb's backoff.Retry calls it once before its first
+// attempt to reconnect, and NextBackOff after every failed attempt: between them, the Observer
+// hears of every attempt, the first included (one that succeeds at once was not counted before).
 func (b *closableBackOff) Reset() {
 	b.BackOff.Reset()
+	if b.obs != nil && !b.closed.Load() {
+		b.obs.Reconnecting()
+	}
 	if b.onReset != nil {
 		b.onReset()
 	}
 }
 
+// NextBackOff implements backoff.BackOff: the delay before the next attempt, which it counts.
 func (b *closableBackOff) NextBackOff() time.Duration {
 	if b.closed.Load() {
 		return 24 * time.Hour
@@ -425,6 +437,11 @@ func (c *Client) startReplica(ctx context.Context, cfg Config) error {
 		Store: store, Endpoints: cfg.Endpoints, Prefer: c.lc.CurrentEndpoint, TLS: tc,
 		ConnectTimeout: c.connectTimeout, MaxBackoff: cfg.MaxBackoff, Probe: cfg.InactivityProbe, Logger: c.log,
 		OnCommit: c.replicaCommitted,
+		OnRetry: func() {
+			if c.obs != nil {
+				c.obs.MonitorReconnecting()
+			}
+		},
 		OnState: func(up bool) {
 			if !up {
 				c.link.lost()

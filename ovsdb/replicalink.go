@@ -47,6 +47,9 @@ type replicaLinkOptions struct {
 	// applied: the monitor's reply (initial: a new generation) and each update2, whose changed
 	// rows p.EachChange gives. It must be quick and must not wait for the link.
 	OnCommit func(initial bool, p *replica.Pending)
+	// OnRetry, if set, is called before every attempt to connect again after the connection was
+	// lost (not before the first connection); it must be quick.
+	OnRetry func()
 	// OnState is called when the link goes up (its monitor's reply applied) or down.
 	OnState func(up bool)
 	Logger  *slog.Logger
@@ -174,6 +177,9 @@ func (l *replicaLink) run(ctx context.Context, conn *jsonrpc.Conn) {
 			case <-ctx.Done():
 				return
 			case <-time.After(wait):
+			}
+			if l.opts.OnRetry != nil {
+				l.opts.OnRetry()
 			}
 			c, err := l.connect(ctx)
 			if err == nil {

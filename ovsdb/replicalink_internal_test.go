@@ -103,12 +103,17 @@ func TestReplicaLinkProbeReconnects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	downs := 0
+	downs, retries := 0, 0
 	var mu sync.Mutex
 	l, err := startReplicaLink(ctx, replicaLinkOptions{Store: store, Endpoints: []string{proxy.endpoint()},
 		ConnectTimeout: 300 * time.Millisecond, MonitorTimeout: 500 * time.Millisecond, Probe: 100 * time.Millisecond,
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnRetry: func() {
+			mu.Lock()
+			retries++
+			mu.Unlock()
+		},
 		OnState: func(up bool) {
 			if !up {
 				mu.Lock()
@@ -142,6 +147,9 @@ func TestReplicaLinkProbeReconnects(t *testing.T) {
 	defer mu.Unlock()
 	if downs == 0 {
 		t.Error("OnState never reported the link down")
+	}
+	if retries == 0 {
+		t.Error("OnRetry was never called, yet the link connected again")
 	}
 	if store.Count(vswitch.OpenvSwitchTable) != 1 {
 		t.Errorf("%d Open_vSwitch rows", store.Count(vswitch.OpenvSwitchTable))

@@ -13,7 +13,9 @@
 //     committed and waiting for ovs-vswitchd, the bound on them, and the batch size the
 //     measured apply time allows (RegisterPipeline)
 //   - objects{state}: managed objects (bridges, ports, interfaces) by state
-//   - ovsdb_reconnects_total, ovsdb_connected
+//   - ovsdb_reconnects_total{connection}: attempts to reconnect the connection carrying
+//     transactions ("transactions") and the replica's monitor connection ("monitor");
+//     ovsdb_connected
 //   - memory_releases_total: the memory a burst of work left behind handed back to the OS
 //     once the daemon was idle (MemoryReleased; cmd/ovsplaned's burstRelease)
 //   - reconcile_conflict{object,column}, reconcile_conflict_repairs_total{object,column}:
@@ -46,7 +48,7 @@ type Metrics struct {
 	batchDur   *prometheus.HistogramVec
 	batchApply prometheus.Histogram
 	objects    *prometheus.GaugeVec
-	reconnects prometheus.Counter
+	reconnects *prometheus.CounterVec
 	releases   prometheus.Counter
 }
 
@@ -78,8 +80,12 @@ func New(version, mode string, connected func() bool) *Metrics {
 		Buckets: latencyBuckets})
 	m.objects = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "ovsplane",
 		Name: "objects", Help: "Managed objects (bridges, ports, interfaces) by state."}, []string{"state"})
-	m.reconnects = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ovsplane",
-		Name: "ovsdb_reconnects_total", Help: "Reconnection attempts to OVSDB after a lost connection."})
+	m.reconnects = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "ovsplane",
+		Name: "ovsdb_reconnects_total", Help: "Reconnection attempts to OVSDB after a lost connection, by connection: transactions (libovsdb's) or monitor (the replica's)."},
+		[]string{"connection"})
+	for _, c := range []string{"transactions", "monitor"} {
+		m.reconnects.WithLabelValues(c) // exported at 0 before the first loss
+	}
 	m.releases = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ovsplane",
 		Name: "memory_releases_total", Help: "Times the daemon, idle after a burst of work, handed its free heap memory back to the OS."})
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ovsplane", Name: "build_info",
@@ -145,7 +151,10 @@ func (m *Metrics) Transacted(d time.Duration, ops int, err error) {
 }
 
 // Reconnecting implements ovsdb.Observer.
-func (m *Metrics) Reconnecting() { m.reconnects.Inc() }
+func (m *Metrics) Reconnecting() { m.reconnects.WithLabelValues("transactions").Inc() }
+
+// MonitorReconnecting implements ovsdb.Observer.
+func (m *Metrics) MonitorReconnecting() { m.reconnects.WithLabelValues("monitor").Inc() }
 
 // MemoryReleased counts one hand-back of free heap memory to the OS.
 func (m *Metrics) MemoryReleased() { m.releases.Inc() }

@@ -45,6 +45,7 @@ func TestExposition(t *testing.T) {
 	m.Transacted(2*time.Millisecond, 7, nil)
 	m.Reconnecting()
 	m.Reconnecting()
+	m.MonitorReconnecting()
 	m.MemoryReleased()
 	m.Statuses(map[model.State]int{model.StateReady: 12, model.StateError: 1})
 	out := scrape(t, m)
@@ -58,7 +59,8 @@ func TestExposition(t *testing.T) {
 		`ovsplane_batch_apply_seconds_sum 0.3`,
 		`ovsplane_reconcile_duration_seconds_count{result="ok"} 1`,
 		`ovsplane_ovsdb_transaction_operations_sum 7`,
-		`ovsplane_ovsdb_reconnects_total 2`,
+		`ovsplane_ovsdb_reconnects_total{connection="transactions"} 2`,
+		`ovsplane_ovsdb_reconnects_total{connection="monitor"} 1`,
 		`ovsplane_memory_releases_total 1`,
 		`ovsplane_objects{state="ready"} 12`,
 		`ovsplane_objects{state="error"} 1`,
